@@ -1,0 +1,249 @@
+//! `Event` and `Context`: owned views of what the host hands a handler.
+
+use serde::Deserialize;
+
+use crate::HookError;
+use crate::bindings::hookrt::hook::types as wit;
+use crate::events::EventData;
+
+/// How durably the runtime held the event when this delivery started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// Held only in memory: a crash before delivery can lose the event.
+    #[default]
+    Accepted,
+    /// Committed to the journal before any hook saw it.
+    Persisted,
+}
+
+/// Where in the agent's life the event happened. Stable across retries.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Coordinates {
+    /// The agent that emitted the event.
+    pub agent: String,
+    /// The session (conversation) the event belongs to.
+    pub session: String,
+    /// The turn within the session, when the event belongs to one.
+    #[serde(default)]
+    pub turn: Option<String>,
+    /// The step within the turn, when the event belongs to one.
+    #[serde(default)]
+    pub step: Option<String>,
+    /// Position of the event in the session's event stream (0-based).
+    pub sequence: u64,
+    /// The subagent whose scope the event belongs to; `None` for the primary agent.
+    #[serde(default)]
+    pub subagent: Option<String>,
+}
+
+/// One delivered event: the v1 envelope, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    schema_version: u32,
+    id: String,
+    kind: String,
+    timestamp: String,
+    coordinates: Coordinates,
+    attempt: u32,
+    idempotency_key: String,
+    durability: Durability,
+    data: String,
+}
+
+/// The JSON form of an envelope as recorded in transcripts (`*.jsonl`, one per line).
+#[derive(Deserialize)]
+struct EnvelopeJson {
+    schema_version: u32,
+    id: String,
+    kind: String,
+    timestamp: String,
+    coordinates: Coordinates,
+    #[serde(default = "first_attempt")]
+    attempt: u32,
+    #[serde(default)]
+    idempotency_key: String,
+    #[serde(default)]
+    durability: Durability,
+    #[serde(default)]
+    data: serde_json::Value,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+impl Event {
+    /// Parse one recorded envelope (a transcript line). Missing delivery fields default
+    /// to attempt 1, an empty idempotency key and `accepted`; the runtime fills them in
+    /// for real deliveries.
+    pub fn from_json(line: &str) -> Result<Self, HookError> {
+        let raw: EnvelopeJson = serde_json::from_str(line)
+            .map_err(|err| HookError::new(format!("invalid event envelope: {err}")))?;
+        let data = match raw.data {
+            serde_json::Value::Null => "{}".to_owned(),
+            value => value.to_string(),
+        };
+        Ok(Self {
+            schema_version: raw.schema_version,
+            id: raw.id,
+            kind: raw.kind,
+            timestamp: raw.timestamp,
+            coordinates: raw.coordinates,
+            attempt: raw.attempt,
+            idempotency_key: raw.idempotency_key,
+            durability: raw.durability,
+            data,
+        })
+    }
+
+    #[doc(hidden)]
+    pub fn from_wit(envelope: wit::Envelope) -> Self {
+        let c = envelope.coordinates;
+        Self {
+            schema_version: envelope.schema_version,
+            id: envelope.id,
+            kind: envelope.kind,
+            timestamp: envelope.timestamp,
+            coordinates: Coordinates {
+                agent: c.agent,
+                session: c.session,
+                turn: c.turn,
+                step: c.step,
+                sequence: c.sequence,
+                subagent: c.subagent,
+            },
+            attempt: envelope.attempt,
+            idempotency_key: envelope.idempotency_key,
+            durability: match envelope.durability {
+                wit::Durability::Accepted => Durability::Accepted,
+                wit::Durability::Persisted => Durability::Persisted,
+            },
+            data: envelope.data,
+        }
+    }
+
+    /// Envelope layout version (1).
+    pub fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+
+    /// Stable event id: the key the journal deduplicates on.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Event kind, e.g. `message.completed`.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// When the agent emitted the event, RFC 3339 in UTC.
+    pub fn timestamp(&self) -> &str {
+        &self.timestamp
+    }
+
+    /// Where the event happened (agent, session, turn, step, sequence, subagent).
+    pub fn coordinates(&self) -> &Coordinates {
+        &self.coordinates
+    }
+
+    /// Delivery attempt of this event to this handler: 1 on first delivery.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// True when this delivery repeats an earlier one (attempt > 1).
+    pub fn is_retry(&self) -> bool {
+        self.attempt > 1
+    }
+
+    /// The envelope's idempotency key (stable across retries); see also
+    /// [`crate::idempotency_key`] for a key per side effect.
+    pub fn idempotency_key(&self) -> &str {
+        &self.idempotency_key
+    }
+
+    /// How durably the runtime held the event when this delivery started.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// The kind's data as JSON text, unparsed.
+    pub fn raw_data(&self) -> &str {
+        &self.data
+    }
+
+    /// The kind's data parsed as `T`; fails if the event is not of kind `T::KIND` or
+    /// the data does not have `T`'s shape.
+    pub fn data<T: EventData>(&self) -> Result<T, HookError> {
+        if self.kind != T::KIND {
+            return Err(HookError::new(format!(
+                "event {} is `{}`, not `{}`: subscribe to `{}` or check `event.kind()` first",
+                self.id,
+                self.kind,
+                T::KIND,
+                T::KIND
+            )));
+        }
+        serde_json::from_str(&self.data).map_err(|err| {
+            HookError::new(format!(
+                "event {} (`{}`): invalid data: {err}",
+                self.id, self.kind
+            ))
+        })
+    }
+
+    /// The kind's data as an untyped JSON value (for kinds the SDK has no struct for).
+    pub fn data_json(&self) -> Result<serde_json::Value, HookError> {
+        serde_json::from_str(&self.data).map_err(|err| {
+            HookError::new(format!(
+                "event {} (`{}`): invalid data: {err}",
+                self.id, self.kind
+            ))
+        })
+    }
+}
+
+/// What the runtime tells a handler about the delivery it is running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    handler: String,
+    slug: String,
+    budget_ms: u64,
+}
+
+impl Context {
+    /// A context as the runtime would build it; useful in native tests of a hook.
+    pub fn new(handler: impl Into<String>, slug: impl Into<String>, budget_ms: u64) -> Self {
+        Self {
+            handler: handler.into(),
+            slug: slug.into(),
+            budget_ms,
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn from_wit(context: wit::Context) -> Self {
+        Self {
+            handler: context.handler,
+            slug: context.slug,
+            budget_ms: context.budget_ms,
+        }
+    }
+
+    /// The subscription that matched: the event kind, or `*`.
+    pub fn handler(&self) -> &str {
+        &self.handler
+    }
+
+    /// The slug of the hook being run (its path under `hooks/` without extension).
+    pub fn slug(&self) -> &str {
+        &self.slug
+    }
+
+    /// Wall-clock time left for this delivery, in milliseconds, when it started.
+    pub fn budget_ms(&self) -> u64 {
+        self.budget_ms
+    }
+}

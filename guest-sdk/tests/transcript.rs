@@ -1,0 +1,115 @@
+//! The example agent's recorded transcript parses with the SDK's typed data structs.
+
+use std::collections::HashSet;
+
+use hookrt_sdk::events::*;
+use hookrt_sdk::{Event, HookError};
+
+const TRANSCRIPT: &str = include_str!("../../example-hooks/agent/transcript.jsonl");
+
+fn events() -> Vec<Event> {
+    TRANSCRIPT
+        .lines()
+        .enumerate()
+        .map(|(n, line)| {
+            Event::from_json(line).unwrap_or_else(|err| panic!("line {}: {err}", n + 1))
+        })
+        .collect()
+}
+
+/// Parse the event's data into the struct for its kind.
+fn parse_typed(event: &Event) -> Result<(), HookError> {
+    match event.kind() {
+        SessionStarted::KIND => event.data::<SessionStarted>().map(drop),
+        SessionCompleted::KIND => event.data::<SessionCompleted>().map(drop),
+        SessionFailed::KIND => event.data::<SessionFailed>().map(drop),
+        TurnStarted::KIND => event.data::<TurnStarted>().map(drop),
+        TurnCompleted::KIND => event.data::<TurnCompleted>().map(drop),
+        TurnFailed::KIND => event.data::<TurnFailed>().map(drop),
+        StepStarted::KIND => event.data::<StepStarted>().map(drop),
+        StepCompleted::KIND => event.data::<StepCompleted>().map(drop),
+        MessageReceived::KIND => event.data::<MessageReceived>().map(drop),
+        MessageCompleted::KIND => event.data::<MessageCompleted>().map(drop),
+        ActionsRequested::KIND => event.data::<ActionsRequested>().map(drop),
+        ActionResult::KIND => event.data::<ActionResult>().map(drop),
+        InputRequested::KIND => event.data::<InputRequested>().map(drop),
+        InputReceived::KIND => event.data::<InputReceived>().map(drop),
+        FileEditRequested::KIND => event.data::<FileEditRequested>().map(drop),
+        other => Err(HookError::new(format!(
+            "kind `{other}` is not in the vocabulary"
+        ))),
+    }
+}
+
+#[test]
+fn every_transcript_event_parses_into_its_typed_data() {
+    for event in events() {
+        if let Err(err) = parse_typed(&event) {
+            panic!("{}: {err}", event.id());
+        }
+        assert!(
+            KINDS.contains(&event.kind()),
+            "{}: unknown kind",
+            event.id()
+        );
+    }
+}
+
+#[test]
+fn transcript_envelopes_are_ordered_and_unique() {
+    let events = events();
+    let mut ids = HashSet::new();
+    for (n, event) in events.iter().enumerate() {
+        assert_eq!(event.schema_version(), 1);
+        assert_eq!(event.coordinates().sequence, n as u64, "{}", event.id());
+        assert!(
+            ids.insert(event.id().to_owned()),
+            "duplicate id {}",
+            event.id()
+        );
+        if n > 0 {
+            assert!(
+                event.timestamp() > events[n - 1].timestamp(),
+                "{}",
+                event.id()
+            );
+        }
+    }
+    assert_eq!(events.first().map(Event::kind), Some("session.started"));
+    assert_eq!(events.last().map(Event::kind), Some("session.completed"));
+}
+
+#[test]
+fn transcript_covers_the_scenarios_later_tests_rely_on() {
+    let events = events();
+    let kinds: HashSet<&str> = events.iter().map(Event::kind).collect();
+    for kind in [
+        "input.requested",
+        "input.received",
+        "file.edit.requested",
+        "action.result",
+    ] {
+        assert!(kinds.contains(kind), "missing {kind}");
+    }
+    let failed_tools = events
+        .iter()
+        .filter_map(|e| e.data::<ActionResult>().ok())
+        .filter(|r| r.status == ActionStatus::Error)
+        .count();
+    assert_eq!(failed_tools, 1);
+    assert!(
+        TRANSCRIPT.contains("sk-live-"),
+        "the planted fake secret is missing"
+    );
+}
+
+#[test]
+fn data_refuses_the_wrong_kind() {
+    let first = &events()[0];
+    let err = first.data::<MessageCompleted>().expect_err("kind mismatch");
+    assert!(
+        err.to_string()
+            .contains("`session.started`, not `message.completed`"),
+        "{err}"
+    );
+}

@@ -1,0 +1,92 @@
+//! Audit: what each hook is and what binds it, for auditors.
+//!
+//! The report is built from the loaded runtime (real components, real
+//! configuration), never from declarations a hook could misstate.
+
+use std::fmt::Write as _;
+
+use crate::config::InstancePolicy;
+use crate::discovery::SourceKind;
+use crate::limits::Limits;
+use crate::runtime::Runtime;
+use crate::{WORLD, WORLD_VERSION};
+
+/// One hook as an auditor sees it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HookAudit {
+    /// Position in registration order (1-based).
+    pub position: usize,
+    /// The slug.
+    pub slug: String,
+    /// Source kind.
+    pub source_kind: SourceKind,
+    /// Source path.
+    pub source: String,
+    /// sha256 of what the component was built from (for `.wasm`, the file).
+    pub source_sha256: String,
+    /// sha256 of the component that runs.
+    pub component_sha256: String,
+    /// The world and version it implements.
+    pub world: String,
+    /// Its subscriptions.
+    pub subscriptions: Vec<String>,
+    /// Every interface it imports.
+    pub imports: Vec<String>,
+    /// The limits in force per delivery.
+    pub limits: Limits,
+    /// Instance policy.
+    pub instance: InstancePolicy,
+}
+
+/// The audit of one agent folder.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AuditReport {
+    /// The agent folder.
+    pub agent: String,
+    /// Hooks in registration order.
+    pub hooks: Vec<HookAudit>,
+}
+
+/// Audits a loaded runtime.
+pub fn audit(rt: &Runtime) -> AuditReport {
+    let hooks = rt
+        .hooks()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| HookAudit {
+            position: i + 1,
+            slug: h.slug.to_string(),
+            source_kind: h.kind,
+            source: h.source.display().to_string(),
+            source_sha256: h.source_sha256.clone(),
+            component_sha256: h.component_sha256.clone(),
+            world: format!("{WORLD}@{WORLD_VERSION}"),
+            subscriptions: h.subscriptions.clone(),
+            imports: h.imports.clone(),
+            limits: h.settings.limits.clone(),
+            instance: h.settings.instance,
+        })
+        .collect();
+    AuditReport { agent: rt.agent_dir().display().to_string(), hooks }
+}
+
+impl AuditReport {
+    /// A human-readable rendering, one block per hook.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("agent {}: {} hook(s), in registration order\n", self.agent, self.hooks.len());
+        for h in &self.hooks {
+            let l = &h.limits;
+            let _ = writeln!(s, "\n{}. {} ({:?}, {})", h.position, h.slug, h.source_kind, h.world);
+            let _ = writeln!(s, "   source     {}  sha256 {}", h.source, &h.source_sha256[..16.min(h.source_sha256.len())]);
+            let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
+            let _ = writeln!(s, "   subscribes {}", h.subscriptions.join(", "));
+            let _ = writeln!(s, "   imports    {}", h.imports.join(", "));
+            let _ = writeln!(
+                s,
+                "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B | instance {:?}",
+                l.fuel, l.deadline_ms, l.memory_bytes >> 20, l.tables, l.table_elements, l.instances, l.memories, l.output_bytes, h.instance
+            );
+        }
+        s
+    }
+}

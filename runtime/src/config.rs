@@ -1,0 +1,208 @@
+//! Configuration: `hookrt.toml` in the agent folder (optional).
+//!
+//! ```toml
+//! order = ["audit"]            # registered first, in this order; the rest by slug
+//!
+//! [defaults]                   # applies to every hook
+//! deadline_ms = 200
+//!
+//! [hooks."observability/metrics"]
+//! instance = "reuse"           # keep a warm instance between deliveries
+//! fuel = 5_000_000
+//! ```
+//! Unknown keys, out-of-range values and slugs that name no hook are problems,
+//! reported all at once with the fix.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::discovery::Discovery;
+use crate::limits::{self, Limits};
+use crate::problem::{Problem, Problems};
+use crate::slug::Slug;
+
+/// The configuration file's name inside the agent folder.
+pub const CONFIG_FILE: &str = "hookrt.toml";
+
+/// Whether a hook keeps its instance between deliveries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstancePolicy {
+    /// A fresh store and instance for every delivery: no state leaks between events.
+    #[default]
+    Fresh,
+    /// Keep the instance warm until it fails (trap, timeout, fuel, memory); a
+    /// failed instance is always discarded.
+    Reuse,
+}
+
+/// Everything `hookrt.toml` sets for one hook.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct HookSettings {
+    /// Limits per delivery.
+    pub limits: Limits,
+    /// Instance reuse policy.
+    pub instance: InstancePolicy,
+}
+
+/// One table of per-hook keys, as written (`[defaults]` or `[hooks."slug"]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    fuel: Option<u64>,
+    deadline_ms: Option<u64>,
+    memory_mib: Option<u64>,
+    table_elements: Option<u64>,
+    instances: Option<u64>,
+    tables: Option<u64>,
+    memories: Option<u64>,
+    output_bytes: Option<u64>,
+    instance: Option<InstancePolicy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    order: Vec<String>,
+    #[serde(default)]
+    defaults: RawSettings,
+    #[serde(default)]
+    hooks: BTreeMap<String, RawSettings>,
+}
+
+/// A parsed and range-checked `hookrt.toml`.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Where it was read from (`None`: no file, all defaults).
+    pub path: Option<PathBuf>,
+    order: Vec<Slug>,
+    defaults: RawSettings,
+    hooks: BTreeMap<Slug, RawSettings>,
+}
+
+impl Config {
+    /// Reads `agent_dir/hookrt.toml`; a missing file means all defaults.
+    pub fn load(agent_dir: &Path) -> Result<Config, Problems> {
+        let path = agent_dir.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(Problems(vec![Problem::new(&path, format!("cannot read: {e}"), "check permissions")])),
+        };
+        Config::parse(&text, &path)
+    }
+
+    /// Parses configuration text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, Problems> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            Problems(vec![Problem::new(
+                path,
+                format!("invalid configuration: {}", e.to_string().trim_end()),
+                "fix the key or value shown; docs/configuration.md lists every key",
+            )])
+        })?;
+        let mut problems = Vec::new();
+        check_ranges(path, "[defaults]", &raw.defaults, &mut problems);
+        let mut order = Vec::new();
+        for s in &raw.order {
+            match Slug::parse(s) {
+                Ok(slug) if order.contains(&slug) => problems.push(Problem::new(
+                    path,
+                    format!("`order` lists `{s}` twice"),
+                    "list each slug once",
+                )),
+                Ok(slug) => order.push(slug),
+                Err(e) => problems.push(Problem::new(path, format!("`order` has invalid slug `{s}`: {e}"), "use a hook's slug")),
+            }
+        }
+        let mut hooks = BTreeMap::new();
+        for (s, settings) in raw.hooks {
+            match Slug::parse(&s) {
+                Ok(slug) => {
+                    check_ranges(path, &format!("[hooks.\"{s}\"]"), &settings, &mut problems);
+                    hooks.insert(slug, settings);
+                }
+                Err(e) => problems.push(Problem::new(path, format!("[hooks.\"{s}\"] is not a valid slug: {e}"), "use a hook's slug")),
+            }
+        }
+        Problems(problems).into_result()?;
+        Ok(Config { path: Some(path.to_path_buf()), order, defaults: raw.defaults, hooks })
+    }
+
+    /// Problems from slugs the configuration names that discovery did not find.
+    pub fn check_against(&self, discovery: &Discovery) -> Vec<Problem> {
+        let path = self.path.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
+        let known: Vec<&str> = discovery.hooks.iter().map(|h| h.slug.as_str()).collect();
+        let unknown = |what: String, slug: &Slug| {
+            let hint = known
+                .iter()
+                .map(|k| (strsim::levenshtein(k, slug.as_str()), *k))
+                .filter(|(d, _)| *d <= 3)
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            Problem::new(&path, format!("{what} names `{slug}`, but no hook has that slug{hint}"), "fix the slug or remove the entry")
+        };
+        let mut problems: Vec<Problem> =
+            self.order.iter().filter(|s| !known.contains(&s.as_str())).map(|s| unknown("`order`".into(), s)).collect();
+        problems.extend(
+            self.hooks.keys().filter(|s| !known.contains(&s.as_str())).map(|s| unknown(format!("[hooks.\"{s}\"]"), s)),
+        );
+        problems
+    }
+
+    /// The configured order: these slugs register first, in this order.
+    pub fn order(&self) -> &[Slug] {
+        &self.order
+    }
+
+    /// The settings in force for `slug`: its table over `[defaults]` over built-in defaults.
+    pub fn settings_for(&self, slug: &Slug) -> HookSettings {
+        let mut s = HookSettings::default();
+        apply(&mut s, &self.defaults);
+        if let Some(own) = self.hooks.get(slug) {
+            apply(&mut s, own);
+        }
+        s
+    }
+}
+
+fn apply(s: &mut HookSettings, raw: &RawSettings) {
+    let l = &mut s.limits;
+    if let Some(v) = raw.fuel { l.fuel = v }
+    if let Some(v) = raw.deadline_ms { l.deadline_ms = v }
+    if let Some(v) = raw.memory_mib { l.memory_bytes = v << 20 }
+    if let Some(v) = raw.table_elements { l.table_elements = v }
+    if let Some(v) = raw.instances { l.instances = v }
+    if let Some(v) = raw.tables { l.tables = v }
+    if let Some(v) = raw.memories { l.memories = v }
+    if let Some(v) = raw.output_bytes { l.output_bytes = v }
+    if let Some(v) = raw.instance { s.instance = v }
+}
+
+fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
+    let checks: [(&str, Option<u64>, u64); 8] = [
+        ("fuel", raw.fuel, limits::MAX_FUEL),
+        ("deadline_ms", raw.deadline_ms, limits::MAX_DEADLINE.as_millis() as u64),
+        ("memory_mib", raw.memory_mib, limits::MAX_MEMORY_BYTES >> 20),
+        ("table_elements", raw.table_elements, 10_000_000),
+        ("instances", raw.instances, 1_000),
+        ("tables", raw.tables, 1_000),
+        ("memories", raw.memories, 100),
+        ("output_bytes", raw.output_bytes, limits::MAX_OUTPUT_BYTES),
+    ];
+    for (key, value, max) in checks {
+        match value {
+            Some(0) => problems.push(Problem::new(path, format!("{table} {key} = 0"), format!("set {key} between 1 and {max}"))),
+            Some(v) if v > max => problems.push(Problem::new(
+                path,
+                format!("{table} {key} = {v} is above the maximum {max}"),
+                format!("set {key} between 1 and {max}; limits cannot be switched off"),
+            )),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Deliveries: one (event, hook, handler) invocation and its record.
+
+use crate::capture::LogLine;
+use crate::outcome::Outcome;
+
+/// The record of one delivery, as `hookrt run` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Delivery {
+    /// The event's id.
+    pub event_id: String,
+    /// The event's kind.
+    pub kind: String,
+    /// The hook's slug.
+    pub hook: String,
+    /// The handler key that matched: the kind or `*`.
+    pub handler: String,
+    /// The delivery attempt.
+    pub attempt: u32,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Wall time in microseconds.
+    pub duration_us: u64,
+    /// Fuel consumed.
+    pub fuel_used: u64,
+    /// Error or trap message, for failures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Whether the hook's output was cut at its output budget.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub output_truncated: bool,
+    /// The hook's log lines (within its output budget).
+    #[serde(skip)]
+    pub logs: Vec<LogLine>,
+    /// What the hook wrote to stdout and stderr (within its output budget).
+    #[serde(skip)]
+    pub console: String,
+}
+
+/// The deliveries of one event, in the order they ran.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EventReport {
+    /// The event's id.
+    pub event_id: String,
+    /// The event's kind.
+    pub kind: String,
+    /// One record per delivery.
+    pub deliveries: Vec<Delivery>,
+}

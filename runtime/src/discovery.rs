@@ -1,0 +1,200 @@
+//! Discovery: finding the hooks of an agent folder and naming each by its slug.
+//!
+//! `hooks/**` holds three kinds of hook source: single-file Rust hooks (`*.rs`),
+//! crate hooks (a folder with a `Cargo.toml`, not descended into) and prebuilt
+//! components (`*.wasm`). Everything that could make a slug ambiguous or let a
+//! hook reach outside the folder is rejected with the path and the fix.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use walkdir::WalkDir;
+
+use crate::problem::{Problem, Problems};
+use crate::slug::Slug;
+
+/// The folder under the agent folder that holds hooks.
+pub const HOOKS_DIR: &str = "hooks";
+/// Channel adapters belong to the agent server; a `channels/` folder is refused.
+pub const CHANNELS_DIR: &str = "channels";
+
+/// What kind of source a hook was discovered from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// A single `.rs` file built with the guest SDK.
+    SingleFile,
+    /// A folder with its own `Cargo.toml`.
+    Crate,
+    /// A prebuilt `.wasm` component.
+    Component,
+}
+
+/// A hook found on disk, not yet built or loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveredHook {
+    /// The hook's slug.
+    pub slug: Slug,
+    /// What the source is.
+    pub kind: SourceKind,
+    /// The source file or crate folder.
+    pub path: PathBuf,
+}
+
+/// The outcome of a successful discovery.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// Hooks sorted by slug.
+    pub hooks: Vec<DiscoveredHook>,
+    /// Files under `hooks/` that are not hooks (README.md, notes...), left alone.
+    pub ignored: Vec<PathBuf>,
+}
+
+/// Finds every hook under `agent_dir/hooks`, or every problem that prevents it.
+pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
+    let mut problems = Vec::new();
+    let channels = agent_dir.join(CHANNELS_DIR);
+    if channels.exists() {
+        problems.push(channels_problem(&channels));
+    }
+    let root = agent_dir.join(HOOKS_DIR);
+    if !root.is_dir() {
+        problems.push(Problem::new(
+            &root,
+            "no hooks folder",
+            format!("create `{}` and put hooks in it (e.g. hooks/audit.rs)", root.display()),
+        ));
+        return Err(Problems(problems));
+    }
+    let canonical_root = match root.canonicalize() {
+        Ok(p) => p,
+        Err(e) => {
+            problems.push(Problem::new(&root, format!("cannot resolve folder: {e}"), "check permissions"));
+            return Err(Problems(problems));
+        }
+    };
+
+    let mut found: BTreeMap<Slug, DiscoveredHook> = BTreeMap::new();
+    let mut ignored = Vec::new();
+    let mut walk = WalkDir::new(&root).min_depth(1).follow_links(false).sort_by_file_name().into_iter();
+    while let Some(entry) = walk.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.clone());
+                problems.push(Problem::new(path, format!("cannot read: {e}"), "check permissions"));
+                continue;
+            }
+        };
+        let path = entry.path().to_path_buf();
+        let mut is_dir = entry.file_type().is_dir();
+        if entry.file_type().is_symlink() {
+            match fs::canonicalize(&path) {
+                Err(e) => {
+                    problems.push(Problem::new(&path, format!("broken symlink: {e}"), "remove the link or fix its target"));
+                    continue;
+                }
+                Ok(target) if !target.starts_with(&canonical_root) => {
+                    problems.push(Problem::new(
+                        &path,
+                        format!("symlink leaves the hooks folder (points to {})", target.display()),
+                        "copy the hook into hooks/ instead of linking to it",
+                    ));
+                    continue;
+                }
+                Ok(target) if target.is_dir() => {
+                    problems.push(Problem::new(
+                        &path,
+                        "symlinked folders are not followed",
+                        "move the folder into hooks/ or link the individual hook files",
+                    ));
+                    continue;
+                }
+                Ok(_) => is_dir = false,
+            }
+        }
+        let Ok(rel) = path.strip_prefix(&root) else { continue };
+        let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
+            problems.push(Problem::new(&path, "path is not valid UTF-8", "rename it using lowercase ASCII letters, digits, `_` or `-`"));
+            if is_dir {
+                walk.skip_current_dir();
+            }
+            continue;
+        };
+        let name = entry.file_name().to_string_lossy();
+
+        if is_dir {
+            if name == CHANNELS_DIR {
+                problems.push(channels_problem(&path));
+                walk.skip_current_dir();
+            } else if path.join("Cargo.toml").is_file() {
+                walk.skip_current_dir();
+                add(&mut found, &mut problems, &rel_str, SourceKind::Crate, path);
+            } else if name.starts_with('.') {
+                problems.push(unsafe_slug_problem(&path, &rel_str, "hidden folder"));
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        let kind = match path.extension().and_then(|e| e.to_str()) {
+            Some("rs") => SourceKind::SingleFile,
+            Some("wasm") => SourceKind::Component,
+            _ => {
+                ignored.push(path);
+                continue;
+            }
+        };
+        let stem = rel_str.rsplit_once('.').map(|(s, _)| s).unwrap_or(&rel_str).to_owned();
+        add(&mut found, &mut problems, &stem, kind, path);
+    }
+
+    if problems.is_empty() {
+        Ok(Discovery { hooks: found.into_values().collect(), ignored })
+    } else {
+        Err(Problems(problems))
+    }
+}
+
+fn add(
+    found: &mut BTreeMap<Slug, DiscoveredHook>,
+    problems: &mut Vec<Problem>,
+    slug_text: &str,
+    kind: SourceKind,
+    path: PathBuf,
+) {
+    let slug = match Slug::parse(slug_text) {
+        Ok(s) => s,
+        Err(e) => {
+            problems.push(unsafe_slug_problem(&path, slug_text, &e.to_string()));
+            return;
+        }
+    };
+    if let Some(first) = found.get(&slug) {
+        problems.push(Problem::new(
+            &path,
+            format!("duplicate slug `{slug}`: {} has the same slug", first.path.display()),
+            "keep only one of them (a hook's slug is its path under hooks/ without the extension)",
+        ));
+        return;
+    }
+    found.insert(slug.clone(), DiscoveredHook { slug, kind, path });
+}
+
+fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {
+    Problem::new(
+        path,
+        format!("unsafe slug `{slug}`: {why}"),
+        "rename it: each path segment under hooks/ uses only lowercase letters, digits, `_` or `-`, \
+         does not start with `.`, and is at most 64 characters",
+    )
+}
+
+fn channels_problem(path: &Path) -> Problem {
+    Problem::new(
+        path,
+        "a `channels/` folder is not supported: channel adapters belong to the agent server, not to hooks",
+        "move channel adapters to the agent server and remove this folder; hooks observe events and \
+         get a transport descriptor, never a channel",
+    )
+}

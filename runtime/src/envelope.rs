@@ -1,0 +1,227 @@
+//! The event envelope (v1): one versioned record for every event.
+//!
+//! Agent servers send envelopes as JSON (one per line in JSONL files). The
+//! runtime fills in what it owns: the delivery `attempt`, the derived
+//! `idempotency_key` and the `durability` word it can actually prove.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::vocabulary;
+
+/// The only envelope layout this runtime reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Longest event id accepted; ids are journal keys.
+pub const MAX_ID_LEN: usize = 256;
+/// Largest `data` accepted, in bytes of JSON text; blocks one event from
+/// exhausting hook memory budgets or the journal.
+pub const MAX_DATA_BYTES: usize = 1 << 20;
+
+/// How durably the runtime held an event when a hook received it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// Held in memory only: a crash before delivery loses it.
+    #[default]
+    Accepted,
+    /// Committed to the journal before any hook saw it.
+    Persisted,
+}
+
+impl Durability {
+    /// The word as written in envelopes and receipts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Accepted => "accepted",
+            Durability::Persisted => "persisted",
+        }
+    }
+}
+
+/// Where in the agent's life an event happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Coordinates {
+    /// The emitting agent.
+    pub agent: String,
+    /// The session.
+    pub session: String,
+    /// The turn, when the event belongs to one.
+    #[serde(default)]
+    pub turn: Option<String>,
+    /// The step, when the event belongs to one.
+    #[serde(default)]
+    pub step: Option<String>,
+    /// Position in the session's event stream.
+    pub sequence: u64,
+    /// The subagent scope; `None` for the primary agent.
+    #[serde(default)]
+    pub subagent: Option<String>,
+}
+
+/// One event, as delivered to hooks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Stable event id (the dedup key).
+    pub id: String,
+    /// Event kind from the vocabulary.
+    pub kind: String,
+    /// RFC 3339 timestamp.
+    pub timestamp: String,
+    /// Where the event happened.
+    pub coordinates: Coordinates,
+    /// Delivery attempt, 1 on first delivery.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+    /// Derived from the coordinates and kind; see [`idempotency_key`].
+    #[serde(default)]
+    pub idempotency_key: String,
+    /// Set by the runtime; any value an input carries is replaced.
+    #[serde(default)]
+    pub durability: Durability,
+    /// The kind's data: a JSON object.
+    pub data: serde_json::Value,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+/// Why an envelope was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvelopeError {
+    /// Not JSON, or not the envelope's shape.
+    #[error("not a valid envelope: {0}")]
+    Json(#[from] serde_json::Error),
+    /// `schema_version` other than 1.
+    #[error("schema_version {0} is not supported (this runtime reads version {SCHEMA_VERSION})")]
+    SchemaVersion(u32),
+    /// A required text field is empty or too long.
+    #[error("`{field}` must be 1 to {max} characters")]
+    BadText {
+        /// Which field.
+        field: &'static str,
+        /// Its maximum length.
+        max: usize,
+    },
+    /// The kind is not in the vocabulary.
+    #[error("{0}")]
+    UnknownKind(String),
+    /// The timestamp is not RFC 3339.
+    #[error("timestamp `{0}` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z)")]
+    Timestamp(String),
+    /// `attempt` is 0.
+    #[error("attempt must be at least 1")]
+    Attempt,
+    /// `data` is not a JSON object.
+    #[error("data must be a JSON object")]
+    DataNotObject,
+    /// `data` is larger than [`MAX_DATA_BYTES`].
+    #[error("data is {0} bytes, above the {MAX_DATA_BYTES}-byte limit")]
+    DataTooLarge(usize),
+    /// A supplied idempotency key differs from the derived one.
+    #[error("idempotency_key `{given}` does not match `{derived}` derived from the coordinates; omit it and hookrt derives it")]
+    IdempotencyKey {
+        /// The key in the input.
+        given: String,
+        /// The key hookrt derives.
+        derived: String,
+    },
+}
+
+impl Envelope {
+    /// Parses and validates one JSON envelope, deriving its idempotency key.
+    pub fn from_json(text: &str) -> Result<Envelope, EnvelopeError> {
+        let mut env: Envelope = serde_json::from_str(text)?;
+        env.validate()?;
+        Ok(env)
+    }
+
+    /// Checks every field and fills in the idempotency key.
+    pub fn validate(&mut self) -> Result<(), EnvelopeError> {
+        if self.schema_version != SCHEMA_VERSION {
+            return Err(EnvelopeError::SchemaVersion(self.schema_version));
+        }
+        let c = &self.coordinates;
+        for (field, value) in [("id", &self.id), ("coordinates.agent", &c.agent), ("coordinates.session", &c.session)] {
+            if value.is_empty() || value.len() > MAX_ID_LEN {
+                return Err(EnvelopeError::BadText { field, max: MAX_ID_LEN });
+            }
+        }
+        if !vocabulary::is_known(&self.kind) {
+            return Err(EnvelopeError::UnknownKind(vocabulary::unknown_kind_message(&self.kind)));
+        }
+        if humantime::parse_rfc3339_weak(&self.timestamp).is_err() {
+            return Err(EnvelopeError::Timestamp(self.timestamp.clone()));
+        }
+        if self.attempt == 0 {
+            return Err(EnvelopeError::Attempt);
+        }
+        if !self.data.is_object() {
+            return Err(EnvelopeError::DataNotObject);
+        }
+        let derived = idempotency_key(&self.kind, &self.coordinates);
+        if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
+            return Err(EnvelopeError::IdempotencyKey { given: self.idempotency_key.clone(), derived });
+        }
+        self.idempotency_key = derived;
+        Ok(())
+    }
+
+    /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
+    pub fn data_text(&self) -> Result<String, EnvelopeError> {
+        let text = self.data.to_string();
+        if text.len() > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(text.len()));
+        }
+        Ok(text)
+    }
+}
+
+/// The idempotency key of an event: a hash of its kind and stable coordinates
+/// (agent, subagent, session, turn, step, sequence), never of the attempt or the
+/// event id, so a retried turn that re-emits the same logical event gets the
+/// same key.
+pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        c.agent.as_str(),
+        c.subagent.as_deref().unwrap_or(""),
+        c.session.as_str(),
+        c.turn.as_deref().unwrap_or(""),
+        c.step.as_deref().unwrap_or(""),
+        kind,
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.update(c.sequence.to_le_bytes());
+    format!("ik1-{}", &hex::encode(h.finalize())[..32])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"schema_version":1,"id":"evt_1","kind":"turn.started","timestamp":"2026-11-30T09:00:00Z",
+        "coordinates":{"agent":"coder","session":"s1","turn":"t1","sequence":3},"data":{}}"#;
+
+    #[test]
+    fn idempotency_key_ignores_attempt_and_id() {
+        let a = Envelope::from_json(LINE).unwrap();
+        let b = Envelope::from_json(&LINE.replace("evt_1", "evt_2").replace("\"data\"", "\"attempt\":3,\"data\"")).unwrap();
+        assert_eq!(a.idempotency_key, b.idempotency_key);
+        assert_eq!(b.attempt, 3);
+        let c = Envelope::from_json(&LINE.replace("\"t1\"", "\"t2\"")).unwrap();
+        assert_ne!(a.idempotency_key, c.idempotency_key);
+    }
+
+    #[test]
+    fn typo_in_kind_is_refused_with_a_suggestion() {
+        let err = Envelope::from_json(&LINE.replace("turn.started", "turn.startd")).unwrap_err();
+        assert_eq!(err.to_string(), "unknown event kind `turn.startd` (did you mean `turn.started`?)");
+    }
+}

@@ -1,0 +1,128 @@
+//! Host state: what a hook's store holds, and the imports the host provides.
+//!
+//! Each store gets a WASI context with nothing granted (no preopened
+//! directories, no environment, no arguments, no stdin, no sockets, no name
+//! lookup), console streams captured into the output budget, the host `log`
+//! import, and a resource limiter that records which limit a hook hit so the
+//! delivery's outcome can name it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::ResourceLimiter;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::bindings::{Field, Level, hookrt::hook::{log, types}};
+use crate::capture::{Capture, Stream};
+use crate::limits::Limits;
+
+/// The data of one hook's store.
+pub struct HookState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// Where log lines and console output go.
+    pub capture: Capture,
+    /// Memory, table and instance limits; records which one was hit.
+    pub limiter: Limiter,
+    /// When the running delivery must end.
+    pub deadline: Instant,
+    /// Set by the epoch callback when it interrupted the hook for the deadline.
+    pub timed_out: bool,
+    /// Set from outside to interrupt the running delivery at the next tick.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl HookState {
+    /// A fresh state for a store with `limits`.
+    pub fn new(limits: &Limits) -> Self {
+        let capture = Capture::new(usize::try_from(limits.output_bytes).unwrap_or(usize::MAX));
+        let wasi = WasiCtxBuilder::new()
+            .stdout(capture.stream(Stream::Stdout))
+            .stderr(capture.stream(Stream::Stderr))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        HookState {
+            wasi,
+            table: ResourceTable::new(),
+            capture,
+            limiter: Limiter::new(limits),
+            deadline: Instant::now(),
+            timed_out: false,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Whether the running delivery should be interrupted now.
+    pub fn should_interrupt(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+}
+
+impl WasiView for HookState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl types::Host for HookState {}
+
+impl log::Host for HookState {
+    fn log(&mut self, level: Level, message: String, fields: Vec<Field>) {
+        self.capture.log(level, message, fields.into_iter().map(|f| (f.key, f.value)).collect());
+    }
+}
+
+/// Enforces the memory and table limits and remembers whether one was hit.
+pub struct Limiter {
+    memory_bytes: usize,
+    table_elements: usize,
+    instances: usize,
+    tables: usize,
+    memories: usize,
+    /// Whether a memory or table grow was refused.
+    pub exceeded: bool,
+}
+
+impl Limiter {
+    fn new(l: &Limits) -> Self {
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Limiter {
+            memory_bytes: size(l.memory_bytes),
+            table_elements: size(l.table_elements),
+            instances: size(l.instances),
+            tables: size(l.tables),
+            memories: size(l.memories),
+            exceeded: false,
+        }
+    }
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let ok = desired <= self.memory_bytes;
+        self.exceeded |= !ok;
+        Ok(ok)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let ok = desired <= self.table_elements;
+        self.exceeded |= !ok;
+        Ok(ok)
+    }
+
+    fn instances(&self) -> usize {
+        self.instances
+    }
+
+    fn tables(&self) -> usize {
+        self.tables
+    }
+
+    fn memories(&self) -> usize {
+        self.memories
+    }
+}

@@ -1,0 +1,55 @@
+//! hookrt: a WebAssembly-sandboxed hook runtime for AI agent servers.
+//!
+//! A hook is a WebAssembly component built against the `define-hook` world
+//! (`wit/hook.wit`). This crate finds the hooks of an agent folder, builds and
+//! caches them, and delivers lifecycle events to them inside Wasmtime with
+//! limits that hold. Where each concept lives:
+//!
+//! - [`slug`]: hook names and their validation.
+//! - [`discovery`]: walking `hooks/**` and rejecting unsafe layouts.
+//! - [`config`]: `hookrt.toml` (order, limits, instance policy).
+//! - [`limits`]: what a delivery may consume, with the defaults.
+//! - [`vocabulary`]: the event kinds a hook can subscribe to.
+//! - [`envelope`]: the versioned event record and idempotency keys.
+//! - [`build`]: hook sources to components (cargo, one shared target dir).
+//! - [`cache`]: precompiled artifacts keyed by content and engine.
+//! - [`sandbox`]: the one Wasmtime engine, its configuration and the epoch ticker.
+//! - [`host`] and [`capture`]: what a hook's store holds; log and console capture.
+//! - [`hook`]: a loaded hook and one call into it.
+//! - [`registry`] and [`dispatch`]: registration order and running an event.
+//! - [`delivery`] and [`outcome`]: the record of each delivery.
+//! - [`audit`]: what each hook is and what binds it.
+//! - [`runtime`]: the facade tying the stages together.
+
+pub mod audit;
+mod bindings;
+pub mod build;
+pub mod cache;
+pub mod capture;
+pub mod config;
+pub mod delivery;
+pub mod discovery;
+pub mod dispatch;
+pub mod envelope;
+pub mod hook;
+pub mod host;
+pub mod limits;
+pub mod outcome;
+pub mod problem;
+pub mod registry;
+pub mod runtime;
+pub mod sandbox;
+pub mod slug;
+pub mod vocabulary;
+
+/// The WIT world every hook implements.
+pub const WORLD: &str = "hookrt:hook/define-hook";
+/// The version of that world this runtime binds.
+pub const WORLD_VERSION: &str = "0.1.0";
+
+pub use delivery::{Delivery, EventReport};
+pub use envelope::{Durability, Envelope};
+pub use outcome::Outcome;
+pub use problem::{Problem, Problems};
+pub use runtime::Runtime;
+pub use slug::Slug;

@@ -1,0 +1,79 @@
+//! Limits: what one delivery of one hook may consume.
+//!
+//! Every limit has a safe default and can be set per hook in `hookrt.toml`.
+//! None can be switched off: an auditor can read a finite bound for each.
+
+use std::time::Duration;
+
+/// Fuel (roughly, wasm instructions) per delivery. A handler that parses a
+/// ~550-byte JSON envelope uses ~30,000; the default leaves 1,000x headroom and
+/// stops a busy loop within a few milliseconds, blocking CPU exhaustion.
+pub const DEFAULT_FUEL: u64 = 50_000_000;
+/// Wall-clock budget per delivery, enforced by epoch interruption; blocks a hook
+/// that hangs the agent's turn (including time spent outside fuel accounting).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(200);
+/// Linear memory per instance; blocks guest-controlled memory exhaustion.
+pub const DEFAULT_MEMORY_BYTES: u64 = 32 << 20;
+/// Elements per table; blocks table-growth exhaustion.
+pub const DEFAULT_TABLE_ELEMENTS: u64 = 20_000;
+/// Core instances per component instantiation (a Rust wasip2 hook needs a few).
+pub const DEFAULT_INSTANCES: u64 = 16;
+/// Tables and memories per store, for the same reason as instances.
+pub const DEFAULT_TABLES: u64 = 16;
+/// Linear memories per store.
+pub const DEFAULT_MEMORIES: u64 = 4;
+/// Bytes of log messages and stdout/stderr kept per delivery; blocks a log flood
+/// from exhausting host memory or drowning other hooks' diagnostics.
+pub const DEFAULT_OUTPUT_BYTES: u64 = 64 << 10;
+
+/// Highest values accepted from configuration, so no limit is effectively off.
+pub const MAX_FUEL: u64 = 10_000_000_000;
+/// Highest wall-clock budget accepted.
+pub const MAX_DEADLINE: Duration = Duration::from_secs(600);
+/// Highest memory limit accepted (4 GiB, the wasm32 address space).
+pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
+/// Highest output cap accepted.
+pub const MAX_OUTPUT_BYTES: u64 = 64 << 20;
+
+/// The limits in force for one hook.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Limits {
+    /// Fuel units per delivery.
+    pub fuel: u64,
+    /// Wall-clock budget per delivery, in milliseconds.
+    pub deadline_ms: u64,
+    /// Linear memory per instance, in bytes.
+    pub memory_bytes: u64,
+    /// Elements per table.
+    pub table_elements: u64,
+    /// Core instances per instantiation.
+    pub instances: u64,
+    /// Tables per store.
+    pub tables: u64,
+    /// Memories per store.
+    pub memories: u64,
+    /// Log and stdout/stderr bytes kept per delivery.
+    pub output_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: DEFAULT_FUEL,
+            deadline_ms: DEFAULT_DEADLINE.as_millis() as u64,
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            table_elements: DEFAULT_TABLE_ELEMENTS,
+            instances: DEFAULT_INSTANCES,
+            tables: DEFAULT_TABLES,
+            memories: DEFAULT_MEMORIES,
+            output_bytes: DEFAULT_OUTPUT_BYTES,
+        }
+    }
+}
+
+impl Limits {
+    /// The wall-clock budget as a duration.
+    pub fn deadline(&self) -> Duration {
+        Duration::from_millis(self.deadline_ms)
+    }
+}

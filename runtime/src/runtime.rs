@@ -1,0 +1,86 @@
+//! The runtime: an agent folder loaded into the sandbox, ready for events.
+//!
+//! [`Runtime::load`] runs every stage (discovery, configuration, build,
+//! precompile, link, subscriptions) and reports all problems of a stage at
+//! once; [`Runtime::dispatch`] delivers one event.
+
+use std::path::{Path, PathBuf};
+
+use crate::build::{self, BuildEvent, BuildOptions};
+use crate::config::Config;
+use crate::delivery::EventReport;
+use crate::discovery::{self, Discovery};
+use crate::envelope::{Durability, Envelope, EnvelopeError};
+use crate::hook::LoadedHook;
+use crate::problem::{Problem, Problems};
+use crate::registry::Registry;
+use crate::sandbox::Sandbox;
+use crate::dispatch;
+
+/// An agent folder's hooks, loaded and ordered.
+pub struct Runtime {
+    sandbox: Sandbox,
+    registry: Registry,
+    agent_dir: PathBuf,
+}
+
+/// The static part of loading: discovery plus configuration, no building.
+pub fn check(agent_dir: &Path) -> Result<(Discovery, Config), Problems> {
+    let discovered = discovery::discover(agent_dir);
+    let config = Config::load(agent_dir);
+    match (discovered, config) {
+        (Ok(d), Ok(c)) => {
+            Problems(c.check_against(&d)).into_result()?;
+            Ok((d, c))
+        }
+        (d, c) => {
+            let mut all = Vec::new();
+            if let Err(p) = d {
+                all.extend(p.0);
+            }
+            if let Err(p) = c {
+                all.extend(p.0);
+            }
+            Err(Problems(all))
+        }
+    }
+}
+
+impl Runtime {
+    /// Loads `agent_dir`: discovers, builds what is stale, loads every hook.
+    pub fn load(agent_dir: &Path, opts: &BuildOptions, progress: &mut dyn FnMut(BuildEvent)) -> Result<Runtime, Problems> {
+        let (discovery, config) = check(agent_dir)?;
+        let sandbox = Sandbox::new().map_err(|e| Problems(vec![Problem::new(agent_dir, e.to_string(), "report this as a bug")]))?;
+        let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
+        let mut hooks = Vec::new();
+        for b in &built {
+            match LoadedHook::load(&sandbox, b, config.settings_for(&b.hook.slug), &opts.cache_dir) {
+                Ok(h) => hooks.push(h),
+                Err(p) => problems.push(p),
+            }
+        }
+        problems.sort_by(|a, b| a.path.cmp(&b.path));
+        Problems(problems).into_result()?;
+        for h in &hooks {
+            let cargo = built.iter().any(|b| b.hook.slug == h.slug && b.compiled);
+            tracing::debug!(hook = %h.slug, cargo_built = cargo, cranelift_compiled = h.compiled, "loaded");
+        }
+        Ok(Runtime { sandbox, registry: Registry::new(hooks, config.order()), agent_dir: agent_dir.to_path_buf() })
+    }
+
+    /// The loaded hooks, in registration order.
+    pub fn hooks(&self) -> &[LoadedHook] {
+        self.registry.hooks()
+    }
+
+    /// The agent folder this runtime was loaded from.
+    pub fn agent_dir(&self) -> &Path {
+        &self.agent_dir
+    }
+
+    /// Delivers one event to every subscribed handler. Without a journal the
+    /// runtime holds the event in memory only, so hooks see `accepted`.
+    pub fn dispatch(&self, envelope: &Envelope) -> Result<EventReport, EnvelopeError> {
+        dispatch::dispatch(&self.sandbox, &self.registry, envelope, Durability::Accepted)
+    }
+}

@@ -1,0 +1,151 @@
+//! The sandbox: the one place that owns Wasmtime's `Engine` configuration.
+//!
+//! Everything that narrows Wasmtime to what hookrt uses lives here (like
+//! `spin-core`): fuel and epoch interruption on, the WASI p2 imports linked with
+//! nothing granted, the host imports of the `define-hook` world, and the epoch
+//! ticker that turns wall-clock deadlines into interrupts.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, Store, Trap, UpdateDeadline};
+
+use crate::bindings::{DefineHook, DefineHookPre};
+use crate::host::HookState;
+use crate::limits::Limits;
+use crate::outcome::Outcome;
+
+/// How often the epoch advances. A deadline is noticed within one tick of
+/// passing, so this bounds how far past its budget a hook can run. 1 ms costs
+/// one wake-up per millisecond on one thread.
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Why the sandbox could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the Wasmtime sandbox: {0}")]
+pub struct SandboxError(String);
+
+/// One engine, one linker, one epoch ticker: shared by every hook.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<HookState>,
+    _ticker: Ticker,
+}
+
+impl Sandbox {
+    /// Builds the engine and linker.
+    pub fn new() -> Result<Sandbox, SandboxError> {
+        let mut config = Config::new();
+        // Fuel bounds CPU per delivery deterministically; epochs bound wall time
+        // (including time spent in host calls, which fuel does not see).
+        config.consume_fuel(true);
+        config.epoch_interruption(true);
+        config.wasm_component_model(true);
+        config.parallel_compilation(true);
+        let engine = Engine::new(&config).map_err(|e| SandboxError(e.to_string()))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
+        DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
+        let ticker = Ticker::start(engine.clone()).map_err(|e| SandboxError(format!("epoch ticker thread: {e}")))?;
+        Ok(Sandbox { engine, linker, _ticker: ticker })
+    }
+
+    /// The shared engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Links `component` against the host imports and checks it implements the world.
+    pub fn prepare(&self, component: &Component) -> wasmtime::Result<DefineHookPre<HookState>> {
+        let pre = self.linker.instantiate_pre(component)?;
+        DefineHookPre::new(pre)
+    }
+
+    /// A store for one hook with `limits` applied; fuel and deadline are set per
+    /// delivery by [`begin_delivery`].
+    pub fn new_store(&self, limits: &Limits) -> Store<HookState> {
+        let mut store = Store::new(&self.engine, HookState::new(limits));
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(|mut cx| {
+            if cx.data().should_interrupt() {
+                cx.data_mut().timed_out = true;
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
+        });
+        store
+    }
+}
+
+/// Arms fuel and the wall-clock deadline for the next call into `store`.
+pub fn begin_delivery(store: &mut Store<HookState>, limits: &Limits) {
+    // set_fuel only fails when fuel is not enabled, which `Sandbox::new` guarantees.
+    let _ = store.set_fuel(limits.fuel);
+    let state = store.data_mut();
+    state.deadline = Instant::now() + limits.deadline();
+    state.timed_out = false;
+    store.set_epoch_deadline(1);
+}
+
+/// Fuel consumed since [`begin_delivery`].
+pub fn fuel_used(store: &Store<HookState>, limits: &Limits) -> u64 {
+    limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0))
+}
+
+/// Names the limit (or fault) behind a failed call into the hook.
+pub fn classify(err: &wasmtime::Error, state: &HookState) -> Outcome {
+    if state.timed_out {
+        return Outcome::Timeout;
+    }
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Outcome::OutOfFuel,
+        Some(Trap::Interrupt) => Outcome::Timeout,
+        _ if state.limiter.exceeded => Outcome::OutOfMemory,
+        _ => Outcome::Trap,
+    }
+}
+
+/// A short, single-line description of a failed call (no backtrace).
+pub fn describe(err: &wasmtime::Error) -> String {
+    let text = match err.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => format!("{err:#}"),
+    };
+    let line = text.lines().next().unwrap_or("").trim();
+    line.chars().take(500).collect()
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: Engine) -> std::io::Result<Ticker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("hookrt-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(Ticker { stop, thread: Some(thread) })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

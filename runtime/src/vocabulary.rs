@@ -1,0 +1,96 @@
+//! The event vocabulary: every event kind a hook can subscribe to.
+//!
+//! The names follow Eve's runtime stream vocabulary (`session.*`, `turn.*`,
+//! `step.*`, `message.*`, `action(s).*`, `input.*`); deviations are recorded in
+//! `docs/adr/0001-event-vocabulary.md`. Agent servers may also emit their own
+//! kinds under the `custom.` prefix.
+
+/// The subscription that matches every event.
+pub const WILDCARD: &str = "*";
+/// Prefix of kinds an agent server defines itself.
+pub const CUSTOM_PREFIX: &str = "custom.";
+
+/// One event kind of the vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventKind {
+    /// The kind as it appears in envelopes, e.g. `message.completed`.
+    pub name: &'static str,
+    /// When the agent emits it.
+    pub when: &'static str,
+}
+
+/// Every known kind, in lifecycle order.
+pub const KINDS: &[EventKind] = &[
+    EventKind { name: "session.started", when: "a new session begins" },
+    EventKind { name: "session.completed", when: "the session ends successfully" },
+    EventKind { name: "session.failed", when: "the session ends with a terminal failure" },
+    EventKind { name: "turn.started", when: "a new turn begins within the session" },
+    EventKind { name: "turn.completed", when: "a turn finishes successfully" },
+    EventKind { name: "turn.failed", when: "a turn finishes with an error" },
+    EventKind { name: "step.started", when: "a model step (one model call) begins" },
+    EventKind { name: "step.completed", when: "a model step finishes, after its tool results are committed" },
+    EventKind { name: "message.received", when: "a user message arrives" },
+    EventKind { name: "message.completed", when: "the model completes a message" },
+    EventKind { name: "actions.requested", when: "the model requests tool calls, before they run" },
+    EventKind { name: "action.result", when: "a tool call returns a result" },
+    EventKind { name: "input.requested", when: "a tool or the model asks a human for input" },
+    EventKind { name: "input.received", when: "the human answers an input request" },
+    EventKind { name: "file.edit.requested", when: "the agent is about to write a file" },
+];
+
+/// Whether `kind` is an event kind an envelope may carry.
+pub fn is_known(kind: &str) -> bool {
+    KINDS.iter().any(|k| k.name == kind) || is_custom(kind)
+}
+
+/// Whether `kind` is a well-formed `custom.` kind (`custom.` followed by
+/// lowercase dotted words).
+pub fn is_custom(kind: &str) -> bool {
+    kind.strip_prefix(CUSTOM_PREFIX).is_some_and(|rest| {
+        !rest.is_empty()
+            && rest.split('.').all(|w| {
+                !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+            })
+    })
+}
+
+/// Whether `key` is a valid subscription: a known kind or the wildcard.
+pub fn is_subscribable(key: &str) -> bool {
+    key == WILDCARD || is_known(key)
+}
+
+/// The known kind closest to `unknown`, when one is close enough to be a typo.
+pub fn suggest(unknown: &str) -> Option<&'static str> {
+    KINDS
+        .iter()
+        .map(|k| (strsim::levenshtein(unknown, k.name), k.name))
+        .filter(|(d, _)| *d <= 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
+}
+
+/// "unknown event kind `x`" with a suggestion when there is one.
+pub fn unknown_kind_message(kind: &str) -> String {
+    match suggest(kind) {
+        Some(s) => format!("unknown event kind `{kind}` (did you mean `{s}`?)"),
+        None => format!("unknown event kind `{kind}` (known kinds are listed in docs/envelope.md; own kinds start with `custom.`)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typo_gets_the_closest_kind() {
+        assert_eq!(suggest("mesage.completed"), Some("message.completed"));
+        assert_eq!(suggest("totally.else"), None);
+    }
+
+    #[test]
+    fn custom_kinds_must_be_well_formed() {
+        assert!(is_known("custom.deploy.finished"));
+        assert!(!is_known("custom."));
+        assert!(!is_known("custom.Deploy"));
+    }
+}

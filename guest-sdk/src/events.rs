@@ -79,7 +79,7 @@ pub struct SessionFailed {
     /// Id of the event whose delivery failed, if a hook failure caused this.
     #[serde(default)]
     pub event_id: Option<String>,
-    /// How the failing delivery ended (e.g. `trap`, `fuel`, `timeout`, `error`).
+    /// How the failing delivery ended (e.g. `trap`, `out_of_fuel`, `timeout`, `error`).
     #[serde(default)]
     pub outcome: Option<String>,
 }
@@ -116,7 +116,7 @@ pub struct TurnFailed {
     /// Id of the event whose delivery failed, if a hook failure caused this.
     #[serde(default)]
     pub event_id: Option<String>,
-    /// How the failing delivery ended (e.g. `trap`, `fuel`, `timeout`, `error`).
+    /// How the failing delivery ended (e.g. `trap`, `out_of_fuel`, `timeout`, `error`).
     #[serde(default)]
     pub outcome: Option<String>,
 }

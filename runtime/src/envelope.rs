@@ -99,8 +99,8 @@ pub enum EnvelopeError {
     /// `schema_version` other than 1.
     #[error("schema_version {0} is not supported (this runtime reads version {SCHEMA_VERSION})")]
     SchemaVersion(u32),
-    /// A required text field is empty or too long.
-    #[error("`{field}` must be 1 to {max} characters")]
+    /// A text field is empty or too long.
+    #[error("`{field}` must be 1 to {max} bytes")]
     BadText {
         /// Which field.
         field: &'static str,
@@ -111,7 +111,7 @@ pub enum EnvelopeError {
     #[error("{0}")]
     UnknownKind(String),
     /// The timestamp is not RFC 3339.
-    #[error("timestamp `{0}` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z)")]
+    #[error("timestamp `{0}` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z or 2026-11-30T10:00:00.5+01:00)")]
     Timestamp(String),
     /// `attempt` is 0.
     #[error("attempt must be at least 1")]
@@ -146,7 +146,9 @@ impl Envelope {
             return Err(EnvelopeError::SchemaVersion(self.schema_version));
         }
         let c = &self.coordinates;
-        for (field, value) in [("id", &self.id), ("coordinates.agent", &c.agent), ("coordinates.session", &c.session)] {
+        let optional = [("coordinates.turn", &c.turn), ("coordinates.step", &c.step), ("coordinates.subagent", &c.subagent)];
+        let present = optional.into_iter().filter_map(|(f, v)| v.as_ref().map(|v| (f, v)));
+        for (field, value) in [("id", &self.id), ("coordinates.agent", &c.agent), ("coordinates.session", &c.session)].into_iter().chain(present) {
             if value.is_empty() || value.len() > MAX_ID_LEN {
                 return Err(EnvelopeError::BadText { field, max: MAX_ID_LEN });
             }
@@ -154,7 +156,7 @@ impl Envelope {
         if !vocabulary::is_known(&self.kind) {
             return Err(EnvelopeError::UnknownKind(vocabulary::unknown_kind_message(&self.kind)));
         }
-        if humantime::parse_rfc3339_weak(&self.timestamp).is_err() {
+        if !is_rfc3339(&self.timestamp) {
             return Err(EnvelopeError::Timestamp(self.timestamp.clone()));
         }
         if self.attempt == 0 {
@@ -181,22 +183,56 @@ impl Envelope {
     }
 }
 
+/// Whether `s` is an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`,
+/// with fields in range (the day is checked against 31, not the month's length).
+fn is_rfc3339(s: &str) -> bool {
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize, max: u32| -> bool {
+        b.get(from..from + len).is_some_and(|d| {
+            d.iter().all(u8::is_ascii_digit) && d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0')) <= max
+        })
+    };
+    let date = num(0, 4, 9999) && b.get(4) == Some(&b'-') && num(5, 2, 12) && b.get(7) == Some(&b'-') && num(8, 2, 31);
+    let sep = matches!(b.get(10), Some(b'T' | b't'));
+    let time = num(11, 2, 23) && b.get(13) == Some(&b':') && num(14, 2, 59) && b.get(16) == Some(&b':') && num(17, 2, 60);
+    if !(date && sep && time) || &s[5..7] == "00" || &s[8..10] == "00" {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return false;
+        }
+        rest = &frac[digits..];
+    }
+    match rest.as_bytes() {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', ..] if rest.len() == 6 => {
+            let o = rest.as_bytes();
+            o[3] == b':' && o[1..3].iter().chain(&o[4..6]).all(u8::is_ascii_digit) && &rest[1..3] <= "23" && &rest[4..6] <= "59"
+        }
+        _ => false,
+    }
+}
+
 /// The idempotency key of an event: a hash of its kind and stable coordinates
 /// (agent, subagent, session, turn, step, sequence), never of the attempt or the
 /// event id, so a retried turn that re-emits the same logical event gets the
 /// same key.
 pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
     let mut h = Sha256::new();
-    for part in [
-        c.agent.as_str(),
-        c.subagent.as_deref().unwrap_or(""),
-        c.session.as_str(),
-        c.turn.as_deref().unwrap_or(""),
-        c.step.as_deref().unwrap_or(""),
-        kind,
-    ] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
+    // Each part is tagged and length-prefixed: absent differs from empty, and
+    // no two coordinate sets hash the same bytes.
+    for part in [Some(c.agent.as_str()), c.subagent.as_deref(), Some(c.session.as_str()), c.turn.as_deref(), c.step.as_deref(), Some(kind)] {
+        match part {
+            None => h.update([0]),
+            Some(p) => {
+                h.update([1]);
+                h.update((p.len() as u64).to_le_bytes());
+                h.update(p.as_bytes());
+            }
+        }
     }
     h.update(c.sequence.to_le_bytes());
     format!("ik1-{}", &hex::encode(h.finalize())[..32])
@@ -217,6 +253,16 @@ mod tests {
         assert_eq!(b.attempt, 3);
         let c = Envelope::from_json(&LINE.replace("\"t1\"", "\"t2\"")).unwrap();
         assert_ne!(a.idempotency_key, c.idempotency_key);
+    }
+
+    #[test]
+    fn rfc3339_timestamps_with_offsets_are_accepted_and_loose_ones_refused() {
+        for ok in ["2026-11-30T09:00:00Z", "2026-11-30T09:00:00.123456Z", "2026-11-30T10:00:00+01:00", "2026-11-30t09:00:00z"] {
+            assert!(is_rfc3339(ok), "{ok}");
+        }
+        for bad in ["2026-11-30 09:00:00Z", "2026-11-30T09:00:00", "2026-13-30T09:00:00Z", "2026-11-30T09:00:00.Z", "2026-11-30T09:00:00+0100", "yesterday", ""] {
+            assert!(!is_rfc3339(bad), "{bad}");
+        }
     }
 
     #[test]

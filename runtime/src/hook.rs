@@ -33,6 +33,8 @@ pub struct LoadedHook {
     pub source_sha256: String,
     /// Digest of the component.
     pub component_sha256: String,
+    /// True when cargo built its component during this load.
+    pub cargo_built: bool,
     /// True when Cranelift compiled it during this load (no cached artifact).
     pub compiled: bool,
     /// What `hookrt.toml` sets for it.
@@ -90,6 +92,7 @@ impl LoadedHook {
             source: path.clone(),
             source_sha256: built.source_sha256.clone(),
             component_sha256,
+            cargo_built: built.compiled,
             compiled: loaded.compiled,
             settings,
             subscriptions: Vec::new(),
@@ -148,7 +151,8 @@ impl LoadedHook {
                 }
             }
         }
-        let budget_ms = limits.deadline_ms;
+        // Instantiation already spent part of the budget; tell the hook what is left.
+        let budget_ms = store.data().deadline.saturating_duration_since(Instant::now()).as_millis() as u64;
         let cx = WitContext { handler: handler.to_owned(), slug: self.slug.to_string(), budget_ms };
         let result = bindings.call_handle(&mut store, envelope, &cx);
         match result {

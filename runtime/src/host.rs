@@ -6,8 +6,6 @@
 //! import, and a resource limiter that records which limit a hook hit so the
 //! delivery's outcome can name it.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use wasmtime::component::ResourceTable;
@@ -30,8 +28,6 @@ pub struct HookState {
     pub deadline: Instant,
     /// Set by the epoch callback when it interrupted the hook for the deadline.
     pub timed_out: bool,
-    /// Set from outside to interrupt the running delivery at the next tick.
-    pub cancel: Arc<AtomicBool>,
 }
 
 impl HookState {
@@ -52,13 +48,12 @@ impl HookState {
             limiter: Limiter::new(limits),
             deadline: Instant::now(),
             timed_out: false,
-            cancel: Arc::new(AtomicBool::new(false)),
         }
     }
 
     /// Whether the running delivery should be interrupted now.
     pub fn should_interrupt(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+        Instant::now() >= self.deadline
     }
 }
 
@@ -76,7 +71,9 @@ impl log::Host for HookState {
     }
 }
 
-/// Enforces the memory and table limits and remembers whether one was hit.
+/// Enforces the memory and table limits and remembers whether one was hit
+/// during the current delivery. `memory_bytes` bounds each linear memory; a
+/// Rust hook has exactly one.
 pub struct Limiter {
     memory_bytes: usize,
     table_elements: usize,

@@ -12,7 +12,8 @@ pub const DEFAULT_FUEL: u64 = 50_000_000;
 /// Wall-clock budget per delivery, enforced by epoch interruption; blocks a hook
 /// that hangs the agent's turn (including time spent outside fuel accounting).
 pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(200);
-/// Linear memory per instance; blocks guest-controlled memory exhaustion.
+/// Size of each linear memory (a Rust hook has one); blocks guest-controlled
+/// memory exhaustion.
 pub const DEFAULT_MEMORY_BYTES: u64 = 32 << 20;
 /// Elements per table; blocks table-growth exhaustion.
 pub const DEFAULT_TABLE_ELEMENTS: u64 = 20_000;

@@ -62,8 +62,7 @@ impl Runtime {
         problems.sort_by(|a, b| a.path.cmp(&b.path));
         Problems(problems).into_result()?;
         for h in &hooks {
-            let cargo = built.iter().any(|b| b.hook.slug == h.slug && b.compiled);
-            tracing::debug!(hook = %h.slug, cargo_built = cargo, cranelift_compiled = h.compiled, "loaded");
+            tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
         }
         Ok(Runtime { sandbox, registry: Registry::new(hooks, config.order()), agent_dir: agent_dir.to_path_buf() })
     }

@@ -88,6 +88,7 @@ pub fn begin_delivery(store: &mut Store<HookState>, limits: &Limits) {
     let state = store.data_mut();
     state.deadline = Instant::now() + limits.deadline();
     state.timed_out = false;
+    state.limiter.exceeded = false;
     store.set_epoch_deadline(1);
 }
 

@@ -1,1 +1,16 @@
+//! Integration tests on real components built from `example-hooks/`.
+//!
+//! One test binary, one file per concern (as in Wasmtime's `tests/all`).
+//! Every test shares one build cache (`target/tmp/hookrt-cache`), so the
+//! example hooks compile once per machine and later tests load from cache.
 
+mod common;
+
+mod cache;
+mod config;
+mod discovery;
+mod envelope;
+mod hostile;
+mod limits;
+mod ordering;
+mod sdk;

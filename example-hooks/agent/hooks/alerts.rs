@@ -1,45 +1,31 @@
 //! Alerts on failures: a warning per failed tool call (tool name and call id only, never
-//! its input or output), and an error line with a running count per failed turn/session.
+//! its input or output), and an error line per failed turn or session.
+//!
+//! Each alert carries a key from `idempotency_key`, so the system that receives alerts
+//! can drop the duplicate when a delivery is repeated (delivery is at-least-once).
 
 use hookrt_sdk::prelude::*;
 
 #[derive(Default)]
-pub struct Alerts {
-    failed_actions: u64,
-    failures: u64,
-}
+pub struct Alerts;
 
 impl Alerts {
     fn action_result(&mut self, event: &Event, _cx: &Context) -> HookResult {
         let result: ActionResult = event.data()?;
         if result.status == ActionStatus::Error {
-            self.failed_actions += 1;
-            let count = self.failed_actions.to_string();
+            let key = idempotency_key(event, "tool-failure-alert");
             log::warn(
                 "tool call failed",
-                &[
-                    ("tool", &result.tool),
-                    ("call_id", &result.call_id),
-                    ("failed_so_far", &count),
-                ],
+                &[("tool", &result.tool), ("call_id", &result.call_id), ("alert_key", &key)],
             );
         }
         Ok(())
     }
 
     fn any(&mut self, event: &Event, _cx: &Context) -> HookResult {
-        let failing = [TurnFailed::KIND, SessionFailed::KIND];
-        if failing.contains(&event.kind()) {
-            self.failures += 1;
-            let count = self.failures.to_string();
-            log::error(
-                "agent failure",
-                &[
-                    ("kind", event.kind()),
-                    ("event_id", event.id()),
-                    ("failures_so_far", &count),
-                ],
-            );
+        if [TurnFailed::KIND, SessionFailed::KIND].contains(&event.kind()) {
+            let key = idempotency_key(event, "agent-failure-alert");
+            log::error("agent failure", &[("kind", event.kind()), ("event_id", event.id()), ("alert_key", &key)]);
         }
         Ok(())
     }

@@ -20,6 +20,8 @@ impl MemoryBomb {
                 page[0] = 0xAB;
             }
             self.hoard.push(std::hint::black_box(chunk));
+            // Tests read the last line to see how far the limit let it get.
+            log::debug("holding", &[("mib", &self.hoard.len().to_string())]);
         }
     }
 }

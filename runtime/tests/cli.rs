@@ -1,0 +1,190 @@
+//! The `hookrt` binary as a user runs it: exit codes, messages, JSON lines.
+//! Uses the real example hooks and the build cache shared with `tests/all`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::io::Write;
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn hookrt(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hookrt"));
+    c.args(args).env("HOOKRT_CACHE_DIR", PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache")).env("NO_COLOR", "1");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    hookrt(args).output().expect("hookrt runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn json_lines(out: &Output) -> Vec<Value> {
+    text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("every stdout line is JSON")).collect()
+}
+
+fn copy(from: &Path, to: &Path) {
+    if from.is_dir() {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            copy(&e.path(), &to.join(e.file_name()));
+        }
+    } else {
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(from, to).unwrap();
+    }
+}
+
+/// The example agent's hooks plus the hostile infinite loop, in a temp folder.
+fn agent_with_infinite_loop() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy(&repo().join("example-hooks/agent/hooks"), &dir.path().join("hooks"));
+    copy(&repo().join("example-hooks/hostile/hooks/infinite_loop.rs"), &dir.path().join("hooks/infinite_loop.rs"));
+    fs::write(
+        dir.path().join("hookrt.toml"),
+        "order = [\"audit\"]\n[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\n[hooks.infinite_loop]\nfuel = 2_000_000\ndeadline_ms = 50\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn transcript() -> String {
+    repo().join("example-hooks/agent/transcript.jsonl").display().to_string()
+}
+
+#[test]
+fn check_names_each_problem_and_exits_nonzero() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("hooks")).unwrap();
+    fs::create_dir_all(d.join("channels")).unwrap();
+    for f in ["hooks/audit.rs", "hooks/audit.wasm", "hooks/..escape.rs", "channels/slack.rs"] {
+        fs::write(d.join(f), "").unwrap();
+    }
+    let out = run(&["check", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.starts_with("3 problems found:"), "{err}");
+    for expected in [
+        format!("{}: a `channels/` folder is not supported", d.join("channels").display()),
+        format!("{}: unsafe slug `..escape`", d.join("hooks/..escape.rs").display()),
+        format!("{}: duplicate slug `audit`: {} has the same slug", d.join("hooks/audit.wasm").display(), d.join("hooks/audit.rs").display()),
+    ] {
+        assert!(err.contains(&expected), "missing `{expected}` in:\n{err}");
+    }
+    assert_eq!(err.matches("  fix: ").count(), 3, "every problem has a fix");
+}
+
+#[test]
+fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
+    let dir = agent_with_infinite_loop();
+    let out = run(&["run", dir.path().to_str().unwrap(), "--events", &transcript()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = json_lines(&out);
+    let (summary, deliveries) = lines.split_last().unwrap();
+    let looping: Vec<&Value> = deliveries.iter().filter(|d| d["hook"] == "infinite_loop").collect();
+    assert_eq!(looping.len(), 38, "one wildcard delivery per event");
+    for d in &looping {
+        assert!(d["outcome"] == "out_of_fuel" || d["outcome"] == "timeout", "{d}");
+        assert!(d["fuel_used"].as_u64().unwrap() <= 2_000_000, "{d}");
+    }
+    assert!(deliveries.iter().filter(|d| d["hook"] != "infinite_loop").all(|d| d["outcome"] == "ok"));
+    assert_eq!(summary["summary"]["deliveries"], 125 + 38);
+    assert_eq!(summary["summary"]["outcomes"]["ok"], 125);
+    assert_eq!(summary["summary"]["durability"], "accepted");
+    for key in ["event_id", "kind", "hook", "handler", "attempt", "outcome", "duration_us", "fuel_used"] {
+        assert!(deliveries[0].get(key).is_some(), "delivery lines carry `{key}`");
+    }
+}
+
+#[test]
+fn a_second_run_with_unchanged_hooks_compiles_nothing() {
+    let dir = agent_with_infinite_loop();
+    let args = ["-v", "run", dir.path().to_str().unwrap(), "--events", &transcript()];
+    let first = run(&args);
+    assert!(first.status.success());
+    let second = run(&args);
+    let err = text(&second.stderr);
+    assert!(err.contains("5 hook(s) ready in") && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 5 loaded from cache"), "{err}");
+    assert!(!err.contains("cargo_built=true") && !err.contains("cranelift_compiled=true"));
+}
+
+fn events_with_bad_lines() -> tempfile::NamedTempFile {
+    let good: Vec<String> = fs::read_to_string(transcript()).unwrap().lines().take(3).map(String::from).collect();
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let bad_kind = good[1].replace("turn.started", "trun.started");
+    writeln!(f, "{}\n{{oops\n{}\n{bad_kind}\n{}", good[0], good[1], good[2]).unwrap();
+    f
+}
+
+#[test]
+fn malformed_lines_are_named_by_number_and_the_rest_still_run() {
+    let events = events_with_bad_lines();
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&["run", agent.to_str().unwrap(), "--events", events.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "malformed input makes the run fail after the good lines ran");
+    let err = text(&out.stderr);
+    assert!(err.contains("line 2: not a valid envelope: key must be a string"), "{err}");
+    assert!(err.contains("line 4: unknown event kind `trun.started` (did you mean `turn.started`?)"), "{err}");
+    let lines = json_lines(&out);
+    let ids: Vec<&str> = lines.iter().filter_map(|l| l["event_id"].as_str()).collect();
+    assert!(ids.contains(&"evt_0001") && ids.contains(&"evt_0002") && ids.contains(&"evt_0003"));
+    assert_eq!(lines.last().unwrap()["summary"]["malformed_lines"], 2);
+    assert_eq!(lines.last().unwrap()["summary"]["events"], 3);
+}
+
+#[test]
+fn strict_stops_at_the_first_malformed_line() {
+    let events = events_with_bad_lines();
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&["run", agent.to_str().unwrap(), "--events", events.path().to_str().unwrap(), "--strict"]);
+    assert_eq!(out.status.code(), Some(1));
+    let ids: Vec<String> = json_lines(&out).iter().filter_map(|l| l["event_id"].as_str().map(String::from)).collect();
+    assert!(ids.iter().all(|id| id == "evt_0001"), "nothing after line 2 ran: {ids:?}");
+    assert!(text(&out.stderr).contains("stopping at line 2 (--strict)"));
+}
+
+#[test]
+fn events_can_come_from_stdin() {
+    let agent = repo().join("example-hooks/agent");
+    let mut child = hookrt(&["run", agent.to_str().unwrap(), "--events", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = fs::read_to_string(transcript()).unwrap().lines().next().unwrap().to_owned();
+    child.stdin.take().unwrap().write_all(first.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines = json_lines(&out);
+    assert_eq!(lines.last().unwrap()["summary"]["events"], 1);
+}
+
+#[test]
+fn audit_json_reports_the_real_configuration() {
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&["audit", agent.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hooks = report["hooks"].as_array().unwrap();
+    let slugs: Vec<&str> = hooks.iter().map(|h| h["slug"].as_str().unwrap()).collect();
+    assert_eq!(slugs, ["audit", "alerts", "observability/metrics", "policy"]);
+    let metrics = &hooks[2];
+    assert_eq!(metrics["instance"], "reuse");
+    assert_eq!(metrics["limits"]["fuel"], 5_000_000);
+    assert_eq!(metrics["limits"]["deadline_ms"], 200);
+    assert_eq!(metrics["limits"]["memory_bytes"], 32 << 20);
+    assert_eq!(hooks[3]["source_kind"], "crate");
+    assert_eq!(hooks[1]["subscriptions"], serde_json::json!(["action.result", "*"]));
+    assert!(hooks.iter().all(|h| h["imports"].as_array().unwrap().iter().any(|i| i == "hookrt:hook/log@0.1.0")));
+    assert!(hooks.iter().all(|h| h["component_sha256"].as_str().unwrap().len() == 64));
+}

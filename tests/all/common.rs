@@ -1,0 +1,107 @@
+//! Shared helpers: the example folders, the shared cache, temporary agents.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use hookrt::build::BuildOptions;
+use hookrt::{Delivery, Envelope, Runtime};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// `example-hooks/<rel>`.
+pub fn example(rel: &str) -> PathBuf {
+    repo().join("example-hooks").join(rel)
+}
+
+/// Build options with the cache shared by every test.
+pub fn opts() -> BuildOptions {
+    let mut o = BuildOptions::for_agent(&repo());
+    o.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    o
+}
+
+/// Loads an agent folder with the shared cache, failing the test with every problem.
+pub fn load(agent: &Path) -> Runtime {
+    match Runtime::load(agent, &opts(), &mut |_| {}) {
+        Ok(rt) => rt,
+        Err(p) => panic!("loading {} failed:\n{p}", agent.display()),
+    }
+}
+
+/// The example transcript, parsed.
+pub fn transcript() -> Vec<Envelope> {
+    let text = fs::read_to_string(example("agent/transcript.jsonl")).expect("transcript");
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| Envelope::from_json(l).expect("valid envelope")).collect()
+}
+
+/// Runs every event of the transcript; returns all deliveries in order.
+pub fn run_transcript(rt: &Runtime) -> Vec<Delivery> {
+    transcript().iter().flat_map(|e| rt.dispatch(e).expect("dispatch").deliveries).collect()
+}
+
+/// A temporary agent folder assembled from example hooks.
+pub struct TempAgent {
+    pub dir: tempfile::TempDir,
+}
+
+impl TempAgent {
+    pub fn new() -> TempAgent {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir(dir.path().join("hooks")).expect("hooks dir");
+        TempAgent { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Copies `example-hooks/<from>` (file or folder) to `hooks/<to>`.
+    pub fn hook(self, from: &str, to: &str) -> TempAgent {
+        copy(&example(from), &self.path().join("hooks").join(to)).expect("copy hook");
+        self
+    }
+
+    /// Writes `hooks/<to>` with `text`.
+    pub fn file(self, to: &str, text: &str) -> TempAgent {
+        let p = self.path().join(to);
+        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        fs::write(p, text).expect("write");
+        self
+    }
+
+    /// Writes `hookrt.toml`.
+    pub fn config(self, text: &str) -> TempAgent {
+        self.file("hookrt.toml", text)
+    }
+}
+
+pub fn copy(from: &Path, to: &Path) -> Result<()> {
+    if from.is_dir() {
+        fs::create_dir_all(to)?;
+        for entry in fs::read_dir(from)? {
+            let entry = entry?;
+            if entry.file_name() == "target" {
+                continue;
+            }
+            copy(&entry.path(), &to.join(entry.file_name()))?;
+        }
+    } else {
+        fs::create_dir_all(to.parent().context("parent")?)?;
+        fs::copy(from, to).with_context(|| format!("copy {}", from.display()))?;
+    }
+    Ok(())
+}
+
+/// `(hook, handler, outcome)` of each delivery, for exact comparisons.
+pub fn triples(ds: &[Delivery]) -> Vec<(String, String, String)> {
+    ds.iter().map(|d| (d.hook.clone(), d.handler.clone(), d.outcome.to_string())).collect()
+}
+
+/// The value of field `key` in the last log line of a delivery that has it.
+pub fn last_field(d: &Delivery, key: &str) -> Option<String> {
+    d.logs.iter().rev().find_map(|l| l.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
+}

@@ -1,0 +1,39 @@
+//! Containment: each hostile hook ends with its own outcome; nothing else fails.
+
+use hookrt::Outcome;
+
+use crate::common::{example, last_field, load, run_transcript, transcript};
+
+#[test]
+fn each_hostile_hook_is_contained_with_its_outcome_and_the_witness_never_fails() {
+    let rt = load(&example("hostile"));
+    let events = transcript().len();
+    let deliveries = run_transcript(&rt);
+    assert_eq!(deliveries.len(), events * 8, "8 wildcard hooks see every event");
+
+    let mut flaky = 0;
+    for d in &deliveries {
+        let expected = match d.hook.as_str() {
+            "deep_recursion" | "panic" => Outcome::Trap,
+            "fails" => Outcome::Error,
+            "infinite_loop" => Outcome::OutOfFuel,
+            "memory_bomb" => Outcome::OutOfMemory,
+            "log_flood" | "witness" => Outcome::Ok,
+            "flaky" => {
+                flaky += 1;
+                let n: u32 = last_field(d, "n_in_instance").expect("flaky logs its count").parse().unwrap();
+                assert_eq!(n, (flaky - 1) % 3 + 1, "a trapped instance is replaced: the count restarts at 1");
+                if n == 3 { Outcome::Trap } else { Outcome::Ok }
+            }
+            other => panic!("unexpected hook {other}"),
+        };
+        assert_eq!(d.outcome, expected, "{} on {}: {:?}", d.hook, d.event_id, d.error);
+    }
+    let by = |hook: &'static str| deliveries.iter().filter(move |d| d.hook == hook);
+    assert!(by("panic").all(|d| d.error.as_deref().unwrap_or("").contains("hostile hook panicked on purpose")));
+    assert!(by("fails").all(|d| d.error.as_deref().unwrap_or("").starts_with("refusing:")));
+    assert!(by("log_flood").all(|d| d.output_truncated), "the flood is cut at output_bytes");
+    let kept: usize = by("log_flood").map(|d| d.logs.iter().map(|l| l.message.len()).sum::<usize>()).max().unwrap();
+    assert!(kept <= 4096, "log_flood kept {kept} bytes of log messages over its 4096-byte cap");
+    assert_eq!(by("witness").count(), events);
+}

@@ -1,0 +1,63 @@
+//! Limits: fuel, deadline and memory come from hookrt.toml and stop the hook
+//! with the outcome that names them.
+
+use hookrt::Outcome;
+
+use crate::common::{TempAgent, last_field, load, transcript};
+
+fn first_delivery(agent: &TempAgent) -> hookrt::Delivery {
+    let rt = load(agent.path());
+    let event = &transcript()[0];
+    let mut ds = rt.dispatch(event).unwrap().deliveries;
+    assert_eq!(ds.len(), 1);
+    ds.remove(0)
+}
+
+#[test]
+fn fuel_limit_is_taken_from_hookrt_toml() {
+    for fuel in [1_000_000u64, 3_000_000] {
+        let agent = TempAgent::new()
+            .hook("hostile/hooks/infinite_loop.rs", "spin.rs")
+            .config(&format!("[hooks.spin]\nfuel = {fuel}\ndeadline_ms = 60000\n"));
+        let d = first_delivery(&agent);
+        assert_eq!(d.outcome, Outcome::OutOfFuel);
+        assert_eq!(d.fuel_used, fuel, "the hook burned exactly its configured fuel");
+    }
+}
+
+#[test]
+fn deadline_is_taken_from_hookrt_toml() {
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/infinite_loop.rs", "spin.rs")
+        .config("[hooks.spin]\nfuel = 10_000_000_000\ndeadline_ms = 40\n");
+    let d = first_delivery(&agent);
+    assert_eq!(d.outcome, Outcome::Timeout, "{:?}", d.error);
+    // Only the lower bound is asserted: the upper bound depends on machine load.
+    assert!(d.duration_us >= 40_000, "interrupted after {} us, before its 40 ms deadline", d.duration_us);
+    assert!(d.fuel_used < 10_000_000_000);
+}
+
+#[test]
+fn memory_limit_is_taken_from_hookrt_toml() {
+    let mut reached = Vec::new();
+    for mib in [6u64, 12] {
+        let agent = TempAgent::new()
+            .hook("hostile/hooks/memory_bomb.rs", "bomb.rs")
+            .config(&format!("[hooks.bomb]\nmemory_mib = {mib}\nfuel = 10_000_000_000\ndeadline_ms = 60000\n"));
+        let d = first_delivery(&agent);
+        assert_eq!(d.outcome, Outcome::OutOfMemory, "{:?}", d.error);
+        let held: u64 = last_field(&d, "mib").expect("bomb logs each MiB").parse().unwrap();
+        assert!(held < mib && held + 4 >= mib, "held {held} MiB under a {mib} MiB limit");
+        reached.push(held);
+    }
+    assert!(reached[1] > reached[0]);
+}
+
+#[test]
+fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs").config("[hooks.witness]\nmemory_mib = 1\n");
+    // The hook cannot even report its subscriptions: the load names it.
+    let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {}).err().expect("load fails");
+    assert_eq!(err.0.len(), 1);
+    assert!(err.0[0].message.starts_with("failed while reporting its subscriptions (out_of_memory)"), "{}", err.0[0].message);
+}

@@ -1,0 +1,6 @@
+# Sourced by the other scripts: makes sure the pinned toolchain and the hook
+# target exist (rustup does not auto-install when RUSTUP_AUTO_INSTALL=0).
+channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
+if ! rustup target list --installed --toolchain "$channel" 2>/dev/null | grep -qx wasm32-wasip2; then
+    rustup toolchain install "$channel" --profile minimal --target wasm32-wasip2
+fi

@@ -45,7 +45,42 @@ pub struct HookSettings {
     pub limits: Limits,
     /// Instance reuse policy.
     pub instance: InstancePolicy,
+    /// A critical hook's final failure fails the turn (see `cascade`); an
+    /// optional hook's is only recorded.
+    pub critical: bool,
+    /// How failed deliveries are retried before they are dead-lettered.
+    pub retry: RetryPolicy,
 }
+
+/// Retries of a failed delivery: `max_attempts` in all (1 = no retry), waiting
+/// `backoff_ms`, doubled after each attempt, between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct RetryPolicy {
+    /// Attempts in all, including the first.
+    pub max_attempts: u32,
+    /// Wait before the second attempt, in milliseconds.
+    pub backoff_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { max_attempts: 1, backoff_ms: 100 }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `next` (2 or more).
+    pub fn backoff(&self, next: u32) -> std::time::Duration {
+        let doublings = next.saturating_sub(2).min(16);
+        std::time::Duration::from_millis(self.backoff_ms.saturating_mul(1 << doublings).min(MAX_BACKOFF_MS))
+    }
+}
+
+/// Longest wait between two attempts: retries run in order with the hook's
+/// other deliveries, so a long wait holds up every later event.
+pub const MAX_BACKOFF_MS: u64 = 60_000;
+/// Most attempts a delivery may get.
+pub const MAX_ATTEMPTS: u64 = 20;
 
 /// One table of per-hook keys, as written (`[defaults]` or `[hooks."slug"]`).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -60,6 +95,9 @@ struct RawSettings {
     memories: Option<u64>,
     output_bytes: Option<u64>,
     instance: Option<InstancePolicy>,
+    critical: Option<bool>,
+    max_attempts: Option<u64>,
+    backoff_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -181,10 +219,13 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
     if let Some(v) = raw.memories { l.memories = v }
     if let Some(v) = raw.output_bytes { l.output_bytes = v }
     if let Some(v) = raw.instance { s.instance = v }
+    if let Some(v) = raw.critical { s.critical = v }
+    if let Some(v) = raw.max_attempts { s.retry.max_attempts = v as u32 }
+    if let Some(v) = raw.backoff_ms { s.retry.backoff_ms = v }
 }
 
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
-    let checks: [(&str, Option<u64>, u64); 8] = [
+    let checks: [(&str, Option<u64>, u64); 10] = [
         ("fuel", raw.fuel, limits::MAX_FUEL),
         ("deadline_ms", raw.deadline_ms, limits::MAX_DEADLINE.as_millis() as u64),
         ("memory_mib", raw.memory_mib, limits::MAX_MEMORY_BYTES >> 20),
@@ -193,6 +234,8 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
         ("tables", raw.tables, 1_000),
         ("memories", raw.memories, 100),
         ("output_bytes", raw.output_bytes, limits::MAX_OUTPUT_BYTES),
+        ("max_attempts", raw.max_attempts, MAX_ATTEMPTS),
+        ("backoff_ms", raw.backoff_ms, MAX_BACKOFF_MS),
     ];
     for (key, value, max) in checks {
         match value {

@@ -183,6 +183,45 @@ impl Envelope {
     }
 }
 
+/// Feeds optional text parts to a hash, each tagged and length-prefixed, so
+/// absent differs from empty and no two part lists hash the same bytes.
+pub(crate) fn hash_parts(h: &mut Sha256, parts: &[Option<&str>]) {
+    for part in parts {
+        match part {
+            None => h.update([0]),
+            Some(p) => {
+                h.update([1]);
+                h.update((p.len() as u64).to_le_bytes());
+                h.update(p.as_bytes());
+            }
+        }
+    }
+}
+
+/// The current UTC time as RFC 3339 with milliseconds.
+pub fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_millis()
+    )
+}
+
 /// Whether `s` is an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`,
 /// with fields in range (the day is checked against 31, not the month's length).
 fn is_rfc3339(s: &str) -> bool {
@@ -222,18 +261,7 @@ fn is_rfc3339(s: &str) -> bool {
 /// same key.
 pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
     let mut h = Sha256::new();
-    // Each part is tagged and length-prefixed: absent differs from empty, and
-    // no two coordinate sets hash the same bytes.
-    for part in [Some(c.agent.as_str()), c.subagent.as_deref(), Some(c.session.as_str()), c.turn.as_deref(), c.step.as_deref(), Some(kind)] {
-        match part {
-            None => h.update([0]),
-            Some(p) => {
-                h.update([1]);
-                h.update((p.len() as u64).to_le_bytes());
-                h.update(p.as_bytes());
-            }
-        }
-    }
+    hash_parts(&mut h, &[Some(c.agent.as_str()), c.subagent.as_deref(), Some(c.session.as_str()), c.turn.as_deref(), c.step.as_deref(), Some(kind)]);
     h.update(c.sequence.to_le_bytes());
     format!("ik1-{}", &hex::encode(h.finalize())[..32])
 }
@@ -263,6 +291,13 @@ mod tests {
         for bad in ["2026-11-30 09:00:00Z", "2026-11-30T09:00:00", "2026-13-30T09:00:00Z", "2026-11-30T09:00:00.Z", "2026-11-30T09:00:00+0100", "yesterday", ""] {
             assert!(!is_rfc3339(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn now_is_a_valid_timestamp() {
+        let now = now_rfc3339();
+        assert!(is_rfc3339(&now), "{now}");
+        assert!(now.as_str() > "2026-01-01");
     }
 
     #[test]

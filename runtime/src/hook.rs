@@ -64,6 +64,9 @@ pub struct CallResult {
     pub error: Option<String>,
     /// What the hook wrote.
     pub output: Output,
+    /// The runtime interrupted it to shut down: not an outcome of the hook,
+    /// and the delivery must stay unacked.
+    pub cancelled: bool,
 }
 
 impl LoadedHook {
@@ -167,6 +170,7 @@ impl LoadedHook {
                     fuel_used: sandbox::fuel_used(&store, limits),
                     error,
                     output: store.data().capture.take(),
+                    cancelled: false,
                 };
                 // A handler that returned (even an error) left its instance sound.
                 if reuse {
@@ -193,6 +197,7 @@ impl LoadedHook {
             fuel_used: sandbox::fuel_used(store, &self.settings.limits),
             error: Some(error),
             output,
+            cancelled: store.data().cancelled,
         }
     }
 

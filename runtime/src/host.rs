@@ -6,6 +6,8 @@
 //! import, and a resource limiter that records which limit a hook hit so the
 //! delivery's outcome can name it.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use wasmtime::component::ResourceTable;
@@ -28,11 +30,15 @@ pub struct HookState {
     pub deadline: Instant,
     /// Set by the epoch callback when it interrupted the hook for the deadline.
     pub timed_out: bool,
+    /// Set by the epoch callback when it interrupted the hook because the
+    /// runtime is shutting down (the delivery is left unacked, not failed).
+    pub cancelled: bool,
+    cancel: Arc<AtomicBool>,
 }
 
 impl HookState {
-    /// A fresh state for a store with `limits`.
-    pub fn new(limits: &Limits) -> Self {
+    /// A fresh state for a store with `limits`; `cancel` interrupts it from outside.
+    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>) -> Self {
         let capture = Capture::new(usize::try_from(limits.output_bytes).unwrap_or(usize::MAX));
         let wasi = WasiCtxBuilder::new()
             .stdout(capture.stream(Stream::Stdout))
@@ -48,12 +54,20 @@ impl HookState {
             limiter: Limiter::new(limits),
             deadline: Instant::now(),
             timed_out: false,
+            cancelled: false,
+            cancel,
         }
     }
 
-    /// Whether the running delivery should be interrupted now.
-    pub fn should_interrupt(&self) -> bool {
-        Instant::now() >= self.deadline
+    /// Called at each epoch tick: whether to interrupt the running delivery
+    /// now, recording why.
+    pub fn check_interrupt(&mut self) -> bool {
+        if self.cancel.load(Ordering::Relaxed) {
+            self.cancelled = true;
+        } else if Instant::now() >= self.deadline {
+            self.timed_out = true;
+        }
+        self.cancelled || self.timed_out
     }
 }
 

@@ -32,6 +32,7 @@ pub struct SandboxError(String);
 pub struct Sandbox {
     engine: Engine,
     linker: Linker<HookState>,
+    cancel: Arc<AtomicBool>,
     _ticker: Ticker,
 }
 
@@ -50,7 +51,23 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
         DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
         let ticker = Ticker::start(engine.clone()).map_err(|e| SandboxError(format!("epoch ticker thread: {e}")))?;
-        Ok(Sandbox { engine, linker, _ticker: ticker })
+        Ok(Sandbox { engine, linker, cancel: Arc::new(AtomicBool::new(false)), _ticker: ticker })
+    }
+
+    /// Interrupts every running delivery at the next epoch tick, and every
+    /// later one at once, until [`Sandbox::resume`].
+    pub fn cancel_all(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Sandbox::cancel_all`] is in force.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// The flag [`Sandbox::cancel_all`] sets, for another thread to set it.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
     }
 
     /// The shared engine.
@@ -67,15 +84,10 @@ impl Sandbox {
     /// A store for one hook with `limits` applied; fuel and deadline are set per
     /// delivery by [`begin_delivery`].
     pub fn new_store(&self, limits: &Limits) -> Store<HookState> {
-        let mut store = Store::new(&self.engine, HookState::new(limits));
+        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone()));
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut cx| {
-            if cx.data().should_interrupt() {
-                cx.data_mut().timed_out = true;
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Continue(1))
-            }
+            if cx.data_mut().check_interrupt() { Ok(UpdateDeadline::Interrupt) } else { Ok(UpdateDeadline::Continue(1)) }
         });
         store
     }
@@ -88,6 +100,7 @@ pub fn begin_delivery(store: &mut Store<HookState>, limits: &Limits) {
     let state = store.data_mut();
     state.deadline = Instant::now() + limits.deadline();
     state.timed_out = false;
+    state.cancelled = false;
     state.limiter.exceeded = false;
     store.set_epoch_deadline(1);
 }

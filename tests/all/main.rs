@@ -7,6 +7,7 @@
 mod common;
 
 mod cache;
+mod components;
 mod config;
 mod discovery;
 mod envelope;

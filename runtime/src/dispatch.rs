@@ -8,42 +8,57 @@
 use crate::bindings::{WitCoordinates, WitDurability, WitEnvelope};
 use crate::delivery::{Delivery, EventReport};
 use crate::envelope::{Durability, Envelope, EnvelopeError};
+use crate::hook::LoadedHook;
 use crate::registry::Registry;
 use crate::sandbox::Sandbox;
 
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
 pub fn dispatch(sandbox: &Sandbox, registry: &Registry, envelope: &Envelope, durability: Durability) -> Result<EventReport, EnvelopeError> {
     // The WIT record is built once per event and lent to every hook.
-    let wit = to_wit(envelope, durability)?;
-    let hooks = registry.hooks();
+    let mut wit = to_wit(envelope, durability)?;
     let deliveries = registry
         .plan(&envelope.kind)
         .into_iter()
-        .map(|planned| {
-            let hook = &hooks[planned.index];
-            let r = hook.call(sandbox, &wit, planned.handler);
-            let d = Delivery {
-                event_id: envelope.id.clone(),
-                kind: envelope.kind.clone(),
-                hook: hook.slug.to_string(),
-                handler: planned.handler.to_owned(),
-                attempt: envelope.attempt,
-                outcome: r.outcome,
-                duration_us: r.duration_us,
-                fuel_used: r.fuel_used,
-                error: r.error,
-                output_truncated: r.output.truncated,
-                logs: r.output.logs,
-                console: r.output.stdout + &r.output.stderr,
-            };
-            trace_delivery(&d);
-            d
-        })
+        .map(|planned| deliver(sandbox, &registry.hooks()[planned.index], envelope, &mut wit, planned.handler, envelope.attempt).0)
         .collect();
     Ok(EventReport { event_id: envelope.id.clone(), kind: envelope.kind.clone(), deliveries })
 }
 
-fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope, EnvelopeError> {
+/// Runs one delivery of `envelope` (already converted to `wit`) to `hook`'s
+/// `handler` as attempt `attempt`. The flag is true when the runtime cancelled
+/// it (shutdown): then the record is not an outcome of the hook.
+pub(crate) fn deliver(
+    sandbox: &Sandbox,
+    hook: &LoadedHook,
+    envelope: &Envelope,
+    wit: &mut WitEnvelope,
+    handler: &str,
+    attempt: u32,
+) -> (Delivery, bool) {
+    wit.attempt = attempt;
+    let r = hook.call(sandbox, wit, handler);
+    let d = Delivery {
+        event_id: envelope.id.clone(),
+        kind: envelope.kind.clone(),
+        hook: hook.slug.to_string(),
+        handler: handler.to_owned(),
+        attempt,
+        outcome: r.outcome,
+        duration_us: r.duration_us,
+        fuel_used: r.fuel_used,
+        error: r.error,
+        output_truncated: r.output.truncated,
+        logs: r.output.logs,
+        console: r.output.stdout + &r.output.stderr,
+    };
+    if !r.cancelled {
+        trace_delivery(&d);
+    }
+    (d, r.cancelled)
+}
+
+/// The envelope as the WIT record hooks receive.
+pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope, EnvelopeError> {
     let c = &e.coordinates;
     Ok(WitEnvelope {
         schema_version: e.schema_version,

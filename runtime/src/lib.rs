@@ -20,11 +20,15 @@
 //! - [`delivery`] and [`outcome`]: the record of each delivery.
 //! - [`audit`]: what each hook is and what binds it.
 //! - [`runtime`]: the facade tying the stages together.
+//! - [`service`]: the runtime in the background: `emit`, receipts, batches, shutdown.
+//! - [`journal`]: the durable store of events, acks and dead letters (SQLite, WAL).
+//! - [`cascade`]: what a critical hook's final failure turns into.
 
 pub mod audit;
 mod bindings;
 pub mod build;
 pub mod cache;
+pub mod cascade;
 pub mod capture;
 pub mod config;
 pub mod delivery;
@@ -32,6 +36,7 @@ pub mod discovery;
 pub mod dispatch;
 pub mod envelope;
 pub mod hook;
+pub mod journal;
 pub mod host;
 pub mod limits;
 pub mod outcome;
@@ -39,6 +44,7 @@ pub mod problem;
 pub mod registry;
 pub mod runtime;
 pub mod sandbox;
+pub mod service;
 pub mod slug;
 pub mod vocabulary;
 
@@ -52,4 +58,5 @@ pub use envelope::{Durability, Envelope};
 pub use outcome::Outcome;
 pub use problem::{Problem, Problems};
 pub use runtime::Runtime;
+pub use service::{HookService, Receipt};
 pub use slug::Slug;

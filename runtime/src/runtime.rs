@@ -72,6 +72,14 @@ impl Runtime {
         self.registry.hooks()
     }
 
+    pub(crate) fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
     /// The agent folder this runtime was loaded from.
     pub fn agent_dir(&self) -> &Path {
         &self.agent_dir

@@ -12,6 +12,7 @@ mod config;
 mod discovery;
 mod envelope;
 mod hostile;
+mod journal;
 mod limits;
 mod ordering;
 mod sdk;

@@ -1,5 +1,6 @@
 //! The `hookrt` command: check, build, run and audit an agent folder's hooks.
 
+mod journal;
 mod run;
 
 use std::path::{Path, PathBuf};
@@ -42,6 +43,9 @@ enum Command {
     },
     /// Run JSONL event envelopes through the hooks; print one JSON line per delivery.
     Run(run::RunArgs),
+    /// Inspect a journal, or re-drive its dead letters.
+    #[command(subcommand)]
+    Journal(journal::JournalCommand),
     /// Show what each hook is and what binds it.
     Audit {
         /// The agent folder.
@@ -57,6 +61,8 @@ fn main() -> ExitCode {
     init_tracing(cli.verbose);
     match execute(cli) {
         Ok(code) => code,
+        // A reader that stopped early (`| head`) is not an error of ours.
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hookrt: {e:#}");
             ExitCode::FAILURE
@@ -109,8 +115,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 Ok(rt) => rt,
                 Err(p) => return Ok(report(&p)),
             };
-            run::run(&rt, &args)
+            run::run(rt, &args)
         }
+        Command::Journal(cmd) => journal::journal(cmd),
         Command::Audit { dir, json } => Ok(match load(&dir, cache) {
             Ok(rt) => {
                 let report = hookrt::audit::audit(&rt);

@@ -1,79 +1,124 @@
 //! `hookrt run`: JSONL envelopes in, one JSON line per delivery out.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
-use hookrt::{Envelope, Outcome, Runtime};
+use hookrt::service::{HookService, PendingReceipt};
+use hookrt::{Durability, Envelope, Outcome, Runtime};
+
+/// Receipts waited for at once; bounds memory on long streams.
+const RECEIPT_WINDOW: usize = 1024;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// The agent folder.
     pub dir: PathBuf,
-    /// JSONL file of event envelopes, or `-` for stdin.
+    /// JSONL file of event envelopes, or `-` for stdin. Optional with --journal
+    /// (then only unacked deliveries from earlier runs are delivered).
+    #[arg(long, required_unless_present = "journal")]
+    pub events: Option<PathBuf>,
+    /// Commit every event to this journal (SQLite) before any hook sees it:
+    /// durability `persisted`, at-least-once delivery across crashes.
     #[arg(long)]
-    pub events: PathBuf,
+    pub journal: Option<PathBuf>,
     /// Stop at the first malformed line instead of reporting it and going on.
     #[arg(long)]
     pub strict: bool,
     /// Include each delivery's log lines and console output in its JSON line.
     #[arg(long)]
     pub logs: bool,
+    /// How long to let queued deliveries finish at the end before cancelling them.
+    #[arg(long, default_value = "30", value_name = "SECONDS")]
+    pub drain_timeout: u64,
 }
 
-pub fn run(rt: &Runtime, args: &RunArgs) -> Result<ExitCode> {
-    let input: Box<dyn BufRead> = if args.events.as_os_str() == "-" {
-        Box::new(BufReader::new(std::io::stdin()))
-    } else {
-        let f = std::fs::File::open(&args.events).with_context(|| format!("cannot open events file {}", args.events.display()))?;
-        Box::new(BufReader::new(f))
-    };
-    let source = args.events.display().to_string();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut counts: BTreeMap<&'static str, u64> = Outcome::ALL.iter().map(|o| (o.as_str(), 0)).collect();
-    let (mut events, mut deliveries, mut malformed) = (0u64, 0u64, 0u64);
-    for (i, line) in input.lines().enumerate() {
-        let n = i + 1;
-        let line = line.with_context(|| format!("{source}: cannot read line {n}"))?;
-        if line.trim().is_empty() {
-            continue;
+pub fn run(rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
+    let logs = args.logs;
+    // Each delivery is written (and flushed into the pipe) before it is acked,
+    // so output never misses a delivery the journal counts as done.
+    let observer = Box::new(move |d: &hookrt::Delivery| {
+        let mut v = serde_json::to_value(d).unwrap_or_default();
+        if logs {
+            v["logs"] = serde_json::to_value(&d.logs).unwrap_or_default();
+            v["console"] = serde_json::Value::String(d.console.clone());
         }
-        let report = Envelope::from_json(&line).and_then(|env| rt.dispatch(&env));
-        let report = match report {
-            Ok(r) => r,
-            Err(e) => {
-                malformed += 1;
-                eprintln!("hookrt: {source} line {n}: {e}");
-                if args.strict {
-                    eprintln!("hookrt: stopping at line {n} (--strict)");
-                    break;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{v}");
+        let _ = out.flush();
+    });
+    let service = HookService::start(rt, args.journal.as_deref(), observer)?;
+    let durability = service.durability();
+    let (mut malformed, mut refused, mut duplicates) = (0u64, 0u64, 0u64);
+    if let Some(events) = &args.events {
+        let input: Box<dyn BufRead> = if events.as_os_str() == "-" {
+            Box::new(BufReader::new(std::io::stdin()))
+        } else {
+            let f = std::fs::File::open(events).with_context(|| format!("cannot open events file {}", events.display()))?;
+            Box::new(BufReader::new(f))
+        };
+        let source = events.display().to_string();
+        let mut pending: Vec<PendingReceipt> = Vec::new();
+        let mut settle = |pending: &mut Vec<PendingReceipt>| {
+            for p in pending.drain(..) {
+                match p.wait() {
+                    Ok(r) if r.duplicate => duplicates += 1,
+                    Ok(_) => {}
+                    Err(e) => {
+                        refused += 1;
+                        eprintln!("hookrt: {e}");
+                    }
                 }
-                continue;
             }
         };
-        events += 1;
-        for d in &report.deliveries {
-            deliveries += 1;
-            *counts.entry(d.outcome.as_str()).or_default() += 1;
-            let mut v = serde_json::to_value(d)?;
-            if args.logs {
-                v["logs"] = serde_json::to_value(&d.logs)?;
-                v["console"] = serde_json::Value::String(d.console.clone());
+        for (i, line) in input.lines().enumerate() {
+            let n = i + 1;
+            let line = line.with_context(|| format!("{source}: cannot read line {n}"))?;
+            if line.trim().is_empty() {
+                continue;
             }
-            writeln!(out, "{v}")?;
+            match Envelope::from_json(&line) {
+                Ok(env) => pending.push(service.submit(env)),
+                Err(e) => {
+                    malformed += 1;
+                    eprintln!("hookrt: {source} line {n}: {e}");
+                    if args.strict {
+                        eprintln!("hookrt: stopping at line {n} (--strict)");
+                        break;
+                    }
+                }
+            }
+            if pending.len() >= RECEIPT_WINDOW {
+                settle(&mut pending);
+            }
         }
+        settle(&mut pending);
     }
+    service.flush_blocking();
+    let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
+    let outcomes: std::collections::BTreeMap<&str, u64> =
+        Outcome::ALL.iter().map(|o| (o.as_str(), stats.outcomes.get(o).copied().unwrap_or(0))).collect();
+    let note = match durability {
+        Durability::Persisted => "every event was committed to the journal before any hook saw it",
+        Durability::Accepted => "events were held in memory only, so hooks saw durability `accepted`, never `persisted`",
+    };
     let summary = serde_json::json!({"summary": {
-        "events": events,
-        "deliveries": deliveries,
-        "outcomes": counts,
+        "events": stats.events,
+        "duplicates": duplicates,
+        "deliveries": stats.deliveries,
+        "repeats": stats.repeats,
+        "outcomes": outcomes,
+        "optional_failures": stats.optional_failures,
+        "critical_failures": stats.critical_failures,
+        "cascades": stats.cascades,
+        "left_unacked": stats.left_unacked,
         "malformed_lines": malformed,
-        "durability": "accepted",
-        "note": "events were held in memory only, so hooks saw durability `accepted`, never `persisted`",
+        "refused": refused,
+        "durability": durability.as_str(),
+        "note": note,
     }});
-    writeln!(out, "{summary}")?;
-    Ok(if malformed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    println!("{summary}");
+    Ok(if malformed > 0 || refused > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

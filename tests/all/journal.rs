@@ -1,0 +1,166 @@
+//! The journal: persisted receipts, deduplication, recovery, retries, dead
+//! letters and shutdown, through the embedding API on real components.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hookrt::journal::{Journal, Plan};
+use hookrt::service::{HookService, Stats};
+use hookrt::{Delivery, Durability, Envelope, Outcome};
+
+use crate::common::{TempAgent, load, transcript};
+
+/// Starts a service on `agent` recording every delivery.
+pub fn start(agent: &Path, journal: Option<&Path>) -> (HookService, Arc<Mutex<Vec<Delivery>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let service = HookService::start(load(agent), journal, Box::new(move |d: &Delivery| sink.lock().unwrap().push(d.clone()))).unwrap();
+    (service, seen)
+}
+
+/// Emits `events`, waits until all are delivered, stops.
+pub fn run_all(service: HookService, events: &[Envelope]) -> Stats {
+    let pending: Vec<_> = events.iter().map(|e| service.submit(e.clone())).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+    service.shutdown_blocking(Duration::from_secs(30))
+}
+
+fn witness() -> TempAgent {
+    TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs")
+}
+
+#[test]
+fn a_persisted_receipt_means_the_event_is_already_committed() {
+    let agent = witness();
+    let db = agent.path().join("journal.db");
+    let (service, _) = start(agent.path(), Some(&db));
+    let event = transcript()[0].clone();
+    let receipt = service.submit(event.clone()).wait().unwrap();
+    assert_eq!(receipt.durability, Durability::Persisted);
+    // Another connection sees the row as soon as the receipt exists.
+    assert_eq!(Journal::open(&db).unwrap().status().unwrap().events, 1);
+    service.shutdown_blocking(Duration::from_secs(10));
+}
+
+#[test]
+fn without_a_journal_receipts_say_accepted() {
+    let agent = witness();
+    let (service, seen) = start(agent.path(), None);
+    let receipt = service.submit(transcript()[0].clone()).wait().unwrap();
+    assert_eq!((receipt.durability, receipt.seq), (Durability::Accepted, None));
+    run_all(service, &[]);
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_resubmitted_event_id_is_stored_once_and_gets_the_original_receipt() {
+    let agent = witness();
+    let db = agent.path().join("journal.db");
+    let (service, seen) = start(agent.path(), Some(&db));
+    let event = transcript()[0].clone();
+    let first = service.submit(event.clone()).wait().unwrap();
+    let again = service.submit(event.clone()).wait().unwrap();
+    assert!(!first.duplicate && again.duplicate);
+    assert_eq!(first.seq, again.seq);
+    let stats = run_all(service, &[]);
+    assert_eq!((stats.events, stats.duplicates), (1, 1));
+    assert_eq!(seen.lock().unwrap().len(), 1, "delivered once");
+
+    // Across a restart too.
+    let (service, seen) = start(agent.path(), Some(&db));
+    let later = service.submit(event).wait().unwrap();
+    assert!(later.duplicate);
+    assert_eq!(later.seq, first.seq);
+    run_all(service, &[]);
+    assert!(seen.lock().unwrap().is_empty());
+    let status = Journal::open(&db).unwrap().status().unwrap();
+    assert_eq!((status.events, status.done, status.pending), (1, 1, 0));
+}
+
+#[test]
+fn unacked_deliveries_run_again_with_the_next_attempt_in_their_original_order() {
+    let agent = witness().hook("agent/hooks/audit.rs", "audit.rs");
+    let db = agent.path().join("journal.db");
+    // As if hookrt crashed right after the commit: events stored, nothing acked.
+    let events: Vec<Envelope> = transcript().into_iter().take(5).collect();
+    let plan: Plan = vec![("audit".into(), "*".into()), ("witness".into(), "*".into())];
+    let batch: Vec<_> = events.iter().map(|e| (e, &plan, "agent")).collect();
+    Journal::open(&db).unwrap().insert(&batch).unwrap();
+
+    let (service, seen) = start(agent.path(), Some(&db));
+    let stats = run_all(service, &[]);
+    let got: Vec<(String, String, u32)> = seen.lock().unwrap().iter().map(|d| (d.event_id.clone(), d.hook.clone(), d.attempt)).collect();
+    let want: Vec<(String, String, u32)> =
+        events.iter().flat_map(|e| [(e.id.clone(), "audit".to_string(), 2), (e.id.clone(), "witness".to_string(), 2)]).collect();
+    assert_eq!(got, want, "same event ids, original per-hook order, attempt 2");
+    assert_eq!(stats.repeats, 10);
+    let status = Journal::open(&db).unwrap().status().unwrap();
+    assert_eq!((status.done, status.pending, status.repeated), (10, 0, 10));
+}
+
+const FAIL_ON: &str = r#"
+use hookrt_sdk::prelude::*;
+#[derive(Default)]
+pub struct FailOn;
+impl FailOn {
+    fn any(&mut self, event: &Event, _cx: &Context) -> HookResult {
+        if KINDS_THAT_FAIL.contains(&event.kind()) {
+            return Err(HookError::new(format!("refusing {}", event.kind())));
+        }
+        Ok(())
+    }
+}
+const KINDS_THAT_FAIL: &[&str] = &[LIST];
+hookrt_sdk::define_hook!(FailOn { "*" => any });
+"#;
+
+/// A hook that returns an error on the given kinds and is ok on the rest.
+pub fn fail_on(kinds: &[&str]) -> String {
+    FAIL_ON.replace("LIST", &kinds.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "))
+}
+
+#[test]
+fn dead_letter_after_the_configured_attempts() {
+    let agent = witness().file("hooks/flaky_tool.rs", &fail_on(&["action.result"])).config(
+        "[hooks.flaky_tool]\nmax_attempts = 3\nbackoff_ms = 1\n",
+    );
+    let db = agent.path().join("journal.db");
+    let (service, seen) = start(agent.path(), Some(&db));
+    let result = transcript().into_iter().find(|e| e.kind == "action.result").unwrap();
+    run_all(service, std::slice::from_ref(&result));
+    let attempts: Vec<(u32, Outcome)> =
+        seen.lock().unwrap().iter().filter(|d| d.hook == "flaky_tool").map(|d| (d.attempt, d.outcome)).collect();
+    assert_eq!(attempts, [(1, Outcome::Error), (2, Outcome::Error), (3, Outcome::Error)]);
+    let dead = Journal::open(&db).unwrap().dead_letters().unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!((dead[0].hook.as_str(), dead[0].event_id.as_str(), dead[0].attempts), ("flaky_tool", result.id.as_str(), 3));
+    assert_eq!((dead[0].outcome.as_str(), dead[0].message.as_str()), ("error", "refusing action.result"));
+
+    // Re-driven, it runs again (attempt 4) on the next start.
+    assert_eq!(Journal::open(&db).unwrap().redrive(Some("flaky_tool"), None).unwrap(), 1);
+    let (service, seen) = start(agent.path(), Some(&db));
+    run_all(service, &[]);
+    let again: Vec<u32> = seen.lock().unwrap().iter().map(|d| d.attempt).collect();
+    assert_eq!(again, [4]);
+}
+
+#[test]
+fn shutdown_cancels_a_running_delivery_and_leaves_it_for_the_next_start() {
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/infinite_loop.rs", "slow.rs")
+        .config("[hooks.slow]\nfuel = 10_000_000_000\ndeadline_ms = 600_000\n");
+    let db = agent.path().join("journal.db");
+    let (service, seen) = start(agent.path(), Some(&db));
+    service.submit(transcript()[0].clone()).wait().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let stats = service.shutdown_blocking(Duration::from_millis(20));
+    assert_eq!(stats.left_unacked, 1);
+    assert!(seen.lock().unwrap().is_empty(), "a cancelled delivery is not an outcome of the hook");
+    let pending = Journal::open(&db).unwrap().pending().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!((pending[0].2.hook.as_str(), pending[0].2.attempts), ("slow", 1));
+}

@@ -7,6 +7,7 @@
 mod common;
 
 mod cache;
+mod cascade;
 mod components;
 mod config;
 mod discovery;

@@ -82,6 +82,9 @@ pub struct SessionFailed {
     /// How the failing delivery ended (e.g. `trap`, `out_of_fuel`, `timeout`, `error`).
     #[serde(default)]
     pub outcome: Option<String>,
+    /// The failure message (the hook's error text or the trap), never event data.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 kind!(SessionFailed => "session.failed");
 
@@ -119,6 +122,9 @@ pub struct TurnFailed {
     /// How the failing delivery ended (e.g. `trap`, `out_of_fuel`, `timeout`, `error`).
     #[serde(default)]
     pub outcome: Option<String>,
+    /// The failure message (the hook's error text or the trap), never event data.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 kind!(TurnFailed => "turn.failed");
 

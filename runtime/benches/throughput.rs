@@ -1,0 +1,96 @@
+//! Throughput of the service: events per second through 3 observe hooks,
+//! `accepted` (memory only) against `persisted` (journal, group commit).
+//!
+//! Run: `scripts/bench throughput` (see docs/performance.md).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use hookrt::build::BuildOptions;
+use hookrt::service::HookService;
+use hookrt::{Envelope, Runtime};
+
+/// Events per measured iteration.
+const BATCH: usize = 1000;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// An agent with three observe hooks: audit (`*`), metrics (`*`, reuse) and witness (`*`).
+fn agent() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks");
+    std::fs::create_dir_all(hooks.join("observability")).unwrap();
+    let ex = repo().join("example-hooks");
+    std::fs::copy(ex.join("agent/hooks/audit.rs"), hooks.join("audit.rs")).unwrap();
+    std::fs::copy(ex.join("agent/hooks/observability/metrics.rs"), hooks.join("observability/metrics.rs")).unwrap();
+    std::fs::copy(ex.join("hostile/hooks/witness.rs"), hooks.join("witness.rs")).unwrap();
+    std::fs::write(dir.path().join("hookrt.toml"), "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\n").unwrap();
+    dir
+}
+
+fn load(agent: &Path) -> Runtime {
+    let mut opts = BuildOptions::for_agent(agent);
+    opts.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    Runtime::load(agent, &opts, &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
+}
+
+fn transcript() -> Vec<Envelope> {
+    let text = std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| Envelope::from_json(l).unwrap()).collect()
+}
+
+/// `BATCH` events with ids unique to `round`.
+fn events(base: &[Envelope], round: u64) -> Vec<Envelope> {
+    (0..BATCH)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            e.id = format!("r{round}-{i}");
+            e.coordinates.sequence = i as u64;
+            e.idempotency_key.clear();
+            e
+        })
+        .collect()
+}
+
+fn emit_all(service: &HookService, events: Vec<Envelope>) {
+    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+}
+
+fn throughput(c: &mut Criterion) {
+    let agent = agent();
+    let base = transcript();
+    let mut group = c.benchmark_group("throughput_3_hooks");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    group.sample_size(20).measurement_time(Duration::from_secs(20));
+    for mode in ["accepted", "persisted"] {
+        let db = agent.path().join(format!("{mode}.db"));
+        let journal = (mode == "persisted").then_some(db.as_path());
+        let service = HookService::start(load(agent.path()), journal, Box::new(|_| {})).unwrap();
+        let mut round = 0;
+        group.bench_function(mode, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    round += 1;
+                    let batch = events(&base, round);
+                    let start = Instant::now();
+                    emit_all(&service, batch);
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+        service.shutdown_blocking(Duration::from_secs(30));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, throughput);
+criterion_main!(benches);

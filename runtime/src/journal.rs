@@ -244,7 +244,8 @@ impl Journal {
                     out.push(Inserted::Duplicate(seq));
                     continue;
                 }
-                let json = serde_json::to_string(env).unwrap_or_default();
+                let json = serde_json::to_string(env)
+                    .map_err(|e| JournalError::Corrupt { path: path.clone(), seq: 0, message: format!("event `{}` cannot be encoded: {e}", env.id) })?;
                 add.execute(params![env.id, env.kind, origin, json, now]).map_err(err)?;
                 let seq = tx.last_insert_rowid();
                 for (i, (hook, handler)) in deliveries.iter().enumerate() {

@@ -57,13 +57,24 @@ pub enum EmitError {
     #[error("hookrt is shutting down: event `{0}` was not stored; send it again after restart")]
     ShuttingDown(String),
     /// The journal failed; the event was not stored.
-    #[error("event `{id}` was not stored: {source}")]
+    #[error("event `{id}` was not stored: {message}")]
     Journal {
         /// The event id.
         id: String,
-        /// The journal error.
-        source: JournalError,
+        /// What the journal said.
+        message: String,
     },
+}
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The journal could not be opened.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The dispatcher thread could not be started.
+    #[error("cannot start the dispatcher thread: {0}")]
+    Thread(#[from] std::io::Error),
 }
 
 /// Counts kept by the dispatcher, returned at shutdown.
@@ -130,7 +141,7 @@ impl HookService {
     /// Starts the dispatcher. With `journal`, events are `persisted` and
     /// unacked deliveries from an earlier run are delivered first (in their
     /// original order, with `attempt` + 1).
-    pub fn start(runtime: Runtime, journal: Option<&Path>, observer: Observer) -> Result<HookService, JournalError> {
+    pub fn start(runtime: Runtime, journal: Option<&Path>, observer: Observer) -> Result<HookService, StartError> {
         let journal = journal.map(Journal::open).transpose()?;
         let durability = if journal.is_some() { Durability::Persisted } else { Durability::Accepted };
         let cancel = runtime.sandbox().cancel_flag();
@@ -149,8 +160,7 @@ impl HookService {
                 d.recover();
                 d.serve(rx);
                 d.stats
-            })
-            .map_err(|e| JournalError::Sqlite { path: "<dispatcher>".into(), source: rusqlite::Error::ToSqlConversionFailure(Box::new(e)) })?;
+            })?;
         Ok(HookService { tx: Some(tx), thread: Some(thread), cancel, durability })
     }
 
@@ -325,10 +335,9 @@ impl Dispatcher {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("journal commit failed: {e}");
-                let msg = e.to_string();
+                let message = e.to_string();
                 for (env, reply) in emits {
-                    let source = JournalError::Corrupt { path: "journal".into(), seq: 0, message: msg.clone() };
-                    let _ = reply.send(Err(EmitError::Journal { id: env.id, source }));
+                    let _ = reply.send(Err(EmitError::Journal { id: env.id, message: message.clone() }));
                 }
                 return Vec::new();
             }
@@ -436,8 +445,13 @@ impl Dispatcher {
                     self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: attempt, outcome: d.outcome, dead: None });
                     break;
                 }
-                if attempt < settings_retry.max_attempts && !self.cancelled() {
-                    std::thread::sleep(settings_retry.backoff(attempt + 1));
+                if attempt < settings_retry.max_attempts {
+                    self.wait(settings_retry.backoff(attempt + 1));
+                    if self.cancelled() {
+                        // Retries are left: not a final failure; the next start goes on.
+                        self.stats.left_unacked += (w.deliveries.len() - i) as u64;
+                        return follow_ups;
+                    }
                     attempt += 1;
                     if let Some(j) = self.journal.as_mut()
                         && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
@@ -468,6 +482,14 @@ impl Dispatcher {
             }
         }
         follow_ups
+    }
+
+    /// Sleeps for a retry's backoff, waking early when shutdown cancels.
+    fn wait(&self, backoff: Duration) {
+        let until = Instant::now() + backoff;
+        while Instant::now() < until && !self.cancelled() {
+            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(5)));
+        }
     }
 
     /// Stores a cascade event once (by its deterministic id); None when it

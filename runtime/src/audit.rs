@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::config::InstancePolicy;
+use crate::config::{InstancePolicy, RetryPolicy};
 use crate::discovery::SourceKind;
 use crate::limits::Limits;
 use crate::runtime::Runtime;
@@ -36,6 +36,10 @@ pub struct HookAudit {
     pub limits: Limits,
     /// Instance policy.
     pub instance: InstancePolicy,
+    /// Whether its final failure fails the turn (`critical`) or is only recorded.
+    pub critical: bool,
+    /// Attempts in all and the first backoff.
+    pub retry: RetryPolicy,
 }
 
 /// The audit of one agent folder.
@@ -65,6 +69,8 @@ pub fn audit(rt: &Runtime) -> AuditReport {
             imports: h.imports.clone(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
+            critical: h.settings.critical,
+            retry: h.settings.retry,
         })
         .collect();
     AuditReport { agent: rt.agent_dir().display().to_string(), hooks }
@@ -86,6 +92,8 @@ impl AuditReport {
                 "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B | instance {:?}",
                 l.fuel, l.deadline_ms, l.memory_bytes >> 20, l.tables, l.table_elements, l.instances, l.memories, l.output_bytes, h.instance
             );
+            let policy = if h.critical { "critical: a final failure fails the turn" } else { "optional: failures are recorded only" };
+            let _ = writeln!(s, "   policy     {policy} | {} attempt(s), backoff {} ms", h.retry.max_attempts, h.retry.backoff_ms);
         }
         s
     }

@@ -14,6 +14,9 @@ use crate::sandbox::Sandbox;
 
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
 pub fn dispatch(sandbox: &Sandbox, registry: &Registry, envelope: &Envelope, durability: Durability) -> Result<EventReport, EnvelopeError> {
+    let mut checked = envelope.clone();
+    checked.validate()?;
+    let envelope = &checked;
     // The WIT record is built once per event and lent to every hook.
     let mut wit = to_wit(envelope, durability)?;
     let deliveries = registry

@@ -165,6 +165,7 @@ impl Envelope {
         if !self.data.is_object() {
             return Err(EnvelopeError::DataNotObject);
         }
+        self.data_text()?;
         let derived = idempotency_key(&self.kind, &self.coordinates);
         if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
             return Err(EnvelopeError::IdempotencyKey { given: self.idempotency_key.clone(), derived });

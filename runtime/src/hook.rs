@@ -200,11 +200,6 @@ impl LoadedHook {
             cancelled: store.data().cancelled,
         }
     }
-
-    /// Whether the hook has a handler for exactly `key` (a kind or `*`).
-    pub fn subscribes_to(&self, key: &str) -> bool {
-        self.subscriptions.iter().any(|s| s == key)
-    }
 }
 
 fn one_line(e: &wasmtime::Error) -> String {

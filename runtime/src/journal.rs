@@ -65,13 +65,16 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// SQLite refused an operation.
-    #[error("journal {path}: {source}")]
+    #[error("journal {path}: {sqlite}")]
     Sqlite {
         /// The journal file.
         path: PathBuf,
         /// What SQLite said.
-        source: rusqlite::Error,
+        sqlite: rusqlite::Error,
     },
+    /// `hookrt journal` was pointed at a file that does not exist.
+    #[error("journal {0}: no such file (a journal is created by `hookrt run --journal`)")]
+    Missing(PathBuf),
     /// The file was written by a newer hookrt.
     #[error("journal {path}: schema version {found} is newer than this hookrt supports ({SCHEMA_VERSION}); use a newer hookrt")]
     NewerSchema {
@@ -190,7 +193,7 @@ fn now_ms() -> i64 {
 impl Journal {
     /// Opens (creating if needed) the journal at `path`.
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
-        let err = |source| JournalError::Sqlite { path: path.to_path_buf(), source };
+        let err = |source| JournalError::Sqlite { path: path.to_path_buf(), sqlite: source };
         let conn = Connection::open(path).map_err(err)?;
         // FULL: a commit returns only after the WAL is synced, so `persisted`
         // holds across power loss, not just process crashes.
@@ -210,13 +213,21 @@ impl Journal {
         Ok(Journal { conn, path: path.to_path_buf() })
     }
 
+    /// Opens an existing journal; never creates one (for inspection).
+    pub fn open_existing(path: &Path) -> Result<Journal, JournalError> {
+        if !path.is_file() {
+            return Err(JournalError::Missing(path.to_path_buf()));
+        }
+        Journal::open(path)
+    }
+
     /// The journal file.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
-        |source| JournalError::Sqlite { path: self.path.clone(), source }
+        |source| JournalError::Sqlite { path: self.path.clone(), sqlite: source }
     }
 
     /// Commits a batch of events with their planned deliveries in one
@@ -225,7 +236,7 @@ impl Journal {
     /// start as soon as this returns.
     pub fn insert(&mut self, batch: &[(&Envelope, &Plan, &str)]) -> Result<Vec<Inserted>, JournalError> {
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), source };
+        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
         let tx = self.conn.transaction().map_err(err)?;
         let mut out = Vec::with_capacity(batch.len());
         {
@@ -265,7 +276,7 @@ impl Journal {
             return Ok(());
         }
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), source };
+        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
         let tx = self.conn.transaction().map_err(err)?;
         {
             let mut done = tx
@@ -306,10 +317,11 @@ impl Journal {
     /// run before a crash is never repeated with the same attempt.
     pub fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), source };
+        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
         let tx = self.conn.transaction().map_err(err)?;
         tx.execute("UPDATE deliveries SET attempts = attempts + 1 WHERE state = 'pending'", []).map_err(err)?;
         let mut events: Vec<PendingEvent> = Vec::new();
+        let mut corrupt: Vec<i64> = Vec::new();
         {
             let mut q = tx
                 .prepare(
@@ -329,14 +341,30 @@ impl Journal {
                 };
                 match events.last_mut() {
                     Some(e) if e.seq == seq => e.deliveries.push(delivery),
+                    _ if corrupt.contains(&seq) => {}
                     _ => {
                         let text: String = r.get(1).map_err(err)?;
-                        let envelope = serde_json::from_str(&text)
-                            .map_err(|e| JournalError::Corrupt { path: path.clone(), seq, message: e.to_string() })?;
-                        events.push(PendingEvent { seq, envelope, deliveries: vec![delivery] });
+                        match serde_json::from_str(&text) {
+                            Ok(envelope) => events.push(PendingEvent { seq, envelope, deliveries: vec![delivery] }),
+                            Err(e) => {
+                                tracing::error!(journal = %path.display(), seq, "stored event is unreadable, dead-lettering it: {e}");
+                                corrupt.push(seq);
+                            }
+                        }
                     }
                 }
             }
+        }
+        for seq in &corrupt {
+            tx.execute(
+                "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
+                 SELECT d.event_seq, d.position, e.id, d.hook, d.handler, d.attempts, 'error', 'stored event is unreadable', ?2
+                 FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.event_seq = ?1 AND d.state = 'pending'",
+                params![seq, now_ms()],
+            )
+            .map_err(err)?;
+            tx.execute("UPDATE deliveries SET state = 'dead', outcome = 'error' WHERE event_seq = ?1 AND state = 'pending'", [seq])
+                .map_err(err)?;
         }
         tx.commit().map_err(err)?;
         Ok(events)
@@ -401,7 +429,7 @@ impl Journal {
     /// pending, so the next start delivers them again. Returns how many.
     pub fn redrive(&mut self, hook: Option<&str>, event_id: Option<&str>) -> Result<usize, JournalError> {
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), source };
+        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
         let tx = self.conn.transaction().map_err(err)?;
         let filter = "(?1 IS NULL OR hook = ?1) AND (?2 IS NULL OR event_id = ?2)";
         tx.execute(

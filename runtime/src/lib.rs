@@ -33,6 +33,7 @@ pub mod capture;
 pub mod config;
 pub mod delivery;
 pub mod discovery;
+mod dispatcher;
 pub mod dispatch;
 pub mod envelope;
 pub mod hook;

@@ -38,11 +38,38 @@ impl Registry {
 
     /// The deliveries one event of `kind` gets, in the order they run.
     pub fn plan<'k>(&self, kind: &'k str) -> Vec<Planned<'k>> {
-        let specific = self.hooks.iter().enumerate().filter(|(_, h)| h.subscribes_to(kind)).map(|(index, _)| Planned { index, handler: kind });
-        let wildcard =
-            self.hooks.iter().enumerate().filter(|(_, h)| h.subscribes_to(WILDCARD)).map(|(index, _)| Planned { index, handler: WILDCARD });
-        specific.chain(wildcard).collect()
+        plan(self.hooks.iter().map(|h| h.subscriptions.as_slice()), kind)
     }
+
+    /// A plan maker that owns what it needs (slugs and subscriptions), for
+    /// another thread than the one running the hooks.
+    pub fn planner(&self) -> Planner {
+        Planner { hooks: self.hooks.iter().map(|h| (h.slug.to_string(), h.subscriptions.clone())).collect() }
+    }
+}
+
+/// Plans deliveries from slugs and subscriptions alone.
+#[derive(Debug, Clone)]
+pub struct Planner {
+    hooks: Vec<(String, Vec<String>)>,
+}
+
+impl Planner {
+    /// `(slug, handler)` of each delivery of an event of `kind`, in order.
+    pub fn plan(&self, kind: &str) -> Vec<(String, String)> {
+        plan(self.hooks.iter().map(|(_, s)| s.as_slice()), kind)
+            .into_iter()
+            .map(|p| (self.hooks[p.index].0.clone(), p.handler.to_owned()))
+            .collect()
+    }
+}
+
+/// Specific handlers in registration order, then `*` handlers in registration order.
+fn plan<'s, 'k>(subscriptions: impl Iterator<Item = &'s [String]> + Clone, kind: &'k str) -> Vec<Planned<'k>> {
+    let has = |subs: &[String], key: &str| subs.iter().any(|s| s == key);
+    let specific = subscriptions.clone().enumerate().filter(|(_, s)| has(s, kind)).map(|(index, _)| Planned { index, handler: kind });
+    let wildcard = subscriptions.enumerate().filter(|(_, s)| has(s, WILDCARD)).map(|(index, _)| Planned { index, handler: WILDCARD });
+    specific.chain(wildcard).collect()
 }
 
 /// Sort key: configured position first (if any), then the slug.

@@ -188,3 +188,46 @@ fn audit_json_reports_the_real_configuration() {
     assert!(hooks.iter().all(|h| h["imports"].as_array().unwrap().iter().any(|i| i == "hookrt:hook/log@0.1.0")));
     assert!(hooks.iter().all(|h| h["component_sha256"].as_str().unwrap().len() == 64));
 }
+
+#[test]
+fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let agent = repo().join("example-hooks/agent");
+    let args = ["run", agent.to_str().unwrap(), "--events", &transcript(), "--journal", db.to_str().unwrap()];
+    let first = json_lines(&run(&args));
+    let s = &first.last().unwrap()["summary"];
+    assert_eq!((s["durability"].as_str(), s["events"].as_u64(), s["deliveries"].as_u64()), (Some("persisted"), Some(38), Some(125)));
+    assert!(first[..first.len() - 1].iter().all(|d| d["attempt"] == 1));
+    let second = json_lines(&run(&args));
+    assert_eq!(second.len(), 1, "nothing is delivered again");
+    assert_eq!((second[0]["summary"]["duplicates"].as_u64(), second[0]["summary"]["events"].as_u64()), (Some(38), Some(0)));
+    let status: Value = serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(status, serde_json::json!({"events": 38, "pending": 0, "done": 125, "dead": 0, "repeated": 0}));
+}
+
+#[test]
+fn journal_commands_refuse_a_missing_file_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo.db");
+    let out = run(&["journal", "status", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no such file (a journal is created by `hookrt run --journal`)"), "{}", text(&out.stderr));
+    assert!(!missing.exists());
+}
+
+#[test]
+fn drain_timeout_cancels_slow_deliveries_and_leaves_them_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(&repo().join("example-hooks/hostile/hooks/infinite_loop.rs"), &dir.path().join("hooks/slow.rs"));
+    fs::write(dir.path().join("hookrt.toml"), "[hooks.slow]\nfuel = 10_000_000_000\ndeadline_ms = 600_000\n").unwrap();
+    let db = dir.path().join("j.db");
+    let out = run(&["run", dir.path().to_str().unwrap(), "--events", &transcript(), "--journal", db.to_str().unwrap(), "--drain-timeout", "0"]);
+    let lines = json_lines(&out);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["events"], 38, "every event was stored");
+    assert_eq!(summary["deliveries"].as_u64().unwrap() + summary["left_unacked"].as_u64().unwrap(), 38);
+    assert!(summary["left_unacked"].as_u64().unwrap() >= 1);
+    let status: Value = serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(status["pending"], summary["left_unacked"]);
+}

@@ -164,3 +164,22 @@ fn shutdown_cancels_a_running_delivery_and_leaves_it_for_the_next_start() {
     assert_eq!(pending.len(), 1);
     assert_eq!((pending[0].2.hook.as_str(), pending[0].2.attempts), ("slow", 1));
 }
+
+#[test]
+fn receipts_do_not_wait_for_a_slow_hook() {
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/infinite_loop.rs", "slow.rs")
+        .config("[hooks.slow]\nfuel = 10_000_000_000\ndeadline_ms = 600_000\n");
+    let db = agent.path().join("journal.db");
+    let (service, seen) = start(agent.path(), Some(&db));
+    let events = transcript();
+    let first = service.submit(events[0].clone()).wait().unwrap();
+    // The first delivery now spins for as long as its budget allows; the next
+    // receipts are answered by the writer all the same.
+    let later: Vec<_> = events[1..5].iter().map(|e| service.submit(e.clone()).wait().unwrap()).collect();
+    assert!(seen.lock().unwrap().is_empty(), "the slow delivery is still running");
+    assert_eq!(first.durability, Durability::Persisted);
+    assert!(later.iter().all(|r| r.durability == Durability::Persisted && !r.duplicate));
+    let stats = service.shutdown_blocking(Duration::from_millis(10));
+    assert_eq!((stats.events, stats.left_unacked), (5, 5));
+}

@@ -41,22 +41,22 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cmd {
         JournalCommand::Status { path } => {
-            writeln!(out, "{}", serde_json::to_string(&Journal::open(&path)?.status()?)?)?;
+            writeln!(out, "{}", serde_json::to_string(&Journal::open_existing(&path)?.status()?)?)?;
         }
         JournalCommand::Pending { path } => {
-            for (seq, event_id, d) in Journal::open(&path)?.pending()? {
+            for (seq, event_id, d) in Journal::open_existing(&path)?.pending()? {
                 let line = serde_json::json!({"event_seq": seq, "event_id": event_id, "position": d.position,
                     "hook": d.hook, "handler": d.handler, "attempts": d.attempts});
                 writeln!(out, "{line}")?;
             }
         }
         JournalCommand::Dead { path } => {
-            for d in Journal::open(&path)?.dead_letters()? {
+            for d in Journal::open_existing(&path)?.dead_letters()? {
                 writeln!(out, "{}", serde_json::to_string(&d)?)?;
             }
         }
         JournalCommand::Retry { path, hook, event } => {
-            let n = Journal::open(&path)?.redrive(hook.as_deref(), event.as_deref())?;
+            let n = Journal::open_existing(&path)?.redrive(hook.as_deref(), event.as_deref())?;
             writeln!(out, "{n} dead letter(s) moved back to pending; `hookrt run DIR --journal {}` delivers them", path.display())?;
         }
     }

@@ -96,7 +96,7 @@ pub fn run(rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         }
         settle(&mut pending);
     }
-    service.flush_blocking();
+    // Shutdown drains the queue until the deadline, then cancels what runs.
     let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
     let outcomes: std::collections::BTreeMap<&str, u64> =
         Outcome::ALL.iter().map(|o| (o.as_str(), stats.outcomes.get(o).copied().unwrap_or(0))).collect();

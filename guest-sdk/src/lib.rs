@@ -61,7 +61,7 @@ pub use define_hook::__private;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "../wit/v0.1.0",
         world: "define-hook",
         pub_export_macro: true,
         default_bindings_module: "hookrt_sdk::bindings",

@@ -2,7 +2,7 @@
 //! Wasmtime's `bindgen!`. Nothing outside the sandbox modules uses them.
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "../wit/v0.1.0",
     world: "define-hook",
 });
 

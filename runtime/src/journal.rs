@@ -6,12 +6,15 @@
 //! the write reached the disk. Events arrive in batches (group commit): one
 //! transaction, one fsync, many events. Acks are batched too; a lost ack only
 //! means the delivery runs again with a higher attempt, which at-least-once
-//! allows. The schema is documented in `docs/journal.md` for `sqlite3` users.
+//! allows. Every write transaction starts `IMMEDIATE`: the writer and the
+//! dispatcher each hold a connection, and a deferred transaction that reads
+//! first could not upgrade to a write after the other committed (SQLite
+//! answers "database is locked" at once instead of waiting). The schema is documented in `docs/journal.md` for `sqlite3` users.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::envelope::Envelope;
 use crate::outcome::Outcome;
@@ -237,7 +240,7 @@ impl Journal {
     pub fn insert(&mut self, batch: &[(&Envelope, &Plan, &str)]) -> Result<Vec<Inserted>, JournalError> {
         let path = self.path.clone();
         let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction().map_err(err)?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
         let mut out = Vec::with_capacity(batch.len());
         {
             let mut find = tx.prepare_cached("SELECT seq FROM events WHERE id = ?1").map_err(err)?;
@@ -277,7 +280,7 @@ impl Journal {
         }
         let path = self.path.clone();
         let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction().map_err(err)?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
         {
             let mut done = tx
                 .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4 WHERE event_seq = ?5 AND position = ?6")
@@ -303,6 +306,7 @@ impl Journal {
 
     /// Records that another attempt of a delivery is about to start.
     pub fn start_attempt(&mut self, event_seq: i64, position: i64, attempts: u32) -> Result<(), JournalError> {
+        // A single statement is its own transaction and takes the write lock first.
         self.conn
             .execute(
                 "UPDATE deliveries SET attempts = ?1, updated_ms = ?2 WHERE event_seq = ?3 AND position = ?4",
@@ -318,7 +322,7 @@ impl Journal {
     pub fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
         let path = self.path.clone();
         let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction().map_err(err)?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
         tx.execute("UPDATE deliveries SET attempts = attempts + 1 WHERE state = 'pending'", []).map_err(err)?;
         let mut events: Vec<PendingEvent> = Vec::new();
         let mut corrupt: Vec<i64> = Vec::new();
@@ -430,7 +434,7 @@ impl Journal {
     pub fn redrive(&mut self, hook: Option<&str>, event_id: Option<&str>) -> Result<usize, JournalError> {
         let path = self.path.clone();
         let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction().map_err(err)?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
         let filter = "(?1 IS NULL OR hook = ?1) AND (?2 IS NULL OR event_id = ?2)";
         tx.execute(
             &format!(

@@ -1,15 +1,34 @@
 //! `define_hook!`: turns one struct and a kind-to-method map into a component's exports.
 
-/// Export a hook: `define_hook!(MyHook { "kind" => method, "*" => other })`.
+/// Export a hook: `define_hook!(MyHook { configure => setup, "kind" => method, "*" => other })`.
 ///
-/// `MyHook` must implement `Default`; one instance is created on the first delivery and
-/// lives as long as the component instance (treat it as a cache: the runtime may start a
-/// fresh instance for any delivery). Each method is
-/// `fn(&mut self, &Event, &Context) -> HookResult` (`&self` works too). The keys become
-/// the hook's subscriptions, in order; duplicates or empty keys fail to compile.
+/// `MyHook` must implement `Default`. The runtime calls `configure` once on every fresh
+/// component instance, before anything else: the macro then builds `MyHook::default()`
+/// and, when a `configure => setup` entry is given (it must come first), calls
+/// `fn setup(&mut self, config: &serde_json::Value) -> HookResult` with the hook's
+/// `config` table from `hookrt.toml` (`{}` when there is none). An `Err` refuses the
+/// config: the hook fails to load with that message. Without the entry any config is
+/// accepted. Store what you need in the struct; it lives as long as the component
+/// instance (treat it as a cache: the runtime may start a fresh instance for any
+/// delivery, and it configures each one).
+///
+/// Each handler is `fn(&mut self, &Event, &Context) -> HookResult<R>` for any
+/// `R: IntoResponse` (`&self` works too): `HookResult` (nothing to say),
+/// `HookResult<Vec<Approval>>`, `HookResult<FileEditAnswer>`, `HookResult<Option<AgentState>>`
+/// or `HookResult<Response>`. The keys become the hook's subscriptions, in order;
+/// duplicates or empty keys fail to compile.
 #[macro_export]
 macro_rules! define_hook {
+    ($hook:ty { configure => $configure:ident, $($kind:literal => $method:ident),+ $(,)? }) => {
+        $crate::define_hook!(@export $hook,
+            |hook: &mut $hook, config: &$crate::serde_json::Value| <$hook>::$configure(hook, config),
+            $($kind => $method),+);
+    };
     ($hook:ty { $($kind:literal => $method:ident),+ $(,)? }) => {
+        $crate::define_hook!(@export $hook, $crate::__private::accept_any_config::<$hook>,
+            $($kind => $method),+);
+    };
+    (@export $hook:ty, $setup:expr, $($kind:literal => $method:ident),+) => {
         const _: () = {
             const SUBSCRIPTIONS: &[&str] = &[$($kind),+];
             const _: () = $crate::__private::check_subscriptions(SUBSCRIPTIONS);
@@ -23,6 +42,12 @@ macro_rules! define_hook {
             pub struct __HookrtAdapter;
 
             impl $crate::bindings::Guest for __HookrtAdapter {
+                fn configure(
+                    config: ::std::string::String,
+                ) -> ::core::result::Result<(), ::std::string::String> {
+                    $crate::__private::configure(&INSTANCE, &config, $setup)
+                }
+
                 fn subscriptions() -> ::std::vec::Vec<::std::string::String> {
                     $crate::__private::subscriptions(SUBSCRIPTIONS)
                 }
@@ -30,7 +55,10 @@ macro_rules! define_hook {
                 fn handle(
                     envelope: $crate::bindings::hookrt::hook::types::Envelope,
                     context: $crate::bindings::hookrt::hook::types::Context,
-                ) -> ::core::result::Result<(), ::std::string::String> {
+                ) -> ::core::result::Result<
+                    $crate::bindings::hookrt::hook::types::Response,
+                    ::std::string::String,
+                > {
                     $crate::__private::run(
                         &INSTANCE,
                         SUBSCRIPTIONS,
@@ -38,7 +66,7 @@ macro_rules! define_hook {
                         context,
                         |hook: &mut $hook, event, cx| match cx.handler() {
                             $($kind => ::core::option::Option::Some(
-                                <$hook>::$method(hook, event, cx),
+                                $crate::__private::respond(<$hook>::$method(hook, event, cx)),
                             ),)+
                             _ => ::core::option::Option::None,
                         },
@@ -57,8 +85,10 @@ pub mod __private {
     use std::cell::RefCell;
     use std::thread::LocalKey;
 
+    use serde_json::Value;
+
     use crate::bindings::hookrt::hook::types as wit;
-    use crate::{Context, Event, HookResult};
+    use crate::{Context, Event, HookResult, IntoResponse, Response};
 
     /// Compile-time check of the macro's keys: non-empty and unique.
     pub const fn check_subscriptions(keys: &[&str]) {
@@ -102,27 +132,65 @@ pub mod __private {
         keys.iter().map(|key| (*key).to_owned()).collect()
     }
 
+    /// The setup of a hook without a `configure` entry: any config is fine.
+    pub fn accept_any_config<H>(_hook: &mut H, _config: &Value) -> HookResult {
+        Ok(())
+    }
+
+    /// The `configure` export: a fresh `H::default()`, set up with the parsed config, becomes
+    /// the instance; a refused config leaves no instance behind.
+    pub fn configure<H: Default + 'static>(
+        instance: &'static LocalKey<RefCell<Option<H>>>,
+        config: &str,
+        setup: impl FnOnce(&mut H, &Value) -> HookResult,
+    ) -> Result<(), String> {
+        let config: Value = serde_json::from_str(config)
+            .map_err(|err| format!("config is not valid JSON: {err}"))?;
+        let mut hook = H::default();
+        setup(&mut hook, &config)?;
+        instance.with(|cell| {
+            let mut slot = cell
+                .try_borrow_mut()
+                .map_err(|_| "hook instance is busy: configure during a delivery".to_owned())?;
+            *slot = Some(hook);
+            Ok(())
+        })
+    }
+
+    /// Turn whatever a handler returned into a [`Response`].
+    pub fn respond<R: IntoResponse>(result: HookResult<R>) -> HookResult<Response> {
+        result.map(IntoResponse::into_response)
+    }
+
     /// The `handle` export: wrap the envelope, find the instance, dispatch, stringify errors.
-    pub fn run<H: Default + 'static>(
+    pub fn run<H: 'static>(
         instance: &'static LocalKey<RefCell<Option<H>>>,
         keys: &[&str],
         envelope: wit::Envelope,
         context: wit::Context,
-        dispatch: impl FnOnce(&mut H, &Event, &Context) -> Option<HookResult>,
-    ) -> Result<(), String> {
+        dispatch: impl FnOnce(&mut H, &Event, &Context) -> Option<HookResult<Response>>,
+    ) -> Result<wit::Response, String> {
         let event = Event::from_wit(envelope);
         let cx = Context::from_wit(context);
-        let outcome = instance.with(|cell| -> Result<Option<HookResult>, String> {
+        let outcome = instance.with(|cell| -> Result<Option<HookResult<Response>>, String> {
             // Re-entry cannot happen (the host never calls a guest from inside a call),
             // but a refused borrow is an error, not a trap.
             let mut slot = cell
                 .try_borrow_mut()
                 .map_err(|_| "hook instance is busy: re-entrant delivery".to_owned())?;
-            let hook = slot.get_or_insert_with(H::default);
+            // The host configures every instance before its first delivery; without that
+            // the hook's setup never ran, so running a handler would ignore its config.
+            let hook = slot.as_mut().ok_or_else(|| {
+                format!(
+                    "hook `{}` was not configured: the host must call `configure` before `handle` (event {})",
+                    cx.slug(),
+                    event.id()
+                )
+            })?;
             Ok(dispatch(hook, &event, &cx))
         })?;
         match outcome {
-            Some(result) => result.map_err(String::from),
+            Some(result) => Ok(result.and_then(Response::into_wit)?),
             None => Err(format!(
                 "no handler for `{}` in hook `{}` (event {}); it subscribes to: {}",
                 cx.handler(),
@@ -131,5 +199,111 @@ pub mod __private {
                 keys.join(", ")
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use serde_json::Value;
+
+    use super::__private::{configure, respond, run};
+    use crate::bindings::hookrt::hook::types as wit;
+    use crate::{Approval, HookError, HookResult, Response};
+
+    #[derive(Default)]
+    struct Limit {
+        max: u64,
+    }
+
+    std::thread_local! {
+        static INSTANCE: RefCell<Option<Limit>> = const { RefCell::new(None) };
+    }
+
+    fn setup(hook: &mut Limit, config: &Value) -> HookResult {
+        hook.max = config["max"]
+            .as_u64()
+            .ok_or_else(|| HookError::new("config.max must be a number"))?;
+        Ok(())
+    }
+
+    fn envelope() -> wit::Envelope {
+        wit::Envelope {
+            schema_version: 1,
+            id: "evt_1".into(),
+            kind: "actions.requested".into(),
+            timestamp: "2026-11-30T09:00:00Z".into(),
+            coordinates: wit::Coordinates {
+                agent: "a".into(),
+                session: "s".into(),
+                turn: None,
+                step: None,
+                sequence: 0,
+                subagent: None,
+            },
+            attempt: 1,
+            idempotency_key: "k".into(),
+            durability: wit::Durability::Accepted,
+            data: r#"{"actions":[]}"#.into(),
+        }
+    }
+
+    fn context() -> wit::Context {
+        wit::Context {
+            handler: "actions.requested".into(),
+            slug: "limit".into(),
+            budget_ms: 100,
+            class: wit::EventClass::Decision,
+        }
+    }
+
+    fn handle() -> Result<wit::Response, String> {
+        run(
+            &INSTANCE,
+            &["actions.requested"],
+            envelope(),
+            context(),
+            |hook, _, cx| {
+                assert_eq!(cx.class(), crate::EventClass::Decision);
+                Some(respond(Ok(vec![Approval::deny(format!(
+                    "max {}",
+                    hook.max
+                ))])))
+            },
+        )
+    }
+
+    #[test]
+    fn handle_before_configure_is_an_error_not_a_default_instance() {
+        let err = handle().expect_err("not configured");
+        assert!(err.contains("hook `limit` was not configured"), "{err}");
+    }
+
+    #[test]
+    fn configure_sets_up_the_instance_handlers_use() {
+        configure(&INSTANCE, r#"{"max":3}"#, setup).expect("accepted");
+        let wit::Response::Approvals(list) = handle().expect("handled") else {
+            panic!("not approvals")
+        };
+        assert!(matches!(&list[..], [wit::Approval::Deny(r)] if r == "max 3"));
+    }
+
+    #[test]
+    fn a_refused_config_reports_the_setup_message_and_leaves_no_instance() {
+        let err = configure(&INSTANCE, "{}", setup).expect_err("refused");
+        assert_eq!(err, "config.max must be a number");
+        assert!(INSTANCE.with(|cell| cell.borrow().is_none()));
+        let err = configure(&INSTANCE, "not json", setup).expect_err("refused");
+        assert!(err.starts_with("config is not valid JSON"), "{err}");
+    }
+
+    #[test]
+    fn unit_results_become_no_response() {
+        assert_eq!(respond(Ok(())), Ok(Response::None));
+        assert_eq!(
+            respond::<()>(Err(HookError::new("boom"))),
+            Err(HookError::new("boom"))
+        );
     }
 }

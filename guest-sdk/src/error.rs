@@ -8,8 +8,9 @@ pub struct HookError {
     message: String,
 }
 
-/// What every handler returns: `Ok(())`, or the reason the delivery failed.
-pub type HookResult = Result<(), HookError>;
+/// What a handler returns: `Ok(answer)` (`Ok(())` when it has nothing to say; see
+/// [`IntoResponse`](crate::IntoResponse)), or the reason the delivery failed.
+pub type HookResult<T = ()> = Result<T, HookError>;
 
 impl HookError {
     /// An error with this message (say what was wrong and, where it helps, what to do).

@@ -205,22 +205,61 @@ impl Event {
     }
 }
 
+/// What an event lets a hook do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventClass {
+    /// The hook observes; anything it returns is ignored.
+    Observe,
+    /// The hook may answer (tool approval, file-edit ownership); answers are merged.
+    Decision,
+    /// The hook may edit the agent input state; edits are validated and rolled back as one.
+    Edit,
+}
+
+impl EventClass {
+    /// The class of a kind in the vocabulary: `actions.requested` and `file.edit.requested`
+    /// are decisions, `step.completed` and `turn.completed` edits, everything else (and
+    /// `*` or an unknown kind) observe. The runtime's classification is the one that counts;
+    /// this mirrors it for native tests.
+    pub fn of_kind(kind: &str) -> Self {
+        use crate::events::{
+            ActionsRequested, EventData, FileEditRequested, StepCompleted, TurnCompleted,
+        };
+        match kind {
+            k if k == ActionsRequested::KIND || k == FileEditRequested::KIND => Self::Decision,
+            k if k == StepCompleted::KIND || k == TurnCompleted::KIND => Self::Edit,
+            _ => Self::Observe,
+        }
+    }
+}
+
 /// What the runtime tells a handler about the delivery it is running.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
     handler: String,
     slug: String,
     budget_ms: u64,
+    class: EventClass,
 }
 
 impl Context {
-    /// A context as the runtime would build it; useful in native tests of a hook.
+    /// A context as the runtime would build it; useful in native tests of a hook. The
+    /// class is [`EventClass::of_kind`] of `handler` (use [`Context::with_class`] for `*`).
     pub fn new(handler: impl Into<String>, slug: impl Into<String>, budget_ms: u64) -> Self {
+        let handler = handler.into();
+        let class = EventClass::of_kind(&handler);
         Self {
-            handler: handler.into(),
+            handler,
             slug: slug.into(),
             budget_ms,
+            class,
         }
+    }
+
+    /// This context with another event class (for a wildcard handler in native tests).
+    pub fn with_class(mut self, class: EventClass) -> Self {
+        self.class = class;
+        self
     }
 
     #[doc(hidden)]
@@ -229,6 +268,11 @@ impl Context {
             handler: context.handler,
             slug: context.slug,
             budget_ms: context.budget_ms,
+            class: match context.class {
+                wit::EventClass::Observe => EventClass::Observe,
+                wit::EventClass::Decision => EventClass::Decision,
+                wit::EventClass::Edit => EventClass::Edit,
+            },
         }
     }
 
@@ -245,5 +289,10 @@ impl Context {
     /// Wall-clock time left for this delivery, in milliseconds, when it started.
     pub fn budget_ms(&self) -> u64 {
         self.budget_ms
+    }
+
+    /// The class of the event's kind: whether this handler's answer counts.
+    pub fn class(&self) -> EventClass {
+        self.class
     }
 }

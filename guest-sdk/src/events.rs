@@ -7,6 +7,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::agent_state::{AgentState, StateMessage, StateToolCall, StateToolResult};
+
 /// The data of one event kind.
 pub trait EventData: DeserializeOwned {
     /// The event kind this data belongs to, e.g. `message.completed`.
@@ -105,6 +107,9 @@ pub struct TurnCompleted {
     /// Tokens used across the turn, when reported.
     #[serde(default)]
     pub usage: Option<Usage>,
+    /// The agent input state at the end of the turn; an edit hook may return it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<AgentState>,
 }
 kind!(TurnCompleted => "turn.completed");
 
@@ -143,6 +148,10 @@ pub struct StepCompleted {
     pub index: u32,
     /// Why the model stopped, e.g. `tool_calls` or `stop`.
     pub finish_reason: String,
+    /// The agent input state after the step's tool results were committed; an edit hook
+    /// may return it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<AgentState>,
 }
 kind!(StepCompleted => "step.completed");
 

@@ -1,28 +1,38 @@
 //! Write hookrt hooks in Rust: one struct, one method per event kind, one macro call.
 //!
-//! A hook is a WebAssembly component for the `define-hook` world (`wit/hook.wit`). This
-//! crate hides the generated bindings: an author writes a `Default` struct (an instance
-//! cache that lives as long as the component instance), handler methods, and one
-//! [`define_hook!`] call mapping event kinds (or `*`) to methods.
+//! A hook is a WebAssembly component for the `define-hook` world (`wit/v0.2.0/hook.wit`).
+//! This crate hides the generated bindings: an author writes a `Default` struct (an
+//! instance cache that lives as long as the component instance), handler methods, and
+//! one [`define_hook!`] call mapping event kinds (or `*`) to methods, optionally preceded
+//! by `configure => method` to read the hook's `config` table from `hookrt.toml`.
 //!
 //! ```no_run
 //! use hookrt_sdk::prelude::*;
 //!
 //! #[derive(Default)]
-//! pub struct Audit { seen: u64 }
+//! pub struct Guard { blocked: Vec<String> }
 //!
-//! impl Audit {
-//!     fn completed(&mut self, event: &Event, cx: &Context) -> HookResult {
-//!         let data: MessageCompleted = event.data()?;   // typed data, error if shape/kind wrong
-//!         safe_log(event, cx);                           // ids, kind and timing only
-//!         log::info("assistant message", &[("message_id", &data.message_id)]);
+//! impl Guard {
+//!     fn setup(&mut self, config: &serde_json::Value) -> HookResult {
+//!         self.blocked = serde_json::from_value(config["blocked"].clone())
+//!             .map_err(|err| HookError::new(format!("config.blocked must be a list of tool names: {err}")))?;
 //!         Ok(())
 //!     }
-//!     fn any(&mut self, _event: &Event, _cx: &Context) -> HookResult { self.seen += 1; Ok(()) }
+//!     fn requested(&mut self, event: &Event, _cx: &Context) -> HookResult<Vec<Approval>> {
+//!         let data: ActionsRequested = event.data()?;   // typed data, error if shape/kind wrong
+//!         Ok(data.actions.iter().map(|a| {
+//!             if self.blocked.contains(&a.tool) { Approval::deny("blocked by config") } else { Approval::Abstain }
+//!         }).collect())
+//!     }
+//!     fn any(&mut self, event: &Event, cx: &Context) -> HookResult {
+//!         safe_log(event, cx);                           // ids, kind and timing only
+//!         Ok(())
+//!     }
 //! }
 //!
-//! hookrt_sdk::define_hook!(Audit {
-//!     "message.completed" => completed,
+//! hookrt_sdk::define_hook!(Guard {
+//!     configure => setup,
+//!     "actions.requested" => requested,
 //!     "*" => any,
 //! });
 //! ```
@@ -30,8 +40,13 @@
 //! Build with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`).
 //!
 //! Where things live:
-//! - [`Event`], [`Context`], [`Coordinates`], [`Durability`]: what a handler receives (`event.rs`).
-//! - [`events`]: typed data per kind ([`events::KINDS`] lists the vocabulary).
+//! - [`Event`], [`Context`], [`EventClass`], [`Coordinates`], [`Durability`]: what a handler
+//!   receives (`event.rs`).
+//! - [`events`]: typed data per kind ([`events::KINDS`] lists the vocabulary), and
+//!   [`events::AgentState`], the state edit hooks change (`agent_state.rs`).
+//! - [`Response`], [`IntoResponse`], [`Approval`], [`FileEditAnswer`]: what a handler
+//!   answers (`response.rs`).
+//! - [`state`]: per-hook key-value state kept by the host.
 //! - [`log`]: structured logging to the host, and [`safe_log`] for a data-free line.
 //! - [`idempotency_key`]: a key per side effect that survives redelivery.
 //! - [`HookError`], [`HookResult`]: what handlers return (`error.rs`).
@@ -39,20 +54,24 @@
 //! `serde` and `serde_json` are re-exported. To derive with the re-export and no direct
 //! `serde` dependency, add `#[serde(crate = "hookrt_sdk::serde")]` to the type.
 
+mod agent_state;
 mod define_hook;
 mod error;
 mod event;
 pub mod events;
 mod idempotency;
 pub mod log;
+mod response;
+pub mod state;
 
 pub use serde;
 pub use serde_json;
 
 pub use error::{HookError, HookResult};
-pub use event::{Context, Coordinates, Durability, Event};
+pub use event::{Context, Coordinates, Durability, Event, EventClass};
 pub use idempotency::idempotency_key;
 pub use log::safe_log;
+pub use response::{Approval, FileEditAnswer, IntoResponse, Response};
 
 #[doc(hidden)]
 pub use define_hook::__private;
@@ -61,7 +80,7 @@ pub use define_hook::__private;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/v0.1.0",
+        path: "../wit/v0.2.0",
         world: "define-hook",
         pub_export_macro: true,
         default_bindings_module: "hookrt_sdk::bindings",
@@ -72,10 +91,11 @@ pub mod bindings {
 pub mod prelude {
     pub use crate::define_hook;
     pub use crate::events::*;
-    pub use crate::log;
     pub use crate::{
-        Context, Coordinates, Durability, Event, HookError, HookResult, idempotency_key, safe_log,
+        Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, HookError,
+        HookResult, IntoResponse, Response, idempotency_key, safe_log,
     };
+    pub use crate::{log, state};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

@@ -113,3 +113,82 @@ fn data_refuses_the_wrong_kind() {
         "{err}"
     );
 }
+
+/// The agent input state of every `step.completed` and `turn.completed`, in order.
+fn states() -> Vec<(String, AgentState)> {
+    events()
+        .iter()
+        .filter_map(|e| {
+            let state = match e.kind() {
+                StepCompleted::KIND => e.data::<StepCompleted>().ok()?.state,
+                TurnCompleted::KIND => e.data::<TurnCompleted>().ok()?.state,
+                _ => return None,
+            };
+            Some((
+                e.id().to_owned(),
+                state.unwrap_or_else(|| panic!("{}: no state", e.id())),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn every_edit_event_carries_a_valid_growing_state() {
+    let states = states();
+    assert_eq!(states.len(), 9, "7 step.completed and 2 turn.completed");
+    let first_message = states[0].1.messages[0].clone();
+    assert_eq!(first_message.id, "msg_u1");
+    for (n, (id, state)) in states.iter().enumerate() {
+        assert!(
+            state.calls_and_results_paired(),
+            "{id}: calls and results not paired"
+        );
+        assert_eq!(state.immutable_history, 1, "{id}");
+        assert_eq!(
+            state.messages[0], first_message,
+            "{id}: immutable history changed"
+        );
+        assert!(state.extras.is_empty(), "{id}");
+        assert!(
+            state.progress["turn"].is_u64() && state.progress["tokens"].is_u64(),
+            "{id}"
+        );
+        if n > 0 {
+            let before = &states[n - 1].1;
+            assert!(
+                state.tool_results.len() >= before.tool_results.len(),
+                "{id}"
+            );
+            assert!(state.messages.len() >= before.messages.len(), "{id}");
+        }
+    }
+}
+
+#[test]
+fn transcript_has_the_decisions_the_example_hooks_answer() {
+    let requested: Vec<RequestedAction> = events()
+        .iter()
+        .filter_map(|e| e.data::<ActionsRequested>().ok())
+        .flat_map(|r| r.actions)
+        .collect();
+    assert!(requested.iter().any(|a| a.tool == "http_fetch"));
+    assert!(requested.iter().any(|a| {
+        a.input["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("rm -rf"))
+    }));
+
+    // protected-paths pairs read_file outputs with the edit's before_content.
+    let read = events()
+        .iter()
+        .filter_map(|e| e.data::<ActionResult>().ok())
+        .find(|r| r.tool == "read_file")
+        .and_then(|r| r.output)
+        .expect("a read_file result");
+    let edit = events()
+        .iter()
+        .find_map(|e| e.data::<FileEditRequested>().ok())
+        .expect("a file edit");
+    assert_eq!(read["path"], edit.path.as_str());
+    assert_eq!(read["content"].as_str(), edit.before_content.as_deref());
+}

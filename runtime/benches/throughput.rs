@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hookrt::build::BuildOptions;
-use hookrt::service::HookService;
+use hookrt::service::{HookService, Report};
 use hookrt::{Envelope, Runtime};
 
 /// Events per measured iteration.
@@ -72,7 +72,7 @@ fn throughput(c: &mut Criterion) {
     for mode in ["accepted", "persisted"] {
         let db = agent.path().join(format!("{mode}.db"));
         let journal = (mode == "persisted").then_some(db.as_path());
-        let service = HookService::start(load(agent.path()), journal, Box::new(|_| {})).unwrap();
+        let service = HookService::start(load(agent.path()), journal, Box::new(|_: Report<'_>| {})).unwrap();
         let mut round = 0;
         group.bench_function(mode, |b| {
             b.iter_custom(|iters| {

@@ -5,11 +5,12 @@
 
 use std::fmt::Write as _;
 
-use crate::config::{InstancePolicy, RetryPolicy};
+use crate::config::{InstancePolicy, OnFailure, RetryPolicy};
+use crate::vocabulary::{WILDCARD, class_of};
 use crate::discovery::SourceKind;
 use crate::limits::Limits;
 use crate::runtime::Runtime;
-use crate::{WORLD, WORLD_VERSION};
+use crate::WORLD;
 
 /// One hook as an auditor sees it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -28,8 +29,12 @@ pub struct HookAudit {
     pub component_sha256: String,
     /// The world and version it implements.
     pub world: String,
-    /// Its subscriptions.
-    pub subscriptions: Vec<String>,
+    /// Its name and description from `hookrt.toml`.
+    pub name: Option<String>,
+    /// What it is for.
+    pub description: Option<String>,
+    /// Its subscriptions, each with the class of events it receives.
+    pub subscriptions: Vec<Subscription>,
     /// Every interface it imports.
     pub imports: Vec<String>,
     /// The limits in force per delivery.
@@ -40,6 +45,20 @@ pub struct HookAudit {
     pub critical: bool,
     /// Attempts in all and the first backoff.
     pub retry: RetryPolicy,
+    /// What a failed decision delivery counts as.
+    pub on_failure: OnFailure,
+    /// The keys of the `config` table handed to it.
+    pub config_keys: Vec<String>,
+}
+
+/// One subscription as an auditor sees it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Subscription {
+    /// The kind, or `*`.
+    pub kind: String,
+    /// What the hook may do with those events: `observe`, `decision`, `edit`,
+    /// or `any` for `*` (a wildcard handler receives every class).
+    pub class: String,
 }
 
 /// The audit of one agent folder.
@@ -64,13 +83,24 @@ pub fn audit(rt: &Runtime) -> AuditReport {
             source: h.source.display().to_string(),
             source_sha256: h.source_sha256.clone(),
             component_sha256: h.component_sha256.clone(),
-            world: format!("{WORLD}@{WORLD_VERSION}"),
-            subscriptions: h.subscriptions.clone(),
+            world: format!("{WORLD}@{}", h.world_version),
+            name: h.settings.name.clone(),
+            description: h.settings.description.clone(),
+            subscriptions: h
+                .subscriptions
+                .iter()
+                .map(|k| Subscription {
+                    kind: k.clone(),
+                    class: if k == WILDCARD { "any".into() } else { format!("{:?}", class_of(k)).to_lowercase() },
+                })
+                .collect(),
             imports: h.imports.clone(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             critical: h.settings.critical,
             retry: h.settings.retry,
+            on_failure: h.settings.on_failure,
+            config_keys: h.settings.config.keys().cloned().collect(),
         })
         .collect();
     AuditReport { agent: rt.agent_dir().display().to_string(), hooks }
@@ -85,7 +115,11 @@ impl AuditReport {
             let _ = writeln!(s, "\n{}. {} ({:?}, {})", h.position, h.slug, h.source_kind, h.world);
             let _ = writeln!(s, "   source     {}  sha256 {}", h.source, &h.source_sha256[..16.min(h.source_sha256.len())]);
             let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
-            let _ = writeln!(s, "   subscribes {}", h.subscriptions.join(", "));
+            if let Some(name) = &h.name {
+                let _ = writeln!(s, "   name       {name}{}", h.description.as_deref().map(|d| format!(": {d}")).unwrap_or_default());
+            }
+            let subs: Vec<String> = h.subscriptions.iter().map(|s| format!("{} ({})", s.kind, s.class)).collect();
+            let _ = writeln!(s, "   subscribes {}", subs.join(", "));
             let _ = writeln!(s, "   imports    {}", h.imports.join(", "));
             let _ = writeln!(
                 s,
@@ -93,7 +127,14 @@ impl AuditReport {
                 l.fuel, l.deadline_ms, l.memory_bytes >> 20, l.tables, l.table_elements, l.instances, l.memories, l.output_bytes, h.instance
             );
             let policy = if h.critical { "critical: a final failure fails the turn" } else { "optional: failures are recorded only" };
-            let _ = writeln!(s, "   policy     {policy} | {} attempt(s), backoff {} ms", h.retry.max_attempts, h.retry.backoff_ms);
+            let _ = writeln!(
+                s,
+                "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {:?}",
+                h.retry.max_attempts, h.retry.backoff_ms, h.on_failure
+            );
+            if !h.config_keys.is_empty() {
+                let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));
+            }
         }
         s
     }

@@ -50,6 +50,27 @@ pub struct HookSettings {
     pub critical: bool,
     /// How failed deliveries are retried before they are dead-lettered.
     pub retry: RetryPolicy,
+    /// What a failed decision delivery counts as.
+    pub on_failure: OnFailure,
+    /// A human name for the hook (audit only).
+    pub name: Option<String>,
+    /// What the hook is for (audit only).
+    pub description: Option<String>,
+    /// The `config` table handed to the hook's `configure` export, as JSON.
+    pub config: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What a decision hook's failed delivery (error, trap, timeout, fuel, memory)
+/// counts as. Never `allow`: a broken policy hook cannot open the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// Fail closed (the default): the failure is a deny (tool approval) or a
+    /// failed edit (file-edit ownership), marked as a failure, not a normal answer.
+    #[default]
+    Deny,
+    /// Fail open: the failure counts as abstain / not-handled.
+    Abstain,
 }
 
 /// Retries of a failed delivery: `max_attempts` in all (1 = no retry), waiting
@@ -98,6 +119,10 @@ struct RawSettings {
     critical: Option<bool>,
     max_attempts: Option<u64>,
     backoff_ms: Option<u64>,
+    on_failure: Option<OnFailure>,
+    name: Option<String>,
+    description: Option<String>,
+    config: Option<toml::Table>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -144,6 +169,11 @@ impl Config {
         })?;
         let mut problems = Vec::new();
         check_ranges(path, "[defaults]", &raw.defaults, &mut problems);
+        for (key, set) in [("name", raw.defaults.name.is_some()), ("description", raw.defaults.description.is_some()), ("config", raw.defaults.config.is_some())] {
+            if set {
+                problems.push(Problem::new(path, format!("[defaults] sets `{key}`, which belongs to one hook"), format!("move `{key}` to a [hooks.\"<slug>\"] table")));
+            }
+        }
         let mut order = Vec::new();
         for s in &raw.order {
             match Slug::parse(s) {
@@ -222,6 +252,15 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
     if let Some(v) = raw.critical { s.critical = v }
     if let Some(v) = raw.max_attempts { s.retry.max_attempts = v as u32 }
     if let Some(v) = raw.backoff_ms { s.retry.backoff_ms = v }
+    if let Some(v) = raw.on_failure { s.on_failure = v }
+    if let Some(v) = &raw.name { s.name = Some(v.clone()) }
+    if let Some(v) = &raw.description { s.description = Some(v.clone()) }
+    if let Some(v) = &raw.config {
+        // A TOML table always has a JSON form (datetimes become strings).
+        if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(v) {
+            s.config = map;
+        }
+    }
 }
 
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {

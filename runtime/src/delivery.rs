@@ -45,4 +45,19 @@ pub struct EventReport {
     pub kind: String,
     /// One record per delivery.
     pub deliveries: Vec<Delivery>,
+    /// For decision and edit events: what they decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
+}
+
+/// What the deliveries of a decision or edit event decided.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// The merged answer to `actions.requested`.
+    ToolApproval(crate::decision::ToolApproval),
+    /// The merged answer to `file.edit.requested`.
+    FileEdit(crate::decision::FileEditDecision),
+    /// The final state of `step.completed` / `turn.completed` and each hook's account.
+    Edit(crate::edit::EditResult),
 }

@@ -3,28 +3,154 @@
 //! Deliveries of one event run one after another in the planned order
 //! (specific handlers, then `*` handlers). A failing delivery never stops the
 //! ones after it: each is contained by the sandbox and recorded with its
-//! outcome. Observe events ignore what handlers return.
+//! outcome. Observe events ignore what handlers return; decision and edit
+//! events gather answers ([`EventRun`]) into a [`Resolution`]. One exception
+//! to "every planned delivery runs": once a hook owns a file edit (`applied`
+//! or `failed`), the hooks after it are not asked, so nobody writes twice.
+
+use std::sync::Arc;
 
 use crate::bindings::{WitCoordinates, WitDurability, WitEnvelope};
-use crate::delivery::{Delivery, EventReport};
+use crate::config::OnFailure;
+use crate::decision::{self, Answer, Approval, FileEdit, FileEditDecision, RequestedCall};
+use crate::delivery::{Delivery, EventReport, Resolution};
+use crate::edit::EditSession;
 use crate::envelope::{Durability, Envelope, EnvelopeError};
-use crate::hook::LoadedHook;
+use crate::hook::{CallResult, LoadedHook, Response};
+use crate::outcome::Outcome;
 use crate::registry::Registry;
 use crate::sandbox::Sandbox;
+use crate::state::StateStore;
+use crate::vocabulary::{self, EventClass};
 
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
-pub fn dispatch(sandbox: &Sandbox, registry: &Registry, envelope: &Envelope, durability: Durability) -> Result<EventReport, EnvelopeError> {
+pub fn dispatch(
+    sandbox: &Sandbox,
+    registry: &Registry,
+    state: &Arc<StateStore>,
+    envelope: &Envelope,
+    durability: Durability,
+) -> Result<EventReport, EnvelopeError> {
     let mut checked = envelope.clone();
     checked.validate()?;
     let envelope = &checked;
-    // The WIT record is built once per event and lent to every hook.
-    let mut wit = to_wit(envelope, durability)?;
-    let deliveries = registry
-        .plan(&envelope.kind)
-        .into_iter()
-        .map(|planned| deliver(sandbox, &registry.hooks()[planned.index], envelope, &mut wit, planned.handler, envelope.attempt).0)
-        .collect();
-    Ok(EventReport { event_id: envelope.id.clone(), kind: envelope.kind.clone(), deliveries })
+    let mut run = EventRun::new(envelope, durability)?;
+    let mut deliveries = Vec::new();
+    for planned in registry.plan(&envelope.kind) {
+        if run.decided() {
+            break;
+        }
+        let hook = &registry.hooks()[planned.index];
+        let (d, r) = deliver(sandbox, state, hook, envelope, &mut run.wit, planned.handler, envelope.attempt);
+        run.record(hook, planned.handler, d.outcome, r.response);
+        deliveries.push(d);
+    }
+    Ok(EventReport { event_id: envelope.id.clone(), kind: envelope.kind.clone(), deliveries, resolution: run.finish() })
+}
+
+/// One event's deliveries in progress: the WIT record lent to each hook (its
+/// data updated after each applied edit) and the answers gathered so far.
+pub(crate) struct EventRun<'e> {
+    envelope: &'e Envelope,
+    /// The record hooks receive.
+    pub(crate) wit: WitEnvelope,
+    answers: Answers,
+}
+
+enum Answers {
+    Observe,
+    Approval(Vec<RequestedCall>, Vec<Answer<Vec<Approval>>>),
+    FileEdit(Vec<Answer<FileEdit>>),
+    Edit(EditSession),
+}
+
+impl<'e> EventRun<'e> {
+    pub(crate) fn new(envelope: &'e Envelope, durability: Durability) -> Result<EventRun<'e>, EnvelopeError> {
+        let answers = match (vocabulary::class_of(&envelope.kind), envelope.kind.as_str()) {
+            (EventClass::Decision, "actions.requested") => Answers::Approval(decision::requested_calls(&envelope.data), Vec::new()),
+            (EventClass::Decision, _) => Answers::FileEdit(Vec::new()),
+            (EventClass::Edit, _) => Answers::Edit(EditSession::new(&envelope.data)),
+            (EventClass::Observe, _) => Answers::Observe,
+        };
+        Ok(EventRun { envelope, wit: to_wit(envelope, durability)?, answers })
+    }
+
+    /// True once a file-edit owner answered: the hooks after it are not asked.
+    pub(crate) fn decided(&self) -> bool {
+        match &self.answers {
+            Answers::FileEdit(a) => a.last().is_some_and(|a| a.answer != FileEdit::NotHandled),
+            _ => false,
+        }
+    }
+
+    /// Takes a hook's final answer (after retries) into account. A failure
+    /// counts by the hook's `on_failure` only when it subscribed to the
+    /// decision kind by name; a `*` handler is an observer, and its failure
+    /// counts as abstain / not-handled.
+    pub(crate) fn record(&mut self, hook: &LoadedHook, handler: &str, outcome: Outcome, response: Response) {
+        let slug = hook.slug.to_string();
+        let on_failure = if handler == vocabulary::WILDCARD { OnFailure::Abstain } else { hook.settings.on_failure };
+        match &mut self.answers {
+            Answers::Observe => {}
+            Answers::Approval(calls, answers) => {
+                let given = match (outcome, response) {
+                    (Outcome::Ok, Response::Approvals(list)) if list.len() == calls.len() => Ok(list),
+                    (Outcome::Ok, Response::None) => Ok(vec![Approval::Abstain; calls.len()]),
+                    // Anything else from an `ok` delivery is a malformed answer: a failure.
+                    (Outcome::Ok, _) => Err(Outcome::Error),
+                    (failed, _) => Err(failed),
+                };
+                answers.push(match given {
+                    Ok(list) => Answer { hook: slug, answer: list, failure: None },
+                    Err(failed) => {
+                        let one = decision::failure_approval(on_failure, hook.slug.as_str(), failed);
+                        Answer { hook: slug, answer: vec![one; calls.len()], failure: Some(failed) }
+                    }
+                });
+            }
+            Answers::FileEdit(answers) => {
+                let given = match (outcome, response) {
+                    (Outcome::Ok, Response::FileEdit(f)) => Ok(f),
+                    (Outcome::Ok, Response::None) => Ok(FileEdit::NotHandled),
+                    (Outcome::Ok, _) => Err(Outcome::Error),
+                    (failed, _) => Err(failed),
+                };
+                answers.push(match given {
+                    Ok(answer) => Answer { hook: slug, answer, failure: None },
+                    Err(failed) => {
+                        Answer { hook: slug, answer: decision::failure_file_edit(on_failure, hook.slug.as_str(), failed), failure: Some(failed) }
+                    }
+                });
+            }
+            Answers::Edit(session) => {
+                let given = match (outcome, response) {
+                    (Outcome::Ok, Response::Edit(json)) => Ok(Some(json)),
+                    (Outcome::Ok, _) => Ok(None),
+                    (failed, _) => Err(failed),
+                };
+                session.apply(&slug, given);
+                self.wit.data = session.data_for_next(&self.envelope.data);
+            }
+        }
+    }
+
+    /// What the event decided (none for observe events).
+    pub(crate) fn finish(self) -> Option<Resolution> {
+        match self.answers {
+            Answers::Observe => None,
+            Answers::Approval(calls, answers) => Some(Resolution::ToolApproval(decision::merge_approvals(&calls, &answers))),
+            Answers::FileEdit(answers) => {
+                let decider = answers.iter().find(|a| a.answer != FileEdit::NotHandled);
+                Some(Resolution::FileEdit(FileEditDecision {
+                    result: decider.map_or(FileEdit::NotHandled, |a| a.answer.clone()),
+                    decided_by: decider.map(|a| a.hook.clone()),
+                    failure: decider.is_some_and(|a| a.failure.is_some()),
+                    answers,
+                }))
+            }
+            Answers::Edit(session) => Some(Resolution::Edit(session.finish())),
+        }
+    }
 }
 
 /// Runs one delivery of `envelope` (already converted to `wit`) to `hook`'s
@@ -32,14 +158,15 @@ pub fn dispatch(sandbox: &Sandbox, registry: &Registry, envelope: &Envelope, dur
 /// it (shutdown): then the record is not an outcome of the hook.
 pub(crate) fn deliver(
     sandbox: &Sandbox,
+    state: &Arc<StateStore>,
     hook: &LoadedHook,
     envelope: &Envelope,
     wit: &mut WitEnvelope,
     handler: &str,
     attempt: u32,
-) -> (Delivery, bool) {
+) -> (Delivery, CallResult) {
     wit.attempt = attempt;
-    let r = hook.call(sandbox, wit, handler);
+    let mut r = hook.call(sandbox, state, wit, handler, vocabulary::class_of(&envelope.kind));
     let d = Delivery {
         event_id: envelope.id.clone(),
         kind: envelope.kind.clone(),
@@ -49,15 +176,15 @@ pub(crate) fn deliver(
         outcome: r.outcome,
         duration_us: r.duration_us,
         fuel_used: r.fuel_used,
-        error: r.error,
+        error: r.error.take(),
         output_truncated: r.output.truncated,
-        logs: r.output.logs,
-        console: r.output.stdout + &r.output.stderr,
+        logs: std::mem::take(&mut r.output.logs),
+        console: std::mem::take(&mut r.output.stdout) + &r.output.stderr,
     };
     if !r.cancelled {
         trace_delivery(&d);
     }
-    (d, r.cancelled)
+    (d, r)
 }
 
 /// The envelope as the WIT record hooks receive.

@@ -14,12 +14,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use crate::cascade::{self, Failure};
-use crate::dispatch::{deliver, to_wit};
+use crate::delivery::Resolution;
+use crate::dispatch::{EventRun, deliver};
 use crate::envelope::{Durability, Envelope};
 use crate::journal::{Ack, Inserted, Journal, PendingDelivery};
 use crate::outcome::Outcome;
 use crate::runtime::Runtime;
-use crate::service::{Observer, Seen, Stats};
+use crate::service::{Observer, Report, Seen, Stats};
 
 /// What the writer hands the dispatcher.
 pub(crate) enum Msg {
@@ -34,6 +35,8 @@ pub(crate) struct Work {
     pub(crate) seq: i64,
     pub(crate) envelope: Envelope,
     pub(crate) deliveries: Vec<PendingDelivery>,
+    /// Who waits for what a decision or edit event decides.
+    pub(crate) resolve: Option<oneshot::Sender<Option<Resolution>>>,
 }
 
 pub(crate) struct Dispatcher {
@@ -109,34 +112,40 @@ impl Dispatcher {
 
     /// Runs one event's deliveries; returns cascade events to run next.
     fn run_event(&mut self, w: Work) -> Vec<Work> {
-        let mut wit = match to_wit(&w.envelope, self.durability()) {
-            Ok(wit) => wit,
+        let mut run = match EventRun::new(&w.envelope, self.durability()) {
+            Ok(run) => run,
             Err(e) => {
                 // Validation refuses such events at emit; one stored by an older
                 // hookrt is settled as dead rather than recovered forever.
                 tracing::error!(event_id = %w.envelope.id, "event cannot be delivered: {e}");
                 for pd in &w.deliveries {
                     let dead = Some(format!("event cannot be delivered: {e}"));
-                    self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Error, dead });
+                    self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Error, dead, skipped: false });
                 }
                 return Vec::new();
             }
         };
         let mut follow_ups = Vec::new();
         for (i, pd) in w.deliveries.iter().enumerate() {
+            if run.decided() {
+                // A file-edit owner answered: the rest are not asked.
+                self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Ok, dead: None, skipped: true });
+                continue;
+            }
             let Some(index) = self.rt.hooks().iter().position(|h| h.slug.as_str() == pd.hook) else {
                 let message = format!("hook `{}` is no longer loaded", pd.hook);
                 tracing::warn!(event_id = %w.envelope.id, "{message}: its pending delivery is dead-lettered");
                 self.stats.optional_failures += 1;
-                self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Error, dead: Some(message) });
+                let dead = Some(message);
+                self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Error, dead, skipped: false });
                 continue;
             };
             let mut attempt = pd.attempts;
             loop {
                 let hook = &self.rt.hooks()[index];
                 let (settings_retry, critical) = (hook.settings.retry, hook.settings.critical);
-                let (d, cancelled) = deliver(self.rt.sandbox(), hook, &w.envelope, &mut wit, &pd.handler, attempt);
-                if cancelled {
+                let (d, r) = deliver(self.rt.sandbox(), self.rt.state(), hook, &w.envelope, &mut run.wit, &pd.handler, attempt);
+                if r.cancelled {
                     self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                     return follow_ups;
                 }
@@ -145,9 +154,10 @@ impl Dispatcher {
                 if attempt > 1 {
                     self.stats.repeats += 1;
                 }
-                (self.observer)(&d);
+                (self.observer)(Report::Delivery(&d));
                 if d.outcome == Outcome::Ok {
-                    self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: attempt, outcome: d.outcome, dead: None });
+                    run.record(hook, &pd.handler, d.outcome, r.response);
+                    self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: attempt, outcome: d.outcome, dead: None, skipped: false });
                     break;
                 }
                 if attempt < settings_retry.max_attempts {
@@ -165,14 +175,10 @@ impl Dispatcher {
                     }
                     continue;
                 }
+                run.record(hook, &pd.handler, d.outcome, r.response);
                 let message = d.error.clone().unwrap_or_default();
-                self.acks.push(Ack {
-                    event_seq: w.seq,
-                    position: pd.position,
-                    attempts: attempt,
-                    outcome: d.outcome,
-                    dead: Some(message.clone()),
-                });
+                let dead = Some(message.clone());
+                self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: attempt, outcome: d.outcome, dead, skipped: false });
                 if critical {
                     self.stats.critical_failures += 1;
                     let failure = Failure { hook: &pd.hook, event: &w.envelope, outcome: d.outcome, message: &message };
@@ -185,6 +191,13 @@ impl Dispatcher {
                 }
                 break;
             }
+        }
+        let resolution = run.finish();
+        if let Some(r) = &resolution {
+            (self.observer)(Report::Resolved { event_id: &w.envelope.id, kind: &w.envelope.kind, resolution: r });
+        }
+        if let Some(tx) = w.resolve {
+            let _ = tx.send(resolution);
         }
         follow_ups
     }
@@ -220,6 +233,6 @@ impl Dispatcher {
         self.stats.cascades += 1;
         tracing::warn!(event_id = %envelope.id, kind = %envelope.kind, "failure cascade");
         let deliveries = plan.into_iter().enumerate().map(|(i, (hook, handler))| PendingDelivery { position: i as i64, hook, handler, attempts: 1 }).collect();
-        Some(Work { seq, envelope, deliveries })
+        Some(Work { seq, envelope, deliveries, resolve: None })
     }
 }

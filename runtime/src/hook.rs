@@ -8,7 +8,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 use wasmtime::Store;
 
-use crate::bindings::{DefineHook, DefineHookPre, WitContext, WitEnvelope};
+use crate::bindings::{WitApproval, WitContext, WitEnvelope, WitEventClass, WitFileEdit, WitResponse, envelope_v1, v1, v2};
 use crate::build::BuiltHook;
 use crate::capture::Output;
 use crate::config::{HookSettings, InstancePolicy};
@@ -16,10 +16,13 @@ use crate::discovery::SourceKind;
 use crate::host::HookState;
 use crate::outcome::Outcome;
 use crate::problem::Problem;
-use crate::sandbox::{self, Sandbox};
+use crate::decision::{Approval, FileEdit};
+use crate::sandbox::{self, Prepared, Sandbox};
+use crate::state::StateStore;
+use crate::vocabulary::EventClass;
 use crate::slug::Slug;
 use crate::vocabulary;
-use crate::{WORLD, WORLD_VERSION, cache};
+use crate::{WORLD, cache};
 
 /// A hook ready to receive deliveries.
 pub struct LoadedHook {
@@ -43,13 +46,58 @@ pub struct LoadedHook {
     pub subscriptions: Vec<String>,
     /// The interfaces the component imports.
     pub imports: Vec<String>,
-    pre: DefineHookPre<HookState>,
+    /// The world version it was built against.
+    pub world_version: &'static str,
+    pre: Prepared,
+    config_json: String,
     warm: Mutex<Option<Warm>>,
+}
+
+enum Bindings {
+    V2(v2::DefineHook),
+    V1(v1::DefineHook),
 }
 
 struct Warm {
     store: Store<HookState>,
-    bindings: DefineHook,
+    bindings: Bindings,
+}
+
+/// What a handler answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Response {
+    /// Nothing (also every answer of a 0.1.0 hook).
+    None,
+    /// One approval per requested call.
+    Approvals(Vec<Approval>),
+    /// A file-edit answer.
+    FileEdit(FileEdit),
+    /// The whole edited agent input state, as JSON text.
+    Edit(String),
+}
+
+impl From<WitResponse> for Response {
+    fn from(r: WitResponse) -> Self {
+        match r {
+            WitResponse::None => Response::None,
+            WitResponse::Approvals(list) => Response::Approvals(
+                list.into_iter()
+                    .map(|a| match a {
+                        WitApproval::Abstain => Approval::Abstain,
+                        WitApproval::Allow => Approval::Allow,
+                        WitApproval::Ask(q) => Approval::Ask(q),
+                        WitApproval::Deny(r) => Approval::Deny(r),
+                    })
+                    .collect(),
+            ),
+            WitResponse::FileEdit(f) => Response::FileEdit(match f {
+                WitFileEdit::NotHandled => FileEdit::NotHandled,
+                WitFileEdit::Applied => FileEdit::Applied,
+                WitFileEdit::Failed(m) => FileEdit::Failed(m),
+            }),
+            WitResponse::Edit(json) => Response::Edit(json),
+        }
+    }
 }
 
 /// What one call into a hook produced.
@@ -67,6 +115,8 @@ pub struct CallResult {
     /// The runtime interrupted it to shut down: not an outcome of the hook,
     /// and the delivery must stay unacked.
     pub cancelled: bool,
+    /// What the handler answered (`None` unless the outcome is `ok`).
+    pub response: Response,
 }
 
 impl LoadedHook {
@@ -85,10 +135,11 @@ impl LoadedHook {
         let pre = sandbox.prepare(&loaded.component).map_err(|e| {
             Problem::new(
                 path,
-                format!("does not implement the `{WORLD}@{WORLD_VERSION}` world: {}", one_line(&e)),
-                "build it with hookrt-sdk's define_hook! macro, or export `subscriptions` and `handle` as in wit/hook.wit",
+                format!("does not implement the `{WORLD}` world (any of versions {}): {}", crate::bindings::SUPPORTED_VERSIONS.join(", "), one_line(&e)),
+                "build it with hookrt-sdk's define_hook! macro, or export `configure`, `subscriptions` and `handle` as in wit/",
             )
         })?;
+        let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
         let mut hook = LoadedHook {
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
@@ -100,22 +151,42 @@ impl LoadedHook {
             settings,
             subscriptions: Vec::new(),
             imports,
+            world_version: pre.version(),
             pre,
+            config_json,
             warm: Mutex::new(None),
         };
-        hook.subscriptions = hook.ask_subscriptions(sandbox).map_err(|m| Problem::new(path, m, "fix what `subscriptions` returns"))?;
+        hook.subscriptions = hook.ask_subscriptions(sandbox).map_err(|m| Problem::new(path, m, "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns"))?;
         Ok(hook)
+    }
+
+    /// A new instance in `store`, configured (0.2.0 hooks get their `config`).
+    fn instantiate(&self, store: &mut Store<HookState>) -> Result<Bindings, Failed> {
+        match &self.pre {
+            Prepared::V1(pre) => pre.instantiate(&mut *store).map(Bindings::V1).map_err(Failed::Wasm),
+            Prepared::V2(pre) => {
+                let b = pre.instantiate(&mut *store).map_err(Failed::Wasm)?;
+                match b.call_configure(&mut *store, &self.config_json) {
+                    Ok(Ok(())) => Ok(Bindings::V2(b)),
+                    Ok(Err(msg)) => Err(Failed::Refused(msg)),
+                    Err(e) => Err(Failed::Wasm(e)),
+                }
+            }
+        }
     }
 
     fn ask_subscriptions(&self, sandbox: &Sandbox) -> Result<Vec<String>, String> {
         let limits = &self.settings.limits;
-        let mut store = sandbox.new_store(limits);
+        // Loading runs on a throw-away state: nothing a hook stores here persists.
+        let mut store = sandbox.new_store(limits, StateStore::in_memory().access(self.slug.as_str()));
         sandbox::begin_delivery(&mut store, limits);
-        let subs = self
-            .pre
-            .instantiate(&mut store)
-            .and_then(|b| b.call_subscriptions(&mut store))
-            .map_err(|e| format!("failed while reporting its subscriptions ({}): {}", sandbox::classify(&e, store.data()), sandbox::describe(&e)))?;
+        let subs = match self.instantiate(&mut store) {
+            Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
+            Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),
+            Err(Failed::Refused(msg)) => return Err(format!("refused its configuration: {msg}")),
+            Err(Failed::Wasm(e)) => Err(e),
+        }
+        .map_err(|e| format!("failed while reporting its subscriptions ({}): {}", sandbox::classify(&e, store.data()), sandbox::describe(&e)))?;
         let mut problems = Vec::new();
         if subs.is_empty() {
             problems.push("subscribes to no event".to_owned());
@@ -132,37 +203,55 @@ impl LoadedHook {
 
     /// Runs `handler` for one envelope under this hook's limits. Never panics
     /// and never lets a failed instance be used again.
-    pub fn call(&self, sandbox: &Sandbox, envelope: &WitEnvelope, handler: &str) -> CallResult {
+    pub fn call(&self, sandbox: &Sandbox, state: &std::sync::Arc<StateStore>, envelope: &WitEnvelope, handler: &str, class: EventClass) -> CallResult {
         let limits = &self.settings.limits;
         let start = Instant::now();
         let reuse = self.settings.instance == InstancePolicy::Reuse;
         let warm = if reuse { self.warm.lock().unwrap_or_else(|e| e.into_inner()).take() } else { None };
-        let mut store;
-        let bindings;
-        match warm {
+        let (mut store, bindings) = match warm {
             Some(w) => {
-                store = w.store;
-                bindings = w.bindings;
+                let mut store = w.store;
                 sandbox::begin_delivery(&mut store, limits);
+                (store, w.bindings)
             }
             None => {
-                store = sandbox.new_store(limits);
+                let mut store = sandbox.new_store(limits, state.access(self.slug.as_str()));
                 sandbox::begin_delivery(&mut store, limits);
-                match self.pre.instantiate(&mut store) {
-                    Ok(b) => bindings = b,
-                    Err(e) => return self.failed(&store, start, &e),
+                match self.instantiate(&mut store) {
+                    Ok(b) => (store, b),
+                    Err(Failed::Wasm(e)) => return self.failed(&store, start, &e),
+                    Err(Failed::Refused(msg)) => {
+                        let output = store.data().capture.take();
+                        let error = Some(format!("refused its configuration: {msg}"));
+                        let duration_us = start.elapsed().as_micros() as u64;
+                        let fuel_used = sandbox::fuel_used(&store, limits);
+                        return CallResult { outcome: Outcome::Error, duration_us, fuel_used, error, output, cancelled: false, response: Response::None };
+                    }
                 }
             }
-        }
+        };
         // Instantiation already spent part of the budget; tell the hook what is left.
         let budget_ms = store.data().deadline.saturating_duration_since(Instant::now()).as_millis() as u64;
-        let cx = WitContext { handler: handler.to_owned(), slug: self.slug.to_string(), budget_ms };
-        let result = bindings.call_handle(&mut store, envelope, &cx);
+        let result = match &bindings {
+            Bindings::V2(b) => {
+                let class = match class {
+                    EventClass::Observe => WitEventClass::Observe,
+                    EventClass::Decision => WitEventClass::Decision,
+                    EventClass::Edit => WitEventClass::Edit,
+                };
+                let cx = WitContext { handler: handler.to_owned(), slug: self.slug.to_string(), budget_ms, class };
+                b.call_handle(&mut store, envelope, &cx).map(|r| r.map(Response::from))
+            }
+            Bindings::V1(b) => {
+                let cx = v1::hookrt::hook::types::Context { handler: handler.to_owned(), slug: self.slug.to_string(), budget_ms };
+                b.call_handle(&mut store, &envelope_v1(envelope), &cx).map(|r| r.map(|()| Response::None))
+            }
+        };
         match result {
             Ok(returned) => {
-                let (outcome, error) = match returned {
-                    Ok(()) => (Outcome::Ok, None),
-                    Err(msg) => (Outcome::Error, Some(msg.chars().take(1000).collect())),
+                let (outcome, error, response) = match returned {
+                    Ok(response) => (Outcome::Ok, None, response),
+                    Err(msg) => (Outcome::Error, Some(msg.chars().take(1000).collect()), Response::None),
                 };
                 let r = CallResult {
                     outcome,
@@ -171,6 +260,7 @@ impl LoadedHook {
                     error,
                     output: store.data().capture.take(),
                     cancelled: false,
+                    response,
                 };
                 // A handler that returned (even an error) left its instance sound.
                 if reuse {
@@ -198,8 +288,17 @@ impl LoadedHook {
             error: Some(error),
             output,
             cancelled: store.data().cancelled,
+            response: Response::None,
         }
     }
+}
+
+/// Why an instance could not be made ready.
+enum Failed {
+    /// Instantiation or `configure` trapped or hit a limit.
+    Wasm(wasmtime::Error),
+    /// `configure` returned an error: the hook refused its configuration.
+    Refused(String),
 }
 
 fn one_line(e: &wasmtime::Error) -> String {

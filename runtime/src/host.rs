@@ -14,9 +14,10 @@ use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use crate::bindings::{Field, Level, hookrt::hook::{log, types}};
+use crate::bindings::{Field, Level, level_v1, v1, v2};
 use crate::capture::{Capture, Stream};
 use crate::limits::Limits;
+use crate::state::StateAccess;
 
 /// The data of one hook's store.
 pub struct HookState {
@@ -34,11 +35,13 @@ pub struct HookState {
     /// runtime is shutting down (the delivery is left unacked, not failed).
     pub cancelled: bool,
     cancel: Arc<AtomicBool>,
+    state: StateAccess,
 }
 
 impl HookState {
-    /// A fresh state for a store with `limits`; `cancel` interrupts it from outside.
-    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>) -> Self {
+    /// A fresh state for a store with `limits`; `cancel` interrupts it from
+    /// outside; `state` is the hook's own key-value store.
+    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>, state: StateAccess) -> Self {
         let capture = Capture::new(usize::try_from(limits.output_bytes).unwrap_or(usize::MAX));
         let wasi = WasiCtxBuilder::new()
             .stdout(capture.stream(Stream::Stdout))
@@ -56,6 +59,7 @@ impl HookState {
             timed_out: false,
             cancelled: false,
             cancel,
+            state,
         }
     }
 
@@ -77,11 +81,33 @@ impl WasiView for HookState {
     }
 }
 
-impl types::Host for HookState {}
+impl v2::hookrt::hook::types::Host for HookState {}
 
-impl log::Host for HookState {
+impl v2::hookrt::hook::log::Host for HookState {
     fn log(&mut self, level: Level, message: String, fields: Vec<Field>) {
         self.capture.log(level, message, fields.into_iter().map(|f| (f.key, f.value)).collect());
+    }
+}
+
+impl v2::hookrt::hook::state::Host for HookState {
+    fn get(&mut self, key: String) -> Option<Vec<u8>> {
+        self.state.get(&key)
+    }
+
+    fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), String> {
+        self.state.set(&key, &value)
+    }
+
+    fn delete(&mut self, key: String) {
+        self.state.delete(&key)
+    }
+}
+
+impl v1::hookrt::hook::types::Host for HookState {}
+
+impl v1::hookrt::hook::log::Host for HookState {
+    fn log(&mut self, level: v1::hookrt::hook::log::Level, message: String, fields: Vec<v1::hookrt::hook::log::Field>) {
+        self.capture.log(level_v1(level), message, fields.into_iter().map(|f| (f.key, f.value)).collect());
     }
 }
 

@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
     hook       TEXT NOT NULL,
     handler    TEXT NOT NULL,
     attempts   INTEGER NOT NULL,           -- attempts that may have started (the next delivery's attempt is this + 1 after a restart)
-    state      TEXT NOT NULL,              -- 'pending' | 'done' | 'dead'
+    state      TEXT NOT NULL,              -- 'pending' | 'done' | 'dead' | 'skipped' (a file edit was already owned)
     outcome    TEXT,                       -- outcome of the last finished attempt
     updated_ms INTEGER NOT NULL,
     PRIMARY KEY (event_seq, position)
@@ -147,6 +147,8 @@ pub struct Ack {
     pub outcome: Outcome,
     /// For a final failure: the dead letter's message (no event data).
     pub dead: Option<String>,
+    /// Not asked: an earlier hook already owned the file edit.
+    pub skipped: bool,
 }
 
 /// One dead letter.
@@ -294,7 +296,11 @@ impl Journal {
                 .map_err(err)?;
             let now = now_ms();
             for a in acks {
-                let state = if a.dead.is_some() { "dead" } else { "done" };
+                let state = match (&a.dead, a.skipped) {
+                    (Some(_), _) => "dead",
+                    (None, true) => "skipped",
+                    (None, false) => "done",
+                };
                 done.execute(params![state, a.outcome.as_str(), a.attempts, now, a.event_seq, a.position]).map_err(err)?;
                 if let Some(message) = &a.dead {
                     dead.execute(params![a.event_seq, a.position, a.attempts, a.outcome.as_str(), message, now]).map_err(err)?;

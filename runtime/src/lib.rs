@@ -23,6 +23,8 @@
 //! - [`service`]: the runtime in the background: `emit`, receipts, batches, shutdown.
 //! - [`journal`]: the durable store of events, acks and dead letters (SQLite, WAL).
 //! - [`cascade`]: what a critical hook's final failure turns into.
+//! - [`decision`] and [`edit`]: merging answers; validated edits with rollback.
+//! - [`state`]: per-hook key-value state behind the `state` import.
 
 pub mod audit;
 mod bindings;
@@ -31,10 +33,12 @@ pub mod cache;
 pub mod cascade;
 pub mod capture;
 pub mod config;
+pub mod decision;
 pub mod delivery;
 pub mod discovery;
 mod dispatcher;
 pub mod dispatch;
+pub mod edit;
 pub mod envelope;
 pub mod hook;
 pub mod journal;
@@ -47,12 +51,14 @@ pub mod runtime;
 pub mod sandbox;
 pub mod service;
 pub mod slug;
+pub mod state;
 pub mod vocabulary;
 
 /// The WIT world every hook implements.
 pub const WORLD: &str = "hookrt:hook/define-hook";
-/// The version of that world this runtime binds.
-pub const WORLD_VERSION: &str = "0.1.0";
+/// The newest version of that world this runtime binds (older ones still load:
+/// see `bindings::SUPPORTED_VERSIONS`).
+pub const WORLD_VERSION: &str = "0.2.0";
 
 pub use delivery::{Delivery, EventReport};
 pub use envelope::{Durability, Envelope};

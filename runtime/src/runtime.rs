@@ -5,6 +5,7 @@
 //! once; [`Runtime::dispatch`] delivers one event.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::build::{self, BuildEvent, BuildOptions};
 use crate::config::Config;
@@ -15,6 +16,7 @@ use crate::hook::LoadedHook;
 use crate::problem::{Problem, Problems};
 use crate::registry::Registry;
 use crate::sandbox::Sandbox;
+use crate::state::StateStore;
 use crate::dispatch;
 
 /// An agent folder's hooks, loaded and ordered.
@@ -22,6 +24,7 @@ pub struct Runtime {
     sandbox: Sandbox,
     registry: Registry,
     agent_dir: PathBuf,
+    state: Arc<StateStore>,
 }
 
 /// The static part of loading: discovery plus configuration, no building.
@@ -64,7 +67,7 @@ impl Runtime {
         for h in &hooks {
             tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
         }
-        Ok(Runtime { sandbox, registry: Registry::new(hooks, config.order()), agent_dir: agent_dir.to_path_buf() })
+        Ok(Runtime { sandbox, registry: Registry::new(hooks, config.order()), agent_dir: agent_dir.to_path_buf(), state: StateStore::in_memory() })
     }
 
     /// The loaded hooks, in registration order.
@@ -80,6 +83,17 @@ impl Runtime {
         &self.registry
     }
 
+    /// Where hooks' `state` lives (in memory until [`Runtime::use_state`]).
+    pub fn state(&self) -> &Arc<StateStore> {
+        &self.state
+    }
+
+    /// Keeps hooks' `state` in `store` from now on (the service points it at
+    /// the journal database so state survives restarts).
+    pub fn use_state(&mut self, store: Arc<StateStore>) {
+        self.state = store;
+    }
+
     /// The agent folder this runtime was loaded from.
     pub fn agent_dir(&self) -> &Path {
         &self.agent_dir
@@ -88,6 +102,6 @@ impl Runtime {
     /// Delivers one event to every subscribed handler. Without a journal the
     /// runtime holds the event in memory only, so hooks see `accepted`.
     pub fn dispatch(&self, envelope: &Envelope) -> Result<EventReport, EnvelopeError> {
-        dispatch::dispatch(&self.sandbox, &self.registry, envelope, Durability::Accepted)
+        dispatch::dispatch(&self.sandbox, &self.registry, &self.state, envelope, Durability::Accepted)
     }
 }

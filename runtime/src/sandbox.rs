@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, Store, Trap, UpdateDeadline};
 
-use crate::bindings::{DefineHook, DefineHookPre};
+use crate::bindings::{v1, v2};
 use crate::host::HookState;
 use crate::limits::Limits;
+use crate::state::StateAccess;
 use crate::outcome::Outcome;
 
 /// How often the epoch advances. A deadline is noticed within one tick of
@@ -49,7 +50,10 @@ impl Sandbox {
         let engine = Engine::new(&config).map_err(|e| SandboxError(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
-        DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
+        // Every supported world version's host imports, side by side: their
+        // interface names carry the version, so they never collide.
+        v2::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
+        v1::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
         let ticker = Ticker::start(engine.clone()).map_err(|e| SandboxError(format!("epoch ticker thread: {e}")))?;
         Ok(Sandbox { engine, linker, cancel: Arc::new(AtomicBool::new(false)), _ticker: ticker })
     }
@@ -76,20 +80,45 @@ impl Sandbox {
     }
 
     /// Links `component` against the host imports and checks it implements the world.
-    pub fn prepare(&self, component: &Component) -> wasmtime::Result<DefineHookPre<HookState>> {
+    pub fn prepare(&self, component: &Component) -> wasmtime::Result<Prepared> {
         let pre = self.linker.instantiate_pre(component)?;
-        DefineHookPre::new(pre)
+        match v2::DefineHookPre::new(pre.clone()) {
+            Ok(p) => Ok(Prepared::V2(p)),
+            Err(newest) => match v1::DefineHookPre::new(pre) {
+                Ok(p) => Ok(Prepared::V1(p)),
+                // The newest version's complaint is the useful one.
+                Err(_) => Err(newest),
+            },
+        }
     }
 
     /// A store for one hook with `limits` applied; fuel and deadline are set per
     /// delivery by [`begin_delivery`].
-    pub fn new_store(&self, limits: &Limits) -> Store<HookState> {
-        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone()));
+    pub fn new_store(&self, limits: &Limits, state: StateAccess) -> Store<HookState> {
+        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone(), state));
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut cx| {
             if cx.data_mut().check_interrupt() { Ok(UpdateDeadline::Interrupt) } else { Ok(UpdateDeadline::Continue(1)) }
         });
         store
+    }
+}
+
+/// A component linked and checked against one world version.
+pub enum Prepared {
+    /// Built against `hookrt:hook/define-hook@0.2.0`.
+    V2(v2::DefineHookPre<HookState>),
+    /// Built against `hookrt:hook/define-hook@0.1.0`.
+    V1(v1::DefineHookPre<HookState>),
+}
+
+impl Prepared {
+    /// The world version.
+    pub fn version(&self) -> &'static str {
+        match self {
+            Prepared::V2(_) => "0.2.0",
+            Prepared::V1(_) => "0.1.0",
+        }
     }
 }
 

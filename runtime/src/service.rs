@@ -22,12 +22,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use crate::delivery::{Delivery, Resolution};
 use crate::dispatcher::{Dispatcher, Msg, Work};
 use crate::envelope::{Durability, Envelope, EnvelopeError};
 use crate::journal::{Inserted, Journal, JournalError, PendingDelivery, Plan};
 use crate::outcome::Outcome;
 use crate::registry::Planner;
 use crate::runtime::Runtime;
+use crate::state::StateStore;
 
 /// Most events committed in one transaction.
 pub const MAX_BATCH: usize = 256;
@@ -102,14 +104,43 @@ pub struct Stats {
     pub left_unacked: u64,
 }
 
-/// Called with every finished delivery, before it is acked.
-pub type Observer = Box<dyn FnMut(&crate::Delivery) + Send>;
+/// What the observer is told.
+#[derive(Debug, Clone, Copy)]
+pub enum Report<'a> {
+    /// A delivery finished (before it is acked).
+    Delivery(&'a Delivery),
+    /// A decision or edit event's deliveries finished, with what they decided.
+    Resolved {
+        /// The event id.
+        event_id: &'a str,
+        /// The event kind.
+        kind: &'a str,
+        /// What was decided.
+        resolution: &'a Resolution,
+    },
+}
+
+/// Called on the dispatcher thread with every finished delivery (before it is
+/// acked) and every resolution.
+pub type Observer = Box<dyn FnMut(Report<'_>) + Send>;
 
 type ReceiptTx = oneshot::Sender<Result<Receipt, EmitError>>;
+type ResolutionTx = oneshot::Sender<Option<Resolution>>;
+type ResolvingRx = (oneshot::Receiver<Result<Receipt, EmitError>>, oneshot::Receiver<Option<Resolution>>);
 
 enum Command {
-    Emit(Envelope, ReceiptTx),
+    Emit(Envelope, ReceiptTx, Option<ResolutionTx>),
     Flush(oneshot::Sender<()>),
+}
+
+/// A receipt and, for decision and edit events, what they decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The receipt.
+    pub receipt: Receipt,
+    /// What the event decided: `None` for observe events, and for a duplicate
+    /// (a re-submitted event is not decided again).
+    pub resolution: Option<Resolution>,
 }
 
 /// A receipt to wait for.
@@ -163,10 +194,16 @@ impl HookService {
         let (work_tx, work_rx) = mpsc::channel();
 
         let recovered: Vec<Work> =
-            recovered.into_iter().map(|p| Work { seq: p.seq, envelope: p.envelope, deliveries: p.deliveries }).collect();
+            recovered.into_iter().map(|p| Work { seq: p.seq, envelope: p.envelope, deliveries: p.deliveries, resolve: None }).collect();
         if !recovered.is_empty() {
             let n: usize = recovered.iter().map(|w| w.deliveries.len()).sum();
             tracing::info!(events = recovered.len(), deliveries = n, "recovering unacked deliveries from the journal");
+        }
+        let mut runtime = runtime;
+        if let Some(path) = journal {
+            // Hooks' state lives beside the events, so it survives restarts.
+            let store = StateStore::open(path).map_err(|sqlite| JournalError::Sqlite { path: path.to_path_buf(), sqlite })?;
+            runtime.use_state(store);
         }
         let mut dispatcher = Dispatcher::new(runtime, dispatcher_journal, observer);
         let dispatcher = std::thread::Builder::new().name("hookrt-dispatch".into()).spawn(move || {
@@ -195,10 +232,45 @@ impl HookService {
             return PendingReceipt(Err(Some(EmitError::Invalid(e))), id);
         }
         let (reply, rx) = oneshot::channel();
-        match self.tx.as_ref().map(|tx| tx.send(Command::Emit(envelope, reply))) {
+        match self.tx.as_ref().map(|tx| tx.send(Command::Emit(envelope, reply, None))) {
             Some(Ok(())) => PendingReceipt(Ok(rx), id),
             _ => PendingReceipt(Err(None), id),
         }
+    }
+
+    fn send_resolving(&self, mut envelope: Envelope) -> Result<(ResolvingRx, String), EmitError> {
+        let id = envelope.id.clone();
+        envelope.validate()?;
+        let (reply, receipt_rx) = oneshot::channel();
+        let (resolve, resolution_rx) = oneshot::channel();
+        match self.tx.as_ref().map(|tx| tx.send(Command::Emit(envelope, reply, Some(resolve)))) {
+            Some(Ok(())) => Ok(((receipt_rx, resolution_rx), id)),
+            _ => Err(EmitError::ShuttingDown(id)),
+        }
+    }
+
+    /// Emits one event and waits until its deliveries finished: for a
+    /// decision event (tool approval, file-edit ownership) the merged answer,
+    /// for an edit event the final state and each hook's account.
+    pub async fn resolve(&self, envelope: Envelope) -> Result<Resolved, EmitError> {
+        let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
+        let receipt = receipt_rx.await.unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
+        if receipt.duplicate {
+            return Ok(Resolved { receipt, resolution: None });
+        }
+        let resolution = resolution_rx.await.map_err(|_| EmitError::ShuttingDown(id))?;
+        Ok(Resolved { receipt, resolution })
+    }
+
+    /// Blocking form of [`HookService::resolve`] (not for async contexts).
+    pub fn resolve_blocking(&self, envelope: Envelope) -> Result<Resolved, EmitError> {
+        let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
+        let receipt = receipt_rx.blocking_recv().unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
+        if receipt.duplicate {
+            return Ok(Resolved { receipt, resolution: None });
+        }
+        let resolution = resolution_rx.blocking_recv().map_err(|_| EmitError::ShuttingDown(id))?;
+        Ok(Resolved { receipt, resolution })
     }
 
     /// Emits one event and waits for its receipt.
@@ -311,7 +383,7 @@ impl Writer {
             let mut emits = Vec::new();
             for c in batch {
                 match c {
-                    Command::Emit(e, reply) => emits.push((e, reply)),
+                    Command::Emit(e, reply, resolve) => emits.push((e, reply, resolve)),
                     Command::Flush(reply) => {
                         // Everything before the flush must reach the dispatcher first.
                         let new = self.take(std::mem::take(&mut emits));
@@ -329,30 +401,30 @@ impl Writer {
 
     /// Stores (or remembers) new events, answers every receipt, and returns
     /// the new events as work.
-    fn take(&mut self, emits: Vec<(Envelope, ReceiptTx)>) -> Vec<Work> {
+    fn take(&mut self, emits: Vec<(Envelope, ReceiptTx, Option<ResolutionTx>)>) -> Vec<Work> {
         if emits.is_empty() {
             return Vec::new();
         }
         if self.cancel.load(Ordering::Relaxed) {
-            for (e, reply) in emits {
+            for (e, reply, _) in emits {
                 let _ = reply.send(Err(EmitError::ShuttingDown(e.id)));
             }
             return Vec::new();
         }
-        let plans: Vec<Plan> = emits.iter().map(|(e, _)| self.planner.plan(&e.kind)).collect();
+        let plans: Vec<Plan> = emits.iter().map(|(e, _, _)| self.planner.plan(&e.kind)).collect();
         let stored = match self.journal.as_mut() {
             Some(j) => {
-                let batch: Vec<(&Envelope, &Plan, &str)> = emits.iter().zip(&plans).map(|((e, _), p)| (e, p, "agent")).collect();
+                let batch: Vec<(&Envelope, &Plan, &str)> = emits.iter().zip(&plans).map(|((e, _, _), p)| (e, p, "agent")).collect();
                 j.insert(&batch)
             }
-            None => Ok(emits.iter().map(|(e, _)| if self.seen.insert(&e.id) { Inserted::New(0) } else { Inserted::Duplicate(0) }).collect()),
+            None => Ok(emits.iter().map(|(e, _, _)| if self.seen.insert(&e.id) { Inserted::New(0) } else { Inserted::Duplicate(0) }).collect()),
         };
         let stored = match stored {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("journal commit failed: {e}");
                 let message = e.to_string();
-                for (env, reply) in emits {
+                for (env, reply, _) in emits {
                     let _ = reply.send(Err(EmitError::Journal { id: env.id, message: message.clone() }));
                 }
                 return Vec::new();
@@ -361,7 +433,7 @@ impl Writer {
         let durable = self.journal.is_some();
         let durability = if durable { Durability::Persisted } else { Durability::Accepted };
         let mut work = Vec::new();
-        for (((envelope, reply), plan), inserted) in emits.into_iter().zip(plans).zip(stored) {
+        for (((envelope, reply, resolve), plan), inserted) in emits.into_iter().zip(plans).zip(stored) {
             let (seq, duplicate) = match inserted {
                 Inserted::New(seq) => (seq, false),
                 Inserted::Duplicate(seq) => (seq, true),
@@ -380,7 +452,7 @@ impl Writer {
                 .enumerate()
                 .map(|(i, (hook, handler))| PendingDelivery { position: i as i64, hook, handler, attempts: first })
                 .collect();
-            work.push(Work { seq, envelope, deliveries });
+            work.push(Work { seq, envelope, deliveries, resolve });
         }
         work
     }

@@ -10,6 +10,19 @@ pub const WILDCARD: &str = "*";
 /// Prefix of kinds an agent server defines itself.
 pub const CUSTOM_PREFIX: &str = "custom.";
 
+/// What an event lets a hook do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventClass {
+    /// Hooks observe; what they return is ignored.
+    Observe,
+    /// Hooks answer; answers are merged by a fixed rule (`decision.rs`).
+    Decision,
+    /// Hooks may edit the agent input state; edits are validated and rolled
+    /// back as one (`edit.rs`).
+    Edit,
+}
+
 /// One event kind of the vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventKind {
@@ -17,26 +30,35 @@ pub struct EventKind {
     pub name: &'static str,
     /// When the agent emits it.
     pub when: &'static str,
+    /// What hooks may do with it.
+    pub class: EventClass,
 }
+
+use EventClass::{Decision, Edit, Observe};
 
 /// Every known kind, in lifecycle order.
 pub const KINDS: &[EventKind] = &[
-    EventKind { name: "session.started", when: "a new session begins" },
-    EventKind { name: "session.completed", when: "the session ends successfully" },
-    EventKind { name: "session.failed", when: "the session ends with a terminal failure" },
-    EventKind { name: "turn.started", when: "a new turn begins within the session" },
-    EventKind { name: "turn.completed", when: "a turn finishes successfully" },
-    EventKind { name: "turn.failed", when: "a turn finishes with an error" },
-    EventKind { name: "step.started", when: "a model step (one model call) begins" },
-    EventKind { name: "step.completed", when: "a model step finishes, after its tool results are committed" },
-    EventKind { name: "message.received", when: "a user message arrives" },
-    EventKind { name: "message.completed", when: "the model completes a message" },
-    EventKind { name: "actions.requested", when: "the model requests tool calls, before they run" },
-    EventKind { name: "action.result", when: "a tool call returns a result" },
-    EventKind { name: "input.requested", when: "a tool or the model asks a human for input" },
-    EventKind { name: "input.received", when: "the human answers an input request" },
-    EventKind { name: "file.edit.requested", when: "the agent is about to write a file" },
+    EventKind { name: "session.started", when: "a new session begins", class: Observe },
+    EventKind { name: "session.completed", when: "the session ends successfully", class: Observe },
+    EventKind { name: "session.failed", when: "the session ends with a terminal failure", class: Observe },
+    EventKind { name: "turn.started", when: "a new turn begins within the session", class: Observe },
+    EventKind { name: "turn.completed", when: "a turn finishes successfully", class: Edit },
+    EventKind { name: "turn.failed", when: "a turn finishes with an error", class: Observe },
+    EventKind { name: "step.started", when: "a model step (one model call) begins", class: Observe },
+    EventKind { name: "step.completed", when: "a model step finishes, after its tool results are committed", class: Edit },
+    EventKind { name: "message.received", when: "a user message arrives", class: Observe },
+    EventKind { name: "message.completed", when: "the model completes a message", class: Observe },
+    EventKind { name: "actions.requested", when: "the model requests tool calls, before they run", class: Decision },
+    EventKind { name: "action.result", when: "a tool call returns a result", class: Observe },
+    EventKind { name: "input.requested", when: "a tool or the model asks a human for input", class: Observe },
+    EventKind { name: "input.received", when: "the human answers an input request", class: Observe },
+    EventKind { name: "file.edit.requested", when: "the agent is about to write a file", class: Decision },
 ];
+
+/// The class of `kind`: `custom.` and unknown kinds are observed.
+pub fn class_of(kind: &str) -> EventClass {
+    KINDS.iter().find(|k| k.name == kind).map_or(Observe, |k| k.class)
+}
 
 /// Whether `kind` is an event kind an envelope may carry.
 pub fn is_known(kind: &str) -> bool {

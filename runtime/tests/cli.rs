@@ -48,11 +48,8 @@ fn agent_with_infinite_loop() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy(&repo().join("example-hooks/agent/hooks"), &dir.path().join("hooks"));
     copy(&repo().join("example-hooks/hostile/hooks/infinite_loop.rs"), &dir.path().join("hooks/infinite_loop.rs"));
-    fs::write(
-        dir.path().join("hookrt.toml"),
-        "order = [\"audit\"]\n[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\n[hooks.infinite_loop]\nfuel = 2_000_000\ndeadline_ms = 50\n",
-    )
-    .unwrap();
+    let config = fs::read_to_string(repo().join("example-hooks/agent/hookrt.toml")).unwrap();
+    fs::write(dir.path().join("hookrt.toml"), config + "\n[hooks.infinite_loop]\nfuel = 2_000_000\ndeadline_ms = 50\n").unwrap();
     dir
 }
 
@@ -89,7 +86,8 @@ fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
     let out = run(&["run", dir.path().to_str().unwrap(), "--events", &transcript()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines = json_lines(&out);
-    let (summary, deliveries) = lines.split_last().unwrap();
+    let (summary, rest) = lines.split_last().unwrap();
+    let deliveries: Vec<&Value> = rest.iter().filter(|l| l.get("hook").is_some()).collect();
     let looping: Vec<&Value> = deliveries.iter().filter(|d| d["hook"] == "infinite_loop").collect();
     assert_eq!(looping.len(), 38, "one wildcard delivery per event");
     for d in &looping {
@@ -97,8 +95,8 @@ fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
         assert!(d["fuel_used"].as_u64().unwrap() <= 2_000_000, "{d}");
     }
     assert!(deliveries.iter().filter(|d| d["hook"] != "infinite_loop").all(|d| d["outcome"] == "ok"));
-    assert_eq!(summary["summary"]["deliveries"], 125 + 38);
-    assert_eq!(summary["summary"]["outcomes"]["ok"], 125);
+    assert_eq!(summary["summary"]["deliveries"], 139 + 38);
+    assert_eq!(summary["summary"]["outcomes"]["ok"], 139);
     assert_eq!(summary["summary"]["durability"], "accepted");
     for key in ["event_id", "kind", "hook", "handler", "attempt", "outcome", "duration_us", "fuel_used"] {
         assert!(deliveries[0].get(key).is_some(), "delivery lines carry `{key}`");
@@ -113,7 +111,7 @@ fn a_second_run_with_unchanged_hooks_compiles_nothing() {
     assert!(first.status.success());
     let second = run(&args);
     let err = text(&second.stderr);
-    assert!(err.contains("5 hook(s) ready in") && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 5 loaded from cache"), "{err}");
+    assert!(err.contains("7 hook(s) ready in") && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 7 loaded from cache"), "{err}");
     assert!(!err.contains("cargo_built=true") && !err.contains("cranelift_compiled=true"));
 }
 
@@ -177,15 +175,25 @@ fn audit_json_reports_the_real_configuration() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let hooks = report["hooks"].as_array().unwrap();
     let slugs: Vec<&str> = hooks.iter().map(|h| h["slug"].as_str().unwrap()).collect();
-    assert_eq!(slugs, ["audit", "alerts", "observability/metrics", "policy"]);
-    let metrics = &hooks[2];
+    assert_eq!(slugs, ["audit", "alerts", "context-pruner", "observability/metrics", "policy", "protected-paths"]);
+    let metrics = &hooks[3];
     assert_eq!(metrics["instance"], "reuse");
     assert_eq!(metrics["limits"]["fuel"], 5_000_000);
     assert_eq!(metrics["limits"]["deadline_ms"], 200);
     assert_eq!(metrics["limits"]["memory_bytes"], 32 << 20);
-    assert_eq!(hooks[3]["source_kind"], "crate");
-    assert_eq!(hooks[1]["subscriptions"], serde_json::json!(["action.result", "*"]));
-    assert!(hooks.iter().all(|h| h["imports"].as_array().unwrap().iter().any(|i| i == "hookrt:hook/log@0.1.0")));
+    assert_eq!(hooks[4]["source_kind"], "crate");
+    assert_eq!(hooks[4]["subscriptions"], serde_json::json!([{"kind": "actions.requested", "class": "decision"}]));
+    assert_eq!((hooks[4]["on_failure"].as_str(), hooks[4]["name"].as_str()), (Some("deny"), Some("Tool approval policy")));
+    assert_eq!(hooks[5]["config_keys"], serde_json::json!(["protected"]));
+    assert_eq!(hooks[2]["subscriptions"], serde_json::json!([{"kind": "step.completed", "class": "edit"}]));
+    assert!(hooks.iter().all(|h| h["world"] == "hookrt:hook/define-hook@0.2.0"));
+    assert_eq!(
+        hooks[1]["subscriptions"],
+        serde_json::json!([{"kind": "action.result", "class": "observe"}, {"kind": "*", "class": "any"}])
+    );
+    let imports = |i: usize| hooks[i]["imports"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    assert!(imports(0).contains(&"hookrt:hook/log@0.2.0".to_owned()), "audit logs: {:?}", imports(0));
+    assert!(imports(5).contains(&"hookrt:hook/state@0.2.0".to_owned()), "protected-paths keeps state: {:?}", imports(5));
     assert!(hooks.iter().all(|h| h["component_sha256"].as_str().unwrap().len() == 64));
 }
 
@@ -197,13 +205,13 @@ fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
     let args = ["run", agent.to_str().unwrap(), "--events", &transcript(), "--journal", db.to_str().unwrap()];
     let first = json_lines(&run(&args));
     let s = &first.last().unwrap()["summary"];
-    assert_eq!((s["durability"].as_str(), s["events"].as_u64(), s["deliveries"].as_u64()), (Some("persisted"), Some(38), Some(125)));
-    assert!(first[..first.len() - 1].iter().all(|d| d["attempt"] == 1));
+    assert_eq!((s["durability"].as_str(), s["events"].as_u64(), s["deliveries"].as_u64()), (Some("persisted"), Some(38), Some(139)));
+    assert!(first.iter().filter(|d| d.get("attempt").is_some()).all(|d| d["attempt"] == 1));
     let second = json_lines(&run(&args));
     assert_eq!(second.len(), 1, "nothing is delivered again");
     assert_eq!((second[0]["summary"]["duplicates"].as_u64(), second[0]["summary"]["events"].as_u64()), (Some(38), Some(0)));
     let status: Value = serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
-    assert_eq!(status, serde_json::json!({"events": 38, "pending": 0, "done": 125, "dead": 0, "repeated": 0}));
+    assert_eq!(status, serde_json::json!({"events": 38, "pending": 0, "done": 139, "dead": 0, "repeated": 0}));
 }
 
 #[test]

@@ -104,7 +104,7 @@ fn sigkill_at_random_points_loses_no_delivery_and_every_repeat_says_so() {
         .collect();
     let events_stored: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0)).unwrap();
     assert_eq!(events_stored as usize, ids.len(), "every event was stored exactly once");
-    assert_eq!(journal.len(), COPIES * 125, "the plan of every event is in the journal");
+    assert_eq!(journal.len(), COPIES * 139, "the plan of every event is in the journal");
     assert!(journal.values().all(|(_, state)| state == "done"), "nothing left pending or dead");
 
     // What the deliveries printed (each is written before its ack).

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookrt::journal::{Journal, Plan};
-use hookrt::service::{HookService, Stats};
+use hookrt::service::{HookService, Report, Stats};
 use hookrt::{Delivery, Durability, Envelope, Outcome};
 
 use crate::common::{TempAgent, load, transcript};
@@ -15,7 +15,12 @@ use crate::common::{TempAgent, load, transcript};
 pub fn start(agent: &Path, journal: Option<&Path>) -> (HookService, Arc<Mutex<Vec<Delivery>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
-    let service = HookService::start(load(agent), journal, Box::new(move |d: &Delivery| sink.lock().unwrap().push(d.clone()))).unwrap();
+    let observer = Box::new(move |r: Report<'_>| {
+        if let Report::Delivery(d) = r {
+            sink.lock().unwrap().push(d.clone());
+        }
+    });
+    let service = HookService::start(load(agent), journal, observer).unwrap();
     (service, seen)
 }
 
@@ -182,4 +187,27 @@ fn receipts_do_not_wait_for_a_slow_hook() {
     assert!(later.iter().all(|r| r.durability == Durability::Persisted && !r.duplicate));
     let stats = service.shutdown_blocking(Duration::from_millis(10));
     assert_eq!((stats.events, stats.left_unacked), (5, 5));
+}
+
+#[test]
+fn commits_and_acks_interleave_without_lock_errors() {
+    // The writer commits while the dispatcher acks, on two connections.
+    let agent = witness();
+    let db = agent.path().join("journal.db");
+    let (service, seen) = start(agent.path(), Some(&db));
+    let base = transcript();
+    let events: Vec<Envelope> = (0..3000)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            e.id = format!("bulk-{i}");
+            e.coordinates.sequence = i as u64;
+            e.idempotency_key.clear();
+            e
+        })
+        .collect();
+    let stats = run_all(service, &events);
+    assert_eq!((stats.events, stats.deliveries), (3000, 3000));
+    assert_eq!(seen.lock().unwrap().len(), 3000);
+    let status = Journal::open(&db).unwrap().status().unwrap();
+    assert_eq!((status.done, status.pending), (3000, 0));
 }

@@ -13,13 +13,23 @@ fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn specific_handlers_run_before_wildcards_in_registration_order() {
-    // hookrt.toml: order = ["audit"]; the rest by slug: alerts, observability/metrics, policy.
+    // hookrt.toml: order = ["audit"]; the rest by slug.
     let rt = load(&example("agent"));
     let order: Vec<&str> = rt.hooks().iter().map(|h| h.slug.as_str()).collect();
-    assert_eq!(order, ["audit", "alerts", "observability/metrics", "policy"]);
+    assert_eq!(order, ["audit", "alerts", "context-pruner", "observability/metrics", "policy", "protected-paths"]);
     assert_eq!(
         plan(&rt, "action.result"),
-        pairs(&[("alerts", "action.result"), ("audit", "*"), ("alerts", "*"), ("observability/metrics", "*")])
+        pairs(&[
+            ("alerts", "action.result"),
+            ("protected-paths", "action.result"),
+            ("audit", "*"),
+            ("alerts", "*"),
+            ("observability/metrics", "*"),
+        ])
+    );
+    assert_eq!(
+        plan(&rt, "step.completed"),
+        pairs(&[("context-pruner", "step.completed"), ("audit", "*"), ("alerts", "*"), ("observability/metrics", "*")])
     );
     assert_eq!(
         plan(&rt, "actions.requested"),
@@ -49,7 +59,10 @@ fn configured_order_comes_first_then_slug_order() {
 fn the_same_transcript_gives_the_same_deliveries_every_run() {
     let first = triples(&run_transcript(&load(&example("agent"))));
     let second = triples(&run_transcript(&load(&example("agent"))));
-    assert_eq!(first.len(), 125, "38 events: 3 wildcards each, plus alerts' and policy's specific handlers");
+    // 38 events x 3 wildcards, plus the specific handlers: alerts and
+    // protected-paths on 6 action.result, policy on 5 actions.requested,
+    // context-pruner on 7 step.completed, protected-paths on 1 file edit.
+    assert_eq!(first.len(), 139);
     assert_eq!(first, second);
     assert!(first.iter().all(|(_, _, outcome)| outcome == "ok"));
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use hookrt::service::{HookService, PendingReceipt};
+use hookrt::service::{HookService, PendingReceipt, Report};
 use hookrt::{Durability, Envelope, Outcome, Runtime};
 
 /// Receipts waited for at once; bounds memory on long streams.
@@ -39,12 +39,20 @@ pub fn run(rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
     let logs = args.logs;
     // Each delivery is written (and flushed into the pipe) before it is acked,
     // so output never misses a delivery the journal counts as done.
-    let observer = Box::new(move |d: &hookrt::Delivery| {
-        let mut v = serde_json::to_value(d).unwrap_or_default();
-        if logs {
-            v["logs"] = serde_json::to_value(&d.logs).unwrap_or_default();
-            v["console"] = serde_json::Value::String(d.console.clone());
-        }
+    let observer = Box::new(move |report: Report<'_>| {
+        let v = match report {
+            Report::Delivery(d) => {
+                let mut v = serde_json::to_value(d).unwrap_or_default();
+                if logs {
+                    v["logs"] = serde_json::to_value(&d.logs).unwrap_or_default();
+                    v["console"] = serde_json::Value::String(d.console.clone());
+                }
+                v
+            }
+            Report::Resolved { event_id, kind, resolution } => {
+                serde_json::json!({"event_id": event_id, "kind": kind, "resolution": resolution})
+            }
+        };
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{v}");
         let _ = out.flush();

@@ -1,6 +1,8 @@
-//! Tool-call policy, observe only: warns (tool and call id, never the input itself) when
-//! the model asks for a recursive forced delete in a shell, or for a network tool.
-//! A later version will deny these once tool approval is a decision event.
+//! Tool-call approval policy (a decision on `actions.requested`): one answer per requested
+//! call, in order. Denies recursive forced deletes in a shell (`rm -rf` in any spelling),
+//! asks a human before any network tool, and abstains on everything else so other hooks
+//! (or the agent's own policy) decide. Logs the tool and call id of each concern, never the
+//! input itself.
 
 use hookrt_sdk::prelude::*;
 
@@ -14,35 +16,42 @@ const SHELL_TOOLS: &[&str] = &["run_shell", "shell", "bash", "exec"];
 pub struct Policy;
 
 impl Policy {
-    fn actions_requested(&mut self, event: &Event, _cx: &Context) -> HookResult {
+    fn actions_requested(&mut self, event: &Event, _cx: &Context) -> HookResult<Vec<Approval>> {
         let requested: ActionsRequested = event.data()?;
-        for action in &requested.actions {
-            if let Some(reason) = concern(action) {
-                log::warn(
-                    reason,
-                    &[
-                        ("tool", &action.tool),
-                        ("call_id", &action.call_id),
-                        ("event_id", event.id()),
-                    ],
-                );
-            }
+        let approvals = requested.actions.iter().map(approval).collect::<Vec<_>>();
+        for (action, approval) in requested.actions.iter().zip(&approvals) {
+            let verdict = match approval {
+                Approval::Deny(_) => "denied",
+                Approval::Ask(_) => "asked",
+                Approval::Allow | Approval::Abstain => continue,
+            };
+            log::warn(
+                verdict,
+                &[
+                    ("tool", &action.tool),
+                    ("call_id", &action.call_id),
+                    ("event_id", event.id()),
+                ],
+            );
         }
-        Ok(())
+        Ok(approvals)
     }
 }
 
-fn concern(action: &RequestedAction) -> Option<&'static str> {
+/// The policy's answer for one call.
+fn approval(action: &RequestedAction) -> Approval {
     let tool = action.tool.as_str();
-    if NETWORK_TOOLS.contains(&tool) || tool.starts_with(NETWORK_PREFIX) {
-        return Some("network tool requested");
-    }
     if SHELL_TOOLS.contains(&tool)
         && shell_command(&action.input).is_some_and(is_recursive_force_rm)
     {
-        return Some("destructive shell command requested (rm -rf)");
+        return Approval::deny(
+            "recursive forced delete (rm -rf) is not allowed by the policy hook; delete specific paths instead",
+        );
     }
-    None
+    if NETWORK_TOOLS.contains(&tool) || tool.starts_with(NETWORK_PREFIX) {
+        return Approval::ask(format!("Allow the agent to use the network tool `{tool}`?"));
+    }
+    Approval::Abstain
 }
 
 /// The command text of a shell tool input: `{"command": "..."}` or a bare string.
@@ -90,6 +99,7 @@ hookrt_sdk::define_hook!(Policy {
 #[cfg(test)]
 mod tests {
     use super::is_recursive_force_rm as rm;
+    use super::*;
 
     #[test]
     fn recognises_recursive_force_deletes() {
@@ -100,5 +110,61 @@ mod tests {
         assert!(!rm("rm -r x"));
         assert!(!rm("echo rm -rf"));
         assert!(!rm("cargo clean"));
+    }
+
+    fn action(tool: &str, input: serde_json::Value) -> RequestedAction {
+        RequestedAction {
+            call_id: "c".into(),
+            tool: tool.into(),
+            input,
+        }
+    }
+
+    #[test]
+    fn answers_each_call_in_order() {
+        let event = Event::from_json(
+            r#"{"schema_version":1,"id":"e1","kind":"actions.requested","timestamp":"t",
+            "coordinates":{"agent":"a","session":"s","sequence":0},
+            "data":{"actions":[
+                {"call_id":"c1","tool":"run_shell","input":{"command":"rm -rf target/"}},
+                {"call_id":"c2","tool":"http_fetch","input":{"url":"https://docs.rs"}},
+                {"call_id":"c3","tool":"read_file","input":{"path":"src/lib.rs"}}]}}"#,
+        )
+        .expect("event");
+        let cx = Context::new("actions.requested", "policy", 100);
+        let answers = Policy.actions_requested(&event, &cx).expect("answers");
+        assert!(matches!(&answers[0], Approval::Deny(r) if r.contains("rm -rf")));
+        assert_eq!(
+            answers[1],
+            Approval::ask("Allow the agent to use the network tool `http_fetch`?")
+        );
+        assert_eq!(answers[2], Approval::Abstain);
+    }
+
+    #[test]
+    fn network_tools_include_the_web_prefix_and_shells_only_deny_rm_rf() {
+        assert!(
+            matches!(approval(&action("web_search", serde_json::json!({}))), Approval::Ask(q) if q.contains("`web_search`"))
+        );
+        assert!(matches!(
+            approval(&action("curl", serde_json::json!("x"))),
+            Approval::Ask(_)
+        ));
+        assert_eq!(
+            approval(&action("bash", serde_json::json!("ls -la"))),
+            Approval::Abstain
+        );
+        assert!(matches!(
+            approval(&action("bash", serde_json::json!("sudo rm -fr /"))),
+            Approval::Deny(_)
+        ));
+        // A file tool whose input mentions rm -rf is not a shell.
+        assert_eq!(
+            approval(&action(
+                "write_file",
+                serde_json::json!({"command":"rm -rf x"})
+            )),
+            Approval::Abstain
+        );
     }
 }

@@ -1,0 +1,24 @@
+//! Test hook, a valid edit: records the step index under its own key in `extras`.
+
+use hookrt_sdk::prelude::*;
+
+#[derive(Default)]
+pub struct ExtrasEditor;
+
+impl ExtrasEditor {
+    fn step(&mut self, event: &Event, _cx: &Context) -> HookResult<Option<AgentState>> {
+        let data: StepCompleted = event.data()?;
+        let Some(mut state) = data.state else {
+            return Ok(None);
+        };
+        state.extras.insert(
+            "extras_editor".to_owned(),
+            serde_json::json!({ "seen": data.index }),
+        );
+        Ok(Some(state))
+    }
+}
+
+hookrt_sdk::define_hook!(ExtrasEditor {
+    "step.completed" => step,
+});

@@ -1,0 +1,23 @@
+//! Test hook, an invalid edit: rewrites the first message (immutable history).
+
+use hookrt_sdk::prelude::*;
+
+#[derive(Default)]
+pub struct HistoryRewriter;
+
+impl HistoryRewriter {
+    fn step(&mut self, event: &Event, _cx: &Context) -> HookResult<Option<AgentState>> {
+        let data: StepCompleted = event.data()?;
+        let Some(mut state) = data.state else {
+            return Ok(None);
+        };
+        if let Some(first) = state.messages.first_mut() {
+            first.content = "rewritten by history_rewriter".to_owned();
+        }
+        Ok(Some(state))
+    }
+}
+
+hookrt_sdk::define_hook!(HistoryRewriter {
+    "step.completed" => step,
+});

@@ -1,0 +1,116 @@
+//! State: per-hook key-value storage behind the `state` import.
+//!
+//! Values live in SQLite: in the journal database when the service runs with
+//! one (so they survive restarts), otherwise in memory. Keys are namespaced by
+//! the hook's slug, so a hook can never read or change another hook's state.
+//! Sizes are capped so a hook cannot exhaust the host's disk or memory.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// Longest key accepted.
+pub const MAX_KEY_BYTES: usize = 256;
+/// Largest single value accepted.
+pub const MAX_VALUE_BYTES: usize = 64 << 10;
+/// Most bytes (keys plus values) one hook may keep; blocks a hook from filling
+/// the journal's disk.
+pub const MAX_HOOK_BYTES: usize = 1 << 20;
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS hook_state (
+    hook  TEXT NOT NULL,
+    key   TEXT NOT NULL,
+    value BLOB NOT NULL,
+    PRIMARY KEY (hook, key)
+);";
+
+/// The state of every hook of a runtime.
+pub struct StateStore {
+    conn: Mutex<Connection>,
+}
+
+/// A hook's view of the store: only its own keys.
+#[derive(Clone)]
+pub struct StateAccess {
+    store: Arc<StateStore>,
+    slug: String,
+}
+
+impl StateStore {
+    /// State kept in memory for the life of the process.
+    pub fn in_memory() -> Arc<StateStore> {
+        // An in-memory database cannot fail to open short of allocation failure.
+        let conn = Connection::open_in_memory().and_then(|c| c.execute_batch(SCHEMA).map(|_| c));
+        match conn {
+            Ok(conn) => Arc::new(StateStore { conn: Mutex::new(conn) }),
+            Err(e) => panic!("cannot open an in-memory SQLite database: {e}"),
+        }
+    }
+
+    /// State kept in the database at `path` (the journal's).
+    pub fn open(path: &Path) -> rusqlite::Result<Arc<StateStore>> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Arc::new(StateStore { conn: Mutex::new(conn) }))
+    }
+
+    /// The view of hook `slug`.
+    pub fn access(self: &Arc<Self>, slug: &str) -> StateAccess {
+        StateAccess { store: self.clone(), slug: slug.to_owned() }
+    }
+}
+
+impl StateAccess {
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.store.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+        let conn = self.conn();
+        let found = conn
+            .query_row("SELECT value FROM hook_state WHERE hook = ?1 AND key = ?2", params![self.slug, key], |r| r.get(0))
+            .optional();
+        found.unwrap_or_else(|e| {
+            tracing::error!(hook = %self.slug, "state read failed: {e}");
+            None
+        })
+    }
+
+    /// Stores `value` under `key`, within the caps.
+    pub fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        if key.is_empty() || key.len() > MAX_KEY_BYTES {
+            return Err(format!("state key must be 1 to {MAX_KEY_BYTES} bytes"));
+        }
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(format!("state value is {} bytes, above the {MAX_VALUE_BYTES}-byte limit", value.len()));
+        }
+        let conn = self.conn();
+        let used: i64 = conn
+            .query_row(
+                "SELECT COALESCE(SUM(length(key) + length(value)), 0) FROM hook_state WHERE hook = ?1 AND key != ?2",
+                params![self.slug, key],
+                |r| r.get(0),
+            )
+            .map_err(|e| format!("state unavailable: {e}"))?;
+        if used as usize + key.len() + value.len() > MAX_HOOK_BYTES {
+            return Err(format!("state of hook `{}` would exceed {MAX_HOOK_BYTES} bytes", self.slug));
+        }
+        conn.execute(
+            "INSERT INTO hook_state(hook, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(hook, key) DO UPDATE SET value = excluded.value",
+            params![self.slug, key, value],
+        )
+        .map(|_| ())
+        .map_err(|e| format!("state unavailable: {e}"))
+    }
+
+    /// Removes `key`.
+    pub fn delete(&self, key: &str) {
+        if let Err(e) = self.conn().execute("DELETE FROM hook_state WHERE hook = ?1 AND key = ?2", params![self.slug, key]) {
+            tracing::error!(hook = %self.slug, "state delete failed: {e}");
+        }
+    }
+}

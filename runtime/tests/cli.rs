@@ -88,7 +88,7 @@ fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
     let lines = json_lines(&out);
     let (summary, rest) = lines.split_last().unwrap();
     let deliveries: Vec<&Value> = rest.iter().filter(|l| l.get("hook").is_some()).collect();
-    let looping: Vec<&Value> = deliveries.iter().filter(|d| d["hook"] == "infinite_loop").collect();
+    let looping: Vec<&Value> = deliveries.iter().copied().filter(|d| d["hook"] == "infinite_loop").collect();
     assert_eq!(looping.len(), 38, "one wildcard delivery per event");
     for d in &looping {
         assert!(d["outcome"] == "out_of_fuel" || d["outcome"] == "timeout", "{d}");
@@ -238,4 +238,43 @@ fn drain_timeout_cancels_slow_deliveries_and_leaves_them_pending() {
     assert!(summary["left_unacked"].as_u64().unwrap() >= 1);
     let status: Value = serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
     assert_eq!(status["pending"], summary["left_unacked"]);
+}
+
+#[test]
+fn run_prints_what_decision_and_edit_events_decided() {
+    let agent = repo().join("example-hooks/agent");
+    let lines = json_lines(&run(&["run", agent.to_str().unwrap(), "--events", &transcript()]));
+    let resolved: Vec<&Value> = lines.iter().filter(|l| l.get("resolution").is_some()).collect();
+    let kinds: Vec<&str> = resolved.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    // 5 actions.requested, 1 file.edit.requested, 7 step.completed, 2 turn.completed.
+    assert_eq!(resolved.len(), 15, "{kinds:?}");
+    let calls: Vec<&Value> = resolved.iter().filter_map(|l| l["resolution"]["tool_approval"]["calls"].as_array()).flatten().collect();
+    let rm = calls.iter().find(|c| c["call_id"] == "call_06").unwrap();
+    assert_eq!((rm["verdict"]["answer"].as_str(), rm["decided_by"].as_str()), (Some("deny"), Some("policy")));
+    let fetch = calls.iter().find(|c| c["call_id"] == "call_04").unwrap();
+    assert_eq!(fetch["verdict"]["answer"], "ask");
+    let file = resolved.iter().find(|l| l["kind"] == "file.edit.requested").unwrap();
+    assert_eq!(file["resolution"]["file_edit"]["result"]["answer"], "not_handled");
+    let pruned = resolved.iter().filter(|l| l["resolution"]["edit"]["changed"] == true).count();
+    assert!(pruned >= 1, "the context pruner edited at least one step");
+}
+
+#[test]
+fn hook_state_survives_a_process_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(&repo().join("example-hooks/testing/hooks/state_counter.rs"), &dir.path().join("hooks/counter.rs"));
+    let db = dir.path().join("j.db");
+    let all: Vec<String> = fs::read_to_string(transcript()).unwrap().lines().map(String::from).collect();
+    let counts = |events: &[String]| -> Vec<u64> {
+        let f = dir.path().join("events.jsonl");
+        fs::write(&f, events.join("\n")).unwrap();
+        let out = run(&["run", dir.path().to_str().unwrap(), "--events", f.to_str().unwrap(), "--journal", db.to_str().unwrap(), "--logs"]);
+        json_lines(&out)
+            .iter()
+            .filter_map(|l| l["logs"].as_array())
+            .map(|logs| logs.iter().find_map(|l| l["fields"].as_array()?.iter().find(|f| f[0] == "count")?[1].as_str()?.parse().ok()).unwrap())
+            .collect()
+    };
+    assert_eq!(counts(&all[..2]), [1, 2]);
+    assert_eq!(counts(&all[2..4]), [3, 4], "the second process reads the first one's state from the journal");
 }

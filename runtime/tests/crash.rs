@@ -115,7 +115,8 @@ fn sigkill_at_random_points_loses_no_delivery_and_every_repeat_says_so() {
         for line in fs::read_to_string(path).unwrap().lines() {
             // A SIGKILL can cut the last line short; a cut line was never acked.
             let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
-            let Some(event_id) = v["event_id"].as_str() else { continue };
+            // Delivery lines only (not summaries or resolutions).
+            let (Some(event_id), Some(_)) = (v["event_id"].as_str(), v["hook"].as_str()) else { continue };
             printed += 1;
             let hook = v["hook"].as_str().unwrap().to_owned();
             let position = index[event_id];

@@ -255,6 +255,13 @@ mod tests {
             slug: "limit".into(),
             budget_ms: 100,
             class: wit::EventClass::Decision,
+            agent: "a".into(),
+            session: "s".into(),
+            scope: wit::Scope::Primary,
+            transport: wit::Transport {
+                kind: "in-process".into(),
+                detail: None,
+            },
         }
     }
 

@@ -233,6 +233,66 @@ impl EventClass {
     }
 }
 
+/// Whose events a hook receives (the WIT `scope` variant).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Scope {
+    /// The primary agent's hooks (`hooks/`): primary-agent events only.
+    #[default]
+    Primary,
+    /// A subagent's hooks (`subagents/<id>/hooks/`): that subagent's events only.
+    Subagent(String),
+    /// An aggregate observer named in `hookrt.toml`: events of every scope, with ids kept
+    /// and `data` removed (`{}`).
+    Aggregate,
+}
+
+impl Scope {
+    /// The subagent id for [`Scope::Subagent`], `None` otherwise.
+    pub fn subagent(&self) -> Option<&str> {
+        match self {
+            Self::Subagent(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// `primary`, `subagent:<id>` or `aggregate`: the text [`crate::safe_log`] logs.
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Primary => f.write_str("primary"),
+            Self::Subagent(id) => write!(f, "subagent:{id}"),
+            Self::Aggregate => f.write_str("aggregate"),
+        }
+    }
+}
+
+/// How events reach hookrt (the WIT `transport` record). A description only: a hook never
+/// gets a channel, a connection or credentials.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Transport {
+    /// `in-process` (embedded library), `cli` (`hookrt run`), `http`, `nats`, ...
+    pub kind: String,
+    /// Non-secret detail, e.g. a NATS subject.
+    pub detail: Option<String>,
+}
+
+impl Transport {
+    /// A transport of `kind` without detail.
+    pub fn new(kind: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            detail: None,
+        }
+    }
+
+    /// This transport with `detail` (e.g. a NATS subject).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
 /// What the runtime tells a handler about the delivery it is running.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
@@ -240,11 +300,17 @@ pub struct Context {
     slug: String,
     budget_ms: u64,
     class: EventClass,
+    agent: String,
+    session: String,
+    scope: Scope,
+    transport: Transport,
 }
 
 impl Context {
     /// A context as the runtime would build it; useful in native tests of a hook. The
-    /// class is [`EventClass::of_kind`] of `handler` (use [`Context::with_class`] for `*`).
+    /// class is [`EventClass::of_kind`] of `handler` (use [`Context::with_class`] for `*`);
+    /// agent `test-agent`, session `test-session`, scope [`Scope::Primary`], transport
+    /// `in-process` (change them with the `with_*` methods).
     pub fn new(handler: impl Into<String>, slug: impl Into<String>, budget_ms: u64) -> Self {
         let handler = handler.into();
         let class = EventClass::of_kind(&handler);
@@ -253,12 +319,40 @@ impl Context {
             slug: slug.into(),
             budget_ms,
             class,
+            agent: "test-agent".to_owned(),
+            session: "test-session".to_owned(),
+            scope: Scope::Primary,
+            transport: Transport::new("in-process"),
         }
     }
 
     /// This context with another event class (for a wildcard handler in native tests).
     pub fn with_class(mut self, class: EventClass) -> Self {
         self.class = class;
+        self
+    }
+
+    /// This context with another agent identity.
+    pub fn with_agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = agent.into();
+        self
+    }
+
+    /// This context with another session identity.
+    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+        self.session = session.into();
+        self
+    }
+
+    /// This context with another scope.
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// This context with another transport.
+    pub fn with_transport(mut self, transport: Transport) -> Self {
+        self.transport = transport;
         self
     }
 
@@ -272,6 +366,17 @@ impl Context {
                 wit::EventClass::Observe => EventClass::Observe,
                 wit::EventClass::Decision => EventClass::Decision,
                 wit::EventClass::Edit => EventClass::Edit,
+            },
+            agent: context.agent,
+            session: context.session,
+            scope: match context.scope {
+                wit::Scope::Primary => Scope::Primary,
+                wit::Scope::Subagent(id) => Scope::Subagent(id),
+                wit::Scope::Aggregate => Scope::Aggregate,
+            },
+            transport: Transport {
+                kind: context.transport.kind,
+                detail: context.transport.detail,
             },
         }
     }
@@ -294,5 +399,75 @@ impl Context {
     /// The class of the event's kind: whether this handler's answer counts.
     pub fn class(&self) -> EventClass {
         self.class
+    }
+
+    /// The agent identity (the event's `coordinates.agent`).
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// The session identity (the event's `coordinates.session`).
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// This hook's scope: primary, one subagent, or an aggregate observer (whose events
+    /// carry `{}` as data).
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// How the event reached hookrt (a description, never a channel or credentials).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_context_defaults_and_setters() {
+        let cx = Context::new("*", "probe", 50);
+        assert_eq!(cx.agent(), "test-agent");
+        assert_eq!(cx.session(), "test-session");
+        assert_eq!(cx.scope(), &Scope::Primary);
+        assert_eq!(cx.transport(), &Transport::new("in-process"));
+        let cx = cx
+            .with_agent("a1")
+            .with_session("s1")
+            .with_scope(Scope::Subagent("researcher".into()))
+            .with_transport(Transport::new("nats").with_detail("hooks.events"));
+        assert_eq!((cx.agent(), cx.session()), ("a1", "s1"));
+        assert_eq!(cx.scope().subagent(), Some("researcher"));
+        assert_eq!(cx.transport().detail.as_deref(), Some("hooks.events"));
+    }
+
+    #[test]
+    fn scope_text() {
+        assert_eq!(Scope::Primary.to_string(), "primary");
+        assert_eq!(Scope::Subagent("r1".into()).to_string(), "subagent:r1");
+        assert_eq!(Scope::Aggregate.to_string(), "aggregate");
+    }
+
+    #[test]
+    fn from_wit_maps_every_field() {
+        let cx = Context::from_wit(wit::Context {
+            handler: "*".into(),
+            slug: "obs".into(),
+            budget_ms: 7,
+            class: wit::EventClass::Observe,
+            agent: "ag".into(),
+            session: "se".into(),
+            scope: wit::Scope::Aggregate,
+            transport: wit::Transport {
+                kind: "http".into(),
+                detail: None,
+            },
+        });
+        assert_eq!(cx.scope(), &Scope::Aggregate);
+        assert_eq!((cx.agent(), cx.session()), ("ag", "se"));
+        assert_eq!(cx.transport(), &Transport::new("http"));
     }
 }

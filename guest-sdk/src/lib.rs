@@ -40,14 +40,20 @@
 //! Build with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`).
 //!
 //! Where things live:
-//! - [`Event`], [`Context`], [`EventClass`], [`Coordinates`], [`Durability`]: what a handler
-//!   receives (`event.rs`).
+//! - [`Event`], [`Context`], [`EventClass`], [`Coordinates`], [`Durability`], [`Scope`],
+//!   [`Transport`]: what a handler receives (`event.rs`). The context also names the agent
+//!   and session ([`Context::agent`], [`Context::session`]), the hook's scope (primary,
+//!   one subagent, or an aggregate observer whose events carry `{}` as data) and how the
+//!   event reached hookrt ([`Context::transport`], a description only).
 //! - [`events`]: typed data per kind ([`events::KINDS`] lists the vocabulary), and
 //!   [`events::AgentState`], the state edit hooks change (`agent_state.rs`).
 //! - [`Response`], [`IntoResponse`], [`Approval`], [`FileEditAnswer`]: what a handler
 //!   answers (`response.rs`).
-//! - [`state`]: per-hook key-value state kept by the host.
-//! - [`log`]: structured logging to the host, and [`safe_log`] for a data-free line.
+//! - [`state`]: per-hook key-value state kept by the host (needs the `state` grant).
+//! - [`metrics`]: counters and gauges the host aggregates per hook (needs the `metrics`
+//!   grant); natively recorded for tests ([`metrics::recorded`]).
+//! - [`log`]: structured logging to the host, and [`safe_log`] for a data-free line
+//!   (ids, kind, scope, timing).
 //! - [`idempotency_key`]: a key per side effect that survives redelivery.
 //! - [`HookError`], [`HookResult`]: what handlers return (`error.rs`).
 //!
@@ -61,6 +67,7 @@ mod event;
 pub mod events;
 mod idempotency;
 pub mod log;
+pub mod metrics;
 mod response;
 pub mod state;
 
@@ -68,7 +75,7 @@ pub use serde;
 pub use serde_json;
 
 pub use error::{HookError, HookResult};
-pub use event::{Context, Coordinates, Durability, Event, EventClass};
+pub use event::{Context, Coordinates, Durability, Event, EventClass, Scope, Transport};
 pub use idempotency::idempotency_key;
 pub use log::safe_log;
 pub use response::{Approval, FileEditAnswer, IntoResponse, Response};
@@ -93,9 +100,9 @@ pub mod prelude {
     pub use crate::events::*;
     pub use crate::{
         Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, HookError,
-        HookResult, IntoResponse, Response, idempotency_key, safe_log,
+        HookResult, IntoResponse, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{log, state};
+    pub use crate::{log, metrics, state};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

@@ -1,8 +1,8 @@
 //! Structured logging to the host: `log::info("message", &[("key", "value")])`.
 //!
 //! The host caps line size and count per delivery. Never log event data that may hold
-//! secrets (message content, tool inputs and outputs); [`safe_log`] logs only ids, kind
-//! and timing. Off wasm (native unit tests of a hook) lines go to stderr instead.
+//! secrets (message content, tool inputs and outputs); [`safe_log`] logs only ids, kind,
+//! scope and timing. Off wasm (native unit tests of a hook) lines go to stderr instead.
 
 use crate::{Context, Event};
 
@@ -51,12 +51,14 @@ pub fn error(message: &str, fields: &[(&str, &str)]) {
     emit(Level::Error, message, fields);
 }
 
-/// Emit one `info` line describing the delivery: event id, kind, slug, handler, attempt,
-/// sequence and budget. Never any of the event's data.
+/// Emit one `info` line describing the delivery: event id, kind, slug, handler, scope
+/// (`primary`, `subagent:<id>` or `aggregate`), attempt, sequence and budget. Never any of
+/// the event's data.
 pub fn safe_log(event: &Event, cx: &Context) {
     let attempt = event.attempt().to_string();
     let sequence = event.coordinates().sequence.to_string();
     let budget = cx.budget_ms().to_string();
+    let scope = cx.scope().to_string();
     info(
         "event",
         &[
@@ -64,6 +66,7 @@ pub fn safe_log(event: &Event, cx: &Context) {
             ("kind", event.kind()),
             ("slug", cx.slug()),
             ("handler", cx.handler()),
+            ("scope", &scope),
             ("attempt", &attempt),
             ("sequence", &sequence),
             ("budget_ms", &budget),

@@ -35,8 +35,12 @@ pub struct HookAudit {
     pub description: Option<String>,
     /// Its subscriptions, each with the class of events it receives.
     pub subscriptions: Vec<Subscription>,
-    /// Every interface it imports.
-    pub imports: Vec<String>,
+    /// Its scope.
+    pub scope: crate::scope::Scope,
+    /// Every interface it imports, what each needs, and whether it is granted.
+    pub imports: Vec<crate::grants::ImportAudit>,
+    /// The capabilities `hookrt.toml` grants it.
+    pub grants: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -94,7 +98,9 @@ pub fn audit(rt: &Runtime) -> AuditReport {
                     class: if k == WILDCARD { "any".into() } else { format!("{:?}", class_of(k)).to_lowercase() },
                 })
                 .collect(),
-            imports: h.imports.clone(),
+            scope: h.scope.clone(),
+            imports: h.import_audit.clone(),
+            grants: h.settings.grants.iter().cloned().collect(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             critical: h.settings.critical,
@@ -120,7 +126,17 @@ impl AuditReport {
             }
             let subs: Vec<String> = h.subscriptions.iter().map(|s| format!("{} ({})", s.kind, s.class)).collect();
             let _ = writeln!(s, "   subscribes {}", subs.join(", "));
-            let _ = writeln!(s, "   imports    {}", h.imports.join(", "));
+            let _ = writeln!(s, "   scope      {}", h.scope);
+            let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
+            for i in &h.imports {
+                let need = match &i.need {
+                    crate::grants::Need::Types => "world types".to_owned(),
+                    crate::grants::Need::Grant(g) => format!("grant `{g}`"),
+                    crate::grants::Need::Baseline(what) => format!("baseline: {what}"),
+                    crate::grants::Need::Never(why) => format!("never: {why}"),
+                };
+                let _ = writeln!(s, "   import     {} ({need}){}", i.import, if i.granted { "" } else { " REFUSED" });
+            }
             let _ = writeln!(
                 s,
                 "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B | instance {:?}",

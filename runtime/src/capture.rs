@@ -112,8 +112,17 @@ impl Capture {
     /// Takes what was captured and resets the budget for the next delivery.
     pub fn take(&self) -> Output {
         let mut b = self.lock();
+        let mut logs = std::mem::take(&mut b.logs);
+        if b.truncated {
+            // The marker says where the cut is; it does not count against the budget.
+            logs.push(LogLine {
+                level: "warn",
+                message: format!("[hookrt] output cut at the {}-byte output_bytes limit", b.limit),
+                fields: Vec::new(),
+            });
+        }
         let out = Output {
-            logs: std::mem::take(&mut b.logs),
+            logs,
             stdout: String::from_utf8_lossy(&std::mem::take(&mut b.stdout)).into_owned(),
             stderr: String::from_utf8_lossy(&std::mem::take(&mut b.stderr)).into_owned(),
             truncated: b.truncated,

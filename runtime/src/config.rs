@@ -13,14 +13,16 @@
 //! Unknown keys, out-of-range values and slugs that name no hook are problems,
 //! reported all at once with the fix.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::discovery::Discovery;
+use crate::grants;
 use crate::limits::{self, Limits};
 use crate::problem::{Problem, Problems};
+use crate::redaction::Redactor;
 use crate::slug::Slug;
 
 /// The configuration file's name inside the agent folder.
@@ -39,7 +41,7 @@ pub enum InstancePolicy {
 }
 
 /// Everything `hookrt.toml` sets for one hook.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct HookSettings {
     /// Limits per delivery.
     pub limits: Limits,
@@ -58,6 +60,8 @@ pub struct HookSettings {
     pub description: Option<String>,
     /// The `config` table handed to the hook's `configure` export, as JSON.
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// Capabilities it may import (`log` unless set).
+    pub grants: BTreeSet<String>,
 }
 
 /// What a decision hook's failed delivery (error, trap, timeout, fuel, memory)
@@ -71,6 +75,22 @@ pub enum OnFailure {
     Deny,
     /// Fail open: the failure counts as abstain / not-handled.
     Abstain,
+}
+
+impl Default for HookSettings {
+    fn default() -> Self {
+        HookSettings {
+            limits: Limits::default(),
+            instance: InstancePolicy::default(),
+            critical: false,
+            retry: RetryPolicy::default(),
+            on_failure: OnFailure::default(),
+            name: None,
+            description: None,
+            config: serde_json::Map::new(),
+            grants: grants::DEFAULT_GRANTS.iter().map(|g| g.to_string()).collect(),
+        }
+    }
 }
 
 /// Retries of a failed delivery: `max_attempts` in all (1 = no retry), waiting
@@ -123,6 +143,7 @@ struct RawSettings {
     name: Option<String>,
     description: Option<String>,
     config: Option<toml::Table>,
+    grants: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -134,16 +155,27 @@ struct RawConfig {
     defaults: RawSettings,
     #[serde(default)]
     hooks: BTreeMap<String, RawSettings>,
+    #[serde(default)]
+    redaction: RawRedaction,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRedaction {
+    /// Extra patterns: name = regex.
+    #[serde(default)]
+    patterns: BTreeMap<String, String>,
 }
 
 /// A parsed and range-checked `hookrt.toml`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// Where it was read from (`None`: no file, all defaults).
     pub path: Option<PathBuf>,
     order: Vec<Slug>,
     defaults: RawSettings,
     hooks: BTreeMap<Slug, RawSettings>,
+    redactor: Redactor,
 }
 
 impl Config {
@@ -152,7 +184,7 @@ impl Config {
         let path = agent_dir.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Config::parse("", &path).map(|c| Config { path: None, ..c }),
             Err(e) => return Err(Problems(vec![Problem::new(&path, format!("cannot read: {e}"), "check permissions")])),
         };
         Config::parse(&text, &path)
@@ -196,8 +228,13 @@ impl Config {
                 Err(e) => problems.push(Problem::new(path, format!("[hooks.\"{s}\"] is not a valid slug: {e}"), "use a hook's slug")),
             }
         }
+        let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
+        let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
+            problems.push(Problem::new(path, format!("[redaction.patterns]: {e}"), "fix the regex (Rust `regex` syntax)"));
+            Redactor::default()
+        });
         Problems(problems).into_result()?;
-        Ok(Config { path: Some(path.to_path_buf()), order, defaults: raw.defaults, hooks })
+        Ok(Config { path: Some(path.to_path_buf()), order, defaults: raw.defaults, hooks, redactor })
     }
 
     /// Problems from slugs the configuration names that discovery did not find.
@@ -220,6 +257,11 @@ impl Config {
             self.hooks.keys().filter(|s| !known.contains(&s.as_str())).map(|s| unknown(format!("[hooks.\"{s}\"]"), s)),
         );
         problems
+    }
+
+    /// The redaction patterns in force (built-in plus `[redaction.patterns]`).
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// The configured order: these slugs register first, in this order.
@@ -255,6 +297,9 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
     if let Some(v) = raw.on_failure { s.on_failure = v }
     if let Some(v) = &raw.name { s.name = Some(v.clone()) }
     if let Some(v) = &raw.description { s.description = Some(v.clone()) }
+    if let Some(v) = &raw.grants {
+        s.grants = v.iter().cloned().collect();
+    }
     if let Some(v) = &raw.config {
         // A TOML table always has a JSON form (datetimes become strings).
         if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(v) {
@@ -264,6 +309,16 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
 }
 
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
+    for g in raw.grants.iter().flatten() {
+        if !grants::CAPABILITIES.contains(&g.as_str()) {
+            let why = if g == "http" { " (outbound HTTP is not available in this version)" } else { "" };
+            problems.push(Problem::new(
+                path,
+                format!("{table} grants unknown capability `{g}`{why}"),
+                format!("grant only {}", grants::CAPABILITIES.join(", ")),
+            ));
+        }
+    }
     let checks: [(&str, Option<u64>, u64); 10] = [
         ("fuel", raw.fuel, limits::MAX_FUEL),
         ("deadline_ms", raw.deadline_ms, limits::MAX_DEADLINE.as_millis() as u64),

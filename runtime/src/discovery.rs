@@ -40,6 +40,8 @@ pub struct DiscoveredHook {
     pub kind: SourceKind,
     /// The source file or crate folder.
     pub path: PathBuf,
+    /// Whose events it receives.
+    pub scope: crate::scope::Scope,
 }
 
 /// The outcome of a successful discovery.
@@ -178,7 +180,7 @@ fn add(
         ));
         return;
     }
-    found.insert(slug.clone(), DiscoveredHook { slug, kind, path });
+    found.insert(slug.clone(), DiscoveredHook { slug, kind, path, scope: crate::scope::Scope::Primary });
 }
 
 fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {

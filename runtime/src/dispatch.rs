@@ -8,26 +8,21 @@
 //! to "every planned delivery runs": once a hook owns a file edit (`applied`
 //! or `failed`), the hooks after it are not asked, so nobody writes twice.
 
-use std::sync::Arc;
-
 use crate::bindings::{WitCoordinates, WitDurability, WitEnvelope};
 use crate::config::OnFailure;
 use crate::decision::{self, Answer, Approval, FileEdit, FileEditDecision, RequestedCall};
 use crate::delivery::{Delivery, EventReport, Resolution};
 use crate::edit::EditSession;
 use crate::envelope::{Durability, Envelope, EnvelopeError};
-use crate::hook::{CallResult, LoadedHook, Response};
+use crate::hook::{CallResult, LoadedHook, Response, Services};
 use crate::outcome::Outcome;
 use crate::registry::Registry;
-use crate::sandbox::Sandbox;
-use crate::state::StateStore;
 use crate::vocabulary::{self, EventClass};
 
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
-pub fn dispatch(
-    sandbox: &Sandbox,
+pub(crate) fn dispatch(
+    services: &Services<'_>,
     registry: &Registry,
-    state: &Arc<StateStore>,
     envelope: &Envelope,
     durability: Durability,
 ) -> Result<EventReport, EnvelopeError> {
@@ -41,7 +36,7 @@ pub fn dispatch(
             break;
         }
         let hook = &registry.hooks()[planned.index];
-        let (d, r) = deliver(sandbox, state, hook, envelope, &mut run.wit, planned.handler, envelope.attempt);
+        let (d, r) = deliver(services, hook, envelope, &mut run.wit, planned.handler, envelope.attempt);
         run.record(hook, planned.handler, d.outcome, r.response);
         deliveries.push(d);
     }
@@ -157,8 +152,7 @@ impl<'e> EventRun<'e> {
 /// `handler` as attempt `attempt`. The flag is true when the runtime cancelled
 /// it (shutdown): then the record is not an outcome of the hook.
 pub(crate) fn deliver(
-    sandbox: &Sandbox,
-    state: &Arc<StateStore>,
+    services: &Services<'_>,
     hook: &LoadedHook,
     envelope: &Envelope,
     wit: &mut WitEnvelope,
@@ -166,7 +160,7 @@ pub(crate) fn deliver(
     attempt: u32,
 ) -> (Delivery, CallResult) {
     wit.attempt = attempt;
-    let mut r = hook.call(sandbox, state, wit, handler, vocabulary::class_of(&envelope.kind));
+    let mut r = hook.call(services, wit, handler, vocabulary::class_of(&envelope.kind));
     let d = Delivery {
         event_id: envelope.id.clone(),
         kind: envelope.kind.clone(),
@@ -181,6 +175,8 @@ pub(crate) fn deliver(
         logs: std::mem::take(&mut r.output.logs),
         console: std::mem::take(&mut r.output.stdout) + &r.output.stderr,
     };
+    let mut d = d;
+    services.redactor.mask_delivery(&mut d);
     if !r.cancelled {
         trace_delivery(&d);
     }

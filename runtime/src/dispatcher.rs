@@ -144,7 +144,7 @@ impl Dispatcher {
             loop {
                 let hook = &self.rt.hooks()[index];
                 let (settings_retry, critical) = (hook.settings.retry, hook.settings.critical);
-                let (d, r) = deliver(self.rt.sandbox(), self.rt.state(), hook, &w.envelope, &mut run.wit, &pd.handler, attempt);
+                let (d, r) = deliver(&self.rt.services(), hook, &w.envelope, &mut run.wit, &pd.handler, attempt);
                 if r.cancelled {
                     self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                     return follow_ups;

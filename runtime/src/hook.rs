@@ -8,7 +8,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 use wasmtime::Store;
 
-use crate::bindings::{WitApproval, WitContext, WitEnvelope, WitEventClass, WitFileEdit, WitResponse, envelope_v1, v1, v2};
+use crate::bindings::{WitApproval, WitContext, WitEnvelope, WitEventClass, WitFileEdit, WitResponse, WitScope, WitTransport, envelope_v1, v1, v2};
 use crate::build::BuiltHook;
 use crate::capture::Output;
 use crate::config::{HookSettings, InstancePolicy};
@@ -18,6 +18,8 @@ use crate::outcome::Outcome;
 use crate::problem::Problem;
 use crate::decision::{Approval, FileEdit};
 use crate::sandbox::{self, Prepared, Sandbox};
+use crate::metrics::Metrics;
+use crate::scope::{Scope, Transport};
 use crate::state::StateStore;
 use crate::vocabulary::EventClass;
 use crate::slug::Slug;
@@ -46,8 +48,12 @@ pub struct LoadedHook {
     pub subscriptions: Vec<String>,
     /// The interfaces the component imports.
     pub imports: Vec<String>,
+    /// Each import, what it needs and whether it is granted.
+    pub import_audit: Vec<crate::grants::ImportAudit>,
     /// The world version it was built against.
     pub world_version: &'static str,
+    /// Whose events it receives.
+    pub scope: Scope,
     pre: Prepared,
     config_json: String,
     warm: Mutex<Option<Warm>>,
@@ -132,6 +138,8 @@ impl LoadedHook {
         })?;
         let engine = sandbox.engine();
         let imports: Vec<String> = loaded.component.component_type().imports(engine).map(|(name, _)| name.to_owned()).collect();
+        let import_audit = crate::grants::check(&imports, &settings.grants, built.hook.slug.as_str())
+            .map_err(|m| Problem::new(path, m, "grant the capability in hookrt.toml, or stop using it in the hook"))?;
         let pre = sandbox.prepare(&loaded.component).map_err(|e| {
             Problem::new(
                 path,
@@ -151,7 +159,9 @@ impl LoadedHook {
             settings,
             subscriptions: Vec::new(),
             imports,
+            import_audit,
             world_version: pre.version(),
+            scope: built.hook.scope.clone(),
             pre,
             config_json,
             warm: Mutex::new(None),
@@ -178,7 +188,7 @@ impl LoadedHook {
     fn ask_subscriptions(&self, sandbox: &Sandbox) -> Result<Vec<String>, String> {
         let limits = &self.settings.limits;
         // Loading runs on a throw-away state: nothing a hook stores here persists.
-        let mut store = sandbox.new_store(limits, StateStore::in_memory().access(self.slug.as_str()));
+        let mut store = sandbox.new_store(limits, StateStore::in_memory().access(self.slug.as_str()), Metrics::new().access(self.slug.as_str()));
         sandbox::begin_delivery(&mut store, limits);
         let subs = match self.instantiate(&mut store) {
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
@@ -203,7 +213,8 @@ impl LoadedHook {
 
     /// Runs `handler` for one envelope under this hook's limits. Never panics
     /// and never lets a failed instance be used again.
-    pub fn call(&self, sandbox: &Sandbox, state: &std::sync::Arc<StateStore>, envelope: &WitEnvelope, handler: &str, class: EventClass) -> CallResult {
+    pub fn call(&self, services: &Services<'_>, envelope: &WitEnvelope, handler: &str, class: EventClass) -> CallResult {
+        let sandbox = services.sandbox;
         let limits = &self.settings.limits;
         let start = Instant::now();
         let reuse = self.settings.instance == InstancePolicy::Reuse;
@@ -215,7 +226,7 @@ impl LoadedHook {
                 (store, w.bindings)
             }
             None => {
-                let mut store = sandbox.new_store(limits, state.access(self.slug.as_str()));
+                let mut store = sandbox.new_store(limits, services.state.access(self.slug.as_str()), services.metrics.access(self.slug.as_str()));
                 sandbox::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
                     Ok(b) => (store, b),
@@ -239,7 +250,20 @@ impl LoadedHook {
                     EventClass::Decision => WitEventClass::Decision,
                     EventClass::Edit => WitEventClass::Edit,
                 };
-                let cx = WitContext { handler: handler.to_owned(), slug: self.slug.to_string(), budget_ms, class };
+                let cx = WitContext {
+                    handler: handler.to_owned(),
+                    slug: self.slug.to_string(),
+                    budget_ms,
+                    class,
+                    agent: envelope.coordinates.agent.clone(),
+                    session: envelope.coordinates.session.clone(),
+                    scope: match &self.scope {
+                        Scope::Primary => WitScope::Primary,
+                        Scope::Subagent(id) => WitScope::Subagent(id.clone()),
+                        Scope::Aggregate => WitScope::Aggregate,
+                    },
+                    transport: WitTransport { kind: services.transport.kind.clone(), detail: services.transport.detail.clone() },
+                };
                 b.call_handle(&mut store, envelope, &cx).map(|r| r.map(Response::from))
             }
             Bindings::V1(b) => {
@@ -291,6 +315,20 @@ impl LoadedHook {
             response: Response::None,
         }
     }
+}
+
+/// What a call needs from the runtime besides the hook itself.
+pub struct Services<'a> {
+    /// The engine and linker.
+    pub sandbox: &'a Sandbox,
+    /// Where `state` lives.
+    pub state: &'a std::sync::Arc<StateStore>,
+    /// Where `metrics` go.
+    pub metrics: &'a std::sync::Arc<Metrics>,
+    /// How events reach hookrt, as hooks are told.
+    pub transport: &'a Transport,
+    /// Secrets masked in what hooks write.
+    pub redactor: &'a crate::redaction::Redactor,
 }
 
 /// Why an instance could not be made ready.

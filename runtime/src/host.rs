@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::bindings::{Field, Level, level_v1, v1, v2};
 use crate::capture::{Capture, Stream};
 use crate::limits::Limits;
+use crate::metrics::MetricsAccess;
 use crate::state::StateAccess;
 
 /// The data of one hook's store.
@@ -36,12 +37,13 @@ pub struct HookState {
     pub cancelled: bool,
     cancel: Arc<AtomicBool>,
     state: StateAccess,
+    metrics: MetricsAccess,
 }
 
 impl HookState {
     /// A fresh state for a store with `limits`; `cancel` interrupts it from
     /// outside; `state` is the hook's own key-value store.
-    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>, state: StateAccess) -> Self {
+    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>, state: StateAccess, metrics: MetricsAccess) -> Self {
         let capture = Capture::new(usize::try_from(limits.output_bytes).unwrap_or(usize::MAX));
         let wasi = WasiCtxBuilder::new()
             .stdout(capture.stream(Stream::Stdout))
@@ -60,6 +62,7 @@ impl HookState {
             cancelled: false,
             cancel,
             state,
+            metrics,
         }
     }
 
@@ -100,6 +103,16 @@ impl v2::hookrt::hook::state::Host for HookState {
 
     fn delete(&mut self, key: String) {
         self.state.delete(&key)
+    }
+}
+
+impl v2::hookrt::hook::metrics::Host for HookState {
+    fn counter(&mut self, name: String, delta: u64, labels: Vec<(String, String)>) {
+        self.metrics.counter(&name, delta, labels)
+    }
+
+    fn gauge(&mut self, name: String, value: f64, labels: Vec<(String, String)>) {
+        self.metrics.gauge(&name, value, labels)
     }
 }
 
@@ -162,4 +175,43 @@ impl ResourceLimiter for Limiter {
     fn memories(&self) -> usize {
         self.memories
     }
+}
+
+/// What the store's resource table is, for the `wasi:io` host functions.
+struct HasTable;
+
+impl wasmtime::component::HasData for HasTable {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+/// Links the WASI interfaces a Rust hook needs just to exist, each given
+/// nothing: `wasi:io` streams; `wasi:cli` stdout/stderr (captured), stdin
+/// (empty), environment (no variables, no arguments), exit and terminal
+/// queries; clocks; random. `wasi:filesystem` and `wasi:sockets` are never
+/// linked: a component importing them is refused at load (see `grants`).
+pub fn link_wasi(linker: &mut wasmtime::component::Linker<HookState>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::cli::{WasiCli, WasiCliView as _};
+    use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
+    use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync};
+    use wasmtime_wasi::random::WasiRandom;
+    let l = linker;
+    wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<HookState, HasTable>(l, |t| &mut t.table)?;
+    sync::io::poll::add_to_linker::<HookState, HasTable>(l, |t| &mut t.table)?;
+    sync::io::streams::add_to_linker::<HookState, HasTable>(l, |t| &mut t.table)?;
+    clocks::wall_clock::add_to_linker::<HookState, WasiClocks>(l, HookState::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<HookState, WasiClocks>(l, HookState::clocks)?;
+    random::random::add_to_linker::<HookState, WasiRandom>(l, |t| t.wasi.random())?;
+    random::insecure::add_to_linker::<HookState, WasiRandom>(l, |t| t.wasi.random())?;
+    random::insecure_seed::add_to_linker::<HookState, WasiRandom>(l, |t| t.wasi.random())?;
+    cli::exit::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::environment::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::stdin::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::stdout::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::stderr::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::terminal_input::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::terminal_output::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::terminal_stdin::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::terminal_stdout::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    cli::terminal_stderr::add_to_linker::<HookState, WasiCli>(l, HookState::cli)?;
+    Ok(())
 }

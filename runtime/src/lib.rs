@@ -15,6 +15,8 @@
 //! - [`cache`]: precompiled artifacts keyed by content and engine.
 //! - [`sandbox`]: the one Wasmtime engine, its configuration and the epoch ticker.
 //! - [`host`] and [`capture`]: what a hook's store holds; log and console capture.
+//! - [`redaction`]: secrets masked in everything a hook writes.
+//! - [`grants`]: which imports a hook may have; everything else refused at load.
 //! - [`hook`]: a loaded hook and one call into it.
 //! - [`registry`] and [`dispatch`]: registration order and running an event.
 //! - [`delivery`] and [`outcome`]: the record of each delivery.
@@ -24,7 +26,8 @@
 //! - [`journal`]: the durable store of events, acks and dead letters (SQLite, WAL).
 //! - [`cascade`]: what a critical hook's final failure turns into.
 //! - [`decision`] and [`edit`]: merging answers; validated edits with rollback.
-//! - [`state`]: per-hook key-value state behind the `state` import.
+//! - [`state`] and [`metrics`]: per-hook state and metrics behind their imports.
+//! - [`scope`]: primary, subagent and aggregate scopes; the transport descriptor.
 
 pub mod audit;
 mod bindings;
@@ -40,15 +43,19 @@ mod dispatcher;
 pub mod dispatch;
 pub mod edit;
 pub mod envelope;
+pub mod grants;
 pub mod hook;
 pub mod journal;
 pub mod host;
 pub mod limits;
+pub mod metrics;
 pub mod outcome;
 pub mod problem;
+pub mod redaction;
 pub mod registry;
 pub mod runtime;
 pub mod sandbox;
+pub mod scope;
 pub mod service;
 pub mod slug;
 pub mod state;

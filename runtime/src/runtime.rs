@@ -16,6 +16,10 @@ use crate::hook::LoadedHook;
 use crate::problem::{Problem, Problems};
 use crate::registry::Registry;
 use crate::sandbox::Sandbox;
+use crate::hook::Services;
+use crate::metrics::Metrics;
+use crate::redaction::Redactor;
+use crate::scope::Transport;
 use crate::state::StateStore;
 use crate::dispatch;
 
@@ -25,6 +29,9 @@ pub struct Runtime {
     registry: Registry,
     agent_dir: PathBuf,
     state: Arc<StateStore>,
+    metrics: Arc<Metrics>,
+    transport: Transport,
+    redactor: Redactor,
 }
 
 /// The static part of loading: discovery plus configuration, no building.
@@ -67,7 +74,7 @@ impl Runtime {
         for h in &hooks {
             tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
         }
-        Ok(Runtime { sandbox, registry: Registry::new(hooks, config.order()), agent_dir: agent_dir.to_path_buf(), state: StateStore::in_memory() })
+        Ok(Runtime { sandbox, registry: Registry::new(hooks, config.order()), agent_dir: agent_dir.to_path_buf(), state: StateStore::in_memory(), metrics: Metrics::new(), transport: Transport::default(), redactor: config.redactor().clone() })
     }
 
     /// The loaded hooks, in registration order.
@@ -88,6 +95,21 @@ impl Runtime {
         &self.state
     }
 
+    /// What hooks reported through the `metrics` import.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Tells hooks how events reach them (default `in-process`).
+    pub fn set_transport(&mut self, transport: Transport) {
+        self.transport = transport;
+    }
+
+    /// What a call into a hook needs.
+    pub(crate) fn services(&self) -> Services<'_> {
+        Services { sandbox: &self.sandbox, state: &self.state, metrics: &self.metrics, transport: &self.transport, redactor: &self.redactor }
+    }
+
     /// Keeps hooks' `state` in `store` from now on (the service points it at
     /// the journal database so state survives restarts).
     pub fn use_state(&mut self, store: Arc<StateStore>) {
@@ -102,6 +124,6 @@ impl Runtime {
     /// Delivers one event to every subscribed handler. Without a journal the
     /// runtime holds the event in memory only, so hooks see `accepted`.
     pub fn dispatch(&self, envelope: &Envelope) -> Result<EventReport, EnvelopeError> {
-        dispatch::dispatch(&self.sandbox, &self.registry, &self.state, envelope, Durability::Accepted)
+        dispatch::dispatch(&self.services(), &self.registry, envelope, Durability::Accepted)
     }
 }

@@ -16,6 +16,7 @@ use wasmtime::{Config, Engine, Store, Trap, UpdateDeadline};
 use crate::bindings::{v1, v2};
 use crate::host::HookState;
 use crate::limits::Limits;
+use crate::metrics::MetricsAccess;
 use crate::state::StateAccess;
 use crate::outcome::Outcome;
 
@@ -49,7 +50,7 @@ impl Sandbox {
         config.parallel_compilation(true);
         let engine = Engine::new(&config).map_err(|e| SandboxError(e.to_string()))?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
+        crate::host::link_wasi(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
         v2::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
@@ -94,8 +95,8 @@ impl Sandbox {
 
     /// A store for one hook with `limits` applied; fuel and deadline are set per
     /// delivery by [`begin_delivery`].
-    pub fn new_store(&self, limits: &Limits, state: StateAccess) -> Store<HookState> {
-        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone(), state));
+    pub fn new_store(&self, limits: &Limits, state: StateAccess, metrics: MetricsAccess) -> Store<HookState> {
+        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone(), state, metrics));
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut cx| {
             if cx.data_mut().check_interrupt() { Ok(UpdateDeadline::Interrupt) } else { Ok(UpdateDeadline::Continue(1)) }

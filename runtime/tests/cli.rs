@@ -191,7 +191,9 @@ fn audit_json_reports_the_real_configuration() {
         hooks[1]["subscriptions"],
         serde_json::json!([{"kind": "action.result", "class": "observe"}, {"kind": "*", "class": "any"}])
     );
-    let imports = |i: usize| hooks[i]["imports"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let imports = |i: usize| hooks[i]["imports"].as_array().unwrap().iter().map(|v| v["import"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    assert!(hooks.iter().all(|h| h["imports"].as_array().unwrap().iter().all(|i| i["granted"] == true)));
+    assert_eq!(hooks[5]["grants"], serde_json::json!(["log", "state"]));
     assert!(imports(0).contains(&"hookrt:hook/log@0.2.0".to_owned()), "audit logs: {:?}", imports(0));
     assert!(imports(5).contains(&"hookrt:hook/state@0.2.0".to_owned()), "protected-paths keeps state: {:?}", imports(5));
     assert!(hooks.iter().all(|h| h["component_sha256"].as_str().unwrap().len() == 64));
@@ -263,6 +265,7 @@ fn run_prints_what_decision_and_edit_events_decided() {
 fn hook_state_survives_a_process_restart() {
     let dir = tempfile::tempdir().unwrap();
     copy(&repo().join("example-hooks/testing/hooks/state_counter.rs"), &dir.path().join("hooks/counter.rs"));
+    fs::write(dir.path().join("hookrt.toml"), "[hooks.counter]\ngrants = [\"log\", \"state\"]\n").unwrap();
     let db = dir.path().join("j.db");
     let all: Vec<String> = fs::read_to_string(transcript()).unwrap().lines().map(String::from).collect();
     let counts = |events: &[String]| -> Vec<u64> {

@@ -39,6 +39,18 @@ fn stream(path: &Path) -> Vec<String> {
     ids
 }
 
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
 /// A small deterministic generator, so a failing run can be reproduced.
 struct Lcg(u64);
 impl Lcg {
@@ -55,7 +67,12 @@ fn sigkill_at_random_points_loses_no_delivery_and_every_repeat_says_so() {
     let ids = stream(&events);
     let index: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
     let db = dir.path().join("journal.db");
-    let agent = repo().join("example-hooks/agent");
+    // The example agent, with a deadline no loaded machine can hit: a timeout
+    // would dead-letter a delivery, and this test is about crashes only.
+    let agent = dir.path().join("agent");
+    copy_tree(&repo().join("example-hooks/agent/hooks"), &agent.join("hooks"));
+    let config = fs::read_to_string(repo().join("example-hooks/agent/hookrt.toml")).unwrap();
+    fs::write(agent.join("hookrt.toml"), config.replace("deadline_ms = 200", "deadline_ms = 60000")).unwrap();
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
     let mut rng = Lcg(0x5eed_2026);
 
@@ -105,7 +122,8 @@ fn sigkill_at_random_points_loses_no_delivery_and_every_repeat_says_so() {
     let events_stored: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0)).unwrap();
     assert_eq!(events_stored as usize, ids.len(), "every event was stored exactly once");
     assert_eq!(journal.len(), COPIES * 139, "the plan of every event is in the journal");
-    assert!(journal.values().all(|(_, state)| state == "done"), "nothing left pending or dead");
+    let not_done: Vec<_> = journal.iter().filter(|(_, (_, state))| state != "done").take(5).collect();
+    assert!(not_done.is_empty(), "nothing left pending or dead: {not_done:?}");
 
     // What the deliveries printed (each is written before its ack).
     let mut seen: BTreeMap<(String, String, String), Vec<u32>> = BTreeMap::new();

@@ -122,7 +122,7 @@ fn a_trapping_file_edit_owner_fails_closed_not_to_not_handled() {
 fn protected_paths_refuses_protected_files_and_stale_edits() {
     let agent = TempAgent::new()
         .hook("agent/hooks/protected-paths.rs", "protected-paths.rs")
-        .config("[hooks.protected-paths]\nconfig = { protected = [\"secrets/\"] }\n");
+        .config("[hooks.protected-paths]\nconfig = { protected = [\"secrets/\"] }\ngrants = [\"log\", \"state\"]\n");
     let rt = load(agent.path());
     let mut edit = event("file.edit.requested");
     let decide = |e: &Envelope| match rt.dispatch(e).unwrap().resolution {

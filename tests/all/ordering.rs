@@ -45,7 +45,7 @@ fn configured_order_comes_first_then_slug_order() {
         .hook("agent/hooks/alerts.rs", "alerts.rs")
         .hook("agent/hooks/observability/metrics.rs", "observability/metrics.rs")
         .hook("agent/hooks/policy", "policy")
-        .config("order = [\"policy\", \"observability/metrics\"]\n");
+        .config("order = [\"policy\", \"observability/metrics\"]\n[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n");
     let rt = load(agent.path());
     let order: Vec<&str> = rt.hooks().iter().map(|h| h.slug.as_str()).collect();
     assert_eq!(order, ["policy", "observability/metrics", "alerts", "audit"]);

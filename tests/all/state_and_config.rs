@@ -22,7 +22,8 @@ fn renamed(base: &[Envelope], prefix: &str) -> Vec<Envelope> {
 fn state_survives_a_restart_and_is_private_to_each_hook() {
     let agent = TempAgent::new()
         .hook("testing/hooks/state_counter.rs", "counter.rs")
-        .hook("testing/hooks/state_counter.rs", "other/counter.rs");
+        .hook("testing/hooks/state_counter.rs", "other/counter.rs")
+        .config("[defaults]\ngrants = [\"log\", \"state\"]\n");
     let db = agent.path().join("journal.db");
     let events = transcript();
 
@@ -45,7 +46,7 @@ fn state_survives_a_restart_and_is_private_to_each_hook() {
 
 #[test]
 fn without_a_journal_state_lives_for_the_service_only() {
-    let agent = TempAgent::new().hook("testing/hooks/state_counter.rs", "counter.rs");
+    let agent = TempAgent::new().hook("testing/hooks/state_counter.rs", "counter.rs").config("[hooks.counter]\ngrants = [\"log\", \"state\"]\n");
     let (service, seen) = start(agent.path(), None);
     let stats = {
         let s = service;
@@ -103,4 +104,15 @@ fn a_hook_built_against_world_0_1_0_still_loads_and_runs() {
             }
         }
     }
+}
+
+#[test]
+fn a_hook_using_state_without_the_grant_is_refused_at_load_naming_the_grant() {
+    let agent = TempAgent::new().hook("testing/hooks/state_counter.rs", "counter.rs");
+    let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {}).err().expect("refused");
+    assert_eq!(err.0.len(), 1);
+    assert_eq!(
+        err.0[0].message,
+        "imports `hookrt:hook/state@0.2.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml"
+    );
 }

@@ -1,0 +1,118 @@
+//! Grants: which host capabilities a hook may import.
+//!
+//! Every import of a component is classified when it is loaded:
+//! - **granted capabilities** (`hookrt:hook/*`): `log` is granted by default;
+//!   `state` and `metrics` only when `hookrt.toml` names them in `grants`;
+//! - **the inert WASI baseline** a Rust hook imports just to exist: `wasi:io`,
+//!   `wasi:clocks`, `wasi:random`, and `wasi:cli` with stdout/stderr captured
+//!   into the output budget, stdin empty, and an environment with no variables
+//!   and no arguments;
+//! - **never linked**: `wasi:filesystem`, `wasi:sockets`, `wasi:http` and
+//!   anything else. There is no grant for them.
+//!
+//! A component importing something not granted is refused at load with a
+//! message naming the import and the grant that would allow it (or saying that
+//! none exists), before any event is dispatched.
+
+use std::collections::BTreeSet;
+
+/// Capabilities a hook can be granted.
+pub const CAPABILITIES: [&str; 3] = ["log", "metrics", "state"];
+/// What every hook is granted unless `grants` says otherwise.
+pub const DEFAULT_GRANTS: [&str; 1] = ["log"];
+
+/// What one import needs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "needs", content = "detail", rename_all = "snake_case")]
+pub enum Need {
+    /// The shared record types of the world: nothing to grant.
+    Types,
+    /// A capability that must be in `grants`.
+    Grant(String),
+    /// Part of the inert baseline (what it gives the hook).
+    Baseline(String),
+    /// Never linked (why).
+    Never(String),
+}
+
+/// One import as an auditor sees it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImportAudit {
+    /// The import, e.g. `hookrt:hook/state@0.2.0`.
+    pub import: String,
+    /// What it needs.
+    #[serde(flatten)]
+    pub need: Need,
+    /// Whether the hook may have it.
+    pub granted: bool,
+}
+
+/// Classifies an import by its interface name.
+pub fn classify(import: &str) -> Need {
+    let name = import.split('@').next().unwrap_or(import);
+    let (package, interface) = name.split_once('/').unwrap_or((name, ""));
+    match (package, interface) {
+        ("hookrt:hook", "types") => Need::Types,
+        ("hookrt:hook", "log") => Need::Grant("log".into()),
+        ("hookrt:hook", "metrics") => Need::Grant("metrics".into()),
+        ("hookrt:hook", "state") => Need::Grant("state".into()),
+        ("wasi:io", _) => Need::Baseline("streams for captured output".into()),
+        ("wasi:clocks", _) => Need::Baseline("reading the clock".into()),
+        ("wasi:random", _) => Need::Baseline("random bytes".into()),
+        ("wasi:cli", "stdout" | "stderr") => Need::Baseline("captured into the output budget".into()),
+        ("wasi:cli", "stdin") => Need::Baseline("empty".into()),
+        ("wasi:cli", "environment") => Need::Baseline("no variables, no arguments".into()),
+        ("wasi:cli", "exit") => Need::Baseline("ends the delivery as a trap".into()),
+        ("wasi:cli", i) if i.starts_with("terminal-") => Need::Baseline("never a terminal".into()),
+        ("wasi:filesystem", _) => Need::Never("hookrt grants no filesystem access".into()),
+        ("wasi:sockets", _) => Need::Never("hookrt grants no sockets".into()),
+        ("wasi:http", _) => Need::Never("outbound HTTP is not available in this version".into()),
+        _ => Need::Never("hookrt does not provide this interface".into()),
+    }
+}
+
+/// Audits every import against `grants`; the error lists each refused import
+/// with what would allow it.
+pub fn check(imports: &[String], grants: &BTreeSet<String>, slug: &str) -> Result<Vec<ImportAudit>, String> {
+    let audits: Vec<ImportAudit> = imports
+        .iter()
+        .map(|import| {
+            let need = classify(import);
+            let granted = match &need {
+                Need::Types | Need::Baseline(_) => true,
+                Need::Grant(cap) => grants.contains(cap),
+                Need::Never(_) => false,
+            };
+            ImportAudit { import: import.clone(), need, granted }
+        })
+        .collect();
+    let refused: Vec<String> = audits
+        .iter()
+        .filter(|a| !a.granted)
+        .map(|a| match &a.need {
+            Need::Grant(cap) => {
+                let mut with: Vec<&str> = grants.iter().map(String::as_str).collect();
+                with.push(cap);
+                with.sort();
+                format!("imports `{}`, which is not granted: add `grants = {with:?}` to [hooks.\"{slug}\"] in hookrt.toml", a.import)
+            }
+            Need::Never(why) => format!("imports `{}`: {why}; remove the code that uses it", a.import),
+            Need::Types | Need::Baseline(_) => String::new(),
+        })
+        .collect();
+    if refused.is_empty() { Ok(audits) } else { Err(refused.join("; ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ungranted_import_names_the_grant_that_would_allow_it() {
+        let grants: BTreeSet<String> = ["log".to_string()].into();
+        let err = check(&["hookrt:hook/state@0.2.0".into(), "wasi:io/streams@0.2.6".into()], &grants, "counter").unwrap_err();
+        assert_eq!(err, "imports `hookrt:hook/state@0.2.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml");
+        let err = check(&["wasi:filesystem/preopens@0.2.6".into()], &grants, "x").unwrap_err();
+        assert_eq!(err, "imports `wasi:filesystem/preopens@0.2.6`: hookrt grants no filesystem access; remove the code that uses it");
+    }
+}

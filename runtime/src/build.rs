@@ -348,7 +348,7 @@ fn compile_problem(path: &Path, run: &CargoRun, errors: Option<&String>, generat
 
 /// Copies a built component under its content key (temp file + rename).
 fn install(from: &Path, to: &Path) -> Result<(), String> {
-    let tmp = to.with_extension(format!("tmp{}", std::process::id()));
+    let tmp = crate::cache::unique_tmp(to);
     fs::copy(from, &tmp).map_err(|e| format!("cannot copy {} to the cache: {e}", from.display()))?;
     fs::rename(&tmp, to).map_err(|e| format!("cannot write {}: {e}", to.display()))
 }

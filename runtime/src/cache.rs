@@ -31,9 +31,27 @@ pub fn artifact_path(engine: &Engine, cache_dir: &Path, sha256: &str) -> PathBuf
     cache_dir.join(ARTIFACTS_DIR).join(format!("{sha256}-{:016x}.cwasm", h.finish()))
 }
 
+/// Why a component could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// The bytes are not a component Wasmtime can compile.
+    #[error("{0}")]
+    Invalid(String),
+    /// The compiled artifact could not be written or read back.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// A temp-file name no other writer (process or thread) uses at the same time.
+pub fn unique_tmp(path: &Path) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    path.with_extension(format!("tmp{}-{n}", std::process::id()))
+}
+
 /// Loads the component `bytes` (with digest `sha256`) from the cache, compiling
 /// and storing it first on a miss.
-pub fn load(engine: &Engine, cache_dir: &Path, sha256: &str, bytes: &[u8]) -> Result<Loaded, String> {
+pub fn load(engine: &Engine, cache_dir: &Path, sha256: &str, bytes: &[u8]) -> Result<Loaded, CacheError> {
     let artifact = artifact_path(engine, cache_dir, sha256);
     if artifact.is_file() {
         // SAFETY: the file was written by `precompile_component` of an engine with
@@ -44,14 +62,15 @@ pub fn load(engine: &Engine, cache_dir: &Path, sha256: &str, bytes: &[u8]) -> Re
         }
         tracing::warn!(artifact = %artifact.display(), "unreadable cached artifact; recompiling");
     }
-    let compiled = engine.precompile_component(bytes).map_err(|e| format!("{e:#}"))?;
+    let compiled = engine.precompile_component(bytes).map_err(|e| CacheError::Invalid(format!("{e:#}")))?;
     if let Some(dir) = artifact.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| CacheError::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
-    let tmp = artifact.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &compiled).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &artifact).map_err(|e| format!("cannot write {}: {e}", artifact.display()))?;
-    // SAFETY: as above; we just wrote it from this engine.
-    let component = unsafe { Component::deserialize_file(engine, &artifact) }.map_err(|e| format!("{e:#}"))?;
+    // Unique per writer: two threads may compile the same component at once.
+    let tmp = unique_tmp(&artifact);
+    std::fs::write(&tmp, &compiled).map_err(|e| CacheError::Io(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, &artifact).map_err(|e| CacheError::Io(format!("cannot write {}: {e}", artifact.display())))?;
+    // SAFETY: as above; it was written from this engine's precompile output.
+    let component = unsafe { Component::deserialize_file(engine, &artifact) }.map_err(|e| CacheError::Io(format!("{e:#}")))?;
     Ok(Loaded { component, compiled: true, artifact })
 }

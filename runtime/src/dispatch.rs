@@ -117,6 +117,9 @@ impl<'e> EventRun<'e> {
                     }
                 });
             }
+            Answers::Edit(session) if handler == vocabulary::WILDCARD && outcome != Outcome::Ok => {
+                session.observer_failed(&slug, outcome);
+            }
             Answers::Edit(session) => {
                 let given = match (outcome, response) {
                     (Outcome::Ok, Response::Edit(json)) => Ok(Some(json)),

@@ -29,6 +29,8 @@ pub enum EditOutcome {
     Failed(Outcome),
     /// An earlier edit of this event was rolled back; this one was not applied.
     Ignored,
+    /// A `*` handler failed: it observes and cannot edit, so nothing was rolled back.
+    ObserverFailed(Outcome),
 }
 
 /// One hook's account.
@@ -65,8 +67,8 @@ pub struct EditSession {
 }
 
 impl EditSession {
-    /// Starts from the event's `data.state` (an empty object when absent: then
-    /// every edit is invalid, since nothing can be validated against it).
+    /// Starts from the event's `data.state`. When the event has none, every
+    /// edit is invalid: there is nothing to validate it against.
     pub fn new(data: &Value) -> EditSession {
         let state = data.get("state").cloned().unwrap_or(Value::Null);
         EditSession { backup: state.clone(), current: state, rolled_back: None, accounts: Vec::new() }
@@ -74,6 +76,9 @@ impl EditSession {
 
     /// The event's data with the current state, for the next hook.
     pub fn data_for_next(&self, data: &Value) -> String {
+        if self.backup.is_null() {
+            return data.to_string();
+        }
         let mut d = data.clone();
         if let Some(obj) = d.as_object_mut() {
             obj.insert("state".into(), self.current.clone());
@@ -93,6 +98,11 @@ impl EditSession {
                     EditOutcome::Failed(outcome)
                 }
                 Ok(None) => EditOutcome::Unchanged,
+                Ok(Some(_)) if self.backup.is_null() => {
+                    let reason = "the event carries no `state` to edit".to_owned();
+                    self.rollback(format!("hook `{hook}`: {reason}"));
+                    EditOutcome::Invalid(reason)
+                }
                 Ok(Some(text)) => {
                     let checked = serde_json::from_str::<Value>(&text)
                         .map_err(|e| format!("the edit is not JSON: {e}"))
@@ -111,6 +121,11 @@ impl EditSession {
             }
         };
         self.accounts.push(EditAccount { hook: hook.to_owned(), outcome, rolled_back: false });
+    }
+
+    /// Records that a `*` handler failed on this event: no rollback.
+    pub fn observer_failed(&mut self, hook: &str, outcome: Outcome) {
+        self.accounts.push(EditAccount { hook: hook.to_owned(), outcome: EditOutcome::ObserverFailed(outcome), rolled_back: false });
     }
 
     fn rollback(&mut self, reason: String) {

@@ -133,8 +133,13 @@ impl LoadedHook {
         let bytes = std::fs::read(&built.component)
             .map_err(|e| Problem::new(&built.component, format!("cannot read component: {e}"), "run `hookrt build` again"))?;
         let component_sha256 = hex::encode(Sha256::digest(&bytes));
-        let loaded = cache::load(sandbox.engine(), cache_dir, &component_sha256, &bytes).map_err(|e| {
-            Problem::new(path, format!("is not a valid WebAssembly component: {e}"), "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)")
+        let loaded = cache::load(sandbox.engine(), cache_dir, &component_sha256, &bytes).map_err(|e| match e {
+            cache::CacheError::Invalid(e) => Problem::new(
+                path,
+                format!("is not a valid WebAssembly component: {e}"),
+                "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
+            ),
+            cache::CacheError::Io(e) => Problem::new(path, format!("cannot cache its compiled artifact: {e}"), "check disk space and permissions of the cache dir"),
         })?;
         let engine = sandbox.engine();
         let imports: Vec<String> = loaded.component.component_type().imports(engine).map(|(name, _)| name.to_owned()).collect();

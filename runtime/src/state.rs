@@ -91,7 +91,7 @@ impl StateAccess {
         let conn = self.conn();
         let used: i64 = conn
             .query_row(
-                "SELECT COALESCE(SUM(length(key) + length(value)), 0) FROM hook_state WHERE hook = ?1 AND key != ?2",
+                "SELECT COALESCE(SUM(length(CAST(key AS BLOB)) + length(value)), 0) FROM hook_state WHERE hook = ?1 AND key != ?2",
                 params![self.slug, key],
                 |r| r.get(0),
             )

@@ -81,3 +81,13 @@ fn the_context_pruner_keeps_pairs_and_records_what_it_pruned() {
     assert_eq!(r.state["tool_calls"].as_array().unwrap().len(), results.len(), "pairs kept");
     assert_eq!(r.state["extras"]["context-pruner"]["pruned"], pruned);
 }
+
+#[test]
+fn a_failing_wildcard_observer_does_not_roll_back_edits() {
+    let agent = TempAgent::new()
+        .hook("testing/hooks/extras_editor.rs", "extras_editor.rs")
+        .hook("hostile/hooks/panic.rs", "panic.rs");
+    let Some(Resolution::Edit(r)) = load(agent.path()).dispatch(&step_completed()).unwrap().resolution else { panic!("edit event") };
+    assert!(r.changed && r.rolled_back.is_none());
+    assert_eq!(outcomes(&r), [("extras_editor", &EditOutcome::Applied, false), ("panic", &EditOutcome::ObserverFailed(Outcome::Trap), false)]);
+}

@@ -30,13 +30,17 @@ pub struct RunArgs {
     /// Include each delivery's log lines and console output in its JSON line.
     #[arg(long)]
     pub logs: bool,
+    /// Print the whole agent state of edit events (it can hold tool outputs and
+    /// secrets; by default only whether it changed and each hook's account).
+    #[arg(long)]
+    pub state: bool,
     /// How long to let queued deliveries finish at the end before cancelling them.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
 }
 
 pub fn run(rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
-    let logs = args.logs;
+    let (logs, full_state) = (args.logs, args.state);
     // Each delivery is written (and flushed into the pipe) before it is acked,
     // so output never misses a delivery the journal counts as done.
     let observer = Box::new(move |report: Report<'_>| {
@@ -50,7 +54,11 @@ pub fn run(rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 v
             }
             Report::Resolved { event_id, kind, resolution } => {
-                serde_json::json!({"event_id": event_id, "kind": kind, "resolution": resolution})
+                let mut r = serde_json::to_value(resolution).unwrap_or_default();
+                if !full_state && let Some(edit) = r.get_mut("edit").and_then(|e| e.as_object_mut()) {
+                    edit.remove("state");
+                }
+                serde_json::json!({"event_id": event_id, "kind": kind, "resolution": r})
             }
         };
         let mut out = std::io::stdout().lock();

@@ -18,5 +18,6 @@ mod hostile;
 mod journal;
 mod limits;
 mod ordering;
+mod sandbox;
 mod sdk;
 mod state_and_config;

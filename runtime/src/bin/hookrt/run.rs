@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hookrt::service::{HookService, PendingReceipt, Report};
+use hookrt::scope::Transport;
 use hookrt::{Durability, Envelope, Outcome, Runtime};
 
 /// Receipts waited for at once; bounds memory on long streams.
@@ -39,7 +40,8 @@ pub struct RunArgs {
     pub drain_timeout: u64,
 }
 
-pub fn run(rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
+pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
+    rt.set_transport(Transport { kind: "cli".into(), detail: None });
     let (logs, full_state) = (args.logs, args.state);
     // Each delivery is written (and flushed into the pipe) before it is acked,
     // so output never misses a delivery the journal counts as done.

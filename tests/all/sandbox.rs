@@ -1,0 +1,93 @@
+//! The sandbox's capability boundary: grants, refused imports, redaction,
+//! metrics, and what the context tells a hook (never a channel).
+
+use hookrt::Outcome;
+
+use crate::common::{TempAgent, last_field, load, opts, transcript};
+
+fn load_err(agent: &TempAgent) -> Vec<String> {
+    match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+        Ok(_) => panic!("load should fail"),
+        Err(p) => p.0.into_iter().map(|p| p.message).collect(),
+    }
+}
+
+#[test]
+fn a_hook_importing_wasi_filesystem_is_refused_at_load_naming_the_import() {
+    let agent = TempAgent::new().hook("testing/hooks/fs_reader.rs", "fs_reader.rs");
+    let errs = load_err(&agent);
+    assert_eq!(errs.len(), 1);
+    for import in ["wasi:filesystem/types@0.2.6", "wasi:filesystem/preopens@0.2.6"] {
+        assert!(
+            errs[0].contains(&format!("imports `{import}`: hookrt grants no filesystem access; remove the code that uses it")),
+            "{}",
+            errs[0]
+        );
+    }
+}
+
+#[test]
+fn no_grant_exists_for_http_yet_and_unknown_grants_are_refused() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs").config("[hooks.witness]\ngrants = [\"log\", \"http\", \"fs\"]\n");
+    let problems: Vec<String> = hookrt::runtime::check(agent.path()).err().expect("refused").0.into_iter().map(|p| p.message).collect();
+    assert_eq!(
+        problems,
+        [
+            "[hooks.\"witness\"] grants unknown capability `http` (outbound HTTP is not available in this version)",
+            "[hooks.\"witness\"] grants unknown capability `fs`",
+        ]
+    );
+}
+
+#[test]
+fn metrics_need_their_grant_and_are_aggregated_per_hook() {
+    let refused = TempAgent::new().hook("agent/hooks/observability/metrics.rs", "observability/metrics.rs");
+    assert!(load_err(&refused)[0].starts_with("imports `hookrt:hook/metrics@0.2.0`, which is not granted"));
+
+    let agent = TempAgent::new()
+        .hook("agent/hooks/observability/metrics.rs", "observability/metrics.rs")
+        .config("[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n");
+    let rt = load(agent.path());
+    let events = transcript();
+    for e in &events {
+        rt.dispatch(e).unwrap();
+    }
+    let snapshot = rt.metrics().snapshot();
+    let total: f64 = snapshot.iter().filter(|((hook, name, _), _)| hook == "observability/metrics" && name == "events_total").map(|(_, v)| v).sum();
+    assert_eq!(total as usize, events.len());
+    let results = snapshot
+        .iter()
+        .find(|((_, name, labels), _)| name == "events_total" && labels == &[("kind".to_string(), "action.result".to_string())])
+        .map(|(_, v)| *v);
+    assert_eq!(results, Some(events.iter().filter(|e| e.kind == "action.result").count() as f64));
+}
+
+#[test]
+fn secrets_in_a_hooks_log_lines_are_masked_before_they_leave_the_runtime() {
+    let agent = TempAgent::new().hook("testing/hooks/secret_logger.rs", "secret_logger.rs");
+    let d = load(agent.path()).dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    assert_eq!(d.outcome, Outcome::Ok);
+    assert_eq!(d.logs[0].message, "calling api with key [redacted:api-key] and token [redacted:bearer-token] for [redacted:email]");
+    assert_eq!(last_field(&d, "authorization").as_deref(), Some("[redacted:bearer-token]"));
+}
+
+#[test]
+fn configured_redaction_patterns_apply_too() {
+    let agent = TempAgent::new()
+        .hook("testing/hooks/secret_logger.rs", "secret_logger.rs")
+        .config("[redaction.patterns]\napi-call = \"calling api\"\n");
+    let d = load(agent.path()).dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    assert!(d.logs[0].message.starts_with("[redacted:api-call] with key [redacted:api-key]"), "{}", d.logs[0].message);
+}
+
+#[test]
+fn the_context_names_agent_session_scope_and_transport_never_a_channel() {
+    let agent = TempAgent::new().hook("testing/hooks/scope_reporter.rs", "scope_reporter.rs");
+    let mut rt = load(agent.path());
+    rt.set_transport(hookrt::scope::Transport { kind: "nats".into(), detail: Some("hookrt.events.coder".into()) });
+    let e = &transcript()[3];
+    let d = rt.dispatch(e).unwrap().deliveries.remove(0);
+    let field = |k: &str| last_field(&d, k).unwrap();
+    assert_eq!((field("scope"), field("agent"), field("session"), field("transport")), ("primary".into(), "coder".into(), "ses_7f3a".into(), "nats".into()));
+    assert_eq!(field("data_len").parse::<usize>().unwrap(), e.data.to_string().len());
+}

@@ -1,7 +1,7 @@
 //! hookrt: a WebAssembly-sandboxed hook runtime for AI agent servers.
 //!
 //! A hook is a WebAssembly component built against the `define-hook` world
-//! (`wit/hook.wit`). This crate finds the hooks of an agent folder, builds and
+//! (`wit/v<version>/hook.wit`). This crate finds the hooks of an agent folder, builds and
 //! caches them, and delivers lifecycle events to them inside Wasmtime with
 //! limits that hold. Where each concept lives:
 //!

@@ -23,6 +23,7 @@ use crate::grants;
 use crate::limits::{self, Limits};
 use crate::problem::{Problem, Problems};
 use crate::redaction::Redactor;
+use crate::scope::Scope;
 use crate::slug::Slug;
 
 /// The configuration file's name inside the agent folder.
@@ -157,6 +158,30 @@ struct RawConfig {
     hooks: BTreeMap<String, RawSettings>,
     #[serde(default)]
     redaction: RawRedaction,
+    /// Primary hooks that observe every scope, without event data.
+    #[serde(default)]
+    aggregate: Vec<String>,
+    /// Per-subagent `order` and `hooks` tables.
+    #[serde(default)]
+    subagents: BTreeMap<String, RawSubagent>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSubagent {
+    #[serde(default)]
+    order: Vec<String>,
+    #[serde(default)]
+    hooks: BTreeMap<String, RawSettings>,
+}
+
+/// The `order` and per-hook tables of one scope.
+#[derive(Debug, Clone, Default)]
+struct ScopeConfig {
+    /// Where these tables are, for messages: `[hooks.` or `[subagents."x".hooks.`.
+    table: String,
+    order: Vec<Slug>,
+    hooks: BTreeMap<Slug, RawSettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -172,9 +197,9 @@ struct RawRedaction {
 pub struct Config {
     /// Where it was read from (`None`: no file, all defaults).
     pub path: Option<PathBuf>,
-    order: Vec<Slug>,
     defaults: RawSettings,
-    hooks: BTreeMap<Slug, RawSettings>,
+    scopes: BTreeMap<Scope, ScopeConfig>,
+    aggregate: Vec<Slug>,
     redactor: Redactor,
 }
 
@@ -206,26 +231,17 @@ impl Config {
                 problems.push(Problem::new(path, format!("[defaults] sets `{key}`, which belongs to one hook"), format!("move `{key}` to a [hooks.\"<slug>\"] table")));
             }
         }
-        let mut order = Vec::new();
-        for s in &raw.order {
-            match Slug::parse(s) {
-                Ok(slug) if order.contains(&slug) => problems.push(Problem::new(
-                    path,
-                    format!("`order` lists `{s}` twice"),
-                    "list each slug once",
-                )),
-                Ok(slug) => order.push(slug),
-                Err(e) => problems.push(Problem::new(path, format!("`order` has invalid slug `{s}`: {e}"), "use a hook's slug")),
-            }
+        let mut scopes = BTreeMap::new();
+        scopes.insert(Scope::Primary, parse_scope(path, "hooks", raw.order, raw.hooks, &mut problems));
+        for (id, sub) in raw.subagents {
+            let table = format!("subagents.\"{id}\".hooks");
+            scopes.insert(Scope::Subagent(id), parse_scope(path, &table, sub.order, sub.hooks, &mut problems));
         }
-        let mut hooks = BTreeMap::new();
-        for (s, settings) in raw.hooks {
-            match Slug::parse(&s) {
-                Ok(slug) => {
-                    check_ranges(path, &format!("[hooks.\"{s}\"]"), &settings, &mut problems);
-                    hooks.insert(slug, settings);
-                }
-                Err(e) => problems.push(Problem::new(path, format!("[hooks.\"{s}\"] is not a valid slug: {e}"), "use a hook's slug")),
+        let mut aggregate = Vec::new();
+        for a in &raw.aggregate {
+            match Slug::parse(a) {
+                Ok(slug) => aggregate.push(slug),
+                Err(e) => problems.push(Problem::new(path, format!("`aggregate` has invalid slug `{a}`: {e}"), "name a primary hook's slug")),
             }
         }
         let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
@@ -234,29 +250,38 @@ impl Config {
             Redactor::default()
         });
         Problems(problems).into_result()?;
-        Ok(Config { path: Some(path.to_path_buf()), order, defaults: raw.defaults, hooks, redactor })
+        Ok(Config { path: Some(path.to_path_buf()), defaults: raw.defaults, scopes, aggregate, redactor })
     }
 
     /// Problems from slugs the configuration names that discovery did not find.
     pub fn check_against(&self, discovery: &Discovery) -> Vec<Problem> {
         let path = self.path.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
-        let known: Vec<&str> = discovery.hooks.iter().map(|h| h.slug.as_str()).collect();
-        let unknown = |what: String, slug: &Slug| {
-            let hint = known
-                .iter()
-                .map(|k| (strsim::levenshtein(k, slug.as_str()), *k))
-                .filter(|(d, _)| *d <= 3)
-                .min_by_key(|(d, _)| *d)
-                .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-                .unwrap_or_default();
-            Problem::new(&path, format!("{what} names `{slug}`, but no hook has that slug{hint}"), "fix the slug or remove the entry")
-        };
-        let mut problems: Vec<Problem> =
-            self.order.iter().filter(|s| !known.contains(&s.as_str())).map(|s| unknown("`order`".into(), s)).collect();
-        problems.extend(
-            self.hooks.keys().filter(|s| !known.contains(&s.as_str())).map(|s| unknown(format!("[hooks.\"{s}\"]"), s)),
-        );
+        let mut problems = Vec::new();
+        for (scope, sc) in &self.scopes {
+            let known: Vec<&str> = discovery.hooks.iter().filter(|h| &h.scope == scope).map(|h| h.slug.as_str()).collect();
+            let unknown = |what: String, slug: &Slug| {
+                let hint = known
+                    .iter()
+                    .map(|k| (strsim::levenshtein(k, slug.as_str()), *k))
+                    .filter(|(d, _)| *d <= 3)
+                    .min_by_key(|(d, _)| *d)
+                    .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+                    .unwrap_or_default();
+                Problem::new(&path, format!("{what} names `{slug}`, but no hook has that slug{hint}"), "fix the slug or remove the entry")
+            };
+            let order_name = if *scope == Scope::Primary { "`order`".to_owned() } else { format!("`{}` order", sc.table.trim_end_matches(".hooks")) };
+            problems.extend(sc.order.iter().filter(|s| !known.contains(&s.as_str())).map(|s| unknown(order_name.clone(), s)));
+            problems.extend(sc.hooks.keys().filter(|s| !known.contains(&s.as_str())).map(|s| unknown(format!("[{}.\"{s}\"]", sc.table), s)));
+            if *scope == Scope::Primary {
+                problems.extend(self.aggregate.iter().filter(|s| !known.contains(&s.as_str())).map(|s| unknown("`aggregate`".into(), s)));
+            }
+        }
         problems
+    }
+
+    /// Whether the primary hook `slug` is an aggregate observer.
+    pub fn is_aggregate(&self, slug: &Slug) -> bool {
+        self.aggregate.contains(slug)
     }
 
     /// The redaction patterns in force (built-in plus `[redaction.patterns]`).
@@ -264,20 +289,45 @@ impl Config {
         &self.redactor
     }
 
-    /// The configured order: these slugs register first, in this order.
-    pub fn order(&self) -> &[Slug] {
-        &self.order
+    /// The configured order of a scope: these slugs register first, in this order.
+    pub fn order(&self, scope: &Scope) -> &[Slug] {
+        let scope = if *scope == Scope::Aggregate { &Scope::Primary } else { scope };
+        self.scopes.get(scope).map_or(&[], |s| s.order.as_slice())
     }
 
-    /// The settings in force for `slug`: its table over `[defaults]` over built-in defaults.
-    pub fn settings_for(&self, slug: &Slug) -> HookSettings {
+    /// The settings in force for a hook: its table over `[defaults]` over
+    /// built-in defaults. Aggregate observers are primary hooks.
+    pub fn settings_for(&self, scope: &Scope, slug: &Slug) -> HookSettings {
+        let scope = if *scope == Scope::Aggregate { &Scope::Primary } else { scope };
         let mut s = HookSettings::default();
         apply(&mut s, &self.defaults);
-        if let Some(own) = self.hooks.get(slug) {
+        if let Some(own) = self.scopes.get(scope).and_then(|sc| sc.hooks.get(slug)) {
             apply(&mut s, own);
         }
         s
     }
+}
+
+fn parse_scope(path: &Path, table: &str, order_in: Vec<String>, hooks_in: BTreeMap<String, RawSettings>, problems: &mut Vec<Problem>) -> ScopeConfig {
+    let mut order = Vec::new();
+    for s in &order_in {
+        match Slug::parse(s) {
+            Ok(slug) if order.contains(&slug) => problems.push(Problem::new(path, format!("`order` lists `{s}` twice"), "list each slug once")),
+            Ok(slug) => order.push(slug),
+            Err(e) => problems.push(Problem::new(path, format!("`order` has invalid slug `{s}`: {e}"), "use a hook's slug")),
+        }
+    }
+    let mut hooks = BTreeMap::new();
+    for (s, settings) in hooks_in {
+        match Slug::parse(&s) {
+            Ok(slug) => {
+                check_ranges(path, &format!("[{table}.\"{s}\"]"), &settings, problems);
+                hooks.insert(slug, settings);
+            }
+            Err(e) => problems.push(Problem::new(path, format!("[{table}.\"{s}\"] is not a valid slug: {e}"), "use a hook's slug")),
+        }
+    }
+    ScopeConfig { table: table.to_owned(), order, hooks }
 }
 
 fn apply(s: &mut HookSettings, raw: &RawSettings) {

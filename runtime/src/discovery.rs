@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use walkdir::WalkDir;
 
 use crate::problem::{Problem, Problems};
-use crate::slug::Slug;
+use crate::scope::Scope;
+use crate::slug::{Slug, SlugError};
 
 /// The folder under the agent folder that holds hooks.
 pub const HOOKS_DIR: &str = "hooks";
@@ -40,20 +41,25 @@ pub struct DiscoveredHook {
     pub kind: SourceKind,
     /// The source file or crate folder.
     pub path: PathBuf,
-    /// Whose events it receives.
-    pub scope: crate::scope::Scope,
+    /// Whose events it receives (`Primary` for `hooks/`, `Subagent(id)` for
+    /// `subagents/<id>/hooks/`; `hookrt.toml` can make a primary hook `Aggregate`).
+    pub scope: Scope,
 }
 
 /// The outcome of a successful discovery.
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
-    /// Hooks sorted by slug.
+    /// Hooks sorted by scope, then slug.
     pub hooks: Vec<DiscoveredHook>,
     /// Files under `hooks/` that are not hooks (README.md, notes...), left alone.
     pub ignored: Vec<PathBuf>,
 }
 
-/// Finds every hook under `agent_dir/hooks`, or every problem that prevents it.
+/// The folder under the agent folder that holds subagents' hooks.
+pub const SUBAGENTS_DIR: &str = "subagents";
+
+/// Finds every hook of the agent folder: `hooks/**` (primary scope) and
+/// `subagents/<id>/hooks/**` (subagent `id`), or every problem that prevents it.
 pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
     let mut problems = Vec::new();
     let channels = agent_dir.join(CHANNELS_DIR);
@@ -69,22 +75,64 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
         ));
         return Err(Problems(problems));
     }
+    let mut found: BTreeMap<(Scope, Slug), DiscoveredHook> = BTreeMap::new();
+    let mut ignored = Vec::new();
+    walk_scope(&root, &Scope::Primary, &mut found, &mut ignored, &mut problems);
+
+    let subagents = agent_dir.join(SUBAGENTS_DIR);
+    if subagents.is_dir() {
+        let mut ids: Vec<_> = match fs::read_dir(&subagents) {
+            Ok(rd) => rd.filter_map(Result::ok).filter(|e| e.path().is_dir()).collect(),
+            Err(e) => {
+                problems.push(Problem::new(&subagents, format!("cannot read: {e}"), "check permissions"));
+                Vec::new()
+            }
+        };
+        ids.sort_by_key(|e| e.file_name());
+        for entry in ids {
+            let dir = entry.path();
+            let id = entry.file_name().to_string_lossy().into_owned();
+            if let Err(e) = Slug::parse(&id).and_then(|s| if s.as_str().contains('/') { Err(SlugError::TooDeep) } else { Ok(s) }) {
+                problems.push(Problem::new(&dir, format!("unsafe subagent id `{id}`: {e}"), "rename the folder: lowercase letters, digits, `_` or `-`"));
+                continue;
+            }
+            if dir.join(CHANNELS_DIR).exists() {
+                problems.push(channels_problem(&dir.join(CHANNELS_DIR)));
+            }
+            let hooks = dir.join(HOOKS_DIR);
+            if hooks.is_dir() {
+                walk_scope(&hooks, &Scope::Subagent(id), &mut found, &mut ignored, &mut problems);
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(Discovery { hooks: found.into_values().collect(), ignored })
+    } else {
+        Err(Problems(problems))
+    }
+}
+
+/// Walks one scope's hooks folder.
+fn walk_scope(
+    root: &Path,
+    scope: &Scope,
+    found: &mut BTreeMap<(Scope, Slug), DiscoveredHook>,
+    ignored: &mut Vec<PathBuf>,
+    problems: &mut Vec<Problem>,
+) {
     let canonical_root = match root.canonicalize() {
         Ok(p) => p,
         Err(e) => {
-            problems.push(Problem::new(&root, format!("cannot resolve folder: {e}"), "check permissions"));
-            return Err(Problems(problems));
+            problems.push(Problem::new(root, format!("cannot resolve folder: {e}"), "check permissions"));
+            return;
         }
     };
-
-    let mut found: BTreeMap<Slug, DiscoveredHook> = BTreeMap::new();
-    let mut ignored = Vec::new();
-    let mut walk = WalkDir::new(&root).min_depth(1).follow_links(false).sort_by_file_name().into_iter();
+    let mut walk = WalkDir::new(root).min_depth(1).follow_links(false).sort_by_file_name().into_iter();
     while let Some(entry) = walk.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.clone());
+                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf());
                 problems.push(Problem::new(path, format!("cannot read: {e}"), "check permissions"));
                 continue;
             }
@@ -116,7 +164,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                 Ok(_) => is_dir = false,
             }
         }
-        let Ok(rel) = path.strip_prefix(&root) else { continue };
+        let Ok(rel) = path.strip_prefix(root) else { continue };
         let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
             problems.push(Problem::new(&path, "path is not valid UTF-8", "rename it using lowercase ASCII letters, digits, `_` or `-`"));
             if is_dir {
@@ -132,7 +180,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                 walk.skip_current_dir();
             } else if path.join("Cargo.toml").is_file() {
                 walk.skip_current_dir();
-                add(&mut found, &mut problems, &rel_str, SourceKind::Crate, path);
+                add(found, problems, scope, &rel_str, SourceKind::Crate, path);
             } else if name.starts_with('.') {
                 problems.push(unsafe_slug_problem(&path, &rel_str, "hidden folder"));
                 walk.skip_current_dir();
@@ -148,19 +196,15 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
             }
         };
         let stem = rel_str.rsplit_once('.').map(|(s, _)| s).unwrap_or(&rel_str).to_owned();
-        add(&mut found, &mut problems, &stem, kind, path);
+        add(found, problems, scope, &stem, kind, path);
     }
 
-    if problems.is_empty() {
-        Ok(Discovery { hooks: found.into_values().collect(), ignored })
-    } else {
-        Err(Problems(problems))
-    }
 }
 
 fn add(
-    found: &mut BTreeMap<Slug, DiscoveredHook>,
+    found: &mut BTreeMap<(Scope, Slug), DiscoveredHook>,
     problems: &mut Vec<Problem>,
+    scope: &Scope,
     slug_text: &str,
     kind: SourceKind,
     path: PathBuf,
@@ -172,7 +216,8 @@ fn add(
             return;
         }
     };
-    if let Some(first) = found.get(&slug) {
+    let key = (scope.clone(), slug.clone());
+    if let Some(first) = found.get(&key) {
         problems.push(Problem::new(
             &path,
             format!("duplicate slug `{slug}`: {} has the same slug", first.path.display()),
@@ -180,7 +225,7 @@ fn add(
         ));
         return;
     }
-    found.insert(slug.clone(), DiscoveredHook { slug, kind, path, scope: crate::scope::Scope::Primary });
+    found.insert(key, DiscoveredHook { slug, kind, path, scope: scope.clone() });
 }
 
 fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {

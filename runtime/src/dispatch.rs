@@ -17,6 +17,7 @@ use crate::envelope::{Durability, Envelope, EnvelopeError};
 use crate::hook::{CallResult, LoadedHook, Response, Services};
 use crate::outcome::Outcome;
 use crate::registry::Registry;
+use crate::scope::Scope;
 use crate::vocabulary::{self, EventClass};
 
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
@@ -31,7 +32,7 @@ pub(crate) fn dispatch(
     let envelope = &checked;
     let mut run = EventRun::new(envelope, durability)?;
     let mut deliveries = Vec::new();
-    for planned in registry.plan(&envelope.kind) {
+    for planned in registry.plan(&envelope.kind, &Scope::of_event(envelope.coordinates.subagent.as_deref())) {
         if run.decided() {
             break;
         }
@@ -83,7 +84,10 @@ impl<'e> EventRun<'e> {
     /// decision kind by name; a `*` handler is an observer, and its failure
     /// counts as abstain / not-handled.
     pub(crate) fn record(&mut self, hook: &LoadedHook, handler: &str, outcome: Outcome, response: Response) {
-        let slug = hook.slug.to_string();
+        if hook.scope == Scope::Aggregate {
+            return; // an observer of every scope decides nothing in any
+        }
+        let slug = hook.id();
         let on_failure = if handler == vocabulary::WILDCARD { OnFailure::Abstain } else { hook.settings.on_failure };
         match &mut self.answers {
             Answers::Observe => {}
@@ -163,11 +167,17 @@ pub(crate) fn deliver(
     attempt: u32,
 ) -> (Delivery, CallResult) {
     wit.attempt = attempt;
-    let mut r = hook.call(services, wit, handler, vocabulary::class_of(&envelope.kind));
+    let mut r = if hook.scope == Scope::Aggregate {
+        // Aggregate observers see every scope's ids, never its payloads.
+        let stripped = WitEnvelope { data: "{}".into(), ..wit.clone() };
+        hook.call(services, &stripped, handler, vocabulary::class_of(&envelope.kind))
+    } else {
+        hook.call(services, wit, handler, vocabulary::class_of(&envelope.kind))
+    };
     let d = Delivery {
         event_id: envelope.id.clone(),
         kind: envelope.kind.clone(),
-        hook: hook.slug.to_string(),
+        hook: hook.id(),
         handler: handler.to_owned(),
         attempt,
         outcome: r.outcome,

@@ -20,6 +20,7 @@ use crate::envelope::{Durability, Envelope};
 use crate::journal::{Ack, Inserted, Journal, PendingDelivery};
 use crate::outcome::Outcome;
 use crate::runtime::Runtime;
+use crate::scope::Scope;
 use crate::service::{Observer, Report, Seen, Stats};
 
 /// What the writer hands the dispatcher.
@@ -132,7 +133,7 @@ impl Dispatcher {
                 self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Ok, dead: None, skipped: true });
                 continue;
             }
-            let Some(index) = self.rt.hooks().iter().position(|h| h.slug.as_str() == pd.hook) else {
+            let Some(index) = self.rt.hooks().iter().position(|h| h.id() == pd.hook) else {
                 let message = format!("hook `{}` is no longer loaded", pd.hook);
                 tracing::warn!(event_id = %w.envelope.id, "{message}: its pending delivery is dead-lettered");
                 self.stats.optional_failures += 1;
@@ -213,7 +214,7 @@ impl Dispatcher {
     /// Stores a cascade event once (by its deterministic id); None when it
     /// was already emitted for that turn or session.
     fn emit_cascade(&mut self, envelope: Envelope) -> Option<Work> {
-        let plan = self.rt.registry().planner().plan(&envelope.kind);
+        let plan = self.rt.registry().planner().plan(&envelope.kind, &Scope::of_event(envelope.coordinates.subagent.as_deref()));
         let seq = if let Some(j) = self.journal.as_mut() {
             match j.insert(&[(&envelope, &plan, "cascade")]) {
                 Ok(v) => match v.first() {

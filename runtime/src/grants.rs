@@ -73,7 +73,7 @@ pub fn classify(import: &str) -> Need {
 
 /// Audits every import against `grants`; the error lists each refused import
 /// with what would allow it.
-pub fn check(imports: &[String], grants: &BTreeSet<String>, slug: &str) -> Result<Vec<ImportAudit>, String> {
+pub fn check(imports: &[String], grants: &BTreeSet<String>, table: &str) -> Result<Vec<ImportAudit>, String> {
     let audits: Vec<ImportAudit> = imports
         .iter()
         .map(|import| {
@@ -94,7 +94,7 @@ pub fn check(imports: &[String], grants: &BTreeSet<String>, slug: &str) -> Resul
                 let mut with: Vec<&str> = grants.iter().map(String::as_str).collect();
                 with.push(cap);
                 with.sort();
-                format!("imports `{}`, which is not granted: add `grants = {with:?}` to [hooks.\"{slug}\"] in hookrt.toml", a.import)
+                format!("imports `{}`, which is not granted: add `grants = {with:?}` to [{table}] in hookrt.toml", a.import)
             }
             Need::Never(why) => format!("imports `{}`: {why}; remove the code that uses it", a.import),
             Need::Types | Need::Baseline(_) => String::new(),
@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn an_ungranted_import_names_the_grant_that_would_allow_it() {
         let grants: BTreeSet<String> = ["log".to_string()].into();
-        let err = check(&["hookrt:hook/state@0.2.0".into(), "wasi:io/streams@0.2.6".into()], &grants, "counter").unwrap_err();
+        let err = check(&["hookrt:hook/state@0.2.0".into(), "wasi:io/streams@0.2.6".into()], &grants, "hooks.\"counter\"").unwrap_err();
         assert_eq!(err, "imports `hookrt:hook/state@0.2.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml");
         let err = check(&["wasi:filesystem/preopens@0.2.6".into()], &grants, "x").unwrap_err();
         assert_eq!(err, "imports `wasi:filesystem/preopens@0.2.6`: hookrt grants no filesystem access; remove the code that uses it");

@@ -143,7 +143,8 @@ impl LoadedHook {
         })?;
         let engine = sandbox.engine();
         let imports: Vec<String> = loaded.component.component_type().imports(engine).map(|(name, _)| name.to_owned()).collect();
-        let import_audit = crate::grants::check(&imports, &settings.grants, built.hook.slug.as_str())
+        let table = built.hook.scope.config_table(built.hook.slug.as_str());
+        let import_audit = crate::grants::check(&imports, &settings.grants, &table)
             .map_err(|m| Problem::new(path, m, "grant the capability in hookrt.toml, or stop using it in the hook"))?;
         let pre = sandbox.prepare(&loaded.component).map_err(|e| {
             Problem::new(
@@ -342,6 +343,13 @@ enum Failed {
     Wasm(wasmtime::Error),
     /// `configure` returned an error: the hook refused its configuration.
     Refused(String),
+}
+
+impl LoadedHook {
+    /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).
+    pub fn id(&self) -> String {
+        self.scope.hook_id(self.slug.as_str())
+    }
 }
 
 fn one_line(e: &wasmtime::Error) -> String {

@@ -2,11 +2,14 @@
 //! event reaches.
 //!
 //! Registration order is deterministic: the slugs listed in `hookrt.toml`'s
-//! `order` first, in that order, then every other hook by slug. For one event,
-//! every event-specific handler runs in registration order, then every `*`
-//! handler in registration order.
+//! `order` first, in that order, then every other hook by slug (per scope).
+//! An event reaches the hooks of its own scope (primary, or its subagent's),
+//! then the aggregate observers; within each, every event-specific handler
+//! runs in registration order, then every `*` handler in registration order.
 
+use crate::config::Config;
 use crate::hook::LoadedHook;
+use crate::scope::Scope;
 use crate::slug::Slug;
 use crate::vocabulary::WILDCARD;
 
@@ -25,9 +28,15 @@ pub struct Planned<'a> {
 }
 
 impl Registry {
-    /// Orders `hooks` by `order` first, then by slug.
-    pub fn new(mut hooks: Vec<LoadedHook>, order: &[Slug]) -> Registry {
-        hooks.sort_by(|a, b| registration_key(&a.slug, order).cmp(&registration_key(&b.slug, order)));
+    /// Orders `hooks`: primary hooks (and aggregate observers) first, then each
+    /// subagent's by id; within a scope its configured `order` first, then by slug.
+    pub fn new(mut hooks: Vec<LoadedHook>, config: &Config) -> Registry {
+        let key = |h: &LoadedHook| {
+            let home = if h.scope == Scope::Aggregate { Scope::Primary } else { h.scope.clone() };
+            let order = config.order(&home);
+            (home, order.iter().position(|s| *s == h.slug).unwrap_or(order.len()), h.slug.clone())
+        };
+        hooks.sort_by_key(key);
         Registry { hooks }
     }
 
@@ -36,49 +45,49 @@ impl Registry {
         &self.hooks
     }
 
-    /// The deliveries one event of `kind` gets, in the order they run.
-    pub fn plan<'k>(&self, kind: &'k str) -> Vec<Planned<'k>> {
-        plan(self.hooks.iter().map(|h| h.subscriptions.as_slice()), kind)
+    /// The deliveries one event of `kind` in scope `scope` gets, in order.
+    pub fn plan<'k>(&self, kind: &'k str, scope: &Scope) -> Vec<Planned<'k>> {
+        plan(self.hooks.iter().map(|h| (&h.scope, h.subscriptions.as_slice())), kind, scope)
     }
 
-    /// A plan maker that owns what it needs (slugs and subscriptions), for
+    /// A plan maker that owns what it needs (ids, scopes, subscriptions), for
     /// another thread than the one running the hooks.
     pub fn planner(&self) -> Planner {
-        Planner { hooks: self.hooks.iter().map(|h| (h.slug.to_string(), h.subscriptions.clone())).collect() }
+        Planner { hooks: self.hooks.iter().map(|h| (h.id(), h.scope.clone(), h.subscriptions.clone())).collect() }
     }
 }
 
-/// Plans deliveries from slugs and subscriptions alone.
+/// Plans deliveries from hook ids, scopes and subscriptions alone.
 #[derive(Debug, Clone)]
 pub struct Planner {
-    hooks: Vec<(String, Vec<String>)>,
+    hooks: Vec<(String, Scope, Vec<String>)>,
 }
 
 impl Planner {
-    /// `(slug, handler)` of each delivery of an event of `kind`, in order.
-    pub fn plan(&self, kind: &str) -> Vec<(String, String)> {
-        plan(self.hooks.iter().map(|(_, s)| s.as_slice()), kind)
+    /// `(hook id, handler)` of each delivery of an event of `kind` in `scope`, in order.
+    pub fn plan(&self, kind: &str, scope: &Scope) -> Vec<(String, String)> {
+        plan(self.hooks.iter().map(|(_, sc, s)| (sc, s.as_slice())), kind, scope)
             .into_iter()
             .map(|p| (self.hooks[p.index].0.clone(), p.handler.to_owned()))
             .collect()
     }
 }
 
-/// Specific handlers in registration order, then `*` handlers in registration order.
-fn plan<'s, 'k>(subscriptions: impl Iterator<Item = &'s [String]> + Clone, kind: &'k str) -> Vec<Planned<'k>> {
+/// The event's own scope first, then aggregate observers; within each,
+/// specific handlers in registration order, then `*` handlers.
+fn plan<'s, 'k>(hooks: impl Iterator<Item = (&'s Scope, &'s [String])> + Clone, kind: &'k str, scope: &Scope) -> Vec<Planned<'k>> {
     let has = |subs: &[String], key: &str| subs.iter().any(|s| s == key);
-    let specific = subscriptions.clone().enumerate().filter(|(_, s)| has(s, kind)).map(|(index, _)| Planned { index, handler: kind });
-    let wildcard = subscriptions.enumerate().filter(|(_, s)| has(s, WILDCARD)).map(|(index, _)| Planned { index, handler: WILDCARD });
-    specific.chain(wildcard).collect()
+    let mut out = Vec::new();
+    for group in [scope, &Scope::Aggregate] {
+        let members = hooks.clone().enumerate().filter(|(_, (sc, _))| *sc == group);
+        out.extend(members.clone().filter(|(_, (_, s))| has(s, kind)).map(|(index, _)| Planned { index, handler: kind }));
+        out.extend(members.filter(|(_, (_, s))| has(s, WILDCARD)).map(|(index, _)| Planned { index, handler: WILDCARD }));
+    }
+    out
 }
 
-/// Sort key: configured position first (if any), then the slug.
-fn registration_key<'a>(slug: &'a Slug, order: &[Slug]) -> (usize, &'a Slug) {
-    (order.iter().position(|s| s == slug).unwrap_or(order.len()), slug)
-}
-
-/// The registration order of `slugs` under `order` (for audit and tests).
+/// The registration order of primary `slugs` under `order` (for audit and tests).
 pub fn registration_order(mut slugs: Vec<Slug>, order: &[Slug]) -> Vec<Slug> {
-    slugs.sort_by(|a, b| registration_key(a, order).cmp(&registration_key(b, order)));
+    slugs.sort_by_key(|s| (order.iter().position(|o| o == s).unwrap_or(order.len()), s.clone()));
     slugs
 }

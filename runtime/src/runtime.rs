@@ -19,7 +19,7 @@ use crate::sandbox::Sandbox;
 use crate::hook::Services;
 use crate::metrics::Metrics;
 use crate::redaction::Redactor;
-use crate::scope::Transport;
+use crate::scope::{Scope, Transport};
 use crate::state::StateStore;
 use crate::dispatch;
 
@@ -64,8 +64,13 @@ impl Runtime {
         let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
         let mut hooks = Vec::new();
         for b in &built {
-            match LoadedHook::load(&sandbox, b, config.settings_for(&b.hook.slug), &opts.cache_dir) {
-                Ok(h) => hooks.push(h),
+            match LoadedHook::load(&sandbox, b, config.settings_for(&b.hook.scope, &b.hook.slug), &opts.cache_dir) {
+                Ok(mut h) => {
+                    if h.scope == Scope::Primary && config.is_aggregate(&h.slug) {
+                        h.scope = Scope::Aggregate;
+                    }
+                    hooks.push(h)
+                }
                 Err(p) => problems.push(p),
             }
         }
@@ -74,7 +79,7 @@ impl Runtime {
         for h in &hooks {
             tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
         }
-        Ok(Runtime { sandbox, registry: Registry::new(hooks, config.order()), agent_dir: agent_dir.to_path_buf(), state: StateStore::in_memory(), metrics: Metrics::new(), transport: Transport::default(), redactor: config.redactor().clone() })
+        Ok(Runtime { sandbox, registry: Registry::new(hooks, &config), agent_dir: agent_dir.to_path_buf(), state: StateStore::in_memory(), metrics: Metrics::new(), transport: Transport::default(), redactor: config.redactor().clone() })
     }
 
     /// The loaded hooks, in registration order.

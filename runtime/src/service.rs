@@ -29,6 +29,7 @@ use crate::journal::{Inserted, Journal, JournalError, PendingDelivery, Plan};
 use crate::outcome::Outcome;
 use crate::registry::Planner;
 use crate::runtime::Runtime;
+use crate::scope::Scope;
 use crate::state::StateStore;
 
 /// Most events committed in one transaction.
@@ -411,7 +412,8 @@ impl Writer {
             }
             return Vec::new();
         }
-        let plans: Vec<Plan> = emits.iter().map(|(e, _, _)| self.planner.plan(&e.kind)).collect();
+        let plans: Vec<Plan> =
+            emits.iter().map(|(e, _, _)| self.planner.plan(&e.kind, &Scope::of_event(e.coordinates.subagent.as_deref()))).collect();
         let stored = match self.journal.as_mut() {
             Some(j) => {
                 let batch: Vec<(&Envelope, &Plan, &str)> = emits.iter().zip(&plans).map(|((e, _, _), p)| (e, p, "agent")).collect();

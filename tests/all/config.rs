@@ -32,9 +32,9 @@ fn hook_table_overrides_defaults_which_override_builtins() {
         Path::new("hookrt.toml"),
     )
     .unwrap();
-    let ab = c.settings_for(&Slug::parse("a/b").unwrap());
+    let ab = c.settings_for(&hookrt::scope::Scope::Primary, &Slug::parse("a/b").unwrap());
     assert_eq!((ab.limits.fuel, ab.limits.deadline_ms, ab.instance), (11, 9, InstancePolicy::Reuse));
-    let other = c.settings_for(&Slug::parse("other").unwrap());
+    let other = c.settings_for(&hookrt::scope::Scope::Primary, &Slug::parse("other").unwrap());
     assert_eq!((other.limits.fuel, other.limits.deadline_ms, other.instance), (7, 9, InstancePolicy::Fresh));
     assert_eq!(other.limits.memory_bytes, hookrt::limits::DEFAULT_MEMORY_BYTES);
 }

@@ -19,5 +19,6 @@ mod journal;
 mod limits;
 mod ordering;
 mod sandbox;
+mod scopes;
 mod sdk;
 mod state_and_config;

@@ -1,0 +1,81 @@
+//! Scopes: primary hooks see primary events only, a subagent's hooks see that
+//! subagent's events only, and an aggregate observer sees every scope's ids
+//! without data.
+
+use hookrt::Envelope;
+use hookrt::discovery::discover;
+use hookrt::scope::Scope;
+
+use crate::common::{TempAgent, last_field, load, transcript};
+
+const REPORTER: &str = "testing/hooks/scope_reporter.rs";
+
+/// The transcript, then the same events as subagent `researcher`'s.
+fn both_scopes() -> Vec<Envelope> {
+    let primary = transcript();
+    let sub = primary.iter().map(|e| {
+        let mut e = e.clone();
+        e.id = format!("sub-{}", e.id);
+        e.coordinates.subagent = Some("researcher".into());
+        e.idempotency_key.clear();
+        e
+    });
+    primary.clone().into_iter().chain(sub).collect()
+}
+
+fn agent() -> TempAgent {
+    TempAgent::new()
+        .hook(REPORTER, "reporter.rs")
+        .hook(REPORTER, "observer.rs")
+        .file("subagents/researcher/hooks/reporter.rs", &std::fs::read_to_string(crate::common::example(REPORTER)).unwrap())
+        .config("aggregate = [\"observer\"]\n[subagents.researcher.hooks.reporter]\nfuel = 7_000_000\n")
+}
+
+#[test]
+fn subagent_hooks_are_discovered_with_their_scope_and_relative_slugs() {
+    let agent = agent();
+    let d = discover(agent.path()).unwrap();
+    let found: Vec<(&str, &Scope)> = d.hooks.iter().map(|h| (h.slug.as_str(), &h.scope)).collect();
+    assert_eq!(found, [("observer", &Scope::Primary), ("reporter", &Scope::Primary), ("reporter", &Scope::Subagent("researcher".into()))]);
+    let rt = load(agent.path());
+    let ids: Vec<String> = rt.hooks().iter().map(|h| h.id()).collect();
+    assert_eq!(ids, ["observer", "reporter", "subagents/researcher/reporter"]);
+    assert_eq!(rt.hooks()[2].settings.limits.fuel, 7_000_000, "[subagents.researcher.hooks.reporter] applies");
+    assert_eq!(rt.hooks()[0].scope, Scope::Aggregate, "named in `aggregate`");
+}
+
+#[test]
+fn each_scope_sees_only_its_own_events_and_the_aggregate_sees_ids_without_data() {
+    let agent = agent();
+    let rt = load(agent.path());
+    let events = both_scopes();
+    for e in &events {
+        let report = rt.dispatch(e).unwrap();
+        let by = |id: &str| report.deliveries.iter().filter(|d| d.hook == id).collect::<Vec<_>>();
+        let primary = e.coordinates.subagent.is_none();
+        assert_eq!(by("reporter").len(), usize::from(primary), "{}: primary hook", e.id);
+        assert_eq!(by("subagents/researcher/reporter").len(), usize::from(!primary), "{}: subagent hook", e.id);
+        let own = if primary { by("reporter")[0] } else { by("subagents/researcher/reporter")[0] };
+        assert_eq!(last_field(own, "scope").unwrap(), if primary { "primary" } else { "subagent:researcher" });
+        assert_eq!(last_field(own, "data_len").unwrap().parse::<usize>().unwrap(), e.data.to_string().len(), "own scope: full data");
+
+        let observed = by("observer");
+        assert_eq!(observed.len(), 1, "the aggregate observer sees every event");
+        assert_eq!(last_field(observed[0], "event_id").unwrap(), e.id, "ids kept");
+        assert_eq!(last_field(observed[0], "scope").unwrap(), "aggregate");
+        assert_eq!(last_field(observed[0], "data_len").unwrap(), "2", "data removed: `{{}}`");
+    }
+}
+
+#[test]
+fn bad_subagent_folders_are_refused() {
+    let agent = TempAgent::new()
+        .file("hooks/a.rs", "")
+        .file("subagents/Bad Id/hooks/x.rs", "")
+        .file("subagents/ok/channels/slack.rs", "")
+        .file("subagents/ok/hooks/x.rs", "");
+    let problems: Vec<String> = discover(agent.path()).err().expect("refused").0.into_iter().map(|p| p.message).collect();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].starts_with("unsafe subagent id `Bad Id`"));
+    assert!(problems[1].starts_with("a `channels/` folder is not supported"));
+}

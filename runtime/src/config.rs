@@ -63,6 +63,8 @@ pub struct HookSettings {
     pub config: serde_json::Map<String, serde_json::Value>,
     /// Capabilities it may import (`log` unless set).
     pub grants: BTreeSet<String>,
+    /// With the `http` grant: the hosts (`host` or `host:port`) it may call.
+    pub http_allow: Vec<String>,
 }
 
 /// What a decision hook's failed delivery (error, trap, timeout, fuel, memory)
@@ -90,6 +92,7 @@ impl Default for HookSettings {
             description: None,
             config: serde_json::Map::new(),
             grants: grants::DEFAULT_GRANTS.iter().map(|g| g.to_string()).collect(),
+            http_allow: Vec::new(),
         }
     }
 }
@@ -145,6 +148,7 @@ struct RawSettings {
     description: Option<String>,
     config: Option<toml::Table>,
     grants: Option<Vec<String>>,
+    http_allow: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -350,6 +354,9 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
     if let Some(v) = &raw.grants {
         s.grants = v.iter().cloned().collect();
     }
+    if let Some(v) = &raw.http_allow {
+        s.http_allow = v.clone();
+    }
     if let Some(v) = &raw.config {
         // A TOML table always has a JSON form (datetimes become strings).
         if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(v) {
@@ -361,12 +368,22 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
     for g in raw.grants.iter().flatten() {
         if !grants::CAPABILITIES.contains(&g.as_str()) {
-            let why = if g == "http" { " (outbound HTTP is not available in this version)" } else { "" };
             problems.push(Problem::new(
                 path,
-                format!("{table} grants unknown capability `{g}`{why}"),
+                format!("{table} grants unknown capability `{g}`"),
                 format!("grant only {}", grants::CAPABILITIES.join(", ")),
             ));
+        }
+    }
+    let grants_http = raw.grants.as_ref().is_some_and(|g| g.iter().any(|g| g == "http"));
+    match (&raw.http_allow, grants_http) {
+        (None, true) => problems.push(Problem::new(path, format!("{table} grants `http` but has no `http_allow` list"), "name the hosts it may call, e.g. http_allow = [\"api.example.com\"]")),
+        (Some(_), false) => problems.push(Problem::new(path, format!("{table} has `http_allow` without the `http` grant"), "add \"http\" to `grants`, or remove `http_allow`")),
+        _ => {}
+    }
+    for host in raw.http_allow.iter().flatten() {
+        if host.is_empty() || host.contains('/') || host.contains('*') {
+            problems.push(Problem::new(path, format!("{table} http_allow entry `{host}` is not a host or host:port"), "write entries like `api.example.com` or `127.0.0.1:8080` (no scheme, path or wildcard)"));
         }
     }
     let checks: [(&str, Option<u64>, u64); 10] = [

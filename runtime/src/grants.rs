@@ -7,8 +7,10 @@
 //!   `wasi:clocks`, `wasi:random`, and `wasi:cli` with stdout/stderr captured
 //!   into the output budget, stdin empty, and an environment with no variables
 //!   and no arguments;
-//! - **never linked**: `wasi:filesystem`, `wasi:sockets`, `wasi:http` and
-//!   anything else. There is no grant for them.
+//! - **outbound HTTP** (`wasi:http` outgoing requests) only with the `http`
+//!   grant, and then only to the hosts in `http_allow` (see `http.rs`);
+//! - **never linked**: `wasi:filesystem`, `wasi:sockets` and anything else.
+//!   There is no grant for them.
 //!
 //! A component importing something not granted is refused at load with a
 //! message naming the import and the grant that would allow it (or saying that
@@ -17,7 +19,7 @@
 use std::collections::BTreeSet;
 
 /// Capabilities a hook can be granted.
-pub const CAPABILITIES: [&str; 3] = ["log", "metrics", "state"];
+pub const CAPABILITIES: [&str; 4] = ["http", "log", "metrics", "state"];
 /// What every hook is granted unless `grants` says otherwise.
 pub const DEFAULT_GRANTS: [&str; 1] = ["log"];
 
@@ -66,7 +68,8 @@ pub fn classify(import: &str) -> Need {
         ("wasi:cli", i) if i.starts_with("terminal-") => Need::Baseline("never a terminal".into()),
         ("wasi:filesystem", _) => Need::Never("hookrt grants no filesystem access".into()),
         ("wasi:sockets", _) => Need::Never("hookrt grants no sockets".into()),
-        ("wasi:http", _) => Need::Never("outbound HTTP is not available in this version".into()),
+        ("wasi:http", "outgoing-handler" | "types") => Need::Grant("http".into()),
+        ("wasi:http", _) => Need::Never("hookrt does not serve HTTP to hooks".into()),
         _ => Need::Never("hookrt does not provide this interface".into()),
     }
 }

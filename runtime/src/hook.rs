@@ -18,6 +18,7 @@ use crate::outcome::Outcome;
 use crate::problem::Problem;
 use crate::decision::{Approval, FileEdit};
 use crate::sandbox::{self, Prepared, Sandbox};
+use crate::http::HttpPolicy;
 use crate::metrics::Metrics;
 use crate::scope::{Scope, Transport};
 use crate::state::StateStore;
@@ -194,7 +195,12 @@ impl LoadedHook {
     fn ask_subscriptions(&self, sandbox: &Sandbox) -> Result<Vec<String>, String> {
         let limits = &self.settings.limits;
         // Loading runs on a throw-away state: nothing a hook stores here persists.
-        let mut store = sandbox.new_store(limits, StateStore::in_memory().access(self.slug.as_str()), Metrics::new().access(self.slug.as_str()));
+        let mut store = sandbox.new_store(
+            limits,
+            StateStore::in_memory().access(self.slug.as_str()),
+            Metrics::new().access(self.slug.as_str()),
+            HttpPolicy::default(),
+        );
         sandbox::begin_delivery(&mut store, limits);
         let subs = match self.instantiate(&mut store) {
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
@@ -232,7 +238,8 @@ impl LoadedHook {
                 (store, w.bindings)
             }
             None => {
-                let mut store = sandbox.new_store(limits, services.state.access(self.slug.as_str()), services.metrics.access(self.slug.as_str()));
+                let mut store =
+                    sandbox.new_store(limits, services.state.access(self.slug.as_str()), services.metrics.access(self.slug.as_str()), self.http_policy());
                 sandbox::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
                     Ok(b) => (store, b),
@@ -346,6 +353,14 @@ enum Failed {
 }
 
 impl LoadedHook {
+    /// The outbound HTTP policy of its stores (nothing allowed without the grant).
+    fn http_policy(&self) -> HttpPolicy {
+        if !self.settings.grants.contains("http") {
+            return HttpPolicy::default();
+        }
+        HttpPolicy { allow: self.settings.http_allow.clone(), timeout: self.settings.limits.deadline() }
+    }
+
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).
     pub fn id(&self) -> String {
         self.scope.hook_id(self.slug.as_str())

@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::bindings::{Field, Level, level_v1, v1, v2};
 use crate::capture::{Capture, Stream};
 use crate::limits::Limits;
+use crate::http::HttpPolicy;
 use crate::metrics::MetricsAccess;
 use crate::state::StateAccess;
 
@@ -38,12 +39,14 @@ pub struct HookState {
     cancel: Arc<AtomicBool>,
     state: StateAccess,
     metrics: MetricsAccess,
+    http_ctx: wasmtime_wasi_http::WasiHttpCtx,
+    http: HttpPolicy,
 }
 
 impl HookState {
     /// A fresh state for a store with `limits`; `cancel` interrupts it from
     /// outside; `state` is the hook's own key-value store.
-    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>, state: StateAccess, metrics: MetricsAccess) -> Self {
+    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>, state: StateAccess, metrics: MetricsAccess, http: HttpPolicy) -> Self {
         let capture = Capture::new(usize::try_from(limits.output_bytes).unwrap_or(usize::MAX));
         let wasi = WasiCtxBuilder::new()
             .stdout(capture.stream(Stream::Stdout))
@@ -63,6 +66,8 @@ impl HookState {
             cancel,
             state,
             metrics,
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http,
         }
     }
 
@@ -81,6 +86,12 @@ impl HookState {
 impl WasiView for HookState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for HookState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView { hooks: &mut self.http, table: &mut self.table, ctx: &mut self.http_ctx }
     }
 }
 

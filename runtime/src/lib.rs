@@ -17,6 +17,7 @@
 //! - [`host`] and [`capture`]: what a hook's store holds; log and console capture.
 //! - [`redaction`]: secrets masked in everything a hook writes.
 //! - [`grants`]: which imports a hook may have; everything else refused at load.
+//! - [`http`]: outbound `wasi:http` to an allow list, for hooks granted `http`.
 //! - [`hook`]: a loaded hook and one call into it.
 //! - [`registry`] and [`dispatch`]: registration order and running an event.
 //! - [`delivery`] and [`outcome`]: the record of each delivery.
@@ -45,6 +46,7 @@ pub mod edit;
 pub mod envelope;
 pub mod grants;
 pub mod hook;
+pub mod http;
 pub mod journal;
 pub mod host;
 pub mod limits;

@@ -16,6 +16,7 @@ use wasmtime::{Config, Engine, Store, Trap, UpdateDeadline};
 use crate::bindings::{v1, v2};
 use crate::host::HookState;
 use crate::limits::Limits;
+use crate::http::HttpPolicy;
 use crate::metrics::MetricsAccess;
 use crate::state::StateAccess;
 use crate::outcome::Outcome;
@@ -51,6 +52,8 @@ impl Sandbox {
         let engine = Engine::new(&config).map_err(|e| SandboxError(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         crate::host::link_wasi(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
+        // Linked for everyone, importable only with the `http` grant (checked at load).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
         v2::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
@@ -95,8 +98,8 @@ impl Sandbox {
 
     /// A store for one hook with `limits` applied; fuel and deadline are set per
     /// delivery by [`begin_delivery`].
-    pub fn new_store(&self, limits: &Limits, state: StateAccess, metrics: MetricsAccess) -> Store<HookState> {
-        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone(), state, metrics));
+    pub fn new_store(&self, limits: &Limits, state: StateAccess, metrics: MetricsAccess, http: HttpPolicy) -> Store<HookState> {
+        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone(), state, metrics, http));
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut cx| {
             if cx.data_mut().check_interrupt() { Ok(UpdateDeadline::Interrupt) } else { Ok(UpdateDeadline::Continue(1)) }

@@ -27,16 +27,10 @@ fn a_hook_importing_wasi_filesystem_is_refused_at_load_naming_the_import() {
 }
 
 #[test]
-fn no_grant_exists_for_http_yet_and_unknown_grants_are_refused() {
-    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs").config("[hooks.witness]\ngrants = [\"log\", \"http\", \"fs\"]\n");
+fn unknown_grants_are_refused() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs").config("[hooks.witness]\ngrants = [\"log\", \"fs\"]\n");
     let problems: Vec<String> = hookrt::runtime::check(agent.path()).err().expect("refused").0.into_iter().map(|p| p.message).collect();
-    assert_eq!(
-        problems,
-        [
-            "[hooks.\"witness\"] grants unknown capability `http` (outbound HTTP is not available in this version)",
-            "[hooks.\"witness\"] grants unknown capability `fs`",
-        ]
-    );
+    assert_eq!(problems, ["[hooks.\"witness\"] grants unknown capability `fs`"]);
 }
 
 #[test]
@@ -90,4 +84,44 @@ fn the_context_names_agent_session_scope_and_transport_never_a_channel() {
     let field = |k: &str| last_field(&d, k).unwrap();
     assert_eq!((field("scope"), field("agent"), field("session"), field("transport")), ("primary".into(), "coder".into(), "ses_7f3a".into(), "nats".into()));
     assert_eq!(field("data_len").parse::<usize>().unwrap(), e.data.to_string().len());
+}
+
+/// A one-request-at-a-time HTTP server on a loopback port, for `count` requests.
+fn serve(count: usize) -> (u16, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming().take(count) {
+            let mut s = stream.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn an_http_hook_reaches_an_allowed_host_and_is_refused_for_another() {
+    let (port, server) = serve(1);
+    let agent = TempAgent::new().hook("testing/hooks/http-probe", "probe").config(&format!(
+        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"127.0.0.1:{port}\"]\n\
+         config = {{ urls = [\"http://127.0.0.1:{port}/ok\", \"http://localhost:{port}/other-host\"] }}\n"
+    ));
+    let d = load(agent.path()).dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
+    let field = |line: usize, key: &str| d.logs[line].fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    assert_eq!((field(0, "status").as_deref(), field(0, "body").as_deref()), (Some("200"), Some("hello")), "{:?}", d.logs);
+    assert_eq!(field(1, "error").as_deref(), Some("ErrorCode::HttpRequestDenied"), "{:?}", d.logs);
+    server.join().unwrap();
+}
+
+#[test]
+fn http_needs_its_grant_and_an_allow_list() {
+    let agent = TempAgent::new().hook("testing/hooks/http-probe", "probe").config("[hooks.probe]\nconfig = { urls = [] }\n");
+    assert!(load_err(&agent)[0].starts_with("imports `wasi:http/"), "{:?}", load_err(&agent));
+    let agent = TempAgent::new().hook("testing/hooks/http-probe", "probe").config("[hooks.probe]\ngrants = [\"log\", \"http\"]\n");
+    let problems: Vec<String> = hookrt::runtime::check(agent.path()).err().expect("refused").0.into_iter().map(|p| p.message).collect();
+    assert_eq!(problems, ["[hooks.\"probe\"] grants `http` but has no `http_allow` list"]);
 }

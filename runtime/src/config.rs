@@ -139,6 +139,7 @@ struct RawSettings {
     tables: Option<u64>,
     memories: Option<u64>,
     output_bytes: Option<u64>,
+    log_bytes_per_minute: Option<u64>,
     instance: Option<InstancePolicy>,
     critical: Option<bool>,
     max_attempts: Option<u64>,
@@ -344,6 +345,7 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
     if let Some(v) = raw.tables { l.tables = v }
     if let Some(v) = raw.memories { l.memories = v }
     if let Some(v) = raw.output_bytes { l.output_bytes = v }
+    if let Some(v) = raw.log_bytes_per_minute { l.log_bytes_per_minute = v }
     if let Some(v) = raw.instance { s.instance = v }
     if let Some(v) = raw.critical { s.critical = v }
     if let Some(v) = raw.max_attempts { s.retry.max_attempts = v as u32 }
@@ -386,7 +388,7 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
             problems.push(Problem::new(path, format!("{table} http_allow entry `{host}` is not a host or host:port"), "write entries like `api.example.com` or `127.0.0.1:8080` (no scheme, path or wildcard)"));
         }
     }
-    let checks: [(&str, Option<u64>, u64); 10] = [
+    let checks: [(&str, Option<u64>, u64); 11] = [
         ("fuel", raw.fuel, limits::MAX_FUEL),
         ("deadline_ms", raw.deadline_ms, limits::MAX_DEADLINE.as_millis() as u64),
         ("memory_mib", raw.memory_mib, limits::MAX_MEMORY_BYTES >> 20),
@@ -395,6 +397,7 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
         ("tables", raw.tables, 1_000),
         ("memories", raw.memories, 100),
         ("output_bytes", raw.output_bytes, limits::MAX_OUTPUT_BYTES),
+        ("log_bytes_per_minute", raw.log_bytes_per_minute, limits::MAX_OUTPUT_BYTES * 60),
         ("max_attempts", raw.max_attempts, MAX_ATTEMPTS),
         ("backoff_ms", raw.backoff_ms, MAX_BACKOFF_MS),
     ];

@@ -174,6 +174,7 @@ pub(crate) fn deliver(
     } else {
         hook.call(services, wit, handler, vocabulary::class_of(&envelope.kind))
     };
+    hook.cap_log_rate(&mut r.output);
     let d = Delivery {
         event_id: envelope.id.clone(),
         kind: envelope.kind.clone(),

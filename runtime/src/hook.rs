@@ -58,6 +58,8 @@ pub struct LoadedHook {
     pre: Prepared,
     config_json: String,
     warm: Mutex<Option<Warm>>,
+    /// Start of the current minute and the log bytes kept in it.
+    log_window: Mutex<(Instant, u64)>,
 }
 
 enum Bindings {
@@ -172,6 +174,7 @@ impl LoadedHook {
             pre,
             config_json,
             warm: Mutex::new(None),
+            log_window: Mutex::new((Instant::now(), 0)),
         };
         hook.subscriptions = hook.ask_subscriptions(sandbox).map_err(|m| Problem::new(path, m, "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns"))?;
         Ok(hook)
@@ -353,6 +356,49 @@ enum Failed {
 }
 
 impl LoadedHook {
+    /// Applies the per-minute log cap to what a delivery wrote: output past the
+    /// hook's budget for this minute is dropped, with a marker.
+    pub(crate) fn cap_log_rate(&self, output: &mut Output) {
+        let cap = self.settings.limits.log_bytes_per_minute;
+        let mut window = self.log_window.lock().unwrap_or_else(|e| e.into_inner());
+        if window.0.elapsed() >= std::time::Duration::from_secs(60) {
+            *window = (Instant::now(), 0);
+        }
+        let size = |l: &crate::capture::LogLine| (l.message.len() + l.fields.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()) as u64;
+        let mut kept = Vec::new();
+        let mut cut = false;
+        for line in output.logs.drain(..) {
+            let n = if line.message.starts_with("[hookrt]") { 0 } else { size(&line) };
+            if window.1 + n <= cap {
+                window.1 += n;
+                kept.push(line);
+            } else {
+                cut = true;
+            }
+        }
+        for text in [&mut output.stdout, &mut output.stderr] {
+            let left = cap.saturating_sub(window.1) as usize;
+            if text.len() > left {
+                let mut end = left;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.truncate(end);
+                cut = true;
+            }
+            window.1 += text.len() as u64;
+        }
+        if cut {
+            output.truncated = true;
+            kept.push(crate::capture::LogLine {
+                level: "warn",
+                message: format!("[hookrt] output cut at the hook's {cap}-byte log_bytes_per_minute limit"),
+                fields: Vec::new(),
+            });
+        }
+        output.logs = kept;
+    }
+
     /// The outbound HTTP policy of its stores (nothing allowed without the grant).
     fn http_policy(&self) -> HttpPolicy {
         if !self.settings.grants.contains("http") {

@@ -27,6 +27,10 @@ pub const DEFAULT_MEMORIES: u64 = 4;
 /// from exhausting host memory or drowning other hooks' diagnostics.
 pub const DEFAULT_OUTPUT_BYTES: u64 = 64 << 10;
 
+/// Log and console bytes one hook may emit per minute, across deliveries;
+/// blocks a hook that stays under its per-delivery cap but floods over time.
+pub const DEFAULT_LOG_BYTES_PER_MINUTE: u64 = 1 << 20;
+
 /// Highest values accepted from configuration, so no limit is effectively off.
 pub const MAX_FUEL: u64 = 10_000_000_000;
 /// Highest wall-clock budget accepted.
@@ -55,6 +59,8 @@ pub struct Limits {
     pub memories: u64,
     /// Log and stdout/stderr bytes kept per delivery.
     pub output_bytes: u64,
+    /// Log and stdout/stderr bytes kept per minute across the hook's deliveries.
+    pub log_bytes_per_minute: u64,
 }
 
 impl Default for Limits {
@@ -68,6 +74,7 @@ impl Default for Limits {
             tables: DEFAULT_TABLES,
             memories: DEFAULT_MEMORIES,
             output_bytes: DEFAULT_OUTPUT_BYTES,
+            log_bytes_per_minute: DEFAULT_LOG_BYTES_PER_MINUTE,
         }
     }
 }

@@ -125,3 +125,25 @@ fn http_needs_its_grant_and_an_allow_list() {
     let problems: Vec<String> = hookrt::runtime::check(agent.path()).err().expect("refused").0.into_iter().map(|p| p.message).collect();
     assert_eq!(problems, ["[hooks.\"probe\"] grants `http` but has no `http_allow` list"]);
 }
+
+#[test]
+fn a_hook_flooding_across_deliveries_is_cut_at_its_per_minute_cap() {
+    let agent = TempAgent::new().hook("hostile/hooks/log_flood.rs", "flood.rs").config(
+        "[hooks.flood]\noutput_bytes = 4096\nlog_bytes_per_minute = 6000\nfuel = 2_000_000_000\ndeadline_ms = 5000\n",
+    );
+    let rt = load(agent.path());
+    let mut kept = 0;
+    for (i, e) in transcript().iter().take(3).enumerate() {
+        let d = rt.dispatch(e).unwrap().deliveries.remove(0);
+        assert_eq!(d.outcome, Outcome::Ok);
+        assert!(d.output_truncated);
+        let marker = &d.logs.last().unwrap().message;
+        if i > 0 {
+            assert_eq!(marker, "[hookrt] output cut at the hook's 6000-byte log_bytes_per_minute limit");
+        }
+        kept += d.logs.iter().filter(|l| !l.message.starts_with("[hookrt]")).map(|l| l.message.len() + l.fields.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()).sum::<usize>();
+        kept += d.console.len();
+    }
+    assert!(kept <= 6000, "kept {kept} bytes over three deliveries");
+    assert!(kept > 4096, "the first delivery's full budget and part of the second's were kept");
+}

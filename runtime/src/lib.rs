@@ -6,8 +6,8 @@
 //! limits that hold. Where each concept lives:
 //!
 //! - [`slug`]: hook names and their validation.
-//! - [`discovery`]: walking `hooks/**` and rejecting unsafe layouts.
-//! - [`config`]: `hookrt.toml` (order, limits, instance policy).
+//! - [`discovery`]: walking `hooks/**` and `subagents/<id>/hooks/**`, rejecting unsafe layouts.
+//! - [`config`]: `hookrt.toml` (order, limits, policies, grants, scopes, redaction).
 //! - [`limits`]: what a delivery may consume, with the defaults.
 //! - [`vocabulary`]: the event kinds a hook can subscribe to.
 //! - [`envelope`]: the versioned event record and idempotency keys.
@@ -23,7 +23,8 @@
 //! - [`delivery`] and [`outcome`]: the record of each delivery.
 //! - [`audit`]: what each hook is and what binds it.
 //! - [`runtime`]: the facade tying the stages together.
-//! - [`service`]: the runtime in the background: `emit`, receipts, batches, shutdown.
+//! - [`service`]: the runtime in the background: `emit`, receipts, batches, shutdown;
+//!   its writer thread commits and answers receipts, `dispatcher` (private) delivers.
 //! - [`journal`]: the durable store of events, acks and dead letters (SQLite, WAL).
 //! - [`cascade`]: what a critical hook's final failure turns into.
 //! - [`decision`] and [`edit`]: merging answers; validated edits with rollback.

@@ -118,7 +118,7 @@ impl AuditReport {
         let mut s = format!("agent {}: {} hook(s), in registration order\n", self.agent, self.hooks.len());
         for h in &self.hooks {
             let l = &h.limits;
-            let _ = writeln!(s, "\n{}. {} ({:?}, {})", h.position, h.slug, h.source_kind, h.world);
+            let _ = writeln!(s, "\n{}. {} ({:?}, {})", h.position, h.scope.hook_id(&h.slug), h.source_kind, h.world);
             let _ = writeln!(s, "   source     {}  sha256 {}", h.source, &h.source_sha256[..16.min(h.source_sha256.len())]);
             let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
             if let Some(name) = &h.name {
@@ -139,8 +139,8 @@ impl AuditReport {
             }
             let _ = writeln!(
                 s,
-                "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B | instance {:?}",
-                l.fuel, l.deadline_ms, l.memory_bytes >> 20, l.tables, l.table_elements, l.instances, l.memories, l.output_bytes, h.instance
+                "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {:?}",
+                l.fuel, l.deadline_ms, l.memory_bytes >> 20, l.tables, l.table_elements, l.instances, l.memories, l.output_bytes, l.log_bytes_per_minute, h.instance
             );
             let policy = if h.critical { "critical: a final failure fails the turn" } else { "optional: failures are recorded only" };
             let _ = writeln!(

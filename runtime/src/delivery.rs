@@ -10,7 +10,7 @@ pub struct Delivery {
     pub event_id: String,
     /// The event's kind.
     pub kind: String,
-    /// The hook's slug.
+    /// The hook's id: its slug, or `subagents/<id>/<slug>` for a subagent's hook.
     pub hook: String,
     /// The handler key that matched: the kind or `*`.
     pub handler: String,

@@ -102,7 +102,7 @@ impl<'e> EventRun<'e> {
                 answers.push(match given {
                     Ok(list) => Answer { hook: slug, answer: list, failure: None },
                     Err(failed) => {
-                        let one = decision::failure_approval(on_failure, hook.slug.as_str(), failed);
+                        let one = decision::failure_approval(on_failure, &slug, failed);
                         Answer { hook: slug, answer: vec![one; calls.len()], failure: Some(failed) }
                     }
                 });
@@ -117,7 +117,8 @@ impl<'e> EventRun<'e> {
                 answers.push(match given {
                     Ok(answer) => Answer { hook: slug, answer, failure: None },
                     Err(failed) => {
-                        Answer { hook: slug, answer: decision::failure_file_edit(on_failure, hook.slug.as_str(), failed), failure: Some(failed) }
+                        let answer = decision::failure_file_edit(on_failure, &slug, failed);
+                        Answer { hook: slug, answer, failure: Some(failed) }
                     }
                 });
             }
@@ -237,7 +238,7 @@ fn trace_delivery(d: &Delivery) {
         }
     }
     if d.output_truncated {
-        tracing::warn!(target: "hook", "[{} {} {}] output cut at the hook's output_bytes limit", d.hook, d.event_id, d.handler);
+        tracing::warn!(target: "hook", "[{} {} {}] output cut at the hook's output limit (output_bytes or log_bytes_per_minute)", d.hook, d.event_id, d.handler);
     }
     if let Some(err) = &d.error {
         tracing::warn!(hook = %d.hook, event_id = %d.event_id, handler = %d.handler, outcome = %d.outcome, "delivery failed: {err}");

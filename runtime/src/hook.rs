@@ -148,7 +148,7 @@ impl LoadedHook {
         let imports: Vec<String> = loaded.component.component_type().imports(engine).map(|(name, _)| name.to_owned()).collect();
         let table = built.hook.scope.config_table(built.hook.slug.as_str());
         let import_audit = crate::grants::check(&imports, &settings.grants, &table)
-            .map_err(|m| Problem::new(path, m, "grant the capability in hookrt.toml, or stop using it in the hook"))?;
+            .map_err(|m| Problem::new(path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
         let pre = sandbox.prepare(&loaded.component).map_err(|e| {
             Problem::new(
                 path,
@@ -200,8 +200,8 @@ impl LoadedHook {
         // Loading runs on a throw-away state: nothing a hook stores here persists.
         let mut store = sandbox.new_store(
             limits,
-            StateStore::in_memory().access(self.slug.as_str()),
-            Metrics::new().access(self.slug.as_str()),
+            StateStore::in_memory().access(&self.id()),
+            Metrics::new().access(&self.id()),
             HttpPolicy::default(),
         );
         sandbox::begin_delivery(&mut store, limits);
@@ -242,7 +242,7 @@ impl LoadedHook {
             }
             None => {
                 let mut store =
-                    sandbox.new_store(limits, services.state.access(self.slug.as_str()), services.metrics.access(self.slug.as_str()), self.http_policy());
+                    sandbox.new_store(limits, services.state.access(&self.id()), services.metrics.access(&self.id()), self.http_policy());
                 sandbox::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
                     Ok(b) => (store, b),

@@ -79,3 +79,22 @@ fn bad_subagent_folders_are_refused() {
     assert!(problems[0].starts_with("unsafe subagent id `Bad Id`"));
     assert!(problems[1].starts_with("a `channels/` folder is not supported"));
 }
+
+#[test]
+fn a_subagent_hook_keeps_its_own_state_apart_from_the_primary_hook_of_the_same_slug() {
+    let counter = std::fs::read_to_string(crate::common::example("testing/hooks/state_counter.rs")).unwrap();
+    let agent = TempAgent::new()
+        .file("hooks/counter.rs", &counter)
+        .file("subagents/researcher/hooks/counter.rs", &counter)
+        .config("[hooks.counter]\ngrants = [\"log\", \"state\"]\n[subagents.researcher.hooks.counter]\ngrants = [\"log\", \"state\"]\n");
+    let rt = load(agent.path());
+    let counts: Vec<(String, String)> = both_scopes()
+        .iter()
+        .take(40)
+        .flat_map(|e| rt.dispatch(e).unwrap().deliveries)
+        .map(|d| (d.hook.clone(), last_field(&d, "count").unwrap()))
+        .collect();
+    let of = |hook: &str| counts.iter().filter(|(h, _)| h == hook).map(|(_, c)| c.parse::<u64>().unwrap()).collect::<Vec<_>>();
+    assert_eq!(of("counter"), (1..=38).collect::<Vec<_>>());
+    assert_eq!(of("subagents/researcher/counter"), [1, 2], "the subagent's count starts at 1: its own namespace");
+}

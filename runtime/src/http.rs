@@ -3,14 +3,14 @@
 //! Every request is checked against the hook's `http_allow` list (`host` or
 //! `host:port`) before any connection is made; anything else fails with
 //! `HTTP-request-denied`. Connect, first-byte and between-bytes timeouts are
-//! set from the hook's deadline, and a response whose `content-length` is over
-//! [`MAX_RESPONSE_BYTES`] is refused (a body without a length is bounded by the
-//! delivery's deadline and fuel).
+//! set from the hook's deadline. A response whose `content-length` is over
+//! [`MAX_RESPONSE_BYTES`] is refused, and a body without a length is cut with
+//! an error once it streams past the same cap.
 
 use std::future::Future;
 use std::time::Duration;
 
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Limited};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 /// Largest response a hook may receive, by its `content-length`.
@@ -56,7 +56,16 @@ impl WasiHttpHooks for HttpPolicy {
             if length.is_some_and(|n| n > MAX_RESPONSE_BYTES) {
                 return Err(Error::HttpResponseBodySize(length));
             }
-            Ok((res.map(BodyExt::boxed_unsync), Box::new(io) as Sent))
+            // Bodies without a length are cut at the same cap while they stream.
+            let limited = res.map(|body| {
+                Limited::new(body, MAX_RESPONSE_BYTES as usize)
+                    .map_err(|e| match e.downcast::<Error>() {
+                        Ok(inner) => *inner,
+                        Err(_) => Error::HttpResponseBodySize(Some(MAX_RESPONSE_BYTES)),
+                    })
+                    .boxed_unsync()
+            });
+            Ok((limited, Box::new(io) as Sent))
         })
     }
 }

@@ -88,6 +88,10 @@ fn the_context_names_agent_session_scope_and_transport_never_a_channel() {
 
 /// A one-request-at-a-time HTTP server on a loopback port, for `count` requests.
 fn serve(count: usize) -> (u16, std::thread::JoinHandle<()>) {
+    serve_with(count, b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello".to_vec())
+}
+
+fn serve_with(count: usize, response: Vec<u8>) -> (u16, std::thread::JoinHandle<()>) {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -96,7 +100,7 @@ fn serve(count: usize) -> (u16, std::thread::JoinHandle<()>) {
             let mut s = stream.unwrap();
             let mut buf = [0u8; 4096];
             let _ = s.read(&mut buf);
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
+            let _ = s.write_all(&response);
         }
     });
     (port, handle)
@@ -146,4 +150,27 @@ fn a_hook_flooding_across_deliveries_is_cut_at_its_per_minute_cap() {
     }
     assert!(kept <= 6000, "kept {kept} bytes over three deliveries");
     assert!(kept > 4096, "the first delivery's full budget and part of the second's were kept");
+}
+
+#[test]
+fn a_streamed_http_body_is_cut_at_the_response_cap() {
+    // 1.5 MiB in chunks, without a content-length.
+    let mut response = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n".to_vec();
+    for _ in 0..24 {
+        response.extend_from_slice(format!("{:x}\r\n", 65536).as_bytes());
+        response.extend(std::iter::repeat_n(b'x', 65536));
+        response.extend_from_slice(b"\r\n");
+    }
+    response.extend_from_slice(b"0\r\n\r\n");
+    let (port, server) = serve_with(1, response);
+    let agent = TempAgent::new().hook("testing/hooks/http-probe", "probe").config(&format!(
+        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"127.0.0.1:{port}\"]\nfuel = 10_000_000_000\ndeadline_ms = 30000\n\
+         config = {{ urls = [\"http://127.0.0.1:{port}/big\"] }}\n"
+    ));
+    let d = load(agent.path()).dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
+    let len: usize = last_field(&d, "body_len").expect("fetched").parse().unwrap();
+    assert!(len <= hookrt::http::MAX_RESPONSE_BYTES as usize, "read {len} bytes past the cap");
+    assert!(len > 0);
+    server.join().unwrap();
 }

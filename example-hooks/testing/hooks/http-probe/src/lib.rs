@@ -1,5 +1,6 @@
 //! Test hook: on every event, GETs each URL in `config.urls` through
-//! `wasi:http` and logs `url` with either `status` and `body`, or `error`.
+//! `wasi:http` and logs `url` with either `status`, `body_len` and the first
+//! 64 characters of `body`, or `error`.
 
 use hookrt_sdk::prelude::*;
 use wasi::http::outgoing_handler;
@@ -20,7 +21,10 @@ impl HttpProbe {
     fn any(&mut self, _event: &Event, _cx: &Context) -> HookResult {
         for url in &self.urls {
             match get(url) {
-                Ok((status, body)) => log::info("fetched", &[("url", url), ("status", &status.to_string()), ("body", &body)]),
+                Ok((status, body)) => {
+                    let head: String = body.chars().take(64).collect();
+                    log::info("fetched", &[("url", url), ("status", &status.to_string()), ("body_len", &body.len().to_string()), ("body", &head)])
+                }
                 Err(error) => log::info("fetch failed", &[("url", url), ("error", &error)]),
             }
         }

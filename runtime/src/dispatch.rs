@@ -13,7 +13,7 @@ use crate::config::OnFailure;
 use crate::decision::{self, Answer, Approval, FileEdit, FileEditDecision, RequestedCall};
 use crate::delivery::{Delivery, EventReport, Resolution};
 use crate::edit::EditSession;
-use crate::envelope::{Durability, Envelope, EnvelopeError};
+use crate::envelope::{Durability, Envelope, EnvelopeError, idempotency_key};
 use crate::hook::{CallResult, LoadedHook, Response, Services};
 use crate::outcome::Outcome;
 use crate::registry::Registry;
@@ -27,9 +27,7 @@ pub(crate) fn dispatch(
     envelope: &Envelope,
     durability: Durability,
 ) -> Result<EventReport, EnvelopeError> {
-    let mut checked = envelope.clone();
-    checked.validate()?;
-    let envelope = &checked;
+    envelope.check()?;
     let mut run = EventRun::new(envelope, durability)?;
     let mut deliveries = Vec::new();
     for planned in registry.plan(&envelope.kind, &Scope::of_event(envelope.coordinates.subagent.as_deref())) {
@@ -168,12 +166,15 @@ pub(crate) fn deliver(
     attempt: u32,
 ) -> (Delivery, CallResult) {
     wit.attempt = attempt;
+    let class = vocabulary::class_of(&envelope.kind);
     let mut r = if hook.scope == Scope::Aggregate {
         // Aggregate observers see every scope's ids, never its payloads.
-        let stripped = WitEnvelope { data: "{}".into(), ..wit.clone() };
-        hook.call(services, &stripped, handler, vocabulary::class_of(&envelope.kind))
+        let data = std::mem::replace(&mut wit.data, "{}".into());
+        let r = hook.call(services, wit, handler, class);
+        wit.data = data;
+        r
     } else {
-        hook.call(services, wit, handler, vocabulary::class_of(&envelope.kind))
+        hook.call(services, wit, handler, class)
     };
     hook.cap_log_rate(&mut r.output);
     let d = Delivery {
@@ -215,7 +216,8 @@ pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope
             subagent: c.subagent.clone(),
         },
         attempt: e.attempt,
-        idempotency_key: e.idempotency_key.clone(),
+        // An envelope built in code may leave the key to hookrt.
+        idempotency_key: if e.idempotency_key.is_empty() { idempotency_key(&e.kind, &e.coordinates) } else { e.idempotency_key.clone() },
         durability: match durability {
             Durability::Accepted => WitDurability::Accepted,
             Durability::Persisted => WitDurability::Persisted,

@@ -133,7 +133,7 @@ impl Dispatcher {
                 self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Ok, dead: None, skipped: true });
                 continue;
             }
-            let Some(index) = self.rt.hooks().iter().position(|h| h.id() == pd.hook) else {
+            let Some(index) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
                 let message = format!("hook `{}` is no longer loaded", pd.hook);
                 tracing::warn!(event_id = %w.envelope.id, "{message}: its pending delivery is dead-lettered");
                 self.stats.optional_failures += 1;

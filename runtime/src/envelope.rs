@@ -142,6 +142,13 @@ impl Envelope {
 
     /// Checks every field and fills in the idempotency key.
     pub fn validate(&mut self) -> Result<(), EnvelopeError> {
+        self.idempotency_key = self.check()?;
+        Ok(())
+    }
+
+    /// Checks every field without changing the envelope; returns the derived
+    /// idempotency key (equal to the given one, when one is given).
+    pub fn check(&self) -> Result<String, EnvelopeError> {
         if self.schema_version != SCHEMA_VERSION {
             return Err(EnvelopeError::SchemaVersion(self.schema_version));
         }
@@ -165,13 +172,15 @@ impl Envelope {
         if !self.data.is_object() {
             return Err(EnvelopeError::DataNotObject);
         }
-        self.data_text()?;
+        let size = data_size(&self.data);
+        if size > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(size));
+        }
         let derived = idempotency_key(&self.kind, &self.coordinates);
         if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
             return Err(EnvelopeError::IdempotencyKey { given: self.idempotency_key.clone(), derived });
         }
-        self.idempotency_key = derived;
-        Ok(())
+        Ok(derived)
     }
 
     /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
@@ -182,6 +191,24 @@ impl Envelope {
         }
         Ok(text)
     }
+}
+
+/// Bytes of `data` as JSON text, counted without building the text.
+fn data_size(data: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing a `Value` into a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, data);
+    count.0
 }
 
 /// Feeds optional text parts to a hash, each tagged and length-prefixed, so

@@ -131,7 +131,15 @@ pub struct CallResult {
 impl LoadedHook {
     /// Loads a built hook: compile or fetch from the artifact cache, link,
     /// check the world, and ask for (and check) its subscriptions.
-    pub fn load(sandbox: &Sandbox, built: &BuiltHook, settings: HookSettings, cache_dir: &std::path::Path) -> Result<LoadedHook, Problem> {
+    /// `scratch` holds what hooks store while loading (configure, subscriptions):
+    /// one throw-away store per load, never the runtime's.
+    pub fn load(
+        sandbox: &Sandbox,
+        built: &BuiltHook,
+        settings: HookSettings,
+        cache_dir: &std::path::Path,
+        scratch: &std::sync::Arc<StateStore>,
+    ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
         let bytes = std::fs::read(&built.component)
             .map_err(|e| Problem::new(&built.component, format!("cannot read component: {e}"), "run `hookrt build` again"))?;
@@ -176,7 +184,7 @@ impl LoadedHook {
             warm: Mutex::new(None),
             log_window: Mutex::new((Instant::now(), 0)),
         };
-        hook.subscriptions = hook.ask_subscriptions(sandbox).map_err(|m| Problem::new(path, m, "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns"))?;
+        hook.subscriptions = hook.ask_subscriptions(sandbox, scratch).map_err(|m| Problem::new(path, m, "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns"))?;
         Ok(hook)
     }
 
@@ -195,12 +203,12 @@ impl LoadedHook {
         }
     }
 
-    fn ask_subscriptions(&self, sandbox: &Sandbox) -> Result<Vec<String>, String> {
+    fn ask_subscriptions(&self, sandbox: &Sandbox, scratch: &std::sync::Arc<StateStore>) -> Result<Vec<String>, String> {
         let limits = &self.settings.limits;
         // Loading runs on a throw-away state: nothing a hook stores here persists.
         let mut store = sandbox.new_store(
             limits,
-            StateStore::in_memory().access(&self.id()),
+            scratch.access(&self.id()),
             Metrics::new().access(&self.id()),
             HttpPolicy::default(),
         );
@@ -410,6 +418,18 @@ impl LoadedHook {
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).
     pub fn id(&self) -> String {
         self.scope.hook_id(self.slug.as_str())
+    }
+
+    /// Whether `id` is this hook's id, without building it (a hot-path lookup).
+    pub fn has_id(&self, id: &str) -> bool {
+        match &self.scope {
+            Scope::Subagent(sub) => id
+                .strip_prefix("subagents/")
+                .and_then(|rest| rest.strip_prefix(sub.as_str()))
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|slug| slug == self.slug.as_str()),
+            _ => id == self.slug.as_str(),
+        }
     }
 }
 

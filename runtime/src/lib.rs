@@ -66,9 +66,6 @@ pub mod vocabulary;
 
 /// The WIT world every hook implements.
 pub const WORLD: &str = "hookrt:hook/define-hook";
-/// The newest version of that world this runtime binds (older ones still load:
-/// see `bindings::SUPPORTED_VERSIONS`).
-pub const WORLD_VERSION: &str = "0.2.0";
 
 pub use delivery::{Delivery, EventReport};
 pub use envelope::{Durability, Envelope};

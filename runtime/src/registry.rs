@@ -10,7 +10,6 @@
 use crate::config::Config;
 use crate::hook::LoadedHook;
 use crate::scope::Scope;
-use crate::slug::Slug;
 use crate::vocabulary::WILDCARD;
 
 /// Loaded hooks in registration order.
@@ -84,10 +83,4 @@ fn plan<'s, 'k>(hooks: impl Iterator<Item = (&'s Scope, &'s [String])> + Clone, 
         out.extend(members.filter(|(_, (_, s))| has(s, WILDCARD)).map(|(index, _)| Planned { index, handler: WILDCARD }));
     }
     out
-}
-
-/// The registration order of primary `slugs` under `order` (for audit and tests).
-pub fn registration_order(mut slugs: Vec<Slug>, order: &[Slug]) -> Vec<Slug> {
-    slugs.sort_by_key(|s| (order.iter().position(|o| o == s).unwrap_or(order.len()), s.clone()));
-    slugs
 }

@@ -63,8 +63,10 @@ impl Runtime {
         let sandbox = Sandbox::new().map_err(|e| Problems(vec![Problem::new(agent_dir, e.to_string(), "report this as a bug")]))?;
         let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
         let mut hooks = Vec::new();
+        // Load-time calls (configure, subscriptions) store into one throw-away place.
+        let scratch = StateStore::in_memory();
         for b in &built {
-            match LoadedHook::load(&sandbox, b, config.settings_for(&b.hook.scope, &b.hook.slug), &opts.cache_dir) {
+            match LoadedHook::load(&sandbox, b, config.settings_for(&b.hook.scope, &b.hook.slug), &opts.cache_dir, &scratch) {
                 Ok(mut h) => {
                     if h.scope == Scope::Primary && config.is_aggregate(&h.slug) {
                         h.scope = Scope::Aggregate;

@@ -62,18 +62,13 @@ impl Sandbox {
         Ok(Sandbox { engine, linker, cancel: Arc::new(AtomicBool::new(false)), _ticker: ticker })
     }
 
-    /// Interrupts every running delivery at the next epoch tick, and every
-    /// later one at once, until [`Sandbox::resume`].
-    pub fn cancel_all(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether [`Sandbox::cancel_all`] is in force.
+    /// Whether shutdown set the cancel flag: running deliveries are
+    /// interrupted at the next epoch tick, later ones at once.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
     }
 
-    /// The flag [`Sandbox::cancel_all`] sets, for another thread to set it.
+    /// The cancel flag, for the service to set at shutdown from another thread.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
     }

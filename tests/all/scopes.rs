@@ -98,3 +98,15 @@ fn a_subagent_hook_keeps_its_own_state_apart_from_the_primary_hook_of_the_same_s
     assert_eq!(of("counter"), (1..=38).collect::<Vec<_>>());
     assert_eq!(of("subagents/researcher/counter"), [1, 2], "the subagent's count starts at 1: its own namespace");
 }
+
+#[test]
+fn the_service_delivers_to_subagent_hooks_by_their_id() {
+    let agent = agent();
+    let db = agent.path().join("journal.db");
+    let (service, seen) = crate::journal::start(agent.path(), Some(&db));
+    let events: Vec<Envelope> = both_scopes().into_iter().filter(|e| e.coordinates.subagent.is_some()).take(3).collect();
+    let stats = crate::journal::run_all(service, &events);
+    let hooks: Vec<String> = seen.lock().unwrap().iter().map(|d| d.hook.clone()).collect();
+    assert_eq!(hooks, ["subagents/researcher/reporter", "observer"].repeat(3));
+    assert_eq!((stats.optional_failures, hookrt::journal::Journal::open(&db).unwrap().status().unwrap().dead), (0, 0));
+}

@@ -25,7 +25,10 @@ mod raw {
 use raw::hookrt::hook::{log, metrics, state, types};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn opts(agent: &Path) -> BuildOptions {
@@ -36,16 +39,25 @@ fn opts(agent: &Path) -> BuildOptions {
 
 /// An agent of `bench_parse` copies: `specific` subscribed to action.result, `wildcard` to `*`.
 fn agent(specific: usize, wildcard: usize, instance: &str) -> tempfile::TempDir {
-    let src = std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap();
+    let src =
+        std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
     for i in 0..specific {
-        std::fs::write(dir.path().join(format!("hooks/s{i}.rs")), src.replace("\"*\" => any", "\"action.result\" => any")).unwrap();
+        std::fs::write(
+            dir.path().join(format!("hooks/s{i}.rs")),
+            src.replace("\"*\" => any", "\"action.result\" => any"),
+        )
+        .unwrap();
     }
     for i in 0..wildcard {
         std::fs::write(dir.path().join(format!("hooks/w{i}.rs")), &src).unwrap();
     }
-    std::fs::write(dir.path().join("hookrt.toml"), format!("[defaults]\ninstance = \"{instance}\"\n")).unwrap();
+    std::fs::write(
+        dir.path().join("hookrt.toml"),
+        format!("[defaults]\ninstance = \"{instance}\"\n"),
+    )
+    .unwrap();
     dir
 }
 
@@ -54,8 +66,12 @@ fn load(dir: &Path) -> Runtime {
 }
 
 fn event() -> Envelope {
-    let text = std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
-    text.lines().filter_map(|l| Envelope::from_json(l).ok()).find(|e| e.kind == "action.result").unwrap()
+    let text =
+        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
+    text.lines()
+        .filter_map(|l| Envelope::from_json(l).ok())
+        .find(|e| e.kind == "action.result")
+        .unwrap()
 }
 
 /// What the native handler does: parse the data, look at one field.
@@ -71,7 +87,10 @@ struct RawState {
 
 impl WasiView for RawState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 impl types::Host for RawState {}
@@ -93,7 +112,13 @@ impl metrics::Host for RawState {
 }
 
 fn raw_store(engine: &Engine) -> Store<RawState> {
-    Store::new(engine, RawState { wasi: WasiCtx::builder().build(), table: ResourceTable::new() })
+    Store::new(
+        engine,
+        RawState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        },
+    )
 }
 
 fn raw_envelope(e: &Envelope) -> types::Envelope {
@@ -127,7 +152,10 @@ fn raw_context() -> types::Context {
         agent: "coder".into(),
         session: "ses".into(),
         scope: types::Scope::Primary,
-        transport: types::Transport { kind: "in-process".into(), detail: None },
+        transport: types::Transport {
+            kind: "in-process".into(),
+            detail: None,
+        },
     }
 }
 
@@ -156,7 +184,9 @@ fn calls(c: &mut Criterion) {
         let mut store = raw_store(&engine);
         let hook = pre.instantiate(&mut store).unwrap();
         hook.call_configure(&mut store, "{}").unwrap().unwrap();
-        g.bench_function("raw_wasmtime_warm", |b| b.iter(|| hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()));
+        g.bench_function("raw_wasmtime_warm", |b| {
+            b.iter(|| hook.call_handle(&mut store, &env, &cx).unwrap().unwrap())
+        });
     }
     g.bench_function("raw_wasmtime_fresh", |b| {
         b.iter(|| {
@@ -175,13 +205,24 @@ fn calls(c: &mut Criterion) {
     let ten_agent = agent(5, 5, "reuse");
     let ten = load(ten_agent.path());
     assert_eq!(ten.dispatch(&e).unwrap().deliveries.len(), 10);
-    g.bench_function("hookrt_warm_10_hooks", |b| b.iter(|| ten.dispatch(&e).unwrap()));
+    g.bench_function("hookrt_warm_10_hooks", |b| {
+        b.iter(|| ten.dispatch(&e).unwrap())
+    });
 
     let line = serde_json::to_string(&e).unwrap();
     g.bench_function("subprocess_cat", |b| {
         b.iter(|| {
-            let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
-            child.stdin.take().unwrap().write_all(line.as_bytes()).unwrap();
+            let mut child = Command::new("cat")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(line.as_bytes())
+                .unwrap();
             child.wait().unwrap()
         })
     });

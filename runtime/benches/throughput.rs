@@ -15,7 +15,10 @@ use hookrt::{Envelope, Runtime};
 const BATCH: usize = 1000;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// An agent with three observe hooks: audit (`*`), metrics (`*`, reuse) and witness (`*`).
@@ -25,9 +28,21 @@ fn agent() -> tempfile::TempDir {
     std::fs::create_dir_all(hooks.join("observability")).unwrap();
     let ex = repo().join("example-hooks");
     std::fs::copy(ex.join("agent/hooks/audit.rs"), hooks.join("audit.rs")).unwrap();
-    std::fs::copy(ex.join("agent/hooks/observability/metrics.rs"), hooks.join("observability/metrics.rs")).unwrap();
-    std::fs::copy(ex.join("hostile/hooks/witness.rs"), hooks.join("witness.rs")).unwrap();
-    std::fs::write(dir.path().join("hookrt.toml"), "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\n").unwrap();
+    std::fs::copy(
+        ex.join("agent/hooks/observability/metrics.rs"),
+        hooks.join("observability/metrics.rs"),
+    )
+    .unwrap();
+    std::fs::copy(
+        ex.join("hostile/hooks/witness.rs"),
+        hooks.join("witness.rs"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("hookrt.toml"),
+        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\n",
+    )
+    .unwrap();
     dir
 }
 
@@ -38,8 +53,12 @@ fn load(agent: &Path) -> Runtime {
 }
 
 fn transcript() -> Vec<Envelope> {
-    let text = std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
-    text.lines().filter(|l| !l.trim().is_empty()).map(|l| Envelope::from_json(l).unwrap()).collect()
+    let text =
+        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| Envelope::from_json(l).unwrap())
+        .collect()
 }
 
 /// `BATCH` events with ids unique to `round`.
@@ -68,11 +87,14 @@ fn throughput(c: &mut Criterion) {
     let base = transcript();
     let mut group = c.benchmark_group("throughput_3_hooks");
     group.throughput(Throughput::Elements(BATCH as u64));
-    group.sample_size(20).measurement_time(Duration::from_secs(20));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(20));
     for mode in ["accepted", "persisted"] {
         let db = agent.path().join(format!("{mode}.db"));
         let journal = (mode == "persisted").then_some(db.as_path());
-        let service = HookService::start(load(agent.path()), journal, Box::new(|_: Report<'_>| {})).unwrap();
+        let service =
+            HookService::start(load(agent.path()), journal, Box::new(|_: Report<'_>| {})).unwrap();
         let mut round = 0;
         group.bench_function(mode, |b| {
             b.iter_custom(|iters| {

@@ -5,12 +5,12 @@
 
 use std::fmt::Write as _;
 
+use crate::WORLD;
 use crate::config::{InstancePolicy, OnFailure, RetryPolicy};
-use crate::vocabulary::{WILDCARD, class_of};
 use crate::discovery::SourceKind;
 use crate::limits::Limits;
 use crate::runtime::Runtime;
-use crate::WORLD;
+use crate::vocabulary::{WILDCARD, class_of};
 
 /// One hook as an auditor sees it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -95,7 +95,11 @@ pub fn audit(rt: &Runtime) -> AuditReport {
                 .iter()
                 .map(|k| Subscription {
                     kind: k.clone(),
-                    class: if k == WILDCARD { "any".into() } else { format!("{:?}", class_of(k)).to_lowercase() },
+                    class: if k == WILDCARD {
+                        "any".into()
+                    } else {
+                        format!("{:?}", class_of(k)).to_lowercase()
+                    },
                 })
                 .collect(),
             scope: h.scope.clone(),
@@ -109,22 +113,52 @@ pub fn audit(rt: &Runtime) -> AuditReport {
             config_keys: h.settings.config.keys().cloned().collect(),
         })
         .collect();
-    AuditReport { agent: rt.agent_dir().display().to_string(), hooks }
+    AuditReport {
+        agent: rt.agent_dir().display().to_string(),
+        hooks,
+    }
 }
 
 impl AuditReport {
     /// A human-readable rendering, one block per hook.
     pub fn to_text(&self) -> String {
-        let mut s = format!("agent {}: {} hook(s), in registration order\n", self.agent, self.hooks.len());
+        let mut s = format!(
+            "agent {}: {} hook(s), in registration order\n",
+            self.agent,
+            self.hooks.len()
+        );
         for h in &self.hooks {
             let l = &h.limits;
-            let _ = writeln!(s, "\n{}. {} ({:?}, {})", h.position, h.scope.hook_id(&h.slug), h.source_kind, h.world);
-            let _ = writeln!(s, "   source     {}  sha256 {}", h.source, &h.source_sha256[..16.min(h.source_sha256.len())]);
+            let _ = writeln!(
+                s,
+                "\n{}. {} ({:?}, {})",
+                h.position,
+                h.scope.hook_id(&h.slug),
+                h.source_kind,
+                h.world
+            );
+            let _ = writeln!(
+                s,
+                "   source     {}  sha256 {}",
+                h.source,
+                &h.source_sha256[..16.min(h.source_sha256.len())]
+            );
             let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
             if let Some(name) = &h.name {
-                let _ = writeln!(s, "   name       {name}{}", h.description.as_deref().map(|d| format!(": {d}")).unwrap_or_default());
+                let _ = writeln!(
+                    s,
+                    "   name       {name}{}",
+                    h.description
+                        .as_deref()
+                        .map(|d| format!(": {d}"))
+                        .unwrap_or_default()
+                );
             }
-            let subs: Vec<String> = h.subscriptions.iter().map(|s| format!("{} ({})", s.kind, s.class)).collect();
+            let subs: Vec<String> = h
+                .subscriptions
+                .iter()
+                .map(|s| format!("{} ({})", s.kind, s.class))
+                .collect();
             let _ = writeln!(s, "   subscribes {}", subs.join(", "));
             let _ = writeln!(s, "   scope      {}", h.scope);
             let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
@@ -135,14 +169,32 @@ impl AuditReport {
                     crate::grants::Need::Baseline(what) => format!("baseline: {what}"),
                     crate::grants::Need::Never(why) => format!("never: {why}"),
                 };
-                let _ = writeln!(s, "   import     {} ({need}){}", i.import, if i.granted { "" } else { " REFUSED" });
+                let _ = writeln!(
+                    s,
+                    "   import     {} ({need}){}",
+                    i.import,
+                    if i.granted { "" } else { " REFUSED" }
+                );
             }
             let _ = writeln!(
                 s,
                 "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {:?}",
-                l.fuel, l.deadline_ms, l.memory_bytes >> 20, l.tables, l.table_elements, l.instances, l.memories, l.output_bytes, l.log_bytes_per_minute, h.instance
+                l.fuel,
+                l.deadline_ms,
+                l.memory_bytes >> 20,
+                l.tables,
+                l.table_elements,
+                l.instances,
+                l.memories,
+                l.output_bytes,
+                l.log_bytes_per_minute,
+                h.instance
             );
-            let policy = if h.critical { "critical: a final failure fails the turn" } else { "optional: failures are recorded only" };
+            let policy = if h.critical {
+                "critical: a final failure fails the turn"
+            } else {
+                "optional: failures are recorded only"
+            };
             let _ = writeln!(
                 s,
                 "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {:?}",

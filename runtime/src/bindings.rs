@@ -23,9 +23,9 @@ pub mod v2 {
 
 pub use v2::hookrt::hook::log::{Field, Level};
 pub use v2::hookrt::hook::types::{
-    Approval as WitApproval, Context as WitContext, Coordinates as WitCoordinates, Durability as WitDurability,
-    Envelope as WitEnvelope, EventClass as WitEventClass, FileEdit as WitFileEdit, Response as WitResponse, Scope as WitScope,
-    Transport as WitTransport,
+    Approval as WitApproval, Context as WitContext, Coordinates as WitCoordinates,
+    Durability as WitDurability, Envelope as WitEnvelope, EventClass as WitEventClass,
+    FileEdit as WitFileEdit, Response as WitResponse, Scope as WitScope, Transport as WitTransport,
 };
 
 /// Every world version this runtime binds, newest first.

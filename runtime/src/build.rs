@@ -43,8 +43,12 @@ impl BuildOptions {
     pub fn for_agent(agent_dir: &Path) -> BuildOptions {
         BuildOptions {
             cache_dir: agent_dir.join(".hookrt"),
-            sdk_dir: std::env::var_os("HOOKRT_SDK_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(DEFAULT_SDK_DIR)),
-            toolchain: Some(std::env::var("HOOKRT_TOOLCHAIN").unwrap_or_else(|_| HOOK_TOOLCHAIN.to_owned())),
+            sdk_dir: std::env::var_os("HOOKRT_SDK_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_SDK_DIR)),
+            toolchain: Some(
+                std::env::var("HOOKRT_TOOLCHAIN").unwrap_or_else(|_| HOOK_TOOLCHAIN.to_owned()),
+            ),
         }
     }
 }
@@ -85,10 +89,16 @@ pub fn build(
     let mut built = Vec::new();
     let mut problems = Vec::new();
     // cargo runs in other folders: every path handed to it must be absolute.
-    let opts = &BuildOptions { cache_dir: absolute(&opts.cache_dir), sdk_dir: absolute(&opts.sdk_dir), toolchain: opts.toolchain.clone() };
+    let opts = &BuildOptions {
+        cache_dir: absolute(&opts.cache_dir),
+        sdk_dir: absolute(&opts.sdk_dir),
+        toolchain: opts.toolchain.clone(),
+    };
     let sdk = match sdk_fingerprint(&opts.sdk_dir) {
         Ok(fp) => fp,
-        Err(p) if hooks.iter().any(|h| h.kind != SourceKind::Component) => return (Vec::new(), vec![p]),
+        Err(p) if hooks.iter().any(|h| h.kind != SourceKind::Component) => {
+            return (Vec::new(), vec![p]);
+        }
         Err(_) => String::new(),
     };
     let components_dir = opts.cache_dir.join("components");
@@ -97,23 +107,43 @@ pub fn build(
         let hash = match source_hash(hook, &sdk, opts.toolchain.as_deref()) {
             Ok(h) => h,
             Err(e) => {
-                problems.push(Problem::new(&hook.path, format!("cannot read source: {e}"), "check permissions"));
+                problems.push(Problem::new(
+                    &hook.path,
+                    format!("cannot read source: {e}"),
+                    "check permissions",
+                ));
                 continue;
             }
         };
-        let out = if hook.kind == SourceKind::Component { hook.path.clone() } else { components_dir.join(format!("{hash}.wasm")) };
+        let out = if hook.kind == SourceKind::Component {
+            hook.path.clone()
+        } else {
+            components_dir.join(format!("{hash}.wasm"))
+        };
         if out.is_file() {
-            built.push(BuiltHook { hook: hook.clone(), component: out, source_sha256: hash, compiled: false });
+            built.push(BuiltHook {
+                hook: hook.clone(),
+                component: out,
+                source_sha256: hash,
+                compiled: false,
+            });
         } else {
             stale.push((hook.clone(), hash));
         }
     }
-    progress(BuildEvent::Planned { stale: stale.len(), cached: built.len() });
+    progress(BuildEvent::Planned {
+        stale: stale.len(),
+        cached: built.len(),
+    });
     if stale.is_empty() {
         return (built, problems);
     }
     if let Err(e) = fs::create_dir_all(&components_dir) {
-        problems.push(Problem::new(&components_dir, format!("cannot create: {e}"), "check permissions or pass another --cache-dir"));
+        problems.push(Problem::new(
+            &components_dir,
+            format!("cannot create: {e}"),
+            "check permissions or pass another --cache-dir",
+        ));
         return (built, problems);
     }
     let _lock = match BuildLock::acquire(&opts.cache_dir) {
@@ -124,21 +154,38 @@ pub fn build(
         }
     };
     // Another process may have built some of them while we waited for the lock.
-    let (done, stale): (Vec<_>, Vec<_>) =
-        stale.into_iter().partition(|(_, hash)| components_dir.join(format!("{hash}.wasm")).is_file());
+    let (done, stale): (Vec<_>, Vec<_>) = stale
+        .into_iter()
+        .partition(|(_, hash)| components_dir.join(format!("{hash}.wasm")).is_file());
     for (hook, hash) in done {
         let component = components_dir.join(format!("{hash}.wasm"));
-        built.push(BuiltHook { hook, component, source_sha256: hash, compiled: false });
+        built.push(BuiltHook {
+            hook,
+            component,
+            source_sha256: hash,
+            compiled: false,
+        });
     }
-    let (singles, crates): (Vec<_>, Vec<_>) = stale.into_iter().partition(|(h, _)| h.kind == SourceKind::SingleFile);
+    let (singles, crates): (Vec<_>, Vec<_>) = stale
+        .into_iter()
+        .partition(|(h, _)| h.kind == SourceKind::SingleFile);
     if !singles.is_empty() {
-        build_single_files(&singles, opts, &components_dir, progress, &mut built, &mut problems);
+        build_single_files(
+            &singles,
+            opts,
+            &components_dir,
+            progress,
+            &mut built,
+            &mut problems,
+        );
     }
     for (hook, hash) in crates {
         let out = components_dir.join(format!("{hash}.wasm"));
         let dir = absolute(&hook.path);
         let mut cmd = cargo(opts);
-        cmd.current_dir(&dir).arg("--manifest-path").arg(dir.join("Cargo.toml"));
+        cmd.current_dir(&dir)
+            .arg("--manifest-path")
+            .arg(dir.join("Cargo.toml"));
         let manifest = canonical(&hook.path.join("Cargo.toml"));
         let run = run_cargo(cmd, progress);
         // cargo may have written the crate's Cargo.lock: key the output by the
@@ -152,10 +199,24 @@ pub fn build(
         };
         match run.artifacts.get(&manifest) {
             Some(wasm) => match install(wasm, &out) {
-                Ok(()) => built.push(BuiltHook { hook, component: out, source_sha256: hash, compiled: true }),
-                Err(e) => problems.push(Problem::new(&hook.path, e, "check disk space and permissions of the cache dir")),
+                Ok(()) => built.push(BuiltHook {
+                    hook,
+                    component: out,
+                    source_sha256: hash,
+                    compiled: true,
+                }),
+                Err(e) => problems.push(Problem::new(
+                    &hook.path,
+                    e,
+                    "check disk space and permissions of the cache dir",
+                )),
             },
-            None => problems.push(compile_problem(&hook.path, &run, run.errors.get(&manifest), None)),
+            None => problems.push(compile_problem(
+                &hook.path,
+                &run,
+                run.errors.get(&manifest),
+                None,
+            )),
         }
     }
     (built, problems)
@@ -174,15 +235,25 @@ fn build_single_files(
     for (hook, hash) in singles {
         match write_member(&ws, hook) {
             Ok(m) => members.push((hook.clone(), hash.clone(), m)),
-            Err(e) => problems.push(Problem::new(&ws, format!("cannot write the generated crate for `{}`: {e}", hook.slug), "check permissions of the cache dir")),
+            Err(e) => problems.push(Problem::new(
+                &ws,
+                format!("cannot write the generated crate for `{}`: {e}", hook.slug),
+                "check permissions of the cache dir",
+            )),
         }
     }
     if let Err(e) = write_workspace(&ws) {
-        problems.push(Problem::new(&ws, format!("cannot write the generated workspace: {e}"), "check permissions of the cache dir"));
+        problems.push(Problem::new(
+            &ws,
+            format!("cannot write the generated workspace: {e}"),
+            "check permissions of the cache dir",
+        ));
         return;
     }
     let mut cmd = cargo(opts);
-    cmd.current_dir(&ws).arg("--manifest-path").arg(ws.join("Cargo.toml"));
+    cmd.current_dir(&ws)
+        .arg("--manifest-path")
+        .arg(ws.join("Cargo.toml"));
     for (_, _, m) in &members {
         cmd.arg("-p").arg(&m.package);
     }
@@ -192,12 +263,26 @@ fn build_single_files(
         let out = components_dir.join(format!("{hash}.wasm"));
         match run.artifacts.get(&manifest) {
             Some(wasm) => match install(wasm, &out) {
-                Ok(()) => built.push(BuiltHook { hook, component: out, source_sha256: hash, compiled: true }),
-                Err(e) => problems.push(Problem::new(&hook.path, e, "check disk space and permissions of the cache dir")),
+                Ok(()) => built.push(BuiltHook {
+                    hook,
+                    component: out,
+                    source_sha256: hash,
+                    compiled: true,
+                }),
+                Err(e) => problems.push(Problem::new(
+                    &hook.path,
+                    e,
+                    "check disk space and permissions of the cache dir",
+                )),
             },
             None => {
                 let generated = m.dir.join("src").join("lib.rs");
-                problems.push(compile_problem(&hook.path, &run, run.errors.get(&manifest), Some(&generated)));
+                problems.push(compile_problem(
+                    &hook.path,
+                    &run,
+                    run.errors.get(&manifest),
+                    Some(&generated),
+                ));
             }
         }
     }
@@ -211,8 +296,13 @@ struct Member {
 /// Writes the generated crate of a single-file hook. The package name derives
 /// from the source path (stable across edits, so cargo rebuilds incrementally).
 fn write_member(ws: &Path, hook: &DiscoveredHook) -> std::io::Result<Member> {
-    let path_hash = &hex::encode(Sha256::digest(canonical(&hook.path).to_string_lossy().as_bytes()))[..8];
-    let package = format!("hook-{}-{path_hash}", hook.slug.file_stem().replace('_', "-"));
+    let path_hash = &hex::encode(Sha256::digest(
+        canonical(&hook.path).to_string_lossy().as_bytes(),
+    ))[..8];
+    let package = format!(
+        "hook-{}-{path_hash}",
+        hook.slug.file_stem().replace('_', "-")
+    );
     let dir = ws.join("hooks").join(&package);
     fs::create_dir_all(dir.join("src"))?;
     let manifest = format!(
@@ -229,7 +319,8 @@ fn write_workspace(ws: &Path) -> std::io::Result<()> {
     let manifest = "# Generated by hookrt: one member per single-file hook.\n[workspace]\nresolver = \"3\"\nmembers = [\"hooks/*\"]\n\n\
                     [profile.release]\nopt-level = \"s\"\ndebug = false\nstrip = true\n";
     write_if_changed(&ws.join("Cargo.toml"), manifest.as_bytes())?;
-    let toolchain = format!("[toolchain]\nchannel = \"{HOOK_TOOLCHAIN}\"\ntargets = [\"{HOOK_TARGET}\"]\n");
+    let toolchain =
+        format!("[toolchain]\nchannel = \"{HOOK_TOOLCHAIN}\"\ntargets = [\"{HOOK_TARGET}\"]\n");
     write_if_changed(&ws.join("rust-toolchain.toml"), toolchain.as_bytes())
 }
 
@@ -246,7 +337,14 @@ fn cargo(opts: &BuildOptions) -> Command {
     // Variables of an outer cargo (when hookrt runs under `cargo run`/`cargo test`)
     // would point the hook build at the wrong target dir, flags or rustc.
     // Network, registry, terminal and home settings are the user's and pass through.
-    const KEEP: [&str; 6] = ["CARGO_HOME", "CARGO_NET_", "CARGO_HTTP_", "CARGO_REGISTRIES_", "CARGO_REGISTRY_", "CARGO_TERM_"];
+    const KEEP: [&str; 6] = [
+        "CARGO_HOME",
+        "CARGO_NET_",
+        "CARGO_HTTP_",
+        "CARGO_REGISTRIES_",
+        "CARGO_REGISTRY_",
+        "CARGO_TERM_",
+    ];
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();
         let outer_cargo = k.starts_with("CARGO_") && !KEEP.iter().any(|p| k.starts_with(p));
@@ -258,12 +356,21 @@ fn cargo(opts: &BuildOptions) -> Command {
     if let Some(t) = &opts.toolchain {
         cmd.env("RUSTUP_TOOLCHAIN", t);
     }
-    cmd.args(["build", "--release", "--target", HOOK_TARGET, "--message-format=json", "--keep-going", "--target-dir"])
-        .arg(opts.cache_dir.join("target"));
+    cmd.args([
+        "build",
+        "--release",
+        "--target",
+        HOOK_TARGET,
+        "--message-format=json",
+        "--keep-going",
+        "--target-dir",
+    ])
+    .arg(opts.cache_dir.join("target"));
     // Hooks depend on `hookrt-sdk = "0.1"`; this runtime supplies the SDK it
     // was built with, so crate hooks build wherever their folder lives.
     let sdk = toml::Value::String(opts.sdk_dir.to_string_lossy().into_owned());
-    cmd.arg("--config").arg(format!("patch.crates-io.hookrt-sdk.path={sdk}"));
+    cmd.arg("--config")
+        .arg(format!("patch.crates-io.hookrt-sdk.path={sdk}"));
     cmd
 }
 
@@ -281,7 +388,12 @@ struct CargoRun {
 fn run_cargo(mut cmd: Command, progress: &mut dyn FnMut(BuildEvent)) -> CargoRun {
     let mut run = CargoRun::default();
     tracing::debug!(?cmd, "starting cargo");
-    let mut child = match cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null()).spawn() {
+    let mut child = match cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+    {
         Ok(c) => c,
         Err(e) => {
             run.spawn_error = Some(format!("cannot start cargo: {e}"));
@@ -297,13 +409,23 @@ fn run_cargo(mut cmd: Command, progress: &mut dyn FnMut(BuildEvent)) -> CargoRun
     });
     if let Some(stdout) = child.stdout.take() {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
-            let manifest = msg["manifest_path"].as_str().map(|p| canonical(Path::new(p)));
+            let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            let manifest = msg["manifest_path"]
+                .as_str()
+                .map(|p| canonical(Path::new(p)));
             match msg["reason"].as_str() {
                 Some("compiler-artifact") => {
                     let name = msg["target"]["name"].as_str().unwrap_or("").to_owned();
-                    let is_cdylib = msg["target"]["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "cdylib"));
-                    let wasm = msg["filenames"].as_array().and_then(|f| f.iter().filter_map(|f| f.as_str()).find(|f| f.ends_with(".wasm")));
+                    let is_cdylib = msg["target"]["kind"]
+                        .as_array()
+                        .is_some_and(|k| k.iter().any(|k| k == "cdylib"));
+                    let wasm = msg["filenames"].as_array().and_then(|f| {
+                        f.iter()
+                            .filter_map(|f| f.as_str())
+                            .find(|f| f.ends_with(".wasm"))
+                    });
                     if let (true, Some(wasm), Some(m)) = (is_cdylib, wasm, manifest) {
                         run.artifacts.insert(m, PathBuf::from(wasm));
                     }
@@ -320,14 +442,26 @@ fn run_cargo(mut cmd: Command, progress: &mut dyn FnMut(BuildEvent)) -> CargoRun
     }
     let _ = child.wait();
     let text = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("Compiling")).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("Compiling"))
+        .collect();
     run.stderr_tail = lines[lines.len().saturating_sub(15)..].join("\n");
     run
 }
 
-fn compile_problem(path: &Path, run: &CargoRun, errors: Option<&String>, generated: Option<&Path>) -> Problem {
+fn compile_problem(
+    path: &Path,
+    run: &CargoRun,
+    errors: Option<&String>,
+    generated: Option<&Path>,
+) -> Problem {
     if let Some(e) = &run.spawn_error {
-        return Problem::new(path, e.clone(), "install Rust with rustup (https://rustup.rs) so `cargo` is on PATH");
+        return Problem::new(
+            path,
+            e.clone(),
+            "install Rust with rustup (https://rustup.rs) so `cargo` is on PATH",
+        );
     }
     let mut detail = errors.cloned().unwrap_or_else(|| run.stderr_tail.clone());
     if let Some(g) = generated {
@@ -338,18 +472,28 @@ fn compile_problem(path: &Path, run: &CargoRun, errors: Option<&String>, generat
         let relative: std::path::PathBuf = parts.into_iter().rev().collect();
         detail = detail.replace(&*relative.to_string_lossy(), &original);
     }
-    let fix = if detail.contains(HOOK_TARGET) && (detail.contains("target may not be installed") || detail.contains("can't find crate for `core`")) {
-        format!("install the target: `rustup target add {HOOK_TARGET} --toolchain {HOOK_TOOLCHAIN}`")
+    let fix = if detail.contains(HOOK_TARGET)
+        && (detail.contains("target may not be installed")
+            || detail.contains("can't find crate for `core`"))
+    {
+        format!(
+            "install the target: `rustup target add {HOOK_TARGET} --toolchain {HOOK_TOOLCHAIN}`"
+        )
     } else {
         "fix the errors shown; `hookrt build` rebuilds only what changed".to_owned()
     };
-    Problem::new(path, format!("does not build into a component:\n{}", detail.trim_end()), fix)
+    Problem::new(
+        path,
+        format!("does not build into a component:\n{}", detail.trim_end()),
+        fix,
+    )
 }
 
 /// Copies a built component under its content key (temp file + rename).
 fn install(from: &Path, to: &Path) -> Result<(), String> {
     let tmp = crate::cache::unique_tmp(to);
-    fs::copy(from, &tmp).map_err(|e| format!("cannot copy {} to the cache: {e}", from.display()))?;
+    fs::copy(from, &tmp)
+        .map_err(|e| format!("cannot copy {} to the cache: {e}", from.display()))?;
     fs::rename(&tmp, to).map_err(|e| format!("cannot write {}: {e}", to.display()))
 }
 
@@ -362,7 +506,11 @@ fn canonical(p: &Path) -> PathBuf {
 }
 
 /// Hash of everything a hook's component depends on besides cargo's registry.
-fn source_hash(hook: &DiscoveredHook, sdk: &str, toolchain: Option<&str>) -> std::io::Result<String> {
+fn source_hash(
+    hook: &DiscoveredHook,
+    sdk: &str,
+    toolchain: Option<&str>,
+) -> std::io::Result<String> {
     let mut h = Sha256::new();
     match hook.kind {
         SourceKind::Component => return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?))),
@@ -382,10 +530,13 @@ fn source_hash(hook: &DiscoveredHook, sdk: &str, toolchain: Option<&str>) -> std
 
 /// Hashes relative paths and contents of a tree, skipping `target/` and hidden entries.
 fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
-    let walk = WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(|e| {
-        let name = e.file_name().to_string_lossy();
-        e.depth() == 0 || !(name.starts_with('.') || (e.depth() == 1 && name == "target"))
-    });
+    let walk = WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !(name.starts_with('.') || (e.depth() == 1 && name == "target"))
+        });
     for entry in walk {
         let entry = entry.map_err(std::io::Error::other)?;
         if entry.file_type().is_file() {
@@ -427,9 +578,20 @@ struct BuildLock(#[allow(dead_code, reason = "held for its lock")] fs::File);
 impl BuildLock {
     fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
         let path = cache_dir.join("build.lock");
-        let fail = |e: std::io::Error| Problem::new(&path, format!("cannot lock the build cache: {e}"), "check permissions of the cache dir");
+        let fail = |e: std::io::Error| {
+            Problem::new(
+                &path,
+                format!("cannot lock the build cache: {e}"),
+                "check permissions of the cache dir",
+            )
+        };
         fs::create_dir_all(cache_dir).map_err(fail)?;
-        let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(fail)?;
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(fail)?;
         file.lock().map_err(fail)?;
         Ok(BuildLock(file))
     }

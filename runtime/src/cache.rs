@@ -28,7 +28,9 @@ pub struct Loaded {
 pub fn artifact_path(engine: &Engine, cache_dir: &Path, sha256: &str) -> PathBuf {
     let mut h = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut h);
-    cache_dir.join(ARTIFACTS_DIR).join(format!("{sha256}-{:016x}.cwasm", h.finish()))
+    cache_dir
+        .join(ARTIFACTS_DIR)
+        .join(format!("{sha256}-{:016x}.cwasm", h.finish()))
 }
 
 /// Why a component could not be loaded.
@@ -51,26 +53,45 @@ pub fn unique_tmp(path: &Path) -> std::path::PathBuf {
 
 /// Loads the component `bytes` (with digest `sha256`) from the cache, compiling
 /// and storing it first on a miss.
-pub fn load(engine: &Engine, cache_dir: &Path, sha256: &str, bytes: &[u8]) -> Result<Loaded, CacheError> {
+pub fn load(
+    engine: &Engine,
+    cache_dir: &Path,
+    sha256: &str,
+    bytes: &[u8],
+) -> Result<Loaded, CacheError> {
     let artifact = artifact_path(engine, cache_dir, sha256);
     if artifact.is_file() {
         // SAFETY: the file was written by `precompile_component` of an engine with
         // the same compatibility hash (it is in the file name), and only this
         // module writes under the artifacts dir, atomically.
         if let Ok(component) = unsafe { Component::deserialize_file(engine, &artifact) } {
-            return Ok(Loaded { component, compiled: false, artifact });
+            return Ok(Loaded {
+                component,
+                compiled: false,
+                artifact,
+            });
         }
         tracing::warn!(artifact = %artifact.display(), "unreadable cached artifact; recompiling");
     }
-    let compiled = engine.precompile_component(bytes).map_err(|e| CacheError::Invalid(format!("{e:#}")))?;
+    let compiled = engine
+        .precompile_component(bytes)
+        .map_err(|e| CacheError::Invalid(format!("{e:#}")))?;
     if let Some(dir) = artifact.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| CacheError::Io(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CacheError::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
     // Unique per writer: two threads may compile the same component at once.
     let tmp = unique_tmp(&artifact);
-    std::fs::write(&tmp, &compiled).map_err(|e| CacheError::Io(format!("cannot write {}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, &artifact).map_err(|e| CacheError::Io(format!("cannot write {}: {e}", artifact.display())))?;
+    std::fs::write(&tmp, &compiled)
+        .map_err(|e| CacheError::Io(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, &artifact)
+        .map_err(|e| CacheError::Io(format!("cannot write {}: {e}", artifact.display())))?;
     // SAFETY: as above; it was written from this engine's precompile output.
-    let component = unsafe { Component::deserialize_file(engine, &artifact) }.map_err(|e| CacheError::Io(format!("{e:#}")))?;
-    Ok(Loaded { component, compiled: true, artifact })
+    let component = unsafe { Component::deserialize_file(engine, &artifact) }
+        .map_err(|e| CacheError::Io(format!("{e:#}")))?;
+    Ok(Loaded {
+        component,
+        compiled: true,
+        artifact,
+    })
 }

@@ -78,7 +78,10 @@ pub struct Capture(Arc<Mutex<Buffer>>);
 impl Capture {
     /// A capture that keeps at most `limit` bytes.
     pub fn new(limit: usize) -> Self {
-        Capture(Arc::new(Mutex::new(Buffer { limit, ..Buffer::default() })))
+        Capture(Arc::new(Mutex::new(Buffer {
+            limit,
+            ..Buffer::default()
+        })))
     }
 
     fn lock(&self) -> MutexGuard<'_, Buffer> {
@@ -96,7 +99,11 @@ impl Capture {
             return;
         }
         b.used += size;
-        b.logs.push(LogLine { level: level_name(level), message, fields });
+        b.logs.push(LogLine {
+            level: level_name(level),
+            message,
+            fields,
+        });
     }
 
     fn write(&self, stream: Stream, bytes: &[u8]) {
@@ -117,7 +124,10 @@ impl Capture {
             // The marker says where the cut is; it does not count against the budget.
             logs.push(LogLine {
                 level: "warn",
-                message: format!("[hookrt] output cut at the {}-byte output_bytes limit", b.limit),
+                message: format!(
+                    "[hookrt] output cut at the {}-byte output_bytes limit",
+                    b.limit
+                ),
                 fields: Vec::new(),
             });
         }
@@ -134,7 +144,10 @@ impl Capture {
 
     /// A WASI stdout/stderr that writes into this capture.
     pub fn stream(&self, stream: Stream) -> ConsoleStream {
-        ConsoleStream { capture: self.clone(), stream }
+        ConsoleStream {
+            capture: self.clone(),
+            stream,
+        }
     }
 }
 
@@ -195,7 +208,11 @@ impl OutputStream for ConsoleStream {
 }
 
 impl tokio::io::AsyncWrite for ConsoleStream {
-    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         self.capture.write(self.stream, buf);
         Poll::Ready(Ok(buf.len()))
     }

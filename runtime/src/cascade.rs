@@ -13,7 +13,9 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::envelope::{Coordinates, Envelope, SCHEMA_VERSION, hash_parts, idempotency_key, now_rfc3339};
+use crate::envelope::{
+    Coordinates, Envelope, SCHEMA_VERSION, hash_parts, idempotency_key, now_rfc3339,
+};
 use crate::outcome::Outcome;
 
 /// Kind emitted when a critical hook fails on an event of a turn.
@@ -74,6 +76,14 @@ pub fn follow_up(f: &Failure<'_>) -> Option<Envelope> {
 /// same however many critical hooks fail, and across restarts.
 fn cascade_id(kind: &str, c: &Coordinates) -> String {
     let mut h = Sha256::new();
-    hash_parts(&mut h, &[Some(c.agent.as_str()), c.subagent.as_deref(), Some(c.session.as_str()), c.turn.as_deref()]);
+    hash_parts(
+        &mut h,
+        &[
+            Some(c.agent.as_str()),
+            c.subagent.as_deref(),
+            Some(c.session.as_str()),
+            c.turn.as_deref(),
+        ],
+    );
     format!("hookrt-{kind}-{}", &hex::encode(h.finalize())[..24])
 }

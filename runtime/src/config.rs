@@ -91,7 +91,10 @@ impl Default for HookSettings {
             name: None,
             description: None,
             config: serde_json::Map::new(),
-            grants: grants::DEFAULT_GRANTS.iter().map(|g| g.to_string()).collect(),
+            grants: grants::DEFAULT_GRANTS
+                .iter()
+                .map(|g| g.to_string())
+                .collect(),
             http_allow: Vec::new(),
         }
     }
@@ -109,7 +112,10 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_attempts: 1, backoff_ms: 100 }
+        RetryPolicy {
+            max_attempts: 1,
+            backoff_ms: 100,
+        }
     }
 }
 
@@ -117,7 +123,11 @@ impl RetryPolicy {
     /// The wait before attempt `next` (2 or more).
     pub fn backoff(&self, next: u32) -> std::time::Duration {
         let doublings = next.saturating_sub(2).min(16);
-        std::time::Duration::from_millis(self.backoff_ms.saturating_mul(1 << doublings).min(MAX_BACKOFF_MS))
+        std::time::Duration::from_millis(
+            self.backoff_ms
+                .saturating_mul(1 << doublings)
+                .min(MAX_BACKOFF_MS),
+        )
     }
 }
 
@@ -214,8 +224,16 @@ impl Config {
         let path = agent_dir.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Config::parse("", &path).map(|c| Config { path: None, ..c }),
-            Err(e) => return Err(Problems(vec![Problem::new(&path, format!("cannot read: {e}"), "check permissions")])),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Config::parse("", &path).map(|c| Config { path: None, ..c });
+            }
+            Err(e) => {
+                return Err(Problems(vec![Problem::new(
+                    &path,
+                    format!("cannot read: {e}"),
+                    "check permissions",
+                )]));
+            }
         };
         Config::parse(&text, &path)
     }
@@ -231,39 +249,75 @@ impl Config {
         })?;
         let mut problems = Vec::new();
         check_ranges(path, "[defaults]", &raw.defaults, &mut problems);
-        for (key, set) in [("name", raw.defaults.name.is_some()), ("description", raw.defaults.description.is_some()), ("config", raw.defaults.config.is_some())] {
+        for (key, set) in [
+            ("name", raw.defaults.name.is_some()),
+            ("description", raw.defaults.description.is_some()),
+            ("config", raw.defaults.config.is_some()),
+        ] {
             if set {
-                problems.push(Problem::new(path, format!("[defaults] sets `{key}`, which belongs to one hook"), format!("move `{key}` to a [hooks.\"<slug>\"] table")));
+                problems.push(Problem::new(
+                    path,
+                    format!("[defaults] sets `{key}`, which belongs to one hook"),
+                    format!("move `{key}` to a [hooks.\"<slug>\"] table"),
+                ));
             }
         }
         let mut scopes = BTreeMap::new();
-        scopes.insert(Scope::Primary, parse_scope(path, "hooks", raw.order, raw.hooks, &mut problems));
+        scopes.insert(
+            Scope::Primary,
+            parse_scope(path, "hooks", raw.order, raw.hooks, &mut problems),
+        );
         for (id, sub) in raw.subagents {
             let table = format!("subagents.\"{id}\".hooks");
-            scopes.insert(Scope::Subagent(id), parse_scope(path, &table, sub.order, sub.hooks, &mut problems));
+            scopes.insert(
+                Scope::Subagent(id),
+                parse_scope(path, &table, sub.order, sub.hooks, &mut problems),
+            );
         }
         let mut aggregate = Vec::new();
         for a in &raw.aggregate {
             match Slug::parse(a) {
                 Ok(slug) => aggregate.push(slug),
-                Err(e) => problems.push(Problem::new(path, format!("`aggregate` has invalid slug `{a}`: {e}"), "name a primary hook's slug")),
+                Err(e) => problems.push(Problem::new(
+                    path,
+                    format!("`aggregate` has invalid slug `{a}`: {e}"),
+                    "name a primary hook's slug",
+                )),
             }
         }
         let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
         let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
-            problems.push(Problem::new(path, format!("[redaction.patterns]: {e}"), "fix the regex (Rust `regex` syntax)"));
+            problems.push(Problem::new(
+                path,
+                format!("[redaction.patterns]: {e}"),
+                "fix the regex (Rust `regex` syntax)",
+            ));
             Redactor::default()
         });
         Problems(problems).into_result()?;
-        Ok(Config { path: Some(path.to_path_buf()), defaults: raw.defaults, scopes, aggregate, redactor })
+        Ok(Config {
+            path: Some(path.to_path_buf()),
+            defaults: raw.defaults,
+            scopes,
+            aggregate,
+            redactor,
+        })
     }
 
     /// Problems from slugs the configuration names that discovery did not find.
     pub fn check_against(&self, discovery: &Discovery) -> Vec<Problem> {
-        let path = self.path.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
+        let path = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
         let mut problems = Vec::new();
         for (scope, sc) in &self.scopes {
-            let known: Vec<&str> = discovery.hooks.iter().filter(|h| &h.scope == scope).map(|h| h.slug.as_str()).collect();
+            let known: Vec<&str> = discovery
+                .hooks
+                .iter()
+                .filter(|h| &h.scope == scope)
+                .map(|h| h.slug.as_str())
+                .collect();
             let unknown = |what: String, slug: &Slug| {
                 let hint = known
                     .iter()
@@ -272,13 +326,36 @@ impl Config {
                     .min_by_key(|(d, _)| *d)
                     .map(|(_, k)| format!(" (did you mean `{k}`?)"))
                     .unwrap_or_default();
-                Problem::new(&path, format!("{what} names `{slug}`, but no hook has that slug{hint}"), "fix the slug or remove the entry")
+                Problem::new(
+                    &path,
+                    format!("{what} names `{slug}`, but no hook has that slug{hint}"),
+                    "fix the slug or remove the entry",
+                )
             };
-            let order_name = if *scope == Scope::Primary { "`order`".to_owned() } else { format!("`{}` order", sc.table.trim_end_matches(".hooks")) };
-            problems.extend(sc.order.iter().filter(|s| !known.contains(&s.as_str())).map(|s| unknown(order_name.clone(), s)));
-            problems.extend(sc.hooks.keys().filter(|s| !known.contains(&s.as_str())).map(|s| unknown(format!("[{}.\"{s}\"]", sc.table), s)));
+            let order_name = if *scope == Scope::Primary {
+                "`order`".to_owned()
+            } else {
+                format!("`{}` order", sc.table.trim_end_matches(".hooks"))
+            };
+            problems.extend(
+                sc.order
+                    .iter()
+                    .filter(|s| !known.contains(&s.as_str()))
+                    .map(|s| unknown(order_name.clone(), s)),
+            );
+            problems.extend(
+                sc.hooks
+                    .keys()
+                    .filter(|s| !known.contains(&s.as_str()))
+                    .map(|s| unknown(format!("[{}.\"{s}\"]", sc.table), s)),
+            );
             if *scope == Scope::Primary {
-                problems.extend(self.aggregate.iter().filter(|s| !known.contains(&s.as_str())).map(|s| unknown("`aggregate`".into(), s)));
+                problems.extend(
+                    self.aggregate
+                        .iter()
+                        .filter(|s| !known.contains(&s.as_str()))
+                        .map(|s| unknown("`aggregate`".into(), s)),
+                );
             }
         }
         problems
@@ -296,14 +373,22 @@ impl Config {
 
     /// The configured order of a scope: these slugs register first, in this order.
     pub fn order(&self, scope: &Scope) -> &[Slug] {
-        let scope = if *scope == Scope::Aggregate { &Scope::Primary } else { scope };
+        let scope = if *scope == Scope::Aggregate {
+            &Scope::Primary
+        } else {
+            scope
+        };
         self.scopes.get(scope).map_or(&[], |s| s.order.as_slice())
     }
 
     /// The settings in force for a hook: its table over `[defaults]` over
     /// built-in defaults. Aggregate observers are primary hooks.
     pub fn settings_for(&self, scope: &Scope, slug: &Slug) -> HookSettings {
-        let scope = if *scope == Scope::Aggregate { &Scope::Primary } else { scope };
+        let scope = if *scope == Scope::Aggregate {
+            &Scope::Primary
+        } else {
+            scope
+        };
         let mut s = HookSettings::default();
         apply(&mut s, &self.defaults);
         if let Some(own) = self.scopes.get(scope).and_then(|sc| sc.hooks.get(slug)) {
@@ -313,13 +398,27 @@ impl Config {
     }
 }
 
-fn parse_scope(path: &Path, table: &str, order_in: Vec<String>, hooks_in: BTreeMap<String, RawSettings>, problems: &mut Vec<Problem>) -> ScopeConfig {
+fn parse_scope(
+    path: &Path,
+    table: &str,
+    order_in: Vec<String>,
+    hooks_in: BTreeMap<String, RawSettings>,
+    problems: &mut Vec<Problem>,
+) -> ScopeConfig {
     let mut order = Vec::new();
     for s in &order_in {
         match Slug::parse(s) {
-            Ok(slug) if order.contains(&slug) => problems.push(Problem::new(path, format!("`order` lists `{s}` twice"), "list each slug once")),
+            Ok(slug) if order.contains(&slug) => problems.push(Problem::new(
+                path,
+                format!("`order` lists `{s}` twice"),
+                "list each slug once",
+            )),
             Ok(slug) => order.push(slug),
-            Err(e) => problems.push(Problem::new(path, format!("`order` has invalid slug `{s}`: {e}"), "use a hook's slug")),
+            Err(e) => problems.push(Problem::new(
+                path,
+                format!("`order` has invalid slug `{s}`: {e}"),
+                "use a hook's slug",
+            )),
         }
     }
     let mut hooks = BTreeMap::new();
@@ -329,30 +428,70 @@ fn parse_scope(path: &Path, table: &str, order_in: Vec<String>, hooks_in: BTreeM
                 check_ranges(path, &format!("[{table}.\"{s}\"]"), &settings, problems);
                 hooks.insert(slug, settings);
             }
-            Err(e) => problems.push(Problem::new(path, format!("[{table}.\"{s}\"] is not a valid slug: {e}"), "use a hook's slug")),
+            Err(e) => problems.push(Problem::new(
+                path,
+                format!("[{table}.\"{s}\"] is not a valid slug: {e}"),
+                "use a hook's slug",
+            )),
         }
     }
-    ScopeConfig { table: table.to_owned(), order, hooks }
+    ScopeConfig {
+        table: table.to_owned(),
+        order,
+        hooks,
+    }
 }
 
 fn apply(s: &mut HookSettings, raw: &RawSettings) {
     let l = &mut s.limits;
-    if let Some(v) = raw.fuel { l.fuel = v }
-    if let Some(v) = raw.deadline_ms { l.deadline_ms = v }
-    if let Some(v) = raw.memory_mib { l.memory_bytes = v << 20 }
-    if let Some(v) = raw.table_elements { l.table_elements = v }
-    if let Some(v) = raw.instances { l.instances = v }
-    if let Some(v) = raw.tables { l.tables = v }
-    if let Some(v) = raw.memories { l.memories = v }
-    if let Some(v) = raw.output_bytes { l.output_bytes = v }
-    if let Some(v) = raw.log_bytes_per_minute { l.log_bytes_per_minute = v }
-    if let Some(v) = raw.instance { s.instance = v }
-    if let Some(v) = raw.critical { s.critical = v }
-    if let Some(v) = raw.max_attempts { s.retry.max_attempts = v as u32 }
-    if let Some(v) = raw.backoff_ms { s.retry.backoff_ms = v }
-    if let Some(v) = raw.on_failure { s.on_failure = v }
-    if let Some(v) = &raw.name { s.name = Some(v.clone()) }
-    if let Some(v) = &raw.description { s.description = Some(v.clone()) }
+    if let Some(v) = raw.fuel {
+        l.fuel = v
+    }
+    if let Some(v) = raw.deadline_ms {
+        l.deadline_ms = v
+    }
+    if let Some(v) = raw.memory_mib {
+        l.memory_bytes = v << 20
+    }
+    if let Some(v) = raw.table_elements {
+        l.table_elements = v
+    }
+    if let Some(v) = raw.instances {
+        l.instances = v
+    }
+    if let Some(v) = raw.tables {
+        l.tables = v
+    }
+    if let Some(v) = raw.memories {
+        l.memories = v
+    }
+    if let Some(v) = raw.output_bytes {
+        l.output_bytes = v
+    }
+    if let Some(v) = raw.log_bytes_per_minute {
+        l.log_bytes_per_minute = v
+    }
+    if let Some(v) = raw.instance {
+        s.instance = v
+    }
+    if let Some(v) = raw.critical {
+        s.critical = v
+    }
+    if let Some(v) = raw.max_attempts {
+        s.retry.max_attempts = v as u32
+    }
+    if let Some(v) = raw.backoff_ms {
+        s.retry.backoff_ms = v
+    }
+    if let Some(v) = raw.on_failure {
+        s.on_failure = v
+    }
+    if let Some(v) = &raw.name {
+        s.name = Some(v.clone())
+    }
+    if let Some(v) = &raw.description {
+        s.description = Some(v.clone())
+    }
     if let Some(v) = &raw.grants {
         s.grants = v.iter().cloned().collect();
     }
@@ -377,10 +516,21 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
             ));
         }
     }
-    let grants_http = raw.grants.as_ref().is_some_and(|g| g.iter().any(|g| g == "http"));
+    let grants_http = raw
+        .grants
+        .as_ref()
+        .is_some_and(|g| g.iter().any(|g| g == "http"));
     match (&raw.http_allow, grants_http) {
-        (None, true) => problems.push(Problem::new(path, format!("{table} grants `http` but has no `http_allow` list"), "name the hosts it may call, e.g. http_allow = [\"api.example.com\"]")),
-        (Some(_), false) => problems.push(Problem::new(path, format!("{table} has `http_allow` without the `http` grant"), "add \"http\" to `grants`, or remove `http_allow`")),
+        (None, true) => problems.push(Problem::new(
+            path,
+            format!("{table} grants `http` but has no `http_allow` list"),
+            "name the hosts it may call, e.g. http_allow = [\"api.example.com\"]",
+        )),
+        (Some(_), false) => problems.push(Problem::new(
+            path,
+            format!("{table} has `http_allow` without the `http` grant"),
+            "add \"http\" to `grants`, or remove `http_allow`",
+        )),
         _ => {}
     }
     for host in raw.http_allow.iter().flatten() {
@@ -390,20 +540,32 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
     }
     let checks: [(&str, Option<u64>, u64); 11] = [
         ("fuel", raw.fuel, limits::MAX_FUEL),
-        ("deadline_ms", raw.deadline_ms, limits::MAX_DEADLINE.as_millis() as u64),
+        (
+            "deadline_ms",
+            raw.deadline_ms,
+            limits::MAX_DEADLINE.as_millis() as u64,
+        ),
         ("memory_mib", raw.memory_mib, limits::MAX_MEMORY_BYTES >> 20),
         ("table_elements", raw.table_elements, 10_000_000),
         ("instances", raw.instances, 1_000),
         ("tables", raw.tables, 1_000),
         ("memories", raw.memories, 100),
         ("output_bytes", raw.output_bytes, limits::MAX_OUTPUT_BYTES),
-        ("log_bytes_per_minute", raw.log_bytes_per_minute, limits::MAX_OUTPUT_BYTES * 60),
+        (
+            "log_bytes_per_minute",
+            raw.log_bytes_per_minute,
+            limits::MAX_OUTPUT_BYTES * 60,
+        ),
         ("max_attempts", raw.max_attempts, MAX_ATTEMPTS),
         ("backoff_ms", raw.backoff_ms, MAX_BACKOFF_MS),
     ];
     for (key, value, max) in checks {
         match value {
-            Some(0) => problems.push(Problem::new(path, format!("{table} {key} = 0"), format!("set {key} between 1 and {max}"))),
+            Some(0) => problems.push(Problem::new(
+                path,
+                format!("{table} {key} = 0"),
+                format!("set {key} between 1 and {max}"),
+            )),
             Some(v) if v > max => problems.push(Problem::new(
                 path,
                 format!("{table} {key} = {v} is above the maximum {max}"),

@@ -110,7 +110,9 @@ pub struct FileEditDecision {
 /// What a failed delivery of a decision hook counts as.
 pub fn failure_approval(on_failure: OnFailure, hook: &str, outcome: Outcome) -> Approval {
     match on_failure {
-        OnFailure::Deny => Approval::Deny(format!("policy hook `{hook}` failed ({outcome}); denied because it fails closed")),
+        OnFailure::Deny => Approval::Deny(format!(
+            "policy hook `{hook}` failed ({outcome}); denied because it fails closed"
+        )),
         OnFailure::Abstain => Approval::Abstain,
     }
 }
@@ -118,7 +120,9 @@ pub fn failure_approval(on_failure: OnFailure, hook: &str, outcome: Outcome) -> 
 /// What a failed delivery of a file-edit hook counts as.
 pub fn failure_file_edit(on_failure: OnFailure, hook: &str, outcome: Outcome) -> FileEdit {
     match on_failure {
-        OnFailure::Deny => FileEdit::Failed(format!("file-edit hook `{hook}` failed ({outcome}); the write is aborted because it fails closed")),
+        OnFailure::Deny => FileEdit::Failed(format!(
+            "file-edit hook `{hook}` failed ({outcome}); the write is aborted because it fails closed"
+        )),
         OnFailure::Abstain => FileEdit::NotHandled,
     }
 }
@@ -148,20 +152,30 @@ pub fn requested_calls(data: &serde_json::Value) -> Vec<RequestedCall> {
 }
 
 /// Merges per-hook answers (each one list aligned with `calls`) in order.
-pub fn merge_approvals(calls: &[RequestedCall], per_hook: &[Answer<Vec<Approval>>]) -> ToolApproval {
+pub fn merge_approvals(
+    calls: &[RequestedCall],
+    per_hook: &[Answer<Vec<Approval>>],
+) -> ToolApproval {
     let calls = calls
         .iter()
         .enumerate()
         .map(|(i, call)| {
             let answers: Vec<Answer<Approval>> = per_hook
                 .iter()
-                .map(|h| Answer { hook: h.hook.clone(), answer: h.answer.get(i).cloned().unwrap_or(Approval::Abstain), failure: h.failure })
+                .map(|h| Answer {
+                    hook: h.hook.clone(),
+                    answer: h.answer.get(i).cloned().unwrap_or(Approval::Abstain),
+                    failure: h.failure,
+                })
                 .collect();
             // The first answer of the highest rank wins.
-            let winner = answers.iter().filter(|a| a.answer.rank() > 0).fold(None::<&Answer<Approval>>, |best, a| match best {
-                Some(b) if b.answer.rank() >= a.answer.rank() => Some(b),
-                _ => Some(a),
-            });
+            let winner = answers.iter().filter(|a| a.answer.rank() > 0).fold(
+                None::<&Answer<Approval>>,
+                |best, a| match best {
+                    Some(b) if b.answer.rank() >= a.answer.rank() => Some(b),
+                    _ => Some(a),
+                },
+            );
             CallDecision {
                 call_id: call.call_id.clone(),
                 tool: call.tool.clone(),
@@ -180,28 +194,70 @@ mod tests {
     use super::*;
 
     fn answer(hook: &str, a: Vec<Approval>) -> Answer<Vec<Approval>> {
-        Answer { hook: hook.into(), answer: a, failure: None }
+        Answer {
+            hook: hook.into(),
+            answer: a,
+            failure: None,
+        }
     }
 
     #[test]
     fn deny_beats_ask_beats_allow_and_the_first_deny_reason_wins() {
         let calls = vec![
-            RequestedCall { call_id: "a".into(), tool: "t".into() },
-            RequestedCall { call_id: "b".into(), tool: "t".into() },
-            RequestedCall { call_id: "c".into(), tool: "t".into() },
+            RequestedCall {
+                call_id: "a".into(),
+                tool: "t".into(),
+            },
+            RequestedCall {
+                call_id: "b".into(),
+                tool: "t".into(),
+            },
+            RequestedCall {
+                call_id: "c".into(),
+                tool: "t".into(),
+            },
         ];
         let merged = merge_approvals(
             &calls,
             &[
-                answer("h1", vec![Approval::Allow, Approval::Ask("sure?".into()), Approval::Abstain]),
-                answer("h2", vec![Approval::Deny("first".into()), Approval::Allow, Approval::Abstain]),
-                answer("h3", vec![Approval::Deny("second".into()), Approval::Ask("later".into()), Approval::Abstain]),
+                answer(
+                    "h1",
+                    vec![
+                        Approval::Allow,
+                        Approval::Ask("sure?".into()),
+                        Approval::Abstain,
+                    ],
+                ),
+                answer(
+                    "h2",
+                    vec![
+                        Approval::Deny("first".into()),
+                        Approval::Allow,
+                        Approval::Abstain,
+                    ],
+                ),
+                answer(
+                    "h3",
+                    vec![
+                        Approval::Deny("second".into()),
+                        Approval::Ask("later".into()),
+                        Approval::Abstain,
+                    ],
+                ),
             ],
         );
-        let verdicts: Vec<(&Approval, Option<&str>)> = merged.calls.iter().map(|c| (&c.verdict, c.decided_by.as_deref())).collect();
+        let verdicts: Vec<(&Approval, Option<&str>)> = merged
+            .calls
+            .iter()
+            .map(|c| (&c.verdict, c.decided_by.as_deref()))
+            .collect();
         assert_eq!(
             verdicts,
-            [(&Approval::Deny("first".into()), Some("h2")), (&Approval::Ask("sure?".into()), Some("h1")), (&Approval::Abstain, None)]
+            [
+                (&Approval::Deny("first".into()), Some("h2")),
+                (&Approval::Ask("sure?".into()), Some("h1")),
+                (&Approval::Abstain, None)
+            ]
         );
         assert_eq!(merged.calls[0].answers.len(), 3, "every answer is kept");
     }

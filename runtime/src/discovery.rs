@@ -71,20 +71,36 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
         problems.push(Problem::new(
             &root,
             "no hooks folder",
-            format!("create `{}` and put hooks in it (e.g. hooks/audit.rs)", root.display()),
+            format!(
+                "create `{}` and put hooks in it (e.g. hooks/audit.rs)",
+                root.display()
+            ),
         ));
         return Err(Problems(problems));
     }
     let mut found: BTreeMap<(Scope, Slug), DiscoveredHook> = BTreeMap::new();
     let mut ignored = Vec::new();
-    walk_scope(&root, &Scope::Primary, &mut found, &mut ignored, &mut problems);
+    walk_scope(
+        &root,
+        &Scope::Primary,
+        &mut found,
+        &mut ignored,
+        &mut problems,
+    );
 
     let subagents = agent_dir.join(SUBAGENTS_DIR);
     if subagents.is_dir() {
         let mut ids: Vec<_> = match fs::read_dir(&subagents) {
-            Ok(rd) => rd.filter_map(Result::ok).filter(|e| e.path().is_dir()).collect(),
+            Ok(rd) => rd
+                .filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .collect(),
             Err(e) => {
-                problems.push(Problem::new(&subagents, format!("cannot read: {e}"), "check permissions"));
+                problems.push(Problem::new(
+                    &subagents,
+                    format!("cannot read: {e}"),
+                    "check permissions",
+                ));
                 Vec::new()
             }
         };
@@ -92,8 +108,18 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
         for entry in ids {
             let dir = entry.path();
             let id = entry.file_name().to_string_lossy().into_owned();
-            if let Err(e) = Slug::parse(&id).and_then(|s| if s.as_str().contains('/') { Err(SlugError::TooDeep) } else { Ok(s) }) {
-                problems.push(Problem::new(&dir, format!("unsafe subagent id `{id}`: {e}"), "rename the folder: lowercase letters, digits, `_` or `-`"));
+            if let Err(e) = Slug::parse(&id).and_then(|s| {
+                if s.as_str().contains('/') {
+                    Err(SlugError::TooDeep)
+                } else {
+                    Ok(s)
+                }
+            }) {
+                problems.push(Problem::new(
+                    &dir,
+                    format!("unsafe subagent id `{id}`: {e}"),
+                    "rename the folder: lowercase letters, digits, `_` or `-`",
+                ));
                 continue;
             }
             if dir.join(CHANNELS_DIR).exists() {
@@ -101,12 +127,21 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
             }
             let hooks = dir.join(HOOKS_DIR);
             if hooks.is_dir() {
-                walk_scope(&hooks, &Scope::Subagent(id), &mut found, &mut ignored, &mut problems);
+                walk_scope(
+                    &hooks,
+                    &Scope::Subagent(id),
+                    &mut found,
+                    &mut ignored,
+                    &mut problems,
+                );
             }
         }
     }
     if problems.is_empty() {
-        Ok(Discovery { hooks: found.into_values().collect(), ignored })
+        Ok(Discovery {
+            hooks: found.into_values().collect(),
+            ignored,
+        })
     } else {
         Err(Problems(problems))
     }
@@ -123,17 +158,32 @@ fn walk_scope(
     let canonical_root = match root.canonicalize() {
         Ok(p) => p,
         Err(e) => {
-            problems.push(Problem::new(root, format!("cannot resolve folder: {e}"), "check permissions"));
+            problems.push(Problem::new(
+                root,
+                format!("cannot resolve folder: {e}"),
+                "check permissions",
+            ));
             return;
         }
     };
-    let mut walk = WalkDir::new(root).min_depth(1).follow_links(false).sort_by_file_name().into_iter();
+    let mut walk = WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
     while let Some(entry) = walk.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf());
-                problems.push(Problem::new(path, format!("cannot read: {e}"), "check permissions"));
+                let path = e
+                    .path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| root.to_path_buf());
+                problems.push(Problem::new(
+                    path,
+                    format!("cannot read: {e}"),
+                    "check permissions",
+                ));
                 continue;
             }
         };
@@ -142,13 +192,20 @@ fn walk_scope(
         if entry.file_type().is_symlink() {
             match fs::canonicalize(&path) {
                 Err(e) => {
-                    problems.push(Problem::new(&path, format!("broken symlink: {e}"), "remove the link or fix its target"));
+                    problems.push(Problem::new(
+                        &path,
+                        format!("broken symlink: {e}"),
+                        "remove the link or fix its target",
+                    ));
                     continue;
                 }
                 Ok(target) if !target.starts_with(&canonical_root) => {
                     problems.push(Problem::new(
                         &path,
-                        format!("symlink leaves the hooks folder (points to {})", target.display()),
+                        format!(
+                            "symlink leaves the hooks folder (points to {})",
+                            target.display()
+                        ),
                         "copy the hook into hooks/ instead of linking to it",
                     ));
                     continue;
@@ -164,9 +221,15 @@ fn walk_scope(
                 Ok(_) => is_dir = false,
             }
         }
-        let Ok(rel) = path.strip_prefix(root) else { continue };
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
         let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
-            problems.push(Problem::new(&path, "path is not valid UTF-8", "rename it using lowercase ASCII letters, digits, `_` or `-`"));
+            problems.push(Problem::new(
+                &path,
+                "path is not valid UTF-8",
+                "rename it using lowercase ASCII letters, digits, `_` or `-`",
+            ));
             if is_dir {
                 walk.skip_current_dir();
             }
@@ -195,10 +258,13 @@ fn walk_scope(
                 continue;
             }
         };
-        let stem = rel_str.rsplit_once('.').map(|(s, _)| s).unwrap_or(&rel_str).to_owned();
+        let stem = rel_str
+            .rsplit_once('.')
+            .map(|(s, _)| s)
+            .unwrap_or(&rel_str)
+            .to_owned();
         add(found, problems, scope, &stem, kind, path);
     }
-
 }
 
 fn add(
@@ -220,12 +286,23 @@ fn add(
     if let Some(first) = found.get(&key) {
         problems.push(Problem::new(
             &path,
-            format!("duplicate slug `{slug}`: {} has the same slug", first.path.display()),
+            format!(
+                "duplicate slug `{slug}`: {} has the same slug",
+                first.path.display()
+            ),
             "keep only one of them (a hook's slug is its path under hooks/ without the extension)",
         ));
         return;
     }
-    found.insert(key, DiscoveredHook { slug, kind, path, scope: scope.clone() });
+    found.insert(
+        key,
+        DiscoveredHook {
+            slug,
+            kind,
+            path,
+            scope: scope.clone(),
+        },
+    );
 }
 
 fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {

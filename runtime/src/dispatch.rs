@@ -30,16 +30,31 @@ pub(crate) fn dispatch(
     envelope.check()?;
     let mut run = EventRun::new(envelope, durability)?;
     let mut deliveries = Vec::new();
-    for planned in registry.plan(&envelope.kind, &Scope::of_event(envelope.coordinates.subagent.as_deref())) {
+    for planned in registry.plan(
+        &envelope.kind,
+        &Scope::of_event(envelope.coordinates.subagent.as_deref()),
+    ) {
         if run.decided() {
             break;
         }
         let hook = &registry.hooks()[planned.index];
-        let (d, r) = deliver(services, hook, envelope, &mut run.wit, planned.handler, envelope.attempt);
+        let (d, r) = deliver(
+            services,
+            hook,
+            envelope,
+            &mut run.wit,
+            planned.handler,
+            envelope.attempt,
+        );
         run.record(hook, planned.handler, d.outcome, r.response);
         deliveries.push(d);
     }
-    Ok(EventReport { event_id: envelope.id.clone(), kind: envelope.kind.clone(), deliveries, resolution: run.finish() })
+    Ok(EventReport {
+        event_id: envelope.id.clone(),
+        kind: envelope.kind.clone(),
+        deliveries,
+        resolution: run.finish(),
+    })
 }
 
 /// One event's deliveries in progress: the WIT record lent to each hook (its
@@ -59,14 +74,23 @@ enum Answers {
 }
 
 impl<'e> EventRun<'e> {
-    pub(crate) fn new(envelope: &'e Envelope, durability: Durability) -> Result<EventRun<'e>, EnvelopeError> {
+    pub(crate) fn new(
+        envelope: &'e Envelope,
+        durability: Durability,
+    ) -> Result<EventRun<'e>, EnvelopeError> {
         let answers = match (vocabulary::class_of(&envelope.kind), envelope.kind.as_str()) {
-            (EventClass::Decision, "actions.requested") => Answers::Approval(decision::requested_calls(&envelope.data), Vec::new()),
+            (EventClass::Decision, "actions.requested") => {
+                Answers::Approval(decision::requested_calls(&envelope.data), Vec::new())
+            }
             (EventClass::Decision, _) => Answers::FileEdit(Vec::new()),
             (EventClass::Edit, _) => Answers::Edit(EditSession::new(&envelope.data)),
             (EventClass::Observe, _) => Answers::Observe,
         };
-        Ok(EventRun { envelope, wit: to_wit(envelope, durability)?, answers })
+        Ok(EventRun {
+            envelope,
+            wit: to_wit(envelope, durability)?,
+            answers,
+        })
     }
 
     /// True once a file-edit owner answered: the hooks after it are not asked.
@@ -81,27 +105,47 @@ impl<'e> EventRun<'e> {
     /// counts by the hook's `on_failure` only when it subscribed to the
     /// decision kind by name; a `*` handler is an observer, and its failure
     /// counts as abstain / not-handled.
-    pub(crate) fn record(&mut self, hook: &LoadedHook, handler: &str, outcome: Outcome, response: Response) {
+    pub(crate) fn record(
+        &mut self,
+        hook: &LoadedHook,
+        handler: &str,
+        outcome: Outcome,
+        response: Response,
+    ) {
         if hook.scope == Scope::Aggregate {
             return; // an observer of every scope decides nothing in any
         }
         let slug = hook.id();
-        let on_failure = if handler == vocabulary::WILDCARD { OnFailure::Abstain } else { hook.settings.on_failure };
+        let on_failure = if handler == vocabulary::WILDCARD {
+            OnFailure::Abstain
+        } else {
+            hook.settings.on_failure
+        };
         match &mut self.answers {
             Answers::Observe => {}
             Answers::Approval(calls, answers) => {
                 let given = match (outcome, response) {
-                    (Outcome::Ok, Response::Approvals(list)) if list.len() == calls.len() => Ok(list),
+                    (Outcome::Ok, Response::Approvals(list)) if list.len() == calls.len() => {
+                        Ok(list)
+                    }
                     (Outcome::Ok, Response::None) => Ok(vec![Approval::Abstain; calls.len()]),
                     // Anything else from an `ok` delivery is a malformed answer: a failure.
                     (Outcome::Ok, _) => Err(Outcome::Error),
                     (failed, _) => Err(failed),
                 };
                 answers.push(match given {
-                    Ok(list) => Answer { hook: slug, answer: list, failure: None },
+                    Ok(list) => Answer {
+                        hook: slug,
+                        answer: list,
+                        failure: None,
+                    },
                     Err(failed) => {
                         let one = decision::failure_approval(on_failure, &slug, failed);
-                        Answer { hook: slug, answer: vec![one; calls.len()], failure: Some(failed) }
+                        Answer {
+                            hook: slug,
+                            answer: vec![one; calls.len()],
+                            failure: Some(failed),
+                        }
                     }
                 });
             }
@@ -113,10 +157,18 @@ impl<'e> EventRun<'e> {
                     (failed, _) => Err(failed),
                 };
                 answers.push(match given {
-                    Ok(answer) => Answer { hook: slug, answer, failure: None },
+                    Ok(answer) => Answer {
+                        hook: slug,
+                        answer,
+                        failure: None,
+                    },
                     Err(failed) => {
                         let answer = decision::failure_file_edit(on_failure, &slug, failed);
-                        Answer { hook: slug, answer, failure: Some(failed) }
+                        Answer {
+                            hook: slug,
+                            answer,
+                            failure: Some(failed),
+                        }
                     }
                 });
             }
@@ -139,7 +191,9 @@ impl<'e> EventRun<'e> {
     pub(crate) fn finish(self) -> Option<Resolution> {
         match self.answers {
             Answers::Observe => None,
-            Answers::Approval(calls, answers) => Some(Resolution::ToolApproval(decision::merge_approvals(&calls, &answers))),
+            Answers::Approval(calls, answers) => Some(Resolution::ToolApproval(
+                decision::merge_approvals(&calls, &answers),
+            )),
             Answers::FileEdit(answers) => {
                 let decider = answers.iter().find(|a| a.answer != FileEdit::NotHandled);
                 Some(Resolution::FileEdit(FileEditDecision {
@@ -217,7 +271,11 @@ pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope
         },
         attempt: e.attempt,
         // An envelope built in code may leave the key to hookrt.
-        idempotency_key: if e.idempotency_key.is_empty() { idempotency_key(&e.kind, &e.coordinates) } else { e.idempotency_key.clone() },
+        idempotency_key: if e.idempotency_key.is_empty() {
+            idempotency_key(&e.kind, &e.coordinates)
+        } else {
+            e.idempotency_key.clone()
+        },
         durability: match durability {
             Durability::Accepted => WitDurability::Accepted,
             Durability::Persisted => WitDurability::Persisted,
@@ -229,8 +287,15 @@ pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope
 /// Forwards a delivery's log lines to `tracing` (target `hook`) and records failures.
 fn trace_delivery(d: &Delivery) {
     for line in &d.logs {
-        let fields: String = line.fields.iter().map(|(k, v)| format!(" {k}={v}")).collect();
-        let msg = format!("[{} {} {}] {}{fields}", d.hook, d.event_id, d.handler, line.message);
+        let fields: String = line
+            .fields
+            .iter()
+            .map(|(k, v)| format!(" {k}={v}"))
+            .collect();
+        let msg = format!(
+            "[{} {} {}] {}{fields}",
+            d.hook, d.event_id, d.handler, line.message
+        );
         match line.level {
             "error" => tracing::error!(target: "hook", "{msg}"),
             "warn" => tracing::warn!(target: "hook", "{msg}"),

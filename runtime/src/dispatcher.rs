@@ -52,7 +52,14 @@ pub(crate) struct Dispatcher {
 
 impl Dispatcher {
     pub(crate) fn new(rt: Runtime, journal: Option<Journal>, observer: Observer) -> Dispatcher {
-        Dispatcher { rt, journal, observer, stats: Stats::default(), cascaded: Seen::default(), acks: Vec::new() }
+        Dispatcher {
+            rt,
+            journal,
+            observer,
+            stats: Stats::default(),
+            cascaded: Seen::default(),
+            acks: Vec::new(),
+        }
     }
 
     pub(crate) fn into_stats(self) -> Stats {
@@ -73,7 +80,11 @@ impl Dispatcher {
                         break; // deliver what came before the flush, then answer it
                     }
                 }
-                next = if work.len() < crate::service::MAX_BATCH { rx.try_recv().ok() } else { None };
+                next = if work.len() < crate::service::MAX_BATCH {
+                    rx.try_recv().ok()
+                } else {
+                    None
+                };
             }
             self.run(work);
             for f in flushes {
@@ -83,7 +94,11 @@ impl Dispatcher {
     }
 
     fn durability(&self) -> Durability {
-        if self.journal.is_some() { Durability::Persisted } else { Durability::Accepted }
+        if self.journal.is_some() {
+            Durability::Persisted
+        } else {
+            Durability::Accepted
+        }
     }
 
     fn cancelled(&self) -> bool {
@@ -95,7 +110,8 @@ impl Dispatcher {
         let mut queue: VecDeque<Work> = work.into();
         while let Some(w) = queue.pop_front() {
             if self.cancelled() {
-                self.stats.left_unacked += w.deliveries.len() as u64 + queue.iter().map(|w| w.deliveries.len() as u64).sum::<u64>();
+                self.stats.left_unacked += w.deliveries.len() as u64
+                    + queue.iter().map(|w| w.deliveries.len() as u64).sum::<u64>();
                 break;
             }
             for follow_up in self.run_event(w).into_iter().rev() {
@@ -121,7 +137,14 @@ impl Dispatcher {
                 tracing::error!(event_id = %w.envelope.id, "event cannot be delivered: {e}");
                 for pd in &w.deliveries {
                     let dead = Some(format!("event cannot be delivered: {e}"));
-                    self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Error, dead, skipped: false });
+                    self.acks.push(Ack {
+                        event_seq: w.seq,
+                        position: pd.position,
+                        attempts: pd.attempts,
+                        outcome: Outcome::Error,
+                        dead,
+                        skipped: false,
+                    });
                 }
                 return Vec::new();
             }
@@ -130,7 +153,14 @@ impl Dispatcher {
         for (i, pd) in w.deliveries.iter().enumerate() {
             if run.decided() {
                 // A file-edit owner answered: the rest are not asked.
-                self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Ok, dead: None, skipped: true });
+                self.acks.push(Ack {
+                    event_seq: w.seq,
+                    position: pd.position,
+                    attempts: pd.attempts,
+                    outcome: Outcome::Ok,
+                    dead: None,
+                    skipped: true,
+                });
                 continue;
             }
             let Some(index) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
@@ -138,14 +168,28 @@ impl Dispatcher {
                 tracing::warn!(event_id = %w.envelope.id, "{message}: its pending delivery is dead-lettered");
                 self.stats.optional_failures += 1;
                 let dead = Some(message);
-                self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: pd.attempts, outcome: Outcome::Error, dead, skipped: false });
+                self.acks.push(Ack {
+                    event_seq: w.seq,
+                    position: pd.position,
+                    attempts: pd.attempts,
+                    outcome: Outcome::Error,
+                    dead,
+                    skipped: false,
+                });
                 continue;
             };
             let mut attempt = pd.attempts;
             loop {
                 let hook = &self.rt.hooks()[index];
                 let (settings_retry, critical) = (hook.settings.retry, hook.settings.critical);
-                let (d, r) = deliver(&self.rt.services(), hook, &w.envelope, &mut run.wit, &pd.handler, attempt);
+                let (d, r) = deliver(
+                    &self.rt.services(),
+                    hook,
+                    &w.envelope,
+                    &mut run.wit,
+                    &pd.handler,
+                    attempt,
+                );
                 if r.cancelled {
                     self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                     return follow_ups;
@@ -158,7 +202,14 @@ impl Dispatcher {
                 (self.observer)(Report::Delivery(&d));
                 if d.outcome == Outcome::Ok {
                     run.record(hook, &pd.handler, d.outcome, r.response);
-                    self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: attempt, outcome: d.outcome, dead: None, skipped: false });
+                    self.acks.push(Ack {
+                        event_seq: w.seq,
+                        position: pd.position,
+                        attempts: attempt,
+                        outcome: d.outcome,
+                        dead: None,
+                        skipped: false,
+                    });
                     break;
                 }
                 if attempt < settings_retry.max_attempts {
@@ -179,11 +230,25 @@ impl Dispatcher {
                 run.record(hook, &pd.handler, d.outcome, r.response);
                 let message = d.error.clone().unwrap_or_default();
                 let dead = Some(message.clone());
-                self.acks.push(Ack { event_seq: w.seq, position: pd.position, attempts: attempt, outcome: d.outcome, dead, skipped: false });
+                self.acks.push(Ack {
+                    event_seq: w.seq,
+                    position: pd.position,
+                    attempts: attempt,
+                    outcome: d.outcome,
+                    dead,
+                    skipped: false,
+                });
                 if critical {
                     self.stats.critical_failures += 1;
-                    let failure = Failure { hook: &pd.hook, event: &w.envelope, outcome: d.outcome, message: &message };
-                    if let Some(next) = cascade::follow_up(&failure).and_then(|e| self.emit_cascade(e)) {
+                    let failure = Failure {
+                        hook: &pd.hook,
+                        event: &w.envelope,
+                        outcome: d.outcome,
+                        message: &message,
+                    };
+                    if let Some(next) =
+                        cascade::follow_up(&failure).and_then(|e| self.emit_cascade(e))
+                    {
                         follow_ups.push(next);
                     }
                 } else {
@@ -195,7 +260,11 @@ impl Dispatcher {
         }
         let resolution = run.finish();
         if let Some(r) = &resolution {
-            (self.observer)(Report::Resolved { event_id: &w.envelope.id, kind: &w.envelope.kind, resolution: r });
+            (self.observer)(Report::Resolved {
+                event_id: &w.envelope.id,
+                kind: &w.envelope.kind,
+                resolution: r,
+            });
         }
         if let Some(tx) = w.resolve {
             let _ = tx.send(resolution);
@@ -214,7 +283,10 @@ impl Dispatcher {
     /// Stores a cascade event once (by its deterministic id); None when it
     /// was already emitted for that turn or session.
     fn emit_cascade(&mut self, envelope: Envelope) -> Option<Work> {
-        let plan = self.rt.registry().planner().plan(&envelope.kind, &Scope::of_event(envelope.coordinates.subagent.as_deref()));
+        let plan = self.rt.registry().planner().plan(
+            &envelope.kind,
+            &Scope::of_event(envelope.coordinates.subagent.as_deref()),
+        );
         let seq = if let Some(j) = self.journal.as_mut() {
             match j.insert(&[(&envelope, &plan, "cascade")]) {
                 Ok(v) => match v.first() {
@@ -233,7 +305,21 @@ impl Dispatcher {
         };
         self.stats.cascades += 1;
         tracing::warn!(event_id = %envelope.id, kind = %envelope.kind, "failure cascade");
-        let deliveries = plan.into_iter().enumerate().map(|(i, (hook, handler))| PendingDelivery { position: i as i64, hook, handler, attempts: 1 }).collect();
-        Some(Work { seq, envelope, deliveries, resolve: None })
+        let deliveries = plan
+            .into_iter()
+            .enumerate()
+            .map(|(i, (hook, handler))| PendingDelivery {
+                position: i as i64,
+                hook,
+                handler,
+                attempts: 1,
+            })
+            .collect();
+        Some(Work {
+            seq,
+            envelope,
+            deliveries,
+            resolve: None,
+        })
     }
 }

@@ -71,7 +71,12 @@ impl EditSession {
     /// edit is invalid: there is nothing to validate it against.
     pub fn new(data: &Value) -> EditSession {
         let state = data.get("state").cloned().unwrap_or(Value::Null);
-        EditSession { backup: state.clone(), current: state, rolled_back: None, accounts: Vec::new() }
+        EditSession {
+            backup: state.clone(),
+            current: state,
+            rolled_back: None,
+            accounts: Vec::new(),
+        }
     }
 
     /// The event's data with the current state, for the next hook.
@@ -106,7 +111,10 @@ impl EditSession {
                 Ok(Some(text)) => {
                     let checked = serde_json::from_str::<Value>(&text)
                         .map_err(|e| format!("the edit is not JSON: {e}"))
-                        .and_then(|new| validate(&new, &self.current, &self.backup, hook, text.len()).map(|()| new));
+                        .and_then(|new| {
+                            validate(&new, &self.current, &self.backup, hook, text.len())
+                                .map(|()| new)
+                        });
                     match checked {
                         Ok(new) => {
                             self.current = new;
@@ -120,12 +128,20 @@ impl EditSession {
                 }
             }
         };
-        self.accounts.push(EditAccount { hook: hook.to_owned(), outcome, rolled_back: false });
+        self.accounts.push(EditAccount {
+            hook: hook.to_owned(),
+            outcome,
+            rolled_back: false,
+        });
     }
 
     /// Records that a `*` handler failed on this event: no rollback.
     pub fn observer_failed(&mut self, hook: &str, outcome: Outcome) {
-        self.accounts.push(EditAccount { hook: hook.to_owned(), outcome: EditOutcome::ObserverFailed(outcome), rolled_back: false });
+        self.accounts.push(EditAccount {
+            hook: hook.to_owned(),
+            outcome: EditOutcome::ObserverFailed(outcome),
+            rolled_back: false,
+        });
     }
 
     fn rollback(&mut self, reason: String) {
@@ -138,7 +154,12 @@ impl EditSession {
 
     /// The final state and the accounts.
     pub fn finish(self) -> EditResult {
-        EditResult { changed: self.current != self.backup, state: self.current, rolled_back: self.rolled_back, accounts: self.accounts }
+        EditResult {
+            changed: self.current != self.backup,
+            state: self.current,
+            rolled_back: self.rolled_back,
+            accounts: self.accounts,
+        }
     }
 }
 
@@ -149,13 +170,27 @@ impl EditSession {
 /// - every tool call keeps exactly one result and every result its call;
 /// - `extras` outside the hook's own namespace (`extras[slug]`) are untouched;
 /// - it stays within the size limit of event data.
-pub fn validate(new: &Value, prev: &Value, original: &Value, slug: &str, size: usize) -> Result<(), String> {
+pub fn validate(
+    new: &Value,
+    prev: &Value,
+    original: &Value,
+    slug: &str,
+    size: usize,
+) -> Result<(), String> {
     if size > MAX_DATA_BYTES {
-        return Err(format!("the edited state is {size} bytes, above the {MAX_DATA_BYTES}-byte limit"));
+        return Err(format!(
+            "the edited state is {size} bytes, above the {MAX_DATA_BYTES}-byte limit"
+        ));
     }
     let arr = |v: &Value, k: &str| v.get(k).and_then(Value::as_array).cloned();
-    let (Some(messages), Some(calls), Some(results)) = (arr(new, "messages"), arr(new, "tool_calls"), arr(new, "tool_results")) else {
-        return Err("the edited state must keep `messages`, `tool_calls` and `tool_results` arrays".into());
+    let (Some(messages), Some(calls), Some(results)) = (
+        arr(new, "messages"),
+        arr(new, "tool_calls"),
+        arr(new, "tool_results"),
+    ) else {
+        return Err(
+            "the edited state must keep `messages`, `tool_calls` and `tool_results` arrays".into(),
+        );
     };
     let Some(extras) = new.get("extras").and_then(Value::as_object) else {
         return Err("the edited state must keep an `extras` object".into());
@@ -165,7 +200,11 @@ pub fn validate(new: &Value, prev: &Value, original: &Value, slug: &str, size: u
     if field(new, "progress") != field(original, "progress") {
         return Err("reserved `progress` fields were changed".into());
     }
-    let frozen_of = |v: &Value| v.get("immutable_history").and_then(Value::as_u64).unwrap_or(0);
+    let frozen_of = |v: &Value| {
+        v.get("immutable_history")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
     if frozen_of(new) != frozen_of(original) {
         return Err("`immutable_history` was changed".into());
     }
@@ -173,10 +212,21 @@ pub fn validate(new: &Value, prev: &Value, original: &Value, slug: &str, size: u
     let original_messages = arr(original, "messages").unwrap_or_default();
     for i in 0..frozen.min(original_messages.len()) {
         if messages.get(i) != original_messages.get(i) {
-            return Err(format!("message {i} is in the immutable history and was changed"));
+            return Err(format!(
+                "message {i} is in the immutable history and was changed"
+            ));
         }
     }
-    let ids = |v: &[Value]| v.iter().map(|c| c.get("call_id").and_then(Value::as_str).unwrap_or("").to_owned()).collect::<Vec<_>>();
+    let ids = |v: &[Value]| {
+        v.iter()
+            .map(|c| {
+                c.get("call_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect::<Vec<_>>()
+    };
     let (call_ids, result_ids) = (ids(&calls), ids(&results));
     for id in &call_ids {
         match result_ids.iter().filter(|r| *r == id).count() {
@@ -189,7 +239,10 @@ pub fn validate(new: &Value, prev: &Value, original: &Value, slug: &str, size: u
         return Err(format!("tool result `{orphan}` has no tool call"));
     }
     let empty = serde_json::Map::new();
-    let prev_extras = prev.get("extras").and_then(Value::as_object).unwrap_or(&empty);
+    let prev_extras = prev
+        .get("extras")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     for key in prev_extras.keys().chain(extras.keys()) {
         if key != slug && prev_extras.get(key) != extras.get(key) {
             return Err(format!("extras[`{key}`] belongs to another hook"));
@@ -226,11 +279,25 @@ mod tests {
         let r = s.finish();
         assert_eq!(r.state, state());
         assert!(!r.changed);
-        assert_eq!(r.rolled_back.as_deref(), Some("hook `b`: tool call `c1` lost its result"));
-        let outcomes: Vec<(&EditOutcome, bool)> = r.accounts.iter().map(|a| (&a.outcome, a.rolled_back)).collect();
+        assert_eq!(
+            r.rolled_back.as_deref(),
+            Some("hook `b`: tool call `c1` lost its result")
+        );
+        let outcomes: Vec<(&EditOutcome, bool)> = r
+            .accounts
+            .iter()
+            .map(|a| (&a.outcome, a.rolled_back))
+            .collect();
         assert_eq!(
             outcomes,
-            [(&EditOutcome::Applied, true), (&EditOutcome::Invalid("tool call `c1` lost its result".into()), false), (&EditOutcome::Ignored, false)]
+            [
+                (&EditOutcome::Applied, true),
+                (
+                    &EditOutcome::Invalid("tool call `c1` lost its result".into()),
+                    false
+                ),
+                (&EditOutcome::Ignored, false)
+            ]
         );
     }
 
@@ -242,10 +309,22 @@ mod tests {
             f(&mut v);
             validate(&v, &orig, &orig, "me", 10).unwrap_err()
         };
-        assert_eq!(check(&|v| v["progress"]["step"] = json!(9)), "reserved `progress` fields were changed");
-        assert_eq!(check(&|v| v["messages"][0]["content"] = json!("rewritten")), "message 0 is in the immutable history and was changed");
-        assert_eq!(check(&|v| v["extras"]["other"] = json!(1)), "extras[`other`] belongs to another hook");
-        assert_eq!(check(&|v| v["tool_calls"] = json!([])), "tool result `c1` has no tool call");
+        assert_eq!(
+            check(&|v| v["progress"]["step"] = json!(9)),
+            "reserved `progress` fields were changed"
+        );
+        assert_eq!(
+            check(&|v| v["messages"][0]["content"] = json!("rewritten")),
+            "message 0 is in the immutable history and was changed"
+        );
+        assert_eq!(
+            check(&|v| v["extras"]["other"] = json!(1)),
+            "extras[`other`] belongs to another hook"
+        );
+        assert_eq!(
+            check(&|v| v["tool_calls"] = json!([])),
+            "tool result `c1` has no tool call"
+        );
         let mut mine = orig.clone();
         mine["extras"]["me"] = json!({"pruned": 2});
         mine["messages"][1]["content"] = json!("shorter");

@@ -111,7 +111,9 @@ pub enum EnvelopeError {
     #[error("{0}")]
     UnknownKind(String),
     /// The timestamp is not RFC 3339.
-    #[error("timestamp `{0}` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z or 2026-11-30T10:00:00.5+01:00)")]
+    #[error(
+        "timestamp `{0}` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z or 2026-11-30T10:00:00.5+01:00)"
+    )]
     Timestamp(String),
     /// `attempt` is 0.
     #[error("attempt must be at least 1")]
@@ -123,7 +125,9 @@ pub enum EnvelopeError {
     #[error("data is {0} bytes, above the {MAX_DATA_BYTES}-byte limit")]
     DataTooLarge(usize),
     /// A supplied idempotency key differs from the derived one.
-    #[error("idempotency_key `{given}` does not match `{derived}` derived from the coordinates; omit it and hookrt derives it")]
+    #[error(
+        "idempotency_key `{given}` does not match `{derived}` derived from the coordinates; omit it and hookrt derives it"
+    )]
     IdempotencyKey {
         /// The key in the input.
         given: String,
@@ -153,15 +157,33 @@ impl Envelope {
             return Err(EnvelopeError::SchemaVersion(self.schema_version));
         }
         let c = &self.coordinates;
-        let optional = [("coordinates.turn", &c.turn), ("coordinates.step", &c.step), ("coordinates.subagent", &c.subagent)];
-        let present = optional.into_iter().filter_map(|(f, v)| v.as_ref().map(|v| (f, v)));
-        for (field, value) in [("id", &self.id), ("coordinates.agent", &c.agent), ("coordinates.session", &c.session)].into_iter().chain(present) {
+        let optional = [
+            ("coordinates.turn", &c.turn),
+            ("coordinates.step", &c.step),
+            ("coordinates.subagent", &c.subagent),
+        ];
+        let present = optional
+            .into_iter()
+            .filter_map(|(f, v)| v.as_ref().map(|v| (f, v)));
+        for (field, value) in [
+            ("id", &self.id),
+            ("coordinates.agent", &c.agent),
+            ("coordinates.session", &c.session),
+        ]
+        .into_iter()
+        .chain(present)
+        {
             if value.is_empty() || value.len() > MAX_ID_LEN {
-                return Err(EnvelopeError::BadText { field, max: MAX_ID_LEN });
+                return Err(EnvelopeError::BadText {
+                    field,
+                    max: MAX_ID_LEN,
+                });
             }
         }
         if !vocabulary::is_known(&self.kind) {
-            return Err(EnvelopeError::UnknownKind(vocabulary::unknown_kind_message(&self.kind)));
+            return Err(EnvelopeError::UnknownKind(
+                vocabulary::unknown_kind_message(&self.kind),
+            ));
         }
         if !is_rfc3339(&self.timestamp) {
             return Err(EnvelopeError::Timestamp(self.timestamp.clone()));
@@ -178,7 +200,10 @@ impl Envelope {
         }
         let derived = idempotency_key(&self.kind, &self.coordinates);
         if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
-            return Err(EnvelopeError::IdempotencyKey { given: self.idempotency_key.clone(), derived });
+            return Err(EnvelopeError::IdempotencyKey {
+                given: self.idempotency_key.clone(),
+                derived,
+            });
         }
         Ok(derived)
     }
@@ -228,7 +253,9 @@ pub(crate) fn hash_parts(h: &mut Sha256, parts: &[Option<&str>]) {
 
 /// The current UTC time as RFC 3339 with milliseconds.
 pub fn now_rfc3339() -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -256,12 +283,21 @@ fn is_rfc3339(s: &str) -> bool {
     let b = s.as_bytes();
     let num = |from: usize, len: usize, max: u32| -> bool {
         b.get(from..from + len).is_some_and(|d| {
-            d.iter().all(u8::is_ascii_digit) && d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0')) <= max
+            d.iter().all(u8::is_ascii_digit)
+                && d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0')) <= max
         })
     };
-    let date = num(0, 4, 9999) && b.get(4) == Some(&b'-') && num(5, 2, 12) && b.get(7) == Some(&b'-') && num(8, 2, 31);
+    let date = num(0, 4, 9999)
+        && b.get(4) == Some(&b'-')
+        && num(5, 2, 12)
+        && b.get(7) == Some(&b'-')
+        && num(8, 2, 31);
     let sep = matches!(b.get(10), Some(b'T' | b't'));
-    let time = num(11, 2, 23) && b.get(13) == Some(&b':') && num(14, 2, 59) && b.get(16) == Some(&b':') && num(17, 2, 60);
+    let time = num(11, 2, 23)
+        && b.get(13) == Some(&b':')
+        && num(14, 2, 59)
+        && b.get(16) == Some(&b':')
+        && num(17, 2, 60);
     if !(date && sep && time) || &s[5..7] == "00" || &s[8..10] == "00" {
         return false;
     }
@@ -277,7 +313,10 @@ fn is_rfc3339(s: &str) -> bool {
         [b'Z' | b'z'] => true,
         [b'+' | b'-', ..] if rest.len() == 6 => {
             let o = rest.as_bytes();
-            o[3] == b':' && o[1..3].iter().chain(&o[4..6]).all(u8::is_ascii_digit) && &rest[1..3] <= "23" && &rest[4..6] <= "59"
+            o[3] == b':'
+                && o[1..3].iter().chain(&o[4..6]).all(u8::is_ascii_digit)
+                && &rest[1..3] <= "23"
+                && &rest[4..6] <= "59"
         }
         _ => false,
     }
@@ -289,7 +328,17 @@ fn is_rfc3339(s: &str) -> bool {
 /// same key.
 pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
     let mut h = Sha256::new();
-    hash_parts(&mut h, &[Some(c.agent.as_str()), c.subagent.as_deref(), Some(c.session.as_str()), c.turn.as_deref(), c.step.as_deref(), Some(kind)]);
+    hash_parts(
+        &mut h,
+        &[
+            Some(c.agent.as_str()),
+            c.subagent.as_deref(),
+            Some(c.session.as_str()),
+            c.turn.as_deref(),
+            c.step.as_deref(),
+            Some(kind),
+        ],
+    );
     h.update(c.sequence.to_le_bytes());
     format!("ik1-{}", &hex::encode(h.finalize())[..32])
 }
@@ -304,7 +353,12 @@ mod tests {
     #[test]
     fn idempotency_key_ignores_attempt_and_id() {
         let a = Envelope::from_json(LINE).unwrap();
-        let b = Envelope::from_json(&LINE.replace("evt_1", "evt_2").replace("\"data\"", "\"attempt\":3,\"data\"")).unwrap();
+        let b = Envelope::from_json(
+            &LINE
+                .replace("evt_1", "evt_2")
+                .replace("\"data\"", "\"attempt\":3,\"data\""),
+        )
+        .unwrap();
         assert_eq!(a.idempotency_key, b.idempotency_key);
         assert_eq!(b.attempt, 3);
         let c = Envelope::from_json(&LINE.replace("\"t1\"", "\"t2\"")).unwrap();
@@ -313,10 +367,23 @@ mod tests {
 
     #[test]
     fn rfc3339_timestamps_with_offsets_are_accepted_and_loose_ones_refused() {
-        for ok in ["2026-11-30T09:00:00Z", "2026-11-30T09:00:00.123456Z", "2026-11-30T10:00:00+01:00", "2026-11-30t09:00:00z"] {
+        for ok in [
+            "2026-11-30T09:00:00Z",
+            "2026-11-30T09:00:00.123456Z",
+            "2026-11-30T10:00:00+01:00",
+            "2026-11-30t09:00:00z",
+        ] {
             assert!(is_rfc3339(ok), "{ok}");
         }
-        for bad in ["2026-11-30 09:00:00Z", "2026-11-30T09:00:00", "2026-13-30T09:00:00Z", "2026-11-30T09:00:00.Z", "2026-11-30T09:00:00+0100", "yesterday", ""] {
+        for bad in [
+            "2026-11-30 09:00:00Z",
+            "2026-11-30T09:00:00",
+            "2026-13-30T09:00:00Z",
+            "2026-11-30T09:00:00.Z",
+            "2026-11-30T09:00:00+0100",
+            "yesterday",
+            "",
+        ] {
             assert!(!is_rfc3339(bad), "{bad}");
         }
     }
@@ -331,6 +398,9 @@ mod tests {
     #[test]
     fn typo_in_kind_is_refused_with_a_suggestion() {
         let err = Envelope::from_json(&LINE.replace("turn.started", "turn.startd")).unwrap_err();
-        assert_eq!(err.to_string(), "unknown event kind `turn.startd` (did you mean `turn.started`?)");
+        assert_eq!(
+            err.to_string(),
+            "unknown event kind `turn.startd` (did you mean `turn.started`?)"
+        );
     }
 }

@@ -61,7 +61,9 @@ pub fn classify(import: &str) -> Need {
         ("wasi:io", _) => Need::Baseline("streams for captured output".into()),
         ("wasi:clocks", _) => Need::Baseline("reading the clock".into()),
         ("wasi:random", _) => Need::Baseline("random bytes".into()),
-        ("wasi:cli", "stdout" | "stderr") => Need::Baseline("captured into the output budget".into()),
+        ("wasi:cli", "stdout" | "stderr") => {
+            Need::Baseline("captured into the output budget".into())
+        }
         ("wasi:cli", "stdin") => Need::Baseline("empty".into()),
         ("wasi:cli", "environment") => Need::Baseline("no variables, no arguments".into()),
         ("wasi:cli", "exit") => Need::Baseline("ends the delivery as a trap".into()),
@@ -76,7 +78,11 @@ pub fn classify(import: &str) -> Need {
 
 /// Audits every import against `grants`; the error lists each refused import
 /// with what would allow it.
-pub fn check(imports: &[String], grants: &BTreeSet<String>, table: &str) -> Result<Vec<ImportAudit>, String> {
+pub fn check(
+    imports: &[String],
+    grants: &BTreeSet<String>,
+    table: &str,
+) -> Result<Vec<ImportAudit>, String> {
     let audits: Vec<ImportAudit> = imports
         .iter()
         .map(|import| {
@@ -86,7 +92,11 @@ pub fn check(imports: &[String], grants: &BTreeSet<String>, table: &str) -> Resu
                 Need::Grant(cap) => grants.contains(cap),
                 Need::Never(_) => false,
             };
-            ImportAudit { import: import.clone(), need, granted }
+            ImportAudit {
+                import: import.clone(),
+                need,
+                granted,
+            }
         })
         .collect();
     let refused: Vec<String> = audits
@@ -103,7 +113,11 @@ pub fn check(imports: &[String], grants: &BTreeSet<String>, table: &str) -> Resu
             Need::Types | Need::Baseline(_) => String::new(),
         })
         .collect();
-    if refused.is_empty() { Ok(audits) } else { Err(refused.join("; ")) }
+    if refused.is_empty() {
+        Ok(audits)
+    } else {
+        Err(refused.join("; "))
+    }
 }
 
 #[cfg(test)]
@@ -113,9 +127,23 @@ mod tests {
     #[test]
     fn an_ungranted_import_names_the_grant_that_would_allow_it() {
         let grants: BTreeSet<String> = ["log".to_string()].into();
-        let err = check(&["hookrt:hook/state@0.2.0".into(), "wasi:io/streams@0.2.6".into()], &grants, "hooks.\"counter\"").unwrap_err();
-        assert_eq!(err, "imports `hookrt:hook/state@0.2.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml");
+        let err = check(
+            &[
+                "hookrt:hook/state@0.2.0".into(),
+                "wasi:io/streams@0.2.6".into(),
+            ],
+            &grants,
+            "hooks.\"counter\"",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "imports `hookrt:hook/state@0.2.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml"
+        );
         let err = check(&["wasi:filesystem/preopens@0.2.6".into()], &grants, "x").unwrap_err();
-        assert_eq!(err, "imports `wasi:filesystem/preopens@0.2.6`: hookrt grants no filesystem access; remove the code that uses it");
+        assert_eq!(
+            err,
+            "imports `wasi:filesystem/preopens@0.2.6`: hookrt grants no filesystem access; remove the code that uses it"
+        );
     }
 }

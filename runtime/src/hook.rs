@@ -8,23 +8,26 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 use wasmtime::Store;
 
-use crate::bindings::{WitApproval, WitContext, WitEnvelope, WitEventClass, WitFileEdit, WitResponse, WitScope, WitTransport, envelope_v1, v1, v2};
+use crate::bindings::{
+    WitApproval, WitContext, WitEnvelope, WitEventClass, WitFileEdit, WitResponse, WitScope,
+    WitTransport, envelope_v1, v1, v2,
+};
 use crate::build::BuiltHook;
 use crate::capture::Output;
 use crate::config::{HookSettings, InstancePolicy};
+use crate::decision::{Approval, FileEdit};
 use crate::discovery::SourceKind;
 use crate::host::HookState;
-use crate::outcome::Outcome;
-use crate::problem::Problem;
-use crate::decision::{Approval, FileEdit};
-use crate::sandbox::{self, Prepared, Sandbox};
 use crate::http::HttpPolicy;
 use crate::metrics::Metrics;
+use crate::outcome::Outcome;
+use crate::problem::Problem;
+use crate::sandbox::{self, Prepared, Sandbox};
 use crate::scope::{Scope, Transport};
-use crate::state::StateStore;
-use crate::vocabulary::EventClass;
 use crate::slug::Slug;
+use crate::state::StateStore;
 use crate::vocabulary;
+use crate::vocabulary::EventClass;
 use crate::{WORLD, cache};
 
 /// A hook ready to receive deliveries.
@@ -141,8 +144,13 @@ impl LoadedHook {
         scratch: &std::sync::Arc<StateStore>,
     ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
-        let bytes = std::fs::read(&built.component)
-            .map_err(|e| Problem::new(&built.component, format!("cannot read component: {e}"), "run `hookrt build` again"))?;
+        let bytes = std::fs::read(&built.component).map_err(|e| {
+            Problem::new(
+                &built.component,
+                format!("cannot read component: {e}"),
+                "run `hookrt build` again",
+            )
+        })?;
         let component_sha256 = hex::encode(Sha256::digest(&bytes));
         let loaded = cache::load(sandbox.engine(), cache_dir, &component_sha256, &bytes).map_err(|e| match e {
             cache::CacheError::Invalid(e) => Problem::new(
@@ -153,7 +161,12 @@ impl LoadedHook {
             cache::CacheError::Io(e) => Problem::new(path, format!("cannot cache its compiled artifact: {e}"), "check disk space and permissions of the cache dir"),
         })?;
         let engine = sandbox.engine();
-        let imports: Vec<String> = loaded.component.component_type().imports(engine).map(|(name, _)| name.to_owned()).collect();
+        let imports: Vec<String> = loaded
+            .component
+            .component_type()
+            .imports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
         let table = built.hook.scope.config_table(built.hook.slug.as_str());
         let import_audit = crate::grants::check(&imports, &settings.grants, &table)
             .map_err(|m| Problem::new(path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
@@ -184,14 +197,23 @@ impl LoadedHook {
             warm: Mutex::new(None),
             log_window: Mutex::new((Instant::now(), 0)),
         };
-        hook.subscriptions = hook.ask_subscriptions(sandbox, scratch).map_err(|m| Problem::new(path, m, "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns"))?;
+        hook.subscriptions = hook.ask_subscriptions(sandbox, scratch).map_err(|m| {
+            Problem::new(
+                path,
+                m,
+                "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns",
+            )
+        })?;
         Ok(hook)
     }
 
     /// A new instance in `store`, configured (0.2.0 hooks get their `config`).
     fn instantiate(&self, store: &mut Store<HookState>) -> Result<Bindings, Failed> {
         match &self.pre {
-            Prepared::V1(pre) => pre.instantiate(&mut *store).map(Bindings::V1).map_err(Failed::Wasm),
+            Prepared::V1(pre) => pre
+                .instantiate(&mut *store)
+                .map(Bindings::V1)
+                .map_err(Failed::Wasm),
             Prepared::V2(pre) => {
                 let b = pre.instantiate(&mut *store).map_err(Failed::Wasm)?;
                 match b.call_configure(&mut *store, &self.config_json) {
@@ -203,7 +225,11 @@ impl LoadedHook {
         }
     }
 
-    fn ask_subscriptions(&self, sandbox: &Sandbox, scratch: &std::sync::Arc<StateStore>) -> Result<Vec<String>, String> {
+    fn ask_subscriptions(
+        &self,
+        sandbox: &Sandbox,
+        scratch: &std::sync::Arc<StateStore>,
+    ) -> Result<Vec<String>, String> {
         let limits = &self.settings.limits;
         // Loading runs on a throw-away state: nothing a hook stores here persists.
         let mut store = sandbox.new_store(
@@ -219,7 +245,13 @@ impl LoadedHook {
             Err(Failed::Refused(msg)) => return Err(format!("refused its configuration: {msg}")),
             Err(Failed::Wasm(e)) => Err(e),
         }
-        .map_err(|e| format!("failed while reporting its subscriptions ({}): {}", sandbox::classify(&e, store.data()), sandbox::describe(&e)))?;
+        .map_err(|e| {
+            format!(
+                "failed while reporting its subscriptions ({}): {}",
+                sandbox::classify(&e, store.data()),
+                sandbox::describe(&e)
+            )
+        })?;
         let mut problems = Vec::new();
         if subs.is_empty() {
             problems.push("subscribes to no event".to_owned());
@@ -228,20 +260,37 @@ impl LoadedHook {
             if subs[..i].contains(s) {
                 problems.push(format!("subscribes to `{s}` twice"));
             } else if !vocabulary::is_subscribable(s) {
-                problems.push(format!("subscribes to an {}", vocabulary::unknown_kind_message(s)));
+                problems.push(format!(
+                    "subscribes to an {}",
+                    vocabulary::unknown_kind_message(s)
+                ));
             }
         }
-        if problems.is_empty() { Ok(subs) } else { Err(problems.join("; ")) }
+        if problems.is_empty() {
+            Ok(subs)
+        } else {
+            Err(problems.join("; "))
+        }
     }
 
     /// Runs `handler` for one envelope under this hook's limits. Never panics
     /// and never lets a failed instance be used again.
-    pub fn call(&self, services: &Services<'_>, envelope: &WitEnvelope, handler: &str, class: EventClass) -> CallResult {
+    pub fn call(
+        &self,
+        services: &Services<'_>,
+        envelope: &WitEnvelope,
+        handler: &str,
+        class: EventClass,
+    ) -> CallResult {
         let sandbox = services.sandbox;
         let limits = &self.settings.limits;
         let start = Instant::now();
         let reuse = self.settings.instance == InstancePolicy::Reuse;
-        let warm = if reuse { self.warm.lock().unwrap_or_else(|e| e.into_inner()).take() } else { None };
+        let warm = if reuse {
+            self.warm.lock().unwrap_or_else(|e| e.into_inner()).take()
+        } else {
+            None
+        };
         let (mut store, bindings) = match warm {
             Some(w) => {
                 let mut store = w.store;
@@ -249,8 +298,12 @@ impl LoadedHook {
                 (store, w.bindings)
             }
             None => {
-                let mut store =
-                    sandbox.new_store(limits, services.state.access(&self.id()), services.metrics.access(&self.id()), self.http_policy());
+                let mut store = sandbox.new_store(
+                    limits,
+                    services.state.access(&self.id()),
+                    services.metrics.access(&self.id()),
+                    self.http_policy(),
+                );
                 sandbox::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
                     Ok(b) => (store, b),
@@ -260,13 +313,25 @@ impl LoadedHook {
                         let error = Some(format!("refused its configuration: {msg}"));
                         let duration_us = start.elapsed().as_micros() as u64;
                         let fuel_used = sandbox::fuel_used(&store, limits);
-                        return CallResult { outcome: Outcome::Error, duration_us, fuel_used, error, output, cancelled: false, response: Response::None };
+                        return CallResult {
+                            outcome: Outcome::Error,
+                            duration_us,
+                            fuel_used,
+                            error,
+                            output,
+                            cancelled: false,
+                            response: Response::None,
+                        };
                     }
                 }
             }
         };
         // Instantiation already spent part of the budget; tell the hook what is left.
-        let budget_ms = store.data().deadline.saturating_duration_since(Instant::now()).as_millis() as u64;
+        let budget_ms = store
+            .data()
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis() as u64;
         let result = match &bindings {
             Bindings::V2(b) => {
                 let class = match class {
@@ -286,20 +351,33 @@ impl LoadedHook {
                         Scope::Subagent(id) => WitScope::Subagent(id.clone()),
                         Scope::Aggregate => WitScope::Aggregate,
                     },
-                    transport: WitTransport { kind: services.transport.kind.clone(), detail: services.transport.detail.clone() },
+                    transport: WitTransport {
+                        kind: services.transport.kind.clone(),
+                        detail: services.transport.detail.clone(),
+                    },
                 };
-                b.call_handle(&mut store, envelope, &cx).map(|r| r.map(Response::from))
+                b.call_handle(&mut store, envelope, &cx)
+                    .map(|r| r.map(Response::from))
             }
             Bindings::V1(b) => {
-                let cx = v1::hookrt::hook::types::Context { handler: handler.to_owned(), slug: self.slug.to_string(), budget_ms };
-                b.call_handle(&mut store, &envelope_v1(envelope), &cx).map(|r| r.map(|()| Response::None))
+                let cx = v1::hookrt::hook::types::Context {
+                    handler: handler.to_owned(),
+                    slug: self.slug.to_string(),
+                    budget_ms,
+                };
+                b.call_handle(&mut store, &envelope_v1(envelope), &cx)
+                    .map(|r| r.map(|()| Response::None))
             }
         };
         match result {
             Ok(returned) => {
                 let (outcome, error, response) = match returned {
                     Ok(response) => (Outcome::Ok, None, response),
-                    Err(msg) => (Outcome::Error, Some(msg.chars().take(1000).collect()), Response::None),
+                    Err(msg) => (
+                        Outcome::Error,
+                        Some(msg.chars().take(1000).collect()),
+                        Response::None,
+                    ),
                 };
                 let r = CallResult {
                     outcome,
@@ -312,7 +390,8 @@ impl LoadedHook {
                 };
                 // A handler that returned (even an error) left its instance sound.
                 if reuse {
-                    *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Warm { store, bindings });
+                    *self.warm.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Warm { store, bindings });
                 }
                 r
             }
@@ -325,9 +404,17 @@ impl LoadedHook {
         let output = store.data().capture.take();
         let mut error = sandbox::describe(e);
         // A panicking Rust guest prints "panicked at <place>:" and its message first.
-        let head: Vec<&str> = output.stderr.lines().filter(|l| !l.trim().is_empty()).take(2).collect();
+        let head: Vec<&str> = output
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(2)
+            .collect();
         if !head.is_empty() {
-            error.push_str(&format!(" (stderr: {})", head.join(" ").chars().take(300).collect::<String>()));
+            error.push_str(&format!(
+                " (stderr: {})",
+                head.join(" ").chars().take(300).collect::<String>()
+            ));
         }
         CallResult {
             outcome,
@@ -372,11 +459,21 @@ impl LoadedHook {
         if window.0.elapsed() >= std::time::Duration::from_secs(60) {
             *window = (Instant::now(), 0);
         }
-        let size = |l: &crate::capture::LogLine| (l.message.len() + l.fields.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()) as u64;
+        let size = |l: &crate::capture::LogLine| {
+            (l.message.len()
+                + l.fields
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len())
+                    .sum::<usize>()) as u64
+        };
         let mut kept = Vec::new();
         let mut cut = false;
         for line in output.logs.drain(..) {
-            let n = if line.message.starts_with("[hookrt]") { 0 } else { size(&line) };
+            let n = if line.message.starts_with("[hookrt]") {
+                0
+            } else {
+                size(&line)
+            };
             if window.1 + n <= cap {
                 window.1 += n;
                 kept.push(line);
@@ -400,7 +497,9 @@ impl LoadedHook {
             output.truncated = true;
             kept.push(crate::capture::LogLine {
                 level: "warn",
-                message: format!("[hookrt] output cut at the hook's {cap}-byte log_bytes_per_minute limit"),
+                message: format!(
+                    "[hookrt] output cut at the hook's {cap}-byte log_bytes_per_minute limit"
+                ),
                 fields: Vec::new(),
             });
         }
@@ -412,7 +511,10 @@ impl LoadedHook {
         if !self.settings.grants.contains("http") {
             return HttpPolicy::default();
         }
-        HttpPolicy { allow: self.settings.http_allow.clone(), timeout: self.settings.limits.deadline() }
+        HttpPolicy {
+            allow: self.settings.http_allow.clone(),
+            timeout: self.settings.limits.deadline(),
+        }
     }
 
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).

@@ -10,14 +10,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bindings::{Field, Level, level_v1, v1, v2};
 use crate::capture::{Capture, Stream};
-use crate::limits::Limits;
 use crate::http::HttpPolicy;
+use crate::limits::Limits;
 use crate::metrics::MetricsAccess;
 use crate::state::StateAccess;
 
@@ -46,7 +46,13 @@ pub struct HookState {
 impl HookState {
     /// A fresh state for a store with `limits`; `cancel` interrupts it from
     /// outside; `state` is the hook's own key-value store.
-    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>, state: StateAccess, metrics: MetricsAccess, http: HttpPolicy) -> Self {
+    pub fn new(
+        limits: &Limits,
+        cancel: Arc<AtomicBool>,
+        state: StateAccess,
+        metrics: MetricsAccess,
+        http: HttpPolicy,
+    ) -> Self {
         let capture = Capture::new(usize::try_from(limits.output_bytes).unwrap_or(usize::MAX));
         let wasi = WasiCtxBuilder::new()
             .stdout(capture.stream(Stream::Stdout))
@@ -85,13 +91,20 @@ impl HookState {
 
 impl WasiView for HookState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
 impl wasmtime_wasi_http::WasiHttpView for HookState {
     fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
-        wasmtime_wasi_http::WasiHttpCtxView { hooks: &mut self.http, table: &mut self.table, ctx: &mut self.http_ctx }
+        wasmtime_wasi_http::WasiHttpCtxView {
+            hooks: &mut self.http,
+            table: &mut self.table,
+            ctx: &mut self.http_ctx,
+        }
     }
 }
 
@@ -99,7 +112,11 @@ impl v2::hookrt::hook::types::Host for HookState {}
 
 impl v2::hookrt::hook::log::Host for HookState {
     fn log(&mut self, level: Level, message: String, fields: Vec<Field>) {
-        self.capture.log(level, message, fields.into_iter().map(|f| (f.key, f.value)).collect());
+        self.capture.log(
+            level,
+            message,
+            fields.into_iter().map(|f| (f.key, f.value)).collect(),
+        );
     }
 }
 
@@ -130,8 +147,17 @@ impl v2::hookrt::hook::metrics::Host for HookState {
 impl v1::hookrt::hook::types::Host for HookState {}
 
 impl v1::hookrt::hook::log::Host for HookState {
-    fn log(&mut self, level: v1::hookrt::hook::log::Level, message: String, fields: Vec<v1::hookrt::hook::log::Field>) {
-        self.capture.log(level_v1(level), message, fields.into_iter().map(|f| (f.key, f.value)).collect());
+    fn log(
+        &mut self,
+        level: v1::hookrt::hook::log::Level,
+        message: String,
+        fields: Vec<v1::hookrt::hook::log::Field>,
+    ) {
+        self.capture.log(
+            level_v1(level),
+            message,
+            fields.into_iter().map(|f| (f.key, f.value)).collect(),
+        );
     }
 }
 
@@ -163,13 +189,23 @@ impl Limiter {
 }
 
 impl ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         let ok = desired <= self.memory_bytes;
         self.exceeded |= !ok;
         Ok(ok)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         let ok = desired <= self.table_elements;
         self.exceeded |= !ok;
         Ok(ok)
@@ -206,7 +242,9 @@ pub fn link_wasi(linker: &mut wasmtime::component::Linker<HookState>) -> wasmtim
     use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync};
     use wasmtime_wasi::random::WasiRandom;
     let l = linker;
-    wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<HookState, HasTable>(l, |t| &mut t.table)?;
+    wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<HookState, HasTable>(l, |t| {
+        &mut t.table
+    })?;
     sync::io::poll::add_to_linker::<HookState, HasTable>(l, |t| &mut t.table)?;
     sync::io::streams::add_to_linker::<HookState, HasTable>(l, |t| &mut t.table)?;
     clocks::wall_clock::add_to_linker::<HookState, WasiClocks>(l, HookState::clocks)?;

@@ -43,16 +43,28 @@ impl WasiHttpHooks for HttpPolicy {
         fut: Sent,
     ) -> Box<dyn Future<Output = Result<(http::Response<WasiBody>, Sent), Error>> + Send> {
         _ = fut;
-        let authority = request.uri().authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
+        let authority = request
+            .uri()
+            .authority()
+            .map(|a| a.as_str().to_owned())
+            .unwrap_or_default();
         if !self.allows(&authority) {
             tracing::warn!(%authority, "outbound HTTP refused: not in the hook's http_allow list");
             return Box::new(async { Err(Error::HttpRequestDenied) });
         }
         let t = Some(self.timeout);
-        let options = RequestOptions { connect_timeout: t, first_byte_timeout: t, between_bytes_timeout: t };
+        let options = RequestOptions {
+            connect_timeout: t,
+            first_byte_timeout: t,
+            between_bytes_timeout: t,
+        };
         Box::new(async move {
-            let (res, io) = wasmtime_wasi_http::default_send_request(request, Some(options)).await?;
-            let length = res.headers().get(http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+            let (res, io) =
+                wasmtime_wasi_http::default_send_request(request, Some(options)).await?;
+            let length = res
+                .headers()
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
             if length.is_some_and(|n| n > MAX_RESPONSE_BYTES) {
                 return Err(Error::HttpResponseBodySize(length));
             }

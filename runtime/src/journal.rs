@@ -79,7 +79,9 @@ pub enum JournalError {
     #[error("journal {0}: no such file (a journal is created by `hookrt run --journal`)")]
     Missing(PathBuf),
     /// The file was written by a newer hookrt.
-    #[error("journal {path}: schema version {found} is newer than this hookrt supports ({SCHEMA_VERSION}); use a newer hookrt")]
+    #[error(
+        "journal {path}: schema version {found} is newer than this hookrt supports ({SCHEMA_VERSION}); use a newer hookrt"
+    )]
     NewerSchema {
         /// The journal file.
         path: PathBuf,
@@ -192,30 +194,57 @@ pub struct Journal {
 }
 
 fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 impl Journal {
     /// Opens (creating if needed) the journal at `path`.
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
-        let err = |source| JournalError::Sqlite { path: path.to_path_buf(), sqlite: source };
+        let err = |source| JournalError::Sqlite {
+            path: path.to_path_buf(),
+            sqlite: source,
+        };
         let conn = Connection::open(path).map_err(err)?;
         // FULL: a commit returns only after the WAL is synced, so `persisted`
         // holds across power loss, not just process crashes.
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;").map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
-        let found: Option<String> =
-            conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional().map_err(err)?;
+        let found: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
         match found.and_then(|v| v.parse::<i64>().ok()) {
-            Some(v) if v > SCHEMA_VERSION => return Err(JournalError::NewerSchema { path: path.to_path_buf(), found: v }),
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(JournalError::NewerSchema {
+                    path: path.to_path_buf(),
+                    found: v,
+                });
+            }
             Some(_) => {}
             None => {
-                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)", [SCHEMA_VERSION.to_string()])
-                    .map_err(err)?;
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
+                    [SCHEMA_VERSION.to_string()],
+                )
+                .map_err(err)?;
             }
         }
-        Ok(Journal { conn, path: path.to_path_buf() })
+        Ok(Journal {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Opens an existing journal; never creates one (for inspection).
@@ -232,20 +261,34 @@ impl Journal {
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
-        |source| JournalError::Sqlite { path: self.path.clone(), sqlite: source }
+        |source| JournalError::Sqlite {
+            path: self.path.clone(),
+            sqlite: source,
+        }
     }
 
     /// Commits a batch of events with their planned deliveries in one
     /// transaction (group commit). Ids already present are left untouched.
     /// Every delivery is recorded with `attempts = 1`: its first attempt may
     /// start as soon as this returns.
-    pub fn insert(&mut self, batch: &[(&Envelope, &Plan, &str)]) -> Result<Vec<Inserted>, JournalError> {
+    pub fn insert(
+        &mut self,
+        batch: &[(&Envelope, &Plan, &str)],
+    ) -> Result<Vec<Inserted>, JournalError> {
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
         let mut out = Vec::with_capacity(batch.len());
         {
-            let mut find = tx.prepare_cached("SELECT seq FROM events WHERE id = ?1").map_err(err)?;
+            let mut find = tx
+                .prepare_cached("SELECT seq FROM events WHERE id = ?1")
+                .map_err(err)?;
             let mut add = tx
                 .prepare_cached("INSERT INTO events(id, kind, origin, envelope, received_ms) VALUES (?1, ?2, ?3, ?4, ?5)")
                 .map_err(err)?;
@@ -256,16 +299,25 @@ impl Journal {
                 .map_err(err)?;
             let now = now_ms();
             for (env, deliveries, origin) in batch {
-                if let Some(seq) = find.query_row([&env.id], |r| r.get::<_, i64>(0)).optional().map_err(err)? {
+                if let Some(seq) = find
+                    .query_row([&env.id], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map_err(err)?
+                {
                     out.push(Inserted::Duplicate(seq));
                     continue;
                 }
-                let json = serde_json::to_string(env)
-                    .map_err(|e| JournalError::Corrupt { path: path.clone(), seq: 0, message: format!("event `{}` cannot be encoded: {e}", env.id) })?;
-                add.execute(params![env.id, env.kind, origin, json, now]).map_err(err)?;
+                let json = serde_json::to_string(env).map_err(|e| JournalError::Corrupt {
+                    path: path.clone(),
+                    seq: 0,
+                    message: format!("event `{}` cannot be encoded: {e}", env.id),
+                })?;
+                add.execute(params![env.id, env.kind, origin, json, now])
+                    .map_err(err)?;
                 let seq = tx.last_insert_rowid();
                 for (i, (hook, handler)) in deliveries.iter().enumerate() {
-                    plan.execute(params![seq, i as i64, hook, handler, now]).map_err(err)?;
+                    plan.execute(params![seq, i as i64, hook, handler, now])
+                        .map_err(err)?;
                 }
                 out.push(Inserted::New(seq));
             }
@@ -281,8 +333,14 @@ impl Journal {
             return Ok(());
         }
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
         {
             let mut done = tx
                 .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4 WHERE event_seq = ?5 AND position = ?6")
@@ -301,9 +359,25 @@ impl Journal {
                     (None, true) => "skipped",
                     (None, false) => "done",
                 };
-                done.execute(params![state, a.outcome.as_str(), a.attempts, now, a.event_seq, a.position]).map_err(err)?;
+                done.execute(params![
+                    state,
+                    a.outcome.as_str(),
+                    a.attempts,
+                    now,
+                    a.event_seq,
+                    a.position
+                ])
+                .map_err(err)?;
                 if let Some(message) = &a.dead {
-                    dead.execute(params![a.event_seq, a.position, a.attempts, a.outcome.as_str(), message, now]).map_err(err)?;
+                    dead.execute(params![
+                        a.event_seq,
+                        a.position,
+                        a.attempts,
+                        a.outcome.as_str(),
+                        message,
+                        now
+                    ])
+                    .map_err(err)?;
                 }
             }
         }
@@ -311,7 +385,12 @@ impl Journal {
     }
 
     /// Records that another attempt of a delivery is about to start.
-    pub fn start_attempt(&mut self, event_seq: i64, position: i64, attempts: u32) -> Result<(), JournalError> {
+    pub fn start_attempt(
+        &mut self,
+        event_seq: i64,
+        position: i64,
+        attempts: u32,
+    ) -> Result<(), JournalError> {
         // A single statement is its own transaction and takes the write lock first.
         self.conn
             .execute(
@@ -327,9 +406,19 @@ impl Journal {
     /// run before a crash is never repeated with the same attempt.
     pub fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
-        tx.execute("UPDATE deliveries SET attempts = attempts + 1 WHERE state = 'pending'", []).map_err(err)?;
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        tx.execute(
+            "UPDATE deliveries SET attempts = attempts + 1 WHERE state = 'pending'",
+            [],
+        )
+        .map_err(err)?;
         let mut events: Vec<PendingEvent> = Vec::new();
         let mut corrupt: Vec<i64> = Vec::new();
         {
@@ -355,7 +444,11 @@ impl Journal {
                     _ => {
                         let text: String = r.get(1).map_err(err)?;
                         match serde_json::from_str(&text) {
-                            Ok(envelope) => events.push(PendingEvent { seq, envelope, deliveries: vec![delivery] }),
+                            Ok(envelope) => events.push(PendingEvent {
+                                seq,
+                                envelope,
+                                deliveries: vec![delivery],
+                            }),
                             Err(e) => {
                                 tracing::error!(journal = %path.display(), seq, "stored event is unreadable, dead-lettering it: {e}");
                                 corrupt.push(seq);
@@ -382,13 +475,19 @@ impl Journal {
 
     /// Counts of events and deliveries by state.
     pub fn status(&self) -> Result<Status, JournalError> {
-        let count = |sql: &str| self.conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map_err(self.err());
+        let count = |sql: &str| {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map_err(self.err())
+        };
         Ok(Status {
             events: count("SELECT count(*) FROM events")?,
             pending: count("SELECT count(*) FROM deliveries WHERE state = 'pending'")?,
             done: count("SELECT count(*) FROM deliveries WHERE state = 'done'")?,
             dead: count("SELECT count(*) FROM deliveries WHERE state = 'dead'")?,
-            repeated: count("SELECT count(*) FROM deliveries WHERE state != 'pending' AND attempts > 1")?,
+            repeated: count(
+                "SELECT count(*) FROM deliveries WHERE state != 'pending' AND attempts > 1",
+            )?,
         })
     }
 
@@ -406,7 +505,12 @@ impl Journal {
                 Ok((
                     r.get(0)?,
                     r.get(1)?,
-                    PendingDelivery { position: r.get(2)?, hook: r.get(3)?, handler: r.get(4)?, attempts: r.get(5)? },
+                    PendingDelivery {
+                        position: r.get(2)?,
+                        hook: r.get(3)?,
+                        handler: r.get(4)?,
+                        attempts: r.get(5)?,
+                    },
                 ))
             })
             .map_err(self.err())?;
@@ -437,10 +541,20 @@ impl Journal {
 
     /// Moves dead letters (all, or one hook's, or one event's) back to
     /// pending, so the next start delivers them again. Returns how many.
-    pub fn redrive(&mut self, hook: Option<&str>, event_id: Option<&str>) -> Result<usize, JournalError> {
+    pub fn redrive(
+        &mut self,
+        hook: Option<&str>,
+        event_id: Option<&str>,
+    ) -> Result<usize, JournalError> {
         let path = self.path.clone();
-        let err = |source| JournalError::Sqlite { path: path.clone(), sqlite: source };
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
         let filter = "(?1 IS NULL OR hook = ?1) AND (?2 IS NULL OR event_id = ?2)";
         tx.execute(
             &format!(
@@ -450,7 +564,12 @@ impl Journal {
             params![hook, event_id, now_ms()],
         )
         .map_err(err)?;
-        let n = tx.execute(&format!("DELETE FROM dead_letters WHERE {filter}"), params![hook, event_id]).map_err(err)?;
+        let n = tx
+            .execute(
+                &format!("DELETE FROM dead_letters WHERE {filter}"),
+                params![hook, event_id],
+            )
+            .map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(n)
     }

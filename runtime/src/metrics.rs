@@ -36,12 +36,20 @@ impl Metrics {
 
     /// The view of hook `slug`.
     pub fn access(self: &Arc<Self>, slug: &str) -> MetricsAccess {
-        MetricsAccess { store: self.clone(), slug: slug.to_owned() }
+        MetricsAccess {
+            store: self.clone(),
+            slug: slug.to_owned(),
+        }
     }
 
     /// Every series and its value.
     pub fn snapshot(&self) -> Vec<(Series, f64)> {
-        self.series.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(k, v)| (k.clone(), *v)).collect()
+        self.series
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
     }
 }
 
@@ -55,11 +63,16 @@ fn cap(s: &str) -> String {
 
 impl MetricsAccess {
     fn update(&self, name: &str, labels: Vec<(String, String)>, f: impl FnOnce(&mut f64)) {
-        let mut labels: Vec<(String, String)> = labels.into_iter().map(|(k, v)| (cap(&k), cap(&v))).collect();
+        let mut labels: Vec<(String, String)> = labels
+            .into_iter()
+            .map(|(k, v)| (cap(&k), cap(&v)))
+            .collect();
         labels.sort();
         let key = (self.slug.clone(), cap(name), labels);
         let mut series = self.store.series.lock().unwrap_or_else(|e| e.into_inner());
-        if !series.contains_key(&key) && series.keys().filter(|(h, _, _)| *h == self.slug).count() >= MAX_SERIES_PER_HOOK {
+        if !series.contains_key(&key)
+            && series.keys().filter(|(h, _, _)| *h == self.slug).count() >= MAX_SERIES_PER_HOOK
+        {
             tracing::warn!(hook = %self.slug, "metric series limit reached; `{name}` dropped");
             return;
         }

@@ -22,8 +22,14 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in a stable order for summaries.
-    pub const ALL: [Outcome; 6] =
-        [Outcome::Ok, Outcome::Error, Outcome::Trap, Outcome::Timeout, Outcome::OutOfFuel, Outcome::OutOfMemory];
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Ok,
+        Outcome::Error,
+        Outcome::Trap,
+        Outcome::Timeout,
+        Outcome::OutOfFuel,
+        Outcome::OutOfMemory,
+    ];
 
     /// The outcome as written in reports.
     pub fn as_str(self) -> &'static str {

@@ -21,13 +21,23 @@ pub struct Problem {
 impl Problem {
     /// A problem at `path`.
     pub fn new(path: impl AsRef<Path>, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        Problem { path: path.as_ref().to_path_buf(), message: message.into(), fix: fix.into() }
+        Problem {
+            path: path.as_ref().to_path_buf(),
+            message: message.into(),
+            fix: fix.into(),
+        }
     }
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}\n  fix: {}", self.path.display(), self.message, self.fix)
+        write!(
+            f,
+            "{}: {}\n  fix: {}",
+            self.path.display(),
+            self.message,
+            self.fix
+        )
     }
 }
 

@@ -20,7 +20,10 @@ pub const BUILTIN: [(&str, &str); 3] = [
         r"\b(?:(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
     ),
     ("bearer-token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*"),
-    ("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
+    (
+        "email",
+        r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b",
+    ),
 ];
 
 /// A set of named patterns.
@@ -32,7 +35,9 @@ pub struct Redactor {
 impl Default for Redactor {
     fn default() -> Self {
         // The built-in patterns are constants checked by the tests below.
-        Redactor::with(&[]).unwrap_or(Redactor { patterns: Vec::new() })
+        Redactor::with(&[]).unwrap_or(Redactor {
+            patterns: Vec::new(),
+        })
     }
 }
 
@@ -43,7 +48,8 @@ impl Redactor {
         let mut patterns = Vec::new();
         let builtin = BUILTIN.iter().map(|(n, r)| (n.to_string(), r.to_string()));
         for (name, re) in builtin.chain(extra.iter().cloned()) {
-            let compiled = Regex::new(&re).map_err(|e| format!("redaction pattern `{name}` is not a valid regex: {e}"))?;
+            let compiled = Regex::new(&re)
+                .map_err(|e| format!("redaction pattern `{name}` is not a valid regex: {e}"))?;
             patterns.push((name, compiled));
         }
         Ok(Redactor { patterns })
@@ -54,7 +60,10 @@ impl Redactor {
         let mut out = Cow::Borrowed(text);
         for (name, re) in &self.patterns {
             if re.is_match(&out) {
-                out = Cow::Owned(re.replace_all(&out, format!("[redacted:{name}]").as_str()).into_owned());
+                out = Cow::Owned(
+                    re.replace_all(&out, format!("[redacted:{name}]").as_str())
+                        .into_owned(),
+                );
             }
         }
         out
@@ -99,6 +108,10 @@ mod tests {
     fn configured_patterns_add_to_the_builtins_and_bad_ones_are_named() {
         let r = Redactor::with(&[("ticket".into(), r"INT-[0-9]{6}".into())]).unwrap();
         assert_eq!(r.mask("see INT-123456"), "see [redacted:ticket]");
-        assert!(Redactor::with(&[("bad".into(), "(".into())]).unwrap_err().starts_with("redaction pattern `bad` is not a valid regex"));
+        assert!(
+            Redactor::with(&[("bad".into(), "(".into())])
+                .unwrap_err()
+                .starts_with("redaction pattern `bad` is not a valid regex")
+        );
     }
 }

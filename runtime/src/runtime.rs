@@ -11,17 +11,17 @@ use crate::build::{self, BuildEvent, BuildOptions};
 use crate::config::Config;
 use crate::delivery::EventReport;
 use crate::discovery::{self, Discovery};
+use crate::dispatch;
 use crate::envelope::{Durability, Envelope, EnvelopeError};
 use crate::hook::LoadedHook;
-use crate::problem::{Problem, Problems};
-use crate::registry::Registry;
-use crate::sandbox::Sandbox;
 use crate::hook::Services;
 use crate::metrics::Metrics;
+use crate::problem::{Problem, Problems};
 use crate::redaction::Redactor;
+use crate::registry::Registry;
+use crate::sandbox::Sandbox;
 use crate::scope::{Scope, Transport};
 use crate::state::StateStore;
-use crate::dispatch;
 
 /// An agent folder's hooks, loaded and ordered.
 pub struct Runtime {
@@ -58,15 +58,31 @@ pub fn check(agent_dir: &Path) -> Result<(Discovery, Config), Problems> {
 
 impl Runtime {
     /// Loads `agent_dir`: discovers, builds what is stale, loads every hook.
-    pub fn load(agent_dir: &Path, opts: &BuildOptions, progress: &mut dyn FnMut(BuildEvent)) -> Result<Runtime, Problems> {
+    pub fn load(
+        agent_dir: &Path,
+        opts: &BuildOptions,
+        progress: &mut dyn FnMut(BuildEvent),
+    ) -> Result<Runtime, Problems> {
         let (discovery, config) = check(agent_dir)?;
-        let sandbox = Sandbox::new().map_err(|e| Problems(vec![Problem::new(agent_dir, e.to_string(), "report this as a bug")]))?;
+        let sandbox = Sandbox::new().map_err(|e| {
+            Problems(vec![Problem::new(
+                agent_dir,
+                e.to_string(),
+                "report this as a bug",
+            )])
+        })?;
         let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
         let mut hooks = Vec::new();
         // Load-time calls (configure, subscriptions) store into one throw-away place.
         let scratch = StateStore::in_memory();
         for b in &built {
-            match LoadedHook::load(&sandbox, b, config.settings_for(&b.hook.scope, &b.hook.slug), &opts.cache_dir, &scratch) {
+            match LoadedHook::load(
+                &sandbox,
+                b,
+                config.settings_for(&b.hook.scope, &b.hook.slug),
+                &opts.cache_dir,
+                &scratch,
+            ) {
                 Ok(mut h) => {
                     if h.scope == Scope::Primary && config.is_aggregate(&h.slug) {
                         h.scope = Scope::Aggregate;
@@ -81,7 +97,15 @@ impl Runtime {
         for h in &hooks {
             tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
         }
-        Ok(Runtime { sandbox, registry: Registry::new(hooks, &config), agent_dir: agent_dir.to_path_buf(), state: StateStore::in_memory(), metrics: Metrics::new(), transport: Transport::default(), redactor: config.redactor().clone() })
+        Ok(Runtime {
+            sandbox,
+            registry: Registry::new(hooks, &config),
+            agent_dir: agent_dir.to_path_buf(),
+            state: StateStore::in_memory(),
+            metrics: Metrics::new(),
+            transport: Transport::default(),
+            redactor: config.redactor().clone(),
+        })
     }
 
     /// The loaded hooks, in registration order.
@@ -114,7 +138,13 @@ impl Runtime {
 
     /// What a call into a hook needs.
     pub(crate) fn services(&self) -> Services<'_> {
-        Services { sandbox: &self.sandbox, state: &self.state, metrics: &self.metrics, transport: &self.transport, redactor: &self.redactor }
+        Services {
+            sandbox: &self.sandbox,
+            state: &self.state,
+            metrics: &self.metrics,
+            transport: &self.transport,
+            redactor: &self.redactor,
+        }
     }
 
     /// Keeps hooks' `state` in `store` from now on (the service points it at
@@ -131,6 +161,11 @@ impl Runtime {
     /// Delivers one event to every subscribed handler. Without a journal the
     /// runtime holds the event in memory only, so hooks see `accepted`.
     pub fn dispatch(&self, envelope: &Envelope) -> Result<EventReport, EnvelopeError> {
-        dispatch::dispatch(&self.services(), &self.registry, envelope, Durability::Accepted)
+        dispatch::dispatch(
+            &self.services(),
+            &self.registry,
+            envelope,
+            Durability::Accepted,
+        )
     }
 }

@@ -15,11 +15,11 @@ use wasmtime::{Config, Engine, Store, Trap, UpdateDeadline};
 
 use crate::bindings::{v1, v2};
 use crate::host::HookState;
-use crate::limits::Limits;
 use crate::http::HttpPolicy;
+use crate::limits::Limits;
 use crate::metrics::MetricsAccess;
-use crate::state::StateAccess;
 use crate::outcome::Outcome;
+use crate::state::StateAccess;
 
 /// How often the epoch advances. A deadline is noticed within one tick of
 /// passing, so this bounds how far past its budget a hook can run. 1 ms costs
@@ -53,13 +53,22 @@ impl Sandbox {
         let mut linker = Linker::new(&engine);
         crate::host::link_wasi(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
         // Linked for everyone, importable only with the `http` grant (checked at load).
-        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            .map_err(|e| SandboxError(e.to_string()))?;
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
-        v2::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
-        v1::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(|e| SandboxError(e.to_string()))?;
-        let ticker = Ticker::start(engine.clone()).map_err(|e| SandboxError(format!("epoch ticker thread: {e}")))?;
-        Ok(Sandbox { engine, linker, cancel: Arc::new(AtomicBool::new(false)), _ticker: ticker })
+        v2::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| SandboxError(e.to_string()))?;
+        v1::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| SandboxError(e.to_string()))?;
+        let ticker = Ticker::start(engine.clone())
+            .map_err(|e| SandboxError(format!("epoch ticker thread: {e}")))?;
+        Ok(Sandbox {
+            engine,
+            linker,
+            cancel: Arc::new(AtomicBool::new(false)),
+            _ticker: ticker,
+        })
     }
 
     /// Whether shutdown set the cancel flag: running deliveries are
@@ -93,11 +102,24 @@ impl Sandbox {
 
     /// A store for one hook with `limits` applied; fuel and deadline are set per
     /// delivery by [`begin_delivery`].
-    pub fn new_store(&self, limits: &Limits, state: StateAccess, metrics: MetricsAccess, http: HttpPolicy) -> Store<HookState> {
-        let mut store = Store::new(&self.engine, HookState::new(limits, self.cancel.clone(), state, metrics, http));
+    pub fn new_store(
+        &self,
+        limits: &Limits,
+        state: StateAccess,
+        metrics: MetricsAccess,
+        http: HttpPolicy,
+    ) -> Store<HookState> {
+        let mut store = Store::new(
+            &self.engine,
+            HookState::new(limits, self.cancel.clone(), state, metrics, http),
+        );
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut cx| {
-            if cx.data_mut().check_interrupt() { Ok(UpdateDeadline::Interrupt) } else { Ok(UpdateDeadline::Continue(1)) }
+            if cx.data_mut().check_interrupt() {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
         });
         store
     }
@@ -179,7 +201,10 @@ impl Ticker {
                     engine.increment_epoch();
                 }
             })?;
-        Ok(Ticker { stop, thread: Some(thread) })
+        Ok(Ticker {
+            stop,
+            thread: Some(thread),
+        })
     }
 }
 

@@ -62,6 +62,9 @@ pub struct Transport {
 
 impl Default for Transport {
     fn default() -> Self {
-        Transport { kind: "in-process".into(), detail: None }
+        Transport {
+            kind: "in-process".into(),
+            detail: None,
+        }
     }
 }

@@ -127,7 +127,10 @@ pub type Observer = Box<dyn FnMut(Report<'_>) + Send>;
 
 type ReceiptTx = oneshot::Sender<Result<Receipt, EmitError>>;
 type ResolutionTx = oneshot::Sender<Option<Resolution>>;
-type ResolvingRx = (oneshot::Receiver<Result<Receipt, EmitError>>, oneshot::Receiver<Option<Resolution>>);
+type ResolvingRx = (
+    oneshot::Receiver<Result<Receipt, EmitError>>,
+    oneshot::Receiver<Option<Resolution>>,
+);
 
 enum Command {
     Emit(Envelope, ReceiptTx, Option<ResolutionTx>),
@@ -145,7 +148,10 @@ pub struct Resolved {
 }
 
 /// A receipt to wait for.
-pub struct PendingReceipt(Result<oneshot::Receiver<Result<Receipt, EmitError>>, Option<EmitError>>, String);
+pub struct PendingReceipt(
+    Result<oneshot::Receiver<Result<Receipt, EmitError>>, Option<EmitError>>,
+    String,
+);
 
 impl PendingReceipt {
     /// Waits for the receipt (async).
@@ -159,7 +165,9 @@ impl PendingReceipt {
     /// Waits for the receipt, blocking the thread (not for async contexts).
     pub fn wait(self) -> Result<Receipt, EmitError> {
         match self.0 {
-            Ok(rx) => rx.blocking_recv().unwrap_or(Err(EmitError::ShuttingDown(self.1))),
+            Ok(rx) => rx
+                .blocking_recv()
+                .unwrap_or(Err(EmitError::ShuttingDown(self.1))),
             Err(e) => Err(e.unwrap_or(EmitError::ShuttingDown(self.1))),
         }
     }
@@ -178,7 +186,11 @@ impl HookService {
     /// Starts the service. With `journal`, events are `persisted`, and
     /// deliveries an earlier run left unacked are delivered first (in their
     /// original order, with `attempt` + 1).
-    pub fn start(runtime: Runtime, journal: Option<&Path>, observer: Observer) -> Result<HookService, StartError> {
+    pub fn start(
+        runtime: Runtime,
+        journal: Option<&Path>,
+        observer: Observer,
+    ) -> Result<HookService, StartError> {
         let (writer_journal, dispatcher_journal, recovered) = match journal {
             Some(path) => {
                 let mut j = Journal::open(path)?;
@@ -188,36 +200,70 @@ impl HookService {
             }
             None => (None, None, Vec::new()),
         };
-        let durability = if journal.is_some() { Durability::Persisted } else { Durability::Accepted };
+        let durability = if journal.is_some() {
+            Durability::Persisted
+        } else {
+            Durability::Accepted
+        };
         let cancel = runtime.sandbox().cancel_flag();
         let planner = runtime.registry().planner();
         let (tx, rx) = mpsc::channel();
         let (work_tx, work_rx) = mpsc::channel();
 
-        let recovered: Vec<Work> =
-            recovered.into_iter().map(|p| Work { seq: p.seq, envelope: p.envelope, deliveries: p.deliveries, resolve: None }).collect();
+        let recovered: Vec<Work> = recovered
+            .into_iter()
+            .map(|p| Work {
+                seq: p.seq,
+                envelope: p.envelope,
+                deliveries: p.deliveries,
+                resolve: None,
+            })
+            .collect();
         if !recovered.is_empty() {
             let n: usize = recovered.iter().map(|w| w.deliveries.len()).sum();
-            tracing::info!(events = recovered.len(), deliveries = n, "recovering unacked deliveries from the journal");
+            tracing::info!(
+                events = recovered.len(),
+                deliveries = n,
+                "recovering unacked deliveries from the journal"
+            );
         }
         let mut runtime = runtime;
         if let Some(path) = journal {
             // Hooks' state lives beside the events, so it survives restarts.
-            let store = StateStore::open(path).map_err(|sqlite| JournalError::Sqlite { path: path.to_path_buf(), sqlite })?;
+            let store = StateStore::open(path).map_err(|sqlite| JournalError::Sqlite {
+                path: path.to_path_buf(),
+                sqlite,
+            })?;
             runtime.use_state(store);
         }
         let mut dispatcher = Dispatcher::new(runtime, dispatcher_journal, observer);
-        let dispatcher = std::thread::Builder::new().name("hookrt-dispatch".into()).spawn(move || {
-            dispatcher.run(recovered);
-            dispatcher.serve(work_rx);
-            dispatcher.into_stats()
-        })?;
-        let mut writer = Writer { journal: writer_journal, planner, cancel: cancel.clone(), seen: Seen::default(), stats: Stats::default() };
-        let writer = std::thread::Builder::new().name("hookrt-journal".into()).spawn(move || {
-            writer.serve(rx, work_tx);
-            writer.stats
-        })?;
-        Ok(HookService { tx: Some(tx), writer: Some(writer), dispatcher: Some(dispatcher), cancel, durability })
+        let dispatcher = std::thread::Builder::new()
+            .name("hookrt-dispatch".into())
+            .spawn(move || {
+                dispatcher.run(recovered);
+                dispatcher.serve(work_rx);
+                dispatcher.into_stats()
+            })?;
+        let mut writer = Writer {
+            journal: writer_journal,
+            planner,
+            cancel: cancel.clone(),
+            seen: Seen::default(),
+            stats: Stats::default(),
+        };
+        let writer = std::thread::Builder::new()
+            .name("hookrt-journal".into())
+            .spawn(move || {
+                writer.serve(rx, work_tx);
+                writer.stats
+            })?;
+        Ok(HookService {
+            tx: Some(tx),
+            writer: Some(writer),
+            dispatcher: Some(dispatcher),
+            cancel,
+            durability,
+        })
     }
 
     /// What receipts from this service say: `persisted` with a journal.
@@ -233,7 +279,11 @@ impl HookService {
             return PendingReceipt(Err(Some(EmitError::Invalid(e))), id);
         }
         let (reply, rx) = oneshot::channel();
-        match self.tx.as_ref().map(|tx| tx.send(Command::Emit(envelope, reply, None))) {
+        match self
+            .tx
+            .as_ref()
+            .map(|tx| tx.send(Command::Emit(envelope, reply, None)))
+        {
             Some(Ok(())) => PendingReceipt(Ok(rx), id),
             _ => PendingReceipt(Err(None), id),
         }
@@ -244,7 +294,11 @@ impl HookService {
         envelope.validate()?;
         let (reply, receipt_rx) = oneshot::channel();
         let (resolve, resolution_rx) = oneshot::channel();
-        match self.tx.as_ref().map(|tx| tx.send(Command::Emit(envelope, reply, Some(resolve)))) {
+        match self
+            .tx
+            .as_ref()
+            .map(|tx| tx.send(Command::Emit(envelope, reply, Some(resolve))))
+        {
             Some(Ok(())) => Ok(((receipt_rx, resolution_rx), id)),
             _ => Err(EmitError::ShuttingDown(id)),
         }
@@ -255,23 +309,43 @@ impl HookService {
     /// for an edit event the final state and each hook's account.
     pub async fn resolve(&self, envelope: Envelope) -> Result<Resolved, EmitError> {
         let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
-        let receipt = receipt_rx.await.unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
+        let receipt = receipt_rx
+            .await
+            .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
         if receipt.duplicate {
-            return Ok(Resolved { receipt, resolution: None });
+            return Ok(Resolved {
+                receipt,
+                resolution: None,
+            });
         }
-        let resolution = resolution_rx.await.map_err(|_| EmitError::ShuttingDown(id))?;
-        Ok(Resolved { receipt, resolution })
+        let resolution = resolution_rx
+            .await
+            .map_err(|_| EmitError::ShuttingDown(id))?;
+        Ok(Resolved {
+            receipt,
+            resolution,
+        })
     }
 
     /// Blocking form of [`HookService::resolve`] (not for async contexts).
     pub fn resolve_blocking(&self, envelope: Envelope) -> Result<Resolved, EmitError> {
         let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
-        let receipt = receipt_rx.blocking_recv().unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
+        let receipt = receipt_rx
+            .blocking_recv()
+            .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
         if receipt.duplicate {
-            return Ok(Resolved { receipt, resolution: None });
+            return Ok(Resolved {
+                receipt,
+                resolution: None,
+            });
         }
-        let resolution = resolution_rx.blocking_recv().map_err(|_| EmitError::ShuttingDown(id))?;
-        Ok(Resolved { receipt, resolution })
+        let resolution = resolution_rx
+            .blocking_recv()
+            .map_err(|_| EmitError::ShuttingDown(id))?;
+        Ok(Resolved {
+            receipt,
+            resolution,
+        })
     }
 
     /// Emits one event and waits for its receipt.
@@ -327,8 +401,16 @@ impl HookService {
     fn finish(&mut self) -> Stats {
         self.tx = None;
         self.cancel.store(true, Ordering::Relaxed);
-        let taken = self.writer.take().and_then(|t| t.join().ok()).unwrap_or_default();
-        let mut stats = self.dispatcher.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        let taken = self
+            .writer
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
+        let mut stats = self
+            .dispatcher
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
         stats.events = taken.events;
         stats.duplicates = taken.duplicates;
         stats
@@ -412,14 +494,32 @@ impl Writer {
             }
             return Vec::new();
         }
-        let plans: Vec<Plan> =
-            emits.iter().map(|(e, _, _)| self.planner.plan(&e.kind, &Scope::of_event(e.coordinates.subagent.as_deref()))).collect();
+        let plans: Vec<Plan> = emits
+            .iter()
+            .map(|(e, _, _)| {
+                self.planner
+                    .plan(&e.kind, &Scope::of_event(e.coordinates.subagent.as_deref()))
+            })
+            .collect();
         let stored = match self.journal.as_mut() {
             Some(j) => {
-                let batch: Vec<(&Envelope, &Plan, &str)> = emits.iter().zip(&plans).map(|((e, _, _), p)| (e, p, "agent")).collect();
+                let batch: Vec<(&Envelope, &Plan, &str)> = emits
+                    .iter()
+                    .zip(&plans)
+                    .map(|((e, _, _), p)| (e, p, "agent"))
+                    .collect();
                 j.insert(&batch)
             }
-            None => Ok(emits.iter().map(|(e, _, _)| if self.seen.insert(&e.id) { Inserted::New(0) } else { Inserted::Duplicate(0) }).collect()),
+            None => Ok(emits
+                .iter()
+                .map(|(e, _, _)| {
+                    if self.seen.insert(&e.id) {
+                        Inserted::New(0)
+                    } else {
+                        Inserted::Duplicate(0)
+                    }
+                })
+                .collect()),
         };
         let stored = match stored {
             Ok(s) => s,
@@ -427,20 +527,34 @@ impl Writer {
                 tracing::error!("journal commit failed: {e}");
                 let message = e.to_string();
                 for (env, reply, _) in emits {
-                    let _ = reply.send(Err(EmitError::Journal { id: env.id, message: message.clone() }));
+                    let _ = reply.send(Err(EmitError::Journal {
+                        id: env.id,
+                        message: message.clone(),
+                    }));
                 }
                 return Vec::new();
             }
         };
         let durable = self.journal.is_some();
-        let durability = if durable { Durability::Persisted } else { Durability::Accepted };
+        let durability = if durable {
+            Durability::Persisted
+        } else {
+            Durability::Accepted
+        };
         let mut work = Vec::new();
-        for (((envelope, reply, resolve), plan), inserted) in emits.into_iter().zip(plans).zip(stored) {
+        for (((envelope, reply, resolve), plan), inserted) in
+            emits.into_iter().zip(plans).zip(stored)
+        {
             let (seq, duplicate) = match inserted {
                 Inserted::New(seq) => (seq, false),
                 Inserted::Duplicate(seq) => (seq, true),
             };
-            let _ = reply.send(Ok(Receipt { event_id: envelope.id.clone(), durability, seq: durable.then_some(seq), duplicate }));
+            let _ = reply.send(Ok(Receipt {
+                event_id: envelope.id.clone(),
+                durability,
+                seq: durable.then_some(seq),
+                duplicate,
+            }));
             if duplicate {
                 self.stats.duplicates += 1;
                 continue;
@@ -452,9 +566,19 @@ impl Writer {
             let deliveries = plan
                 .into_iter()
                 .enumerate()
-                .map(|(i, (hook, handler))| PendingDelivery { position: i as i64, hook, handler, attempts: first })
+                .map(|(i, (hook, handler))| PendingDelivery {
+                    position: i as i64,
+                    hook,
+                    handler,
+                    attempts: first,
+                })
                 .collect();
-            work.push(Work { seq, envelope, deliveries, resolve });
+            work.push(Work {
+                seq,
+                envelope,
+                deliveries,
+                resolve,
+            });
         }
         work
     }

@@ -34,7 +34,9 @@ pub enum SlugError {
     #[error("segment `{0}` is hidden (starts with `.`)")]
     Hidden(String),
     /// A segment has characters outside `[a-z0-9_-]`.
-    #[error("segment `{segment}` has `{bad}`; only lowercase letters, digits, `_` and `-` are allowed")]
+    #[error(
+        "segment `{segment}` has `{bad}`; only lowercase letters, digits, `_` and `-` are allowed"
+    )]
     BadChar {
         /// The offending segment.
         segment: String,
@@ -100,7 +102,10 @@ fn check_segment(seg: &str) -> Result<(), SlugError> {
         .chars()
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-'))
     {
-        return Err(SlugError::BadChar { segment: seg.to_owned(), bad });
+        return Err(SlugError::BadChar {
+            segment: seg.to_owned(),
+            bad,
+        });
     }
     Ok(())
 }
@@ -117,17 +122,32 @@ mod tests {
 
     #[test]
     fn nested_slug_is_accepted() {
-        assert_eq!(Slug::parse("observability/metrics").unwrap().as_str(), "observability/metrics");
+        assert_eq!(
+            Slug::parse("observability/metrics").unwrap().as_str(),
+            "observability/metrics"
+        );
     }
 
     #[test]
     fn unsafe_slugs_are_rejected_with_their_reason() {
         assert_eq!(Slug::parse("/etc"), Err(SlugError::Absolute));
         assert_eq!(Slug::parse("a/../b"), Err(SlugError::DotDot("..".into())));
-        assert_eq!(Slug::parse(".secret"), Err(SlugError::Hidden(".secret".into())));
+        assert_eq!(
+            Slug::parse(".secret"),
+            Err(SlugError::Hidden(".secret".into()))
+        );
         assert_eq!(Slug::parse("a//b"), Err(SlugError::Empty));
-        assert_eq!(Slug::parse("Audit"), Err(SlugError::BadChar { segment: "Audit".into(), bad: 'A' }));
-        assert_eq!(Slug::parse(&"a".repeat(65)), Err(SlugError::SegmentTooLong("a".repeat(65))));
+        assert_eq!(
+            Slug::parse("Audit"),
+            Err(SlugError::BadChar {
+                segment: "Audit".into(),
+                bad: 'A'
+            })
+        );
+        assert_eq!(
+            Slug::parse(&"a".repeat(65)),
+            Err(SlugError::SegmentTooLong("a".repeat(65)))
+        );
         assert_eq!(Slug::parse(&["ab"; 9].join("/")), Err(SlugError::TooDeep));
     }
 }

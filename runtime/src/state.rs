@@ -43,7 +43,9 @@ impl StateStore {
         // An in-memory database cannot fail to open short of allocation failure.
         let conn = Connection::open_in_memory().and_then(|c| c.execute_batch(SCHEMA).map(|_| c));
         match conn {
-            Ok(conn) => Arc::new(StateStore { conn: Mutex::new(conn) }),
+            Ok(conn) => Arc::new(StateStore {
+                conn: Mutex::new(conn),
+            }),
             Err(e) => panic!("cannot open an in-memory SQLite database: {e}"),
         }
     }
@@ -54,12 +56,17 @@ impl StateStore {
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Arc::new(StateStore { conn: Mutex::new(conn) }))
+        Ok(Arc::new(StateStore {
+            conn: Mutex::new(conn),
+        }))
     }
 
     /// The view of hook `slug`.
     pub fn access(self: &Arc<Self>, slug: &str) -> StateAccess {
-        StateAccess { store: self.clone(), slug: slug.to_owned() }
+        StateAccess {
+            store: self.clone(),
+            slug: slug.to_owned(),
+        }
     }
 }
 
@@ -72,7 +79,11 @@ impl StateAccess {
     pub fn get(&self, key: &str) -> Option<Vec<u8>> {
         let conn = self.conn();
         let found = conn
-            .query_row("SELECT value FROM hook_state WHERE hook = ?1 AND key = ?2", params![self.slug, key], |r| r.get(0))
+            .query_row(
+                "SELECT value FROM hook_state WHERE hook = ?1 AND key = ?2",
+                params![self.slug, key],
+                |r| r.get(0),
+            )
             .optional();
         found.unwrap_or_else(|e| {
             tracing::error!(hook = %self.slug, "state read failed: {e}");
@@ -86,7 +97,10 @@ impl StateAccess {
             return Err(format!("state key must be 1 to {MAX_KEY_BYTES} bytes"));
         }
         if value.len() > MAX_VALUE_BYTES {
-            return Err(format!("state value is {} bytes, above the {MAX_VALUE_BYTES}-byte limit", value.len()));
+            return Err(format!(
+                "state value is {} bytes, above the {MAX_VALUE_BYTES}-byte limit",
+                value.len()
+            ));
         }
         let conn = self.conn();
         let used: i64 = conn
@@ -97,7 +111,10 @@ impl StateAccess {
             )
             .map_err(|e| format!("state unavailable: {e}"))?;
         if used as usize + key.len() + value.len() > MAX_HOOK_BYTES {
-            return Err(format!("state of hook `{}` would exceed {MAX_HOOK_BYTES} bytes", self.slug));
+            return Err(format!(
+                "state of hook `{}` would exceed {MAX_HOOK_BYTES} bytes",
+                self.slug
+            ));
         }
         conn.execute(
             "INSERT INTO hook_state(hook, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(hook, key) DO UPDATE SET value = excluded.value",
@@ -109,7 +126,10 @@ impl StateAccess {
 
     /// Removes `key`.
     pub fn delete(&self, key: &str) {
-        if let Err(e) = self.conn().execute("DELETE FROM hook_state WHERE hook = ?1 AND key = ?2", params![self.slug, key]) {
+        if let Err(e) = self.conn().execute(
+            "DELETE FROM hook_state WHERE hook = ?1 AND key = ?2",
+            params![self.slug, key],
+        ) {
             tracing::error!(hook = %self.slug, "state delete failed: {e}");
         }
     }

@@ -38,26 +38,89 @@ use EventClass::{Decision, Edit, Observe};
 
 /// Every known kind, in lifecycle order.
 pub const KINDS: &[EventKind] = &[
-    EventKind { name: "session.started", when: "a new session begins", class: Observe },
-    EventKind { name: "session.completed", when: "the session ends successfully", class: Observe },
-    EventKind { name: "session.failed", when: "the session ends with a terminal failure", class: Observe },
-    EventKind { name: "turn.started", when: "a new turn begins within the session", class: Observe },
-    EventKind { name: "turn.completed", when: "a turn finishes successfully", class: Edit },
-    EventKind { name: "turn.failed", when: "a turn finishes with an error", class: Observe },
-    EventKind { name: "step.started", when: "a model step (one model call) begins", class: Observe },
-    EventKind { name: "step.completed", when: "a model step finishes, after its tool results are committed", class: Edit },
-    EventKind { name: "message.received", when: "a user message arrives", class: Observe },
-    EventKind { name: "message.completed", when: "the model completes a message", class: Observe },
-    EventKind { name: "actions.requested", when: "the model requests tool calls, before they run", class: Decision },
-    EventKind { name: "action.result", when: "a tool call returns a result", class: Observe },
-    EventKind { name: "input.requested", when: "a tool or the model asks a human for input", class: Observe },
-    EventKind { name: "input.received", when: "the human answers an input request", class: Observe },
-    EventKind { name: "file.edit.requested", when: "the agent is about to write a file", class: Decision },
+    EventKind {
+        name: "session.started",
+        when: "a new session begins",
+        class: Observe,
+    },
+    EventKind {
+        name: "session.completed",
+        when: "the session ends successfully",
+        class: Observe,
+    },
+    EventKind {
+        name: "session.failed",
+        when: "the session ends with a terminal failure",
+        class: Observe,
+    },
+    EventKind {
+        name: "turn.started",
+        when: "a new turn begins within the session",
+        class: Observe,
+    },
+    EventKind {
+        name: "turn.completed",
+        when: "a turn finishes successfully",
+        class: Edit,
+    },
+    EventKind {
+        name: "turn.failed",
+        when: "a turn finishes with an error",
+        class: Observe,
+    },
+    EventKind {
+        name: "step.started",
+        when: "a model step (one model call) begins",
+        class: Observe,
+    },
+    EventKind {
+        name: "step.completed",
+        when: "a model step finishes, after its tool results are committed",
+        class: Edit,
+    },
+    EventKind {
+        name: "message.received",
+        when: "a user message arrives",
+        class: Observe,
+    },
+    EventKind {
+        name: "message.completed",
+        when: "the model completes a message",
+        class: Observe,
+    },
+    EventKind {
+        name: "actions.requested",
+        when: "the model requests tool calls, before they run",
+        class: Decision,
+    },
+    EventKind {
+        name: "action.result",
+        when: "a tool call returns a result",
+        class: Observe,
+    },
+    EventKind {
+        name: "input.requested",
+        when: "a tool or the model asks a human for input",
+        class: Observe,
+    },
+    EventKind {
+        name: "input.received",
+        when: "the human answers an input request",
+        class: Observe,
+    },
+    EventKind {
+        name: "file.edit.requested",
+        when: "the agent is about to write a file",
+        class: Decision,
+    },
 ];
 
 /// The class of `kind`: `custom.` and unknown kinds are observed.
 pub fn class_of(kind: &str) -> EventClass {
-    KINDS.iter().find(|k| k.name == kind).map_or(Observe, |k| k.class)
+    KINDS
+        .iter()
+        .find(|k| k.name == kind)
+        .map_or(Observe, |k| k.class)
 }
 
 /// Whether `kind` is an event kind an envelope may carry.
@@ -71,7 +134,10 @@ pub fn is_custom(kind: &str) -> bool {
     kind.strip_prefix(CUSTOM_PREFIX).is_some_and(|rest| {
         !rest.is_empty()
             && rest.split('.').all(|w| {
-                !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+                !w.is_empty()
+                    && w.chars().all(|c| {
+                        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
+                    })
             })
     })
 }
@@ -95,7 +161,9 @@ pub fn suggest(unknown: &str) -> Option<&'static str> {
 pub fn unknown_kind_message(kind: &str) -> String {
     match suggest(kind) {
         Some(s) => format!("unknown event kind `{kind}` (did you mean `{s}`?)"),
-        None => format!("unknown event kind `{kind}` (known kinds are listed in docs/envelope.md; own kinds start with `custom.`)"),
+        None => format!(
+            "unknown event kind `{kind}` (known kinds are listed in docs/envelope.md; own kinds start with `custom.`)"
+        ),
     }
 }
 

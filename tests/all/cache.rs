@@ -7,7 +7,10 @@ use crate::common::{TempAgent, load};
 fn unique_hook(nonce: &str) -> String {
     let src = std::fs::read_to_string(crate::common::example("hostile/hooks/witness.rs")).unwrap();
     // The nonce is logged, so it changes the component, not just the source.
-    let patched = src.replace("safe_log(event, cx);", &format!("safe_log(event, cx);\n        log::trace(\"nonce\", &[(\"v\", {nonce:?})]);"));
+    let patched = src.replace(
+        "safe_log(event, cx);",
+        &format!("safe_log(event, cx);\n        log::trace(\"nonce\", &[(\"v\", {nonce:?})]);"),
+    );
     assert_ne!(patched, src);
     patched
 }
@@ -18,7 +21,10 @@ fn second_load_of_an_unchanged_hook_compiles_nothing() {
     let agent = TempAgent::new().file("hooks/fresh.rs", &unique_hook(&nonce));
     let first = load(agent.path());
     let h = &first.hooks()[0];
-    assert!(h.cargo_built && h.compiled, "a new source is built by cargo and compiled by Cranelift");
+    assert!(
+        h.cargo_built && h.compiled,
+        "a new source is built by cargo and compiled by Cranelift"
+    );
     let second = load(agent.path());
     let h2 = &second.hooks()[0];
     assert!(!h2.cargo_built, "unchanged source: cargo is not started");
@@ -39,8 +45,16 @@ fn editing_a_hook_rebuilds_only_that_hook() {
         .file("hooks/edited.rs", &unique_hook(&format!("{nonce} v1")))
         .file("hooks/kept.rs", &unique_hook(&format!("{nonce} kept")));
     load(agent.path());
-    std::fs::write(agent.path().join("hooks/edited.rs"), unique_hook(&format!("{nonce} v2"))).unwrap();
+    std::fs::write(
+        agent.path().join("hooks/edited.rs"),
+        unique_hook(&format!("{nonce} v2")),
+    )
+    .unwrap();
     let rt = load(agent.path());
-    let built: Vec<(&str, bool)> = rt.hooks().iter().map(|h| (h.slug.as_str(), h.cargo_built)).collect();
+    let built: Vec<(&str, bool)> = rt
+        .hooks()
+        .iter()
+        .map(|h| (h.slug.as_str(), h.cargo_built))
+        .collect();
     assert_eq!(built, [("edited", true), ("kept", false)]);
 }

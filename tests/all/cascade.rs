@@ -11,7 +11,10 @@ use crate::journal::{fail_on, run_all, start};
 
 /// Kinds and ids of the events the witness saw, in order.
 fn witnessed(seen: &[Delivery]) -> Vec<(String, String)> {
-    seen.iter().filter(|d| d.hook == "witness").map(|d| (d.kind.clone(), d.event_id.clone())).collect()
+    seen.iter()
+        .filter(|d| d.hook == "witness")
+        .map(|d| (d.kind.clone(), d.event_id.clone()))
+        .collect()
 }
 
 fn count(seen: &[Delivery], kind: &str) -> usize {
@@ -38,13 +41,29 @@ fn a_failing_critical_hook_fails_each_of_its_turns_exactly_once() {
     let agent = agent(&["action.result"], true);
     for journal in [None, Some(agent.path().join("journal.db"))] {
         let (seen, stats) = run(&agent, journal.as_deref());
-        let failed: Vec<&Delivery> = seen.iter().filter(|d| d.hook == "witness" && d.kind == "turn.failed").collect();
+        let failed: Vec<&Delivery> = seen
+            .iter()
+            .filter(|d| d.hook == "witness" && d.kind == "turn.failed")
+            .collect();
         let turns: Vec<String> = failed.iter().map(|d| d.event_id.clone()).collect();
-        assert_eq!(turns.len(), 2, "one turn.failed per turn with a failure: {turns:?}");
+        assert_eq!(
+            turns.len(),
+            2,
+            "one turn.failed per turn with a failure: {turns:?}"
+        );
         assert_ne!(turns[0], turns[1]);
-        assert_eq!(count(&seen, "session.failed"), 0, "turn.failed was handled fine: no escalation");
+        assert_eq!(
+            count(&seen, "session.failed"),
+            0,
+            "turn.failed was handled fine: no escalation"
+        );
         assert_eq!(stats.cascades, 2);
-        assert_eq!(stats.critical_failures as usize, seen.iter().filter(|d| d.hook == "gate" && d.kind == "action.result").count());
+        assert_eq!(
+            stats.critical_failures as usize,
+            seen.iter()
+                .filter(|d| d.hook == "gate" && d.kind == "action.result")
+                .count()
+        );
     }
 }
 
@@ -52,7 +71,10 @@ fn a_failing_critical_hook_fails_each_of_its_turns_exactly_once() {
 fn the_cascade_event_is_dispatched_right_after_the_failing_event() {
     let agent = agent(&["action.result"], true);
     let (seen, _) = run(&agent, None);
-    let first_failure = seen.iter().find(|d| d.hook == "gate" && d.outcome != hookrt::Outcome::Ok).unwrap();
+    let first_failure = seen
+        .iter()
+        .find(|d| d.hook == "gate" && d.outcome != hookrt::Outcome::Ok)
+        .unwrap();
     let idx = seen.iter().position(|d| d.kind == "turn.failed").unwrap();
     // Right after the failing event's deliveries, before the next agent event.
     assert_eq!(seen[idx - 1].event_id, first_failure.event_id);
@@ -66,10 +88,17 @@ fn a_critical_failure_on_turn_failed_fails_the_session_once_and_stops() {
     for journal in [None, Some(agent.path().join("journal.db"))] {
         let (seen, stats) = run(&agent, journal.as_deref());
         assert_eq!(count(&seen, "turn.failed"), 2);
-        assert_eq!(count(&seen, "session.failed"), 1, "exactly one session.failed");
+        assert_eq!(
+            count(&seen, "session.failed"),
+            1,
+            "exactly one session.failed"
+        );
         assert_eq!(stats.cascades, 3);
         // gate also fails on session.failed: recorded, never cascaded again.
-        let on_session_failed = seen.iter().filter(|d| d.hook == "gate" && d.kind == "session.failed").count();
+        let on_session_failed = seen
+            .iter()
+            .filter(|d| d.hook == "gate" && d.kind == "session.failed")
+            .count();
         assert_eq!(on_session_failed, 1);
     }
 }
@@ -78,7 +107,10 @@ fn a_critical_failure_on_turn_failed_fails_the_session_once_and_stops() {
 fn a_critical_failure_outside_a_turn_fails_the_session() {
     let agent = agent(&["session.started"], true);
     let (seen, stats) = run(&agent, None);
-    assert_eq!((count(&seen, "turn.failed"), count(&seen, "session.failed")), (0, 1));
+    assert_eq!(
+        (count(&seen, "turn.failed"), count(&seen, "session.failed")),
+        (0, 1)
+    );
     assert_eq!(stats.cascades, 1);
 }
 
@@ -86,7 +118,10 @@ fn a_critical_failure_outside_a_turn_fails_the_session() {
 fn an_optional_hooks_failure_never_cascades() {
     let agent = agent(&["action.result", "turn.failed"], false);
     let (seen, stats) = run(&agent, Some(&agent.path().join("journal.db")));
-    assert_eq!((count(&seen, "turn.failed"), count(&seen, "session.failed")), (0, 0));
+    assert_eq!(
+        (count(&seen, "turn.failed"), count(&seen, "session.failed")),
+        (0, 0)
+    );
     assert_eq!(stats.cascades, 0);
     assert!(stats.optional_failures > 0);
 }
@@ -109,7 +144,12 @@ fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
     use hookrt::cascade::{Failure, follow_up};
     let events = transcript();
     let result = events.iter().find(|e| e.kind == "action.result").unwrap();
-    let f = Failure { hook: "gate", event: result, outcome: hookrt::Outcome::Trap, message: "wasm trap: unreachable" };
+    let f = Failure {
+        hook: "gate",
+        event: result,
+        outcome: hookrt::Outcome::Trap,
+        message: "wasm trap: unreachable",
+    };
     let turn_failed = follow_up(&f).unwrap();
     assert_eq!(turn_failed.kind, "turn.failed");
     assert_eq!(turn_failed.coordinates.turn, result.coordinates.turn);
@@ -118,12 +158,40 @@ fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
     assert_eq!(turn_failed.data["outcome"], "trap");
     assert_eq!(turn_failed.data["message"], "wasm trap: unreachable");
     // The same turn gives the same id whichever event failed; the envelope is valid.
-    let other = events.iter().rev().find(|e| e.coordinates.turn == result.coordinates.turn && e.id != result.id).unwrap();
-    assert_eq!(follow_up(&Failure { event: other, ..f.clone() }).unwrap().id, turn_failed.id);
+    let other = events
+        .iter()
+        .rev()
+        .find(|e| e.coordinates.turn == result.coordinates.turn && e.id != result.id)
+        .unwrap();
+    assert_eq!(
+        follow_up(&Failure {
+            event: other,
+            ..f.clone()
+        })
+        .unwrap()
+        .id,
+        turn_failed.id
+    );
     let mut check = turn_failed.clone();
     check.validate().unwrap();
     // turn.failed escalates to session.failed; session.failed stops.
-    let session_failed = follow_up(&Failure { event: &turn_failed, ..f.clone() }).unwrap();
-    assert_eq!((session_failed.kind.as_str(), session_failed.coordinates.turn.as_deref()), ("session.failed", None));
-    assert!(follow_up(&Failure { event: &session_failed, ..f }).is_none());
+    let session_failed = follow_up(&Failure {
+        event: &turn_failed,
+        ..f.clone()
+    })
+    .unwrap();
+    assert_eq!(
+        (
+            session_failed.kind.as_str(),
+            session_failed.coordinates.turn.as_deref()
+        ),
+        ("session.failed", None)
+    );
+    assert!(
+        follow_up(&Failure {
+            event: &session_failed,
+            ..f
+        })
+        .is_none()
+    );
 }

@@ -9,7 +9,10 @@ use hookrt::{Delivery, Envelope, Runtime};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// `example-hooks/<rel>`.
@@ -35,12 +38,18 @@ pub fn load(agent: &Path) -> Runtime {
 /// The example transcript, parsed.
 pub fn transcript() -> Vec<Envelope> {
     let text = fs::read_to_string(example("agent/transcript.jsonl")).expect("transcript");
-    text.lines().filter(|l| !l.trim().is_empty()).map(|l| Envelope::from_json(l).expect("valid envelope")).collect()
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| Envelope::from_json(l).expect("valid envelope"))
+        .collect()
 }
 
 /// Runs every event of the transcript; returns all deliveries in order.
 pub fn run_transcript(rt: &Runtime) -> Vec<Delivery> {
-    transcript().iter().flat_map(|e| rt.dispatch(e).expect("dispatch").deliveries).collect()
+    transcript()
+        .iter()
+        .flat_map(|e| rt.dispatch(e).expect("dispatch").deliveries)
+        .collect()
 }
 
 /// A temporary agent folder assembled from example hooks.
@@ -98,10 +107,17 @@ pub fn copy(from: &Path, to: &Path) -> Result<()> {
 
 /// `(hook, handler, outcome)` of each delivery, for exact comparisons.
 pub fn triples(ds: &[Delivery]) -> Vec<(String, String, String)> {
-    ds.iter().map(|d| (d.hook.clone(), d.handler.clone(), d.outcome.to_string())).collect()
+    ds.iter()
+        .map(|d| (d.hook.clone(), d.handler.clone(), d.outcome.to_string()))
+        .collect()
 }
 
 /// The value of field `key` in the last log line of a delivery that has it.
 pub fn last_field(d: &Delivery, key: &str) -> Option<String> {
-    d.logs.iter().rev().find_map(|l| l.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
+    d.logs.iter().rev().find_map(|l| {
+        l.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    })
 }

@@ -38,12 +38,19 @@ fn file_edit(agent: &TempAgent, e: &Envelope) -> (hookrt::decision::FileEditDeci
 #[test]
 fn deny_beats_allow_whatever_the_hook_order() {
     let requested = event("actions.requested");
-    for order in ["[\"allow_all\", \"deny_all\"]", "[\"deny_all\", \"allow_all\"]"] {
+    for order in [
+        "[\"allow_all\", \"deny_all\"]",
+        "[\"deny_all\", \"allow_all\"]",
+    ] {
         let agent = testing(&["allow_all", "deny_all"], &format!("order = {order}\n"));
         let t = approval(&agent, &requested);
         assert!(!t.calls.is_empty());
         for call in &t.calls {
-            assert_eq!(call.verdict, Approval::Deny("deny_all says no".into()), "order {order}");
+            assert_eq!(
+                call.verdict,
+                Approval::Deny("deny_all says no".into()),
+                "order {order}"
+            );
             assert_eq!(call.decided_by.as_deref(), Some("deny_all"));
             assert!(!call.failure);
             let hooks: Vec<&str> = call.answers.iter().map(|a| a.hook.as_str()).collect();
@@ -54,12 +61,23 @@ fn deny_beats_allow_whatever_the_hook_order() {
 
 #[test]
 fn ask_beats_allow_and_abstain_leaves_the_others() {
-    let requested = transcript().into_iter().find(|e| e.kind == "actions.requested" && e.data.to_string().contains("http_fetch")).unwrap();
+    let requested = transcript()
+        .into_iter()
+        .find(|e| e.kind == "actions.requested" && e.data.to_string().contains("http_fetch"))
+        .unwrap();
     let agent = testing(&["allow_all", "ask_network"], "");
     let t = approval(&agent, &requested);
     let http = t.calls.iter().find(|c| c.tool == "http_fetch").unwrap();
-    assert_eq!(http.verdict, Approval::Ask("ask_network: allow `http_fetch`?".into()));
-    assert!(t.calls.iter().filter(|c| c.tool != "http_fetch").all(|c| c.verdict == Approval::Allow));
+    assert_eq!(
+        http.verdict,
+        Approval::Ask("ask_network: allow `http_fetch`?".into())
+    );
+    assert!(
+        t.calls
+            .iter()
+            .filter(|c| c.tool != "http_fetch")
+            .all(|c| c.verdict == Approval::Allow)
+    );
 }
 
 #[test]
@@ -68,19 +86,40 @@ fn a_trapping_decision_hook_is_a_deny_marked_as_a_failure_when_failing_closed() 
     let agent = testing(&["allow_all", "trapping_decider"], "");
     let t = approval(&agent, &requested);
     for call in &t.calls {
-        assert!(matches!(&call.verdict, Approval::Deny(reason) if reason.contains("`trapping_decider` failed (trap)")), "{:?}", call.verdict);
+        assert!(
+            matches!(&call.verdict, Approval::Deny(reason) if reason.contains("`trapping_decider` failed (trap)")),
+            "{:?}",
+            call.verdict
+        );
         assert!(call.failure, "distinguishable from a normal deny");
         assert_eq!(call.decided_by.as_deref(), Some("trapping_decider"));
-        let trapped = call.answers.iter().find(|a| a.hook == "trapping_decider").unwrap();
+        let trapped = call
+            .answers
+            .iter()
+            .find(|a| a.hook == "trapping_decider")
+            .unwrap();
         assert_eq!(trapped.failure, Some(Outcome::Trap));
     }
     // Failing open is a choice, and still never reads as allow from the failed hook.
-    let open = testing(&["allow_all", "trapping_decider"], "[hooks.trapping_decider]\non_failure = \"abstain\"\n");
+    let open = testing(
+        &["allow_all", "trapping_decider"],
+        "[hooks.trapping_decider]\non_failure = \"abstain\"\n",
+    );
     let t = approval(&open, &requested);
     for call in &t.calls {
-        assert_eq!((&call.verdict, call.decided_by.as_deref()), (&Approval::Allow, Some("allow_all")));
-        let trapped = call.answers.iter().find(|a| a.hook == "trapping_decider").unwrap();
-        assert_eq!((&trapped.answer, trapped.failure), (&Approval::Abstain, Some(Outcome::Trap)));
+        assert_eq!(
+            (&call.verdict, call.decided_by.as_deref()),
+            (&Approval::Allow, Some("allow_all"))
+        );
+        let trapped = call
+            .answers
+            .iter()
+            .find(|a| a.hook == "trapping_decider")
+            .unwrap();
+        assert_eq!(
+            (&trapped.answer, trapped.failure),
+            (&Approval::Abstain, Some(Outcome::Trap))
+        );
     }
 }
 
@@ -89,33 +128,69 @@ fn a_wildcard_observer_that_fails_does_not_decide() {
     let requested = event("actions.requested");
     let agent = testing(&["allow_all"], "").hook("hostile/hooks/panic.rs", "panic.rs");
     let t = approval(&agent, &requested);
-    assert!(t.calls.iter().all(|c| c.verdict == Approval::Allow && c.decided_by.as_deref() == Some("allow_all")));
+    assert!(
+        t.calls
+            .iter()
+            .all(|c| c.verdict == Approval::Allow && c.decided_by.as_deref() == Some("allow_all"))
+    );
 }
 
 #[test]
 fn a_failed_file_edit_aborts_the_fallback_and_stops_later_owners() {
     let edit = event("file.edit.requested");
-    let agent = testing(&["file_rejecter", "file_owner"], "order = [\"file_rejecter\", \"file_owner\"]\n");
+    let agent = testing(
+        &["file_rejecter", "file_owner"],
+        "order = [\"file_rejecter\", \"file_owner\"]\n",
+    );
     let (d, delivered) = file_edit(&agent, &edit);
-    assert_eq!(d.result, FileEdit::Failed("rejected by file_rejecter".into()));
-    assert_eq!((d.decided_by.as_deref(), d.failure), (Some("file_rejecter"), false));
-    assert_eq!((d.answers.len(), delivered), (1, 1), "file_owner is not asked: nobody writes after a failure");
+    assert_eq!(
+        d.result,
+        FileEdit::Failed("rejected by file_rejecter".into())
+    );
+    assert_eq!(
+        (d.decided_by.as_deref(), d.failure),
+        (Some("file_rejecter"), false)
+    );
+    assert_eq!(
+        (d.answers.len(), delivered),
+        (1, 1),
+        "file_owner is not asked: nobody writes after a failure"
+    );
 
-    let agent = testing(&["file_rejecter", "file_owner"], "order = [\"file_owner\", \"file_rejecter\"]\n");
+    let agent = testing(
+        &["file_rejecter", "file_owner"],
+        "order = [\"file_owner\", \"file_rejecter\"]\n",
+    );
     let (d, _) = file_edit(&agent, &edit);
-    assert_eq!((d.result, d.decided_by.as_deref()), (FileEdit::Applied, Some("file_owner")));
+    assert_eq!(
+        (d.result, d.decided_by.as_deref()),
+        (FileEdit::Applied, Some("file_owner"))
+    );
 }
 
 #[test]
 fn a_trapping_file_edit_owner_fails_closed_not_to_not_handled() {
     let edit = event("file.edit.requested");
-    let agent = testing(&["trapping_decider", "file_owner"], "order = [\"trapping_decider\", \"file_owner\"]\n");
+    let agent = testing(
+        &["trapping_decider", "file_owner"],
+        "order = [\"trapping_decider\", \"file_owner\"]\n",
+    );
     let (d, _) = file_edit(&agent, &edit);
-    assert!(matches!(&d.result, FileEdit::Failed(m) if m.contains("`trapping_decider` failed (trap)")), "{:?}", d.result);
+    assert!(
+        matches!(&d.result, FileEdit::Failed(m) if m.contains("`trapping_decider` failed (trap)")),
+        "{:?}",
+        d.result
+    );
     assert!(d.failure);
-    let open = testing(&["trapping_decider", "file_owner"], "order = [\"trapping_decider\", \"file_owner\"]\n[hooks.trapping_decider]\non_failure = \"abstain\"\n");
+    let open = testing(
+        &["trapping_decider", "file_owner"],
+        "order = [\"trapping_decider\", \"file_owner\"]\n[hooks.trapping_decider]\non_failure = \"abstain\"\n",
+    );
     let (d, _) = file_edit(&open, &edit);
-    assert_eq!((d.result, d.decided_by.as_deref()), (FileEdit::Applied, Some("file_owner")));
+    assert_eq!(
+        (d.result, d.decided_by.as_deref()),
+        (FileEdit::Applied, Some("file_owner"))
+    );
 }
 
 #[test]
@@ -132,13 +207,22 @@ fn protected_paths_refuses_protected_files_and_stale_edits() {
     // Never read: not handled, the agent writes as usual.
     assert_eq!(decide(&edit), FileEdit::NotHandled);
     edit.data["path"] = "secrets/api-key.txt".into();
-    assert!(matches!(decide(&edit), FileEdit::Failed(m) if m.contains("`secrets/api-key.txt` is protected")));
+    assert!(
+        matches!(decide(&edit), FileEdit::Failed(m) if m.contains("`secrets/api-key.txt` is protected"))
+    );
     // The agent read src/config.rs (hash remembered in state), then its editor changed it.
     for e in transcript().iter().filter(|e| e.kind == "action.result") {
         rt.dispatch(e).unwrap();
     }
     let mut stale = event("file.edit.requested");
     stale.data["before_content"] = "someone else's version".into();
-    assert_eq!(decide(&stale), FileEdit::Failed("content changed since it was read; read it again before editing".into()));
-    assert_eq!(decide(&event("file.edit.requested")), FileEdit::NotHandled, "unchanged since read");
+    assert_eq!(
+        decide(&stale),
+        FileEdit::Failed("content changed since it was read; read it again before editing".into())
+    );
+    assert_eq!(
+        decide(&event("file.edit.requested")),
+        FileEdit::NotHandled,
+        "unchanged since read"
+    );
 }

@@ -17,7 +17,8 @@ fn files_crates_and_components_get_path_slugs() {
         .file("hooks/alerts.wasm", "")
         .file("hooks/README.md", "notes");
     let d = discover(agent.path()).expect("valid layout");
-    let found: Vec<(&str, SourceKind)> = d.hooks.iter().map(|h| (h.slug.as_str(), h.kind)).collect();
+    let found: Vec<(&str, SourceKind)> =
+        d.hooks.iter().map(|h| (h.slug.as_str(), h.kind)).collect();
     assert_eq!(
         found,
         [
@@ -45,34 +46,71 @@ fn every_unsafe_layout_is_reported_at_once_with_path_and_fix() {
         .file("hooks/a/b/c/d/e/f/g/h/i.rs", "")
         .file("hooks/channels/slack.rs", "")
         .file("channels/web.rs", "");
-    std::os::unix::fs::symlink(outside.path().join("evil.rs"), agent.path().join("hooks/escape.rs")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("evil.rs"),
+        agent.path().join("hooks/escape.rs"),
+    )
+    .unwrap();
 
     let problems = discover(agent.path()).expect_err("layout is unsafe").0;
     let rel = |p: &std::path::Path| p.strip_prefix(agent.path()).unwrap().display().to_string();
-    let mut got: Vec<(String, String)> = problems.iter().map(|p| (rel(&p.path), p.message.clone())).collect();
+    let mut got: Vec<(String, String)> = problems
+        .iter()
+        .map(|p| (rel(&p.path), p.message.clone()))
+        .collect();
     got.sort();
     let expect = [
         ("channels", "a `channels/` folder is not supported"),
-        ("hooks/..sneaky.rs", "unsafe slug `..sneaky`: segment `..sneaky` is a relative-path component"),
-        ("hooks/.hidden.rs", "unsafe slug `.hidden`: segment `.hidden` is hidden"),
-        ("hooks/Upper.rs", "unsafe slug `Upper`: segment `Upper` has `U`"),
-        ("hooks/a/b/c/d/e/f/g/h/i.rs", "unsafe slug `a/b/c/d/e/f/g/h/i`: slug nests deeper than 8 folders"),
+        (
+            "hooks/..sneaky.rs",
+            "unsafe slug `..sneaky`: segment `..sneaky` is a relative-path component",
+        ),
+        (
+            "hooks/.hidden.rs",
+            "unsafe slug `.hidden`: segment `.hidden` is hidden",
+        ),
+        (
+            "hooks/Upper.rs",
+            "unsafe slug `Upper`: segment `Upper` has `U`",
+        ),
+        (
+            "hooks/a/b/c/d/e/f/g/h/i.rs",
+            "unsafe slug `a/b/c/d/e/f/g/h/i`: slug nests deeper than 8 folders",
+        ),
         ("hooks/audit.wasm", "duplicate slug `audit`"),
         ("hooks/channels", "a `channels/` folder is not supported"),
         ("hooks/escape.rs", "symlink leaves the hooks folder"),
     ];
-    assert_eq!(got.len(), expect.len() + 1, "one problem per bad entry: {got:#?}");
+    assert_eq!(
+        got.len(),
+        expect.len() + 1,
+        "one problem per bad entry: {got:#?}"
+    );
     for (path, msg) in expect {
-        assert!(got.iter().any(|(p, m)| p == path && m.starts_with(msg)), "missing `{path}: {msg}` in {got:#?}");
+        assert!(
+            got.iter().any(|(p, m)| p == path && m.starts_with(msg)),
+            "missing `{path}: {msg}` in {got:#?}"
+        );
     }
-    assert!(got.iter().any(|(p, m)| p.starts_with("hooks/xxxx") && m.contains("longer than 64")), "{got:#?}");
-    assert!(problems.iter().all(|p| !p.fix.is_empty()), "every problem says how to fix it");
+    assert!(
+        got.iter()
+            .any(|(p, m)| p.starts_with("hooks/xxxx") && m.contains("longer than 64")),
+        "{got:#?}"
+    );
+    assert!(
+        problems.iter().all(|p| !p.fix.is_empty()),
+        "every problem says how to fix it"
+    );
 }
 
 #[test]
 fn symlinked_hook_inside_the_folder_is_accepted() {
     let agent = TempAgent::new().file("hooks/shared/impl.rs", "");
-    std::os::unix::fs::symlink(agent.path().join("hooks/shared/impl.rs"), agent.path().join("hooks/alias.rs")).unwrap();
+    std::os::unix::fs::symlink(
+        agent.path().join("hooks/shared/impl.rs"),
+        agent.path().join("hooks/alias.rs"),
+    )
+    .unwrap();
     let d = discover(agent.path()).expect("link stays inside hooks/");
     let slugs: Vec<&str> = d.hooks.iter().map(|h| h.slug.as_str()).collect();
     assert_eq!(slugs, ["alias", "shared/impl"]);

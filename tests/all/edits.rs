@@ -8,7 +8,10 @@ use hookrt::{Envelope, Outcome};
 use crate::common::{TempAgent, load, transcript};
 
 fn step_completed() -> Envelope {
-    transcript().into_iter().find(|e| e.kind == "step.completed").unwrap()
+    transcript()
+        .into_iter()
+        .find(|e| e.kind == "step.completed")
+        .unwrap()
 }
 
 fn edit_with(hooks: &[&str]) -> EditResult {
@@ -16,16 +19,27 @@ fn edit_with(hooks: &[&str]) -> EditResult {
     for h in hooks {
         agent = agent.hook(&format!("testing/hooks/{h}.rs"), &format!("{h}.rs"));
     }
-    let order = hooks.iter().map(|h| format!("{h:?}")).collect::<Vec<_>>().join(", ");
+    let order = hooks
+        .iter()
+        .map(|h| format!("{h:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let agent = agent.config(&format!("order = [{order}]\n"));
-    match load(agent.path()).dispatch(&step_completed()).unwrap().resolution {
+    match load(agent.path())
+        .dispatch(&step_completed())
+        .unwrap()
+        .resolution
+    {
         Some(Resolution::Edit(r)) => r,
         other => panic!("expected an edit result, got {other:?}"),
     }
 }
 
 fn outcomes(r: &EditResult) -> Vec<(&str, &EditOutcome, bool)> {
-    r.accounts.iter().map(|a| (a.hook.as_str(), &a.outcome, a.rolled_back)).collect()
+    r.accounts
+        .iter()
+        .map(|a| (a.hook.as_str(), &a.outcome, a.rolled_back))
+        .collect()
 }
 
 #[test]
@@ -33,9 +47,15 @@ fn a_valid_edit_is_applied_and_accounted() {
     let r = edit_with(&["extras_editor"]);
     let original = &step_completed().data["state"];
     assert!(r.changed && r.rolled_back.is_none());
-    assert_eq!(r.state["extras"]["extras_editor"], serde_json::json!({"seen": step_completed().data["index"]}));
+    assert_eq!(
+        r.state["extras"]["extras_editor"],
+        serde_json::json!({"seen": step_completed().data["index"]})
+    );
     assert_eq!(r.state["messages"], original["messages"]);
-    assert_eq!(outcomes(&r), [("extras_editor", &EditOutcome::Applied, false)]);
+    assert_eq!(
+        outcomes(&r),
+        [("extras_editor", &EditOutcome::Applied, false)]
+    );
 }
 
 #[test]
@@ -45,10 +65,21 @@ fn an_orphaned_tool_call_rolls_back_every_edit_of_the_event_including_earlier_va
     assert_eq!(&r.state, original, "the backup is restored");
     assert!(!r.changed);
     let reason = r.rolled_back.as_deref().unwrap();
-    assert!(reason.starts_with("hook `orphaning_editor`: tool call `") && reason.ends_with("` lost its result"), "{reason}");
+    assert!(
+        reason.starts_with("hook `orphaning_editor`: tool call `")
+            && reason.ends_with("` lost its result"),
+        "{reason}"
+    );
     let got = outcomes(&r);
-    assert_eq!(got[0], ("extras_editor", &EditOutcome::Applied, true), "the earlier valid edit was undone");
-    assert!(matches!(got[1], ("orphaning_editor", EditOutcome::Invalid(_), false)));
+    assert_eq!(
+        got[0],
+        ("extras_editor", &EditOutcome::Applied, true),
+        "the earlier valid edit was undone"
+    );
+    assert!(matches!(
+        got[1],
+        ("orphaning_editor", EditOutcome::Invalid(_), false)
+    ));
     assert_eq!(got[2], ("history_rewriter", &EditOutcome::Ignored, false));
 }
 
@@ -56,14 +87,30 @@ fn an_orphaned_tool_call_rolls_back_every_edit_of_the_event_including_earlier_va
 fn a_trap_mid_edit_rolls_back() {
     let r = edit_with(&["extras_editor", "trapping_editor"]);
     assert_eq!(&r.state, &step_completed().data["state"]);
-    assert_eq!(r.rolled_back.as_deref(), Some("hook `trapping_editor` failed (trap)"));
-    assert_eq!(outcomes(&r), [("extras_editor", &EditOutcome::Applied, true), ("trapping_editor", &EditOutcome::Failed(Outcome::Trap), false)]);
+    assert_eq!(
+        r.rolled_back.as_deref(),
+        Some("hook `trapping_editor` failed (trap)")
+    );
+    assert_eq!(
+        outcomes(&r),
+        [
+            ("extras_editor", &EditOutcome::Applied, true),
+            (
+                "trapping_editor",
+                &EditOutcome::Failed(Outcome::Trap),
+                false
+            )
+        ]
+    );
 }
 
 #[test]
 fn immutable_history_cannot_be_rewritten() {
     let r = edit_with(&["history_rewriter"]);
-    assert_eq!(r.rolled_back.as_deref(), Some("hook `history_rewriter`: message 0 is in the immutable history and was changed"));
+    assert_eq!(
+        r.rolled_back.as_deref(),
+        Some("hook `history_rewriter`: message 0 is in the immutable history and was changed")
+    );
 }
 
 #[test]
@@ -72,13 +119,30 @@ fn the_context_pruner_keeps_pairs_and_records_what_it_pruned() {
         .hook("agent/hooks/context-pruner.rs", "context-pruner.rs")
         .config("[hooks.context-pruner]\nconfig = { keep = 1 }\n");
     let rt = load(agent.path());
-    let last = transcript().into_iter().filter(|e| e.kind == "step.completed").last().unwrap();
-    let Some(Resolution::Edit(r)) = rt.dispatch(&last).unwrap().resolution else { panic!("edit event") };
+    let last = transcript()
+        .into_iter()
+        .filter(|e| e.kind == "step.completed")
+        .last()
+        .unwrap();
+    let Some(Resolution::Edit(r)) = rt.dispatch(&last).unwrap().resolution else {
+        panic!("edit event")
+    };
     assert!(r.changed && r.rolled_back.is_none(), "{:?}", r.rolled_back);
     let results = r.state["tool_results"].as_array().unwrap();
-    let pruned = results.iter().filter(|t| t["output"] == "[pruned by context-pruner]").count();
-    assert_eq!(pruned, results.len() - 1, "all but the newest result pruned");
-    assert_eq!(r.state["tool_calls"].as_array().unwrap().len(), results.len(), "pairs kept");
+    let pruned = results
+        .iter()
+        .filter(|t| t["output"] == "[pruned by context-pruner]")
+        .count();
+    assert_eq!(
+        pruned,
+        results.len() - 1,
+        "all but the newest result pruned"
+    );
+    assert_eq!(
+        r.state["tool_calls"].as_array().unwrap().len(),
+        results.len(),
+        "pairs kept"
+    );
     assert_eq!(r.state["extras"]["context-pruner"]["pruned"], pruned);
 }
 
@@ -87,7 +151,19 @@ fn a_failing_wildcard_observer_does_not_roll_back_edits() {
     let agent = TempAgent::new()
         .hook("testing/hooks/extras_editor.rs", "extras_editor.rs")
         .hook("hostile/hooks/panic.rs", "panic.rs");
-    let Some(Resolution::Edit(r)) = load(agent.path()).dispatch(&step_completed()).unwrap().resolution else { panic!("edit event") };
+    let Some(Resolution::Edit(r)) = load(agent.path())
+        .dispatch(&step_completed())
+        .unwrap()
+        .resolution
+    else {
+        panic!("edit event")
+    };
     assert!(r.changed && r.rolled_back.is_none());
-    assert_eq!(outcomes(&r), [("extras_editor", &EditOutcome::Applied, false), ("panic", &EditOutcome::ObserverFailed(Outcome::Trap), false)]);
+    assert_eq!(
+        outcomes(&r),
+        [
+            ("extras_editor", &EditOutcome::Applied, false),
+            ("panic", &EditOutcome::ObserverFailed(Outcome::Trap), false)
+        ]
+    );
 }

@@ -12,25 +12,56 @@ fn err(line: &str) -> String {
 fn valid_envelope_gets_attempt_one_and_a_derived_key() {
     let e = Envelope::from_json(GOOD).unwrap();
     assert_eq!(e.attempt, 1);
-    assert_eq!(e.idempotency_key, hookrt::envelope::idempotency_key("message.completed", &e.coordinates));
+    assert_eq!(
+        e.idempotency_key,
+        hookrt::envelope::idempotency_key("message.completed", &e.coordinates)
+    );
     assert!(e.idempotency_key.starts_with("ik1-"));
 }
 
 #[test]
 fn each_malformed_envelope_says_what_is_wrong() {
     assert!(err("{not json").starts_with("not a valid envelope: key must be a string"));
-    assert!(err(&GOOD.replace(r#""kind":"message.completed","#, "")).contains("missing field `kind`"));
-    assert!(err(&GOOD.replace(r#""id":"e1""#, r#""id":"e1","extra":1"#)).contains("unknown field `extra`"));
-    assert_eq!(err(&GOOD.replace("message.completed", "mesage.completed")), "unknown event kind `mesage.completed` (did you mean `message.completed`?)");
-    assert_eq!(err(&GOOD.replace("\"schema_version\":1", "\"schema_version\":2")), "schema_version 2 is not supported (this runtime reads version 1)");
-    assert_eq!(err(&GOOD.replace("2026-11-30T09:00:00.000Z", "yesterday")), "timestamp `yesterday` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z or 2026-11-30T10:00:00.5+01:00)");
-    assert_eq!(err(&GOOD.replace(r#"{"message_id":"m1"}"#, "[1]")), "data must be a JSON object");
-    assert_eq!(err(&GOOD.replace(r#""id":"e1""#, r#""id":"""#)), "`id` must be 1 to 256 bytes");
-    assert_eq!(err(&GOOD.replace(r#""data""#, r#""attempt":0,"data""#)), "attempt must be at least 1");
-    assert!(err(&GOOD.replace(r#""data""#, r#""idempotency_key":"mine","data""#)).starts_with("idempotency_key `mine` does not match"));
+    assert!(
+        err(&GOOD.replace(r#""kind":"message.completed","#, "")).contains("missing field `kind`")
+    );
+    assert!(
+        err(&GOOD.replace(r#""id":"e1""#, r#""id":"e1","extra":1"#))
+            .contains("unknown field `extra`")
+    );
+    assert_eq!(
+        err(&GOOD.replace("message.completed", "mesage.completed")),
+        "unknown event kind `mesage.completed` (did you mean `message.completed`?)"
+    );
+    assert_eq!(
+        err(&GOOD.replace("\"schema_version\":1", "\"schema_version\":2")),
+        "schema_version 2 is not supported (this runtime reads version 1)"
+    );
+    assert_eq!(
+        err(&GOOD.replace("2026-11-30T09:00:00.000Z", "yesterday")),
+        "timestamp `yesterday` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z or 2026-11-30T10:00:00.5+01:00)"
+    );
+    assert_eq!(
+        err(&GOOD.replace(r#"{"message_id":"m1"}"#, "[1]")),
+        "data must be a JSON object"
+    );
+    assert_eq!(
+        err(&GOOD.replace(r#""id":"e1""#, r#""id":"""#)),
+        "`id` must be 1 to 256 bytes"
+    );
+    assert_eq!(
+        err(&GOOD.replace(r#""data""#, r#""attempt":0,"data""#)),
+        "attempt must be at least 1"
+    );
+    assert!(
+        err(&GOOD.replace(r#""data""#, r#""idempotency_key":"mine","data""#))
+            .starts_with("idempotency_key `mine` does not match")
+    );
 }
 
 #[test]
 fn custom_kinds_are_accepted() {
-    assert!(Envelope::from_json(&GOOD.replace("message.completed", "custom.deploy.finished")).is_ok());
+    assert!(
+        Envelope::from_json(&GOOD.replace("message.completed", "custom.deploy.finished")).is_ok()
+    );
 }

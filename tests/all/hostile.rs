@@ -9,7 +9,11 @@ fn each_hostile_hook_is_contained_with_its_outcome_and_the_witness_never_fails()
     let rt = load(&example("hostile"));
     let events = transcript().len();
     let deliveries = run_transcript(&rt);
-    assert_eq!(deliveries.len(), events * 8, "8 wildcard hooks see every event");
+    assert_eq!(
+        deliveries.len(),
+        events * 8,
+        "8 wildcard hooks see every event"
+    );
 
     let mut flaky = 0;
     for d in &deliveries {
@@ -21,25 +25,55 @@ fn each_hostile_hook_is_contained_with_its_outcome_and_the_witness_never_fails()
             "log_flood" | "witness" => Outcome::Ok,
             "flaky" => {
                 flaky += 1;
-                let n: u32 = last_field(d, "n_in_instance").expect("flaky logs its count").parse().unwrap();
-                assert_eq!(n, (flaky - 1) % 3 + 1, "a trapped instance is replaced: the count restarts at 1");
+                let n: u32 = last_field(d, "n_in_instance")
+                    .expect("flaky logs its count")
+                    .parse()
+                    .unwrap();
+                assert_eq!(
+                    n,
+                    (flaky - 1) % 3 + 1,
+                    "a trapped instance is replaced: the count restarts at 1"
+                );
                 if n == 3 { Outcome::Trap } else { Outcome::Ok }
             }
             other => panic!("unexpected hook {other}"),
         };
-        assert_eq!(d.outcome, expected, "{} on {}: {:?}", d.hook, d.event_id, d.error);
+        assert_eq!(
+            d.outcome, expected,
+            "{} on {}: {:?}",
+            d.hook, d.event_id, d.error
+        );
     }
     let by = |hook: &'static str| deliveries.iter().filter(move |d| d.hook == hook);
-    assert!(by("panic").all(|d| d.error.as_deref().unwrap_or("").contains("hostile hook panicked on purpose")));
+    assert!(by("panic").all(|d| {
+        d.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("hostile hook panicked on purpose")
+    }));
     assert!(by("fails").all(|d| d.error.as_deref().unwrap_or("").starts_with("refusing:")));
-    assert!(by("log_flood").all(|d| d.output_truncated), "the flood is cut at output_bytes");
+    assert!(
+        by("log_flood").all(|d| d.output_truncated),
+        "the flood is cut at output_bytes"
+    );
     let kept: usize = by("log_flood")
-        .map(|d| d.logs.iter().filter(|l| !l.message.starts_with("[hookrt]")).map(|l| l.message.len()).sum::<usize>())
+        .map(|d| {
+            d.logs
+                .iter()
+                .filter(|l| !l.message.starts_with("[hookrt]"))
+                .map(|l| l.message.len())
+                .sum::<usize>()
+        })
         .max()
         .unwrap();
-    assert!(kept <= 4096, "log_flood kept {kept} bytes of log messages over its 4096-byte cap");
     assert!(
-        by("log_flood").all(|d| d.logs.last().is_some_and(|l| l.message == "[hookrt] output cut at the 4096-byte output_bytes limit")),
+        kept <= 4096,
+        "log_flood kept {kept} bytes of log messages over its 4096-byte cap"
+    );
+    assert!(
+        by("log_flood").all(|d| d.logs.last().is_some_and(
+            |l| l.message == "[hookrt] output cut at the 4096-byte output_bytes limit"
+        )),
         "a marker says where the output was cut"
     );
     assert_eq!(by("witness").count(), events);

@@ -56,7 +56,10 @@ fn without_a_journal_receipts_say_accepted() {
     let agent = witness();
     let (service, seen) = start(agent.path(), None);
     let receipt = service.submit(transcript()[0].clone()).wait().unwrap();
-    assert_eq!((receipt.durability, receipt.seq), (Durability::Accepted, None));
+    assert_eq!(
+        (receipt.durability, receipt.seq),
+        (Durability::Accepted, None)
+    );
     run_all(service, &[]);
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
@@ -98,10 +101,25 @@ fn unacked_deliveries_run_again_with_the_next_attempt_in_their_original_order() 
 
     let (service, seen) = start(agent.path(), Some(&db));
     let stats = run_all(service, &[]);
-    let got: Vec<(String, String, u32)> = seen.lock().unwrap().iter().map(|d| (d.event_id.clone(), d.hook.clone(), d.attempt)).collect();
-    let want: Vec<(String, String, u32)> =
-        events.iter().flat_map(|e| [(e.id.clone(), "audit".to_string(), 2), (e.id.clone(), "witness".to_string(), 2)]).collect();
-    assert_eq!(got, want, "same event ids, original per-hook order, attempt 2");
+    let got: Vec<(String, String, u32)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| (d.event_id.clone(), d.hook.clone(), d.attempt))
+        .collect();
+    let want: Vec<(String, String, u32)> = events
+        .iter()
+        .flat_map(|e| {
+            [
+                (e.id.clone(), "audit".to_string(), 2),
+                (e.id.clone(), "witness".to_string(), 2),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        got, want,
+        "same event ids, original per-hook order, attempt 2"
+    );
     assert_eq!(stats.repeats, 10);
     let status = Journal::open(&db).unwrap().status().unwrap();
     assert_eq!((status.done, status.pending, status.repeated), (10, 0, 10));
@@ -125,28 +143,66 @@ hookrt_sdk::define_hook!(FailOn { "*" => any });
 
 /// A hook that returns an error on the given kinds and is ok on the rest.
 pub fn fail_on(kinds: &[&str]) -> String {
-    FAIL_ON.replace("LIST", &kinds.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "))
+    FAIL_ON.replace(
+        "LIST",
+        &kinds
+            .iter()
+            .map(|k| format!("{k:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 #[test]
 fn dead_letter_after_the_configured_attempts() {
-    let agent = witness().file("hooks/flaky_tool.rs", &fail_on(&["action.result"])).config(
-        "[hooks.flaky_tool]\nmax_attempts = 3\nbackoff_ms = 1\n",
-    );
+    let agent = witness()
+        .file("hooks/flaky_tool.rs", &fail_on(&["action.result"]))
+        .config("[hooks.flaky_tool]\nmax_attempts = 3\nbackoff_ms = 1\n");
     let db = agent.path().join("journal.db");
     let (service, seen) = start(agent.path(), Some(&db));
-    let result = transcript().into_iter().find(|e| e.kind == "action.result").unwrap();
+    let result = transcript()
+        .into_iter()
+        .find(|e| e.kind == "action.result")
+        .unwrap();
     run_all(service, std::slice::from_ref(&result));
-    let attempts: Vec<(u32, Outcome)> =
-        seen.lock().unwrap().iter().filter(|d| d.hook == "flaky_tool").map(|d| (d.attempt, d.outcome)).collect();
-    assert_eq!(attempts, [(1, Outcome::Error), (2, Outcome::Error), (3, Outcome::Error)]);
+    let attempts: Vec<(u32, Outcome)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|d| d.hook == "flaky_tool")
+        .map(|d| (d.attempt, d.outcome))
+        .collect();
+    assert_eq!(
+        attempts,
+        [
+            (1, Outcome::Error),
+            (2, Outcome::Error),
+            (3, Outcome::Error)
+        ]
+    );
     let dead = Journal::open(&db).unwrap().dead_letters().unwrap();
     assert_eq!(dead.len(), 1);
-    assert_eq!((dead[0].hook.as_str(), dead[0].event_id.as_str(), dead[0].attempts), ("flaky_tool", result.id.as_str(), 3));
-    assert_eq!((dead[0].outcome.as_str(), dead[0].message.as_str()), ("error", "refusing action.result"));
+    assert_eq!(
+        (
+            dead[0].hook.as_str(),
+            dead[0].event_id.as_str(),
+            dead[0].attempts
+        ),
+        ("flaky_tool", result.id.as_str(), 3)
+    );
+    assert_eq!(
+        (dead[0].outcome.as_str(), dead[0].message.as_str()),
+        ("error", "refusing action.result")
+    );
 
     // Re-driven, it runs again (attempt 4) on the next start.
-    assert_eq!(Journal::open(&db).unwrap().redrive(Some("flaky_tool"), None).unwrap(), 1);
+    assert_eq!(
+        Journal::open(&db)
+            .unwrap()
+            .redrive(Some("flaky_tool"), None)
+            .unwrap(),
+        1
+    );
     let (service, seen) = start(agent.path(), Some(&db));
     run_all(service, &[]);
     let again: Vec<u32> = seen.lock().unwrap().iter().map(|d| d.attempt).collect();
@@ -164,10 +220,16 @@ fn shutdown_cancels_a_running_delivery_and_leaves_it_for_the_next_start() {
     std::thread::sleep(Duration::from_millis(50));
     let stats = service.shutdown_blocking(Duration::from_millis(20));
     assert_eq!(stats.left_unacked, 1);
-    assert!(seen.lock().unwrap().is_empty(), "a cancelled delivery is not an outcome of the hook");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a cancelled delivery is not an outcome of the hook"
+    );
     let pending = Journal::open(&db).unwrap().pending().unwrap();
     assert_eq!(pending.len(), 1);
-    assert_eq!((pending[0].2.hook.as_str(), pending[0].2.attempts), ("slow", 1));
+    assert_eq!(
+        (pending[0].2.hook.as_str(), pending[0].2.attempts),
+        ("slow", 1)
+    );
 }
 
 #[test]
@@ -181,10 +243,20 @@ fn receipts_do_not_wait_for_a_slow_hook() {
     let first = service.submit(events[0].clone()).wait().unwrap();
     // The first delivery now spins for as long as its budget allows; the next
     // receipts are answered by the writer all the same.
-    let later: Vec<_> = events[1..5].iter().map(|e| service.submit(e.clone()).wait().unwrap()).collect();
-    assert!(seen.lock().unwrap().is_empty(), "the slow delivery is still running");
+    let later: Vec<_> = events[1..5]
+        .iter()
+        .map(|e| service.submit(e.clone()).wait().unwrap())
+        .collect();
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the slow delivery is still running"
+    );
     assert_eq!(first.durability, Durability::Persisted);
-    assert!(later.iter().all(|r| r.durability == Durability::Persisted && !r.duplicate));
+    assert!(
+        later
+            .iter()
+            .all(|r| r.durability == Durability::Persisted && !r.duplicate)
+    );
     let stats = service.shutdown_blocking(Duration::from_millis(10));
     assert_eq!((stats.events, stats.left_unacked), (5, 5));
 }

@@ -18,10 +18,15 @@ fn fuel_limit_is_taken_from_hookrt_toml() {
     for fuel in [1_000_000u64, 3_000_000] {
         let agent = TempAgent::new()
             .hook("hostile/hooks/infinite_loop.rs", "spin.rs")
-            .config(&format!("[hooks.spin]\nfuel = {fuel}\ndeadline_ms = 60000\n"));
+            .config(&format!(
+                "[hooks.spin]\nfuel = {fuel}\ndeadline_ms = 60000\n"
+            ));
         let d = first_delivery(&agent);
         assert_eq!(d.outcome, Outcome::OutOfFuel);
-        assert_eq!(d.fuel_used, fuel, "the hook burned exactly its configured fuel");
+        assert_eq!(
+            d.fuel_used, fuel,
+            "the hook burned exactly its configured fuel"
+        );
     }
 }
 
@@ -33,7 +38,11 @@ fn deadline_is_taken_from_hookrt_toml() {
     let d = first_delivery(&agent);
     assert_eq!(d.outcome, Outcome::Timeout, "{:?}", d.error);
     // Only the lower bound is asserted: the upper bound depends on machine load.
-    assert!(d.duration_us >= 40_000, "interrupted after {} us, before its 40 ms deadline", d.duration_us);
+    assert!(
+        d.duration_us >= 40_000,
+        "interrupted after {} us, before its 40 ms deadline",
+        d.duration_us
+    );
     assert!(d.fuel_used < 10_000_000_000);
 }
 
@@ -43,11 +52,19 @@ fn memory_limit_is_taken_from_hookrt_toml() {
     for mib in [6u64, 12] {
         let agent = TempAgent::new()
             .hook("hostile/hooks/memory_bomb.rs", "bomb.rs")
-            .config(&format!("[hooks.bomb]\nmemory_mib = {mib}\nfuel = 10_000_000_000\ndeadline_ms = 60000\n"));
+            .config(&format!(
+                "[hooks.bomb]\nmemory_mib = {mib}\nfuel = 10_000_000_000\ndeadline_ms = 60000\n"
+            ));
         let d = first_delivery(&agent);
         assert_eq!(d.outcome, Outcome::OutOfMemory, "{:?}", d.error);
-        let held: u64 = last_field(&d, "mib").expect("bomb logs each MiB").parse().unwrap();
-        assert!(held < mib && held + 4 >= mib, "held {held} MiB under a {mib} MiB limit");
+        let held: u64 = last_field(&d, "mib")
+            .expect("bomb logs each MiB")
+            .parse()
+            .unwrap();
+        assert!(
+            held < mib && held + 4 >= mib,
+            "held {held} MiB under a {mib} MiB limit"
+        );
         reached.push(held);
     }
     assert!(reached[1] > reached[0]);
@@ -55,9 +72,19 @@ fn memory_limit_is_taken_from_hookrt_toml() {
 
 #[test]
 fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
-    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs").config("[hooks.witness]\nmemory_mib = 1\n");
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/witness.rs", "witness.rs")
+        .config("[hooks.witness]\nmemory_mib = 1\n");
     // The hook cannot even report its subscriptions: the load names it.
-    let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {}).err().expect("load fails");
+    let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {})
+        .err()
+        .expect("load fails");
     assert_eq!(err.0.len(), 1);
-    assert!(err.0[0].message.starts_with("failed while reporting its subscriptions (out_of_memory)"), "{}", err.0[0].message);
+    assert!(
+        err.0[0]
+            .message
+            .starts_with("failed while reporting its subscriptions (out_of_memory)"),
+        "{}",
+        err.0[0].message
+    );
 }

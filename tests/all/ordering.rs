@@ -3,12 +3,22 @@
 use crate::common::{TempAgent, example, load, run_transcript, transcript, triples};
 
 fn plan(rt: &hookrt::Runtime, kind: &str) -> Vec<(String, String)> {
-    let event = transcript().into_iter().find(|e| e.kind == kind).expect("kind in transcript");
-    rt.dispatch(&event).unwrap().deliveries.into_iter().map(|d| (d.hook, d.handler)).collect()
+    let event = transcript()
+        .into_iter()
+        .find(|e| e.kind == kind)
+        .expect("kind in transcript");
+    rt.dispatch(&event)
+        .unwrap()
+        .deliveries
+        .into_iter()
+        .map(|d| (d.hook, d.handler))
+        .collect()
 }
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
-    v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
 }
 
 #[test]
@@ -16,7 +26,17 @@ fn specific_handlers_run_before_wildcards_in_registration_order() {
     // hookrt.toml: order = ["audit"]; the rest by slug.
     let rt = load(&example("agent"));
     let order: Vec<&str> = rt.hooks().iter().map(|h| h.slug.as_str()).collect();
-    assert_eq!(order, ["audit", "alerts", "context-pruner", "observability/metrics", "policy", "protected-paths"]);
+    assert_eq!(
+        order,
+        [
+            "audit",
+            "alerts",
+            "context-pruner",
+            "observability/metrics",
+            "policy",
+            "protected-paths"
+        ]
+    );
     assert_eq!(
         plan(&rt, "action.result"),
         pairs(&[
@@ -29,13 +49,30 @@ fn specific_handlers_run_before_wildcards_in_registration_order() {
     );
     assert_eq!(
         plan(&rt, "step.completed"),
-        pairs(&[("context-pruner", "step.completed"), ("audit", "*"), ("alerts", "*"), ("observability/metrics", "*")])
+        pairs(&[
+            ("context-pruner", "step.completed"),
+            ("audit", "*"),
+            ("alerts", "*"),
+            ("observability/metrics", "*")
+        ])
     );
     assert_eq!(
         plan(&rt, "actions.requested"),
-        pairs(&[("policy", "actions.requested"), ("audit", "*"), ("alerts", "*"), ("observability/metrics", "*")])
+        pairs(&[
+            ("policy", "actions.requested"),
+            ("audit", "*"),
+            ("alerts", "*"),
+            ("observability/metrics", "*")
+        ])
     );
-    assert_eq!(plan(&rt, "session.started"), pairs(&[("audit", "*"), ("alerts", "*"), ("observability/metrics", "*")]));
+    assert_eq!(
+        plan(&rt, "session.started"),
+        pairs(&[
+            ("audit", "*"),
+            ("alerts", "*"),
+            ("observability/metrics", "*")
+        ])
+    );
 }
 
 #[test]
@@ -48,10 +85,18 @@ fn configured_order_comes_first_then_slug_order() {
         .config("order = [\"policy\", \"observability/metrics\"]\n[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n");
     let rt = load(agent.path());
     let order: Vec<&str> = rt.hooks().iter().map(|h| h.slug.as_str()).collect();
-    assert_eq!(order, ["policy", "observability/metrics", "alerts", "audit"]);
+    assert_eq!(
+        order,
+        ["policy", "observability/metrics", "alerts", "audit"]
+    );
     assert_eq!(
         plan(&rt, "action.result"),
-        pairs(&[("alerts", "action.result"), ("observability/metrics", "*"), ("alerts", "*"), ("audit", "*")])
+        pairs(&[
+            ("alerts", "action.result"),
+            ("observability/metrics", "*"),
+            ("alerts", "*"),
+            ("audit", "*")
+        ])
     );
 }
 

@@ -27,21 +27,48 @@ fn agent() -> TempAgent {
     TempAgent::new()
         .hook(REPORTER, "reporter.rs")
         .hook(REPORTER, "observer.rs")
-        .file("subagents/researcher/hooks/reporter.rs", &std::fs::read_to_string(crate::common::example(REPORTER)).unwrap())
-        .config("aggregate = [\"observer\"]\n[subagents.researcher.hooks.reporter]\nfuel = 7_000_000\n")
+        .file(
+            "subagents/researcher/hooks/reporter.rs",
+            &std::fs::read_to_string(crate::common::example(REPORTER)).unwrap(),
+        )
+        .config(
+            "aggregate = [\"observer\"]\n[subagents.researcher.hooks.reporter]\nfuel = 7_000_000\n",
+        )
 }
 
 #[test]
 fn subagent_hooks_are_discovered_with_their_scope_and_relative_slugs() {
     let agent = agent();
     let d = discover(agent.path()).unwrap();
-    let found: Vec<(&str, &Scope)> = d.hooks.iter().map(|h| (h.slug.as_str(), &h.scope)).collect();
-    assert_eq!(found, [("observer", &Scope::Primary), ("reporter", &Scope::Primary), ("reporter", &Scope::Subagent("researcher".into()))]);
+    let found: Vec<(&str, &Scope)> = d
+        .hooks
+        .iter()
+        .map(|h| (h.slug.as_str(), &h.scope))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("observer", &Scope::Primary),
+            ("reporter", &Scope::Primary),
+            ("reporter", &Scope::Subagent("researcher".into()))
+        ]
+    );
     let rt = load(agent.path());
     let ids: Vec<String> = rt.hooks().iter().map(|h| h.id()).collect();
-    assert_eq!(ids, ["observer", "reporter", "subagents/researcher/reporter"]);
-    assert_eq!(rt.hooks()[2].settings.limits.fuel, 7_000_000, "[subagents.researcher.hooks.reporter] applies");
-    assert_eq!(rt.hooks()[0].scope, Scope::Aggregate, "named in `aggregate`");
+    assert_eq!(
+        ids,
+        ["observer", "reporter", "subagents/researcher/reporter"]
+    );
+    assert_eq!(
+        rt.hooks()[2].settings.limits.fuel,
+        7_000_000,
+        "[subagents.researcher.hooks.reporter] applies"
+    );
+    assert_eq!(
+        rt.hooks()[0].scope,
+        Scope::Aggregate,
+        "named in `aggregate`"
+    );
 }
 
 #[test]
@@ -51,19 +78,61 @@ fn each_scope_sees_only_its_own_events_and_the_aggregate_sees_ids_without_data()
     let events = both_scopes();
     for e in &events {
         let report = rt.dispatch(e).unwrap();
-        let by = |id: &str| report.deliveries.iter().filter(|d| d.hook == id).collect::<Vec<_>>();
+        let by = |id: &str| {
+            report
+                .deliveries
+                .iter()
+                .filter(|d| d.hook == id)
+                .collect::<Vec<_>>()
+        };
         let primary = e.coordinates.subagent.is_none();
-        assert_eq!(by("reporter").len(), usize::from(primary), "{}: primary hook", e.id);
-        assert_eq!(by("subagents/researcher/reporter").len(), usize::from(!primary), "{}: subagent hook", e.id);
-        let own = if primary { by("reporter")[0] } else { by("subagents/researcher/reporter")[0] };
-        assert_eq!(last_field(own, "scope").unwrap(), if primary { "primary" } else { "subagent:researcher" });
-        assert_eq!(last_field(own, "data_len").unwrap().parse::<usize>().unwrap(), e.data.to_string().len(), "own scope: full data");
+        assert_eq!(
+            by("reporter").len(),
+            usize::from(primary),
+            "{}: primary hook",
+            e.id
+        );
+        assert_eq!(
+            by("subagents/researcher/reporter").len(),
+            usize::from(!primary),
+            "{}: subagent hook",
+            e.id
+        );
+        let own = if primary {
+            by("reporter")[0]
+        } else {
+            by("subagents/researcher/reporter")[0]
+        };
+        assert_eq!(
+            last_field(own, "scope").unwrap(),
+            if primary {
+                "primary"
+            } else {
+                "subagent:researcher"
+            }
+        );
+        assert_eq!(
+            last_field(own, "data_len")
+                .unwrap()
+                .parse::<usize>()
+                .unwrap(),
+            e.data.to_string().len(),
+            "own scope: full data"
+        );
 
         let observed = by("observer");
         assert_eq!(observed.len(), 1, "the aggregate observer sees every event");
-        assert_eq!(last_field(observed[0], "event_id").unwrap(), e.id, "ids kept");
+        assert_eq!(
+            last_field(observed[0], "event_id").unwrap(),
+            e.id,
+            "ids kept"
+        );
         assert_eq!(last_field(observed[0], "scope").unwrap(), "aggregate");
-        assert_eq!(last_field(observed[0], "data_len").unwrap(), "2", "data removed: `{{}}`");
+        assert_eq!(
+            last_field(observed[0], "data_len").unwrap(),
+            "2",
+            "data removed: `{{}}`"
+        );
     }
 }
 
@@ -74,7 +143,13 @@ fn bad_subagent_folders_are_refused() {
         .file("subagents/Bad Id/hooks/x.rs", "")
         .file("subagents/ok/channels/slack.rs", "")
         .file("subagents/ok/hooks/x.rs", "");
-    let problems: Vec<String> = discover(agent.path()).err().expect("refused").0.into_iter().map(|p| p.message).collect();
+    let problems: Vec<String> = discover(agent.path())
+        .err()
+        .expect("refused")
+        .0
+        .into_iter()
+        .map(|p| p.message)
+        .collect();
     assert_eq!(problems.len(), 2, "{problems:#?}");
     assert!(problems[0].starts_with("unsafe subagent id `Bad Id`"));
     assert!(problems[1].starts_with("a `channels/` folder is not supported"));
@@ -82,7 +157,8 @@ fn bad_subagent_folders_are_refused() {
 
 #[test]
 fn a_subagent_hook_keeps_its_own_state_apart_from_the_primary_hook_of_the_same_slug() {
-    let counter = std::fs::read_to_string(crate::common::example("testing/hooks/state_counter.rs")).unwrap();
+    let counter =
+        std::fs::read_to_string(crate::common::example("testing/hooks/state_counter.rs")).unwrap();
     let agent = TempAgent::new()
         .file("hooks/counter.rs", &counter)
         .file("subagents/researcher/hooks/counter.rs", &counter)
@@ -94,9 +170,19 @@ fn a_subagent_hook_keeps_its_own_state_apart_from_the_primary_hook_of_the_same_s
         .flat_map(|e| rt.dispatch(e).unwrap().deliveries)
         .map(|d| (d.hook.clone(), last_field(&d, "count").unwrap()))
         .collect();
-    let of = |hook: &str| counts.iter().filter(|(h, _)| h == hook).map(|(_, c)| c.parse::<u64>().unwrap()).collect::<Vec<_>>();
+    let of = |hook: &str| {
+        counts
+            .iter()
+            .filter(|(h, _)| h == hook)
+            .map(|(_, c)| c.parse::<u64>().unwrap())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(of("counter"), (1..=38).collect::<Vec<_>>());
-    assert_eq!(of("subagents/researcher/counter"), [1, 2], "the subagent's count starts at 1: its own namespace");
+    assert_eq!(
+        of("subagents/researcher/counter"),
+        [1, 2],
+        "the subagent's count starts at 1: its own namespace"
+    );
 }
 
 #[test]
@@ -104,9 +190,31 @@ fn the_service_delivers_to_subagent_hooks_by_their_id() {
     let agent = agent();
     let db = agent.path().join("journal.db");
     let (service, seen) = crate::journal::start(agent.path(), Some(&db));
-    let events: Vec<Envelope> = both_scopes().into_iter().filter(|e| e.coordinates.subagent.is_some()).take(3).collect();
+    let events: Vec<Envelope> = both_scopes()
+        .into_iter()
+        .filter(|e| e.coordinates.subagent.is_some())
+        .take(3)
+        .collect();
     let stats = crate::journal::run_all(service, &events);
-    let hooks: Vec<String> = seen.lock().unwrap().iter().map(|d| d.hook.clone()).collect();
-    assert_eq!(hooks, ["subagents/researcher/reporter", "observer"].repeat(3));
-    assert_eq!((stats.optional_failures, hookrt::journal::Journal::open(&db).unwrap().status().unwrap().dead), (0, 0));
+    let hooks: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| d.hook.clone())
+        .collect();
+    assert_eq!(
+        hooks,
+        ["subagents/researcher/reporter", "observer"].repeat(3)
+    );
+    assert_eq!(
+        (
+            stats.optional_failures,
+            hookrt::journal::Journal::open(&db)
+                .unwrap()
+                .status()
+                .unwrap()
+                .dead
+        ),
+        (0, 0)
+    );
 }

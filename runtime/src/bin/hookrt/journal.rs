@@ -41,7 +41,11 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cmd {
         JournalCommand::Status { path } => {
-            writeln!(out, "{}", serde_json::to_string(&Journal::open_existing(&path)?.status()?)?)?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&Journal::open_existing(&path)?.status()?)?
+            )?;
         }
         JournalCommand::Pending { path } => {
             for (seq, event_id, d) in Journal::open_existing(&path)?.pending()? {
@@ -57,7 +61,11 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
         }
         JournalCommand::Retry { path, hook, event } => {
             let n = Journal::open_existing(&path)?.redrive(hook.as_deref(), event.as_deref())?;
-            writeln!(out, "{n} dead letter(s) moved back to pending; `hookrt run DIR --journal {}` delivers them", path.display())?;
+            writeln!(
+                out,
+                "{n} dead letter(s) moved back to pending; `hookrt run DIR --journal {}` delivers them",
+                path.display()
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

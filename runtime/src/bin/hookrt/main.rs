@@ -14,7 +14,11 @@ use hookrt::{Problems, Runtime};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
-#[command(name = "hookrt", version, about = "A WebAssembly-sandboxed hook runtime for AI agent servers")]
+#[command(
+    name = "hookrt",
+    version,
+    about = "A WebAssembly-sandboxed hook runtime for AI agent servers"
+)]
 struct Cli {
     /// More detail on stderr (-v: build and cache decisions, -vv: everything).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -62,7 +66,12 @@ fn main() -> ExitCode {
     match execute(cli) {
         Ok(code) => code,
         // A reader that stopped early (`| head`) is not an error of ours.
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => ExitCode::SUCCESS,
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("hookrt: {e:#}");
             ExitCode::FAILURE
@@ -76,8 +85,14 @@ fn init_tracing(verbose: u8) {
         1 => "warn,hookrt=debug,hook=debug",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKRT_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).without_time().init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKRT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
 }
 
 fn execute(cli: Cli) -> Result<ExitCode> {
@@ -95,7 +110,11 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             }
             Ok(match load(&dir, cache) {
                 Ok(rt) => {
-                    println!("ok: {} hook(s) in {} build, load and subscribe cleanly", rt.hooks().len(), dir.display());
+                    println!(
+                        "ok: {} hook(s) in {} build, load and subscribe cleanly",
+                        rt.hooks().len(),
+                        dir.display()
+                    );
                     ExitCode::SUCCESS
                 }
                 Err(p) => report(&p),
@@ -153,7 +172,12 @@ fn load(dir: &Path, cache: Option<PathBuf>) -> Result<Runtime, Problems> {
             tracing::debug!(stale = s, cached, "build plan");
             if s > 0 {
                 bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.set_style(ProgressStyle::with_template("{spinner} building {msg} ({pos} crates compiled, {elapsed})").expect("static template"));
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{spinner} building {msg} ({pos} crates compiled, {elapsed})",
+                    )
+                    .expect("static template"),
+                );
                 bar.set_message(format!("{s} hook(s)"));
                 bar.enable_steady_tick(std::time::Duration::from_millis(120));
             }

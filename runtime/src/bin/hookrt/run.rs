@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use hookrt::service::{HookService, PendingReceipt, Report};
 use hookrt::scope::Transport;
+use hookrt::service::{HookService, PendingReceipt, Report};
 use hookrt::{Durability, Envelope, Outcome, Runtime};
 
 /// Receipts waited for at once; bounds memory on long streams.
@@ -41,7 +41,10 @@ pub struct RunArgs {
 }
 
 pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
-    rt.set_transport(Transport { kind: "cli".into(), detail: None });
+    rt.set_transport(Transport {
+        kind: "cli".into(),
+        detail: None,
+    });
     let (logs, full_state) = (args.logs, args.state);
     // Each delivery is written (and flushed into the pipe) before it is acked,
     // so output never misses a delivery the journal counts as done.
@@ -55,9 +58,14 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 }
                 v
             }
-            Report::Resolved { event_id, kind, resolution } => {
+            Report::Resolved {
+                event_id,
+                kind,
+                resolution,
+            } => {
                 let mut r = serde_json::to_value(resolution).unwrap_or_default();
-                if !full_state && let Some(edit) = r.get_mut("edit").and_then(|e| e.as_object_mut()) {
+                if !full_state && let Some(edit) = r.get_mut("edit").and_then(|e| e.as_object_mut())
+                {
                     edit.remove("state");
                 }
                 serde_json::json!({"event_id": event_id, "kind": kind, "resolution": r})
@@ -74,7 +82,8 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         let input: Box<dyn BufRead> = if events.as_os_str() == "-" {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
-            let f = std::fs::File::open(events).with_context(|| format!("cannot open events file {}", events.display()))?;
+            let f = std::fs::File::open(events)
+                .with_context(|| format!("cannot open events file {}", events.display()))?;
             Box::new(BufReader::new(f))
         };
         let source = events.display().to_string();
@@ -116,11 +125,15 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
     }
     // Shutdown drains the queue until the deadline, then cancels what runs.
     let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
-    let outcomes: std::collections::BTreeMap<&str, u64> =
-        Outcome::ALL.iter().map(|o| (o.as_str(), stats.outcomes.get(o).copied().unwrap_or(0))).collect();
+    let outcomes: std::collections::BTreeMap<&str, u64> = Outcome::ALL
+        .iter()
+        .map(|o| (o.as_str(), stats.outcomes.get(o).copied().unwrap_or(0)))
+        .collect();
     let note = match durability {
         Durability::Persisted => "every event was committed to the journal before any hook saw it",
-        Durability::Accepted => "events were held in memory only, so hooks saw durability `accepted`, never `persisted`",
+        Durability::Accepted => {
+            "events were held in memory only, so hooks saw durability `accepted`, never `persisted`"
+        }
     };
     let summary = serde_json::json!({"summary": {
         "events": stats.events,
@@ -138,5 +151,9 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         "note": note,
     }});
     println!("{summary}");
-    Ok(if malformed > 0 || refused > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if malformed > 0 || refused > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

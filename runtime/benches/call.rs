@@ -188,10 +188,49 @@ fn calls(c: &mut Criterion) {
             b.iter(|| hook.call_handle(&mut store, &env, &cx).unwrap().unwrap())
         });
     }
+    // The same, with the instrumentation hookrt's engine compiles in (fuel
+    // and epoch interruption), budgets set too large to ever fire: what the
+    // limits themselves cost, apart from the runtime around the call.
+    let mut limited = Config::new();
+    limited.wasm_component_model(true);
+    limited.consume_fuel(true);
+    limited.epoch_interruption(true);
+    let limited = Engine::new(&limited).unwrap();
+    let limited_component = Component::from_file(&limited, &built[0].component).unwrap();
+    let mut limited_linker = Linker::new(&limited);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut limited_linker).unwrap();
+    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut limited_linker, |s| s).unwrap();
+    let limited_pre =
+        raw::DefineHookPre::new(limited_linker.instantiate_pre(&limited_component).unwrap())
+            .unwrap();
+    {
+        let mut store = raw_store(&limited);
+        store.set_fuel(u64::MAX).unwrap();
+        store.set_epoch_deadline(u64::MAX / 2);
+        let hook = limited_pre.instantiate(&mut store).unwrap();
+        hook.call_configure(&mut store, "{}").unwrap().unwrap();
+        g.bench_function("raw_wasmtime_warm_fuel_epoch", |b| {
+            b.iter(|| {
+                store.set_fuel(u64::MAX).unwrap();
+                store.set_epoch_deadline(u64::MAX / 2);
+                hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
+            })
+        });
+    }
     g.bench_function("raw_wasmtime_fresh", |b| {
         b.iter(|| {
             let mut store = raw_store(&engine);
             let hook = pre.instantiate(&mut store).unwrap();
+            hook.call_configure(&mut store, "{}").unwrap().unwrap();
+            hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
+        })
+    });
+    g.bench_function("raw_wasmtime_fresh_fuel_epoch", |b| {
+        b.iter(|| {
+            let mut store = raw_store(&limited);
+            store.set_fuel(u64::MAX).unwrap();
+            store.set_epoch_deadline(u64::MAX / 2);
+            let hook = limited_pre.instantiate(&mut store).unwrap();
             hook.call_configure(&mut store, "{}").unwrap().unwrap();
             hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
         })

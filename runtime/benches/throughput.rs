@@ -1,5 +1,6 @@
 //! Throughput of the service: events per second through 3 observe hooks,
-//! `accepted` (memory only) against `persisted` (journal, group commit).
+//! `accepted` (memory only) against `persisted` (journal, group commit), on
+//! 1 and 2 worker threads.
 //!
 //! Run: `scripts/bench throughput` (see docs/performance.md).
 
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hookrt::build::BuildOptions;
-use hookrt::service::{HookService, Report};
+use hookrt::service::{HookService, Report, ServiceOptions};
 use hookrt::{Envelope, Runtime};
 
 /// Events per measured iteration.
@@ -40,7 +41,7 @@ fn agent() -> tempfile::TempDir {
     .unwrap();
     std::fs::write(
         dir.path().join("hookrt.toml"),
-        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\n",
+        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
     )
     .unwrap();
     dir
@@ -90,13 +91,23 @@ fn throughput(c: &mut Criterion) {
     group
         .sample_size(20)
         .measurement_time(Duration::from_secs(20));
-    for mode in ["accepted", "persisted"] {
-        let db = agent.path().join(format!("{mode}.db"));
+    let mut round = 0;
+    for (mode, workers) in [
+        ("accepted", 1),
+        ("persisted", 1),
+        ("accepted", 2),
+        ("persisted", 2),
+    ] {
+        let db = agent.path().join(format!("{mode}-{workers}.db"));
         let journal = (mode == "persisted").then_some(db.as_path());
-        let service =
-            HookService::start(load(agent.path()), journal, Box::new(|_: Report<'_>| {})).unwrap();
-        let mut round = 0;
-        group.bench_function(mode, |b| {
+        let service = HookService::start_with(
+            load(agent.path()),
+            journal,
+            Box::new(|_: Report<'_>| {}),
+            ServiceOptions { workers },
+        )
+        .unwrap();
+        group.bench_function(format!("{mode}_{workers}_worker"), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {

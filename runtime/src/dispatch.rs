@@ -13,7 +13,7 @@ use crate::config::OnFailure;
 use crate::decision::{self, Answer, Approval, FileEdit, FileEditDecision, RequestedCall};
 use crate::delivery::{Delivery, EventReport, Resolution};
 use crate::edit::EditSession;
-use crate::envelope::{Durability, Envelope, EnvelopeError, idempotency_key};
+use crate::envelope::{Durability, Envelope, EnvelopeError};
 use crate::hook::{CallResult, LoadedHook, Response, Services};
 use crate::outcome::Outcome;
 use crate::registry::Registry;
@@ -27,7 +27,6 @@ pub(crate) fn dispatch(
     envelope: &Envelope,
     durability: Durability,
 ) -> Result<EventReport, EnvelopeError> {
-    envelope.check()?;
     let mut run = EventRun::new(envelope, durability)?;
     let mut deliveries = Vec::new();
     for planned in registry.plan(
@@ -42,7 +41,7 @@ pub(crate) fn dispatch(
             services,
             hook,
             envelope,
-            &mut run.wit,
+            &run.wit,
             planned.handler,
             envelope.attempt,
         );
@@ -209,24 +208,46 @@ impl<'e> EventRun<'e> {
 }
 
 /// Runs one delivery of `envelope` (already converted to `wit`) to `hook`'s
-/// `handler` as attempt `attempt`. The flag is true when the runtime cancelled
-/// it (shutdown): then the record is not an outcome of the hook.
+/// `handler` as attempt `attempt`. The record `wit` is lent as it is; a copy
+/// is made only for a repeated attempt or an aggregate observer (which sees
+/// no data). The flag is true when the runtime cancelled it (shutdown): then
+/// the record is not an outcome of the hook.
 pub(crate) fn deliver(
     services: &Services<'_>,
     hook: &LoadedHook,
     envelope: &Envelope,
-    wit: &mut WitEnvelope,
+    wit: &WitEnvelope,
     handler: &str,
     attempt: u32,
 ) -> (Delivery, CallResult) {
-    wit.attempt = attempt;
     let class = vocabulary::class_of(&envelope.kind);
-    let mut r = if hook.scope == Scope::Aggregate {
-        // Aggregate observers see every scope's ids, never its payloads.
-        let data = std::mem::replace(&mut wit.data, "{}".into());
-        let r = hook.call(services, wit, handler, class);
-        wit.data = data;
-        r
+    let aggregate = hook.scope == Scope::Aggregate;
+    let mut r = if aggregate || wit.attempt != attempt {
+        let c = &wit.coordinates;
+        let copy = WitEnvelope {
+            schema_version: wit.schema_version,
+            id: wit.id.clone(),
+            kind: wit.kind.clone(),
+            timestamp: wit.timestamp.clone(),
+            coordinates: WitCoordinates {
+                agent: c.agent.clone(),
+                session: c.session.clone(),
+                turn: c.turn.clone(),
+                step: c.step.clone(),
+                sequence: c.sequence,
+                subagent: c.subagent.clone(),
+            },
+            attempt,
+            idempotency_key: wit.idempotency_key.clone(),
+            durability: wit.durability,
+            // Aggregate observers see every scope's ids, never its payloads.
+            data: if aggregate {
+                "{}".into()
+            } else {
+                wit.data.clone()
+            },
+        };
+        hook.call(services, &copy, handler, class)
     } else {
         hook.call(services, wit, handler, class)
     };
@@ -256,6 +277,8 @@ pub(crate) fn deliver(
 /// The envelope as the WIT record hooks receive.
 pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope, EnvelopeError> {
     let c = &e.coordinates;
+    // Checks the envelope (it may have been changed since it was parsed).
+    let (idempotency_key, data) = e.checked_parts()?;
     Ok(WitEnvelope {
         schema_version: e.schema_version,
         id: e.id.clone(),
@@ -271,16 +294,12 @@ pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope
         },
         attempt: e.attempt,
         // An envelope built in code may leave the key to hookrt.
-        idempotency_key: if e.idempotency_key.is_empty() {
-            idempotency_key(&e.kind, &e.coordinates)
-        } else {
-            e.idempotency_key.clone()
-        },
+        idempotency_key,
         durability: match durability {
             Durability::Accepted => WitDurability::Accepted,
             Durability::Persisted => WitDurability::Persisted,
         },
-        data: e.data_text()?,
+        data,
     })
 }
 

@@ -6,22 +6,32 @@
 //! failures, turns a critical hook's final failure into the cascade event, and
 //! acks each batch in one transaction. The observer sees every finished
 //! delivery before it is acked.
+//!
+//! With more than one worker, runs of observe events are delivered in
+//! [`crate::lanes`]: hooks side by side, each hook's deliveries in order.
+//! Decision and edit events always run alone, hook after hook, because each
+//! answer depends on the ones before it.
 
 use std::collections::VecDeque;
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use crate::bindings::WitEnvelope;
 use crate::cascade::{self, Failure};
+use crate::delivery::Delivery;
 use crate::delivery::Resolution;
 use crate::dispatch::{EventRun, deliver};
 use crate::envelope::{Durability, Envelope};
+use crate::hook::{LoadedHook, Response};
 use crate::journal::{Ack, Inserted, Journal, PendingDelivery};
+use crate::lanes;
 use crate::outcome::Outcome;
 use crate::runtime::Runtime;
 use crate::scope::Scope;
 use crate::service::{Observer, Report, Seen, Stats};
+use crate::vocabulary::{self, EventClass};
 
 /// What the writer hands the dispatcher.
 pub(crate) enum Msg {
@@ -48,10 +58,87 @@ pub(crate) struct Dispatcher {
     /// Without a journal: cascade ids already emitted.
     cascaded: Seen,
     acks: Vec<Ack>,
+    /// Threads delivering observe events side by side (1: this thread only).
+    workers: usize,
+}
+
+/// How a delivery ended after its retries.
+pub(crate) struct Settled {
+    /// The attempt that finished.
+    pub(crate) attempt: u32,
+    /// Its outcome.
+    pub(crate) outcome: Outcome,
+    /// Its error, for failures.
+    pub(crate) error: Option<String>,
+    /// What the handler answered.
+    pub(crate) response: Response,
+}
+
+/// Runs one planned delivery until it succeeds or its hook's attempts are
+/// spent, waiting the backoff between attempts. `finished` sees every attempt
+/// (for stats and the observer); `retrying` is told before each new attempt
+/// (to record it in the journal). `None` when shutdown interrupted it: the
+/// delivery must stay unacked.
+pub(crate) fn settle(
+    rt: &Runtime,
+    hook: &LoadedHook,
+    envelope: &Envelope,
+    wit: &WitEnvelope,
+    pd: &PendingDelivery,
+    finished: &mut dyn FnMut(&Delivery, u32),
+    retrying: &mut dyn FnMut(u32),
+) -> Option<Settled> {
+    let mut attempt = pd.attempts;
+    loop {
+        let (mut d, r) = deliver(&rt.services(), hook, envelope, wit, &pd.handler, attempt);
+        if r.cancelled {
+            return None;
+        }
+        finished(&d, attempt);
+        let retry = hook.settings.retry;
+        if d.outcome != Outcome::Ok && attempt < retry.max_attempts {
+            wait(rt, retry.backoff(attempt + 1));
+            if rt.sandbox().is_cancelled() {
+                // Retries are left: not a final failure; the next start goes on.
+                return None;
+            }
+            attempt += 1;
+            retrying(attempt);
+            continue;
+        }
+        return Some(Settled {
+            attempt,
+            outcome: d.outcome,
+            error: d.error.take(),
+            response: r.response,
+        });
+    }
+}
+
+/// Sleeps for a retry's backoff, waking early when shutdown cancels.
+fn wait(rt: &Runtime, backoff: Duration) {
+    let until = Instant::now() + backoff;
+    while Instant::now() < until && !rt.sandbox().is_cancelled() {
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(5)));
+    }
+}
+
+/// Counts a finished attempt.
+pub(crate) fn count(stats: &mut Stats, d: &Delivery, attempt: u32) {
+    stats.deliveries += 1;
+    *stats.outcomes.entry(d.outcome).or_default() += 1;
+    if attempt > 1 {
+        stats.repeats += 1;
+    }
 }
 
 impl Dispatcher {
-    pub(crate) fn new(rt: Runtime, journal: Option<Journal>, observer: Observer) -> Dispatcher {
+    pub(crate) fn new(
+        rt: Runtime,
+        journal: Option<Journal>,
+        observer: Observer,
+        workers: usize,
+    ) -> Dispatcher {
         Dispatcher {
             rt,
             journal,
@@ -59,6 +146,7 @@ impl Dispatcher {
             stats: Stats::default(),
             cascaded: Seen::default(),
             acks: Vec::new(),
+            workers: workers.max(1),
         }
     }
 
@@ -108,13 +196,21 @@ impl Dispatcher {
     /// Delivers the work in order, then acks it in one transaction.
     pub(crate) fn run(&mut self, work: Vec<Work>) {
         let mut queue: VecDeque<Work> = work.into();
-        while let Some(w) = queue.pop_front() {
+        while !queue.is_empty() {
             if self.cancelled() {
-                self.stats.left_unacked += w.deliveries.len() as u64
-                    + queue.iter().map(|w| w.deliveries.len() as u64).sum::<u64>();
+                self.stats.left_unacked +=
+                    queue.iter().map(|w| w.deliveries.len() as u64).sum::<u64>();
                 break;
             }
-            for follow_up in self.run_event(w).into_iter().rev() {
+            let observing = queue.iter().take_while(|w| side_by_side(w)).count();
+            let follow_ups = if self.workers > 1 && observing > 0 {
+                let run: Vec<Work> = queue.drain(..observing).collect();
+                self.run_lanes(run)
+            } else {
+                let w = queue.pop_front().expect("queue is not empty");
+                self.run_event(w)
+            };
+            for follow_up in follow_ups.into_iter().rev() {
                 queue.push_front(follow_up);
             }
         }
@@ -132,20 +228,8 @@ impl Dispatcher {
         let mut run = match EventRun::new(&w.envelope, self.durability()) {
             Ok(run) => run,
             Err(e) => {
-                // Validation refuses such events at emit; one stored by an older
-                // hookrt is settled as dead rather than recovered forever.
-                tracing::error!(event_id = %w.envelope.id, "event cannot be delivered: {e}");
-                for pd in &w.deliveries {
-                    let dead = Some(format!("event cannot be delivered: {e}"));
-                    self.acks.push(Ack {
-                        event_seq: w.seq,
-                        position: pd.position,
-                        attempts: pd.attempts,
-                        outcome: Outcome::Error,
-                        dead,
-                        skipped: false,
-                    });
-                }
+                // Validation refuses such events at emit.
+                self.undeliverable(&w, &e.to_string());
                 return Vec::new();
             }
         };
@@ -164,98 +248,38 @@ impl Dispatcher {
                 continue;
             }
             let Some(index) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
-                let message = format!("hook `{}` is no longer loaded", pd.hook);
-                tracing::warn!(event_id = %w.envelope.id, "{message}: its pending delivery is dead-lettered");
-                self.stats.optional_failures += 1;
-                let dead = Some(message);
-                self.acks.push(Ack {
-                    event_seq: w.seq,
-                    position: pd.position,
-                    attempts: pd.attempts,
-                    outcome: Outcome::Error,
-                    dead,
-                    skipped: false,
-                });
+                self.gone(&w, pd);
                 continue;
             };
-            let mut attempt = pd.attempts;
-            loop {
-                let hook = &self.rt.hooks()[index];
-                let (settings_retry, critical) = (hook.settings.retry, hook.settings.critical);
-                let (d, r) = deliver(
-                    &self.rt.services(),
-                    hook,
-                    &w.envelope,
-                    &mut run.wit,
-                    &pd.handler,
-                    attempt,
-                );
-                if r.cancelled {
-                    self.stats.left_unacked += (w.deliveries.len() - i) as u64;
-                    return follow_ups;
-                }
-                self.stats.deliveries += 1;
-                *self.stats.outcomes.entry(d.outcome).or_default() += 1;
-                if attempt > 1 {
-                    self.stats.repeats += 1;
-                }
-                (self.observer)(Report::Delivery(&d));
-                if d.outcome == Outcome::Ok {
-                    run.record(hook, &pd.handler, d.outcome, r.response);
-                    self.acks.push(Ack {
-                        event_seq: w.seq,
-                        position: pd.position,
-                        attempts: attempt,
-                        outcome: d.outcome,
-                        dead: None,
-                        skipped: false,
-                    });
-                    break;
-                }
-                if attempt < settings_retry.max_attempts {
-                    self.wait(settings_retry.backoff(attempt + 1));
-                    if self.cancelled() {
-                        // Retries are left: not a final failure; the next start goes on.
-                        self.stats.left_unacked += (w.deliveries.len() - i) as u64;
-                        return follow_ups;
-                    }
-                    attempt += 1;
-                    if let Some(j) = self.journal.as_mut()
+            let hook = &self.rt.hooks()[index];
+            let (stats, observer, journal) =
+                (&mut self.stats, &mut self.observer, &mut self.journal);
+            let settled = settle(
+                &self.rt,
+                hook,
+                &w.envelope,
+                &run.wit,
+                pd,
+                &mut |d, attempt| {
+                    count(stats, d, attempt);
+                    observer(Report::Delivery(d));
+                },
+                &mut |attempt| {
+                    if let Some(j) = journal.as_mut()
                         && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
                     {
                         tracing::error!("journal: cannot record retry: {e}");
                     }
-                    continue;
-                }
-                run.record(hook, &pd.handler, d.outcome, r.response);
-                let message = d.error.clone().unwrap_or_default();
-                let dead = Some(message.clone());
-                self.acks.push(Ack {
-                    event_seq: w.seq,
-                    position: pd.position,
-                    attempts: attempt,
-                    outcome: d.outcome,
-                    dead,
-                    skipped: false,
-                });
-                if critical {
-                    self.stats.critical_failures += 1;
-                    let failure = Failure {
-                        hook: &pd.hook,
-                        event: &w.envelope,
-                        outcome: d.outcome,
-                        message: &message,
-                    };
-                    if let Some(next) =
-                        cascade::follow_up(&failure).and_then(|e| self.emit_cascade(e))
-                    {
-                        follow_ups.push(next);
-                    }
-                } else {
-                    self.stats.optional_failures += 1;
-                    tracing::warn!(hook = %pd.hook, event_id = %w.envelope.id, outcome = %d.outcome, "optional hook failed; recorded, no cascade");
-                }
-                break;
+                },
+            );
+            let Some(s) = settled else {
+                self.stats.left_unacked += (w.deliveries.len() - i) as u64;
+                return follow_ups;
+            };
+            run.record(hook, &pd.handler, s.outcome, s.response);
+            let critical = hook.settings.critical;
+            if let Some(next) = self.settled(&w, pd, s.attempt, s.outcome, s.error, critical) {
+                follow_ups.push(next);
             }
         }
         let resolution = run.finish();
@@ -272,12 +296,162 @@ impl Dispatcher {
         follow_ups
     }
 
-    /// Sleeps for a retry's backoff, waking early when shutdown cancels.
-    fn wait(&self, backoff: Duration) {
-        let until = Instant::now() + backoff;
-        while Instant::now() < until && !self.cancelled() {
-            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(5)));
+    /// Acks a settled delivery; a final failure is dead-lettered and, for a
+    /// critical hook, returns the cascade event to run next.
+    fn settled(
+        &mut self,
+        w: &Work,
+        pd: &PendingDelivery,
+        attempt: u32,
+        outcome: Outcome,
+        error: Option<String>,
+        critical: bool,
+    ) -> Option<Work> {
+        let failed = outcome != Outcome::Ok;
+        let message = error.unwrap_or_default();
+        self.acks.push(Ack {
+            event_seq: w.seq,
+            position: pd.position,
+            attempts: attempt,
+            outcome,
+            dead: failed.then(|| message.clone()),
+            skipped: false,
+        });
+        if !failed {
+            return None;
         }
+        if !critical {
+            self.stats.optional_failures += 1;
+            tracing::warn!(hook = %pd.hook, event_id = %w.envelope.id, outcome = %outcome, "optional hook failed; recorded, no cascade");
+            return None;
+        }
+        self.stats.critical_failures += 1;
+        let failure = Failure {
+            hook: &pd.hook,
+            event: &w.envelope,
+            outcome,
+            message: &message,
+        };
+        cascade::follow_up(&failure).and_then(|e| self.emit_cascade(e))
+    }
+
+    /// Delivers a run of observe events in lanes (see [`crate::lanes`]),
+    /// then acks in event order; returns the cascade events to run next.
+    fn run_lanes(&mut self, work: Vec<Work>) -> Vec<Work> {
+        let durability = self.durability();
+        let mut wits = Vec::with_capacity(work.len());
+        for w in &work {
+            match crate::dispatch::to_wit(&w.envelope, durability) {
+                Ok(wit) => wits.push(Some(wit)),
+                Err(e) => {
+                    self.undeliverable(w, &e.to_string());
+                    wits.push(None);
+                }
+            }
+        }
+        let mut lanes: Vec<lanes::Lane<'_>> = Vec::new();
+        let mut missing = Vec::new();
+        for (event, w) in work.iter().enumerate() {
+            let Some(wit) = &wits[event] else { continue };
+            for pd in &w.deliveries {
+                let Some(hook) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
+                    missing.push((event, pd));
+                    continue;
+                };
+                let item = lanes::Item {
+                    event,
+                    seq: w.seq,
+                    envelope: &w.envelope,
+                    wit,
+                    pd,
+                };
+                match lanes.iter_mut().find(|l| l.hook == hook) {
+                    Some(lane) => lane.items.push(item),
+                    None => lanes.push(lanes::Lane {
+                        hook,
+                        items: vec![item],
+                    }),
+                }
+            }
+        }
+        for (event, pd) in missing {
+            self.gone(&work[event], pd);
+        }
+        let results = {
+            let shared = Mutex::new((&mut self.stats, &mut self.observer, &mut self.journal));
+            let finished = |d: &Delivery, attempt: u32| {
+                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                count(s.0, d, attempt);
+                (s.1)(Report::Delivery(d));
+            };
+            let retrying = |seq: i64, position: i64, attempt: u32| {
+                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(j) = s.2.as_mut()
+                    && let Err(e) = j.start_attempt(seq, position, attempt)
+                {
+                    tracing::error!("journal: cannot record retry: {e}");
+                }
+            };
+            lanes::run(&self.rt, &lanes, self.workers, &finished, &retrying)
+        };
+        // Ack in event order, so cascades come out as a sequential run would.
+        let mut settled: Vec<(usize, i64, &PendingDelivery, usize, Option<Settled>)> = lanes
+            .iter()
+            .zip(results)
+            .flat_map(|(lane, done)| {
+                lane.items
+                    .iter()
+                    .zip(done)
+                    .map(|(item, s)| (item.event, item.pd.position, item.pd, lane.hook, s))
+            })
+            .collect();
+        settled.sort_by_key(|(event, position, ..)| (*event, *position));
+        let mut follow_ups = Vec::new();
+        for (event, _, pd, hook, s) in settled {
+            match s {
+                Some(s) => {
+                    let critical = self.rt.hooks()[hook].settings.critical;
+                    if let Some(next) =
+                        self.settled(&work[event], pd, s.attempt, s.outcome, s.error, critical)
+                    {
+                        follow_ups.push(next);
+                    }
+                }
+                None => self.stats.left_unacked += 1,
+            }
+        }
+        follow_ups
+    }
+
+    /// An event stored by an older hookrt that this one refuses: settled as
+    /// dead rather than recovered forever.
+    fn undeliverable(&mut self, w: &Work, error: &str) {
+        tracing::error!(event_id = %w.envelope.id, "event cannot be delivered: {error}");
+        for pd in &w.deliveries {
+            self.acks.push(Ack {
+                event_seq: w.seq,
+                position: pd.position,
+                attempts: pd.attempts,
+                outcome: Outcome::Error,
+                dead: Some(format!("event cannot be delivered: {error}")),
+                skipped: false,
+            });
+        }
+    }
+
+    /// A pending delivery whose hook is no longer loaded: dead-lettered.
+    fn gone(&mut self, w: &Work, pd: &PendingDelivery) {
+        let message = format!("hook `{}` is no longer loaded", pd.hook);
+        tracing::warn!(event_id = %w.envelope.id, "{message}: its pending delivery is dead-lettered");
+        self.stats.optional_failures += 1;
+        self.acks.push(Ack {
+            event_seq: w.seq,
+            position: pd.position,
+            attempts: pd.attempts,
+            outcome: Outcome::Error,
+            dead: Some(message),
+            skipped: false,
+        });
     }
 
     /// Stores a cascade event once (by its deterministic id); None when it
@@ -322,4 +496,9 @@ impl Dispatcher {
             resolve: None,
         })
     }
+}
+
+/// Whether an event may run in lanes: an observe event nobody waits on.
+fn side_by_side(w: &Work) -> bool {
+    w.resolve.is_none() && vocabulary::class_of(&w.envelope.kind) == EventClass::Observe
 }

@@ -153,6 +153,36 @@ impl Envelope {
     /// Checks every field without changing the envelope; returns the derived
     /// idempotency key (equal to the given one, when one is given).
     pub fn check(&self) -> Result<String, EnvelopeError> {
+        self.check_fields()?;
+        let size = data_size(&self.data);
+        if size > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(size));
+        }
+        self.checked_key()
+    }
+
+    /// What a delivery needs, checked: the idempotency key and `data` as JSON
+    /// text. The data is serialized once, and its size checked on that text.
+    pub(crate) fn checked_parts(&self) -> Result<(String, String), EnvelopeError> {
+        self.check_fields()?;
+        let data = self.data_text()?;
+        Ok((self.checked_key()?, data))
+    }
+
+    /// The derived idempotency key, refusing a given one that differs.
+    fn checked_key(&self) -> Result<String, EnvelopeError> {
+        let derived = idempotency_key(&self.kind, &self.coordinates);
+        if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
+            return Err(EnvelopeError::IdempotencyKey {
+                given: self.idempotency_key.clone(),
+                derived,
+            });
+        }
+        Ok(derived)
+    }
+
+    /// Every check but the data's size and the idempotency key.
+    fn check_fields(&self) -> Result<(), EnvelopeError> {
         if self.schema_version != SCHEMA_VERSION {
             return Err(EnvelopeError::SchemaVersion(self.schema_version));
         }
@@ -194,18 +224,7 @@ impl Envelope {
         if !self.data.is_object() {
             return Err(EnvelopeError::DataNotObject);
         }
-        let size = data_size(&self.data);
-        if size > MAX_DATA_BYTES {
-            return Err(EnvelopeError::DataTooLarge(size));
-        }
-        let derived = idempotency_key(&self.kind, &self.coordinates);
-        if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
-            return Err(EnvelopeError::IdempotencyKey {
-                given: self.idempotency_key.clone(),
-                derived,
-            });
-        }
-        Ok(derived)
+        Ok(())
     }
 
     /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
@@ -340,7 +359,17 @@ pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
         ],
     );
     h.update(c.sequence.to_le_bytes());
-    format!("ik1-{}", &hex::encode(h.finalize())[..32])
+    // "ik1-" and the first 16 bytes of the digest in hex, built in one
+    // allocation (this runs once per dispatched event).
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = h.finalize();
+    let mut key = String::with_capacity(36);
+    key.push_str("ik1-");
+    for b in &digest[..16] {
+        key.push(HEX[usize::from(b >> 4)] as char);
+        key.push(HEX[usize::from(b & 15)] as char);
+    }
+    key
 }
 
 #[cfg(test)]

@@ -73,6 +73,8 @@ enum Bindings {
 struct Warm {
     store: Store<HookState>,
     bindings: Bindings,
+    /// The last call's context, refilled in place (no allocation when warm).
+    cx: Option<WitContext>,
 }
 
 /// What a handler answered.
@@ -291,11 +293,11 @@ impl LoadedHook {
         } else {
             None
         };
-        let (mut store, bindings) = match warm {
+        let (mut store, bindings, cx) = match warm {
             Some(w) => {
                 let mut store = w.store;
                 sandbox::begin_delivery(&mut store, limits);
-                (store, w.bindings)
+                (store, w.bindings, w.cx)
             }
             None => {
                 let mut store = sandbox.new_store(
@@ -306,7 +308,7 @@ impl LoadedHook {
                 );
                 sandbox::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
-                    Ok(b) => (store, b),
+                    Ok(b) => (store, b, None),
                     Err(Failed::Wasm(e)) => return self.failed(&store, start, &e),
                     Err(Failed::Refused(msg)) => {
                         let output = store.data().capture.take();
@@ -332,31 +334,11 @@ impl LoadedHook {
             .deadline
             .saturating_duration_since(Instant::now())
             .as_millis() as u64;
+        let mut cx = cx;
         let result = match &bindings {
             Bindings::V2(b) => {
-                let class = match class {
-                    EventClass::Observe => WitEventClass::Observe,
-                    EventClass::Decision => WitEventClass::Decision,
-                    EventClass::Edit => WitEventClass::Edit,
-                };
-                let cx = WitContext {
-                    handler: handler.to_owned(),
-                    slug: self.slug.to_string(),
-                    budget_ms,
-                    class,
-                    agent: envelope.coordinates.agent.clone(),
-                    session: envelope.coordinates.session.clone(),
-                    scope: match &self.scope {
-                        Scope::Primary => WitScope::Primary,
-                        Scope::Subagent(id) => WitScope::Subagent(id.clone()),
-                        Scope::Aggregate => WitScope::Aggregate,
-                    },
-                    transport: WitTransport {
-                        kind: services.transport.kind.clone(),
-                        detail: services.transport.detail.clone(),
-                    },
-                };
-                b.call_handle(&mut store, envelope, &cx)
+                let cx = self.context(&mut cx, services, envelope, handler, budget_ms, class);
+                b.call_handle(&mut store, envelope, cx)
                     .map(|r| r.map(Response::from))
             }
             Bindings::V1(b) => {
@@ -390,13 +372,66 @@ impl LoadedHook {
                 };
                 // A handler that returned (even an error) left its instance sound.
                 if reuse {
-                    *self.warm.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(Warm { store, bindings });
+                    *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Warm {
+                        store,
+                        bindings,
+                        cx,
+                    });
                 }
                 r
             }
             Err(e) => self.failed(&store, start, &e),
         }
+    }
+
+    /// The context of one call, refilled in `cached` (allocating only the
+    /// first time, or when a text grows).
+    fn context<'c>(
+        &self,
+        cached: &'c mut Option<WitContext>,
+        services: &Services<'_>,
+        envelope: &WitEnvelope,
+        handler: &str,
+        budget_ms: u64,
+        class: EventClass,
+    ) -> &'c WitContext {
+        let cx = cached.get_or_insert_with(|| WitContext {
+            handler: String::new(),
+            slug: self.slug.to_string(),
+            budget_ms: 0,
+            class: WitEventClass::Observe,
+            agent: String::new(),
+            session: String::new(),
+            scope: match &self.scope {
+                Scope::Primary => WitScope::Primary,
+                Scope::Subagent(id) => WitScope::Subagent(id.clone()),
+                Scope::Aggregate => WitScope::Aggregate,
+            },
+            transport: WitTransport {
+                kind: String::new(),
+                detail: None,
+            },
+        });
+        let set = |to: &mut String, from: &str| {
+            if to != from {
+                to.clear();
+                to.push_str(from);
+            }
+        };
+        set(&mut cx.handler, handler);
+        set(&mut cx.agent, &envelope.coordinates.agent);
+        set(&mut cx.session, &envelope.coordinates.session);
+        set(&mut cx.transport.kind, &services.transport.kind);
+        if cx.transport.detail != services.transport.detail {
+            cx.transport.detail.clone_from(&services.transport.detail);
+        }
+        cx.budget_ms = budget_ms;
+        cx.class = match class {
+            EventClass::Observe => WitEventClass::Observe,
+            EventClass::Decision => WitEventClass::Decision,
+            EventClass::Edit => WitEventClass::Edit,
+        };
+        cx
     }
 
     fn failed(&self, store: &Store<HookState>, start: Instant, e: &wasmtime::Error) -> CallResult {

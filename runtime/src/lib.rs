@@ -50,6 +50,7 @@ pub mod hook;
 pub mod host;
 pub mod http;
 pub mod journal;
+mod lanes;
 pub mod limits;
 pub mod metrics;
 pub mod outcome;

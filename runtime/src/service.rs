@@ -182,14 +182,40 @@ pub struct HookService {
     durability: Durability,
 }
 
+/// How the service runs, beyond the runtime and the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceOptions {
+    /// Threads delivering observe events side by side across hooks (each
+    /// hook still gets its deliveries one at a time, in order; decision and
+    /// edit events run alone). 1 delivers everything on one thread, in plan
+    /// order across hooks too.
+    pub workers: usize,
+}
+
+impl Default for ServiceOptions {
+    fn default() -> Self {
+        ServiceOptions { workers: 1 }
+    }
+}
+
 impl HookService {
-    /// Starts the service. With `journal`, events are `persisted`, and
-    /// deliveries an earlier run left unacked are delivered first (in their
-    /// original order, with `attempt` + 1).
+    /// Starts the service with default options (one worker). With `journal`,
+    /// events are `persisted`, and deliveries an earlier run left unacked are
+    /// delivered first (in their original order, with `attempt` + 1).
     pub fn start(
         runtime: Runtime,
         journal: Option<&Path>,
         observer: Observer,
+    ) -> Result<HookService, StartError> {
+        Self::start_with(runtime, journal, observer, ServiceOptions::default())
+    }
+
+    /// Starts the service with `options` (see [`HookService::start`]).
+    pub fn start_with(
+        runtime: Runtime,
+        journal: Option<&Path>,
+        observer: Observer,
+        options: ServiceOptions,
     ) -> Result<HookService, StartError> {
         let (writer_journal, dispatcher_journal, recovered) = match journal {
             Some(path) => {
@@ -236,7 +262,8 @@ impl HookService {
             })?;
             runtime.use_state(store);
         }
-        let mut dispatcher = Dispatcher::new(runtime, dispatcher_journal, observer);
+        let mut dispatcher =
+            Dispatcher::new(runtime, dispatcher_journal, observer, options.workers);
         let dispatcher = std::thread::Builder::new()
             .name("hookrt-dispatch".into())
             .spawn(move || {

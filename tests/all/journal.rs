@@ -6,13 +6,22 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookrt::journal::{Journal, Plan};
-use hookrt::service::{HookService, Report, Stats};
+use hookrt::service::{HookService, Report, ServiceOptions, Stats};
 use hookrt::{Delivery, Durability, Envelope, Outcome};
 
 use crate::common::{TempAgent, load, transcript};
 
 /// Starts a service on `agent` recording every delivery.
 pub fn start(agent: &Path, journal: Option<&Path>) -> (HookService, Arc<Mutex<Vec<Delivery>>>) {
+    start_with(agent, journal, ServiceOptions::default())
+}
+
+/// [`start`] with `options` (e.g. more workers).
+pub fn start_with(
+    agent: &Path,
+    journal: Option<&Path>,
+    options: ServiceOptions,
+) -> (HookService, Arc<Mutex<Vec<Delivery>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     let observer = Box::new(move |r: Report<'_>| {
@@ -20,7 +29,7 @@ pub fn start(agent: &Path, journal: Option<&Path>) -> (HookService, Arc<Mutex<Ve
             sink.lock().unwrap().push(d.clone());
         }
     });
-    let service = HookService::start(load(agent), journal, observer).unwrap();
+    let service = HookService::start_with(load(agent), journal, observer, options).unwrap();
     (service, seen)
 }
 

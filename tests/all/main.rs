@@ -22,3 +22,4 @@ mod sandbox;
 mod scopes;
 mod sdk;
 mod state_and_config;
+mod workers;

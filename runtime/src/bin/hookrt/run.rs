@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hookrt::scope::Transport;
-use hookrt::service::{HookService, PendingReceipt, Report};
+use hookrt::service::{HookService, PendingReceipt, Report, ServiceOptions};
 use hookrt::{Durability, Envelope, Outcome, Runtime};
 
 /// Receipts waited for at once; bounds memory on long streams.
@@ -35,6 +35,11 @@ pub struct RunArgs {
     /// secrets; by default only whether it changed and each hook's account).
     #[arg(long)]
     pub state: bool,
+    /// Threads delivering observe events side by side across hooks (each hook
+    /// still sees its events one at a time, in order). 1: everything in plan
+    /// order on one thread.
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
     /// How long to let queued deliveries finish at the end before cancelling them.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
@@ -75,7 +80,10 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         let _ = writeln!(out, "{v}");
         let _ = out.flush();
     });
-    let service = HookService::start(rt, args.journal.as_deref(), observer)?;
+    let options = ServiceOptions {
+        workers: usize::from(args.workers),
+    };
+    let service = HookService::start_with(rt, args.journal.as_deref(), observer, options)?;
     let durability = service.durability();
     let (mut malformed, mut refused, mut duplicates) = (0u64, 0u64, 0u64);
     if let Some(events) = &args.events {

@@ -1,0 +1,158 @@
+//! Workers: with more than one, observe events run side by side across hooks,
+//! yet every hook sees each of its events exactly once and in emission order;
+//! the cascade and decisions come out as with one worker.
+
+use std::collections::BTreeMap;
+
+use hookrt::decision::Approval;
+use hookrt::delivery::Resolution;
+use hookrt::journal::Journal;
+use hookrt::service::ServiceOptions;
+use hookrt::{Delivery, Envelope, Outcome};
+
+use crate::common::{TempAgent, transcript};
+use crate::journal::{fail_on, run_all, start_with};
+
+fn two() -> ServiceOptions {
+    ServiceOptions { workers: 2 }
+}
+
+/// The transcript `rounds` times over, with ids unique to each round.
+fn many(rounds: usize) -> Vec<Envelope> {
+    let base = transcript();
+    (0..rounds)
+        .flat_map(|r| {
+            base.iter().map(move |e| {
+                let mut e = e.clone();
+                e.id = format!("r{r}-{}", e.id);
+                e.coordinates.session = format!("{}-{r}", e.coordinates.session);
+                e.idempotency_key.clear();
+                e
+            })
+        })
+        .collect()
+}
+
+/// Each hook's event ids, in the order it saw them.
+fn per_hook(seen: &[Delivery]) -> BTreeMap<String, Vec<String>> {
+    let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for d in seen {
+        m.entry(d.hook.clone())
+            .or_default()
+            .push(d.event_id.clone());
+    }
+    m
+}
+
+fn observers() -> TempAgent {
+    TempAgent::new()
+        .hook("hostile/hooks/witness.rs", "witness.rs")
+        .hook("agent/hooks/audit.rs", "audit.rs")
+        .hook(
+            "agent/hooks/observability/metrics.rs",
+            "observability/metrics.rs",
+        )
+        .config("[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n")
+}
+
+#[test]
+fn two_workers_deliver_each_event_once_to_each_hook_in_emission_order() {
+    let agent = observers();
+    let events = many(12);
+    let db = agent.path().join("journal.db");
+    let (service, seen) = start_with(agent.path(), Some(&db), two());
+    let stats = run_all(service, &events);
+    let seen = seen.lock().unwrap().clone();
+    let (one, one_seen) = start_with(agent.path(), None, ServiceOptions::default());
+    run_all(one, &events);
+    let one_seen = one_seen.lock().unwrap().clone();
+
+    let witness: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    let two_workers = per_hook(&seen);
+    assert_eq!(two_workers["witness"], witness, "witness subscribes to `*`");
+    assert_eq!(
+        two_workers,
+        per_hook(&one_seen),
+        "same deliveries per hook, same order"
+    );
+    assert_eq!(stats.deliveries as usize, one_seen.len());
+    assert!(seen.iter().all(|d| d.outcome == Outcome::Ok));
+    let status = Journal::open(&db).unwrap().status().unwrap();
+    assert_eq!((status.pending, status.done), (0, one_seen.len() as i64));
+}
+
+#[test]
+fn with_two_workers_a_failing_critical_hook_still_fails_each_turn_exactly_once() {
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/witness.rs", "witness.rs")
+        .file("hooks/gate.rs", &fail_on(&["action.result"]))
+        .config("[hooks.gate]\ncritical = true\n");
+    let (service, seen) = start_with(agent.path(), None, two());
+    let stats = run_all(service, &transcript());
+    let seen = seen.lock().unwrap().clone();
+    let failed: Vec<&Delivery> = seen
+        .iter()
+        .filter(|d| d.hook == "witness" && d.kind == "turn.failed")
+        .collect();
+    assert_eq!(failed.len(), 2, "one turn.failed per turn with a failure");
+    assert_ne!(failed[0].event_id, failed[1].event_id);
+    assert_eq!(stats.cascades, 2);
+    // The gate fails each action.result once (no retries configured).
+    let gate_failures = seen
+        .iter()
+        .filter(|d| d.hook == "gate" && d.outcome != Outcome::Ok)
+        .count();
+    let results = transcript()
+        .iter()
+        .filter(|e| e.kind == "action.result")
+        .count();
+    assert_eq!(gate_failures, results);
+}
+
+#[test]
+fn with_two_workers_a_decision_between_observe_events_runs_alone_and_in_order() {
+    let agent = observers().hook("testing/hooks/deny_all.rs", "deny_all.rs");
+    let (service, seen) = start_with(agent.path(), None, two());
+    let events = many(3);
+    let requested = events
+        .iter()
+        .position(|e| e.kind == "actions.requested")
+        .unwrap();
+    let before: Vec<_> = events[..requested]
+        .iter()
+        .map(|e| service.submit(e.clone()))
+        .collect();
+    let resolved = service.resolve_blocking(events[requested].clone()).unwrap();
+    for p in before {
+        p.wait().unwrap();
+    }
+    match resolved.resolution {
+        Some(Resolution::ToolApproval(t)) => {
+            assert!(!t.calls.is_empty());
+            assert!(
+                t.calls
+                    .iter()
+                    .all(|c| c.verdict == Approval::Deny("deny_all says no".into()))
+            );
+        }
+        other => panic!("expected a tool approval, got {other:?}"),
+    }
+    run_all(service, &events[requested + 1..]);
+    let seen = seen.lock().unwrap().clone();
+    let witness: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    assert_eq!(per_hook(&seen)["witness"], witness);
+    // Every delivery of the decision event came after every delivery of the
+    // events before it, and before any of the events after it.
+    let at = |id: &str| seen.iter().position(|d| d.event_id == id);
+    let decision_first = at(&events[requested].id).unwrap();
+    let decision_last = seen
+        .iter()
+        .rposition(|d| d.event_id == events[requested].id)
+        .unwrap();
+    for e in &events[..requested] {
+        assert!(seen.iter().rposition(|d| d.event_id == e.id).unwrap() < decision_first);
+    }
+    for e in &events[requested + 1..] {
+        assert!(at(&e.id).unwrap() > decision_last);
+    }
+}

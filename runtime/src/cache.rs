@@ -8,8 +8,12 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+use crate::build::BuiltHook;
+use crate::discovery::SourceKind;
 
 /// Folder under the cache dir holding precompiled artifacts.
 pub const ARTIFACTS_DIR: &str = "artifacts";
@@ -51,13 +55,38 @@ pub fn unique_tmp(path: &Path) -> std::path::PathBuf {
     path.with_extension(format!("tmp{}-{n}", std::process::id()))
 }
 
-/// Loads the component `bytes` (with digest `sha256`) from the cache, compiling
-/// and storing it first on a miss.
+/// The sha256 of a built hook's component. A component hook's source digest
+/// is already that. A component cargo built lives in the cache under its
+/// source digest and never changes, so its digest is computed once and kept
+/// beside it (`<component>.sha256`): loading 100 cached hooks then reads no
+/// component bytes at all.
+pub fn component_digest(built: &BuiltHook) -> std::io::Result<String> {
+    if built.hook.kind == SourceKind::Component {
+        return Ok(built.source_sha256.clone());
+    }
+    let sidecar = built.component.with_extension("wasm.sha256");
+    if let Ok(text) = std::fs::read_to_string(&sidecar) {
+        let text = text.trim();
+        if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(text.to_owned());
+        }
+    }
+    let digest = hex::encode(Sha256::digest(std::fs::read(&built.component)?));
+    // Best effort: without the sidecar the next load hashes the bytes again.
+    let tmp = unique_tmp(&sidecar);
+    if std::fs::write(&tmp, &digest).is_ok() && std::fs::rename(&tmp, &sidecar).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(digest)
+}
+
+/// Loads the component at `path` (with digest `sha256`) from the cache; on a
+/// miss reads and compiles it and stores the artifact.
 pub fn load(
     engine: &Engine,
     cache_dir: &Path,
     sha256: &str,
-    bytes: &[u8],
+    path: &Path,
 ) -> Result<Loaded, CacheError> {
     let artifact = artifact_path(engine, cache_dir, sha256);
     if artifact.is_file() {
@@ -73,8 +102,10 @@ pub fn load(
         }
         tracing::warn!(artifact = %artifact.display(), "unreadable cached artifact; recompiling");
     }
+    let bytes = std::fs::read(path)
+        .map_err(|e| CacheError::Io(format!("cannot read {}: {e}", path.display())))?;
     let compiled = engine
-        .precompile_component(bytes)
+        .precompile_component(&bytes)
         .map_err(|e| CacheError::Invalid(format!("{e:#}")))?;
     if let Some(dir) = artifact.parent() {
         std::fs::create_dir_all(dir)

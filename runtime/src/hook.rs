@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
 use wasmtime::Store;
 
 use crate::bindings::{
@@ -146,21 +145,31 @@ impl LoadedHook {
         scratch: &std::sync::Arc<StateStore>,
     ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
-        let bytes = std::fs::read(&built.component).map_err(|e| {
+        let unreadable = |e: std::io::Error| {
             Problem::new(
                 &built.component,
                 format!("cannot read component: {e}"),
                 "run `hookrt build` again",
             )
-        })?;
-        let component_sha256 = hex::encode(Sha256::digest(&bytes));
-        let loaded = cache::load(sandbox.engine(), cache_dir, &component_sha256, &bytes).map_err(|e| match e {
+        };
+        let component_sha256 = cache::component_digest(built).map_err(unreadable)?;
+        let loaded = cache::load(
+            sandbox.engine(),
+            cache_dir,
+            &component_sha256,
+            &built.component,
+        )
+        .map_err(|e| match e {
             cache::CacheError::Invalid(e) => Problem::new(
                 path,
                 format!("is not a valid WebAssembly component: {e}"),
                 "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
             ),
-            cache::CacheError::Io(e) => Problem::new(path, format!("cannot cache its compiled artifact: {e}"), "check disk space and permissions of the cache dir"),
+            cache::CacheError::Io(e) => Problem::new(
+                path,
+                format!("cannot cache its compiled artifact: {e}"),
+                "check disk space and permissions of the cache dir",
+            ),
         })?;
         let engine = sandbox.engine();
         let imports: Vec<String> = loaded

@@ -39,6 +39,37 @@ fn second_load_of_an_unchanged_hook_compiles_nothing() {
 }
 
 #[test]
+fn a_built_components_digest_is_kept_beside_it_so_loads_read_no_component_bytes() {
+    use sha2::Digest;
+    let nonce = format!("{:?} digest", SystemTime::now());
+    let agent = TempAgent::new().file("hooks/digest.rs", &unique_hook(&nonce));
+    let rt = load(agent.path());
+    let h = &rt.hooks()[0];
+    let component = crate::common::opts()
+        .cache_dir
+        .join("components")
+        .join(format!("{}.wasm", h.source_sha256));
+    let bytes = std::fs::read(&component).unwrap();
+    assert_eq!(
+        hex::encode(sha2::Sha256::digest(&bytes)),
+        h.component_sha256
+    );
+    let sidecar = component.with_extension("wasm.sha256");
+    assert_eq!(
+        std::fs::read_to_string(&sidecar).unwrap(),
+        h.component_sha256
+    );
+    // A damaged sidecar is not trusted: the digest is computed again.
+    std::fs::write(&sidecar, "not a digest").unwrap();
+    let again = load(agent.path());
+    assert_eq!(again.hooks()[0].component_sha256, h.component_sha256);
+    assert_eq!(
+        std::fs::read_to_string(&sidecar).unwrap(),
+        h.component_sha256
+    );
+}
+
+#[test]
 fn editing_a_hook_rebuilds_only_that_hook() {
     let nonce = format!("{:?}", SystemTime::now());
     let agent = TempAgent::new()

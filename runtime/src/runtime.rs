@@ -20,7 +20,7 @@ use crate::metrics::Metrics;
 use crate::problem::{Problem, Problems};
 use crate::redaction::Redactor;
 use crate::registry::Registry;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{self, Allocator, Sandbox};
 use crate::scope::{Scope, Transport};
 use crate::state::StateStore;
 
@@ -107,7 +107,19 @@ impl Runtime {
         progress: &mut dyn FnMut(BuildEvent),
     ) -> Result<Runtime, Problems> {
         let (discovery, config) = check(agent_dir)?;
-        let sandbox = Sandbox::new().map_err(|e| {
+        // The pool's slots have fixed sizes: hooks configured beyond them, or
+        // too many hooks, run with on-demand allocation.
+        let fits = discovery.hooks.len() <= sandbox::POOL_MAX_HOOKS
+            && discovery
+                .hooks
+                .iter()
+                .all(|h| sandbox::fits_pool(&config.settings_for(&h.scope, &h.slug).limits));
+        let want = if fits {
+            Allocator::Pooling
+        } else {
+            Allocator::OnDemand
+        };
+        let sandbox = Sandbox::with_allocator(want).map_err(|e| {
             Problems(vec![Problem::new(
                 agent_dir,
                 e.to_string(),
@@ -131,6 +143,7 @@ impl Runtime {
         }
         problems.sort_by(|a, b| a.path.cmp(&b.path));
         Problems(problems).into_result()?;
+        tracing::debug!(allocator = sandbox.allocator().name(), "engine ready");
         for h in &hooks {
             tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
         }
@@ -152,6 +165,11 @@ impl Runtime {
 
     pub(crate) fn sandbox(&self) -> &Sandbox {
         &self.sandbox
+    }
+
+    /// Where instances' memories come from (the pool, unless it did not fit).
+    pub fn allocator(&self) -> Allocator {
+        self.sandbox.allocator()
     }
 
     pub(crate) fn registry(&self) -> &Registry {

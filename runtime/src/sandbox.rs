@@ -11,7 +11,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, Store, Trap, UpdateDeadline};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap, UpdateDeadline,
+};
 
 use crate::bindings::{v1, v2};
 use crate::host::HookState;
@@ -34,22 +36,112 @@ pub struct SandboxError(String);
 /// One engine, one linker, one epoch ticker: shared by every hook.
 pub struct Sandbox {
     engine: Engine,
+    allocator: Allocator,
     linker: Linker<HookState>,
     cancel: Arc<AtomicBool>,
     _ticker: Ticker,
 }
 
+/// Where instances' memories and tables come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocator {
+    /// Slots reserved once when the engine starts and reused: a fresh
+    /// instance per delivery maps no memory.
+    Pooling,
+    /// Mapped per instance and unmapped when it is dropped.
+    OnDemand,
+}
+
+impl Allocator {
+    /// Its name in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::Pooling => "pooling",
+            Allocator::OnDemand => "on-demand",
+        }
+    }
+}
+
+/// Component instances alive at once in the pool: warm instances (one per
+/// `reuse` hook), fresh ones in flight (one per worker) and load-time ones.
+pub const POOL_INSTANCES: u32 = 1000;
+/// Most hooks a runtime may have for the pool to be chosen: each may hold a
+/// warm instance, and workers and loading need slots besides.
+pub const POOL_MAX_HOOKS: usize = 400;
+
+/// Whether hooks with these limits fit the pool's fixed slot sizes.
+pub fn fits_pool(limits: &Limits) -> bool {
+    limits.table_elements <= crate::limits::DEFAULT_TABLE_ELEMENTS
+        && limits.instances <= crate::limits::DEFAULT_INSTANCES
+        && limits.tables <= crate::limits::DEFAULT_TABLES
+        && limits.memories <= crate::limits::DEFAULT_MEMORIES
+}
+
+/// The engine settings every hook runs under.
+fn base_config() -> Config {
+    let mut config = Config::new();
+    // Fuel bounds CPU per delivery deterministically; epochs bound wall time
+    // (including time spent in host calls, which fuel does not see).
+    config.consume_fuel(true);
+    config.epoch_interruption(true);
+    config.wasm_component_model(true);
+    config.parallel_compilation(true);
+    config
+}
+
+fn pooling_config() -> Config {
+    use crate::limits::{DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES};
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(POOL_INSTANCES)
+        .total_core_instances(POOL_INSTANCES * 4)
+        .total_memories(POOL_INSTANCES)
+        .total_tables(POOL_INSTANCES * 2)
+        .max_memory_size(crate::limits::MAX_MEMORY_BYTES as usize)
+        .table_elements(DEFAULT_TABLE_ELEMENTS as usize)
+        .max_core_instances_per_component(DEFAULT_INSTANCES as u32)
+        .max_tables_per_component(DEFAULT_TABLES as u32)
+        .max_memories_per_component(DEFAULT_MEMORIES as u32);
+    let mut config = base_config();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// Builds the engine with the pooling allocator when `want` allows it and
+/// the machine lets it reserve its address space (as Spin probes: some hosts
+/// cap virtual memory), else with on-demand allocation.
+/// `HOOKRT_ALLOCATOR=on-demand` turns the pool off (`auto` is the default).
+fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
+    let want = match std::env::var("HOOKRT_ALLOCATOR").as_deref() {
+        Err(_) | Ok("") | Ok("auto") => want,
+        Ok("on-demand") => Allocator::OnDemand,
+        Ok(other) => {
+            return Err(SandboxError(format!(
+                "HOOKRT_ALLOCATOR={other:?} is not `auto` or `on-demand`"
+            )));
+        }
+    };
+    let on_demand = || Engine::new(&base_config()).map_err(|e| SandboxError(e.to_string()));
+    match want {
+        Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
+        Allocator::Pooling => match Engine::new(&pooling_config()) {
+            Ok(engine) => Ok((engine, Allocator::Pooling)),
+            Err(e) => {
+                tracing::info!("pooling allocator unavailable ({e}); allocating on demand");
+                Ok((on_demand()?, Allocator::OnDemand))
+            }
+        },
+    }
+}
+
 impl Sandbox {
-    /// Builds the engine and linker.
+    /// Builds the engine (pooling allocator if the machine allows it) and linker.
     pub fn new() -> Result<Sandbox, SandboxError> {
-        let mut config = Config::new();
-        // Fuel bounds CPU per delivery deterministically; epochs bound wall time
-        // (including time spent in host calls, which fuel does not see).
-        config.consume_fuel(true);
-        config.epoch_interruption(true);
-        config.wasm_component_model(true);
-        config.parallel_compilation(true);
-        let engine = Engine::new(&config).map_err(|e| SandboxError(e.to_string()))?;
+        Sandbox::with_allocator(Allocator::Pooling)
+    }
+
+    /// Builds the engine preferring `want` (see [`Allocator`]) and the linker.
+    pub fn with_allocator(want: Allocator) -> Result<Sandbox, SandboxError> {
+        let (engine, allocator) = engine(want)?;
         let mut linker = Linker::new(&engine);
         crate::host::link_wasi(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
         // Linked for everyone, importable only with the `http` grant (checked at load).
@@ -65,6 +157,7 @@ impl Sandbox {
             .map_err(|e| SandboxError(format!("epoch ticker thread: {e}")))?;
         Ok(Sandbox {
             engine,
+            allocator,
             linker,
             cancel: Arc::new(AtomicBool::new(false)),
             _ticker: ticker,
@@ -85,6 +178,11 @@ impl Sandbox {
     /// The shared engine.
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// Which allocator the engine uses.
+    pub fn allocator(&self) -> Allocator {
+        self.allocator
     }
 
     /// Links `component` against the host imports and checks it implements the world.

@@ -88,3 +88,21 @@ fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
         err.0[0].message
     );
 }
+
+#[test]
+fn hooks_beyond_the_pools_slot_sizes_run_with_on_demand_allocation() {
+    use hookrt::sandbox::Allocator;
+    let big_tables = TempAgent::new()
+        .hook("hostile/hooks/witness.rs", "witness.rs")
+        .config("[hooks.witness]\ntable_elements = 50000\n");
+    assert_eq!(load(big_tables.path()).allocator(), Allocator::OnDemand);
+    let defaults = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
+    let rt = load(defaults.path());
+    // The pool is chosen when the hooks fit it, unless turned off (CI runs
+    // the suite once with each) or the machine cannot reserve it.
+    if std::env::var("HOOKRT_ALLOCATOR").as_deref() == Ok("on-demand") {
+        assert_eq!(rt.allocator(), Allocator::OnDemand);
+    }
+    let report = rt.dispatch(&transcript()[0]).unwrap();
+    assert_eq!(report.deliveries[0].outcome, hookrt::Outcome::Ok);
+}

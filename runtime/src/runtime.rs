@@ -120,11 +120,7 @@ impl Runtime {
             Allocator::OnDemand
         };
         let sandbox = Sandbox::with_allocator(want).map_err(|e| {
-            Problems(vec![Problem::new(
-                agent_dir,
-                e.to_string(),
-                "report this as a bug",
-            )])
+            Problems(vec![Problem::new(agent_dir, e.to_string(), e.fix())])
         })?;
         let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
         // Load-time calls (configure, subscriptions) store into one throw-away place.

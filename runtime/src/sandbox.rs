@@ -33,6 +33,17 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 #[error("cannot set up the Wasmtime sandbox: {0}")]
 pub struct SandboxError(String);
 
+impl SandboxError {
+    /// What to do about it.
+    pub fn fix(&self) -> &'static str {
+        if self.0.starts_with("HOOKRT_ALLOCATOR") {
+            "unset HOOKRT_ALLOCATOR, or set it to `auto` or `on-demand`"
+        } else {
+            "report this as a bug"
+        }
+    }
+}
+
 /// One engine, one linker, one epoch ticker: shared by every hook.
 pub struct Sandbox {
     engine: Engine,

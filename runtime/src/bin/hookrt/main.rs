@@ -191,10 +191,11 @@ fn load(dir: &Path, cache: Option<PathBuf>) -> Result<Runtime, Problems> {
     let rt = rt?;
     let cranelift = rt.hooks().iter().filter(|h| h.compiled).count();
     tracing::info!(
-        "{} hook(s) ready in {} ms: {stale} built by cargo, {cranelift} compiled by Cranelift, {} loaded from cache",
+        "{} hook(s) ready in {} ms: {stale} built by cargo, {cranelift} compiled by Cranelift, {} loaded from cache; {} allocator",
         rt.hooks().len(),
         started.elapsed().as_millis(),
-        rt.hooks().len() - cranelift
+        rt.hooks().len() - cranelift,
+        rt.allocator().name()
     );
     Ok(rt)
 }

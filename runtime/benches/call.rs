@@ -1,9 +1,11 @@
 //! One delivery, side by side: the same JSON-parsing handler as a native Rust
 //! function (the limit), as the raw component called directly through
-//! Wasmtime (no runtime around it), through hookrt (warm and fresh instance,
-//! and one event through 10 hooks), and as a subprocess hook (the way Claude
-//! Code, Codex and Gemini CLI run hooks: a program spawned per event reading
-//! the envelope on stdin).
+//! Wasmtime (no runtime around it: with Wasmtime's defaults, then with
+//! hookrt's engine settings — fuel and epoch interruption compiled in, and
+//! the pooling allocator for fresh instances), through hookrt (warm and fresh
+//! instance, and one event through 10 hooks), and as a subprocess hook (the
+//! way Claude Code, Codex and Gemini CLI run hooks: a program spawned per
+//! event reading the envelope on stdin). Extism is in `runtime/peer-bench`.
 //!
 //! Run: `scripts/bench call` (see docs/performance.md).
 
@@ -14,6 +16,7 @@ use std::process::{Command, Stdio};
 use criterion::{Criterion, criterion_group, criterion_main};
 use hookrt::build::{BuildOptions, build};
 use hookrt::discovery::discover;
+use hookrt::sandbox::{Allocator, engine_config};
 use hookrt::{Envelope, Runtime};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
@@ -191,10 +194,7 @@ fn calls(c: &mut Criterion) {
     // The same, with the instrumentation hookrt's engine compiles in (fuel
     // and epoch interruption), budgets set too large to ever fire: what the
     // limits themselves cost, apart from the runtime around the call.
-    let mut limited = Config::new();
-    limited.wasm_component_model(true);
-    limited.consume_fuel(true);
-    limited.epoch_interruption(true);
+    let limited = engine_config(Allocator::OnDemand);
     let limited = Engine::new(&limited).unwrap();
     let limited_component = Component::from_file(&limited, &built[0].component).unwrap();
     let mut limited_linker = Linker::new(&limited);
@@ -225,15 +225,28 @@ fn calls(c: &mut Criterion) {
             hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
         })
     });
+    let fresh_raw = |engine: &Engine, pre: &raw::DefineHookPre<RawState>| {
+        let mut store = raw_store(engine);
+        store.set_fuel(u64::MAX).unwrap();
+        store.set_epoch_deadline(u64::MAX / 2);
+        let hook = pre.instantiate(&mut store).unwrap();
+        hook.call_configure(&mut store, "{}").unwrap().unwrap();
+        hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
+    };
     g.bench_function("raw_wasmtime_fresh_fuel_epoch", |b| {
-        b.iter(|| {
-            let mut store = raw_store(&limited);
-            store.set_fuel(u64::MAX).unwrap();
-            store.set_epoch_deadline(u64::MAX / 2);
-            let hook = limited_pre.instantiate(&mut store).unwrap();
-            hook.call_configure(&mut store, "{}").unwrap().unwrap();
-            hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
-        })
+        b.iter(|| fresh_raw(&limited, &limited_pre))
+    });
+    // And with hookrt's pooling allocator too: the same engine settings as
+    // hookrt's fresh deliveries.
+    let pooled = Engine::new(&engine_config(Allocator::Pooling)).unwrap();
+    let pooled_component = Component::from_file(&pooled, &built[0].component).unwrap();
+    let mut pooled_linker = Linker::new(&pooled);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut pooled_linker).unwrap();
+    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut pooled_linker, |s| s).unwrap();
+    let pooled_pre =
+        raw::DefineHookPre::new(pooled_linker.instantiate_pre(&pooled_component).unwrap()).unwrap();
+    g.bench_function("raw_wasmtime_fresh_pooling_fuel_epoch", |b| {
+        b.iter(|| fresh_raw(&pooled, &pooled_pre))
     });
 
     let warm = load(one.path());

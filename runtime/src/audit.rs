@@ -45,6 +45,8 @@ pub struct HookAudit {
     pub limits: Limits,
     /// Instance policy.
     pub instance: InstancePolicy,
+    /// Under `reuse`: deliveries per instance before a fresh one replaces it.
+    pub reuse_limit: u64,
     /// Whether its final failure fails the turn (`critical`) or is only recorded.
     pub critical: bool,
     /// Attempts in all and the first backoff.
@@ -107,6 +109,7 @@ pub fn audit(rt: &Runtime) -> AuditReport {
             grants: h.settings.grants.iter().cloned().collect(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
+            reuse_limit: h.settings.reuse_limit,
             critical: h.settings.critical,
             retry: h.settings.retry,
             on_failure: h.settings.on_failure,
@@ -178,7 +181,7 @@ impl AuditReport {
             }
             let _ = writeln!(
                 s,
-                "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {:?}",
+                "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {}",
                 l.fuel,
                 l.deadline_ms,
                 l.memory_bytes >> 20,
@@ -188,7 +191,11 @@ impl AuditReport {
                 l.memories,
                 l.output_bytes,
                 l.log_bytes_per_minute,
-                h.instance
+                match h.instance {
+                    InstancePolicy::Fresh => "fresh".to_owned(),
+                    InstancePolicy::Reuse =>
+                        format!("reuse (up to {} deliveries each)", h.reuse_limit),
+                }
             );
             let policy = if h.critical {
                 "critical: a final failure fails the turn"

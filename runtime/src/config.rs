@@ -8,6 +8,7 @@
 //!
 //! [hooks."observability/metrics"]
 //! instance = "reuse"           # keep a warm instance between deliveries
+//! reuse_limit = 10_000         # ...replaced by a fresh one after this many
 //! fuel = 5_000_000
 //! ```
 //! Unknown keys, out-of-range values and slugs that name no hook are problems,
@@ -48,6 +49,9 @@ pub struct HookSettings {
     pub limits: Limits,
     /// Instance reuse policy.
     pub instance: InstancePolicy,
+    /// Under `reuse`: deliveries one instance serves before a fresh one
+    /// replaces it (bounds what a guest can accumulate or leak).
+    pub reuse_limit: u64,
     /// A critical hook's final failure fails the turn (see `cascade`); an
     /// optional hook's is only recorded.
     pub critical: bool,
@@ -85,6 +89,7 @@ impl Default for HookSettings {
         HookSettings {
             limits: Limits::default(),
             instance: InstancePolicy::default(),
+            reuse_limit: DEFAULT_REUSE_LIMIT,
             critical: false,
             retry: RetryPolicy::default(),
             on_failure: OnFailure::default(),
@@ -136,6 +141,10 @@ impl RetryPolicy {
 pub const MAX_BACKOFF_MS: u64 = 60_000;
 /// Most attempts a delivery may get.
 pub const MAX_ATTEMPTS: u64 = 20;
+/// Deliveries a warm (`reuse`) instance serves before it is replaced.
+pub const DEFAULT_REUSE_LIMIT: u64 = 10_000;
+/// Highest `reuse_limit` accepted.
+pub const MAX_REUSE_LIMIT: u64 = 1_000_000_000;
 
 /// One table of per-hook keys, as written (`[defaults]` or `[hooks."slug"]`).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -151,6 +160,7 @@ struct RawSettings {
     output_bytes: Option<u64>,
     log_bytes_per_minute: Option<u64>,
     instance: Option<InstancePolicy>,
+    reuse_limit: Option<u64>,
     critical: Option<bool>,
     max_attempts: Option<u64>,
     backoff_ms: Option<u64>,
@@ -474,6 +484,9 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
     if let Some(v) = raw.instance {
         s.instance = v
     }
+    if let Some(v) = raw.reuse_limit {
+        s.reuse_limit = v
+    }
     if let Some(v) = raw.critical {
         s.critical = v
     }
@@ -538,7 +551,7 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
             problems.push(Problem::new(path, format!("{table} http_allow entry `{host}` is not a host or host:port"), "write entries like `api.example.com` or `127.0.0.1:8080` (no scheme, path or wildcard)"));
         }
     }
-    let checks: [(&str, Option<u64>, u64); 11] = [
+    let checks: [(&str, Option<u64>, u64); 12] = [
         ("fuel", raw.fuel, limits::MAX_FUEL),
         (
             "deadline_ms",
@@ -558,6 +571,7 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
         ),
         ("max_attempts", raw.max_attempts, MAX_ATTEMPTS),
         ("backoff_ms", raw.backoff_ms, MAX_BACKOFF_MS),
+        ("reuse_limit", raw.reuse_limit, MAX_REUSE_LIMIT),
     ];
     for (key, value, max) in checks {
         match value {

@@ -229,7 +229,9 @@ impl Envelope {
 
     /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
     pub fn data_text(&self) -> Result<String, EnvelopeError> {
-        let text = self.data.to_string();
+        // Straight into a buffer (`to_string` on the value goes through the
+        // formatter, about twice as slow); serializing a `Value` cannot fail.
+        let text = serde_json::to_string(&self.data).unwrap_or_default();
         if text.len() > MAX_DATA_BYTES {
             return Err(EnvelopeError::DataTooLarge(text.len()));
         }

@@ -74,6 +74,8 @@ struct Warm {
     bindings: Bindings,
     /// The last call's context, refilled in place (no allocation when warm).
     cx: Option<WitContext>,
+    /// Deliveries it has served.
+    uses: u64,
 }
 
 /// What a handler answered.
@@ -302,11 +304,13 @@ impl LoadedHook {
         } else {
             None
         };
-        let (mut store, bindings, cx) = match warm {
+        // A warm instance that served its `reuse_limit` is replaced.
+        let warm = warm.filter(|w| w.uses < self.settings.reuse_limit);
+        let (mut store, bindings, cx, uses) = match warm {
             Some(w) => {
                 let mut store = w.store;
                 sandbox::begin_delivery(&mut store, limits);
-                (store, w.bindings, w.cx)
+                (store, w.bindings, w.cx, w.uses)
             }
             None => {
                 let mut store = sandbox.new_store(
@@ -317,7 +321,7 @@ impl LoadedHook {
                 );
                 sandbox::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
-                    Ok(b) => (store, b, None),
+                    Ok(b) => (store, b, None, 0),
                     Err(Failed::Wasm(e)) => return self.failed(&store, start, &e),
                     Err(Failed::Refused(msg)) => {
                         let output = store.data().capture.take();
@@ -385,6 +389,7 @@ impl LoadedHook {
                         store,
                         bindings,
                         cx,
+                        uses: uses + 1,
                     });
                 }
                 r

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap, UpdateDeadline,
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
+    UpdateDeadline,
 };
 
 use crate::bindings::{v1, v2};
@@ -88,6 +89,15 @@ pub fn fits_pool(limits: &Limits) -> bool {
         && limits.memories <= crate::limits::DEFAULT_MEMORIES
 }
 
+/// The engine settings hookrt runs hooks under with `allocator` (public so
+/// benchmarks can hold raw Wasmtime to the same settings).
+pub fn engine_config(allocator: Allocator) -> Config {
+    match allocator {
+        Allocator::Pooling => pooling_config(),
+        Allocator::OnDemand => base_config(),
+    }
+}
+
 /// The engine settings every hook runs under.
 fn base_config() -> Config {
     let mut config = Config::new();
@@ -101,7 +111,9 @@ fn base_config() -> Config {
 }
 
 fn pooling_config() -> Config {
-    use crate::limits::{DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES};
+    use crate::limits::{
+        DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES,
+    };
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(POOL_INSTANCES)
         .total_core_instances(POOL_INSTANCES * 4)

@@ -106,3 +106,38 @@ fn hooks_beyond_the_pools_slot_sizes_run_with_on_demand_allocation() {
     let report = rt.dispatch(&transcript()[0]).unwrap();
     assert_eq!(report.deliveries[0].outcome, hookrt::Outcome::Ok);
 }
+
+#[test]
+fn a_reused_instance_is_replaced_after_its_reuse_limit() {
+    // The metrics hook counts events per kind in instance memory: the count
+    // starts over exactly when a fresh instance replaces the warm one.
+    let counts = |config: &str| -> Vec<String> {
+        let agent = TempAgent::new()
+            .hook(
+                "agent/hooks/observability/metrics.rs",
+                "observability/metrics.rs",
+            )
+            .config(config);
+        let rt = load(agent.path());
+        let started = transcript()
+            .into_iter()
+            .find(|e| e.kind == "turn.started")
+            .unwrap();
+        (0..5)
+            .map(|i| {
+                let mut e = started.clone();
+                e.id = format!("evt-reuse-{i}");
+                let report = rt.dispatch(&e).unwrap();
+                last_field(&report.deliveries[0], "count").unwrap()
+            })
+            .collect()
+    };
+    let table = "[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\ninstance = \"reuse\"\n";
+    assert_eq!(counts(table), ["1", "2", "3", "4", "5"]);
+    assert_eq!(
+        counts(&format!("{table}reuse_limit = 2\n")),
+        ["1", "2", "1", "2", "1"]
+    );
+    let fresh = "[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n";
+    assert_eq!(counts(fresh), ["1", "1", "1", "1", "1"]);
+}

@@ -1,6 +1,8 @@
 //! Throughput of the service: events per second through 3 observe hooks,
 //! `accepted` (memory only) against `persisted` (journal, group commit), on
-//! 1 and 2 worker threads.
+//! 1 and 2 worker threads, for two streams: the example transcript's mix
+//! (a third of it decision and edit events, which always run alone) and its
+//! observe events only (what workers run side by side).
 //!
 //! Run: `scripts/bench throughput` (see docs/performance.md).
 
@@ -10,6 +12,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hookrt::build::BuildOptions;
 use hookrt::service::{HookService, Report, ServiceOptions};
+use hookrt::vocabulary::EventClass;
 use hookrt::{Envelope, Runtime};
 
 /// Events per measured iteration.
@@ -85,20 +88,31 @@ fn emit_all(service: &HookService, events: Vec<Envelope>) {
 
 fn throughput(c: &mut Criterion) {
     let agent = agent();
-    let base = transcript();
+    let mix = transcript();
+    let observe: Vec<Envelope> = mix
+        .iter()
+        .filter(|e| hookrt::vocabulary::class_of(&e.kind) == EventClass::Observe)
+        .cloned()
+        .collect();
     let mut group = c.benchmark_group("throughput_3_hooks");
     group.throughput(Throughput::Elements(BATCH as u64));
     group
         .sample_size(20)
-        .measurement_time(Duration::from_secs(20));
+        .measurement_time(Duration::from_secs(12));
     let mut round = 0;
-    for (mode, workers) in [
-        ("accepted", 1),
-        ("persisted", 1),
-        ("accepted", 2),
-        ("persisted", 2),
-    ] {
-        let db = agent.path().join(format!("{mode}-{workers}.db"));
+    let runs = [("mix", &mix), ("observe", &observe)]
+        .into_iter()
+        .flat_map(|(stream, base)| {
+            [
+                ("accepted", 1),
+                ("persisted", 1),
+                ("accepted", 2),
+                ("persisted", 2),
+            ]
+            .map(|(mode, workers)| (stream, base, mode, workers))
+        });
+    for (stream, base, mode, workers) in runs {
+        let db = agent.path().join(format!("{stream}-{mode}-{workers}.db"));
         let journal = (mode == "persisted").then_some(db.as_path());
         let service = HookService::start_with(
             load(agent.path()),
@@ -107,12 +121,12 @@ fn throughput(c: &mut Criterion) {
             ServiceOptions { workers },
         )
         .unwrap();
-        group.bench_function(format!("{mode}_{workers}_worker"), |b| {
+        group.bench_function(format!("{stream}/{mode}/{workers}_worker"), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     round += 1;
-                    let batch = events(&base, round);
+                    let batch = events(base, round);
                     let start = Instant::now();
                     emit_all(&service, batch);
                     total += start.elapsed();

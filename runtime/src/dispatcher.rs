@@ -13,7 +13,7 @@
 //! answer depends on the ones before it.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -26,7 +26,7 @@ use crate::dispatch::{EventRun, deliver};
 use crate::envelope::{Durability, Envelope};
 use crate::hook::{LoadedHook, Response};
 use crate::journal::{Ack, Inserted, Journal, PendingDelivery};
-use crate::lanes;
+use crate::lanes::{self, Job, Pool};
 use crate::outcome::Outcome;
 use crate::runtime::Runtime;
 use crate::scope::Scope;
@@ -51,15 +51,27 @@ pub(crate) struct Work {
 }
 
 pub(crate) struct Dispatcher {
-    rt: Runtime,
-    journal: Option<Journal>,
-    observer: Observer,
+    rt: Arc<Runtime>,
+    /// Shared with the workers, which record retries.
+    journal: Arc<Mutex<Option<Journal>>>,
+    durability: Durability,
+    /// Shared with the workers, which report their deliveries.
+    observer: Arc<Mutex<Observer>>,
     stats: Stats,
     /// Without a journal: cascade ids already emitted.
     cascaded: Seen,
     acks: Vec<Ack>,
-    /// Threads delivering observe events side by side (1: this thread only).
-    workers: usize,
+    /// With more than one worker: the threads besides this one.
+    pool: Option<Pool>,
+}
+
+/// Fewest deliveries in a run of observe events for it to go to the workers:
+/// below this, waking them and waiting for them costs more than they save
+/// (measured with `scripts/bench throughput`).
+const LANES_FROM: usize = 16;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// How a delivery ended after its retries.
@@ -133,21 +145,38 @@ pub(crate) fn count(stats: &mut Stats, d: &Delivery, attempt: u32) {
 }
 
 impl Dispatcher {
+    /// A dispatcher delivering on its own thread plus `workers - 1` more.
     pub(crate) fn new(
         rt: Runtime,
         journal: Option<Journal>,
         observer: Observer,
         workers: usize,
-    ) -> Dispatcher {
-        Dispatcher {
-            rt,
-            journal,
-            observer,
+    ) -> std::io::Result<Dispatcher> {
+        let durability = if journal.is_some() {
+            Durability::Persisted
+        } else {
+            Durability::Accepted
+        };
+        let cx = lanes::Context {
+            rt: Arc::new(rt),
+            observer: Arc::new(Mutex::new(observer)),
+            journal: Arc::new(Mutex::new(journal)),
+        };
+        let pool = if workers > 1 {
+            Some(Pool::start(cx.clone(), workers - 1)?)
+        } else {
+            None
+        };
+        Ok(Dispatcher {
+            rt: cx.rt,
+            journal: cx.journal,
+            durability,
+            observer: cx.observer,
             stats: Stats::default(),
             cascaded: Seen::default(),
             acks: Vec::new(),
-            workers: workers.max(1),
-        }
+            pool,
+        })
     }
 
     pub(crate) fn into_stats(self) -> Stats {
@@ -181,14 +210,6 @@ impl Dispatcher {
         }
     }
 
-    fn durability(&self) -> Durability {
-        if self.journal.is_some() {
-            Durability::Persisted
-        } else {
-            Durability::Accepted
-        }
-    }
-
     fn cancelled(&self) -> bool {
         self.rt.sandbox().is_cancelled()
     }
@@ -203,7 +224,13 @@ impl Dispatcher {
                 break;
             }
             let observing = queue.iter().take_while(|w| side_by_side(w)).count();
-            let follow_ups = if self.workers > 1 && observing > 0 {
+            let deliveries: usize = queue
+                .iter()
+                .take(observing)
+                .map(|w| w.deliveries.len())
+                .sum();
+            // A short run is cheaper on this thread alone than handed around.
+            let follow_ups = if self.pool.is_some() && deliveries >= LANES_FROM {
                 let run: Vec<Work> = queue.drain(..observing).collect();
                 self.run_lanes(run)
             } else {
@@ -215,7 +242,7 @@ impl Dispatcher {
             }
         }
         let acks = std::mem::take(&mut self.acks);
-        if let Some(j) = self.journal.as_mut()
+        if let Some(j) = lock(&self.journal).as_mut()
             && let Err(e) = j.ack(&acks)
         {
             // Unacked deliveries run again after a restart: at-least-once holds.
@@ -225,7 +252,7 @@ impl Dispatcher {
 
     /// Runs one event's deliveries; returns cascade events to run next.
     fn run_event(&mut self, w: Work) -> Vec<Work> {
-        let mut run = match EventRun::new(&w.envelope, self.durability()) {
+        let mut run = match EventRun::new(&w.envelope, self.durability) {
             Ok(run) => run,
             Err(e) => {
                 // Validation refuses such events at emit.
@@ -252,8 +279,7 @@ impl Dispatcher {
                 continue;
             };
             let hook = &self.rt.hooks()[index];
-            let (stats, observer, journal) =
-                (&mut self.stats, &mut self.observer, &mut self.journal);
+            let (stats, observer, journal) = (&mut self.stats, &self.observer, &self.journal);
             let settled = settle(
                 &self.rt,
                 hook,
@@ -262,10 +288,10 @@ impl Dispatcher {
                 pd,
                 &mut |d, attempt| {
                     count(stats, d, attempt);
-                    observer(Report::Delivery(d));
+                    (lock(observer))(Report::Delivery(d));
                 },
                 &mut |attempt| {
-                    if let Some(j) = journal.as_mut()
+                    if let Some(j) = lock(journal).as_mut()
                         && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
                     {
                         tracing::error!("journal: cannot record retry: {e}");
@@ -284,7 +310,7 @@ impl Dispatcher {
         }
         let resolution = run.finish();
         if let Some(r) = &resolution {
-            (self.observer)(Report::Resolved {
+            (lock(&self.observer))(Report::Resolved {
                 event_id: &w.envelope.id,
                 kind: &w.envelope.kind,
                 resolution: r,
@@ -338,10 +364,9 @@ impl Dispatcher {
     /// Delivers a run of observe events in lanes (see [`crate::lanes`]),
     /// then acks in event order; returns the cascade events to run next.
     fn run_lanes(&mut self, work: Vec<Work>) -> Vec<Work> {
-        let durability = self.durability();
         let mut wits = Vec::with_capacity(work.len());
         for w in &work {
-            match crate::dispatch::to_wit(&w.envelope, durability) {
+            match crate::dispatch::to_wit(&w.envelope, self.durability) {
                 Ok(wit) => wits.push(Some(wit)),
                 Err(e) => {
                     self.undeliverable(w, &e.to_string());
@@ -349,70 +374,53 @@ impl Dispatcher {
                 }
             }
         }
-        let mut lanes: Vec<lanes::Lane<'_>> = Vec::new();
-        let mut missing = Vec::new();
+        let mut lanes: Vec<lanes::Lane> = Vec::new();
         for (event, w) in work.iter().enumerate() {
-            let Some(wit) = &wits[event] else { continue };
-            for pd in &w.deliveries {
+            if wits[event].is_none() {
+                continue;
+            }
+            for (delivery, pd) in w.deliveries.iter().enumerate() {
                 let Some(hook) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
-                    missing.push((event, pd));
+                    self.gone(w, pd);
                     continue;
                 };
-                let item = lanes::Item {
-                    event,
-                    seq: w.seq,
-                    envelope: &w.envelope,
-                    wit,
-                    pd,
-                };
                 match lanes.iter_mut().find(|l| l.hook == hook) {
-                    Some(lane) => lane.items.push(item),
+                    Some(lane) => lane.items.push((event, delivery)),
                     None => lanes.push(lanes::Lane {
                         hook,
-                        items: vec![item],
+                        items: vec![(event, delivery)],
                     }),
                 }
             }
         }
-        for (event, pd) in missing {
-            self.gone(&work[event], pd);
-        }
-        let results = {
-            let shared = Mutex::new((&mut self.stats, &mut self.observer, &mut self.journal));
-            let finished = |d: &Delivery, attempt: u32| {
-                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                count(s.0, d, attempt);
-                (s.1)(Report::Delivery(d));
-            };
-            let retrying = |seq: i64, position: i64, attempt: u32| {
-                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(j) = s.2.as_mut()
-                    && let Err(e) = j.start_attempt(seq, position, attempt)
-                {
-                    tracing::error!("journal: cannot record retry: {e}");
-                }
-            };
-            lanes::run(&self.rt, &lanes, self.workers, &finished, &retrying)
-        };
+        let job = Arc::new(Job::new(work, wits, lanes));
+        self.pool
+            .as_ref()
+            .expect("lanes run only with a pool")
+            .run(&job);
+        let (done, stats) = job.results();
+        lanes::merge(&mut self.stats, stats);
         // Ack in event order, so cascades come out as a sequential run would.
-        let mut settled: Vec<(usize, i64, &PendingDelivery, usize, Option<Settled>)> = lanes
+        let mut settled: Vec<(usize, usize, usize, Option<Settled>)> = job
+            .lanes
             .iter()
-            .zip(results)
+            .zip(done)
             .flat_map(|(lane, done)| {
                 lane.items
                     .iter()
                     .zip(done)
-                    .map(|(item, s)| (item.event, item.pd.position, item.pd, lane.hook, s))
+                    .map(|(&(event, delivery), s)| (event, delivery, lane.hook, s))
             })
             .collect();
-        settled.sort_by_key(|(event, position, ..)| (*event, *position));
+        settled.sort_by_key(|&(event, delivery, ..)| (event, delivery));
         let mut follow_ups = Vec::new();
-        for (event, _, pd, hook, s) in settled {
+        for (event, delivery, hook, s) in settled {
+            let w = &job.work[event];
             match s {
                 Some(s) => {
                     let critical = self.rt.hooks()[hook].settings.critical;
-                    if let Some(next) =
-                        self.settled(&work[event], pd, s.attempt, s.outcome, s.error, critical)
+                    let pd = &w.deliveries[delivery];
+                    if let Some(next) = self.settled(w, pd, s.attempt, s.outcome, s.error, critical)
                     {
                         follow_ups.push(next);
                     }
@@ -461,7 +469,7 @@ impl Dispatcher {
             &envelope.kind,
             &Scope::of_event(envelope.coordinates.subagent.as_deref()),
         );
-        let seq = if let Some(j) = self.journal.as_mut() {
+        let seq = if let Some(j) = lock(&self.journal).as_mut() {
             match j.insert(&[(&envelope, &plan, "cascade")]) {
                 Ok(v) => match v.first() {
                     Some(Inserted::New(seq)) => *seq,

@@ -1,45 +1,58 @@
 //! Lanes: observe deliveries run side by side across hooks.
 //!
-//! A run of observe events is split into one lane per hook, holding that
-//! hook's deliveries in event order. Workers (the dispatcher's thread and
-//! `workers - 1` scoped threads) each take a few deliveries from the head of
-//! the longest lane that no other worker holds, run them, and give the lane
-//! back. So a hook never runs two deliveries at once and sees its events in
-//! order, while different hooks run at the same time, and a slow hook holds
-//! up only its own lane. Decision and edit events never come here: their
-//! answers depend on the hooks before them (see [`crate::dispatcher`]).
+//! A run of observe events (a [`Job`]) is split into one lane per hook,
+//! holding that hook's deliveries in event order. The dispatcher's thread and
+//! the [`Pool`]'s worker threads each take a few deliveries from the head of
+//! the longest lane no other worker holds, run them, and give the lane back.
+//! So a hook never runs two deliveries at once and sees its events in order,
+//! while different hooks run at the same time, and a slow hook holds up only
+//! its own lane. Decision and edit events never come here: their answers
+//! depend on the hooks before them (see [`crate::dispatcher`]).
+//!
+//! The workers live as long as the dispatcher: a run of a few events costs a
+//! wake-up, not a thread start.
 
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 use crate::bindings::WitEnvelope;
-use crate::delivery::Delivery;
-use crate::dispatcher::{Settled, settle};
-use crate::envelope::Envelope;
-use crate::journal::PendingDelivery;
+use crate::dispatcher::{Settled, Work, count, settle};
+use crate::journal::Journal;
 use crate::runtime::Runtime;
+use crate::service::{Observer, Report, Stats};
 
 /// Deliveries a worker takes from a lane at a time: enough to keep the
 /// lock out of the way, few enough to share a short run between workers.
-const TAKE: usize = 8;
+const TAKE: usize = 4;
 
-/// One delivery in a lane.
-#[derive(Clone, Copy)]
-pub(crate) struct Item<'a> {
-    /// The event's index in the run.
-    pub(crate) event: usize,
-    /// The event's journal seq.
-    pub(crate) seq: i64,
-    pub(crate) envelope: &'a Envelope,
-    /// The record every hook of the event is lent.
-    pub(crate) wit: &'a WitEnvelope,
-    pub(crate) pd: &'a PendingDelivery,
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What workers share with the dispatcher for its whole life.
+#[derive(Clone)]
+pub(crate) struct Context {
+    pub(crate) rt: Arc<Runtime>,
+    pub(crate) observer: Arc<Mutex<Observer>>,
+    pub(crate) journal: Arc<Mutex<Option<Journal>>>,
 }
 
 /// One hook's deliveries, in event order.
-pub(crate) struct Lane<'a> {
+pub(crate) struct Lane {
     /// The hook's index in the runtime.
     pub(crate) hook: usize,
-    pub(crate) items: Vec<Item<'a>>,
+    /// `(event index, delivery index)` in the job's work.
+    pub(crate) items: Vec<(usize, usize)>,
+}
+
+/// A run of observe events for the workers.
+pub(crate) struct Job {
+    pub(crate) work: Vec<Work>,
+    /// Per event, the record its hooks are lent (`None`: undeliverable).
+    pub(crate) wits: Vec<Option<WitEnvelope>>,
+    pub(crate) lanes: Vec<Lane>,
+    board: Mutex<Board>,
+    freed: Condvar,
 }
 
 /// Which lanes are held and how far each got.
@@ -52,62 +65,134 @@ struct Board {
     done: Vec<Vec<Option<Settled>>>,
     /// Shutdown interrupted a delivery: take nothing more.
     stopped: bool,
+    /// Counts of every finished attempt.
+    stats: Stats,
 }
 
-/// Runs every lane with up to `workers` threads; returns, per lane and item,
-/// how each delivery settled (`None` for those shutdown left unacked).
-pub(crate) fn run(
-    rt: &Runtime,
-    lanes: &[Lane<'_>],
-    workers: usize,
-    finished: &(dyn Fn(&Delivery, u32) + Sync),
-    retrying: &(dyn Fn(i64, i64, u32) + Sync),
-) -> Vec<Vec<Option<Settled>>> {
-    let board = Mutex::new(Board {
-        next: vec![0; lanes.len()],
-        held: vec![false; lanes.len()],
-        done: lanes
-            .iter()
-            .map(|l| l.items.iter().map(|_| None).collect())
-            .collect(),
-        stopped: false,
-    });
-    let freed = Condvar::new();
-    let work = || worker(rt, lanes, &board, &freed, finished, retrying);
-    // More threads than lanes would only wait.
-    let threads = workers.min(lanes.len()).max(1);
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(work);
+impl Job {
+    pub(crate) fn new(work: Vec<Work>, wits: Vec<Option<WitEnvelope>>, lanes: Vec<Lane>) -> Job {
+        let board = Board {
+            next: vec![0; lanes.len()],
+            held: vec![false; lanes.len()],
+            done: lanes
+                .iter()
+                .map(|l| l.items.iter().map(|_| None).collect())
+                .collect(),
+            stopped: false,
+            stats: Stats::default(),
+        };
+        Job {
+            work,
+            wits,
+            lanes,
+            board: Mutex::new(board),
+            freed: Condvar::new(),
         }
-        work();
-    });
-    board.into_inner().unwrap_or_else(|e| e.into_inner()).done
+    }
+
+    /// Per lane and item, how each delivery settled (`None` for those shutdown
+    /// left unacked), and the counts of every attempt. Called once, after
+    /// [`Pool::run`].
+    pub(crate) fn results(&self) -> (Vec<Vec<Option<Settled>>>, Stats) {
+        let mut b = lock(&self.board);
+        (std::mem::take(&mut b.done), std::mem::take(&mut b.stats))
+    }
 }
 
-fn worker(
-    rt: &Runtime,
-    lanes: &[Lane<'_>],
-    board: &Mutex<Board>,
-    freed: &Condvar,
-    finished: &(dyn Fn(&Delivery, u32) + Sync),
-    retrying: &(dyn Fn(i64, i64, u32) + Sync),
-) {
-    let lock = || board.lock().unwrap_or_else(|e| e.into_inner());
+/// Worker threads waiting for jobs.
+pub(crate) struct Pool {
+    cx: Context,
+    slot: Arc<(Mutex<Slot>, Condvar)>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct Slot {
+    /// Bumped for every job, so each worker takes each job once.
+    generation: u64,
+    job: Option<Arc<Job>>,
+    stop: bool,
+}
+
+impl Pool {
+    /// Starts `helpers` worker threads (the dispatcher's own thread works too).
+    pub(crate) fn start(cx: Context, helpers: usize) -> std::io::Result<Pool> {
+        let slot: Arc<(Mutex<Slot>, Condvar)> = Arc::default();
+        let mut threads = Vec::with_capacity(helpers);
+        for i in 0..helpers {
+            let (cx, slot) = (cx.clone(), slot.clone());
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("hookrt-worker-{}", i + 1))
+                    .spawn(move || {
+                        let mut seen = 0;
+                        loop {
+                            let job = {
+                                let mut s = lock(&slot.0);
+                                while s.generation == seen && !s.stop {
+                                    s = slot.1.wait(s).unwrap_or_else(|e| e.into_inner());
+                                }
+                                if s.stop {
+                                    return;
+                                }
+                                seen = s.generation;
+                                s.job.clone()
+                            };
+                            if let Some(job) = job {
+                                work(&cx, &job);
+                            }
+                        }
+                    })?,
+            );
+        }
+        Ok(Pool { cx, slot, threads })
+    }
+
+    /// Runs `job` on every worker and this thread; returns once no delivery
+    /// of it is running (all settled, or shutdown interrupted them).
+    pub(crate) fn run(&self, job: &Arc<Job>) {
+        {
+            let mut s = lock(&self.slot.0);
+            s.generation += 1;
+            s.job = Some(job.clone());
+        }
+        self.slot.1.notify_all();
+        work(&self.cx, job);
+        lock(&self.slot.0).job = None;
+        let mut b = lock(&job.board);
+        while b.held.iter().any(|&h| h) {
+            b = job.freed.wait(b).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        lock(&self.slot.0).stop = true;
+        self.slot.1.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Takes items from free lanes until none is left (or shutdown).
+fn work(cx: &Context, job: &Job) {
+    let rt = &cx.rt;
     loop {
         // Take the longest free lane's next items, or wait for one to free up.
         let (lane, from, to) = {
-            let mut b = lock();
+            let mut b = lock(&job.board);
             loop {
                 if b.stopped || rt.sandbox().is_cancelled() {
                     return;
                 }
-                let free = (0..lanes.len())
-                    .filter(|&l| !b.held[l] && b.next[l] < lanes[l].items.len())
-                    .max_by_key(|&l| lanes[l].items.len() - b.next[l]);
+                let free = (0..job.lanes.len())
+                    .filter(|&l| !b.held[l] && b.next[l] < job.lanes[l].items.len())
+                    .max_by_key(|&l| job.lanes[l].items.len() - b.next[l]);
                 if let Some(l) = free {
                     let from = b.next[l];
-                    let to = (from + TAKE).min(lanes[l].items.len());
+                    let to = (from + TAKE).min(job.lanes[l].items.len());
                     b.next[l] = to;
                     b.held[l] = true;
                     break (l, from, to);
@@ -115,20 +200,35 @@ fn worker(
                 if !b.held.iter().any(|&h| h) {
                     return; // nothing held, nothing free: all done
                 }
-                b = freed.wait(b).unwrap_or_else(|e| e.into_inner());
+                b = job.freed.wait(b).unwrap_or_else(|e| e.into_inner());
             }
         };
-        let hook = &rt.hooks()[lanes[lane].hook];
+        let hook = &rt.hooks()[job.lanes[lane].hook];
+        let mut stats = Stats::default();
         let mut results = Vec::with_capacity(to - from);
-        for item in &lanes[lane].items[from..to] {
+        for &(event, delivery) in &job.lanes[lane].items[from..to] {
+            let w = &job.work[event];
+            let pd = &w.deliveries[delivery];
+            let wit = job.wits[event]
+                .as_ref()
+                .expect("lanes hold deliverable events only");
             let s = settle(
                 rt,
                 hook,
-                item.envelope,
-                item.wit,
-                item.pd,
-                &mut |d, attempt| finished(d, attempt),
-                &mut |attempt| retrying(item.seq, item.pd.position, attempt),
+                &w.envelope,
+                wit,
+                pd,
+                &mut |d, attempt| {
+                    count(&mut stats, d, attempt);
+                    (lock(&cx.observer))(Report::Delivery(d));
+                },
+                &mut |attempt| {
+                    if let Some(j) = lock(&cx.journal).as_mut()
+                        && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
+                    {
+                        tracing::error!("journal: cannot record retry: {e}");
+                    }
+                },
             );
             let interrupted = s.is_none();
             results.push(s);
@@ -136,14 +236,23 @@ fn worker(
                 break;
             }
         }
-        let mut b = lock();
-        let interrupted = results.last().is_some_and(Option::is_none);
+        let mut b = lock(&job.board);
+        b.stopped |= results.last().is_some_and(Option::is_none);
         for (i, s) in results.into_iter().enumerate() {
             b.done[lane][from + i] = s;
         }
         b.held[lane] = false;
-        b.stopped |= interrupted;
+        merge(&mut b.stats, stats);
         drop(b);
-        freed.notify_all();
+        job.freed.notify_all();
+    }
+}
+
+/// Adds the attempt counts of `more` to `into`.
+pub(crate) fn merge(into: &mut Stats, more: Stats) {
+    into.deliveries += more.deliveries;
+    into.repeats += more.repeats;
+    for (outcome, n) in more.outcomes {
+        *into.outcomes.entry(outcome).or_default() += n;
     }
 }

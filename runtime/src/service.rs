@@ -263,7 +263,7 @@ impl HookService {
             runtime.use_state(store);
         }
         let mut dispatcher =
-            Dispatcher::new(runtime, dispatcher_journal, observer, options.workers);
+            Dispatcher::new(runtime, dispatcher_journal, observer, options.workers)?;
         let dispatcher = std::thread::Builder::new()
             .name("hookrt-dispatch".into())
             .spawn(move || {

@@ -8,6 +8,7 @@ use hookrt::decision::Approval;
 use hookrt::delivery::Resolution;
 use hookrt::journal::Journal;
 use hookrt::service::ServiceOptions;
+use hookrt::vocabulary::EventClass;
 use hookrt::{Delivery, Envelope, Outcome};
 
 use crate::common::{TempAgent, transcript};
@@ -55,10 +56,18 @@ fn observers() -> TempAgent {
         .config("[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n")
 }
 
+/// Observe events only: long runs, which go to the workers.
+fn observing(rounds: usize) -> Vec<Envelope> {
+    many(rounds)
+        .into_iter()
+        .filter(|e| hookrt::vocabulary::class_of(&e.kind) == EventClass::Observe)
+        .collect()
+}
+
 #[test]
 fn two_workers_deliver_each_event_once_to_each_hook_in_emission_order() {
     let agent = observers();
-    let events = many(12);
+    let events = observing(12);
     let db = agent.path().join("journal.db");
     let (service, seen) = start_with(agent.path(), Some(&db), two());
     let stats = run_all(service, &events);
@@ -79,6 +88,30 @@ fn two_workers_deliver_each_event_once_to_each_hook_in_emission_order() {
     assert!(seen.iter().all(|d| d.outcome == Outcome::Ok));
     let status = Journal::open(&db).unwrap().status().unwrap();
     assert_eq!((status.pending, status.done), (0, one_seen.len() as i64));
+}
+
+#[test]
+fn with_two_workers_a_second_thread_delivers_part_of_a_long_run() {
+    let agent = observers();
+    let threads = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::<String, usize>::new()));
+    let sink = threads.clone();
+    let observer = Box::new(move |r: hookrt::service::Report<'_>| {
+        if let hookrt::service::Report::Delivery(_) = r {
+            let name = std::thread::current().name().unwrap_or("?").to_owned();
+            *sink.lock().unwrap().entry(name).or_default() += 1;
+        }
+    });
+    let service =
+        hookrt::HookService::start_with(crate::common::load(agent.path()), None, observer, two())
+            .unwrap();
+    let events = observing(12);
+    run_all(service, &events);
+    let threads = threads.lock().unwrap().clone();
+    assert_eq!(threads.values().sum::<usize>(), events.len() * 3);
+    assert!(
+        threads.get("hookrt-worker-1").is_some_and(|&n| n > 0),
+        "the worker thread delivered nothing: {threads:?}"
+    );
 }
 
 #[test]

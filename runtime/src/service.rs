@@ -7,6 +7,10 @@
 //! - the **dispatcher** ([`crate::dispatcher`]) owns the hooks and delivers
 //!   events in journal order, acking each batch in one transaction.
 //!
+//! The queue between them holds at most [`DISPATCH_QUEUE`] batches: when hooks
+//! fall that far behind, the writer waits, and receipts with it
+//! (backpressure), so memory stays flat under any load.
+//!
 //! Without a journal the same pipeline runs on memory, and receipts say
 //! `accepted`. Shutdown lets queued work run until its deadline, then cancels
 //! the running delivery through the epoch and leaves the rest unacked: the
@@ -34,6 +38,10 @@ use crate::state::StateStore;
 
 /// Most events committed in one transaction.
 pub const MAX_BATCH: usize = 256;
+/// Batches (of up to [`MAX_BATCH`] events) waiting for the dispatcher at
+/// most; when they are full, the writer waits and receipts slow down: the
+/// backpressure that keeps memory flat however fast events come.
+pub const DISPATCH_QUEUE: usize = 4;
 /// Ids remembered for deduplication without a journal: re-submissions within
 /// this window are no-ops; memory stays bounded however long the process runs.
 pub const MEMORY_DEDUP_WINDOW: usize = 100_000;
@@ -234,7 +242,9 @@ impl HookService {
         let cancel = runtime.sandbox().cancel_flag();
         let planner = runtime.registry().planner();
         let (tx, rx) = mpsc::channel();
-        let (work_tx, work_rx) = mpsc::channel();
+        // Bounded: under overload the writer waits for the dispatcher, so
+        // receipts slow down instead of memory growing without end.
+        let (work_tx, work_rx) = mpsc::sync_channel(DISPATCH_QUEUE);
 
         let recovered: Vec<Work> = recovered
             .into_iter()
@@ -481,7 +491,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn serve(&mut self, rx: mpsc::Receiver<Command>, work: mpsc::Sender<Msg>) {
+    fn serve(&mut self, rx: mpsc::Receiver<Command>, work: mpsc::SyncSender<Msg>) {
         while let Ok(first) = rx.recv() {
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {

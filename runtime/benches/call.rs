@@ -10,40 +10,28 @@
 //! Run: `scripts/bench call` (see docs/performance.md).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hookrt::build::{BuildOptions, build};
+use hookrt::Envelope;
+use hookrt::build::build;
 use hookrt::discovery::discover;
 use hookrt::sandbox::{Allocator, engine_config};
-use hookrt::{Envelope, Runtime};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+mod support;
+use support::{bench_parse, load, opts, transcript};
 
 mod raw {
     wasmtime::component::bindgen!({ path: "../wit/v0.2.0", world: "define-hook" });
 }
 use raw::hookrt::hook::{log, metrics, state, types};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn opts(agent: &Path) -> BuildOptions {
-    let mut o = BuildOptions::for_agent(agent);
-    o.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
-    o
-}
-
 /// An agent of `bench_parse` copies: `specific` subscribed to action.result, `wildcard` to `*`.
 fn agent(specific: usize, wildcard: usize, instance: &str) -> tempfile::TempDir {
-    let src =
-        std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap();
+    let src = bench_parse();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
     for i in 0..specific {
@@ -64,15 +52,9 @@ fn agent(specific: usize, wildcard: usize, instance: &str) -> tempfile::TempDir 
     dir
 }
 
-fn load(dir: &Path) -> Runtime {
-    Runtime::load(dir, &opts(dir), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
-}
-
 fn event() -> Envelope {
-    let text =
-        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
-    text.lines()
-        .filter_map(|l| Envelope::from_json(l).ok())
+    transcript()
+        .into_iter()
         .find(|e| e.kind == "action.result")
         .unwrap()
 }

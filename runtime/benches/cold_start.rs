@@ -15,42 +15,22 @@
 //!
 //! Run: `scripts/bench cold_start` (see docs/performance.md).
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use hookrt::Runtime;
-use hookrt::build::{BuildOptions, build};
+use hookrt::build::build;
 use hookrt::discovery::discover;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn cache() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache")
-}
-
-fn opts(agent: &Path, cache_dir: &Path) -> BuildOptions {
-    let mut o = BuildOptions::for_agent(agent);
-    o.cache_dir = cache_dir.to_path_buf();
-    o
-}
+mod support;
+use support::{bench_parse, load, load_in, opts};
 
 /// The bench_parse component, built (or found) in the shared cache.
 fn component() -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
-    std::fs::copy(
-        repo().join("example-hooks/testing/hooks/bench_parse.rs"),
-        dir.path().join("hooks/bench_parse.rs"),
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("hooks/bench_parse.rs"), bench_parse()).unwrap();
     let discovered = discover(dir.path()).unwrap();
-    let (built, problems) = build(&discovered.hooks, &opts(dir.path(), &cache()), &mut |_| {});
+    let (built, problems) = build(&discovered.hooks, &opts(dir.path()), &mut |_| {});
     assert!(problems.is_empty(), "{problems:?}");
     std::fs::read(&built[0].component).unwrap()
 }
@@ -92,8 +72,7 @@ fn tagged(src: &str, tag: &str) -> String {
 
 /// An agent folder of `n` distinct single-file hooks.
 fn sources(n: usize) -> tempfile::TempDir {
-    let src =
-        std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap();
+    let src = bench_parse();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
     for i in 0..n {
@@ -120,10 +99,6 @@ fn agent(wasm: &[u8], n: usize, salt: &str) -> tempfile::TempDir {
     dir
 }
 
-fn load(agent: &Path, cache_dir: &Path) -> Runtime {
-    Runtime::load(agent, &opts(agent, cache_dir), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
-}
-
 fn cold_start(c: &mut Criterion) {
     let wasm = component();
     let mut g = c.benchmark_group("cold_start");
@@ -131,11 +106,11 @@ fn cold_start(c: &mut Criterion) {
 
     for n in [1, 10, 100] {
         let a = sources(n);
-        let rt = load(a.path(), &cache()); // builds once, fills the caches
+        let rt = load(a.path()); // builds once, fills the caches
         assert_eq!(rt.hooks().len(), n);
         drop(rt);
         g.bench_with_input(BenchmarkId::new("from_cache", n), &n, |b, _| {
-            b.iter(|| load(a.path(), &cache()))
+            b.iter(|| load(a.path()))
         });
     }
 
@@ -148,7 +123,7 @@ fn cold_start(c: &mut Criterion) {
             b.iter_batched(
                 || tempfile::tempdir().unwrap(),
                 |empty| {
-                    let rt = load(a.path(), empty.path());
+                    let rt = load_in(a.path(), empty.path());
                     assert!(rt.hooks().iter().all(|h| h.compiled));
                     (rt, empty)
                 },
@@ -159,8 +134,7 @@ fn cold_start(c: &mut Criterion) {
 
     // From source: a changed single-file hook, so cargo builds it (its
     // dependencies are already built in the cache's shared target dir).
-    let src =
-        std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap();
+    let src = bench_parse();
     let a = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(a.path().join("hooks")).unwrap();
     let mut round = 0u64;
@@ -182,7 +156,7 @@ fn cold_start(c: &mut Criterion) {
                 std::fs::write(a.path().join("hooks/bench_parse.rs"), changed).unwrap();
             },
             |()| {
-                let rt = load(a.path(), &cache());
+                let rt = load(a.path());
                 assert!(rt.hooks()[0].cargo_built && rt.hooks()[0].compiled);
                 rt
             },

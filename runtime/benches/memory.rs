@@ -5,19 +5,12 @@
 //! Run: `scripts/bench memory` (see docs/performance.md). Set
 //! `HOOKRT_MEMORY_EVENTS` to run fewer (or more) events than 1,000,000.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hookrt::build::BuildOptions;
 use hookrt::service::{HookService, Report, ServiceOptions};
-use hookrt::{Envelope, Runtime};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+mod support;
+use support::{bench_parse, load, three_observers, transcript};
 
 /// Resident set size of this process, in bytes (Linux).
 fn rss() -> u64 {
@@ -30,27 +23,11 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-fn load(agent: &Path) -> Runtime {
-    let mut opts = BuildOptions::for_agent(agent);
-    opts.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
-    Runtime::load(agent, &opts, &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
-}
-
-fn transcript() -> Vec<Envelope> {
-    let text =
-        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| Envelope::from_json(l).unwrap())
-        .collect()
-}
-
 /// An agent of `n` copies of bench_parse (single-file hooks: one build, one
 /// component, and one artifact shared by all; each copy is still its own
 /// loaded hook with its own instance).
 fn copies(n: usize, instance: &str) -> tempfile::TempDir {
-    let src =
-        std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap();
+    let src = bench_parse();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
     for i in 0..n {
@@ -95,26 +72,7 @@ fn per_hook() {
 /// RSS every 10 % of `total` events through the service (3 observe hooks,
 /// accepted mode, 2 workers).
 fn flat(total: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let hooks = dir.path().join("hooks");
-    std::fs::create_dir_all(hooks.join("observability")).unwrap();
-    let ex = repo().join("example-hooks");
-    std::fs::copy(ex.join("agent/hooks/audit.rs"), hooks.join("audit.rs")).unwrap();
-    std::fs::copy(
-        ex.join("agent/hooks/observability/metrics.rs"),
-        hooks.join("observability/metrics.rs"),
-    )
-    .unwrap();
-    std::fs::copy(
-        ex.join("hostile/hooks/witness.rs"),
-        hooks.join("witness.rs"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("hookrt.toml"),
-        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
-    )
-    .unwrap();
+    let dir = three_observers();
     let base = transcript();
     let service = HookService::start_with(
         load(dir.path()),

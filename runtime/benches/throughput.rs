@@ -6,64 +6,18 @@
 //!
 //! Run: `scripts/bench throughput` (see docs/performance.md).
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use hookrt::build::BuildOptions;
+use hookrt::Envelope;
 use hookrt::service::{HookService, Report, ServiceOptions};
 use hookrt::vocabulary::EventClass;
-use hookrt::{Envelope, Runtime};
+
+mod support;
+use support::{load, three_observers, transcript};
 
 /// Events per measured iteration.
 const BATCH: usize = 1000;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// An agent with three observe hooks: audit (`*`), metrics (`*`, reuse) and witness (`*`).
-fn agent() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let hooks = dir.path().join("hooks");
-    std::fs::create_dir_all(hooks.join("observability")).unwrap();
-    let ex = repo().join("example-hooks");
-    std::fs::copy(ex.join("agent/hooks/audit.rs"), hooks.join("audit.rs")).unwrap();
-    std::fs::copy(
-        ex.join("agent/hooks/observability/metrics.rs"),
-        hooks.join("observability/metrics.rs"),
-    )
-    .unwrap();
-    std::fs::copy(
-        ex.join("hostile/hooks/witness.rs"),
-        hooks.join("witness.rs"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("hookrt.toml"),
-        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
-    )
-    .unwrap();
-    dir
-}
-
-fn load(agent: &Path) -> Runtime {
-    let mut opts = BuildOptions::for_agent(agent);
-    opts.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
-    Runtime::load(agent, &opts, &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
-}
-
-fn transcript() -> Vec<Envelope> {
-    let text =
-        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| Envelope::from_json(l).unwrap())
-        .collect()
-}
 
 /// `BATCH` events with ids unique to `round`.
 fn events(base: &[Envelope], round: u64) -> Vec<Envelope> {
@@ -87,7 +41,7 @@ fn emit_all(service: &HookService, events: Vec<Envelope>) {
 }
 
 fn throughput(c: &mut Criterion) {
-    let agent = agent();
+    let agent = three_observers();
     let mix = transcript();
     let observe: Vec<Envelope> = mix
         .iter()

@@ -223,20 +223,12 @@ pub(crate) fn deliver(
     let class = vocabulary::class_of(&envelope.kind);
     let aggregate = hook.scope == Scope::Aggregate;
     let mut r = if aggregate || wit.attempt != attempt {
-        let c = &wit.coordinates;
         let copy = WitEnvelope {
             schema_version: wit.schema_version,
             id: wit.id.clone(),
             kind: wit.kind.clone(),
             timestamp: wit.timestamp.clone(),
-            coordinates: WitCoordinates {
-                agent: c.agent.clone(),
-                session: c.session.clone(),
-                turn: c.turn.clone(),
-                step: c.step.clone(),
-                sequence: c.sequence,
-                subagent: c.subagent.clone(),
-            },
+            coordinates: wit.coordinates.clone(),
             attempt,
             idempotency_key: wit.idempotency_key.clone(),
             durability: wit.durability,

@@ -162,6 +162,7 @@ impl Dispatcher {
             observer: Arc::new(Mutex::new(observer)),
             journal: Arc::new(Mutex::new(journal)),
         };
+        let workers = workers.clamp(1, crate::service::MAX_WORKERS);
         let pool = if workers > 1 {
             Some(Pool::start(cx.clone(), workers - 1)?)
         } else {

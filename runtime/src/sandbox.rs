@@ -74,12 +74,17 @@ impl Allocator {
     }
 }
 
-/// Component instances alive at once in the pool: warm instances (one per
-/// `reuse` hook), fresh ones in flight (one per worker) and load-time ones.
-pub const POOL_INSTANCES: u32 = 1000;
-/// Most hooks a runtime may have for the pool to be chosen: each may hold a
-/// warm instance, and workers and loading need slots besides.
-pub const POOL_MAX_HOOKS: usize = 400;
+/// Most hooks a runtime may have for the pool to be chosen.
+pub const POOL_MAX_HOOKS: usize = 200;
+
+/// Component instances the pool holds for `hooks` hooks: a warm instance per
+/// hook, a fresh one per worker in flight ([`crate::service::MAX_WORKERS`]),
+/// and one per loading thread. Each gets room for the most core instances,
+/// memories and tables a hook's limits allow, so the pool cannot run out.
+pub fn pool_components(hooks: usize) -> u32 {
+    let loading = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (hooks + crate::service::MAX_WORKERS + loading) as u32
+}
 
 /// Bytes at the bottom of each pooled linear memory kept resident between
 /// instances and reset in place (a JSON-parsing Rust hook dirties a few
@@ -96,11 +101,11 @@ pub fn fits_pool(limits: &Limits) -> bool {
         && limits.memories <= crate::limits::DEFAULT_MEMORIES
 }
 
-/// The engine settings hookrt runs hooks under with `allocator` (public so
-/// benchmarks can hold raw Wasmtime to the same settings).
-pub fn engine_config(allocator: Allocator) -> Config {
+/// The engine settings hookrt runs `hooks` hooks under with `allocator`
+/// (public so benchmarks can hold raw Wasmtime to the same settings).
+pub fn engine_config(allocator: Allocator, hooks: usize) -> Config {
     match allocator {
-        Allocator::Pooling => pooling_config(),
+        Allocator::Pooling => pooling_config(hooks),
         Allocator::OnDemand => base_config(),
     }
 }
@@ -117,15 +122,16 @@ fn base_config() -> Config {
     config
 }
 
-fn pooling_config() -> Config {
+fn pooling_config(hooks: usize) -> Config {
     use crate::limits::{
         DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES,
     };
+    let components = pool_components(hooks);
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(POOL_INSTANCES)
-        .total_core_instances(POOL_INSTANCES * 4)
-        .total_memories(POOL_INSTANCES)
-        .total_tables(POOL_INSTANCES * 2)
+    pool.total_component_instances(components)
+        .total_core_instances(components * DEFAULT_INSTANCES as u32)
+        .total_memories(components * DEFAULT_MEMORIES as u32)
+        .total_tables(components * DEFAULT_TABLES as u32)
         .max_memory_size(crate::limits::MAX_MEMORY_BYTES as usize)
         .table_elements(DEFAULT_TABLE_ELEMENTS as usize)
         .max_core_instances_per_component(DEFAULT_INSTANCES as u32)
@@ -154,7 +160,7 @@ fn pooling_config() -> Config {
 /// the machine lets it reserve its address space (as Spin probes: some hosts
 /// cap virtual memory), else with on-demand allocation.
 /// `HOOKRT_ALLOCATOR=on-demand` turns the pool off (`auto` is the default).
-fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
+fn engine(want: Allocator, hooks: usize) -> Result<(Engine, Allocator), SandboxError> {
     let want = match std::env::var("HOOKRT_ALLOCATOR").as_deref() {
         Err(_) | Ok("") | Ok("auto") => want,
         Ok("on-demand") => Allocator::OnDemand,
@@ -167,7 +173,7 @@ fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
     let on_demand = || Engine::new(&base_config()).map_err(|e| SandboxError(e.to_string()));
     match want {
         Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
-        Allocator::Pooling => match Engine::new(&pooling_config()) {
+        Allocator::Pooling => match Engine::new(&pooling_config(hooks)) {
             Ok(engine) => Ok((engine, Allocator::Pooling)),
             Err(e) => {
                 tracing::info!("pooling allocator unavailable ({e}); allocating on demand");
@@ -178,14 +184,16 @@ fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
 }
 
 impl Sandbox {
-    /// Builds the engine (pooling allocator if the machine allows it) and linker.
+    /// Builds the engine (pooling allocator if the machine allows it, sized
+    /// for a few hooks) and linker.
     pub fn new() -> Result<Sandbox, SandboxError> {
-        Sandbox::with_allocator(Allocator::Pooling)
+        Sandbox::with_allocator(Allocator::Pooling, 16)
     }
 
-    /// Builds the engine preferring `want` (see [`Allocator`]) and the linker.
-    pub fn with_allocator(want: Allocator) -> Result<Sandbox, SandboxError> {
-        let (engine, allocator) = engine(want)?;
+    /// Builds the engine for `hooks` hooks preferring `want` (see
+    /// [`Allocator`]), and the linker.
+    pub fn with_allocator(want: Allocator, hooks: usize) -> Result<Sandbox, SandboxError> {
+        let (engine, allocator) = engine(want, hooks)?;
         let mut linker = Linker::new(&engine);
         crate::host::link_wasi(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
         // Linked for everyone, importable only with the `http` grant (checked at load).

@@ -190,13 +190,17 @@ pub struct HookService {
     durability: Durability,
 }
 
+/// Most workers a service runs (more are cut to this; the pooling allocator
+/// keeps a fresh-instance slot for each).
+pub const MAX_WORKERS: usize = 64;
+
 /// How the service runs, beyond the runtime and the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServiceOptions {
     /// Threads delivering observe events side by side across hooks (each
     /// hook still gets its deliveries one at a time, in order; decision and
     /// edit events run alone). 1 delivers everything on one thread, in plan
-    /// order across hooks too.
+    /// order across hooks too. At most [`MAX_WORKERS`].
     pub workers: usize,
 }
 

@@ -139,6 +139,8 @@ fn peers(c: &mut Criterion) {
     let fresh_agent = agent("fresh");
     let fresh = load(fresh_agent.path());
     check_hookrt(&fresh, &e);
+    // Fresh instances cost much less from the pool than mapped on demand.
+    eprintln!("hookrt allocator: {:?}", fresh.allocator());
 
     let plain_compiled = compiled(plain, None);
     let fuel_compiled = compiled(Manifest::new([Wasm::data(wasm)]), Some(fuel));

@@ -38,7 +38,7 @@ pub struct RunArgs {
     /// Threads delivering observe events side by side across hooks (each hook
     /// still sees its events one at a time, in order). 1: everything in plan
     /// order on one thread.
-    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=256))]
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub workers: u16,
     /// How long to let queued deliveries finish at the end before cancelling them.
     #[arg(long, default_value = "30", value_name = "SECONDS")]

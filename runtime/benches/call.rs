@@ -176,7 +176,7 @@ fn calls(c: &mut Criterion) {
     // The same, with the instrumentation hookrt's engine compiles in (fuel
     // and epoch interruption), budgets set too large to ever fire: what the
     // limits themselves cost, apart from the runtime around the call.
-    let limited = engine_config(Allocator::OnDemand, 1);
+    let limited = engine_config(Allocator::OnDemand);
     let limited = Engine::new(&limited).unwrap();
     let limited_component = Component::from_file(&limited, &built[0].component).unwrap();
     let mut limited_linker = Linker::new(&limited);
@@ -220,7 +220,7 @@ fn calls(c: &mut Criterion) {
     });
     // And with hookrt's pooling allocator too: the same engine settings as
     // hookrt's fresh deliveries.
-    let pooled = Engine::new(&engine_config(Allocator::Pooling, 1)).unwrap();
+    let pooled = Engine::new(&engine_config(Allocator::Pooling)).unwrap();
     let pooled_component = Component::from_file(&pooled, &built[0].component).unwrap();
     let mut pooled_linker = Linker::new(&pooled);
     wasmtime_wasi::p2::add_to_linker_sync(&mut pooled_linker).unwrap();

@@ -119,7 +119,7 @@ impl Runtime {
         } else {
             Allocator::OnDemand
         };
-        let sandbox = Sandbox::with_allocator(want, discovery.hooks.len())
+        let sandbox = Sandbox::with_allocator(want)
             .map_err(|e| Problems(vec![Problem::new(agent_dir, e.to_string(), e.fix())]))?;
         let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
         // Load-time calls (configure, subscriptions) store into one throw-away place.

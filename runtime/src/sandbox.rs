@@ -81,8 +81,7 @@ pub const POOL_MAX_HOOKS: usize = 200;
 /// [`POOL_MAX_HOOKS`] hooks, a fresh one per worker in flight
 /// ([`crate::service::MAX_WORKERS`]), and one per loading thread. Each gets
 /// room for the most core instances, memories and tables a hook's limits
-/// allow, so the pool cannot run out. (Sized for the most hooks, not the
-/// hooks at hand: a pool sized to 3 hooks delivered 25 % fewer events/s.)
+/// allow, so the pool cannot run out.
 pub fn pool_components() -> u32 {
     let loading = std::thread::available_parallelism().map_or(1, |n| n.get());
     (POOL_MAX_HOOKS + crate::service::MAX_WORKERS + loading) as u32

@@ -363,14 +363,11 @@ pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
     h.update(c.sequence.to_le_bytes());
     // "ik1-" and the first 16 bytes of the digest in hex, built in one
     // allocation (this runs once per dispatched event).
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = h.finalize();
+    let mut hexed = [0u8; 32];
+    hex::encode_to_slice(&h.finalize()[..16], &mut hexed).expect("32 bytes hold 16 in hex");
     let mut key = String::with_capacity(36);
     key.push_str("ik1-");
-    for b in &digest[..16] {
-        key.push(HEX[usize::from(b >> 4)] as char);
-        key.push(HEX[usize::from(b & 15)] as char);
-    }
+    key.push_str(std::str::from_utf8(&hexed).expect("hex digits are ASCII"));
     key
 }
 

@@ -488,16 +488,7 @@ impl Dispatcher {
         };
         self.stats.cascades += 1;
         tracing::warn!(event_id = %envelope.id, kind = %envelope.kind, "failure cascade");
-        let deliveries = plan
-            .into_iter()
-            .enumerate()
-            .map(|(i, (hook, handler))| PendingDelivery {
-                position: i as i64,
-                hook,
-                handler,
-                attempts: 1,
-            })
-            .collect();
+        let deliveries = PendingDelivery::planned(plan, 1);
         Some(Work {
             seq,
             envelope,

@@ -125,6 +125,21 @@ pub struct PendingDelivery {
     pub attempts: u32,
 }
 
+impl PendingDelivery {
+    /// The deliveries of a newly planned event, each at `attempts`.
+    pub fn planned(plan: Plan, attempts: u32) -> Vec<PendingDelivery> {
+        plan.into_iter()
+            .enumerate()
+            .map(|(i, (hook, handler))| PendingDelivery {
+                position: i as i64,
+                hook,
+                handler,
+                attempts,
+            })
+            .collect()
+    }
+}
+
 /// An event with unacked deliveries.
 #[derive(Debug, Clone)]
 pub struct PendingEvent {

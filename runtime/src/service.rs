@@ -604,16 +604,7 @@ impl Writer {
             // Without a journal the caller's attempt is kept (replaying a
             // recorded redelivery); the journal numbers attempts itself.
             let first = if durable { 1 } else { envelope.attempt };
-            let deliveries = plan
-                .into_iter()
-                .enumerate()
-                .map(|(i, (hook, handler))| PendingDelivery {
-                    position: i as i64,
-                    hook,
-                    handler,
-                    attempts: first,
-                })
-                .collect();
+            let deliveries = PendingDelivery::planned(plan, first);
             work.push(Work {
                 seq,
                 envelope,

@@ -224,15 +224,13 @@ impl Dispatcher {
                     queue.iter().map(|w| w.deliveries.len() as u64).sum::<u64>();
                 break;
             }
-            let observing = queue.iter().take_while(|w| side_by_side(w)).count();
-            let deliveries: usize = queue
-                .iter()
-                .take(observing)
-                .map(|w| w.deliveries.len())
-                .sum();
             // A short run is cheaper on this thread alone than handed around.
-            let follow_ups = if self.pool.is_some() && deliveries >= LANES_FROM {
-                let run: Vec<Work> = queue.drain(..observing).collect();
+            let run = match self.pool {
+                Some(_) => lanes_run(&queue),
+                None => 0,
+            };
+            let follow_ups = if run > 0 {
+                let run: Vec<Work> = queue.drain(..run).collect();
                 self.run_lanes(run)
             } else {
                 let w = queue.pop_front().expect("queue is not empty");
@@ -495,6 +493,23 @@ impl Dispatcher {
             deliveries,
             resolve: None,
         })
+    }
+}
+
+/// How many events at the head of `queue` go to the workers together: the
+/// observe events before the next decision or edit event, if they make
+/// [`LANES_FROM`] deliveries or more; else none.
+fn lanes_run(queue: &VecDeque<Work>) -> usize {
+    let mut deliveries = 0;
+    let observing = queue
+        .iter()
+        .take_while(|w| side_by_side(w))
+        .inspect(|w| deliveries += w.deliveries.len())
+        .count();
+    if deliveries >= LANES_FROM {
+        observing
+    } else {
+        0
     }
 }
 

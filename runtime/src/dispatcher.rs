@@ -70,7 +70,9 @@ pub(crate) struct Dispatcher {
 /// (measured with `scripts/bench throughput`).
 const LANES_FROM: usize = 16;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Locks `m`, going on past a poisoned lock (a panicking observer must not
+/// stop delivery).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 

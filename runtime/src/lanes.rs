@@ -12,11 +12,11 @@
 //! The workers live as long as the dispatcher: a run of a few events costs a
 //! wake-up, not a thread start.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use crate::bindings::WitEnvelope;
-use crate::dispatcher::{Settled, Work, count, settle};
+use crate::dispatcher::{Settled, Work, count, lock, settle};
 use crate::journal::Journal;
 use crate::runtime::Runtime;
 use crate::service::{Observer, Report, Stats};
@@ -24,10 +24,6 @@ use crate::service::{Observer, Report, Stats};
 /// Deliveries a worker takes from a lane at a time: enough to keep the
 /// lock out of the way, few enough to share a short run between workers.
 const TAKE: usize = 4;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// What workers share with the dispatcher for its whole life.
 #[derive(Clone)]

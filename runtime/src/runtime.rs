@@ -5,8 +5,8 @@
 //! once; [`Runtime::dispatch`] delivers one event.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use crate::build::{self, BuildEvent, BuildOptions, BuiltHook};
 use crate::config::Config;
@@ -69,34 +69,34 @@ fn load_all(
     scratch: &Arc<StateStore>,
 ) -> Vec<Result<LoadedHook, Problem>> {
     let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Result<LoadedHook, Problem>>>> =
-        built.iter().map(|_| Mutex::new(None)).collect();
+    // Each thread takes the next hook until none is left, and returns what it loaded.
     let work = || {
+        let mut loaded = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(b) = built.get(i) else { return };
+            let Some(b) = built.get(i) else {
+                return loaded;
+            };
             let settings = config.settings_for(&b.hook.scope, &b.hook.slug);
-            let loaded = LoadedHook::load(sandbox, b, settings, &opts.cache_dir, scratch);
-            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(loaded);
+            loaded.push((
+                i,
+                LoadedHook::load(sandbox, b, settings, &opts.cache_dir, scratch),
+            ));
         }
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(built.len());
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(work);
+    let mut all = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for h in helpers {
+            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         }
-        work();
+        all
     });
-    slots
-        .into_iter()
-        .map(|s| {
-            s.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .expect("every hook was loaded by a worker")
-        })
-        .collect()
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, loaded)| loaded).collect()
 }
 
 impl Runtime {

@@ -31,16 +31,25 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Why the sandbox could not be set up.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot set up the Wasmtime sandbox: {0}")]
-pub struct SandboxError(String);
+pub enum SandboxError {
+    /// `HOOKRT_ALLOCATOR` holds something else than `auto` or `on-demand`.
+    #[error(
+        "cannot set up the Wasmtime sandbox: HOOKRT_ALLOCATOR={0:?} is not `auto` or `on-demand`"
+    )]
+    Allocator(String),
+    /// Wasmtime refused the engine or the linker, or the ticker did not start.
+    #[error("cannot set up the Wasmtime sandbox: {0}")]
+    Setup(String),
+}
 
 impl SandboxError {
     /// What to do about it.
     pub fn fix(&self) -> &'static str {
-        if self.0.starts_with("HOOKRT_ALLOCATOR") {
-            "unset HOOKRT_ALLOCATOR, or set it to `auto` or `on-demand`"
-        } else {
-            "report this as a bug"
+        match self {
+            SandboxError::Allocator(_) => {
+                "unset HOOKRT_ALLOCATOR, or set it to `auto` or `on-demand`"
+            }
+            SandboxError::Setup(_) => "report this as a bug",
         }
     }
 }
@@ -166,12 +175,10 @@ fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
         Err(_) | Ok("") | Ok("auto") => want,
         Ok("on-demand") => Allocator::OnDemand,
         Ok(other) => {
-            return Err(SandboxError(format!(
-                "HOOKRT_ALLOCATOR={other:?} is not `auto` or `on-demand`"
-            )));
+            return Err(SandboxError::Allocator(other.to_owned()));
         }
     };
-    let on_demand = || Engine::new(&base_config()).map_err(|e| SandboxError(e.to_string()));
+    let on_demand = || Engine::new(&base_config()).map_err(|e| SandboxError::Setup(e.to_string()));
     match want {
         Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
         Allocator::Pooling => match Engine::new(&pooling_config()) {
@@ -194,18 +201,18 @@ impl Sandbox {
     pub fn with_allocator(want: Allocator) -> Result<Sandbox, SandboxError> {
         let (engine, allocator) = engine(want)?;
         let mut linker = Linker::new(&engine);
-        crate::host::link_wasi(&mut linker).map_err(|e| SandboxError(e.to_string()))?;
+        crate::host::link_wasi(&mut linker).map_err(|e| SandboxError::Setup(e.to_string()))?;
         // Linked for everyone, importable only with the `http` grant (checked at load).
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-            .map_err(|e| SandboxError(e.to_string()))?;
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
         v2::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError(e.to_string()))?;
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
         v1::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError(e.to_string()))?;
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
         let ticker = Ticker::start(engine.clone())
-            .map_err(|e| SandboxError(format!("epoch ticker thread: {e}")))?;
+            .map_err(|e| SandboxError::Setup(format!("epoch ticker thread: {e}")))?;
         Ok(Sandbox {
             engine,
             allocator,

@@ -14,7 +14,7 @@
 ///
 /// Each handler is `fn(&mut self, &Event, &Context) -> HookResult<R>` for any
 /// `R: IntoResponse` (`&self` works too): `HookResult` (nothing to say),
-/// `HookResult<Vec<Approval>>`, `HookResult<FileEditAnswer>`, `HookResult<Option<AgentState>>`
+/// `HookResult<Vec<Approval>>`, `HookResult<FileEditAnswer>`, `HookResult<Option<AgentInput>>`
 /// or `HookResult<Response>`. The keys become the hook's subscriptions, in order;
 /// duplicates or empty keys fail to compile.
 #[macro_export]

@@ -7,7 +7,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::agent_state::{AgentState, StateMessage, StateToolCall, StateToolResult};
+pub use crate::agent_input::{ActionStatus, AgentInput, InputMessage, InputToolCall, InputToolResult};
+#[allow(deprecated)]
+pub use crate::agent_input::AgentState;
 
 /// The data of one event kind.
 pub trait EventData: DeserializeOwned {
@@ -109,7 +111,7 @@ pub struct TurnCompleted {
     pub usage: Option<Usage>,
     /// The agent input state at the end of the turn; an edit hook may return it changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<AgentState>,
+    pub state: Option<AgentInput>,
 }
 kind!(TurnCompleted => "turn.completed");
 
@@ -151,7 +153,7 @@ pub struct StepCompleted {
     /// The agent input state after the step's tool results were committed; an edit hook
     /// may return it changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<AgentState>,
+    pub state: Option<AgentInput>,
 }
 kind!(StepCompleted => "step.completed");
 
@@ -204,16 +206,6 @@ pub struct ActionsRequested {
     pub actions: Vec<RequestedAction>,
 }
 kind!(ActionsRequested => "actions.requested");
-
-/// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ActionStatus {
-    /// The tool returned a result.
-    Ok,
-    /// The tool failed; see `error`.
-    Error,
-}
 
 /// `action.result`: one tool call finished.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -46,7 +46,7 @@
 //!   one subagent, or an aggregate observer whose events carry `{}` as data) and how the
 //!   event reached hookrt ([`Context::transport`], a description only).
 //! - [`events`]: typed data per kind ([`events::KINDS`] lists the vocabulary), and
-//!   [`events::AgentState`], the state edit hooks change (`agent_state.rs`).
+//!   [`events::AgentInput`], the state edit hooks change (`agent_input.rs`).
 //! - [`Response`], [`IntoResponse`], [`Approval`], [`FileEditAnswer`]: what a handler
 //!   answers (`response.rs`).
 //! - [`state`]: per-hook key-value state kept by the host (needs the `state` grant).
@@ -60,7 +60,7 @@
 //! `serde` and `serde_json` are re-exported. To derive with the re-export and no direct
 //! `serde` dependency, add `#[serde(crate = "hookrt_sdk::serde")]` to the type.
 
-mod agent_state;
+mod agent_input;
 mod define_hook;
 mod error;
 mod event;
@@ -87,7 +87,7 @@ pub use define_hook::__private;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/v0.2.0",
+        path: "wit/v0.2.0",
         world: "define-hook",
         pub_export_macro: true,
         default_bindings_module: "hookrt_sdk::bindings",

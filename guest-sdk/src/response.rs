@@ -4,7 +4,7 @@
 //! - `()` (plain [`HookResult`](crate::HookResult)): nothing to say ([`Response::None`]).
 //! - `Vec<Approval>`: one answer per requested call of `actions.requested`, in order.
 //! - [`FileEditAnswer`]: the answer to `file.edit.requested`.
-//! - `Option<AgentState>`: for `step.completed` / `turn.completed`, `Some(state)` edits
+//! - `Option<AgentInput>`: for `step.completed` / `turn.completed`, `Some(state)` edits
 //!   the agent input state, `None` leaves it alone.
 //! - [`Response`] itself, when one handler answers in more than one way.
 //!
@@ -12,7 +12,7 @@
 //! answer that does not fit the event's class fails the delivery there.
 
 use crate::HookError;
-use crate::events::AgentState;
+use crate::events::AgentInput;
 
 /// A hook's answer for one requested tool call (`actions.requested`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub enum Response {
     /// The answer to `file.edit.requested`.
     FileEdit(FileEditAnswer),
     /// The whole agent input state after this hook's edit (`step.completed`, `turn.completed`).
-    Edit(AgentState),
+    Edit(AgentInput),
 }
 
 /// A value a handler may return inside `Ok(..)`.
@@ -103,7 +103,7 @@ impl IntoResponse for FileEditAnswer {
 }
 
 /// `Some(state)` is an edit; `None` leaves the state as it was.
-impl IntoResponse for Option<AgentState> {
+impl IntoResponse for Option<AgentInput> {
     fn into_response(self) -> Response {
         match self {
             Some(state) => Response::Edit(state),
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn unit_and_no_edit_mean_no_response() {
         assert_eq!(().into_response(), Response::None);
-        assert_eq!(None::<AgentState>.into_response(), Response::None);
+        assert_eq!(None::<AgentInput>.into_response(), Response::None);
     }
 
     #[test]
@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn an_edit_carries_the_whole_state_as_json() {
-        let state: AgentState = serde_json::from_str(
+        let state: AgentInput = serde_json::from_str(
             r#"{"messages":[],"tool_calls":[],"tool_results":[],"extras":{"x":1},"progress":{"turn":1},"immutable_history":0}"#,
         )
         .expect("parses");
@@ -185,7 +185,7 @@ mod tests {
         let wit::Response::Edit(text) = wit else {
             panic!("not an edit: {wit:?}")
         };
-        let back: AgentState = serde_json::from_str(&text).expect("round trip");
+        let back: AgentInput = serde_json::from_str(&text).expect("round trip");
         assert_eq!(back, state);
     }
 }

@@ -115,7 +115,7 @@ fn data_refuses_the_wrong_kind() {
 }
 
 /// The agent input state of every `step.completed` and `turn.completed`, in order.
-fn states() -> Vec<(String, AgentState)> {
+fn states() -> Vec<(String, AgentInput)> {
     events()
         .iter()
         .filter_map(|e| {

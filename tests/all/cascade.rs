@@ -28,7 +28,7 @@ fn agent(critical_fails_on: &[&str], critical: bool) -> TempAgent {
         .config(&format!("[hooks.gate]\ncritical = {critical}\n"))
 }
 
-fn run(agent: &TempAgent, journal: Option<&Path>) -> (Vec<Delivery>, hookrt::service::Stats) {
+fn run(agent: &TempAgent, journal: Option<&Path>) -> (Vec<Delivery>, hookrt::Stats) {
     let (service, seen) = start(agent.path(), journal);
     let stats = run_all(service, &transcript());
     let seen = seen.lock().unwrap().clone();
@@ -141,7 +141,7 @@ fn the_cascade_happens_once_even_when_the_run_is_repeated_on_the_same_journal() 
 
 #[test]
 fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
-    use hookrt::cascade::{Failure, follow_up};
+    use hookrt::{Failure, cascade_event};
     let events = transcript();
     let result = events.iter().find(|e| e.kind == "action.result").unwrap();
     let f = Failure {
@@ -150,7 +150,7 @@ fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
         outcome: hookrt::Outcome::Trap,
         message: "wasm trap: unreachable",
     };
-    let turn_failed = follow_up(&f).unwrap();
+    let turn_failed = cascade_event(&f).unwrap();
     assert_eq!(turn_failed.kind, "turn.failed");
     assert_eq!(turn_failed.coordinates.turn, result.coordinates.turn);
     assert_eq!(turn_failed.data["hook"], "gate");
@@ -164,7 +164,7 @@ fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
         .find(|e| e.coordinates.turn == result.coordinates.turn && e.id != result.id)
         .unwrap();
     assert_eq!(
-        follow_up(&Failure {
+        cascade_event(&Failure {
             event: other,
             ..f.clone()
         })
@@ -175,7 +175,7 @@ fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
     let mut check = turn_failed.clone();
     check.validate().unwrap();
     // turn.failed escalates to session.failed; session.failed stops.
-    let session_failed = follow_up(&Failure {
+    let session_failed = cascade_event(&Failure {
         event: &turn_failed,
         ..f.clone()
     })
@@ -188,7 +188,7 @@ fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
         ("session.failed", None)
     );
     assert!(
-        follow_up(&Failure {
+        cascade_event(&Failure {
             event: &session_failed,
             ..f
         })

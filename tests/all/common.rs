@@ -4,7 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use hookrt::build::BuildOptions;
+use hookrt::BuildOptions;
 use hookrt::{Delivery, Envelope, Runtime};
 
 /// The repository root.

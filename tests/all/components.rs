@@ -4,8 +4,8 @@
 use std::fs;
 
 use hookrt::Outcome;
-use hookrt::build::build;
-use hookrt::discovery::{SourceKind, discover};
+use hookrt::build;
+use hookrt::{SourceKind, discover};
 
 use crate::common::{TempAgent, opts, transcript};
 

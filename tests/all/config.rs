@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use hookrt::config::{Config, InstancePolicy};
-use hookrt::runtime::check;
-use hookrt::slug::Slug;
+use hookrt::{Config, InstancePolicy};
+use hookrt::check;
+use hookrt::Slug;
 
 use crate::common::TempAgent;
 
@@ -46,13 +46,13 @@ fn hook_table_overrides_defaults_which_override_builtins() {
         Path::new("hookrt.toml"),
     )
     .unwrap();
-    let ab = c.settings_for(&hookrt::scope::Scope::Primary, &Slug::parse("a/b").unwrap());
+    let ab = c.settings_for(&hookrt::Scope::Primary, &Slug::parse("a/b").unwrap());
     assert_eq!(
         (ab.limits.fuel, ab.limits.deadline_ms, ab.instance),
         (11, 9, InstancePolicy::Reuse)
     );
     let other = c.settings_for(
-        &hookrt::scope::Scope::Primary,
+        &hookrt::Scope::Primary,
         &Slug::parse("other").unwrap(),
     );
     assert_eq!(
@@ -61,7 +61,7 @@ fn hook_table_overrides_defaults_which_override_builtins() {
     );
     assert_eq!(
         other.limits.memory_bytes,
-        hookrt::limits::DEFAULT_MEMORY_BYTES
+        hookrt::DEFAULT_MEMORY_BYTES
     );
 }
 

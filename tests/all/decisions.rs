@@ -2,8 +2,8 @@
 //! hook order; failures fail closed and say so; file-edit ownership stops at
 //! the first owner and `failed` is never turned into `not-handled`.
 
-use hookrt::decision::{Approval, FileEdit, ToolApproval};
-use hookrt::delivery::Resolution;
+use hookrt::{Approval, FileEdit, ToolApproval};
+use hookrt::Resolution;
 use hookrt::{Envelope, Outcome};
 
 use crate::common::{TempAgent, load, transcript};
@@ -27,7 +27,7 @@ fn approval(agent: &TempAgent, e: &Envelope) -> ToolApproval {
     }
 }
 
-fn file_edit(agent: &TempAgent, e: &Envelope) -> (hookrt::decision::FileEditDecision, usize) {
+fn file_edit(agent: &TempAgent, e: &Envelope) -> (hookrt::FileEditDecision, usize) {
     let report = load(agent.path()).dispatch(e).unwrap();
     match report.resolution {
         Some(Resolution::FileEdit(f)) => (f, report.deliveries.len()),

@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use hookrt::discovery::{SourceKind, discover};
+use hookrt::{SourceKind, discover};
 
 use crate::common::TempAgent;
 

@@ -1,8 +1,8 @@
 //! Validated edits: applied in order, checked after each; an invalid edit or a
 //! trap restores the event's one backup, so no partial edit survives.
 
-use hookrt::delivery::Resolution;
-use hookrt::edit::{EditOutcome, EditResult};
+use hookrt::Resolution;
+use hookrt::{EditStatus, EditResult};
 use hookrt::{Envelope, Outcome};
 
 use crate::common::{TempAgent, load, transcript};
@@ -35,7 +35,7 @@ fn edit_with(hooks: &[&str]) -> EditResult {
     }
 }
 
-fn outcomes(r: &EditResult) -> Vec<(&str, &EditOutcome, bool)> {
+fn outcomes(r: &EditResult) -> Vec<(&str, &EditStatus, bool)> {
     r.accounts
         .iter()
         .map(|a| (a.hook.as_str(), &a.outcome, a.rolled_back))
@@ -54,7 +54,7 @@ fn a_valid_edit_is_applied_and_accounted() {
     assert_eq!(r.state["messages"], original["messages"]);
     assert_eq!(
         outcomes(&r),
-        [("extras_editor", &EditOutcome::Applied, false)]
+        [("extras_editor", &EditStatus::Applied, false)]
     );
 }
 
@@ -73,14 +73,14 @@ fn an_orphaned_tool_call_rolls_back_every_edit_of_the_event_including_earlier_va
     let got = outcomes(&r);
     assert_eq!(
         got[0],
-        ("extras_editor", &EditOutcome::Applied, true),
+        ("extras_editor", &EditStatus::Applied, true),
         "the earlier valid edit was undone"
     );
     assert!(matches!(
         got[1],
-        ("orphaning_editor", EditOutcome::Invalid(_), false)
+        ("orphaning_editor", EditStatus::Invalid(_), false)
     ));
-    assert_eq!(got[2], ("history_rewriter", &EditOutcome::Ignored, false));
+    assert_eq!(got[2], ("history_rewriter", &EditStatus::Ignored, false));
 }
 
 #[test]
@@ -94,10 +94,10 @@ fn a_trap_mid_edit_rolls_back() {
     assert_eq!(
         outcomes(&r),
         [
-            ("extras_editor", &EditOutcome::Applied, true),
+            ("extras_editor", &EditStatus::Applied, true),
             (
                 "trapping_editor",
-                &EditOutcome::Failed(Outcome::Trap),
+                &EditStatus::Failed(Outcome::Trap),
                 false
             )
         ]
@@ -162,8 +162,8 @@ fn a_failing_wildcard_observer_does_not_roll_back_edits() {
     assert_eq!(
         outcomes(&r),
         [
-            ("extras_editor", &EditOutcome::Applied, false),
-            ("panic", &EditOutcome::ObserverFailed(Outcome::Trap), false)
+            ("extras_editor", &EditStatus::Applied, false),
+            ("panic", &EditStatus::ObserverFailed(Outcome::Trap), false)
         ]
     );
 }

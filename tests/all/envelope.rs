@@ -14,7 +14,7 @@ fn valid_envelope_gets_attempt_one_and_a_derived_key() {
     assert_eq!(e.attempt, 1);
     assert_eq!(
         e.idempotency_key,
-        hookrt::envelope::idempotency_key("message.completed", &e.coordinates)
+        hookrt::idempotency_key("message.completed", &e.coordinates)
     );
     assert!(e.idempotency_key.starts_with("ik1-"));
 }

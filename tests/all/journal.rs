@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookrt::journal::{Journal, Plan};
-use hookrt::service::{HookService, Report, ServiceOptions, Stats};
+use hookrt::{Journal, Plan};
+use hookrt::{HookService, Observation, ServiceOptions, Stats};
 use hookrt::{Delivery, Durability, Envelope, Outcome};
 
 use crate::common::{TempAgent, load, transcript};
@@ -24,8 +24,8 @@ pub fn start_with(
 ) -> (HookService, Arc<Mutex<Vec<Delivery>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
-    let observer = Box::new(move |r: Report<'_>| {
-        if let Report::Delivery(d) = r {
+    let observer = Box::new(move |r: Observation<'_>| {
+        if let Observation::Delivery(d) = r {
             sink.lock().unwrap().push(d.clone());
         }
     });

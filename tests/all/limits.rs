@@ -91,7 +91,7 @@ fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
 
 #[test]
 fn hooks_beyond_the_pools_slot_sizes_run_with_on_demand_allocation() {
-    use hookrt::sandbox::Allocator;
+    use hookrt::Allocator;
     let big_tables = TempAgent::new()
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .config("[hooks.witness]\ntable_elements = 50000\n");

@@ -34,7 +34,7 @@ fn unknown_grants_are_refused() {
     let agent = TempAgent::new()
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .config("[hooks.witness]\ngrants = [\"log\", \"fs\"]\n");
-    let problems: Vec<String> = hookrt::runtime::check(agent.path())
+    let problems: Vec<String> = hookrt::check(agent.path())
         .err()
         .expect("refused")
         .0
@@ -130,7 +130,7 @@ fn configured_redaction_patterns_apply_too() {
 fn the_context_names_agent_session_scope_and_transport_never_a_channel() {
     let agent = TempAgent::new().hook("testing/hooks/scope_reporter.rs", "scope_reporter.rs");
     let mut rt = load(agent.path());
-    rt.set_transport(hookrt::scope::Transport {
+    rt.set_transport(hookrt::Transport {
         kind: "nats".into(),
         detail: Some("hookrt.events.coder".into()),
     });
@@ -228,7 +228,7 @@ fn http_needs_its_grant_and_an_allow_list() {
     let agent = TempAgent::new()
         .hook("testing/hooks/http-probe", "probe")
         .config("[hooks.probe]\ngrants = [\"log\", \"http\"]\n");
-    let problems: Vec<String> = hookrt::runtime::check(agent.path())
+    let problems: Vec<String> = hookrt::check(agent.path())
         .err()
         .expect("refused")
         .0
@@ -307,7 +307,7 @@ fn a_streamed_http_body_is_cut_at_the_response_cap() {
         .parse()
         .unwrap();
     assert!(
-        len <= hookrt::http::MAX_RESPONSE_BYTES as usize,
+        len <= hookrt::MAX_RESPONSE_BYTES as usize,
         "read {len} bytes past the cap"
     );
     assert!(len > 0);

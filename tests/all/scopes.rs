@@ -3,8 +3,8 @@
 //! without data.
 
 use hookrt::Envelope;
-use hookrt::discovery::discover;
-use hookrt::scope::Scope;
+use hookrt::discover;
+use hookrt::Scope;
 
 use crate::common::{TempAgent, last_field, load, transcript};
 
@@ -209,7 +209,7 @@ fn the_service_delivers_to_subagent_hooks_by_their_id() {
     assert_eq!(
         (
             stats.optional_failures,
-            hookrt::journal::Journal::open(&db)
+            hookrt::Journal::open(&db)
                 .unwrap()
                 .status()
                 .unwrap()

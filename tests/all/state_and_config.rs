@@ -110,7 +110,7 @@ fn config_name_and_description_belong_to_one_hook() {
     let agent = TempAgent::new()
         .hook("testing/hooks/config_checker.rs", "checker.rs")
         .config("[defaults]\nconfig = { threshold = 2 }\n");
-    let problems = hookrt::runtime::check(agent.path())
+    let problems = hookrt::check(agent.path())
         .err()
         .expect("refused")
         .0;
@@ -152,12 +152,12 @@ fn a_hook_built_against_world_0_1_0_still_loads_and_runs() {
             "{:?}",
             report.deliveries
         );
-        if let Some(hookrt::delivery::Resolution::ToolApproval(t)) = report.resolution {
+        if let Some(hookrt::Resolution::ToolApproval(t)) = report.resolution {
             // An old hook cannot answer: it abstains, and the new one decides.
             for c in t.calls {
                 let old = c.answers.iter().find(|a| a.hook == "old").unwrap();
-                assert_eq!(old.answer, hookrt::decision::Approval::Abstain);
-                assert_eq!(c.verdict, hookrt::decision::Approval::Allow);
+                assert_eq!(old.answer, hookrt::Approval::Abstain);
+                assert_eq!(c.verdict, hookrt::Approval::Allow);
             }
         }
     }

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use hookrt::decision::Approval;
-use hookrt::delivery::Resolution;
-use hookrt::journal::Journal;
-use hookrt::service::ServiceOptions;
-use hookrt::vocabulary::EventClass;
+use hookrt::Approval;
+use hookrt::Resolution;
+use hookrt::Journal;
+use hookrt::ServiceOptions;
+use hookrt::EventClass;
 use hookrt::{Delivery, Envelope, Outcome};
 
 use crate::common::{TempAgent, transcript};
@@ -60,7 +60,7 @@ fn observers() -> TempAgent {
 fn observing(rounds: usize) -> Vec<Envelope> {
     many(rounds)
         .into_iter()
-        .filter(|e| hookrt::vocabulary::class_of(&e.kind) == EventClass::Observe)
+        .filter(|e| hookrt::class_of(&e.kind) == EventClass::Observe)
         .collect()
 }
 
@@ -95,8 +95,8 @@ fn with_two_workers_a_second_thread_delivers_part_of_a_long_run() {
     let agent = observers();
     let threads = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::<String, usize>::new()));
     let sink = threads.clone();
-    let observer = Box::new(move |r: hookrt::service::Report<'_>| {
-        if let hookrt::service::Report::Delivery(_) = r {
+    let observer = Box::new(move |r: hookrt::Observation<'_>| {
+        if let hookrt::Observation::Delivery(_) = r {
             let name = std::thread::current().name().unwrap_or("?").to_owned();
             *sink.lock().unwrap().entry(name).or_default() += 1;
         }

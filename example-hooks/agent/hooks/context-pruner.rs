@@ -36,7 +36,7 @@ impl ContextPruner {
         Ok(())
     }
 
-    fn step_completed(&mut self, event: &Event, cx: &Context) -> HookResult<Option<AgentState>> {
+    fn step_completed(&mut self, event: &Event, cx: &Context) -> HookResult<Option<AgentInput>> {
         let step: StepCompleted = event.data()?;
         let Some(mut state) = step.state else {
             return Ok(None);
@@ -94,7 +94,7 @@ mod tests {
         Event::from_json(&line.to_string()).expect("event")
     }
 
-    fn prune(hook: &mut ContextPruner, event: &Event) -> Option<AgentState> {
+    fn prune(hook: &mut ContextPruner, event: &Event) -> Option<AgentInput> {
         hook.step_completed(
             event,
             &Context::new("step.completed", "context-pruner", 100),

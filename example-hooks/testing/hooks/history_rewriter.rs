@@ -6,7 +6,7 @@ use hookrt_sdk::prelude::*;
 pub struct HistoryRewriter;
 
 impl HistoryRewriter {
-    fn step(&mut self, event: &Event, _cx: &Context) -> HookResult<Option<AgentState>> {
+    fn step(&mut self, event: &Event, _cx: &Context) -> HookResult<Option<AgentInput>> {
         let data: StepCompleted = event.data()?;
         let Some(mut state) = data.state else {
             return Ok(None);

@@ -6,7 +6,7 @@ use hookrt_sdk::prelude::*;
 pub struct TrappingEditor;
 
 impl TrappingEditor {
-    fn step(&mut self, _event: &Event, _cx: &Context) -> HookResult<Option<AgentState>> {
+    fn step(&mut self, _event: &Event, _cx: &Context) -> HookResult<Option<AgentInput>> {
         panic!("trapping_editor traps on purpose");
     }
 }

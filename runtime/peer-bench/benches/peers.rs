@@ -13,7 +13,7 @@ use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use extism::{CompiledPlugin, Manifest, Plugin, PluginBuilder, Wasm};
-use hookrt::build::BuildOptions;
+use hookrt::BuildOptions;
 use hookrt::{Envelope, Outcome, Runtime};
 
 /// The repository root (this crate is `runtime/peer-bench`).
@@ -124,9 +124,9 @@ fn peers(c: &mut Criterion) {
     let wasm = plugin_wasm();
 
     // hookrt's default limits (runtime/src/limits.rs), for the Extism runs with limits.
-    let fuel = hookrt::limits::DEFAULT_FUEL;
-    let timeout = hookrt::limits::DEFAULT_DEADLINE;
-    let memory_pages = u32::try_from(hookrt::limits::DEFAULT_MEMORY_BYTES >> 16).unwrap();
+    let fuel = hookrt::DEFAULT_FUEL;
+    let timeout = hookrt::DEFAULT_DEADLINE;
+    let memory_pages = u32::try_from(hookrt::DEFAULT_MEMORY_BYTES >> 16).unwrap();
     let plain = Manifest::new([Wasm::data(wasm.clone())]);
     let with_timeout = plain.clone().with_timeout(timeout);
     let limited = with_timeout.clone().with_memory_max(memory_pages);

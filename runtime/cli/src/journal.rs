@@ -1,0 +1,72 @@
+//! `hookrt journal`: inspect and re-drive a journal.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use hookrt::Journal;
+
+#[derive(clap::Subcommand)]
+pub enum JournalCommand {
+    /// Counts of events and deliveries by state.
+    Status {
+        /// The journal file.
+        path: PathBuf,
+    },
+    /// Deliveries not yet acked (they run on the next start), one JSON line each.
+    Pending {
+        /// The journal file.
+        path: PathBuf,
+    },
+    /// Dead letters: deliveries that failed their last attempt, one JSON line each.
+    Dead {
+        /// The journal file.
+        path: PathBuf,
+    },
+    /// Move dead letters back to pending; the next `hookrt run --journal` delivers them.
+    Retry {
+        /// The journal file.
+        path: PathBuf,
+        /// Only this hook's dead letters.
+        #[arg(long)]
+        hook: Option<String>,
+        /// Only this event's dead letters.
+        #[arg(long)]
+        event: Option<String>,
+    },
+}
+
+pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        JournalCommand::Status { path } => {
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&Journal::open_existing(&path)?.status()?)?
+            )?;
+        }
+        JournalCommand::Pending { path } => {
+            for (seq, event_id, d) in Journal::open_existing(&path)?.pending()? {
+                let line = serde_json::json!({"event_seq": seq, "event_id": event_id, "position": d.position,
+                    "hook": d.hook, "handler": d.handler, "attempts": d.attempts});
+                writeln!(out, "{line}")?;
+            }
+        }
+        JournalCommand::Dead { path } => {
+            for d in Journal::open_existing(&path)?.dead_letters()? {
+                writeln!(out, "{}", serde_json::to_string(&d)?)?;
+            }
+        }
+        JournalCommand::Retry { path, hook, event } => {
+            let n = Journal::open_existing(&path)?.redrive(hook.as_deref(), event.as_deref())?;
+            writeln!(
+                out,
+                "{n} dead letter(s) moved back to pending; `hookrt run DIR --journal {}` delivers them",
+                path.display()
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

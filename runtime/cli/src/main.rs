@@ -1,0 +1,201 @@
+//! The `hookrt` command: check, build, run and audit an agent folder's hooks.
+
+mod journal;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use hookrt::{BuildEvent, BuildOptions};
+use hookrt::{Problems, Runtime};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Parser)]
+#[command(
+    name = "hookrt",
+    version,
+    about = "A WebAssembly-sandboxed hook runtime for AI agent servers"
+)]
+struct Cli {
+    /// More detail on stderr (-v: build and cache decisions, -vv: everything).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Cache folder for built components and precompiled artifacts [default: DIR/.hookrt].
+    #[arg(long, global = true, env = "HOOKRT_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check an agent folder: discovery, hookrt.toml, and (unless --no-build) that every hook builds and loads.
+    Check {
+        /// The agent folder (holds hooks/ and hookrt.toml).
+        dir: PathBuf,
+        /// Only check the layout and configuration; do not build or load.
+        #[arg(long)]
+        no_build: bool,
+    },
+    /// Build every stale hook into a component and precompile it.
+    Build {
+        /// The agent folder.
+        dir: PathBuf,
+    },
+    /// Run JSONL event envelopes through the hooks; print one JSON line per delivery.
+    Run(run::RunArgs),
+    /// Inspect a journal, or re-drive its dead letters.
+    #[command(subcommand)]
+    Journal(journal::JournalCommand),
+    /// Show what each hook is and what binds it.
+    Audit {
+        /// The agent folder.
+        dir: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.verbose);
+    match execute(cli) {
+        Ok(code) => code,
+        // A reader that stopped early (`| head`) is not an error of ours.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hookrt: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn,hookrt=info,hook=info",
+        1 => "warn,hookrt=debug,hook=debug",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKRT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}
+
+fn execute(cli: Cli) -> Result<ExitCode> {
+    let cache = cli.cache_dir;
+    match cli.command {
+        Command::Check { dir, no_build } => {
+            if no_build {
+                return Ok(match hookrt::check(&dir) {
+                    Ok((d, _)) => {
+                        println!("ok: {} hook(s) in {}", d.hooks.len(), dir.display());
+                        ExitCode::SUCCESS
+                    }
+                    Err(p) => report(&p),
+                });
+            }
+            Ok(match load(&dir, cache) {
+                Ok(rt) => {
+                    println!(
+                        "ok: {} hook(s) in {} build, load and subscribe cleanly",
+                        rt.hooks().len(),
+                        dir.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(p) => report(&p),
+            })
+        }
+        Command::Build { dir } => Ok(match load(&dir, cache) {
+            Ok(rt) => {
+                for h in rt.hooks() {
+                    println!("{:<32} {}", h.slug.as_str(), h.component_sha256);
+                }
+                ExitCode::SUCCESS
+            }
+            Err(p) => report(&p),
+        }),
+        Command::Run(args) => {
+            let rt = match load(&args.dir, cache) {
+                Ok(rt) => rt,
+                Err(p) => return Ok(report(&p)),
+            };
+            run::run(rt, &args)
+        }
+        Command::Journal(cmd) => journal::journal(cmd),
+        Command::Audit { dir, json } => Ok(match load(&dir, cache) {
+            Ok(rt) => {
+                let report = hookrt::audit(&rt);
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    print!("{}", report.to_text());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(p) => report(&p),
+        }),
+    }
+}
+
+fn report(problems: &Problems) -> ExitCode {
+    eprint!("{problems}");
+    ExitCode::FAILURE
+}
+
+/// Loads the agent folder with a progress bar while cargo compiles.
+fn load(dir: &Path, cache: Option<PathBuf>) -> Result<Runtime, Problems> {
+    let mut opts = BuildOptions::for_agent(dir);
+    if let Some(c) = cache {
+        opts.cache_dir = c;
+    }
+    let started = Instant::now();
+    let bar = ProgressBar::hidden();
+    let mut stale = 0;
+    let rt = Runtime::load(dir, &opts, &mut |event| match event {
+        BuildEvent::Planned { stale: s, cached } => {
+            stale = s;
+            tracing::debug!(stale = s, cached, "build plan");
+            if s > 0 {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{spinner} building {msg} ({pos} crates compiled, {elapsed})",
+                    )
+                    .expect("static template"),
+                );
+                bar.set_message(format!("{s} hook(s)"));
+                bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            }
+        }
+        BuildEvent::CrateCompiled(name) => {
+            bar.inc(1);
+            bar.set_message(name);
+        }
+    });
+    bar.finish_and_clear();
+    let rt = rt?;
+    let cranelift = rt.hooks().iter().filter(|h| h.compiled).count();
+    tracing::info!(
+        "{} hook(s) ready in {} ms: {stale} built by cargo, {cranelift} compiled by Cranelift, {} loaded from cache; {} allocator",
+        rt.hooks().len(),
+        started.elapsed().as_millis(),
+        rt.hooks().len() - cranelift,
+        rt.allocator().name()
+    );
+    Ok(rt)
+}

@@ -1,0 +1,168 @@
+//! `hookrt run`: JSONL envelopes in, one JSON line per delivery out.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use hookrt::{
+    Durability, Envelope, HookService, Observation, Outcome, PendingReceipt, Runtime,
+    ServiceOptions, Transport,
+};
+
+/// Receipts waited for at once; bounds memory on long streams.
+const RECEIPT_WINDOW: usize = 1024;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The agent folder.
+    pub dir: PathBuf,
+    /// JSONL file of event envelopes, or `-` for stdin. Optional with --journal
+    /// (then only unacked deliveries from earlier runs are delivered).
+    #[arg(long, required_unless_present = "journal")]
+    pub events: Option<PathBuf>,
+    /// Commit every event to this journal (SQLite) before any hook sees it:
+    /// durability `persisted`, at-least-once delivery across crashes.
+    #[arg(long)]
+    pub journal: Option<PathBuf>,
+    /// Stop at the first malformed line instead of reporting it and going on.
+    #[arg(long)]
+    pub strict: bool,
+    /// Include each delivery's log lines and console output in its JSON line.
+    #[arg(long)]
+    pub logs: bool,
+    /// Print the whole agent state of edit events (it can hold tool outputs and
+    /// secrets; by default only whether it changed and each hook's account).
+    #[arg(long)]
+    pub state: bool,
+    /// Threads delivering observe events side by side across hooks (each hook
+    /// still sees its events one at a time, in order). 1: everything in plan
+    /// order on one thread.
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub workers: u16,
+    /// How long to let queued deliveries finish at the end before cancelling them.
+    #[arg(long, default_value = "30", value_name = "SECONDS")]
+    pub drain_timeout: u64,
+}
+
+pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
+    rt.set_transport(Transport {
+        kind: "cli".into(),
+        detail: None,
+    });
+    let (logs, full_state) = (args.logs, args.state);
+    // Each delivery is written (and flushed into the pipe) before it is acked,
+    // so output never misses a delivery the journal counts as done.
+    let observer = Box::new(move |report: Observation<'_>| {
+        let v = match report {
+            Observation::Delivery(d) => {
+                let mut v = serde_json::to_value(d).unwrap_or_default();
+                if logs {
+                    v["logs"] = serde_json::to_value(&d.logs).unwrap_or_default();
+                    v["console"] = serde_json::Value::String(d.console.clone());
+                }
+                v
+            }
+            Observation::ResolveReply {
+                event_id,
+                kind,
+                resolution,
+            } => {
+                let mut r = serde_json::to_value(resolution).unwrap_or_default();
+                if !full_state && let Some(edit) = r.get_mut("edit").and_then(|e| e.as_object_mut())
+                {
+                    edit.remove("state");
+                }
+                serde_json::json!({"event_id": event_id, "kind": kind, "resolution": r})
+            }
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{v}");
+        let _ = out.flush();
+    });
+    let options = ServiceOptions {
+        workers: usize::from(args.workers),
+    };
+    let service = HookService::start_with(rt, args.journal.as_deref(), observer, options)?;
+    let durability = service.durability();
+    let (mut malformed, mut refused, mut duplicates) = (0u64, 0u64, 0u64);
+    if let Some(events) = &args.events {
+        let input: Box<dyn BufRead> = if events.as_os_str() == "-" {
+            Box::new(BufReader::new(std::io::stdin()))
+        } else {
+            let f = std::fs::File::open(events)
+                .with_context(|| format!("cannot open events file {}", events.display()))?;
+            Box::new(BufReader::new(f))
+        };
+        let source = events.display().to_string();
+        let mut pending: Vec<PendingReceipt> = Vec::new();
+        let mut settle = |pending: &mut Vec<PendingReceipt>| {
+            for p in pending.drain(..) {
+                match p.wait() {
+                    Ok(r) if r.duplicate => duplicates += 1,
+                    Ok(_) => {}
+                    Err(e) => {
+                        refused += 1;
+                        eprintln!("hookrt: {e}");
+                    }
+                }
+            }
+        };
+        for (i, line) in input.lines().enumerate() {
+            let n = i + 1;
+            let line = line.with_context(|| format!("{source}: cannot read line {n}"))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match Envelope::from_json(&line) {
+                Ok(env) => pending.push(service.submit(env)),
+                Err(e) => {
+                    malformed += 1;
+                    eprintln!("hookrt: {source} line {n}: {e}");
+                    if args.strict {
+                        eprintln!("hookrt: stopping at line {n} (--strict)");
+                        break;
+                    }
+                }
+            }
+            if pending.len() >= RECEIPT_WINDOW {
+                settle(&mut pending);
+            }
+        }
+        settle(&mut pending);
+    }
+    // Shutdown drains the queue until the deadline, then cancels what runs.
+    let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
+    let outcomes: std::collections::BTreeMap<&str, u64> = Outcome::ALL
+        .iter()
+        .map(|o| (o.as_str(), stats.outcomes.get(o).copied().unwrap_or(0)))
+        .collect();
+    let note = match durability {
+        Durability::Persisted => "every event was committed to the journal before any hook saw it",
+        Durability::Accepted => {
+            "events were held in memory only, so hooks saw durability `accepted`, never `persisted`"
+        }
+    };
+    let summary = serde_json::json!({"summary": {
+        "events": stats.events,
+        "duplicates": duplicates,
+        "deliveries": stats.deliveries,
+        "repeats": stats.repeats,
+        "outcomes": outcomes,
+        "optional_failures": stats.optional_failures,
+        "critical_failures": stats.critical_failures,
+        "cascades": stats.cascades,
+        "left_unacked": stats.left_unacked,
+        "malformed_lines": malformed,
+        "refused": refused,
+        "durability": durability.as_str(),
+        "note": note,
+    }});
+    println!("{summary}");
+    Ok(if malformed > 0 || refused > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

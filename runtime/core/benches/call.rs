@@ -1,0 +1,267 @@
+//! One delivery, side by side: the same JSON-parsing handler as a native Rust
+//! function (the limit), as the raw component called directly through
+//! Wasmtime (no runtime around it: with Wasmtime's defaults, then with
+//! hookrt's engine settings — fuel and epoch interruption compiled in, and
+//! the pooling allocator for fresh instances), through hookrt (warm and fresh
+//! instance, and one event through 10 hooks), and as a subprocess hook (the
+//! way Claude Code, Codex and Gemini CLI run hooks: a program spawned per
+//! event reading the envelope on stdin). Extism is in `runtime/peer-bench`.
+//!
+//! Run: `scripts/bench call` (see docs/performance.md).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hookrt::Envelope;
+use hookrt::build;
+use hookrt::discover;
+use hookrt::{Allocator, engine_config};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+mod support;
+use support::{bench_parse, load, opts, transcript};
+
+mod raw {
+    wasmtime::component::bindgen!({ path: "../../wit/v0.2.0", world: "define-hook" });
+}
+use raw::hookrt::hook::{log, metrics, state, types};
+
+/// An agent of `bench_parse` copies: `specific` subscribed to action.result, `wildcard` to `*`.
+fn agent(specific: usize, wildcard: usize, instance: &str) -> tempfile::TempDir {
+    let src = bench_parse();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
+    for i in 0..specific {
+        std::fs::write(
+            dir.path().join(format!("hooks/s{i}.rs")),
+            src.replace("\"*\" => any", "\"action.result\" => any"),
+        )
+        .unwrap();
+    }
+    for i in 0..wildcard {
+        std::fs::write(dir.path().join(format!("hooks/w{i}.rs")), &src).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("hookrt.toml"),
+        format!("[defaults]\ninstance = \"{instance}\"\n"),
+    )
+    .unwrap();
+    dir
+}
+
+fn event() -> Envelope {
+    transcript()
+        .into_iter()
+        .find(|e| e.kind == "action.result")
+        .unwrap()
+}
+
+/// What the native handler does: parse the data, look at one field.
+fn native(data: &str) -> bool {
+    let v: serde_json::Value = serde_json::from_str(data).unwrap();
+    std::hint::black_box(v.get("call_id").is_some())
+}
+
+struct RawState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for RawState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+impl types::Host for RawState {}
+impl log::Host for RawState {
+    fn log(&mut self, _: log::Level, _: String, _: Vec<log::Field>) {}
+}
+impl state::Host for RawState {
+    fn get(&mut self, _: String) -> Option<Vec<u8>> {
+        None
+    }
+    fn set(&mut self, _: String, _: Vec<u8>) -> Result<(), String> {
+        Ok(())
+    }
+    fn delete(&mut self, _: String) {}
+}
+impl metrics::Host for RawState {
+    fn counter(&mut self, _: String, _: u64, _: Vec<(String, String)>) {}
+    fn gauge(&mut self, _: String, _: f64, _: Vec<(String, String)>) {}
+}
+
+fn raw_store(engine: &Engine) -> Store<RawState> {
+    Store::new(
+        engine,
+        RawState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        },
+    )
+}
+
+fn raw_envelope(e: &Envelope) -> types::Envelope {
+    let c = &e.coordinates;
+    types::Envelope {
+        schema_version: 1,
+        id: e.id.clone(),
+        kind: e.kind.clone(),
+        timestamp: e.timestamp.clone(),
+        coordinates: types::Coordinates {
+            agent: c.agent.clone(),
+            session: c.session.clone(),
+            turn: c.turn.clone(),
+            step: c.step.clone(),
+            sequence: c.sequence,
+            subagent: c.subagent.clone(),
+        },
+        attempt: 1,
+        idempotency_key: e.idempotency_key.clone(),
+        durability: types::Durability::Accepted,
+        data: e.data.to_string(),
+    }
+}
+
+fn raw_context() -> types::Context {
+    types::Context {
+        handler: "*".into(),
+        slug: "w0".into(),
+        budget_ms: 1000,
+        class: types::EventClass::Observe,
+        agent: "coder".into(),
+        session: "ses".into(),
+        scope: types::Scope::Primary,
+        transport: types::Transport {
+            kind: "in-process".into(),
+            detail: None,
+        },
+    }
+}
+
+fn calls(c: &mut Criterion) {
+    let e = event();
+    let data = e.data.to_string();
+    let mut g = c.benchmark_group("one_delivery");
+
+    g.bench_function("native_rust", |b| b.iter(|| native(&data)));
+
+    // The raw component: built by hookrt, then used with plain Wasmtime defaults.
+    let one = agent(0, 1, "reuse");
+    let discovered = discover(one.path()).unwrap();
+    let (built, problems) = build(&discovered.hooks, &opts(one.path()), &mut |_| {});
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    let engine = Engine::new(&config).unwrap();
+    let component = Component::from_file(&engine, &built[0].component).unwrap();
+    let mut linker = Linker::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).unwrap();
+    let pre = raw::DefineHookPre::new(linker.instantiate_pre(&component).unwrap()).unwrap();
+    let (env, cx) = (raw_envelope(&e), raw_context());
+    {
+        let mut store = raw_store(&engine);
+        let hook = pre.instantiate(&mut store).unwrap();
+        hook.call_configure(&mut store, "{}").unwrap().unwrap();
+        g.bench_function("raw_wasmtime_warm", |b| {
+            b.iter(|| hook.call_handle(&mut store, &env, &cx).unwrap().unwrap())
+        });
+    }
+    // The same, with the instrumentation hookrt's engine compiles in (fuel
+    // and epoch interruption), budgets set too large to ever fire: what the
+    // limits themselves cost, apart from the runtime around the call.
+    let limited = engine_config(Allocator::OnDemand);
+    let limited = Engine::new(&limited).unwrap();
+    let limited_component = Component::from_file(&limited, &built[0].component).unwrap();
+    let mut limited_linker = Linker::new(&limited);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut limited_linker).unwrap();
+    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut limited_linker, |s| s).unwrap();
+    let limited_pre =
+        raw::DefineHookPre::new(limited_linker.instantiate_pre(&limited_component).unwrap())
+            .unwrap();
+    {
+        let mut store = raw_store(&limited);
+        store.set_fuel(u64::MAX).unwrap();
+        store.set_epoch_deadline(u64::MAX / 2);
+        let hook = limited_pre.instantiate(&mut store).unwrap();
+        hook.call_configure(&mut store, "{}").unwrap().unwrap();
+        g.bench_function("raw_wasmtime_warm_fuel_epoch", |b| {
+            b.iter(|| {
+                store.set_fuel(u64::MAX).unwrap();
+                store.set_epoch_deadline(u64::MAX / 2);
+                hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
+            })
+        });
+    }
+    g.bench_function("raw_wasmtime_fresh", |b| {
+        b.iter(|| {
+            let mut store = raw_store(&engine);
+            let hook = pre.instantiate(&mut store).unwrap();
+            hook.call_configure(&mut store, "{}").unwrap().unwrap();
+            hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
+        })
+    });
+    let fresh_raw = |engine: &Engine, pre: &raw::DefineHookPre<RawState>| {
+        let mut store = raw_store(engine);
+        store.set_fuel(u64::MAX).unwrap();
+        store.set_epoch_deadline(u64::MAX / 2);
+        let hook = pre.instantiate(&mut store).unwrap();
+        hook.call_configure(&mut store, "{}").unwrap().unwrap();
+        hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
+    };
+    g.bench_function("raw_wasmtime_fresh_fuel_epoch", |b| {
+        b.iter(|| fresh_raw(&limited, &limited_pre))
+    });
+    // And with hookrt's pooling allocator too: the same engine settings as
+    // hookrt's fresh deliveries.
+    let pooled = Engine::new(&engine_config(Allocator::Pooling)).unwrap();
+    let pooled_component = Component::from_file(&pooled, &built[0].component).unwrap();
+    let mut pooled_linker = Linker::new(&pooled);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut pooled_linker).unwrap();
+    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut pooled_linker, |s| s).unwrap();
+    let pooled_pre =
+        raw::DefineHookPre::new(pooled_linker.instantiate_pre(&pooled_component).unwrap()).unwrap();
+    g.bench_function("raw_wasmtime_fresh_pooling_fuel_epoch", |b| {
+        b.iter(|| fresh_raw(&pooled, &pooled_pre))
+    });
+
+    let warm = load(one.path());
+    g.bench_function("hookrt_warm", |b| b.iter(|| warm.dispatch(&e).unwrap()));
+    let fresh_agent = agent(0, 1, "fresh");
+    let fresh = load(fresh_agent.path());
+    g.bench_function("hookrt_fresh", |b| b.iter(|| fresh.dispatch(&e).unwrap()));
+    let ten_agent = agent(5, 5, "reuse");
+    let ten = load(ten_agent.path());
+    assert_eq!(ten.dispatch(&e).unwrap().deliveries.len(), 10);
+    g.bench_function("hookrt_warm_10_hooks", |b| {
+        b.iter(|| ten.dispatch(&e).unwrap())
+    });
+
+    let line = serde_json::to_string(&e).unwrap();
+    g.bench_function("subprocess_cat", |b| {
+        b.iter(|| {
+            let mut child = Command::new("cat")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(line.as_bytes())
+                .unwrap();
+            child.wait().unwrap()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, calls);
+criterion_main!(benches);

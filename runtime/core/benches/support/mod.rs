@@ -1,0 +1,86 @@
+//! What the benches share: the repository, the shared hook cache, loading an
+//! agent, the example transcript, and the agents they measure.
+// Each bench uses part of this module.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use hookrt::BuildOptions;
+use hookrt::{Envelope, Runtime};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    // This crate is runtime/core.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Where the test suite caches built hooks (shared, so hooks build once).
+pub fn cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache")
+}
+
+/// Build options for `agent` with the hook cache at `cache_dir`.
+pub fn opts_in(agent: &Path, cache_dir: &Path) -> BuildOptions {
+    let mut o = BuildOptions::for_agent(agent);
+    o.cache_dir = cache_dir.to_path_buf();
+    o
+}
+
+/// Build options for `agent` with the shared hook cache.
+pub fn opts(agent: &Path) -> BuildOptions {
+    opts_in(agent, &cache())
+}
+
+/// Loads `agent` with its hook cache at `cache_dir`; panics with the problems.
+pub fn load_in(agent: &Path, cache_dir: &Path) -> Runtime {
+    Runtime::load(agent, &opts_in(agent, cache_dir), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
+}
+
+/// Loads `agent` from the shared hook cache.
+pub fn load(agent: &Path) -> Runtime {
+    load_in(agent, &cache())
+}
+
+/// The example agent's transcript.
+pub fn transcript() -> Vec<Envelope> {
+    let text =
+        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| Envelope::from_json(l).unwrap())
+        .collect()
+}
+
+/// The source of the benchmark hook (parses the data, looks at one field).
+pub fn bench_parse() -> String {
+    std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap()
+}
+
+/// An agent with three observe hooks: `audit` and `witness` (`*`, a fresh
+/// instance per delivery) and `observability/metrics` (`*`, reusing its instance).
+pub fn three_observers() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks");
+    std::fs::create_dir_all(hooks.join("observability")).unwrap();
+    let ex = repo().join("example-hooks");
+    for (from, to) in [
+        ("agent/hooks/audit.rs", "audit.rs"),
+        (
+            "agent/hooks/observability/metrics.rs",
+            "observability/metrics.rs",
+        ),
+        ("hostile/hooks/witness.rs", "witness.rs"),
+    ] {
+        std::fs::copy(ex.join(from), hooks.join(to)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("hookrt.toml"),
+        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
+    )
+    .unwrap();
+    dir
+}

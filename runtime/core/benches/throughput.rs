@@ -1,0 +1,97 @@
+//! Throughput of the service: events per second through 3 observe hooks,
+//! `accepted` (memory only) against `persisted` (journal, group commit), on
+//! 1 and 2 worker threads, for two streams: the example transcript's mix
+//! (a third of it decision and edit events, which always run alone) and its
+//! observe events only (what workers run side by side).
+//!
+//! Run: `scripts/bench throughput` (see docs/performance.md).
+
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use hookrt::Envelope;
+use hookrt::{HookService, Observation, ServiceOptions};
+use hookrt::EventClass;
+
+mod support;
+use support::{load, three_observers, transcript};
+
+/// Events per measured iteration.
+const BATCH: usize = 1000;
+
+/// `BATCH` events with ids unique to `round`.
+fn events(base: &[Envelope], round: u64) -> Vec<Envelope> {
+    (0..BATCH)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            e.id = format!("r{round}-{i}");
+            e.coordinates.sequence = i as u64;
+            e.idempotency_key.clear();
+            e
+        })
+        .collect()
+}
+
+fn emit_all(service: &HookService, events: Vec<Envelope>) {
+    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+}
+
+fn throughput(c: &mut Criterion) {
+    let agent = three_observers();
+    let mix = transcript();
+    let observe: Vec<Envelope> = mix
+        .iter()
+        .filter(|e| hookrt::class_of(&e.kind) == EventClass::Observe)
+        .cloned()
+        .collect();
+    let mut group = c.benchmark_group("throughput_3_hooks");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(12));
+    let mut round = 0;
+    let runs = [("mix", &mix), ("observe", &observe)]
+        .into_iter()
+        .flat_map(|(stream, base)| {
+            [
+                ("accepted", 1),
+                ("persisted", 1),
+                ("accepted", 2),
+                ("persisted", 2),
+            ]
+            .map(|(mode, workers)| (stream, base, mode, workers))
+        });
+    for (stream, base, mode, workers) in runs {
+        let db = agent.path().join(format!("{stream}-{mode}-{workers}.db"));
+        let journal = (mode == "persisted").then_some(db.as_path());
+        let service = HookService::start_with(
+            load(agent.path()),
+            journal,
+            Box::new(|_: Observation<'_>| {}),
+            ServiceOptions { workers },
+        )
+        .unwrap();
+        group.bench_function(format!("{stream}/{mode}/{workers}_worker"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    round += 1;
+                    let batch = events(base, round);
+                    let start = Instant::now();
+                    emit_all(&service, batch);
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+        service.shutdown_blocking(Duration::from_secs(30));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, throughput);
+criterion_main!(benches);

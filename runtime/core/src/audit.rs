@@ -1,0 +1,216 @@
+//! Audit: what each hook is and what binds it, for auditors.
+//!
+//! The report is built from the loaded runtime (real components, real
+//! configuration), never from declarations a hook could misstate.
+
+use std::fmt::Write as _;
+
+use crate::WORLD;
+use crate::hooks::settings::{InstancePolicy, OnFailure, RetryPolicy};
+use crate::hooks::discovery::SourceKind;
+use crate::sandbox::limits::Limits;
+use crate::runtime::Runtime;
+use crate::event::kind::{WILDCARD, class_of};
+
+/// One hook as an auditor sees it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HookAudit {
+    /// Position in registration order (1-based).
+    pub position: usize,
+    /// The slug.
+    pub slug: String,
+    /// Source kind.
+    pub source_kind: SourceKind,
+    /// Source path.
+    pub source: String,
+    /// sha256 of what the component was built from (for `.wasm`, the file).
+    pub source_sha256: String,
+    /// sha256 of the component that runs.
+    pub component_sha256: String,
+    /// The world and version it implements.
+    pub world: String,
+    /// Its name and description from `hookrt.toml`.
+    pub name: Option<String>,
+    /// What it is for.
+    pub description: Option<String>,
+    /// Its subscriptions, each with the class of events it receives.
+    pub subscriptions: Vec<Subscription>,
+    /// Its scope.
+    pub scope: crate::event::scope::Scope,
+    /// Every interface it imports, what each needs, and whether it is granted.
+    pub imports: Vec<crate::sandbox::grants::ImportAudit>,
+    /// The capabilities `hookrt.toml` grants it.
+    pub grants: Vec<String>,
+    /// The limits in force per delivery.
+    pub limits: Limits,
+    /// Instance policy.
+    pub instance: InstancePolicy,
+    /// Under `reuse`: deliveries per instance before a fresh one replaces it.
+    pub reuse_limit: u64,
+    /// Whether its final failure fails the turn (`critical`) or is only recorded.
+    pub critical: bool,
+    /// Attempts in all and the first backoff.
+    pub retry: RetryPolicy,
+    /// What a failed decision delivery counts as.
+    pub on_failure: OnFailure,
+    /// The keys of the `config` table handed to it.
+    pub config_keys: Vec<String>,
+}
+
+/// One subscription as an auditor sees it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Subscription {
+    /// The kind, or `*`.
+    pub kind: String,
+    /// What the hook may do with those events: `observe`, `decision`, `edit`,
+    /// or `any` for `*` (a wildcard handler receives every class).
+    pub class: String,
+}
+
+/// The audit of one agent folder.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Audit {
+    /// The agent folder.
+    pub agent: String,
+    /// Hooks in registration order.
+    pub hooks: Vec<HookAudit>,
+}
+
+/// Audits a loaded runtime.
+pub fn audit(rt: &Runtime) -> Audit {
+    let hooks = rt
+        .hooks()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| HookAudit {
+            position: i + 1,
+            slug: h.slug.to_string(),
+            source_kind: h.kind,
+            source: h.source.display().to_string(),
+            source_sha256: h.source_sha256.clone(),
+            component_sha256: h.component_sha256.clone(),
+            world: format!("{WORLD}@{}", h.world_version),
+            name: h.settings.name.clone(),
+            description: h.settings.description.clone(),
+            subscriptions: h
+                .subscriptions
+                .iter()
+                .map(|k| Subscription {
+                    kind: k.clone(),
+                    class: if k == WILDCARD {
+                        "any".into()
+                    } else {
+                        format!("{:?}", class_of(k)).to_lowercase()
+                    },
+                })
+                .collect(),
+            scope: h.scope.clone(),
+            imports: h.import_audit.clone(),
+            grants: h.settings.grants.iter().cloned().collect(),
+            limits: h.settings.limits.clone(),
+            instance: h.settings.instance,
+            reuse_limit: h.settings.reuse_limit,
+            critical: h.settings.critical,
+            retry: h.settings.retry,
+            on_failure: h.settings.on_failure,
+            config_keys: h.settings.config.keys().cloned().collect(),
+        })
+        .collect();
+    Audit {
+        agent: rt.agent_dir().display().to_string(),
+        hooks,
+    }
+}
+
+impl Audit {
+    /// A human-readable rendering, one block per hook.
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "agent {}: {} hook(s), in registration order\n",
+            self.agent,
+            self.hooks.len()
+        );
+        for h in &self.hooks {
+            let l = &h.limits;
+            let _ = writeln!(
+                s,
+                "\n{}. {} ({:?}, {})",
+                h.position,
+                h.scope.hook_id(&h.slug),
+                h.source_kind,
+                h.world
+            );
+            let _ = writeln!(
+                s,
+                "   source     {}  sha256 {}",
+                h.source,
+                &h.source_sha256[..16.min(h.source_sha256.len())]
+            );
+            let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
+            if let Some(name) = &h.name {
+                let _ = writeln!(
+                    s,
+                    "   name       {name}{}",
+                    h.description
+                        .as_deref()
+                        .map(|d| format!(": {d}"))
+                        .unwrap_or_default()
+                );
+            }
+            let subs: Vec<String> = h
+                .subscriptions
+                .iter()
+                .map(|s| format!("{} ({})", s.kind, s.class))
+                .collect();
+            let _ = writeln!(s, "   subscribes {}", subs.join(", "));
+            let _ = writeln!(s, "   scope      {}", h.scope);
+            let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
+            for i in &h.imports {
+                let need = match &i.need {
+                    crate::sandbox::grants::Need::Types => "world types".to_owned(),
+                    crate::sandbox::grants::Need::Grant(g) => format!("grant `{g}`"),
+                    crate::sandbox::grants::Need::Baseline(what) => format!("baseline: {what}"),
+                    crate::sandbox::grants::Need::Never(why) => format!("never: {why}"),
+                };
+                let _ = writeln!(
+                    s,
+                    "   import     {} ({need}){}",
+                    i.import,
+                    if i.granted { "" } else { " REFUSED" }
+                );
+            }
+            let _ = writeln!(
+                s,
+                "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {}",
+                l.fuel,
+                l.deadline_ms,
+                l.memory_bytes >> 20,
+                l.tables,
+                l.table_elements,
+                l.instances,
+                l.memories,
+                l.output_bytes,
+                l.log_bytes_per_minute,
+                match h.instance {
+                    InstancePolicy::Fresh => "fresh".to_owned(),
+                    InstancePolicy::Reuse =>
+                        format!("reuse (up to {} deliveries each)", h.reuse_limit),
+                }
+            );
+            let policy = if h.critical {
+                "critical: a final failure fails the turn"
+            } else {
+                "optional: failures are recorded only"
+            };
+            let _ = writeln!(
+                s,
+                "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {:?}",
+                h.retry.max_attempts, h.retry.backoff_ms, h.on_failure
+            );
+            if !h.config_keys.is_empty() {
+                let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));
+            }
+        }
+        s
+    }
+}

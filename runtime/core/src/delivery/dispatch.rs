@@ -1,0 +1,297 @@
+//! Dispatch: running one event through the registry's planned deliveries.
+//!
+//! Deliveries of one event run one after another in the planned order
+//! (specific handlers, then `*` handlers). A failing delivery never stops the
+//! ones after it: each is contained by the sandbox and recorded with its
+//! outcome. Observe events ignore what handlers return; decision and edit
+//! events gather answers ([`EventRun`]) into a [`Resolution`]. One exception
+//! to "every planned delivery runs": once a hook owns a file edit (`applied`
+//! or `failed`), the hooks after it are not asked, so nobody writes twice.
+
+use crate::event::answer::{Answer, Approval, FileEdit};
+use crate::event::envelope::{Durability, Envelope, EnvelopeError};
+use crate::event::kind::{self, EventClass};
+use crate::event::scope::Scope;
+use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
+use crate::delivery::edit::EditSession;
+use crate::delivery::record::{Delivery, Dispatch, Resolution};
+use crate::hooks::call::{Call, Services};
+use crate::hooks::load::LoadedHook;
+use crate::hooks::registry::Registry;
+use crate::hooks::settings::OnFailure;
+use crate::sandbox::outcome::Outcome;
+use crate::sandbox::wit::{WitEnvelope, to_wit};
+
+/// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
+pub(crate) fn dispatch(
+    services: &Services<'_>,
+    registry: &Registry,
+    envelope: &Envelope,
+    durability: Durability,
+) -> Result<Dispatch, EnvelopeError> {
+    let mut run = EventRun::new(envelope, durability)?;
+    let mut deliveries = Vec::new();
+    for planned in registry.plan(
+        &envelope.kind,
+        &Scope::of_event(envelope.coordinates.subagent.as_deref()),
+    ) {
+        if run.decided() {
+            break;
+        }
+        let hook = &registry.hooks()[planned.index];
+        let (d, r) = deliver(
+            services,
+            hook,
+            envelope,
+            &run.wit,
+            planned.handler,
+            envelope.attempt,
+        );
+        run.record(hook, planned.handler, d.outcome, r.answer);
+        deliveries.push(d);
+    }
+    Ok(Dispatch {
+        event_id: envelope.id.clone(),
+        kind: envelope.kind.clone(),
+        deliveries,
+        resolution: run.finish(),
+    })
+}
+
+/// One event's deliveries in progress: the WIT record lent to each hook (its
+/// data updated after each applied edit) and the answers gathered so far.
+pub(crate) struct EventRun<'e> {
+    envelope: &'e Envelope,
+    /// The record hooks receive.
+    pub(crate) wit: WitEnvelope,
+    answers: Answers,
+}
+
+enum Answers {
+    Observe,
+    Approval(Vec<RequestedCall>, Vec<Vote<Vec<Approval>>>),
+    FileEdit(Vec<Vote<FileEdit>>),
+    Edit(EditSession),
+}
+
+impl<'e> EventRun<'e> {
+    pub(crate) fn new(
+        envelope: &'e Envelope,
+        durability: Durability,
+    ) -> Result<EventRun<'e>, EnvelopeError> {
+        let answers = match (kind::class_of(&envelope.kind), envelope.kind.as_str()) {
+            (EventClass::Decision, "actions.requested") => {
+                Answers::Approval(decision::requested_calls(&envelope.data), Vec::new())
+            }
+            (EventClass::Decision, _) => Answers::FileEdit(Vec::new()),
+            (EventClass::Edit, _) => Answers::Edit(EditSession::new(&envelope.data)),
+            (EventClass::Observe, _) => Answers::Observe,
+        };
+        Ok(EventRun {
+            envelope,
+            wit: to_wit(envelope, durability)?,
+            answers,
+        })
+    }
+
+    /// True once a file-edit owner answered: the hooks after it are not asked.
+    pub(crate) fn decided(&self) -> bool {
+        match &self.answers {
+            Answers::FileEdit(a) => a.last().is_some_and(|a| a.answer != FileEdit::NotHandled),
+            _ => false,
+        }
+    }
+
+    /// Takes a hook's final answer (after retries) into account. A failure
+    /// counts by the hook's `on_failure` only when it subscribed to the
+    /// decision kind by name; a `*` handler is an observer, and its failure
+    /// counts as abstain / not-handled.
+    pub(crate) fn record(
+        &mut self,
+        hook: &LoadedHook,
+        handler: &str,
+        outcome: Outcome,
+        answer: Answer,
+    ) {
+        if hook.scope == Scope::Aggregate {
+            return; // an observer of every scope decides nothing in any
+        }
+        let slug = hook.id();
+        let on_failure = if handler == kind::WILDCARD {
+            OnFailure::Abstain
+        } else {
+            hook.settings.on_failure
+        };
+        match &mut self.answers {
+            Answers::Observe => {}
+            Answers::Approval(calls, answers) => {
+                let given = match (outcome, answer) {
+                    (Outcome::Ok, Answer::Approvals(list)) if list.len() == calls.len() => {
+                        Ok(list)
+                    }
+                    (Outcome::Ok, Answer::None) => Ok(vec![Approval::Abstain; calls.len()]),
+                    // Anything else from an `ok` delivery is a malformed answer: a failure.
+                    (Outcome::Ok, _) => Err(Outcome::Error),
+                    (failed, _) => Err(failed),
+                };
+                answers.push(match given {
+                    Ok(list) => Vote {
+                        hook: slug,
+                        answer: list,
+                        failure: None,
+                    },
+                    Err(failed) => {
+                        let one = decision::failure_approval(on_failure, &slug, failed);
+                        Vote {
+                            hook: slug,
+                            answer: vec![one; calls.len()],
+                            failure: Some(failed),
+                        }
+                    }
+                });
+            }
+            Answers::FileEdit(answers) => {
+                let given = match (outcome, answer) {
+                    (Outcome::Ok, Answer::FileEdit(f)) => Ok(f),
+                    (Outcome::Ok, Answer::None) => Ok(FileEdit::NotHandled),
+                    (Outcome::Ok, _) => Err(Outcome::Error),
+                    (failed, _) => Err(failed),
+                };
+                answers.push(match given {
+                    Ok(answer) => Vote {
+                        hook: slug,
+                        answer,
+                        failure: None,
+                    },
+                    Err(failed) => {
+                        let answer = decision::failure_file_edit(on_failure, &slug, failed);
+                        Vote {
+                            hook: slug,
+                            answer,
+                            failure: Some(failed),
+                        }
+                    }
+                });
+            }
+            Answers::Edit(session) if handler == kind::WILDCARD && outcome != Outcome::Ok => {
+                session.observer_failed(&slug, outcome);
+            }
+            Answers::Edit(session) => {
+                let given = match (outcome, answer) {
+                    (Outcome::Ok, Answer::Edit(json)) => Ok(Some(json)),
+                    (Outcome::Ok, _) => Ok(None),
+                    (failed, _) => Err(failed),
+                };
+                session.apply(&slug, given);
+                self.wit.data = session.data_for_next(&self.envelope.data);
+            }
+        }
+    }
+
+    /// What the event decided (none for observe events).
+    pub(crate) fn finish(self) -> Option<Resolution> {
+        match self.answers {
+            Answers::Observe => None,
+            Answers::Approval(calls, answers) => Some(Resolution::ToolApproval(
+                decision::merge_approvals(&calls, &answers),
+            )),
+            Answers::FileEdit(answers) => {
+                let decider = answers.iter().find(|a| a.answer != FileEdit::NotHandled);
+                Some(Resolution::FileEdit(FileEditDecision {
+                    result: decider.map_or(FileEdit::NotHandled, |a| a.answer.clone()),
+                    decided_by: decider.map(|a| a.hook.clone()),
+                    failure: decider.is_some_and(|a| a.failure.is_some()),
+                    answers,
+                }))
+            }
+            Answers::Edit(session) => Some(Resolution::Edit(session.finish())),
+        }
+    }
+}
+
+/// Runs one delivery of `envelope` (already converted to `wit`) to `hook`'s
+/// `handler` as attempt `attempt`. The record `wit` is lent as it is; a copy
+/// is made only for a repeated attempt or an aggregate observer (which sees
+/// no data). The flag is true when the runtime cancelled it (shutdown): then
+/// the record is not an outcome of the hook.
+pub(crate) fn deliver(
+    services: &Services<'_>,
+    hook: &LoadedHook,
+    envelope: &Envelope,
+    wit: &WitEnvelope,
+    handler: &str,
+    attempt: u32,
+) -> (Delivery, Call) {
+    let class = kind::class_of(&envelope.kind);
+    let aggregate = hook.scope == Scope::Aggregate;
+    let mut r = if aggregate || wit.attempt != attempt {
+        let copy = WitEnvelope {
+            schema_version: wit.schema_version,
+            id: wit.id.clone(),
+            kind: wit.kind.clone(),
+            timestamp: wit.timestamp.clone(),
+            coordinates: wit.coordinates.clone(),
+            attempt,
+            idempotency_key: wit.idempotency_key.clone(),
+            durability: wit.durability,
+            // Aggregate observers see every scope's ids, never its payloads.
+            data: if aggregate {
+                "{}".into()
+            } else {
+                wit.data.clone()
+            },
+        };
+        hook.call(services, &copy, handler, class)
+    } else {
+        hook.call(services, wit, handler, class)
+    };
+    hook.cap_log_rate(&mut r.output);
+    let d = Delivery {
+        event_id: envelope.id.clone(),
+        kind: envelope.kind.clone(),
+        hook: hook.id(),
+        handler: handler.to_owned(),
+        attempt,
+        outcome: r.outcome,
+        duration_us: r.duration_us,
+        fuel_used: r.fuel_used,
+        error: r.error.take(),
+        output_truncated: r.output.truncated,
+        logs: std::mem::take(&mut r.output.logs),
+        console: std::mem::take(&mut r.output.stdout) + &r.output.stderr,
+    };
+    let mut d = d;
+    d.mask(services.redactor);
+    if !r.cancelled {
+        trace_delivery(&d);
+    }
+    (d, r)
+}
+
+/// Forwards a delivery's log lines to `tracing` (target `hook`) and records failures.
+fn trace_delivery(d: &Delivery) {
+    for line in &d.logs {
+        let fields: String = line
+            .fields
+            .iter()
+            .map(|(k, v)| format!(" {k}={v}"))
+            .collect();
+        let msg = format!(
+            "[{} {} {}] {}{fields}",
+            d.hook, d.event_id, d.handler, line.message
+        );
+        match line.level {
+            "error" => tracing::error!(target: "hook", "{msg}"),
+            "warn" => tracing::warn!(target: "hook", "{msg}"),
+            "info" => tracing::info!(target: "hook", "{msg}"),
+            "debug" => tracing::debug!(target: "hook", "{msg}"),
+            _ => tracing::trace!(target: "hook", "{msg}"),
+        }
+    }
+    if d.output_truncated {
+        tracing::warn!(target: "hook", "[{} {} {}] output cut at the hook's output limit (output_bytes or log_bytes_per_minute)", d.hook, d.event_id, d.handler);
+    }
+    if let Some(err) = &d.error {
+        tracing::warn!(hook = %d.hook, event_id = %d.event_id, handler = %d.handler, outcome = %d.outcome, "delivery failed: {err}");
+    }
+}

@@ -1,0 +1,434 @@
+//! The event envelope (v1): one versioned record for every event.
+//!
+//! Agent servers send envelopes as JSON (one per line in JSONL files). The
+//! runtime fills in what it owns: the delivery `attempt`, the derived
+//! `idempotency_key` and the `durability` word it can actually prove.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::event::kind;
+
+/// The only envelope layout this runtime reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Longest event id accepted; ids are journal keys.
+pub const MAX_ID_LEN: usize = 256;
+/// Largest `data` accepted, in bytes of JSON text; blocks one event from
+/// exhausting hook memory budgets or the journal.
+pub const MAX_DATA_BYTES: usize = 1 << 20;
+
+/// How durably the runtime held an event when a hook received it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// Held in memory only: a crash before delivery loses it.
+    #[default]
+    Accepted,
+    /// Committed to the journal before any hook saw it.
+    Persisted,
+}
+
+impl Durability {
+    /// The word as written in envelopes and receipts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Accepted => "accepted",
+            Durability::Persisted => "persisted",
+        }
+    }
+}
+
+/// Where in the agent's life an event happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Coordinates {
+    /// The emitting agent.
+    pub agent: String,
+    /// The session.
+    pub session: String,
+    /// The turn, when the event belongs to one.
+    #[serde(default)]
+    pub turn: Option<String>,
+    /// The step, when the event belongs to one.
+    #[serde(default)]
+    pub step: Option<String>,
+    /// Position in the session's event stream.
+    pub sequence: u64,
+    /// The subagent scope; `None` for the primary agent.
+    #[serde(default)]
+    pub subagent: Option<String>,
+}
+
+/// One event, as delivered to hooks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Stable event id (the dedup key).
+    pub id: String,
+    /// Event kind from the vocabulary.
+    pub kind: String,
+    /// RFC 3339 timestamp.
+    pub timestamp: String,
+    /// Where the event happened.
+    pub coordinates: Coordinates,
+    /// Delivery attempt, 1 on first delivery.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+    /// Derived from the coordinates and kind; see [`idempotency_key`].
+    #[serde(default)]
+    pub idempotency_key: String,
+    /// Set by the runtime; any value an input carries is replaced.
+    #[serde(default)]
+    pub durability: Durability,
+    /// The kind's data: a JSON object.
+    pub data: serde_json::Value,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+/// Why an envelope was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvelopeError {
+    /// Not JSON, or not the envelope's shape.
+    #[error("not a valid envelope: {0}")]
+    Json(#[from] serde_json::Error),
+    /// `schema_version` other than 1.
+    #[error("schema_version {0} is not supported (this runtime reads version {SCHEMA_VERSION})")]
+    SchemaVersion(u32),
+    /// A text field is empty or too long.
+    #[error("`{field}` must be 1 to {max} bytes")]
+    BadText {
+        /// Which field.
+        field: &'static str,
+        /// Its maximum length.
+        max: usize,
+    },
+    /// The kind is not in the vocabulary.
+    #[error("{0}")]
+    UnknownKind(String),
+    /// The timestamp is not RFC 3339.
+    #[error(
+        "timestamp `{0}` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z or 2026-11-30T10:00:00.5+01:00)"
+    )]
+    Timestamp(String),
+    /// `attempt` is 0.
+    #[error("attempt must be at least 1")]
+    Attempt,
+    /// `data` is not a JSON object.
+    #[error("data must be a JSON object")]
+    DataNotObject,
+    /// `data` is larger than [`MAX_DATA_BYTES`].
+    #[error("data is {0} bytes, above the {MAX_DATA_BYTES}-byte limit")]
+    DataTooLarge(usize),
+    /// A supplied idempotency key differs from the derived one.
+    #[error(
+        "idempotency_key `{given}` does not match `{derived}` derived from the coordinates; omit it and hookrt derives it"
+    )]
+    IdempotencyKey {
+        /// The key in the input.
+        given: String,
+        /// The key hookrt derives.
+        derived: String,
+    },
+}
+
+impl Envelope {
+    /// Parses and validates one JSON envelope, deriving its idempotency key.
+    pub fn from_json(text: &str) -> Result<Envelope, EnvelopeError> {
+        let mut env: Envelope = serde_json::from_str(text)?;
+        env.validate()?;
+        Ok(env)
+    }
+
+    /// Checks every field and fills in the idempotency key.
+    pub fn validate(&mut self) -> Result<(), EnvelopeError> {
+        self.idempotency_key = self.check()?;
+        Ok(())
+    }
+
+    /// Checks every field without changing the envelope; returns the derived
+    /// idempotency key (equal to the given one, when one is given).
+    pub fn check(&self) -> Result<String, EnvelopeError> {
+        self.check_fields()?;
+        let size = data_size(&self.data);
+        if size > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(size));
+        }
+        self.checked_key()
+    }
+
+    /// What a delivery needs, checked: the idempotency key and `data` as JSON
+    /// text. The data is serialized once, and its size checked on that text.
+    pub(crate) fn checked_parts(&self) -> Result<(String, String), EnvelopeError> {
+        self.check_fields()?;
+        let data = self.data_text()?;
+        Ok((self.checked_key()?, data))
+    }
+
+    /// The derived idempotency key, refusing a given one that differs.
+    fn checked_key(&self) -> Result<String, EnvelopeError> {
+        let derived = idempotency_key(&self.kind, &self.coordinates);
+        if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
+            return Err(EnvelopeError::IdempotencyKey {
+                given: self.idempotency_key.clone(),
+                derived,
+            });
+        }
+        Ok(derived)
+    }
+
+    /// Every check but the data's size and the idempotency key.
+    fn check_fields(&self) -> Result<(), EnvelopeError> {
+        if self.schema_version != SCHEMA_VERSION {
+            return Err(EnvelopeError::SchemaVersion(self.schema_version));
+        }
+        let c = &self.coordinates;
+        let optional = [
+            ("coordinates.turn", &c.turn),
+            ("coordinates.step", &c.step),
+            ("coordinates.subagent", &c.subagent),
+        ];
+        let present = optional
+            .into_iter()
+            .filter_map(|(f, v)| v.as_ref().map(|v| (f, v)));
+        for (field, value) in [
+            ("id", &self.id),
+            ("coordinates.agent", &c.agent),
+            ("coordinates.session", &c.session),
+        ]
+        .into_iter()
+        .chain(present)
+        {
+            if value.is_empty() || value.len() > MAX_ID_LEN {
+                return Err(EnvelopeError::BadText {
+                    field,
+                    max: MAX_ID_LEN,
+                });
+            }
+        }
+        if !kind::is_known(&self.kind) {
+            return Err(EnvelopeError::UnknownKind(
+                kind::unknown_kind_message(&self.kind),
+            ));
+        }
+        if !is_rfc3339(&self.timestamp) {
+            return Err(EnvelopeError::Timestamp(self.timestamp.clone()));
+        }
+        if self.attempt == 0 {
+            return Err(EnvelopeError::Attempt);
+        }
+        if !self.data.is_object() {
+            return Err(EnvelopeError::DataNotObject);
+        }
+        Ok(())
+    }
+
+    /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
+    pub fn data_text(&self) -> Result<String, EnvelopeError> {
+        // Straight into a buffer (`to_string` on the value goes through the
+        // formatter, about twice as slow); serializing a `Value` cannot fail.
+        let text = serde_json::to_string(&self.data).unwrap_or_default();
+        if text.len() > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(text.len()));
+        }
+        Ok(text)
+    }
+}
+
+/// Bytes of `data` as JSON text, counted without building the text.
+fn data_size(data: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing a `Value` into a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, data);
+    count.0
+}
+
+/// Feeds optional text parts to a hash, each tagged and length-prefixed, so
+/// absent differs from empty and no two part lists hash the same bytes.
+pub(crate) fn hash_parts(h: &mut Sha256, parts: &[Option<&str>]) {
+    for part in parts {
+        match part {
+            None => h.update([0]),
+            Some(p) => {
+                h.update([1]);
+                h.update((p.len() as u64).to_le_bytes());
+                h.update(p.as_bytes());
+            }
+        }
+    }
+}
+
+/// The current UTC time as RFC 3339 with milliseconds.
+pub fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_millis()
+    )
+}
+
+/// Whether `s` is an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`,
+/// with fields in range (the day is checked against 31, not the month's length).
+fn is_rfc3339(s: &str) -> bool {
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize, max: u32| -> bool {
+        b.get(from..from + len).is_some_and(|d| {
+            d.iter().all(u8::is_ascii_digit)
+                && d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0')) <= max
+        })
+    };
+    let date = num(0, 4, 9999)
+        && b.get(4) == Some(&b'-')
+        && num(5, 2, 12)
+        && b.get(7) == Some(&b'-')
+        && num(8, 2, 31);
+    let sep = matches!(b.get(10), Some(b'T' | b't'));
+    let time = num(11, 2, 23)
+        && b.get(13) == Some(&b':')
+        && num(14, 2, 59)
+        && b.get(16) == Some(&b':')
+        && num(17, 2, 60);
+    if !(date && sep && time) || &s[5..7] == "00" || &s[8..10] == "00" {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return false;
+        }
+        rest = &frac[digits..];
+    }
+    match rest.as_bytes() {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', ..] if rest.len() == 6 => {
+            let o = rest.as_bytes();
+            o[3] == b':'
+                && o[1..3].iter().chain(&o[4..6]).all(u8::is_ascii_digit)
+                && &rest[1..3] <= "23"
+                && &rest[4..6] <= "59"
+        }
+        _ => false,
+    }
+}
+
+/// The idempotency key of an event: a hash of its kind and stable coordinates
+/// (agent, subagent, session, turn, step, sequence), never of the attempt or the
+/// event id, so a retried turn that re-emits the same logical event gets the
+/// same key.
+pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
+    let mut h = Sha256::new();
+    hash_parts(
+        &mut h,
+        &[
+            Some(c.agent.as_str()),
+            c.subagent.as_deref(),
+            Some(c.session.as_str()),
+            c.turn.as_deref(),
+            c.step.as_deref(),
+            Some(kind),
+        ],
+    );
+    h.update(c.sequence.to_le_bytes());
+    // "ik1-" and the first 16 bytes of the digest in hex, built in one
+    // allocation (this runs once per dispatched event).
+    let mut hexed = [0u8; 32];
+    hex::encode_to_slice(&h.finalize()[..16], &mut hexed).expect("32 bytes hold 16 in hex");
+    let mut key = String::with_capacity(36);
+    key.push_str("ik1-");
+    key.push_str(std::str::from_utf8(&hexed).expect("hex digits are ASCII"));
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"schema_version":1,"id":"evt_1","kind":"turn.started","timestamp":"2026-11-30T09:00:00Z",
+        "coordinates":{"agent":"coder","session":"s1","turn":"t1","sequence":3},"data":{}}"#;
+
+    #[test]
+    fn idempotency_key_ignores_attempt_and_id() {
+        let a = Envelope::from_json(LINE).unwrap();
+        let b = Envelope::from_json(
+            &LINE
+                .replace("evt_1", "evt_2")
+                .replace("\"data\"", "\"attempt\":3,\"data\""),
+        )
+        .unwrap();
+        assert_eq!(a.idempotency_key, b.idempotency_key);
+        assert_eq!(b.attempt, 3);
+        let c = Envelope::from_json(&LINE.replace("\"t1\"", "\"t2\"")).unwrap();
+        assert_ne!(a.idempotency_key, c.idempotency_key);
+    }
+
+    #[test]
+    fn rfc3339_timestamps_with_offsets_are_accepted_and_loose_ones_refused() {
+        for ok in [
+            "2026-11-30T09:00:00Z",
+            "2026-11-30T09:00:00.123456Z",
+            "2026-11-30T10:00:00+01:00",
+            "2026-11-30t09:00:00z",
+        ] {
+            assert!(is_rfc3339(ok), "{ok}");
+        }
+        for bad in [
+            "2026-11-30 09:00:00Z",
+            "2026-11-30T09:00:00",
+            "2026-13-30T09:00:00Z",
+            "2026-11-30T09:00:00.Z",
+            "2026-11-30T09:00:00+0100",
+            "yesterday",
+            "",
+        ] {
+            assert!(!is_rfc3339(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn now_is_a_valid_timestamp() {
+        let now = now_rfc3339();
+        assert!(is_rfc3339(&now), "{now}");
+        assert!(now.as_str() > "2026-01-01");
+    }
+
+    #[test]
+    fn typo_in_kind_is_refused_with_a_suggestion() {
+        let err = Envelope::from_json(&LINE.replace("turn.started", "turn.startd")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown event kind `turn.startd` (did you mean `turn.started`?)"
+        );
+    }
+}

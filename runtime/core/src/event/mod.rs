@@ -1,0 +1,7 @@
+//! Layer 1, events: the vocabulary of kinds, the versioned envelope, scopes
+//! and the answer types. Plain data: no Wasmtime, no I/O.
+
+pub(crate) mod answer;
+pub(crate) mod envelope;
+pub(crate) mod kind;
+pub(crate) mod scope;

@@ -1,0 +1,305 @@
+//! Calling: one delivery's entry into a loaded hook, under its limits. A
+//! fresh store and instance per call, or the warm one under `reuse`; a call
+//! that failed never leaves its instance to be used again. Also the per-minute
+//! log cap, which spans calls.
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+use std::time::Instant;
+
+use crate::event::answer::Answer;
+use crate::event::kind::EventClass;
+use crate::event::scope::{Scope, Transport};
+use crate::hooks::load::{Bindings, Failed, LoadedHook, Warm};
+use crate::hooks::settings::InstancePolicy;
+use crate::sandbox::capture::{LogLine, Output};
+use crate::sandbox::engine::{self, Sandbox};
+use crate::sandbox::host::StoreData;
+use crate::sandbox::metrics::Metrics;
+use crate::sandbox::outcome::Outcome;
+use crate::sandbox::redaction::Redactor;
+use crate::sandbox::state::StateStore;
+use crate::sandbox::wit::{WitContext, WitEnvelope, WitEventClass, WitScope, WitTransport, v0_1_0};
+
+/// The record of one call into a hook: one instance entered, one handler run.
+pub struct Call {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Wall time of the call, including instantiation for fresh instances.
+    pub duration_us: u64,
+    /// Fuel the handler consumed.
+    pub fuel_used: u64,
+    /// The error or trap message for failures.
+    pub error: Option<String>,
+    /// What the hook wrote.
+    pub output: Output,
+    /// The runtime interrupted it to shut down: not an outcome of the hook,
+    /// and the delivery must stay unacked.
+    pub cancelled: bool,
+    /// What the handler answered (`None` unless the outcome is `ok`).
+    pub answer: Answer,
+}
+
+impl LoadedHook {
+    /// Runs `handler` for one envelope under this hook's limits. Never panics
+    /// and never lets a failed instance be used again.
+    pub fn call(
+        &self,
+        services: &Services<'_>,
+        envelope: &WitEnvelope,
+        handler: &str,
+        class: EventClass,
+    ) -> Call {
+        let sandbox = services.sandbox;
+        let limits = &self.settings.limits;
+        let start = Instant::now();
+        let reuse = self.settings.instance == InstancePolicy::Reuse;
+        let warm = if reuse {
+            self.warm.lock().unwrap_or_else(|e| e.into_inner()).take()
+        } else {
+            None
+        };
+        // A warm instance that served its `reuse_limit` is replaced.
+        let warm = warm.filter(|w| w.uses < self.settings.reuse_limit);
+        let (mut store, bindings, cx, uses) = match warm {
+            Some(w) => {
+                let mut store = w.store;
+                engine::begin_delivery(&mut store, limits);
+                (store, w.bindings, w.cx, w.uses)
+            }
+            None => {
+                let mut store = sandbox.new_store(
+                    limits,
+                    services.state.access(&self.id()),
+                    services.metrics.access(&self.id()),
+                    self.http_policy(),
+                );
+                engine::begin_delivery(&mut store, limits);
+                match self.instantiate(&mut store) {
+                    Ok(b) => (store, b, None, 0),
+                    Err(Failed::Wasm(e)) => return self.failed(&store, start, &e),
+                    Err(Failed::Refused(msg)) => {
+                        let output = store.data().capture.take();
+                        let error = Some(format!("refused its configuration: {msg}"));
+                        let duration_us = start.elapsed().as_micros() as u64;
+                        let fuel_used = engine::fuel_used(&store, limits);
+                        return Call {
+                            outcome: Outcome::Error,
+                            duration_us,
+                            fuel_used,
+                            error,
+                            output,
+                            cancelled: false,
+                            answer: Answer::None,
+                        };
+                    }
+                }
+            }
+        };
+        // Instantiation already spent part of the budget; tell the hook what is left.
+        let budget_ms = store
+            .data()
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis() as u64;
+        let mut cx = cx;
+        let result = match &bindings {
+            Bindings::V2(b) => {
+                let cx = self.context(&mut cx, services, envelope, handler, budget_ms, class);
+                b.call_handle(&mut store, envelope, cx)
+                    .map(|r| r.map(Answer::from))
+            }
+            Bindings::V1(b) => {
+                let cx = v0_1_0::hookrt::hook::types::Context {
+                    handler: handler.to_owned(),
+                    slug: self.slug.to_string(),
+                    budget_ms,
+                };
+                b.call_handle(&mut store, &v0_1_0::envelope_down(envelope), &cx)
+                    .map(|r| r.map(|()| Answer::None))
+            }
+        };
+        match result {
+            Ok(returned) => {
+                let (outcome, error, answer) = match returned {
+                    Ok(answer) => (Outcome::Ok, None, answer),
+                    Err(msg) => (
+                        Outcome::Error,
+                        Some(msg.chars().take(1000).collect()),
+                        Answer::None,
+                    ),
+                };
+                let r = Call {
+                    outcome,
+                    duration_us: start.elapsed().as_micros() as u64,
+                    fuel_used: engine::fuel_used(&store, limits),
+                    error,
+                    output: store.data().capture.take(),
+                    cancelled: false,
+                    answer,
+                };
+                // A handler that returned (even an error) left its instance sound.
+                if reuse {
+                    *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Warm {
+                        store,
+                        bindings,
+                        cx,
+                        uses: uses + 1,
+                    });
+                }
+                r
+            }
+            Err(e) => self.failed(&store, start, &e),
+        }
+    }
+
+    /// The context of one call, refilled in `cached` (allocating only the
+    /// first time, or when a text grows).
+    fn context<'c>(
+        &self,
+        cached: &'c mut Option<WitContext>,
+        services: &Services<'_>,
+        envelope: &WitEnvelope,
+        handler: &str,
+        budget_ms: u64,
+        class: EventClass,
+    ) -> &'c WitContext {
+        let cx = cached.get_or_insert_with(|| WitContext {
+            handler: String::new(),
+            slug: self.slug.to_string(),
+            budget_ms: 0,
+            class: WitEventClass::Observe,
+            agent: String::new(),
+            session: String::new(),
+            scope: match &self.scope {
+                Scope::Primary => WitScope::Primary,
+                Scope::Subagent(id) => WitScope::Subagent(id.clone()),
+                Scope::Aggregate => WitScope::Aggregate,
+            },
+            transport: WitTransport {
+                kind: String::new(),
+                detail: None,
+            },
+        });
+        let set = |to: &mut String, from: &str| {
+            if to != from {
+                to.clear();
+                to.push_str(from);
+            }
+        };
+        set(&mut cx.handler, handler);
+        set(&mut cx.agent, &envelope.coordinates.agent);
+        set(&mut cx.session, &envelope.coordinates.session);
+        set(&mut cx.transport.kind, &services.transport.kind);
+        if cx.transport.detail != services.transport.detail {
+            cx.transport.detail.clone_from(&services.transport.detail);
+        }
+        cx.budget_ms = budget_ms;
+        cx.class = match class {
+            EventClass::Observe => WitEventClass::Observe,
+            EventClass::Decision => WitEventClass::Decision,
+            EventClass::Edit => WitEventClass::Edit,
+        };
+        cx
+    }
+
+    fn failed(&self, store: &Store<StoreData>, start: Instant, e: &wasmtime::Error) -> Call {
+        let outcome = engine::classify(e, store.data());
+        let output = store.data().capture.take();
+        let mut error = engine::describe(e);
+        // A panicking Rust guest prints "panicked at <place>:" and its message first.
+        let head: Vec<&str> = output
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(2)
+            .collect();
+        if !head.is_empty() {
+            error.push_str(&format!(
+                " (stderr: {})",
+                head.join(" ").chars().take(300).collect::<String>()
+            ));
+        }
+        Call {
+            outcome,
+            duration_us: start.elapsed().as_micros() as u64,
+            fuel_used: engine::fuel_used(store, &self.settings.limits),
+            error: Some(error),
+            output,
+            cancelled: store.data().cancelled,
+            answer: Answer::None,
+        }
+    }
+}
+
+/// What a call needs from the runtime besides the hook itself.
+pub struct Services<'a> {
+    /// The engine and linker.
+    pub sandbox: &'a Sandbox,
+    /// Where `state` lives.
+    pub state: &'a Arc<StateStore>,
+    /// Where `metrics` go.
+    pub metrics: &'a Arc<Metrics>,
+    /// How events reach hookrt, as hooks are told.
+    pub transport: &'a Transport,
+    /// Secrets masked in what hooks write.
+    pub redactor: &'a Redactor,
+}
+
+impl LoadedHook {
+    /// Applies the per-minute log cap to what a delivery wrote: output past the
+    /// hook's budget for this minute is dropped, with a marker.
+    pub(crate) fn cap_log_rate(&self, output: &mut Output) {
+        let cap = self.settings.limits.log_bytes_per_minute;
+        let mut window = self.log_window.lock().unwrap_or_else(|e| e.into_inner());
+        if window.0.elapsed() >= std::time::Duration::from_secs(60) {
+            *window = (Instant::now(), 0);
+        }
+        let size = |l: &LogLine| {
+            (l.message.len()
+                + l.fields
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len())
+                    .sum::<usize>()) as u64
+        };
+        let mut kept = Vec::new();
+        let mut cut = false;
+        for line in output.logs.drain(..) {
+            let n = if line.message.starts_with("[hookrt]") {
+                0
+            } else {
+                size(&line)
+            };
+            if window.1 + n <= cap {
+                window.1 += n;
+                kept.push(line);
+            } else {
+                cut = true;
+            }
+        }
+        for text in [&mut output.stdout, &mut output.stderr] {
+            let left = cap.saturating_sub(window.1) as usize;
+            if text.len() > left {
+                let mut end = left;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.truncate(end);
+                cut = true;
+            }
+            window.1 += text.len() as u64;
+        }
+        if cut {
+            output.truncated = true;
+            kept.push(LogLine {
+                level: "warn",
+                message: format!(
+                    "[hookrt] output cut at the hook's {cap}-byte log_bytes_per_minute limit"
+                ),
+                fields: Vec::new(),
+            });
+        }
+        output.logs = kept;
+    }
+}

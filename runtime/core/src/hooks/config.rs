@@ -1,0 +1,479 @@
+//! Configuration: `hookrt.toml` in the agent folder (optional).
+//!
+//! ```toml
+//! order = ["audit"]            # registered first, in this order; the rest by slug
+//!
+//! [defaults]                   # applies to every hook
+//! deadline_ms = 200
+//!
+//! [hooks."observability/metrics"]
+//! instance = "reuse"           # keep a warm instance between deliveries
+//! reuse_limit = 10_000         # ...replaced by a fresh one after this many
+//! fuel = 5_000_000
+//! ```
+//! Unknown keys, out-of-range values and slugs that name no hook are problems,
+//! reported all at once with the fix.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::hooks::discovery::Discovery;
+use crate::sandbox::grants;
+use crate::sandbox::limits;
+use crate::hooks::problem::{Problem, ProblemKind, Problems};
+use crate::sandbox::redaction::Redactor;
+use crate::event::scope::Scope;
+use crate::hooks::slug::Slug;
+use crate::hooks::settings::{
+    HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS,
+    MAX_REUSE_LIMIT, OnFailure,
+};
+
+/// The configuration file's name inside the agent folder.
+pub const CONFIG_FILE: &str = "hookrt.toml";
+
+/// One table of per-hook keys, as written (`[defaults]` or `[hooks."slug"]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    fuel: Option<u64>,
+    deadline_ms: Option<u64>,
+    memory_mib: Option<u64>,
+    table_elements: Option<u64>,
+    instances: Option<u64>,
+    tables: Option<u64>,
+    memories: Option<u64>,
+    output_bytes: Option<u64>,
+    log_bytes_per_minute: Option<u64>,
+    instance: Option<InstancePolicy>,
+    reuse_limit: Option<u64>,
+    critical: Option<bool>,
+    max_attempts: Option<u64>,
+    backoff_ms: Option<u64>,
+    on_failure: Option<OnFailure>,
+    name: Option<String>,
+    description: Option<String>,
+    config: Option<toml::Table>,
+    grants: Option<Vec<String>>,
+    http_allow: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    order: Vec<String>,
+    #[serde(default)]
+    defaults: RawSettings,
+    #[serde(default)]
+    hooks: BTreeMap<String, RawSettings>,
+    #[serde(default)]
+    redaction: RawRedaction,
+    /// Primary hooks that observe every scope, without event data.
+    #[serde(default)]
+    aggregate: Vec<String>,
+    /// Per-subagent `order` and `hooks` tables.
+    #[serde(default)]
+    subagents: BTreeMap<String, RawSubagent>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSubagent {
+    #[serde(default)]
+    order: Vec<String>,
+    #[serde(default)]
+    hooks: BTreeMap<String, RawSettings>,
+}
+
+/// The `order` and per-hook tables of one scope.
+#[derive(Debug, Clone, Default)]
+struct ScopeConfig {
+    /// Where these tables are, for messages: `[hooks.` or `[subagents."x".hooks.`.
+    table: String,
+    order: Vec<Slug>,
+    hooks: BTreeMap<Slug, RawSettings>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRedaction {
+    /// Extra patterns: name = regex.
+    #[serde(default)]
+    patterns: BTreeMap<String, String>,
+}
+
+/// A parsed and range-checked `hookrt.toml`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where it was read from (`None`: no file, all defaults).
+    pub path: Option<PathBuf>,
+    defaults: RawSettings,
+    scopes: BTreeMap<Scope, ScopeConfig>,
+    aggregate: Vec<Slug>,
+    redactor: Redactor,
+}
+
+impl Config {
+    /// Reads `agent_dir/hookrt.toml`; a missing file means all defaults.
+    pub fn load(agent_dir: &Path) -> Result<Config, Problems> {
+        let path = agent_dir.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Config::parse("", &path).map(|c| Config { path: None, ..c });
+            }
+            Err(e) => {
+                return Err(Problems(vec![Problem::new(ProblemKind::Config, 
+                    &path,
+                    format!("cannot read: {e}"),
+                    "check permissions",
+                )]));
+            }
+        };
+        Config::parse(&text, &path)
+    }
+
+    /// Parses configuration text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, Problems> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            Problems(vec![Problem::new(ProblemKind::Config, 
+                path,
+                format!("invalid configuration: {}", e.to_string().trim_end()),
+                "fix the key or value shown; docs/configuration.md lists every key",
+            )])
+        })?;
+        let mut problems = Vec::new();
+        check_ranges(path, "[defaults]", &raw.defaults, &mut problems);
+        for (key, set) in [
+            ("name", raw.defaults.name.is_some()),
+            ("description", raw.defaults.description.is_some()),
+            ("config", raw.defaults.config.is_some()),
+        ] {
+            if set {
+                problems.push(Problem::new(ProblemKind::Config, 
+                    path,
+                    format!("[defaults] sets `{key}`, which belongs to one hook"),
+                    format!("move `{key}` to a [hooks.\"<slug>\"] table"),
+                ));
+            }
+        }
+        let mut scopes = BTreeMap::new();
+        scopes.insert(
+            Scope::Primary,
+            parse_scope(path, "hooks", raw.order, raw.hooks, &mut problems),
+        );
+        for (id, sub) in raw.subagents {
+            let table = format!("subagents.\"{id}\".hooks");
+            scopes.insert(
+                Scope::Subagent(id),
+                parse_scope(path, &table, sub.order, sub.hooks, &mut problems),
+            );
+        }
+        let mut aggregate = Vec::new();
+        for a in &raw.aggregate {
+            match Slug::parse(a) {
+                Ok(slug) => aggregate.push(slug),
+                Err(e) => problems.push(Problem::new(ProblemKind::Config, 
+                    path,
+                    format!("`aggregate` has invalid slug `{a}`: {e}"),
+                    "name a primary hook's slug",
+                )),
+            }
+        }
+        let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
+        let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
+            problems.push(Problem::new(ProblemKind::Config, 
+                path,
+                format!("[redaction.patterns]: {e}"),
+                "fix the regex (Rust `regex` syntax)",
+            ));
+            Redactor::default()
+        });
+        Problems(problems).into_result()?;
+        Ok(Config {
+            path: Some(path.to_path_buf()),
+            defaults: raw.defaults,
+            scopes,
+            aggregate,
+            redactor,
+        })
+    }
+
+    /// Problems from slugs the configuration names that discovery did not find.
+    pub fn check_against(&self, discovery: &Discovery) -> Vec<Problem> {
+        let path = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
+        let mut problems = Vec::new();
+        for (scope, sc) in &self.scopes {
+            let known: Vec<&str> = discovery
+                .hooks
+                .iter()
+                .filter(|h| &h.scope == scope)
+                .map(|h| h.slug.as_str())
+                .collect();
+            let unknown = |what: String, slug: &Slug| {
+                let hint = known
+                    .iter()
+                    .map(|k| (strsim::levenshtein(k, slug.as_str()), *k))
+                    .filter(|(d, _)| *d <= 3)
+                    .min_by_key(|(d, _)| *d)
+                    .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+                    .unwrap_or_default();
+                Problem::new(ProblemKind::Config, 
+                    &path,
+                    format!("{what} names `{slug}`, but no hook has that slug{hint}"),
+                    "fix the slug or remove the entry",
+                )
+            };
+            let order_name = if *scope == Scope::Primary {
+                "`order`".to_owned()
+            } else {
+                format!("`{}` order", sc.table.trim_end_matches(".hooks"))
+            };
+            problems.extend(
+                sc.order
+                    .iter()
+                    .filter(|s| !known.contains(&s.as_str()))
+                    .map(|s| unknown(order_name.clone(), s)),
+            );
+            problems.extend(
+                sc.hooks
+                    .keys()
+                    .filter(|s| !known.contains(&s.as_str()))
+                    .map(|s| unknown(format!("[{}.\"{s}\"]", sc.table), s)),
+            );
+            if *scope == Scope::Primary {
+                problems.extend(
+                    self.aggregate
+                        .iter()
+                        .filter(|s| !known.contains(&s.as_str()))
+                        .map(|s| unknown("`aggregate`".into(), s)),
+                );
+            }
+        }
+        problems
+    }
+
+    /// Whether the primary hook `slug` is an aggregate observer.
+    pub fn is_aggregate(&self, slug: &Slug) -> bool {
+        self.aggregate.contains(slug)
+    }
+
+    /// The redaction patterns in force (built-in plus `[redaction.patterns]`).
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// The configured order of a scope: these slugs register first, in this order.
+    pub fn order(&self, scope: &Scope) -> &[Slug] {
+        let scope = if *scope == Scope::Aggregate {
+            &Scope::Primary
+        } else {
+            scope
+        };
+        self.scopes.get(scope).map_or(&[], |s| s.order.as_slice())
+    }
+
+    /// The settings in force for a hook: its table over `[defaults]` over
+    /// built-in defaults. Aggregate observers are primary hooks.
+    pub fn settings_for(&self, scope: &Scope, slug: &Slug) -> HookSettings {
+        let scope = if *scope == Scope::Aggregate {
+            &Scope::Primary
+        } else {
+            scope
+        };
+        let mut s = HookSettings::default();
+        apply(&mut s, &self.defaults);
+        if let Some(own) = self.scopes.get(scope).and_then(|sc| sc.hooks.get(slug)) {
+            apply(&mut s, own);
+        }
+        s
+    }
+}
+
+fn parse_scope(
+    path: &Path,
+    table: &str,
+    order_in: Vec<String>,
+    hooks_in: BTreeMap<String, RawSettings>,
+    problems: &mut Vec<Problem>,
+) -> ScopeConfig {
+    let mut order = Vec::new();
+    for s in &order_in {
+        match Slug::parse(s) {
+            Ok(slug) if order.contains(&slug) => problems.push(Problem::new(ProblemKind::Config, 
+                path,
+                format!("`order` lists `{s}` twice"),
+                "list each slug once",
+            )),
+            Ok(slug) => order.push(slug),
+            Err(e) => problems.push(Problem::new(ProblemKind::Config, 
+                path,
+                format!("`order` has invalid slug `{s}`: {e}"),
+                "use a hook's slug",
+            )),
+        }
+    }
+    let mut hooks = BTreeMap::new();
+    for (s, settings) in hooks_in {
+        match Slug::parse(&s) {
+            Ok(slug) => {
+                check_ranges(path, &format!("[{table}.\"{s}\"]"), &settings, problems);
+                hooks.insert(slug, settings);
+            }
+            Err(e) => problems.push(Problem::new(ProblemKind::Config, 
+                path,
+                format!("[{table}.\"{s}\"] is not a valid slug: {e}"),
+                "use a hook's slug",
+            )),
+        }
+    }
+    ScopeConfig {
+        table: table.to_owned(),
+        order,
+        hooks,
+    }
+}
+
+fn apply(s: &mut HookSettings, raw: &RawSettings) {
+    let l = &mut s.limits;
+    if let Some(v) = raw.fuel {
+        l.fuel = v
+    }
+    if let Some(v) = raw.deadline_ms {
+        l.deadline_ms = v
+    }
+    if let Some(v) = raw.memory_mib {
+        l.memory_bytes = v << 20
+    }
+    if let Some(v) = raw.table_elements {
+        l.table_elements = v
+    }
+    if let Some(v) = raw.instances {
+        l.instances = v
+    }
+    if let Some(v) = raw.tables {
+        l.tables = v
+    }
+    if let Some(v) = raw.memories {
+        l.memories = v
+    }
+    if let Some(v) = raw.output_bytes {
+        l.output_bytes = v
+    }
+    if let Some(v) = raw.log_bytes_per_minute {
+        l.log_bytes_per_minute = v
+    }
+    if let Some(v) = raw.instance {
+        s.instance = v
+    }
+    if let Some(v) = raw.reuse_limit {
+        s.reuse_limit = v
+    }
+    if let Some(v) = raw.critical {
+        s.critical = v
+    }
+    if let Some(v) = raw.max_attempts {
+        s.retry.max_attempts = v as u32
+    }
+    if let Some(v) = raw.backoff_ms {
+        s.retry.backoff_ms = v
+    }
+    if let Some(v) = raw.on_failure {
+        s.on_failure = v
+    }
+    if let Some(v) = &raw.name {
+        s.name = Some(v.clone())
+    }
+    if let Some(v) = &raw.description {
+        s.description = Some(v.clone())
+    }
+    if let Some(v) = &raw.grants {
+        s.grants = v.iter().cloned().collect();
+    }
+    if let Some(v) = &raw.http_allow {
+        s.http_allow = v.clone();
+    }
+    if let Some(v) = &raw.config {
+        // A TOML table always has a JSON form (datetimes become strings).
+        if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(v) {
+            s.config = map;
+        }
+    }
+}
+
+fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
+    for g in raw.grants.iter().flatten() {
+        if !grants::CAPABILITIES.contains(&g.as_str()) {
+            problems.push(Problem::new(ProblemKind::Config, 
+                path,
+                format!("{table} grants unknown capability `{g}`"),
+                format!("grant only {}", grants::CAPABILITIES.join(", ")),
+            ));
+        }
+    }
+    let grants_http = raw
+        .grants
+        .as_ref()
+        .is_some_and(|g| g.iter().any(|g| g == "http"));
+    match (&raw.http_allow, grants_http) {
+        (None, true) => problems.push(Problem::new(ProblemKind::Config, 
+            path,
+            format!("{table} grants `http` but has no `http_allow` list"),
+            "name the hosts it may call, e.g. http_allow = [\"api.example.com\"]",
+        )),
+        (Some(_), false) => problems.push(Problem::new(ProblemKind::Config, 
+            path,
+            format!("{table} has `http_allow` without the `http` grant"),
+            "add \"http\" to `grants`, or remove `http_allow`",
+        )),
+        _ => {}
+    }
+    for host in raw.http_allow.iter().flatten() {
+        if host.is_empty() || host.contains('/') || host.contains('*') {
+            problems.push(Problem::new(ProblemKind::Config, path, format!("{table} http_allow entry `{host}` is not a host or host:port"), "write entries like `api.example.com` or `127.0.0.1:8080` (no scheme, path or wildcard)"));
+        }
+    }
+    let checks: [(&str, Option<u64>, u64); 12] = [
+        ("fuel", raw.fuel, limits::MAX_FUEL),
+        (
+            "deadline_ms",
+            raw.deadline_ms,
+            limits::MAX_DEADLINE.as_millis() as u64,
+        ),
+        ("memory_mib", raw.memory_mib, limits::MAX_MEMORY_BYTES >> 20),
+        ("table_elements", raw.table_elements, 10_000_000),
+        ("instances", raw.instances, 1_000),
+        ("tables", raw.tables, 1_000),
+        ("memories", raw.memories, 100),
+        ("output_bytes", raw.output_bytes, limits::MAX_OUTPUT_BYTES),
+        (
+            "log_bytes_per_minute",
+            raw.log_bytes_per_minute,
+            limits::MAX_OUTPUT_BYTES * 60,
+        ),
+        ("max_attempts", raw.max_attempts, MAX_ATTEMPTS),
+        ("backoff_ms", raw.backoff_ms, MAX_BACKOFF_MS),
+        ("reuse_limit", raw.reuse_limit, MAX_REUSE_LIMIT),
+    ];
+    for (key, value, max) in checks {
+        match value {
+            Some(0) => problems.push(Problem::new(ProblemKind::Config, 
+                path,
+                format!("{table} {key} = 0"),
+                format!("set {key} between 1 and {max}"),
+            )),
+            Some(v) if v > max => problems.push(Problem::new(ProblemKind::Config, 
+                path,
+                format!("{table} {key} = {v} is above the maximum {max}"),
+                format!("set {key} between 1 and {max}; limits cannot be switched off"),
+            )),
+            _ => {}
+        }
+    }
+}

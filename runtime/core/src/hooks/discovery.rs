@@ -1,0 +1,333 @@
+//! Discovery: finding the hooks of an agent folder and naming each by its slug.
+//!
+//! `hooks/**` holds three kinds of hook source: single-file Rust hooks (`*.rs`),
+//! crate hooks (a folder with a `Cargo.toml`, not descended into) and prebuilt
+//! components (`*.wasm`). Everything that could make a slug ambiguous or let a
+//! hook reach outside the folder is rejected with the path and the fix.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use walkdir::WalkDir;
+
+use crate::hooks::problem::{Problem, ProblemKind, Problems};
+use crate::event::scope::Scope;
+use crate::hooks::slug::{Slug, SlugError};
+
+/// The folder under the agent folder that holds hooks.
+pub const HOOKS_DIR: &str = "hooks";
+/// Channel adapters belong to the agent server; a `channels/` folder is refused.
+pub const CHANNELS_DIR: &str = "channels";
+
+/// What kind of source a hook was discovered from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// A single `.rs` file built with the guest SDK.
+    SingleFile,
+    /// A folder with its own `Cargo.toml`.
+    Crate,
+    /// A prebuilt `.wasm` component.
+    Component,
+}
+
+/// A hook found on disk, not yet built or loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveredHook {
+    /// The hook's slug.
+    pub slug: Slug,
+    /// What the source is.
+    pub kind: SourceKind,
+    /// The source file or crate folder.
+    pub path: PathBuf,
+    /// Whose events it receives (`Primary` for `hooks/`, `Subagent(id)` for
+    /// `subagents/<id>/hooks/`; `hookrt.toml` can make a primary hook `Aggregate`).
+    pub scope: Scope,
+}
+
+/// The outcome of a successful discovery.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// Hooks sorted by scope, then slug.
+    pub hooks: Vec<DiscoveredHook>,
+    /// Files under `hooks/` that are not hooks (README.md, notes...), left alone.
+    pub ignored: Vec<PathBuf>,
+}
+
+/// The folder under the agent folder that holds subagents' hooks.
+pub const SUBAGENTS_DIR: &str = "subagents";
+
+/// Finds every hook of the agent folder: `hooks/**` (primary scope) and
+/// `subagents/<id>/hooks/**` (subagent `id`), or every problem that prevents it.
+pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
+    let mut problems = Vec::new();
+    if !agent_dir.is_dir() {
+        let what = if agent_dir.exists() { "is not a folder" } else { "does not exist" };
+        return Err(Problems(vec![Problem::new(
+            ProblemKind::AgentFolder,
+            agent_dir,
+            format!("the agent folder {what}"),
+            "pass the folder that holds hooks/ (and hookrt.toml, if any)",
+        )]));
+    }
+    let channels = agent_dir.join(CHANNELS_DIR);
+    if channels.exists() {
+        problems.push(channels_problem(&channels));
+    }
+    let root = agent_dir.join(HOOKS_DIR);
+    if !root.is_dir() {
+        problems.push(Problem::new(ProblemKind::Layout, 
+            &root,
+            "no hooks folder",
+            format!(
+                "create `{}` and put hooks in it (e.g. hooks/audit.rs)",
+                root.display()
+            ),
+        ));
+        return Err(Problems(problems));
+    }
+    let mut found: BTreeMap<(Scope, Slug), DiscoveredHook> = BTreeMap::new();
+    let mut ignored = Vec::new();
+    walk_scope(
+        &root,
+        &Scope::Primary,
+        &mut found,
+        &mut ignored,
+        &mut problems,
+    );
+
+    let subagents = agent_dir.join(SUBAGENTS_DIR);
+    if subagents.is_dir() {
+        let mut ids: Vec<_> = match fs::read_dir(&subagents) {
+            Ok(rd) => rd
+                .filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .collect(),
+            Err(e) => {
+                problems.push(Problem::new(ProblemKind::Layout, 
+                    &subagents,
+                    format!("cannot read: {e}"),
+                    "check permissions",
+                ));
+                Vec::new()
+            }
+        };
+        ids.sort_by_key(|e| e.file_name());
+        for entry in ids {
+            let dir = entry.path();
+            let id = entry.file_name().to_string_lossy().into_owned();
+            if let Err(e) = Slug::parse(&id).and_then(|s| {
+                if s.as_str().contains('/') {
+                    Err(SlugError::TooDeep)
+                } else {
+                    Ok(s)
+                }
+            }) {
+                problems.push(Problem::new(ProblemKind::Layout, 
+                    &dir,
+                    format!("unsafe subagent id `{id}`: {e}"),
+                    "rename the folder: lowercase letters, digits, `_` or `-`",
+                ));
+                continue;
+            }
+            if dir.join(CHANNELS_DIR).exists() {
+                problems.push(channels_problem(&dir.join(CHANNELS_DIR)));
+            }
+            let hooks = dir.join(HOOKS_DIR);
+            if hooks.is_dir() {
+                walk_scope(
+                    &hooks,
+                    &Scope::Subagent(id),
+                    &mut found,
+                    &mut ignored,
+                    &mut problems,
+                );
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(Discovery {
+            hooks: found.into_values().collect(),
+            ignored,
+        })
+    } else {
+        Err(Problems(problems))
+    }
+}
+
+/// Walks one scope's hooks folder.
+fn walk_scope(
+    root: &Path,
+    scope: &Scope,
+    found: &mut BTreeMap<(Scope, Slug), DiscoveredHook>,
+    ignored: &mut Vec<PathBuf>,
+    problems: &mut Vec<Problem>,
+) {
+    let canonical_root = match root.canonicalize() {
+        Ok(p) => p,
+        Err(e) => {
+            problems.push(Problem::new(ProblemKind::Layout, 
+                root,
+                format!("cannot resolve folder: {e}"),
+                "check permissions",
+            ));
+            return;
+        }
+    };
+    let mut walk = WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walk.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| root.to_path_buf());
+                problems.push(Problem::new(ProblemKind::Layout, 
+                    path,
+                    format!("cannot read: {e}"),
+                    "check permissions",
+                ));
+                continue;
+            }
+        };
+        let path = entry.path().to_path_buf();
+        let mut is_dir = entry.file_type().is_dir();
+        if entry.file_type().is_symlink() {
+            match fs::canonicalize(&path) {
+                Err(e) => {
+                    problems.push(Problem::new(ProblemKind::Layout, 
+                        &path,
+                        format!("broken symlink: {e}"),
+                        "remove the link or fix its target",
+                    ));
+                    continue;
+                }
+                Ok(target) if !target.starts_with(&canonical_root) => {
+                    problems.push(Problem::new(ProblemKind::Layout, 
+                        &path,
+                        format!(
+                            "symlink leaves the hooks folder (points to {})",
+                            target.display()
+                        ),
+                        "copy the hook into hooks/ instead of linking to it",
+                    ));
+                    continue;
+                }
+                Ok(target) if target.is_dir() => {
+                    problems.push(Problem::new(ProblemKind::Layout, 
+                        &path,
+                        "symlinked folders are not followed",
+                        "move the folder into hooks/ or link the individual hook files",
+                    ));
+                    continue;
+                }
+                Ok(_) => is_dir = false,
+            }
+        }
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
+            problems.push(Problem::new(ProblemKind::Layout, 
+                &path,
+                "path is not valid UTF-8",
+                "rename it using lowercase ASCII letters, digits, `_` or `-`",
+            ));
+            if is_dir {
+                walk.skip_current_dir();
+            }
+            continue;
+        };
+        let name = entry.file_name().to_string_lossy();
+
+        if is_dir {
+            if name == CHANNELS_DIR {
+                problems.push(channels_problem(&path));
+                walk.skip_current_dir();
+            } else if path.join("Cargo.toml").is_file() {
+                walk.skip_current_dir();
+                add(found, problems, scope, &rel_str, SourceKind::Crate, path);
+            } else if name.starts_with('.') {
+                problems.push(unsafe_slug_problem(&path, &rel_str, "hidden folder"));
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        let kind = match path.extension().and_then(|e| e.to_str()) {
+            Some("rs") => SourceKind::SingleFile,
+            Some("wasm") => SourceKind::Component,
+            _ => {
+                ignored.push(path);
+                continue;
+            }
+        };
+        let stem = rel_str
+            .rsplit_once('.')
+            .map(|(s, _)| s)
+            .unwrap_or(&rel_str)
+            .to_owned();
+        add(found, problems, scope, &stem, kind, path);
+    }
+}
+
+fn add(
+    found: &mut BTreeMap<(Scope, Slug), DiscoveredHook>,
+    problems: &mut Vec<Problem>,
+    scope: &Scope,
+    slug_text: &str,
+    kind: SourceKind,
+    path: PathBuf,
+) {
+    let slug = match Slug::parse(slug_text) {
+        Ok(s) => s,
+        Err(e) => {
+            problems.push(unsafe_slug_problem(&path, slug_text, &e.to_string()));
+            return;
+        }
+    };
+    let key = (scope.clone(), slug.clone());
+    if let Some(first) = found.get(&key) {
+        problems.push(Problem::new(ProblemKind::Layout, 
+            &path,
+            format!(
+                "duplicate slug `{slug}`: {} has the same slug",
+                first.path.display()
+            ),
+            "keep only one of them (a hook's slug is its path under hooks/ without the extension)",
+        ));
+        return;
+    }
+    found.insert(
+        key,
+        DiscoveredHook {
+            slug,
+            kind,
+            path,
+            scope: scope.clone(),
+        },
+    );
+}
+
+fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {
+    Problem::new(ProblemKind::Layout, 
+        path,
+        format!("unsafe slug `{slug}`: {why}"),
+        "rename it: each path segment under hooks/ uses only lowercase letters, digits, `_` or `-`, \
+         does not start with `.`, and is at most 64 characters",
+    )
+}
+
+fn channels_problem(path: &Path) -> Problem {
+    Problem::new(ProblemKind::Layout, 
+        path,
+        "a `channels/` folder is not supported: channel adapters belong to the agent server, not to hooks",
+        "move channel adapters to the agent server and remove this folder; hooks observe events and \
+         get a transport descriptor, never a channel",
+    )
+}

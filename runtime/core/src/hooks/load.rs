@@ -1,0 +1,273 @@
+//! Loading: a built component made ready in the sandbox (compiled or taken
+//! from the artifact cache, linked, its imports checked against its grants,
+//! its world version found, its subscriptions asked for and checked).
+//! A [`LoadedHook`] also holds, under the `reuse` policy, its warm instance.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use wasmtime::Store;
+
+use crate::WORLD;
+use crate::event::kind;
+use crate::event::scope::Scope;
+use crate::hooks::build::{self, BuiltHook};
+use crate::hooks::cache;
+use crate::hooks::discovery::SourceKind;
+use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::settings::HookSettings;
+use crate::hooks::slug::Slug;
+use crate::sandbox::engine::{self, Prepared, Sandbox};
+use crate::sandbox::grants;
+use crate::sandbox::host::StoreData;
+use crate::sandbox::http::HttpPolicy;
+use crate::sandbox::metrics::Metrics;
+use crate::sandbox::state::StateStore;
+use crate::sandbox::wit::{self, WitContext, v0_1_0, v0_2_0};
+
+/// A hook ready to receive deliveries.
+pub struct LoadedHook {
+    /// The hook's slug.
+    pub slug: Slug,
+    /// Where it came from.
+    pub kind: SourceKind,
+    /// Its source file or folder.
+    pub source: PathBuf,
+    /// Digest of the source (and SDK/toolchain) the component was built from.
+    pub source_sha256: String,
+    /// Digest of the component.
+    pub component_sha256: String,
+    /// True when cargo built its component during this load.
+    pub cargo_built: bool,
+    /// True when Cranelift compiled it during this load (no cached artifact).
+    pub compiled: bool,
+    /// What `hookrt.toml` sets for it.
+    pub settings: HookSettings,
+    /// Its subscriptions, as the hook reported them.
+    pub subscriptions: Vec<String>,
+    /// The interfaces the component imports.
+    pub imports: Vec<String>,
+    /// Each import, what it needs and whether it is granted.
+    pub import_audit: Vec<grants::ImportAudit>,
+    /// The world version it was built against.
+    pub world_version: &'static str,
+    /// Whose events it receives.
+    pub scope: Scope,
+    pub(crate) pre: Prepared,
+    pub(crate) config_json: String,
+    pub(crate) warm: Mutex<Option<Warm>>,
+    /// Start of the current minute and the log bytes kept in it.
+    pub(crate) log_window: Mutex<(Instant, u64)>,
+}
+
+/// A live instance's exports, by world version.
+pub(crate) enum Bindings {
+    V2(v0_2_0::DefineHook),
+    V1(v0_1_0::DefineHook),
+}
+
+/// A warm instance kept between deliveries under the `reuse` policy.
+pub(crate) struct Warm {
+    pub(crate) store: Store<StoreData>,
+    pub(crate) bindings: Bindings,
+    /// The last call's context, refilled in place (no allocation when warm).
+    pub(crate) cx: Option<WitContext>,
+    /// Deliveries it has served.
+    pub(crate) uses: u64,
+}
+
+/// Why an instance could not be made ready.
+pub(crate) enum Failed {
+    /// Instantiation or `configure` trapped or hit a limit.
+    Wasm(wasmtime::Error),
+    /// `configure` returned an error: the hook refused its configuration.
+    Refused(String),
+}
+
+impl LoadedHook {
+    /// Loads a built hook: compile or fetch from the artifact cache, link,
+    /// check the world, and ask for (and check) its subscriptions.
+    /// `scratch` holds what hooks store while loading (configure, subscriptions):
+    /// one throw-away store per load, never the runtime's.
+    pub fn load(
+        sandbox: &Sandbox,
+        built: &BuiltHook,
+        settings: HookSettings,
+        cache_dir: &std::path::Path,
+        scratch: &Arc<StateStore>,
+    ) -> Result<LoadedHook, Problem> {
+        let path = &built.hook.path;
+        let unreadable = |e: std::io::Error| {
+            Problem::new(ProblemKind::Load, 
+                &built.component,
+                format!("cannot read component: {e}"),
+                "run `hookrt build` again",
+            )
+        };
+        let component_sha256 = build::component_digest(built).map_err(unreadable)?;
+        let loaded = cache::load(
+            sandbox.engine(),
+            cache_dir,
+            &component_sha256,
+            &built.component,
+        )
+        .map_err(|e| match e {
+            cache::CacheError::Invalid(e) => Problem::new(ProblemKind::Load, 
+                path,
+                format!("is not a valid WebAssembly component: {e}"),
+                "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
+            ),
+            cache::CacheError::Io(e) => Problem::new(ProblemKind::Load, 
+                path,
+                format!("cannot cache its compiled artifact: {e}"),
+                "check disk space and permissions of the cache dir",
+            ),
+        })?;
+        let engine = sandbox.engine();
+        let imports: Vec<String> = loaded
+            .component
+            .component_type()
+            .imports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let table = built.hook.scope.config_table(built.hook.slug.as_str());
+        let import_audit = grants::check(&imports, &settings.grants, &table)
+            .map_err(|m| Problem::new(ProblemKind::Load, path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
+        let pre = sandbox.prepare(&loaded.component).map_err(|e| {
+            Problem::new(ProblemKind::Load, 
+                path,
+                format!("does not implement the `{WORLD}` world (any of versions {}): {}", wit::SUPPORTED_VERSIONS.join(", "), one_line(&e)),
+                "build it with hookrt-sdk's define_hook! macro, or export `configure`, `subscriptions` and `handle` as in wit/",
+            )
+        })?;
+        let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
+        let mut hook = LoadedHook {
+            slug: built.hook.slug.clone(),
+            kind: built.hook.kind,
+            source: path.clone(),
+            source_sha256: built.source_sha256.clone(),
+            component_sha256,
+            cargo_built: built.compiled,
+            compiled: loaded.compiled,
+            settings,
+            subscriptions: Vec::new(),
+            imports,
+            import_audit,
+            world_version: pre.version(),
+            scope: built.hook.scope.clone(),
+            pre,
+            config_json,
+            warm: Mutex::new(None),
+            log_window: Mutex::new((Instant::now(), 0)),
+        };
+        hook.subscriptions = hook.ask_subscriptions(sandbox, scratch).map_err(|m| {
+            Problem::new(ProblemKind::Load, 
+                path,
+                m,
+                "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns",
+            )
+        })?;
+        Ok(hook)
+    }
+
+    /// A new instance in `store`, configured (0.2.0 hooks get their `config`).
+    pub(crate) fn instantiate(&self, store: &mut Store<StoreData>) -> Result<Bindings, Failed> {
+        match &self.pre {
+            Prepared::V1(pre) => pre
+                .instantiate(&mut *store)
+                .map(Bindings::V1)
+                .map_err(Failed::Wasm),
+            Prepared::V2(pre) => {
+                let b = pre.instantiate(&mut *store).map_err(Failed::Wasm)?;
+                match b.call_configure(&mut *store, &self.config_json) {
+                    Ok(Ok(())) => Ok(Bindings::V2(b)),
+                    Ok(Err(msg)) => Err(Failed::Refused(msg)),
+                    Err(e) => Err(Failed::Wasm(e)),
+                }
+            }
+        }
+    }
+
+    fn ask_subscriptions(
+        &self,
+        sandbox: &Sandbox,
+        scratch: &Arc<StateStore>,
+    ) -> Result<Vec<String>, String> {
+        let limits = &self.settings.limits;
+        // Loading runs on a throw-away state: nothing a hook stores here persists.
+        let mut store = sandbox.new_store(
+            limits,
+            scratch.access(&self.id()),
+            Metrics::new().access(&self.id()),
+            HttpPolicy::default(),
+        );
+        engine::begin_delivery(&mut store, limits);
+        let subs = match self.instantiate(&mut store) {
+            Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
+            Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),
+            Err(Failed::Refused(msg)) => return Err(format!("refused its configuration: {msg}")),
+            Err(Failed::Wasm(e)) => Err(e),
+        }
+        .map_err(|e| {
+            format!(
+                "failed while reporting its subscriptions ({}): {}",
+                engine::classify(&e, store.data()),
+                engine::describe(&e)
+            )
+        })?;
+        let mut problems = Vec::new();
+        if subs.is_empty() {
+            problems.push("subscribes to no event".to_owned());
+        }
+        for (i, s) in subs.iter().enumerate() {
+            if subs[..i].contains(s) {
+                problems.push(format!("subscribes to `{s}` twice"));
+            } else if !kind::is_subscribable(s) {
+                problems.push(format!(
+                    "subscribes to an {}",
+                    kind::unknown_kind_message(s)
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(subs)
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+
+    /// The outbound HTTP policy of its stores (nothing allowed without the grant).
+    pub(crate) fn http_policy(&self) -> HttpPolicy {
+        if !self.settings.grants.contains("http") {
+            return HttpPolicy::default();
+        }
+        HttpPolicy {
+            allow: self.settings.http_allow.clone(),
+            timeout: self.settings.limits.deadline(),
+        }
+    }
+
+    /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).
+    pub fn id(&self) -> String {
+        self.scope.hook_id(self.slug.as_str())
+    }
+
+    /// Whether `id` is this hook's id, without building it (a hot-path lookup).
+    pub fn has_id(&self, id: &str) -> bool {
+        match &self.scope {
+            Scope::Subagent(sub) => id
+                .strip_prefix("subagents/")
+                .and_then(|rest| rest.strip_prefix(sub.as_str()))
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|slug| slug == self.slug.as_str()),
+            _ => id == self.slug.as_str(),
+        }
+    }
+}
+
+
+fn one_line(e: &wasmtime::Error) -> String {
+    format!("{e:#}").lines().next().unwrap_or("").to_owned()
+}

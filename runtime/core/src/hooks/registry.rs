@@ -1,0 +1,135 @@
+//! The registry: loaded hooks in registration order, and which handlers an
+//! event reaches.
+//!
+//! Registration order is deterministic: the slugs listed in `hookrt.toml`'s
+//! `order` first, in that order, then every other hook by slug (per scope).
+//! An event reaches the hooks of its own scope (primary, or its subagent's),
+//! then the aggregate observers; within each, every event-specific handler
+//! runs in registration order, then every `*` handler in registration order.
+
+use crate::hooks::config::Config;
+use crate::hooks::load::LoadedHook;
+use crate::event::scope::Scope;
+use crate::event::kind::WILDCARD;
+
+/// Loaded hooks in registration order.
+pub struct Registry {
+    hooks: Vec<LoadedHook>,
+}
+
+/// One planned delivery: which hook, which handler key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Planned<'a> {
+    /// Index of the hook in registration order.
+    pub index: usize,
+    /// The handler key: the event kind or `*`.
+    pub handler: &'a str,
+}
+
+impl Registry {
+    /// Orders `hooks`: primary hooks (and aggregate observers) first, then each
+    /// subagent's by id; within a scope its configured `order` first, then by slug.
+    pub fn new(mut hooks: Vec<LoadedHook>, config: &Config) -> Registry {
+        let key = |h: &LoadedHook| {
+            let home = if h.scope == Scope::Aggregate {
+                Scope::Primary
+            } else {
+                h.scope.clone()
+            };
+            let order = config.order(&home);
+            (
+                home,
+                order
+                    .iter()
+                    .position(|s| *s == h.slug)
+                    .unwrap_or(order.len()),
+                h.slug.clone(),
+            )
+        };
+        hooks.sort_by_key(key);
+        Registry { hooks }
+    }
+
+    /// The hooks in registration order.
+    pub fn hooks(&self) -> &[LoadedHook] {
+        &self.hooks
+    }
+
+    /// The deliveries one event of `kind` in scope `scope` gets, in order.
+    pub fn plan<'k>(&self, kind: &'k str, scope: &Scope) -> Vec<Planned<'k>> {
+        plan(
+            self.hooks
+                .iter()
+                .map(|h| (&h.scope, h.subscriptions.as_slice())),
+            kind,
+            scope,
+        )
+    }
+
+    /// A plan maker that owns what it needs (ids, scopes, subscriptions), for
+    /// another thread than the one running the hooks.
+    pub fn planner(&self) -> Planner {
+        Planner {
+            hooks: self
+                .hooks
+                .iter()
+                .map(|h| (h.id(), h.scope.clone(), h.subscriptions.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Plans deliveries from hook ids, scopes and subscriptions alone.
+#[derive(Debug, Clone)]
+pub struct Planner {
+    hooks: Vec<(String, Scope, Vec<String>)>,
+}
+
+impl Planner {
+    /// `(hook id, handler)` of each delivery of an event of `kind` in `scope`, in order.
+    pub fn plan(&self, kind: &str, scope: &Scope) -> Vec<(String, String)> {
+        plan(
+            self.hooks.iter().map(|(_, sc, s)| (sc, s.as_slice())),
+            kind,
+            scope,
+        )
+        .into_iter()
+        .map(|p| (self.hooks[p.index].0.clone(), p.handler.to_owned()))
+        .collect()
+    }
+}
+
+/// The event's own scope first, then aggregate observers; within each,
+/// specific handlers in registration order, then `*` handlers.
+fn plan<'s, 'k>(
+    hooks: impl Iterator<Item = (&'s Scope, &'s [String])> + Clone,
+    kind: &'k str,
+    scope: &Scope,
+) -> Vec<Planned<'k>> {
+    let has = |subs: &[String], key: &str| subs.iter().any(|s| s == key);
+    let mut out = Vec::new();
+    for group in [scope, &Scope::Aggregate] {
+        let members = hooks
+            .clone()
+            .enumerate()
+            .filter(|(_, (sc, _))| *sc == group);
+        out.extend(
+            members
+                .clone()
+                .filter(|(_, (_, s))| has(s, kind))
+                .map(|(index, _)| Planned {
+                    index,
+                    handler: kind,
+                }),
+        );
+        out.extend(
+            members
+                .filter(|(_, (_, s))| has(s, WILDCARD))
+                .map(|(index, _)| Planned {
+                    index,
+                    handler: WILDCARD,
+                }),
+        );
+    }
+    out
+}

@@ -1,0 +1,128 @@
+//! Hook settings: what `hookrt.toml` sets for one hook (limits, instance
+//! policy, retries, failure policy, grants), with the defaults and bounds.
+//! Parsing and checking the file is `config`'s job; every layer above reads
+//! these types.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+use crate::sandbox::grants;
+use crate::sandbox::limits::Limits;
+
+/// Whether a hook keeps its instance between deliveries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstancePolicy {
+    /// A fresh store and instance for every delivery: no state leaks between events.
+    #[default]
+    Fresh,
+    /// Keep the instance warm until it fails (trap, timeout, fuel, memory); a
+    /// failed instance is always discarded.
+    Reuse,
+}
+
+/// Everything `hookrt.toml` sets for one hook.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HookSettings {
+    /// Limits per delivery.
+    pub limits: Limits,
+    /// Instance reuse policy.
+    pub instance: InstancePolicy,
+    /// Under `reuse`: deliveries one instance serves before a fresh one
+    /// replaces it (bounds what a guest can accumulate or leak).
+    pub reuse_limit: u64,
+    /// A critical hook's final failure fails the turn (see `cascade`); an
+    /// optional hook's is only recorded.
+    pub critical: bool,
+    /// How failed deliveries are retried before they are dead-lettered.
+    pub retry: RetryPolicy,
+    /// What a failed decision delivery counts as.
+    pub on_failure: OnFailure,
+    /// A human name for the hook (audit only).
+    pub name: Option<String>,
+    /// What the hook is for (audit only).
+    pub description: Option<String>,
+    /// The `config` table handed to the hook's `configure` export, as JSON.
+    pub config: serde_json::Map<String, serde_json::Value>,
+    /// Capabilities it may import (`log` unless set).
+    pub grants: BTreeSet<String>,
+    /// With the `http` grant: the hosts (`host` or `host:port`) it may call.
+    pub http_allow: Vec<String>,
+}
+
+/// What a decision hook's failed delivery (error, trap, timeout, fuel, memory)
+/// counts as. Never `allow`: a broken policy hook cannot open the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// Fail closed (the default): the failure is a deny (tool approval) or a
+    /// failed edit (file-edit ownership), marked as a failure, not a normal answer.
+    #[default]
+    Deny,
+    /// Fail open: the failure counts as abstain / not-handled.
+    Abstain,
+}
+
+impl Default for HookSettings {
+    fn default() -> Self {
+        HookSettings {
+            limits: Limits::default(),
+            instance: InstancePolicy::default(),
+            reuse_limit: DEFAULT_REUSE_LIMIT,
+            critical: false,
+            retry: RetryPolicy::default(),
+            on_failure: OnFailure::default(),
+            name: None,
+            description: None,
+            config: serde_json::Map::new(),
+            grants: grants::DEFAULT_GRANTS
+                .iter()
+                .map(|g| g.to_string())
+                .collect(),
+            http_allow: Vec::new(),
+        }
+    }
+}
+
+/// Retries of a failed delivery: `max_attempts` in all (1 = no retry), waiting
+/// `backoff_ms`, doubled after each attempt, between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct RetryPolicy {
+    /// Attempts in all, including the first.
+    pub max_attempts: u32,
+    /// Wait before the second attempt, in milliseconds.
+    pub backoff_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 1,
+            backoff_ms: 100,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `next` (2 or more).
+    pub fn backoff(&self, next: u32) -> std::time::Duration {
+        let doublings = next.saturating_sub(2).min(16);
+        std::time::Duration::from_millis(
+            self.backoff_ms
+                .saturating_mul(1 << doublings)
+                .min(MAX_BACKOFF_MS),
+        )
+    }
+}
+
+/// Longest wait between two attempts: retries run in order with the hook's
+/// other deliveries, so a long wait holds up every later event.
+pub const MAX_BACKOFF_MS: u64 = 60_000;
+/// Most attempts a delivery may get.
+pub const MAX_ATTEMPTS: u64 = 20;
+/// Deliveries a warm (`reuse`) instance serves before it is replaced.
+pub const DEFAULT_REUSE_LIMIT: u64 = 10_000;
+/// Highest `reuse_limit` accepted.
+pub const MAX_REUSE_LIMIT: u64 = 1_000_000_000;
+

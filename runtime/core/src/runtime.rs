@@ -1,0 +1,221 @@
+//! The runtime: an agent folder loaded into the sandbox, ready for events.
+//!
+//! [`Runtime::load`] runs every stage (discovery, configuration, build,
+//! precompile, link, subscriptions) and reports all problems of a stage at
+//! once; [`Runtime::dispatch`] delivers one event.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::hooks::build::{self, BuildEvent, BuildOptions, BuiltHook};
+use crate::hooks::config::Config;
+use crate::delivery::record::Dispatch;
+use crate::hooks::discovery::{self, Discovery};
+use crate::delivery::dispatch;
+use crate::event::envelope::{Durability, Envelope, EnvelopeError};
+use crate::hooks::load::LoadedHook;
+use crate::hooks::call::Services;
+use crate::sandbox::metrics::Metrics;
+use crate::hooks::problem::{Problem, ProblemKind, Problems};
+use crate::sandbox::redaction::Redactor;
+use crate::hooks::registry::Registry;
+use crate::sandbox::engine::{self, Allocator, Sandbox};
+use crate::event::scope::{Scope, Transport};
+use crate::sandbox::state::StateStore;
+
+/// An agent folder's hooks, loaded and ordered.
+pub struct Runtime {
+    sandbox: Sandbox,
+    registry: Registry,
+    agent_dir: PathBuf,
+    state: Arc<StateStore>,
+    metrics: Arc<Metrics>,
+    transport: Transport,
+    redactor: Redactor,
+}
+
+/// The static part of loading: discovery plus configuration, no building.
+pub fn check(agent_dir: &Path) -> Result<(Discovery, Config), Problems> {
+    let discovered = discovery::discover(agent_dir);
+    let config = Config::load(agent_dir);
+    match (discovered, config) {
+        (Ok(d), Ok(c)) => {
+            Problems(c.check_against(&d)).into_result()?;
+            Ok((d, c))
+        }
+        (d, c) => {
+            let mut all = Vec::new();
+            if let Err(p) = d {
+                all.extend(p.0);
+            }
+            if let Err(p) = c {
+                all.extend(p.0);
+            }
+            Err(Problems(all))
+        }
+    }
+}
+
+/// Loads every built hook (deserialize or compile, link, configure, ask for
+/// subscriptions), on as many threads as there are cores: hooks are
+/// independent, so 100 cached hooks or 10 that need Cranelift are ready in
+/// about a core's share of the time. Results come back in `built`'s order.
+fn load_all(
+    sandbox: &Sandbox,
+    built: &[BuiltHook],
+    config: &Config,
+    opts: &BuildOptions,
+    scratch: &Arc<StateStore>,
+) -> Vec<Result<LoadedHook, Problem>> {
+    let next = AtomicUsize::new(0);
+    // Each thread takes the next hook until none is left, and returns what it loaded.
+    let work = || {
+        let mut loaded = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(b) = built.get(i) else {
+                return loaded;
+            };
+            let settings = config.settings_for(&b.hook.scope, &b.hook.slug);
+            loaded.push((
+                i,
+                LoadedHook::load(sandbox, b, settings, &opts.cache_dir, scratch),
+            ));
+        }
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(built.len());
+    let mut all = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for h in helpers {
+            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        all
+    });
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, loaded)| loaded).collect()
+}
+
+impl Runtime {
+    /// Loads `agent_dir`: discovers, builds what is stale, loads every hook.
+    pub fn load(
+        agent_dir: &Path,
+        opts: &BuildOptions,
+        progress: &mut dyn FnMut(BuildEvent),
+    ) -> Result<Runtime, Problems> {
+        let (discovery, config) = check(agent_dir)?;
+        // The pool's slots have fixed sizes: hooks configured beyond them, or
+        // too many hooks, run with on-demand allocation.
+        let fits = discovery.hooks.len() <= engine::POOL_MAX_HOOKS
+            && discovery
+                .hooks
+                .iter()
+                .all(|h| engine::fits_pool(&config.settings_for(&h.scope, &h.slug).limits));
+        let want = if fits {
+            Allocator::Pooling
+        } else {
+            Allocator::OnDemand
+        };
+        let sandbox = Sandbox::with_allocator(want)
+            .map_err(|e| Problems(vec![Problem::new(ProblemKind::Sandbox, agent_dir, e.to_string(), e.fix())]))?;
+        let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
+        // Load-time calls (configure, subscriptions) store into one throw-away place.
+        let scratch = StateStore::in_memory();
+        let mut hooks = Vec::new();
+        for loaded in load_all(&sandbox, &built, &config, opts, &scratch) {
+            match loaded {
+                Ok(mut h) => {
+                    if h.scope == Scope::Primary && config.is_aggregate(&h.slug) {
+                        h.scope = Scope::Aggregate;
+                    }
+                    hooks.push(h)
+                }
+                Err(p) => problems.push(p),
+            }
+        }
+        problems.sort_by(|a, b| a.path.cmp(&b.path));
+        Problems(problems).into_result()?;
+        tracing::debug!(allocator = sandbox.allocator().name(), "engine ready");
+        for h in &hooks {
+            tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
+        }
+        Ok(Runtime {
+            sandbox,
+            registry: Registry::new(hooks, &config),
+            agent_dir: agent_dir.to_path_buf(),
+            state: StateStore::in_memory(),
+            metrics: Metrics::new(),
+            transport: Transport::default(),
+            redactor: config.redactor().clone(),
+        })
+    }
+
+    /// The loaded hooks, in registration order.
+    pub fn hooks(&self) -> &[LoadedHook] {
+        self.registry.hooks()
+    }
+
+    pub(crate) fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Where instances' memories come from (the pool, unless it did not fit).
+    pub fn allocator(&self) -> Allocator {
+        self.sandbox.allocator()
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Where hooks' `state` lives (in memory until [`Runtime::use_state`]).
+    pub fn state(&self) -> &Arc<StateStore> {
+        &self.state
+    }
+
+    /// What hooks reported through the `metrics` import.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Tells hooks how events reach them (default `in-process`).
+    pub fn set_transport(&mut self, transport: Transport) {
+        self.transport = transport;
+    }
+
+    /// What a call into a hook needs.
+    pub(crate) fn services(&self) -> Services<'_> {
+        Services {
+            sandbox: &self.sandbox,
+            state: &self.state,
+            metrics: &self.metrics,
+            transport: &self.transport,
+            redactor: &self.redactor,
+        }
+    }
+
+    /// Keeps hooks' `state` in `store` from now on (the service points it at
+    /// the journal database so state survives restarts).
+    pub fn use_state(&mut self, store: Arc<StateStore>) {
+        self.state = store;
+    }
+
+    /// The agent folder this runtime was loaded from.
+    pub fn agent_dir(&self) -> &Path {
+        &self.agent_dir
+    }
+
+    /// Delivers one event to every subscribed handler. Without a journal the
+    /// runtime holds the event in memory only, so hooks see `accepted`.
+    pub fn dispatch(&self, envelope: &Envelope) -> Result<Dispatch, EnvelopeError> {
+        dispatch::dispatch(
+            &self.services(),
+            &self.registry,
+            envelope,
+            Durability::Accepted,
+        )
+    }
+}

@@ -1,0 +1,379 @@
+//! The sandbox: the one place that owns Wasmtime's `Engine` configuration.
+//!
+//! Everything that narrows Wasmtime to what hookrt uses lives here (like
+//! `spin-core`): fuel and epoch interruption on, the WASI p2 imports linked with
+//! nothing granted, the host imports of the `define-hook` world, and the epoch
+//! ticker that turns wall-clock deadlines into interrupts.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
+    UpdateDeadline,
+};
+
+use crate::sandbox::wit::{v0_1_0, v0_2_0};
+use crate::sandbox::host::StoreData;
+use crate::sandbox::http::HttpPolicy;
+use crate::sandbox::limits::Limits;
+use crate::sandbox::metrics::MetricsAccess;
+use crate::sandbox::outcome::Outcome;
+use crate::sandbox::state::StateAccess;
+
+/// How often the epoch advances. A deadline is noticed within one tick of
+/// passing, so this bounds how far past its budget a hook can run. 1 ms costs
+/// one wake-up per millisecond on one thread.
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Why the sandbox could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// `HOOKRT_ALLOCATOR` holds something else than `auto` or `on-demand`.
+    #[error(
+        "cannot set up the Wasmtime sandbox: HOOKRT_ALLOCATOR={0:?} is not `auto` or `on-demand`"
+    )]
+    Allocator(String),
+    /// Wasmtime refused the engine or the linker, or the ticker did not start.
+    #[error("cannot set up the Wasmtime sandbox: {0}")]
+    Setup(String),
+}
+
+impl SandboxError {
+    /// What to do about it.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            SandboxError::Allocator(_) => {
+                "unset HOOKRT_ALLOCATOR, or set it to `auto` or `on-demand`"
+            }
+            SandboxError::Setup(_) => "report this as a bug",
+        }
+    }
+}
+
+/// One engine, one linker, one epoch ticker: shared by every hook.
+pub struct Sandbox {
+    engine: Engine,
+    allocator: Allocator,
+    linker: Linker<StoreData>,
+    cancel: Arc<AtomicBool>,
+    _ticker: Ticker,
+}
+
+/// Where instances' memories and tables come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocator {
+    /// Slots reserved once when the engine starts and reused: a fresh
+    /// instance per delivery maps no memory.
+    Pooling,
+    /// Mapped per instance and unmapped when it is dropped.
+    OnDemand,
+}
+
+impl Allocator {
+    /// Its name in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::Pooling => "pooling",
+            Allocator::OnDemand => "on-demand",
+        }
+    }
+}
+
+/// Most threads that deliver at once in one runtime (a service's workers are
+/// cut to this): the pooling allocator keeps a fresh-instance slot for each,
+/// so the pool is sized from it.
+pub const MAX_WORKERS: usize = 64;
+
+/// Most hooks a runtime may have for the pool to be chosen.
+pub const POOL_MAX_HOOKS: usize = 200;
+
+/// Component instances the pool holds: a warm instance for each of up to
+/// [`POOL_MAX_HOOKS`] hooks, a fresh one per worker in flight
+/// ([`MAX_WORKERS`]), and one per loading thread. Each gets
+/// room for the most core instances, memories and tables a hook's limits
+/// allow, so the pool cannot run out.
+pub fn pool_components() -> u32 {
+    let loading = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (POOL_MAX_HOOKS + MAX_WORKERS + loading) as u32
+}
+
+/// Bytes at the bottom of each pooled linear memory kept resident between
+/// instances and reset in place (a JSON-parsing Rust hook dirties a few
+/// hundred KiB per delivery).
+pub const POOL_KEEP_RESIDENT: usize = 1 << 20;
+/// Idle pool slots kept warm (resident) for reuse.
+pub const POOL_WARM_SLOTS: u32 = 16;
+
+/// Whether hooks with these limits fit the pool's fixed slot sizes.
+pub fn fits_pool(limits: &Limits) -> bool {
+    limits.table_elements <= crate::sandbox::limits::DEFAULT_TABLE_ELEMENTS
+        && limits.instances <= crate::sandbox::limits::DEFAULT_INSTANCES
+        && limits.tables <= crate::sandbox::limits::DEFAULT_TABLES
+        && limits.memories <= crate::sandbox::limits::DEFAULT_MEMORIES
+}
+
+/// The engine settings hookrt runs hooks under with `allocator` (public so
+/// benchmarks can hold raw Wasmtime to the same settings).
+pub fn engine_config(allocator: Allocator) -> Config {
+    match allocator {
+        Allocator::Pooling => pooling_config(),
+        Allocator::OnDemand => base_config(),
+    }
+}
+
+/// The engine settings every hook runs under.
+fn base_config() -> Config {
+    let mut config = Config::new();
+    // Fuel bounds CPU per delivery deterministically; epochs bound wall time
+    // (including time spent in host calls, which fuel does not see).
+    config.consume_fuel(true);
+    config.epoch_interruption(true);
+    config.wasm_component_model(true);
+    config.parallel_compilation(true);
+    config
+}
+
+fn pooling_config() -> Config {
+    use crate::sandbox::limits::{
+        DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES,
+    };
+    let components = pool_components();
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(components)
+        .total_core_instances(components * DEFAULT_INSTANCES as u32)
+        .total_memories(components * DEFAULT_MEMORIES as u32)
+        .total_tables(components * DEFAULT_TABLES as u32)
+        .max_memory_size(crate::sandbox::limits::MAX_MEMORY_BYTES as usize)
+        .table_elements(DEFAULT_TABLE_ELEMENTS as usize)
+        .max_core_instances_per_component(DEFAULT_INSTANCES as u32)
+        .max_tables_per_component(DEFAULT_TABLES as u32)
+        .max_memories_per_component(DEFAULT_MEMORIES as u32)
+        // Hooks are called synchronously: no fiber stacks (1,000 guarded
+        // stacks by default took most of the pool's 3 ms start and drop).
+        .total_stacks(0)
+        // Resetting a slot with madvise makes every other core running one of
+        // our threads flush its TLB (an IPI each): with two workers that cost
+        // more than the deliveries. Instead keep the low pages of each slot
+        // resident and reset only the pages a delivery dirtied (found with
+        // Linux's PAGEMAP_SCAN, 6.7+; plain memset of the low pages before).
+        .linear_memory_keep_resident(POOL_KEEP_RESIDENT)
+        .table_keep_resident(64 << 10)
+        .pagemap_scan(Enabled::Auto)
+        // Few idle slots stay warm: bounds what the kept pages add to RSS.
+        .max_unused_warm_slots(POOL_WARM_SLOTS)
+        .decommit_batch_size(POOL_WARM_SLOTS as usize);
+    let mut config = base_config();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// Builds the engine with the pooling allocator when `want` allows it and
+/// the machine lets it reserve its address space (as Spin probes: some hosts
+/// cap virtual memory), else with on-demand allocation.
+/// `HOOKRT_ALLOCATOR=on-demand` turns the pool off (`auto` is the default).
+fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
+    let want = match std::env::var("HOOKRT_ALLOCATOR").as_deref() {
+        Err(_) | Ok("") | Ok("auto") => want,
+        Ok("on-demand") => Allocator::OnDemand,
+        Ok(other) => {
+            return Err(SandboxError::Allocator(other.to_owned()));
+        }
+    };
+    let on_demand = || Engine::new(&base_config()).map_err(|e| SandboxError::Setup(e.to_string()));
+    match want {
+        Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
+        Allocator::Pooling => match Engine::new(&pooling_config()) {
+            Ok(engine) => Ok((engine, Allocator::Pooling)),
+            Err(e) => {
+                tracing::info!("pooling allocator unavailable ({e}); allocating on demand");
+                Ok((on_demand()?, Allocator::OnDemand))
+            }
+        },
+    }
+}
+
+impl Sandbox {
+    /// Builds the engine (pooling allocator if the machine allows it) and linker.
+    pub fn new() -> Result<Sandbox, SandboxError> {
+        Sandbox::with_allocator(Allocator::Pooling)
+    }
+
+    /// Builds the engine preferring `want` (see [`Allocator`]) and the linker.
+    pub fn with_allocator(want: Allocator) -> Result<Sandbox, SandboxError> {
+        let (engine, allocator) = engine(want)?;
+        let mut linker = Linker::new(&engine);
+        crate::sandbox::host::link_wasi(&mut linker).map_err(|e| SandboxError::Setup(e.to_string()))?;
+        // Linked for everyone, importable only with the `http` grant (checked at load).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        // Every supported world version's host imports, side by side: their
+        // interface names carry the version, so they never collide.
+        v0_2_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        let ticker = Ticker::start(engine.clone())
+            .map_err(|e| SandboxError::Setup(format!("epoch ticker thread: {e}")))?;
+        Ok(Sandbox {
+            engine,
+            allocator,
+            linker,
+            cancel: Arc::new(AtomicBool::new(false)),
+            _ticker: ticker,
+        })
+    }
+
+    /// Whether shutdown set the cancel flag: running deliveries are
+    /// interrupted at the next epoch tick, later ones at once.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// The cancel flag, for the service to set at shutdown from another thread.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    /// The shared engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Which allocator the engine uses.
+    pub fn allocator(&self) -> Allocator {
+        self.allocator
+    }
+
+    /// Links `component` against the host imports and checks it implements the world.
+    pub fn prepare(&self, component: &Component) -> wasmtime::Result<Prepared> {
+        let pre = self.linker.instantiate_pre(component)?;
+        match v0_2_0::DefineHookPre::new(pre.clone()) {
+            Ok(p) => Ok(Prepared::V2(p)),
+            Err(newest) => match v0_1_0::DefineHookPre::new(pre) {
+                Ok(p) => Ok(Prepared::V1(p)),
+                // The newest version's complaint is the useful one.
+                Err(_) => Err(newest),
+            },
+        }
+    }
+
+    /// A store for one hook with `limits` applied; fuel and deadline are set per
+    /// delivery by [`begin_delivery`].
+    pub fn new_store(
+        &self,
+        limits: &Limits,
+        state: StateAccess,
+        metrics: MetricsAccess,
+        http: HttpPolicy,
+    ) -> Store<StoreData> {
+        let mut store = Store::new(
+            &self.engine,
+            StoreData::new(limits, self.cancel.clone(), state, metrics, http),
+        );
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(|mut cx| {
+            if cx.data_mut().check_interrupt() {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
+        });
+        store
+    }
+}
+
+/// A component linked and checked against one world version.
+pub enum Prepared {
+    /// Built against `hookrt:hook/define-hook@0.2.0`.
+    V2(v0_2_0::DefineHookPre<StoreData>),
+    /// Built against `hookrt:hook/define-hook@0.1.0`.
+    V1(v0_1_0::DefineHookPre<StoreData>),
+}
+
+impl Prepared {
+    /// The world version.
+    pub fn version(&self) -> &'static str {
+        match self {
+            Prepared::V2(_) => "0.2.0",
+            Prepared::V1(_) => "0.1.0",
+        }
+    }
+}
+
+/// Arms fuel and the wall-clock deadline for the next call into `store`.
+pub fn begin_delivery(store: &mut Store<StoreData>, limits: &Limits) {
+    // set_fuel only fails when fuel is not enabled, which `Sandbox::new` guarantees.
+    let _ = store.set_fuel(limits.fuel);
+    let state = store.data_mut();
+    state.deadline = Instant::now() + limits.deadline();
+    state.timed_out = false;
+    state.cancelled = false;
+    state.limiter.exceeded = false;
+    store.set_epoch_deadline(1);
+}
+
+/// Fuel consumed since [`begin_delivery`].
+pub fn fuel_used(store: &Store<StoreData>, limits: &Limits) -> u64 {
+    limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0))
+}
+
+/// Names the limit (or fault) behind a failed call into the hook.
+pub fn classify(err: &wasmtime::Error, state: &StoreData) -> Outcome {
+    if state.timed_out {
+        return Outcome::Timeout;
+    }
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Outcome::OutOfFuel,
+        Some(Trap::Interrupt) => Outcome::Timeout,
+        _ if state.limiter.exceeded => Outcome::OutOfMemory,
+        _ => Outcome::Trap,
+    }
+}
+
+/// A short, single-line description of a failed call (no backtrace).
+pub fn describe(err: &wasmtime::Error) -> String {
+    let text = match err.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => format!("{err:#}"),
+    };
+    let line = text.lines().next().unwrap_or("").trim();
+    line.chars().take(500).collect()
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: Engine) -> std::io::Result<Ticker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("hookrt-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(Ticker {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

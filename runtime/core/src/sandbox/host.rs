@@ -1,0 +1,266 @@
+//! Host state: what a hook's store holds, and the imports the host provides.
+//!
+//! Each store gets a WASI context with nothing granted (no preopened
+//! directories, no environment, no arguments, no stdin, no sockets, no name
+//! lookup), console streams captured into the output budget, the host `log`
+//! import, and a resource limiter that records which limit a hook hit so the
+//! delivery's outcome can name it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::sandbox::wit::{Field, Level, v0_1_0, v0_2_0};
+use crate::sandbox::capture::{Capture, Stream};
+use crate::sandbox::http::HttpPolicy;
+use crate::sandbox::limits::Limits;
+use crate::sandbox::metrics::MetricsAccess;
+use crate::sandbox::state::StateAccess;
+
+/// The data of one hook's store.
+pub struct StoreData {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// Where log lines and console output go.
+    pub capture: Capture,
+    /// Memory, table and instance limits; records which one was hit.
+    pub limiter: Limiter,
+    /// When the running delivery must end.
+    pub deadline: Instant,
+    /// Set by the epoch callback when it interrupted the hook for the deadline.
+    pub timed_out: bool,
+    /// Set by the epoch callback when it interrupted the hook because the
+    /// runtime is shutting down (the delivery is left unacked, not failed).
+    pub cancelled: bool,
+    cancel: Arc<AtomicBool>,
+    state: StateAccess,
+    metrics: MetricsAccess,
+    http_ctx: wasmtime_wasi_http::WasiHttpCtx,
+    http: HttpPolicy,
+}
+
+impl StoreData {
+    /// A fresh state for a store with `limits`; `cancel` interrupts it from
+    /// outside; `state` is the hook's own key-value store.
+    pub fn new(
+        limits: &Limits,
+        cancel: Arc<AtomicBool>,
+        state: StateAccess,
+        metrics: MetricsAccess,
+        http: HttpPolicy,
+    ) -> Self {
+        let capture = Capture::new(usize::try_from(limits.output_bytes).unwrap_or(usize::MAX));
+        let wasi = WasiCtxBuilder::new()
+            .stdout(capture.stream(Stream::Stdout))
+            .stderr(capture.stream(Stream::Stderr))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        StoreData {
+            wasi,
+            table: ResourceTable::new(),
+            capture,
+            limiter: Limiter::new(limits),
+            deadline: Instant::now(),
+            timed_out: false,
+            cancelled: false,
+            cancel,
+            state,
+            metrics,
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http,
+        }
+    }
+
+    /// Called at each epoch tick: whether to interrupt the running delivery
+    /// now, recording why.
+    pub fn check_interrupt(&mut self) -> bool {
+        if self.cancel.load(Ordering::Relaxed) {
+            self.cancelled = true;
+        } else if Instant::now() >= self.deadline {
+            self.timed_out = true;
+        }
+        self.cancelled || self.timed_out
+    }
+}
+
+impl WasiView for StoreData {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for StoreData {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            hooks: &mut self.http,
+            table: &mut self.table,
+            ctx: &mut self.http_ctx,
+        }
+    }
+}
+
+impl v0_2_0::hookrt::hook::types::Host for StoreData {}
+
+impl v0_2_0::hookrt::hook::log::Host for StoreData {
+    fn log(&mut self, level: Level, message: String, fields: Vec<Field>) {
+        self.capture.log(
+            level,
+            message,
+            fields.into_iter().map(|f| (f.key, f.value)).collect(),
+        );
+    }
+}
+
+impl v0_2_0::hookrt::hook::state::Host for StoreData {
+    fn get(&mut self, key: String) -> Option<Vec<u8>> {
+        self.state.get(&key)
+    }
+
+    fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), String> {
+        self.state.set(&key, &value)
+    }
+
+    fn delete(&mut self, key: String) {
+        self.state.delete(&key)
+    }
+}
+
+impl v0_2_0::hookrt::hook::metrics::Host for StoreData {
+    fn counter(&mut self, name: String, delta: u64, labels: Vec<(String, String)>) {
+        self.metrics.counter(&name, delta, labels)
+    }
+
+    fn gauge(&mut self, name: String, value: f64, labels: Vec<(String, String)>) {
+        self.metrics.gauge(&name, value, labels)
+    }
+}
+
+impl v0_1_0::hookrt::hook::types::Host for StoreData {}
+
+impl v0_1_0::hookrt::hook::log::Host for StoreData {
+    fn log(
+        &mut self,
+        level: v0_1_0::hookrt::hook::log::Level,
+        message: String,
+        fields: Vec<v0_1_0::hookrt::hook::log::Field>,
+    ) {
+        self.capture.log(
+            v0_1_0::level_up(level),
+            message,
+            fields.into_iter().map(|f| (f.key, f.value)).collect(),
+        );
+    }
+}
+
+/// Enforces the memory and table limits and remembers whether one was hit
+/// during the current delivery. `memory_bytes` bounds each linear memory; a
+/// Rust hook has exactly one.
+pub struct Limiter {
+    memory_bytes: usize,
+    table_elements: usize,
+    instances: usize,
+    tables: usize,
+    memories: usize,
+    /// Whether a memory or table grow was refused.
+    pub exceeded: bool,
+}
+
+impl Limiter {
+    fn new(l: &Limits) -> Self {
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Limiter {
+            memory_bytes: size(l.memory_bytes),
+            table_elements: size(l.table_elements),
+            instances: size(l.instances),
+            tables: size(l.tables),
+            memories: size(l.memories),
+            exceeded: false,
+        }
+    }
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let ok = desired <= self.memory_bytes;
+        self.exceeded |= !ok;
+        Ok(ok)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let ok = desired <= self.table_elements;
+        self.exceeded |= !ok;
+        Ok(ok)
+    }
+
+    fn instances(&self) -> usize {
+        self.instances
+    }
+
+    fn tables(&self) -> usize {
+        self.tables
+    }
+
+    fn memories(&self) -> usize {
+        self.memories
+    }
+}
+
+/// What the store's resource table is, for the `wasi:io` host functions.
+struct HasTable;
+
+impl wasmtime::component::HasData for HasTable {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+/// Links the WASI interfaces a Rust hook needs just to exist, each given
+/// nothing: `wasi:io` streams; `wasi:cli` stdout/stderr (captured), stdin
+/// (empty), environment (no variables, no arguments), exit and terminal
+/// queries; clocks; random. `wasi:filesystem` and `wasi:sockets` are never
+/// linked: a component importing them is refused at load (see `grants`).
+pub fn link_wasi(linker: &mut wasmtime::component::Linker<StoreData>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::cli::{WasiCli, WasiCliView as _};
+    use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
+    use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync};
+    use wasmtime_wasi::random::WasiRandom;
+    let l = linker;
+    wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<StoreData, HasTable>(l, |t| {
+        &mut t.table
+    })?;
+    sync::io::poll::add_to_linker::<StoreData, HasTable>(l, |t| &mut t.table)?;
+    sync::io::streams::add_to_linker::<StoreData, HasTable>(l, |t| &mut t.table)?;
+    clocks::wall_clock::add_to_linker::<StoreData, WasiClocks>(l, StoreData::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<StoreData, WasiClocks>(l, StoreData::clocks)?;
+    random::random::add_to_linker::<StoreData, WasiRandom>(l, |t| t.wasi.random())?;
+    random::insecure::add_to_linker::<StoreData, WasiRandom>(l, |t| t.wasi.random())?;
+    random::insecure_seed::add_to_linker::<StoreData, WasiRandom>(l, |t| t.wasi.random())?;
+    cli::exit::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::environment::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::stdin::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::stdout::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::stderr::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::terminal_input::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::terminal_output::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::terminal_stdin::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::terminal_stdout::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    cli::terminal_stderr::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    Ok(())
+}

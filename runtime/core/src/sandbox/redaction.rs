@@ -1,0 +1,97 @@
+//! Redaction: secrets masked in everything a hook writes, before it leaves
+//! the runtime (delivery records, logs forwarded to `tracing`, `hookrt run`
+//! output, dead letters).
+//!
+//! Built-in patterns cover API keys, bearer tokens and e-mail addresses;
+//! `hookrt.toml` adds its own under `[redaction.patterns]`. A match becomes
+//! `[redacted:<pattern name>]`. Event `data` never reaches these places at all:
+//! hookrt does not copy it into diagnostics; this guards what hooks write.
+
+use std::borrow::Cow;
+
+use regex::Regex;
+
+
+/// The built-in patterns: (name, regex).
+pub const BUILTIN: [(&str, &str); 3] = [
+    (
+        "api-key",
+        r"\b(?:(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
+    ),
+    ("bearer-token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*"),
+    (
+        "email",
+        r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b",
+    ),
+];
+
+/// A set of named patterns.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    patterns: Vec<(String, Regex)>,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        // The built-in patterns are constants checked by the tests below.
+        Redactor::with(&[]).unwrap_or(Redactor {
+            patterns: Vec::new(),
+        })
+    }
+}
+
+impl Redactor {
+    /// The built-in patterns plus `extra` (name, regex); the error names the
+    /// pattern that does not compile.
+    pub fn with(extra: &[(String, String)]) -> Result<Redactor, String> {
+        let mut patterns = Vec::new();
+        let builtin = BUILTIN.iter().map(|(n, r)| (n.to_string(), r.to_string()));
+        for (name, re) in builtin.chain(extra.iter().cloned()) {
+            let compiled = Regex::new(&re)
+                .map_err(|e| format!("redaction pattern `{name}` is not a valid regex: {e}"))?;
+            patterns.push((name, compiled));
+        }
+        Ok(Redactor { patterns })
+    }
+
+    /// `text` with every match masked.
+    pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        for (name, re) in &self.patterns {
+            if re.is_match(&out) {
+                out = Cow::Owned(
+                    re.replace_all(&out, format!("[redacted:{name}]").as_str())
+                        .into_owned(),
+                );
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_patterns_mask_keys_tokens_and_emails() {
+        let r = Redactor::with(&[]).unwrap();
+        assert_eq!(r.patterns.len(), 3);
+        assert_eq!(
+            r.mask("key sk-live-4f9a8b7c6d5e4f3a2b1c, Authorization: Bearer abc.def-ghi, mail ops@example.com, AKIAABCDEFGHIJKLMNOP"),
+            "key [redacted:api-key], Authorization: [redacted:bearer-token], mail [redacted:email], [redacted:api-key]"
+        );
+        assert_eq!(r.mask("nothing secret here"), "nothing secret here");
+    }
+
+    #[test]
+    fn configured_patterns_add_to_the_builtins_and_bad_ones_are_named() {
+        let r = Redactor::with(&[("ticket".into(), r"INT-[0-9]{6}".into())]).unwrap();
+        assert_eq!(r.mask("see INT-123456"), "see [redacted:ticket]");
+        assert!(
+            Redactor::with(&[("bad".into(), "(".into())])
+                .unwrap_err()
+                .starts_with("redaction pattern `bad` is not a valid regex")
+        );
+    }
+}

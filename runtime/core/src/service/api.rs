@@ -1,0 +1,352 @@
+//! The service: a loaded runtime running in the background, fed by `emit`.
+//!
+//! Two threads split the work so a receipt never waits for a hook:
+//! - the **writer** takes every queued event (up to [`MAX_BATCH`]), commits
+//!   them in one transaction (group commit), answers their receipts and hands
+//!   them to the dispatcher;
+//! - the **dispatcher** ([`crate::service::dispatcher`]) owns the hooks and delivers
+//!   events in journal order, acking each batch in one transaction.
+//!
+//! The queue between them holds at most [`DISPATCH_QUEUE`] batches: when hooks
+//! fall that far behind, the writer waits, and receipts with it
+//! (backpressure), so memory stays flat under any load.
+//!
+//! Without a journal the same pipeline runs on memory, and receipts say
+//! `accepted`. Shutdown lets queued work run until its deadline, then cancels
+//! the running delivery through the epoch and leaves the rest unacked: the
+//! next start delivers it again with `attempt` + 1.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use crate::event::envelope::{Durability, Envelope};
+use crate::runtime::Runtime;
+use crate::sandbox::state::StateStore;
+use crate::service::dispatcher::Dispatcher;
+use crate::service::journal::{Journal, JournalError};
+use crate::service::report::{Observer, Receipt, ResolveReply, Stats};
+use crate::service::work::{Command, DISPATCH_QUEUE, EmitError, ResolvingRx, Seen, Work};
+use crate::service::writer::Writer;
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The journal could not be opened or recovered.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// A service thread could not be started.
+    #[error("cannot start a service thread: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// A receipt to wait for.
+pub struct PendingReceipt(
+    Result<oneshot::Receiver<Result<Receipt, EmitError>>, Option<EmitError>>,
+    String,
+);
+
+impl PendingReceipt {
+    /// Waits for the receipt (async).
+    pub async fn receipt(self) -> Result<Receipt, EmitError> {
+        match self.0 {
+            Ok(rx) => rx.await.unwrap_or(Err(EmitError::ShuttingDown(self.1))),
+            Err(e) => Err(e.unwrap_or(EmitError::ShuttingDown(self.1))),
+        }
+    }
+
+    /// Waits for the receipt, blocking the thread (not for async contexts).
+    pub fn wait(self) -> Result<Receipt, EmitError> {
+        match self.0 {
+            Ok(rx) => rx
+                .blocking_recv()
+                .unwrap_or(Err(EmitError::ShuttingDown(self.1))),
+            Err(e) => Err(e.unwrap_or(EmitError::ShuttingDown(self.1))),
+        }
+    }
+}
+
+/// A runtime running in the background.
+pub struct HookService {
+    tx: Option<mpsc::Sender<Command>>,
+    writer: Option<JoinHandle<Stats>>,
+    dispatcher: Option<JoinHandle<Stats>>,
+    cancel: Arc<AtomicBool>,
+    durability: Durability,
+}
+
+/// How the service runs, beyond the runtime and the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceOptions {
+    /// Threads delivering observe events side by side across hooks (each
+    /// hook still gets its deliveries one at a time, in order; decision and
+    /// edit events run alone). 1 delivers everything on one thread, in plan
+    /// order across hooks too. At most [`MAX_WORKERS`](crate::MAX_WORKERS).
+    pub workers: usize,
+}
+
+impl Default for ServiceOptions {
+    fn default() -> Self {
+        ServiceOptions { workers: 1 }
+    }
+}
+
+impl HookService {
+    /// Starts the service with default options (one worker). With `journal`,
+    /// events are `persisted`, and deliveries an earlier run left unacked are
+    /// delivered first (in their original order, with `attempt` + 1).
+    pub fn start(
+        runtime: Runtime,
+        journal: Option<&Path>,
+        observer: Observer,
+    ) -> Result<HookService, StartError> {
+        Self::start_with(runtime, journal, observer, ServiceOptions::default())
+    }
+
+    /// Starts the service with `options` (see [`HookService::start`]).
+    pub fn start_with(
+        runtime: Runtime,
+        journal: Option<&Path>,
+        observer: Observer,
+        options: ServiceOptions,
+    ) -> Result<HookService, StartError> {
+        let (writer_journal, dispatcher_journal, recovered) = match journal {
+            Some(path) => {
+                let mut j = Journal::open(path)?;
+                // Read before the writer starts, so nothing is both recovered and new.
+                let pending = j.recover()?;
+                (Some(Journal::open(path)?), Some(j), pending)
+            }
+            None => (None, None, Vec::new()),
+        };
+        let durability = if journal.is_some() {
+            Durability::Persisted
+        } else {
+            Durability::Accepted
+        };
+        let cancel = runtime.sandbox().cancel_flag();
+        let planner = runtime.registry().planner();
+        let (tx, rx) = mpsc::channel();
+        // Bounded: under overload the writer waits for the dispatcher, so
+        // receipts slow down instead of memory growing without end.
+        let (work_tx, work_rx) = mpsc::sync_channel(DISPATCH_QUEUE);
+
+        let recovered: Vec<Work> = recovered
+            .into_iter()
+            .map(|p| Work {
+                seq: p.seq,
+                envelope: p.envelope,
+                deliveries: p.deliveries,
+                resolve: None,
+            })
+            .collect();
+        if !recovered.is_empty() {
+            let n: usize = recovered.iter().map(|w| w.deliveries.len()).sum();
+            tracing::info!(
+                events = recovered.len(),
+                deliveries = n,
+                "recovering unacked deliveries from the journal"
+            );
+        }
+        let mut runtime = runtime;
+        if let Some(path) = journal {
+            // Hooks' state lives beside the events, so it survives restarts.
+            let store = StateStore::open(path).map_err(|sqlite| JournalError::Sqlite {
+                path: path.to_path_buf(),
+                sqlite,
+            })?;
+            runtime.use_state(store);
+        }
+        let mut dispatcher =
+            Dispatcher::new(runtime, dispatcher_journal, observer, options.workers)?;
+        let dispatcher = std::thread::Builder::new()
+            .name("hookrt-dispatch".into())
+            .spawn(move || {
+                dispatcher.run(recovered);
+                dispatcher.serve(work_rx);
+                dispatcher.into_stats()
+            })?;
+        let mut writer = Writer {
+            journal: writer_journal,
+            planner,
+            cancel: cancel.clone(),
+            seen: Seen::default(),
+            stats: Stats::default(),
+        };
+        let writer = std::thread::Builder::new()
+            .name("hookrt-journal".into())
+            .spawn(move || {
+                writer.serve(rx, work_tx);
+                writer.stats
+            })?;
+        Ok(HookService {
+            tx: Some(tx),
+            writer: Some(writer),
+            dispatcher: Some(dispatcher),
+            cancel,
+            durability,
+        })
+    }
+
+    /// What receipts from this service say: `persisted` with a journal.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Validates and queues `envelope` without waiting; the receipt arrives
+    /// once it is committed (or held in memory without a journal).
+    pub fn submit(&self, mut envelope: Envelope) -> PendingReceipt {
+        let id = envelope.id.clone();
+        if let Err(e) = envelope.validate() {
+            return PendingReceipt(Err(Some(EmitError::Invalid(e))), id);
+        }
+        let (reply, rx) = oneshot::channel();
+        match self
+            .tx
+            .as_ref()
+            .map(|tx| tx.send(Command::Emit(envelope, reply, None)))
+        {
+            Some(Ok(())) => PendingReceipt(Ok(rx), id),
+            _ => PendingReceipt(Err(None), id),
+        }
+    }
+
+    fn send_resolving(&self, mut envelope: Envelope) -> Result<(ResolvingRx, String), EmitError> {
+        let id = envelope.id.clone();
+        envelope.validate()?;
+        let (reply, receipt_rx) = oneshot::channel();
+        let (resolve, resolution_rx) = oneshot::channel();
+        match self
+            .tx
+            .as_ref()
+            .map(|tx| tx.send(Command::Emit(envelope, reply, Some(resolve))))
+        {
+            Some(Ok(())) => Ok(((receipt_rx, resolution_rx), id)),
+            _ => Err(EmitError::ShuttingDown(id)),
+        }
+    }
+
+    /// Emits one event and waits until its deliveries finished: for a
+    /// decision event (tool approval, file-edit ownership) the merged answer,
+    /// for an edit event the final state and each hook's account.
+    pub async fn resolve(&self, envelope: Envelope) -> Result<ResolveReply, EmitError> {
+        let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
+        let receipt = receipt_rx
+            .await
+            .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
+        if receipt.duplicate {
+            return Ok(ResolveReply {
+                receipt,
+                resolution: None,
+            });
+        }
+        let resolution = resolution_rx
+            .await
+            .map_err(|_| EmitError::ShuttingDown(id))?;
+        Ok(ResolveReply {
+            receipt,
+            resolution,
+        })
+    }
+
+    /// Blocking form of [`HookService::resolve`] (not for async contexts).
+    pub fn resolve_blocking(&self, envelope: Envelope) -> Result<ResolveReply, EmitError> {
+        let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
+        let receipt = receipt_rx
+            .blocking_recv()
+            .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
+        if receipt.duplicate {
+            return Ok(ResolveReply {
+                receipt,
+                resolution: None,
+            });
+        }
+        let resolution = resolution_rx
+            .blocking_recv()
+            .map_err(|_| EmitError::ShuttingDown(id))?;
+        Ok(ResolveReply {
+            receipt,
+            resolution,
+        })
+    }
+
+    /// Emits one event and waits for its receipt.
+    pub async fn emit(&self, envelope: Envelope) -> Result<Receipt, EmitError> {
+        self.submit(envelope).receipt().await
+    }
+
+    fn send_flush(&self) -> Option<oneshot::Receiver<()>> {
+        let (reply, rx) = oneshot::channel();
+        self.tx.as_ref()?.send(Command::Flush(reply)).ok()?;
+        Some(rx)
+    }
+
+    /// Resolves once everything submitted before it has been delivered.
+    pub async fn flush(&self) {
+        if let Some(rx) = self.send_flush() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Blocking form of [`HookService::flush`].
+    pub fn flush_blocking(&self) {
+        if let Some(rx) = self.send_flush() {
+            let _ = rx.blocking_recv();
+        }
+    }
+
+    /// Stops taking events, lets queued work finish until `deadline`, then
+    /// cancels the running delivery and leaves the rest unacked.
+    pub async fn shutdown(mut self, deadline: Duration) -> Stats {
+        let until = Instant::now() + deadline;
+        self.tx = None; // the writer, then the dispatcher, end once drained
+        while !self.drained() && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        self.finish()
+    }
+
+    /// Blocking form of [`HookService::shutdown`].
+    pub fn shutdown_blocking(mut self, deadline: Duration) -> Stats {
+        let until = Instant::now() + deadline;
+        self.tx = None;
+        while !self.drained() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.finish()
+    }
+
+    fn drained(&self) -> bool {
+        self.dispatcher.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    fn finish(&mut self) -> Stats {
+        self.tx = None;
+        self.cancel.store(true, Ordering::Relaxed);
+        let taken = self
+            .writer
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
+        let mut stats = self
+            .dispatcher
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
+        stats.events = taken.events;
+        stats.duplicates = taken.duplicates;
+        stats
+    }
+}
+
+impl Drop for HookService {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+

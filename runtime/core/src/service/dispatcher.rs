@@ -1,0 +1,426 @@
+//! The dispatcher: the thread that owns the hooks and delivers events.
+//!
+//! It takes work in journal order from the writer (see [`crate::service::writer`]),
+//! runs each event's deliveries in plan order (specific handlers, then `*`),
+//! retries failed deliveries per the hook's policy, dead-letters final
+//! failures, turns a critical hook's final failure into the cascade event, and
+//! acks each batch in one transaction. The observer sees every finished
+//! delivery before it is acked.
+//!
+//! With more than one worker, runs of observe events are delivered in
+//! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in order.
+//! Decision and edit events always run alone, hook after hook, because each
+//! answer depends on the ones before it.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, mpsc};
+
+use crate::delivery::cascade::{self, Failure};
+use crate::delivery::dispatch::EventRun;
+use crate::event::envelope::{Durability, Envelope};
+use crate::event::kind::{self, EventClass};
+use crate::event::scope::Scope;
+use crate::runtime::Runtime;
+use crate::sandbox::engine::MAX_WORKERS;
+use crate::sandbox::outcome::Outcome;
+use crate::sandbox::wit::to_wit;
+use crate::service::journal::{Ack, Inserted, Journal, PendingDelivery};
+use crate::service::lanes::{self, Job, Pool};
+use crate::service::report::{Observation, Observer, Stats};
+use crate::service::retry::{FinalAttempt, count, settle};
+use crate::service::work::{MAX_BATCH, Msg, Seen, Work, lock};
+
+/// The thread that owns the hooks and delivers events in journal order.
+pub(crate) struct Dispatcher {
+    rt: Arc<Runtime>,
+    /// Shared with the workers, which record retries.
+    journal: Arc<Mutex<Option<Journal>>>,
+    durability: Durability,
+    /// Shared with the workers, which report their deliveries.
+    observer: Arc<Mutex<Observer>>,
+    stats: Stats,
+    /// Without a journal: cascade ids already emitted.
+    cascaded: Seen,
+    acks: Vec<Ack>,
+    /// With more than one worker: the threads besides this one.
+    pool: Option<Pool>,
+}
+
+/// Fewest deliveries in a run of observe events for it to go to the workers:
+/// below this, waking them and waiting for them costs more than they save
+/// (measured with `scripts/bench throughput`).
+const LANES_FROM: usize = 16;
+
+impl Dispatcher {
+    /// A dispatcher delivering on its own thread plus `workers - 1` more.
+    pub(crate) fn new(
+        rt: Runtime,
+        journal: Option<Journal>,
+        observer: Observer,
+        workers: usize,
+    ) -> std::io::Result<Dispatcher> {
+        let durability = if journal.is_some() {
+            Durability::Persisted
+        } else {
+            Durability::Accepted
+        };
+        let cx = lanes::Context {
+            rt: Arc::new(rt),
+            observer: Arc::new(Mutex::new(observer)),
+            journal: Arc::new(Mutex::new(journal)),
+        };
+        let workers = workers.clamp(1, MAX_WORKERS);
+        let pool = if workers > 1 {
+            Some(Pool::start(cx.clone(), workers - 1)?)
+        } else {
+            None
+        };
+        Ok(Dispatcher {
+            rt: cx.rt,
+            journal: cx.journal,
+            durability,
+            observer: cx.observer,
+            stats: Stats::default(),
+            cascaded: Seen::default(),
+            acks: Vec::new(),
+            pool,
+        })
+    }
+
+    pub(crate) fn into_stats(self) -> Stats {
+        self.stats
+    }
+
+    /// Delivers work as it arrives, merging what is queued into one ack batch.
+    pub(crate) fn serve(&mut self, rx: mpsc::Receiver<Msg>) {
+        while let Ok(first) = rx.recv() {
+            let mut work = Vec::new();
+            let mut flushes = Vec::new();
+            let mut next = Some(first);
+            while let Some(msg) = next {
+                match msg {
+                    Msg::Work(w) => work.extend(w),
+                    Msg::Flush(reply) => {
+                        flushes.push(reply);
+                        break; // deliver what came before the flush, then answer it
+                    }
+                }
+                next = if work.len() < MAX_BATCH {
+                    rx.try_recv().ok()
+                } else {
+                    None
+                };
+            }
+            self.run(work);
+            for f in flushes {
+                let _ = f.send(());
+            }
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.rt.sandbox().is_cancelled()
+    }
+
+    /// Delivers the work in order, then acks it in one transaction.
+    pub(crate) fn run(&mut self, work: Vec<Work>) {
+        let mut queue: VecDeque<Work> = work.into();
+        while !queue.is_empty() {
+            if self.cancelled() {
+                self.stats.left_unacked +=
+                    queue.iter().map(|w| w.deliveries.len() as u64).sum::<u64>();
+                break;
+            }
+            // A short run is cheaper on this thread alone than handed around.
+            let run = match self.pool {
+                Some(_) => lanes_run(&queue),
+                None => 0,
+            };
+            let follow_ups = if run > 0 {
+                let run: Vec<Work> = queue.drain(..run).collect();
+                self.run_lanes(run)
+            } else {
+                let w = queue.pop_front().expect("queue is not empty");
+                self.run_event(w)
+            };
+            for follow_up in follow_ups.into_iter().rev() {
+                queue.push_front(follow_up);
+            }
+        }
+        let acks = std::mem::take(&mut self.acks);
+        if let Some(j) = lock(&self.journal).as_mut()
+            && let Err(e) = j.ack(&acks)
+        {
+            // Unacked deliveries run again after a restart: at-least-once holds.
+            tracing::error!("journal ack failed (deliveries will repeat after restart): {e}");
+        }
+    }
+
+    /// Runs one event's deliveries; returns cascade events to run next.
+    fn run_event(&mut self, w: Work) -> Vec<Work> {
+        let mut run = match EventRun::new(&w.envelope, self.durability) {
+            Ok(run) => run,
+            Err(e) => {
+                // Validation refuses such events at emit.
+                self.undeliverable(&w, &e.to_string());
+                return Vec::new();
+            }
+        };
+        let mut follow_ups = Vec::new();
+        for (i, pd) in w.deliveries.iter().enumerate() {
+            if run.decided() {
+                // A file-edit owner answered: the rest are not asked.
+                self.acks.push(Ack {
+                    event_seq: w.seq,
+                    position: pd.position,
+                    attempts: pd.attempts,
+                    outcome: Outcome::Ok,
+                    dead: None,
+                    skipped: true,
+                });
+                continue;
+            }
+            let Some(index) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
+                self.gone(&w, pd);
+                continue;
+            };
+            let hook = &self.rt.hooks()[index];
+            let (stats, observer, journal) = (&mut self.stats, &self.observer, &self.journal);
+            let settled = settle(
+                &self.rt,
+                hook,
+                &w.envelope,
+                &run.wit,
+                pd,
+                &mut |d, attempt| {
+                    count(stats, d, attempt);
+                    (lock(observer))(Observation::Delivery(d));
+                },
+                &mut |attempt| {
+                    if let Some(j) = lock(journal).as_mut()
+                        && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
+                    {
+                        tracing::error!("journal: cannot record retry: {e}");
+                    }
+                },
+            );
+            let Some(s) = settled else {
+                self.stats.left_unacked += (w.deliveries.len() - i) as u64;
+                return follow_ups;
+            };
+            run.record(hook, &pd.handler, s.outcome, s.answer);
+            let critical = hook.settings.critical;
+            if let Some(next) = self.settled(&w, pd, s.attempt, s.outcome, s.error, critical) {
+                follow_ups.push(next);
+            }
+        }
+        let resolution = run.finish();
+        if let Some(r) = &resolution {
+            (lock(&self.observer))(Observation::ResolveReply {
+                event_id: &w.envelope.id,
+                kind: &w.envelope.kind,
+                resolution: r,
+            });
+        }
+        if let Some(tx) = w.resolve {
+            let _ = tx.send(resolution);
+        }
+        follow_ups
+    }
+
+    /// Acks a settled delivery; a final failure is dead-lettered and, for a
+    /// critical hook, returns the cascade event to run next.
+    fn settled(
+        &mut self,
+        w: &Work,
+        pd: &PendingDelivery,
+        attempt: u32,
+        outcome: Outcome,
+        error: Option<String>,
+        critical: bool,
+    ) -> Option<Work> {
+        let failed = outcome != Outcome::Ok;
+        let message = error.unwrap_or_default();
+        self.acks.push(Ack {
+            event_seq: w.seq,
+            position: pd.position,
+            attempts: attempt,
+            outcome,
+            dead: failed.then(|| message.clone()),
+            skipped: false,
+        });
+        if !failed {
+            return None;
+        }
+        if !critical {
+            self.stats.optional_failures += 1;
+            tracing::warn!(hook = %pd.hook, event_id = %w.envelope.id, outcome = %outcome, "optional hook failed; recorded, no cascade");
+            return None;
+        }
+        self.stats.critical_failures += 1;
+        let failure = Failure {
+            hook: &pd.hook,
+            event: &w.envelope,
+            outcome,
+            message: &message,
+        };
+        cascade::cascade_event(&failure).and_then(|e| self.emit_cascade(e))
+    }
+
+    /// Delivers a run of observe events in lanes (see [`crate::service::lanes`]),
+    /// then acks in event order; returns the cascade events to run next.
+    fn run_lanes(&mut self, work: Vec<Work>) -> Vec<Work> {
+        let mut wits = Vec::with_capacity(work.len());
+        for w in &work {
+            match to_wit(&w.envelope, self.durability) {
+                Ok(wit) => wits.push(Some(wit)),
+                Err(e) => {
+                    self.undeliverable(w, &e.to_string());
+                    wits.push(None);
+                }
+            }
+        }
+        let mut lanes: Vec<lanes::Lane> = Vec::new();
+        for (event, w) in work.iter().enumerate() {
+            if wits[event].is_none() {
+                continue;
+            }
+            for (delivery, pd) in w.deliveries.iter().enumerate() {
+                let Some(hook) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
+                    self.gone(w, pd);
+                    continue;
+                };
+                match lanes.iter_mut().find(|l| l.hook == hook) {
+                    Some(lane) => lane.items.push((event, delivery)),
+                    None => lanes.push(lanes::Lane {
+                        hook,
+                        items: vec![(event, delivery)],
+                    }),
+                }
+            }
+        }
+        let job = Arc::new(Job::new(work, wits, lanes));
+        self.pool
+            .as_ref()
+            .expect("lanes run only with a pool")
+            .run(&job);
+        let (done, stats) = job.results();
+        self.stats.merge(stats);
+        // Ack in event order, so cascades come out as a sequential run would.
+        let mut settled: Vec<(usize, usize, usize, Option<FinalAttempt>)> = job
+            .lanes
+            .iter()
+            .zip(done)
+            .flat_map(|(lane, done)| {
+                lane.items
+                    .iter()
+                    .zip(done)
+                    .map(|(&(event, delivery), s)| (event, delivery, lane.hook, s))
+            })
+            .collect();
+        settled.sort_by_key(|&(event, delivery, ..)| (event, delivery));
+        let mut follow_ups = Vec::new();
+        for (event, delivery, hook, s) in settled {
+            let w = &job.work[event];
+            match s {
+                Some(s) => {
+                    let critical = self.rt.hooks()[hook].settings.critical;
+                    let pd = &w.deliveries[delivery];
+                    if let Some(next) = self.settled(w, pd, s.attempt, s.outcome, s.error, critical)
+                    {
+                        follow_ups.push(next);
+                    }
+                }
+                None => self.stats.left_unacked += 1,
+            }
+        }
+        follow_ups
+    }
+
+    /// An event stored by an older hookrt that this one refuses: settled as
+    /// dead rather than recovered forever.
+    fn undeliverable(&mut self, w: &Work, error: &str) {
+        tracing::error!(event_id = %w.envelope.id, "event cannot be delivered: {error}");
+        for pd in &w.deliveries {
+            self.acks.push(Ack {
+                event_seq: w.seq,
+                position: pd.position,
+                attempts: pd.attempts,
+                outcome: Outcome::Error,
+                dead: Some(format!("event cannot be delivered: {error}")),
+                skipped: false,
+            });
+        }
+    }
+
+    /// A pending delivery whose hook is no longer loaded: dead-lettered.
+    fn gone(&mut self, w: &Work, pd: &PendingDelivery) {
+        let message = format!("hook `{}` is no longer loaded", pd.hook);
+        tracing::warn!(event_id = %w.envelope.id, "{message}: its pending delivery is dead-lettered");
+        self.stats.optional_failures += 1;
+        self.acks.push(Ack {
+            event_seq: w.seq,
+            position: pd.position,
+            attempts: pd.attempts,
+            outcome: Outcome::Error,
+            dead: Some(message),
+            skipped: false,
+        });
+    }
+
+    /// Stores a cascade event once (by its deterministic id); None when it
+    /// was already emitted for that turn or session.
+    fn emit_cascade(&mut self, envelope: Envelope) -> Option<Work> {
+        let plan = self.rt.registry().planner().plan(
+            &envelope.kind,
+            &Scope::of_event(envelope.coordinates.subagent.as_deref()),
+        );
+        let seq = if let Some(j) = lock(&self.journal).as_mut() {
+            match j.insert(&[(&envelope, &plan, "cascade")]) {
+                Ok(v) => match v.first() {
+                    Some(Inserted::New(seq)) => *seq,
+                    _ => return None,
+                },
+                Err(e) => {
+                    tracing::error!("journal: cannot store {}: {e}", envelope.kind);
+                    return None;
+                }
+            }
+        } else if self.cascaded.insert(&envelope.id) {
+            0
+        } else {
+            return None;
+        };
+        self.stats.cascades += 1;
+        tracing::warn!(event_id = %envelope.id, kind = %envelope.kind, "failure cascade");
+        let deliveries = PendingDelivery::planned(plan, 1);
+        Some(Work {
+            seq,
+            envelope,
+            deliveries,
+            resolve: None,
+        })
+    }
+}
+
+/// How many events at the head of `queue` go to the workers together: the
+/// observe events before the next decision or edit event, if they make
+/// [`LANES_FROM`] deliveries or more; else none.
+fn lanes_run(queue: &VecDeque<Work>) -> usize {
+    let mut deliveries = 0;
+    let observing = queue
+        .iter()
+        .take_while(|w| side_by_side(w))
+        .inspect(|w| deliveries += w.deliveries.len())
+        .count();
+    if deliveries >= LANES_FROM {
+        observing
+    } else {
+        0
+    }
+}
+
+/// Whether an event may run in lanes: an observe event nobody waits on.
+fn side_by_side(w: &Work) -> bool {
+    w.resolve.is_none() && kind::class_of(&w.envelope.kind) == EventClass::Observe
+}

@@ -1,0 +1,591 @@
+//! The journal: the embedded durable store of events, deliveries and dead
+//! letters (SQLite in WAL mode).
+//!
+//! An event is committed together with its planned deliveries before any hook
+//! sees it, with `synchronous = FULL`, so `persisted` is only ever said after
+//! the write reached the disk. Events arrive in batches (group commit): one
+//! transaction, one fsync, many events. Acks are batched too; a lost ack only
+//! means the delivery runs again with a higher attempt, which at-least-once
+//! allows. Every write transaction starts `IMMEDIATE`: the writer and the
+//! dispatcher each hold a connection, and a deferred transaction that reads
+//! first could not upgrade to a write after the other committed (SQLite
+//! answers "database is locked" at once instead of waiting). The schema is documented in `docs/journal.md` for `sqlite3` users.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::event::envelope::Envelope;
+use crate::sandbox::outcome::Outcome;
+
+/// Version of the schema below; bumped with a migration when it changes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+-- One row per accepted event, in dispatch order (seq).
+CREATE TABLE IF NOT EXISTS events (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,      -- the event id: re-submissions are no-ops
+    kind        TEXT NOT NULL,
+    origin      TEXT NOT NULL,             -- 'agent', or 'cascade' for turn.failed/session.failed hookrt emitted
+    envelope    TEXT NOT NULL,             -- the validated envelope (JSON)
+    received_ms INTEGER NOT NULL           -- unix time in ms when it was committed
+);
+-- One row per (event, hook, handler) delivery, planned when the event was committed.
+CREATE TABLE IF NOT EXISTS deliveries (
+    event_seq  INTEGER NOT NULL REFERENCES events(seq),
+    position   INTEGER NOT NULL,           -- order within the event: specific handlers, then '*'
+    hook       TEXT NOT NULL,
+    handler    TEXT NOT NULL,
+    attempts   INTEGER NOT NULL,           -- attempts that may have started (the next delivery's attempt is this + 1 after a restart)
+    state      TEXT NOT NULL,              -- 'pending' | 'done' | 'dead' | 'skipped' (a file edit was already owned)
+    outcome    TEXT,                       -- outcome of the last finished attempt
+    updated_ms INTEGER NOT NULL,
+    PRIMARY KEY (event_seq, position)
+);
+CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries(event_seq) WHERE state = 'pending';
+-- Deliveries that failed their last attempt. `message` never holds event data.
+CREATE TABLE IF NOT EXISTS dead_letters (
+    event_seq INTEGER NOT NULL,
+    position  INTEGER NOT NULL,
+    event_id  TEXT NOT NULL,
+    hook      TEXT NOT NULL,
+    handler   TEXT NOT NULL,
+    attempts  INTEGER NOT NULL,
+    outcome   TEXT NOT NULL,
+    message   TEXT NOT NULL,
+    dead_ms   INTEGER NOT NULL,
+    PRIMARY KEY (event_seq, position)
+);
+";
+
+/// Why the journal could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// SQLite refused an operation.
+    #[error("journal {path}: {sqlite}")]
+    Sqlite {
+        /// The journal file.
+        path: PathBuf,
+        /// What SQLite said.
+        sqlite: rusqlite::Error,
+    },
+    /// `hookrt journal` was pointed at a file that does not exist.
+    #[error("journal {0}: no such file (a journal is created by `hookrt run --journal`)")]
+    Missing(PathBuf),
+    /// The file was written by a newer hookrt.
+    #[error(
+        "journal {path}: schema version {found} is newer than this hookrt supports ({SCHEMA_VERSION}); use a newer hookrt"
+    )]
+    NewerSchema {
+        /// The journal file.
+        path: PathBuf,
+        /// The version found.
+        found: i64,
+    },
+    /// A stored envelope could not be read back.
+    #[error("journal {path}: stored event {seq} is unreadable: {message}")]
+    Corrupt {
+        /// The journal file.
+        path: PathBuf,
+        /// Its seq.
+        seq: i64,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Where an emitted event ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// Newly committed with this seq.
+    New(i64),
+    /// The id was already in the journal (with this seq): nothing was written.
+    Duplicate(i64),
+}
+
+/// One delivery to plan: (hook slug, handler key).
+pub type Plan = Vec<(String, String)>;
+
+/// A delivery not yet acked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingDelivery {
+    /// Its position in the event's plan.
+    pub position: i64,
+    /// The hook slug.
+    pub hook: String,
+    /// The handler key.
+    pub handler: String,
+    /// Attempts recorded so far.
+    pub attempts: u32,
+}
+
+impl PendingDelivery {
+    /// The deliveries of a newly planned event, each at `attempts`.
+    pub fn planned(plan: Plan, attempts: u32) -> Vec<PendingDelivery> {
+        plan.into_iter()
+            .enumerate()
+            .map(|(i, (hook, handler))| PendingDelivery {
+                position: i as i64,
+                hook,
+                handler,
+                attempts,
+            })
+            .collect()
+    }
+}
+
+/// An event with unacked deliveries.
+#[derive(Debug, Clone)]
+pub struct PendingEvent {
+    /// Journal order.
+    pub seq: i64,
+    /// The stored envelope.
+    pub envelope: Envelope,
+    /// Its unacked deliveries, in plan order.
+    pub deliveries: Vec<PendingDelivery>,
+}
+
+/// How a finished delivery is recorded.
+#[derive(Debug, Clone)]
+pub struct Ack {
+    /// The event's seq.
+    pub event_seq: i64,
+    /// The delivery's position.
+    pub position: i64,
+    /// The attempt that finished.
+    pub attempts: u32,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// For a final failure: the dead letter's message (no event data).
+    pub dead: Option<String>,
+    /// Not asked: an earlier hook already owned the file edit.
+    pub skipped: bool,
+}
+
+/// One dead letter.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DeadLetter {
+    /// The event's seq.
+    pub event_seq: i64,
+    /// The event id.
+    pub event_id: String,
+    /// The hook slug.
+    pub hook: String,
+    /// The handler key.
+    pub handler: String,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The last outcome.
+    pub outcome: String,
+    /// The redacted failure message.
+    pub message: String,
+}
+
+/// Counts for `hookrt journal status`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct JournalStatus {
+    /// Events committed.
+    pub events: i64,
+    /// Deliveries not yet acked.
+    pub pending: i64,
+    /// Deliveries acked after finishing.
+    pub done: i64,
+    /// Deliveries that failed their last attempt.
+    pub dead: i64,
+    /// Deliveries acked after more than one attempt.
+    pub repeated: i64,
+}
+
+/// An open journal.
+pub struct Journal {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Journal {
+    /// Opens (creating if needed) the journal at `path`.
+    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        let err = |source| JournalError::Sqlite {
+            path: path.to_path_buf(),
+            sqlite: source,
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        // FULL: a commit returns only after the WAL is synced, so `persisted`
+        // holds across power loss, not just process crashes.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
+        conn.execute_batch(SCHEMA).map_err(err)?;
+        let found: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        match found.and_then(|v| v.parse::<i64>().ok()) {
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(JournalError::NewerSchema {
+                    path: path.to_path_buf(),
+                    found: v,
+                });
+            }
+            Some(_) => {}
+            None => {
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
+                    [SCHEMA_VERSION.to_string()],
+                )
+                .map_err(err)?;
+            }
+        }
+        Ok(Journal {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing journal; never creates one (for inspection).
+    pub fn open_existing(path: &Path) -> Result<Journal, JournalError> {
+        if !path.is_file() {
+            return Err(JournalError::Missing(path.to_path_buf()));
+        }
+        Journal::open(path)
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
+        |source| JournalError::Sqlite {
+            path: self.path.clone(),
+            sqlite: source,
+        }
+    }
+
+    /// Commits a batch of events with their planned deliveries in one
+    /// transaction (group commit). Ids already present are left untouched.
+    /// Every delivery is recorded with `attempts = 1`: its first attempt may
+    /// start as soon as this returns.
+    pub fn insert(
+        &mut self,
+        batch: &[(&Envelope, &Plan, &str)],
+    ) -> Result<Vec<Inserted>, JournalError> {
+        let path = self.path.clone();
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let mut out = Vec::with_capacity(batch.len());
+        {
+            let mut find = tx
+                .prepare_cached("SELECT seq FROM events WHERE id = ?1")
+                .map_err(err)?;
+            let mut add = tx
+                .prepare_cached("INSERT INTO events(id, kind, origin, envelope, received_ms) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(err)?;
+            let mut plan = tx
+                .prepare_cached(
+                    "INSERT INTO deliveries(event_seq, position, hook, handler, attempts, state, updated_ms) VALUES (?1, ?2, ?3, ?4, 1, 'pending', ?5)",
+                )
+                .map_err(err)?;
+            let now = now_ms();
+            for (env, deliveries, origin) in batch {
+                if let Some(seq) = find
+                    .query_row([&env.id], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map_err(err)?
+                {
+                    out.push(Inserted::Duplicate(seq));
+                    continue;
+                }
+                let json = serde_json::to_string(env).map_err(|e| JournalError::Corrupt {
+                    path: path.clone(),
+                    seq: 0,
+                    message: format!("event `{}` cannot be encoded: {e}", env.id),
+                })?;
+                add.execute(params![env.id, env.kind, origin, json, now])
+                    .map_err(err)?;
+                let seq = tx.last_insert_rowid();
+                for (i, (hook, handler)) in deliveries.iter().enumerate() {
+                    plan.execute(params![seq, i as i64, hook, handler, now])
+                        .map_err(err)?;
+                }
+                out.push(Inserted::New(seq));
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
+    /// Records finished deliveries in one transaction. Final failures move to
+    /// the dead-letter table.
+    pub fn ack(&mut self, acks: &[Ack]) -> Result<(), JournalError> {
+        if acks.is_empty() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        {
+            let mut done = tx
+                .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4 WHERE event_seq = ?5 AND position = ?6")
+                .map_err(err)?;
+            let mut dead = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
+                     SELECT d.event_seq, d.position, e.id, d.hook, d.handler, ?3, ?4, ?5, ?6
+                     FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.event_seq = ?1 AND d.position = ?2",
+                )
+                .map_err(err)?;
+            let now = now_ms();
+            for a in acks {
+                let state = match (&a.dead, a.skipped) {
+                    (Some(_), _) => "dead",
+                    (None, true) => "skipped",
+                    (None, false) => "done",
+                };
+                done.execute(params![
+                    state,
+                    a.outcome.as_str(),
+                    a.attempts,
+                    now,
+                    a.event_seq,
+                    a.position
+                ])
+                .map_err(err)?;
+                if let Some(message) = &a.dead {
+                    dead.execute(params![
+                        a.event_seq,
+                        a.position,
+                        a.attempts,
+                        a.outcome.as_str(),
+                        message,
+                        now
+                    ])
+                    .map_err(err)?;
+                }
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Records that another attempt of a delivery is about to start.
+    pub fn start_attempt(
+        &mut self,
+        event_seq: i64,
+        position: i64,
+        attempts: u32,
+    ) -> Result<(), JournalError> {
+        // A single statement is its own transaction and takes the write lock first.
+        self.conn
+            .execute(
+                "UPDATE deliveries SET attempts = ?1, updated_ms = ?2 WHERE event_seq = ?3 AND position = ?4",
+                params![attempts, now_ms(), event_seq, position],
+            )
+            .map(|_| ())
+            .map_err(self.err())
+    }
+
+    /// Every event with unacked deliveries, in journal order, each delivery's
+    /// attempts raised by one first (committed), so a delivery that may have
+    /// run before a crash is never repeated with the same attempt.
+    pub fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
+        let path = self.path.clone();
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        tx.execute(
+            "UPDATE deliveries SET attempts = attempts + 1 WHERE state = 'pending'",
+            [],
+        )
+        .map_err(err)?;
+        let mut events: Vec<PendingEvent> = Vec::new();
+        let mut corrupt: Vec<i64> = Vec::new();
+        {
+            let mut q = tx
+                .prepare(
+                    "SELECT d.event_seq, e.envelope, d.position, d.hook, d.handler, d.attempts
+                     FROM deliveries d JOIN events e ON e.seq = d.event_seq
+                     WHERE d.state = 'pending' ORDER BY d.event_seq, d.position",
+                )
+                .map_err(err)?;
+            let mut rows = q.query([]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                let seq: i64 = r.get(0).map_err(err)?;
+                let delivery = PendingDelivery {
+                    position: r.get(2).map_err(err)?,
+                    hook: r.get(3).map_err(err)?,
+                    handler: r.get(4).map_err(err)?,
+                    attempts: r.get(5).map_err(err)?,
+                };
+                match events.last_mut() {
+                    Some(e) if e.seq == seq => e.deliveries.push(delivery),
+                    _ if corrupt.contains(&seq) => {}
+                    _ => {
+                        let text: String = r.get(1).map_err(err)?;
+                        match serde_json::from_str(&text) {
+                            Ok(envelope) => events.push(PendingEvent {
+                                seq,
+                                envelope,
+                                deliveries: vec![delivery],
+                            }),
+                            Err(e) => {
+                                tracing::error!(journal = %path.display(), seq, "stored event is unreadable, dead-lettering it: {e}");
+                                corrupt.push(seq);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for seq in &corrupt {
+            tx.execute(
+                "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
+                 SELECT d.event_seq, d.position, e.id, d.hook, d.handler, d.attempts, 'error', 'stored event is unreadable', ?2
+                 FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.event_seq = ?1 AND d.state = 'pending'",
+                params![seq, now_ms()],
+            )
+            .map_err(err)?;
+            tx.execute("UPDATE deliveries SET state = 'dead', outcome = 'error' WHERE event_seq = ?1 AND state = 'pending'", [seq])
+                .map_err(err)?;
+        }
+        tx.commit().map_err(err)?;
+        Ok(events)
+    }
+
+    /// Counts of events and deliveries by state.
+    pub fn status(&self) -> Result<JournalStatus, JournalError> {
+        let count = |sql: &str| {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map_err(self.err())
+        };
+        Ok(JournalStatus {
+            events: count("SELECT count(*) FROM events")?,
+            pending: count("SELECT count(*) FROM deliveries WHERE state = 'pending'")?,
+            done: count("SELECT count(*) FROM deliveries WHERE state = 'done'")?,
+            dead: count("SELECT count(*) FROM deliveries WHERE state = 'dead'")?,
+            repeated: count(
+                "SELECT count(*) FROM deliveries WHERE state != 'pending' AND attempts > 1",
+            )?,
+        })
+    }
+
+    /// Unacked deliveries, for inspection (does not change attempts).
+    pub fn pending(&self) -> Result<Vec<(i64, String, PendingDelivery)>, JournalError> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT d.event_seq, e.id, d.position, d.hook, d.handler, d.attempts FROM deliveries d
+                 JOIN events e ON e.seq = d.event_seq WHERE d.state = 'pending' ORDER BY d.event_seq, d.position",
+            )
+            .map_err(self.err())?;
+        let rows = q
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    PendingDelivery {
+                        position: r.get(2)?,
+                        hook: r.get(3)?,
+                        handler: r.get(4)?,
+                        attempts: r.get(5)?,
+                    },
+                ))
+            })
+            .map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
+    /// Every dead letter, oldest first.
+    pub fn dead_letters(&self) -> Result<Vec<DeadLetter>, JournalError> {
+        let mut q = self
+            .conn
+            .prepare("SELECT event_seq, event_id, hook, handler, attempts, outcome, message FROM dead_letters ORDER BY event_seq, position")
+            .map_err(self.err())?;
+        let rows = q
+            .query_map([], |r| {
+                Ok(DeadLetter {
+                    event_seq: r.get(0)?,
+                    event_id: r.get(1)?,
+                    hook: r.get(2)?,
+                    handler: r.get(3)?,
+                    attempts: r.get(4)?,
+                    outcome: r.get(5)?,
+                    message: r.get(6)?,
+                })
+            })
+            .map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
+    /// Moves dead letters (all, or one hook's, or one event's) back to
+    /// pending, so the next start delivers them again. Returns how many.
+    pub fn redrive(
+        &mut self,
+        hook: Option<&str>,
+        event_id: Option<&str>,
+    ) -> Result<usize, JournalError> {
+        let path = self.path.clone();
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let filter = "(?1 IS NULL OR hook = ?1) AND (?2 IS NULL OR event_id = ?2)";
+        tx.execute(
+            &format!(
+                "UPDATE deliveries SET state = 'pending', updated_ms = ?3 WHERE (event_seq, position) IN
+                 (SELECT event_seq, position FROM dead_letters WHERE {filter})"
+            ),
+            params![hook, event_id, now_ms()],
+        )
+        .map_err(err)?;
+        let n = tx
+            .execute(
+                &format!("DELETE FROM dead_letters WHERE {filter}"),
+                params![hook, event_id],
+            )
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(n)
+    }
+}

@@ -1,0 +1,12 @@
+//! Layer 6, the service: the runtime in the background. The journal, the
+//! report and work types, retries, lanes, the dispatcher and writer threads,
+//! and the public `HookService`.
+
+pub(crate) mod api;
+pub(crate) mod dispatcher;
+pub(crate) mod journal;
+pub(crate) mod lanes;
+pub(crate) mod report;
+pub(crate) mod retry;
+pub(crate) mod work;
+pub(crate) mod writer;

@@ -1,0 +1,100 @@
+//! Work: what travels between the service's threads (commands to the
+//! writer, stored events to the dispatcher), the queue bounds that make
+//! backpressure, and the small helpers every thread shares.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+
+use tokio::sync::oneshot;
+
+use crate::delivery::record::Resolution;
+use crate::event::envelope::{Envelope, EnvelopeError};
+use crate::service::journal::PendingDelivery;
+use crate::service::report::Receipt;
+
+/// Most events committed in one transaction.
+pub const MAX_BATCH: usize = 256;
+/// Batches (of up to [`MAX_BATCH`] events) waiting for the dispatcher at
+/// most; when they are full, the writer waits and receipts slow down: the
+/// backpressure that keeps memory flat however fast events come.
+pub const DISPATCH_QUEUE: usize = 4;
+/// Ids remembered for deduplication without a journal: re-submissions within
+/// this window are no-ops; memory stays bounded however long the process runs.
+pub const MEMORY_DEDUP_WINDOW: usize = 100_000;
+
+/// Why an event was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum EmitError {
+    /// The envelope is invalid.
+    #[error("event refused: {0}")]
+    Invalid(#[from] EnvelopeError),
+    /// The service is shutting down (or has stopped); the event was not stored.
+    #[error("hookrt is shutting down: event `{0}` was not stored; send it again after restart")]
+    ShuttingDown(String),
+    /// The journal failed; the event was not stored.
+    #[error("event `{id}` was not stored: {message}")]
+    Journal {
+        /// The event id.
+        id: String,
+        /// What the journal said.
+        message: String,
+    },
+}
+
+pub(crate) type ReceiptTx = oneshot::Sender<Result<Receipt, EmitError>>;
+pub(crate) type ResolutionTx = oneshot::Sender<Option<Resolution>>;
+pub(crate) type ResolvingRx = (
+    oneshot::Receiver<Result<Receipt, EmitError>>,
+    oneshot::Receiver<Option<Resolution>>,
+);
+
+/// What `emit` and `flush` send the writer.
+pub(crate) enum Command {
+    Emit(Envelope, ReceiptTx, Option<ResolutionTx>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// What the writer hands the dispatcher.
+pub(crate) enum Msg {
+    /// Newly stored events, in journal order.
+    Work(Vec<Work>),
+    /// Answer once everything before it is delivered.
+    Flush(oneshot::Sender<()>),
+}
+
+/// One event ready to deliver.
+pub(crate) struct Work {
+    pub(crate) seq: i64,
+    pub(crate) envelope: Envelope,
+    pub(crate) deliveries: Vec<PendingDelivery>,
+    /// Who waits for what a decision or edit event decides.
+    pub(crate) resolve: Option<oneshot::Sender<Option<Resolution>>>,
+}
+
+/// Locks `m`, going on past a poisoned lock (a panicking observer must not
+/// stop delivery).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Ids seen recently (without a journal): a set plus insertion order.
+#[derive(Default)]
+pub(crate) struct Seen(HashSet<String>, VecDeque<String>);
+
+impl Seen {
+    /// Remembers `id`; false when it was already seen.
+    pub(crate) fn insert(&mut self, id: &str) -> bool {
+        if self.0.contains(id) {
+            return false;
+        }
+        self.0.insert(id.to_owned());
+        self.1.push_back(id.to_owned());
+        if self.1.len() > MEMORY_DEDUP_WINDOW
+            && let Some(old) = self.1.pop_front()
+        {
+            self.0.remove(&old);
+        }
+        true
+    }
+}
+

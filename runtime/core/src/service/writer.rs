@@ -1,0 +1,147 @@
+//! The writer: the thread that takes every queued event (up to
+//! [`MAX_BATCH`]), commits them in one transaction (group commit), answers
+//! their receipts and hands them to the dispatcher.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use crate::event::envelope::{Durability, Envelope};
+use crate::event::scope::Scope;
+use crate::hooks::registry::Planner;
+use crate::service::journal::{Inserted, Journal, PendingDelivery, Plan};
+use crate::service::report::{Receipt, Stats};
+use crate::service::work::{
+    Command, EmitError, MAX_BATCH, Msg, ReceiptTx, ResolutionTx, Seen, Work,
+};
+
+/// Commits batches of emitted events and answers their receipts.
+pub(crate) struct Writer {
+    pub(crate) journal: Option<Journal>,
+    pub(crate) planner: Planner,
+    pub(crate) cancel: Arc<AtomicBool>,
+    pub(crate) seen: Seen,
+    pub(crate) stats: Stats,
+}
+
+impl Writer {
+    pub(crate) fn serve(&mut self, rx: mpsc::Receiver<Command>, work: mpsc::SyncSender<Msg>) {
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(c) => batch.push(c),
+                    Err(_) => break,
+                }
+            }
+            let mut emits = Vec::new();
+            for c in batch {
+                match c {
+                    Command::Emit(e, reply, resolve) => emits.push((e, reply, resolve)),
+                    Command::Flush(reply) => {
+                        // Everything before the flush must reach the dispatcher first.
+                        let new = self.take(std::mem::take(&mut emits));
+                        let _ = work.send(Msg::Work(new));
+                        let _ = work.send(Msg::Flush(reply));
+                    }
+                }
+            }
+            let new = self.take(emits);
+            if !new.is_empty() {
+                let _ = work.send(Msg::Work(new));
+            }
+        }
+    }
+
+    /// Stores (or remembers) new events, answers every receipt, and returns
+    /// the new events as work.
+    fn take(&mut self, emits: Vec<(Envelope, ReceiptTx, Option<ResolutionTx>)>) -> Vec<Work> {
+        if emits.is_empty() {
+            return Vec::new();
+        }
+        if self.cancel.load(Ordering::Relaxed) {
+            for (e, reply, _) in emits {
+                let _ = reply.send(Err(EmitError::ShuttingDown(e.id)));
+            }
+            return Vec::new();
+        }
+        let plans: Vec<Plan> = emits
+            .iter()
+            .map(|(e, _, _)| {
+                self.planner
+                    .plan(&e.kind, &Scope::of_event(e.coordinates.subagent.as_deref()))
+            })
+            .collect();
+        let stored = match self.journal.as_mut() {
+            Some(j) => {
+                let batch: Vec<(&Envelope, &Plan, &str)> = emits
+                    .iter()
+                    .zip(&plans)
+                    .map(|((e, _, _), p)| (e, p, "agent"))
+                    .collect();
+                j.insert(&batch)
+            }
+            None => Ok(emits
+                .iter()
+                .map(|(e, _, _)| {
+                    if self.seen.insert(&e.id) {
+                        Inserted::New(0)
+                    } else {
+                        Inserted::Duplicate(0)
+                    }
+                })
+                .collect()),
+        };
+        let stored = match stored {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!("journal commit failed: {e}");
+                let message = e.to_string();
+                for (env, reply, _) in emits {
+                    let _ = reply.send(Err(EmitError::Journal {
+                        id: env.id,
+                        message: message.clone(),
+                    }));
+                }
+                return Vec::new();
+            }
+        };
+        let durable = self.journal.is_some();
+        let durability = if durable {
+            Durability::Persisted
+        } else {
+            Durability::Accepted
+        };
+        let mut work = Vec::new();
+        for (((envelope, reply, resolve), plan), inserted) in
+            emits.into_iter().zip(plans).zip(stored)
+        {
+            let (seq, duplicate) = match inserted {
+                Inserted::New(seq) => (seq, false),
+                Inserted::Duplicate(seq) => (seq, true),
+            };
+            let _ = reply.send(Ok(Receipt {
+                event_id: envelope.id.clone(),
+                durability,
+                seq: durable.then_some(seq),
+                duplicate,
+            }));
+            if duplicate {
+                self.stats.duplicates += 1;
+                continue;
+            }
+            self.stats.events += 1;
+            // Without a journal the caller's attempt is kept (replaying a
+            // recorded redelivery); the journal numbers attempts itself.
+            let first = if durable { 1 } else { envelope.attempt };
+            let deliveries = PendingDelivery::planned(plan, first);
+            work.push(Work {
+                seq,
+                envelope,
+                deliveries,
+                resolve,
+            });
+        }
+        work
+    }
+}

@@ -1,0 +1,567 @@
+//! The `hookrt` binary as a user runs it: exit codes, messages, JSON lines.
+//! Uses the real example hooks and the build cache shared with `tests/all`.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::common::repo;
+
+
+fn hookrt(args: &[&str]) -> Command {
+    let mut c = Command::new(crate::hookrt_bin());
+    c.args(args)
+        .env(
+            "HOOKRT_CACHE_DIR",
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache"),
+        )
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    hookrt(args).output().expect("hookrt runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn json_lines(out: &Output) -> Vec<Value> {
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect()
+}
+
+fn copy(from: &Path, to: &Path) {
+    if from.is_dir() {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            copy(&e.path(), &to.join(e.file_name()));
+        }
+    } else {
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(from, to).unwrap();
+    }
+}
+
+/// The example agent's hooks plus the hostile infinite loop, in a temp folder.
+fn agent_with_infinite_loop() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/agent/hooks"),
+        &dir.path().join("hooks"),
+    );
+    copy(
+        &repo().join("example-hooks/hostile/hooks/infinite_loop.rs"),
+        &dir.path().join("hooks/infinite_loop.rs"),
+    );
+    let config = fs::read_to_string(repo().join("example-hooks/agent/hookrt.toml")).unwrap();
+    fs::write(
+        dir.path().join("hookrt.toml"),
+        config + "\n[hooks.infinite_loop]\nfuel = 2_000_000\ndeadline_ms = 50\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn transcript() -> String {
+    repo()
+        .join("example-hooks/agent/transcript.jsonl")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn check_names_each_problem_and_exits_nonzero() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("hooks")).unwrap();
+    fs::create_dir_all(d.join("channels")).unwrap();
+    for f in [
+        "hooks/audit.rs",
+        "hooks/audit.wasm",
+        "hooks/..escape.rs",
+        "channels/slack.rs",
+    ] {
+        fs::write(d.join(f), "").unwrap();
+    }
+    let out = run(&["check", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.starts_with("3 problems found:"), "{err}");
+    for expected in [
+        format!(
+            "{}: a `channels/` folder is not supported",
+            d.join("channels").display()
+        ),
+        format!(
+            "{}: unsafe slug `..escape`",
+            d.join("hooks/..escape.rs").display()
+        ),
+        format!(
+            "{}: duplicate slug `audit`: {} has the same slug",
+            d.join("hooks/audit.wasm").display(),
+            d.join("hooks/audit.rs").display()
+        ),
+    ] {
+        assert!(err.contains(&expected), "missing `{expected}` in:\n{err}");
+    }
+    assert_eq!(err.matches("  fix: ").count(), 3, "every problem has a fix");
+}
+
+#[test]
+fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
+    let dir = agent_with_infinite_loop();
+    let out = run(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--events",
+        &transcript(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = json_lines(&out);
+    let (summary, rest) = lines.split_last().unwrap();
+    let deliveries: Vec<&Value> = rest.iter().filter(|l| l.get("hook").is_some()).collect();
+    let looping: Vec<&Value> = deliveries
+        .iter()
+        .copied()
+        .filter(|d| d["hook"] == "infinite_loop")
+        .collect();
+    assert_eq!(looping.len(), 38, "one wildcard delivery per event");
+    for d in &looping {
+        assert!(
+            d["outcome"] == "out_of_fuel" || d["outcome"] == "timeout",
+            "{d}"
+        );
+        assert!(d["fuel_used"].as_u64().unwrap() <= 2_000_000, "{d}");
+    }
+    assert!(
+        deliveries
+            .iter()
+            .filter(|d| d["hook"] != "infinite_loop")
+            .all(|d| d["outcome"] == "ok")
+    );
+    assert_eq!(summary["summary"]["deliveries"], 139 + 38);
+    assert_eq!(summary["summary"]["outcomes"]["ok"], 139);
+    assert_eq!(summary["summary"]["durability"], "accepted");
+    for key in [
+        "event_id",
+        "kind",
+        "hook",
+        "handler",
+        "attempt",
+        "outcome",
+        "duration_us",
+        "fuel_used",
+    ] {
+        assert!(
+            deliveries[0].get(key).is_some(),
+            "delivery lines carry `{key}`"
+        );
+    }
+}
+
+#[test]
+fn a_second_run_with_unchanged_hooks_compiles_nothing() {
+    let dir = agent_with_infinite_loop();
+    let args = [
+        "-v",
+        "run",
+        dir.path().to_str().unwrap(),
+        "--events",
+        &transcript(),
+    ];
+    let first = run(&args);
+    assert!(first.status.success());
+    let second = run(&args);
+    let err = text(&second.stderr);
+    assert!(
+        err.contains("7 hook(s) ready in")
+            && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 7 loaded from cache"),
+        "{err}"
+    );
+    assert!(!err.contains("cargo_built=true") && !err.contains("cranelift_compiled=true"));
+}
+
+fn events_with_bad_lines() -> tempfile::NamedTempFile {
+    let good: Vec<String> = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .take(3)
+        .map(String::from)
+        .collect();
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let bad_kind = good[1].replace("turn.started", "trun.started");
+    writeln!(
+        f,
+        "{}\n{{oops\n{}\n{bad_kind}\n{}",
+        good[0], good[1], good[2]
+    )
+    .unwrap();
+    f
+}
+
+#[test]
+fn malformed_lines_are_named_by_number_and_the_rest_still_run() {
+    let events = events_with_bad_lines();
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        events.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "malformed input makes the run fail after the good lines ran"
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("line 2: not a valid envelope: key must be a string"),
+        "{err}"
+    );
+    assert!(
+        err.contains("line 4: unknown event kind `trun.started` (did you mean `turn.started`?)"),
+        "{err}"
+    );
+    let lines = json_lines(&out);
+    let ids: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["event_id"].as_str())
+        .collect();
+    assert!(ids.contains(&"evt_0001") && ids.contains(&"evt_0002") && ids.contains(&"evt_0003"));
+    assert_eq!(lines.last().unwrap()["summary"]["malformed_lines"], 2);
+    assert_eq!(lines.last().unwrap()["summary"]["events"], 3);
+}
+
+#[test]
+fn strict_stops_at_the_first_malformed_line() {
+    let events = events_with_bad_lines();
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        events.path().to_str().unwrap(),
+        "--strict",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let ids: Vec<String> = json_lines(&out)
+        .iter()
+        .filter_map(|l| l["event_id"].as_str().map(String::from))
+        .collect();
+    assert!(
+        ids.iter().all(|id| id == "evt_0001"),
+        "nothing after line 2 ran: {ids:?}"
+    );
+    assert!(text(&out.stderr).contains("stopping at line 2 (--strict)"));
+}
+
+#[test]
+fn events_can_come_from_stdin() {
+    let agent = repo().join("example-hooks/agent");
+    let mut child = hookrt(&["run", agent.to_str().unwrap(), "--events", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(first.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines = json_lines(&out);
+    assert_eq!(lines.last().unwrap()["summary"]["events"], 1);
+}
+
+#[test]
+fn audit_json_reports_the_real_configuration() {
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&["audit", agent.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hooks = report["hooks"].as_array().unwrap();
+    let slugs: Vec<&str> = hooks.iter().map(|h| h["slug"].as_str().unwrap()).collect();
+    assert_eq!(
+        slugs,
+        [
+            "audit",
+            "alerts",
+            "context-pruner",
+            "observability/metrics",
+            "policy",
+            "protected-paths"
+        ]
+    );
+    let metrics = &hooks[3];
+    assert_eq!(metrics["instance"], "reuse");
+    assert_eq!(metrics["limits"]["fuel"], 5_000_000);
+    assert_eq!(metrics["limits"]["deadline_ms"], 200);
+    assert_eq!(metrics["limits"]["memory_bytes"], 32 << 20);
+    assert_eq!(hooks[4]["source_kind"], "crate");
+    assert_eq!(
+        hooks[4]["subscriptions"],
+        serde_json::json!([{"kind": "actions.requested", "class": "decision"}])
+    );
+    assert_eq!(
+        (hooks[4]["on_failure"].as_str(), hooks[4]["name"].as_str()),
+        (Some("deny"), Some("Tool approval policy"))
+    );
+    assert_eq!(hooks[5]["config_keys"], serde_json::json!(["protected"]));
+    assert_eq!(
+        hooks[2]["subscriptions"],
+        serde_json::json!([{"kind": "step.completed", "class": "edit"}])
+    );
+    assert!(
+        hooks
+            .iter()
+            .all(|h| h["world"] == "hookrt:hook/define-hook@0.2.0")
+    );
+    assert_eq!(
+        hooks[1]["subscriptions"],
+        serde_json::json!([{"kind": "action.result", "class": "observe"}, {"kind": "*", "class": "any"}])
+    );
+    let imports = |i: usize| {
+        hooks[i]["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["import"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert!(hooks.iter().all(|h| {
+        h["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["granted"] == true)
+    }));
+    assert_eq!(hooks[5]["grants"], serde_json::json!(["log", "state"]));
+    assert!(
+        imports(0).contains(&"hookrt:hook/log@0.2.0".to_owned()),
+        "audit logs: {:?}",
+        imports(0)
+    );
+    assert!(
+        imports(5).contains(&"hookrt:hook/state@0.2.0".to_owned()),
+        "protected-paths keeps state: {:?}",
+        imports(5)
+    );
+    assert!(
+        hooks
+            .iter()
+            .all(|h| h["component_sha256"].as_str().unwrap().len() == 64)
+    );
+}
+
+#[test]
+fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let agent = repo().join("example-hooks/agent");
+    let args = [
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        &transcript(),
+        "--journal",
+        db.to_str().unwrap(),
+    ];
+    let first = json_lines(&run(&args));
+    let s = &first.last().unwrap()["summary"];
+    assert_eq!(
+        (
+            s["durability"].as_str(),
+            s["events"].as_u64(),
+            s["deliveries"].as_u64()
+        ),
+        (Some("persisted"), Some(38), Some(139))
+    );
+    assert!(
+        first
+            .iter()
+            .filter(|d| d.get("attempt").is_some())
+            .all(|d| d["attempt"] == 1)
+    );
+    let second = json_lines(&run(&args));
+    assert_eq!(second.len(), 1, "nothing is delivered again");
+    assert_eq!(
+        (
+            second[0]["summary"]["duplicates"].as_u64(),
+            second[0]["summary"]["events"].as_u64()
+        ),
+        (Some(38), Some(0))
+    );
+    let status: Value =
+        serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(
+        status,
+        serde_json::json!({"events": 38, "pending": 0, "done": 139, "dead": 0, "repeated": 0})
+    );
+}
+
+#[test]
+fn journal_commands_refuse_a_missing_file_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo.db");
+    let out = run(&["journal", "status", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no such file (a journal is created by `hookrt run --journal`)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!missing.exists());
+}
+
+#[test]
+fn drain_timeout_cancels_slow_deliveries_and_leaves_them_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/hostile/hooks/infinite_loop.rs"),
+        &dir.path().join("hooks/slow.rs"),
+    );
+    fs::write(
+        dir.path().join("hookrt.toml"),
+        "[hooks.slow]\nfuel = 10_000_000_000\ndeadline_ms = 600_000\n",
+    )
+    .unwrap();
+    let db = dir.path().join("j.db");
+    let out = run(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--events",
+        &transcript(),
+        "--journal",
+        db.to_str().unwrap(),
+        "--drain-timeout",
+        "0",
+    ]);
+    let lines = json_lines(&out);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["events"], 38, "every event was stored");
+    assert_eq!(
+        summary["deliveries"].as_u64().unwrap() + summary["left_unacked"].as_u64().unwrap(),
+        38
+    );
+    assert!(summary["left_unacked"].as_u64().unwrap() >= 1);
+    let status: Value =
+        serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(status["pending"], summary["left_unacked"]);
+}
+
+#[test]
+fn run_prints_what_decision_and_edit_events_decided() {
+    let agent = repo().join("example-hooks/agent");
+    let lines = json_lines(&run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        &transcript(),
+    ]));
+    let resolved: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("resolution").is_some())
+        .collect();
+    let kinds: Vec<&str> = resolved
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    // 5 actions.requested, 1 file.edit.requested, 7 step.completed, 2 turn.completed.
+    assert_eq!(resolved.len(), 15, "{kinds:?}");
+    let calls: Vec<&Value> = resolved
+        .iter()
+        .filter_map(|l| l["resolution"]["tool_approval"]["calls"].as_array())
+        .flatten()
+        .collect();
+    let rm = calls.iter().find(|c| c["call_id"] == "call_06").unwrap();
+    assert_eq!(
+        (rm["verdict"]["answer"].as_str(), rm["decided_by"].as_str()),
+        (Some("deny"), Some("policy"))
+    );
+    let fetch = calls.iter().find(|c| c["call_id"] == "call_04").unwrap();
+    assert_eq!(fetch["verdict"]["answer"], "ask");
+    let file = resolved
+        .iter()
+        .find(|l| l["kind"] == "file.edit.requested")
+        .unwrap();
+    assert_eq!(
+        file["resolution"]["file_edit"]["result"]["answer"],
+        "not_handled"
+    );
+    let pruned = resolved
+        .iter()
+        .filter(|l| l["resolution"]["edit"]["changed"] == true)
+        .count();
+    assert!(pruned >= 1, "the context pruner edited at least one step");
+}
+
+#[test]
+fn hook_state_survives_a_process_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/testing/hooks/state_counter.rs"),
+        &dir.path().join("hooks/counter.rs"),
+    );
+    fs::write(
+        dir.path().join("hookrt.toml"),
+        "[hooks.counter]\ngrants = [\"log\", \"state\"]\n",
+    )
+    .unwrap();
+    let db = dir.path().join("j.db");
+    let all: Vec<String> = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let counts = |events: &[String]| -> Vec<u64> {
+        let f = dir.path().join("events.jsonl");
+        fs::write(&f, events.join("\n")).unwrap();
+        let out = run(&[
+            "run",
+            dir.path().to_str().unwrap(),
+            "--events",
+            f.to_str().unwrap(),
+            "--journal",
+            db.to_str().unwrap(),
+            "--logs",
+        ]);
+        json_lines(&out)
+            .iter()
+            .filter_map(|l| l["logs"].as_array())
+            .map(|logs| {
+                logs.iter()
+                    .find_map(|l| {
+                        l["fields"].as_array()?.iter().find(|f| f[0] == "count")?[1]
+                            .as_str()?
+                            .parse()
+                            .ok()
+                    })
+                    .unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(counts(&all[..2]), [1, 2]);
+    assert_eq!(
+        counts(&all[2..4]),
+        [3, 4],
+        "the second process reads the first one's state from the journal"
+    );
+}

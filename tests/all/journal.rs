@@ -282,7 +282,7 @@ fn commits_and_acks_interleave_without_lock_errors() {
             let mut e = base[i % base.len()].clone();
             e.id = format!("bulk-{i}");
             e.coordinates.sequence = i as u64;
-            e.idempotency_key.clear();
+
             e
         })
         .collect();

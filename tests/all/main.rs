@@ -13,6 +13,7 @@ mod config;
 mod decisions;
 mod discovery;
 mod edits;
+mod embedding;
 mod envelope;
 mod hostile;
 mod journal;

@@ -17,7 +17,7 @@ fn both_scopes() -> Vec<Envelope> {
         let mut e = e.clone();
         e.id = format!("sub-{}", e.id);
         e.coordinates.subagent = Some("researcher".into());
-        e.idempotency_key.clear();
+
         e
     });
     primary.clone().into_iter().chain(sub).collect()

@@ -27,7 +27,7 @@ fn many(rounds: usize) -> Vec<Envelope> {
                 let mut e = e.clone();
                 e.id = format!("r{r}-{}", e.id);
                 e.coordinates.session = format!("{}-{r}", e.coordinates.session);
-                e.idempotency_key.clear();
+
                 e
             })
         })

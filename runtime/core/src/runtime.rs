@@ -153,6 +153,17 @@ impl Runtime {
         })
     }
 
+    /// [`Runtime::load`] on a blocking thread, for async callers (cargo and
+    /// Cranelift may take seconds, reading 100 cached hooks a few ms).
+    pub async fn load_async(agent_dir: PathBuf, opts: BuildOptions) -> Result<Runtime, Problems> {
+        let loaded =
+            tokio::task::spawn_blocking(move || Runtime::load(&agent_dir, &opts, &mut |_| {})).await;
+        match loaded {
+            Ok(runtime) => runtime,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
     /// The loaded hooks, in registration order.
     pub fn hooks(&self) -> &[LoadedHook] {
         self.registry.hooks()

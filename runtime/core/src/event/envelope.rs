@@ -136,22 +136,91 @@ pub enum EnvelopeError {
     },
 }
 
+impl Coordinates {
+    /// Coordinates of an event of `agent`'s `session` at stream position
+    /// `sequence`, outside any turn or step, in the primary scope.
+    pub fn new(agent: impl Into<String>, session: impl Into<String>, sequence: u64) -> Self {
+        Coordinates {
+            agent: agent.into(),
+            session: session.into(),
+            turn: None,
+            step: None,
+            sequence,
+            subagent: None,
+        }
+    }
+
+    /// The same coordinates inside turn `turn`.
+    pub fn in_turn(mut self, turn: impl Into<String>) -> Self {
+        self.turn = Some(turn.into());
+        self
+    }
+
+    /// The same coordinates inside step `step`.
+    pub fn in_step(mut self, step: impl Into<String>) -> Self {
+        self.step = Some(step.into());
+        self
+    }
+
+    /// The same coordinates in subagent `id`'s scope.
+    pub fn in_subagent(mut self, id: impl Into<String>) -> Self {
+        self.subagent = Some(id.into());
+        self
+    }
+}
+
 impl Envelope {
+    /// A new event, stamped now, first attempt, with its idempotency key
+    /// derived; refused when a field is invalid (unknown kind, empty id,
+    /// `data` not an object or too large).
+    pub fn new(
+        id: impl Into<String>,
+        kind: impl Into<String>,
+        coordinates: Coordinates,
+        data: serde_json::Value,
+    ) -> Result<Envelope, EnvelopeError> {
+        let mut envelope = Envelope {
+            schema_version: SCHEMA_VERSION,
+            id: id.into(),
+            kind: kind.into(),
+            timestamp: now_rfc3339(),
+            coordinates,
+            attempt: 1,
+            idempotency_key: String::new(),
+            durability: Durability::default(),
+            data,
+        };
+        envelope.validate()?;
+        Ok(envelope)
+    }
+
     /// Parses and validates one JSON envelope, deriving its idempotency key.
+    /// This is the input boundary: a key the input supplies must be the one
+    /// hookrt derives.
     pub fn from_json(text: &str) -> Result<Envelope, EnvelopeError> {
         let mut env: Envelope = serde_json::from_str(text)?;
+        env.check()?;
         env.validate()?;
         Ok(env)
     }
 
-    /// Checks every field and fills in the idempotency key.
+    /// Checks every field and sets the idempotency key derived from the
+    /// kind and coordinates. A key already there is replaced, so an
+    /// envelope whose kind or coordinates were changed after parsing is
+    /// keyed by what it now says.
     pub fn validate(&mut self) -> Result<(), EnvelopeError> {
-        self.idempotency_key = self.check()?;
+        self.check_fields()?;
+        let size = data_size(&self.data);
+        if size > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(size));
+        }
+        self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
         Ok(())
     }
 
-    /// Checks every field without changing the envelope; returns the derived
-    /// idempotency key (equal to the given one, when one is given).
+    /// Checks every field without changing the envelope, as an input is
+    /// checked; returns the derived idempotency key and refuses a given key
+    /// that differs from it.
     pub fn check(&self) -> Result<String, EnvelopeError> {
         self.check_fields()?;
         let size = data_size(&self.data);
@@ -161,12 +230,13 @@ impl Envelope {
         self.checked_key()
     }
 
-    /// What a delivery needs, checked: the idempotency key and `data` as JSON
-    /// text. The data is serialized once, and its size checked on that text.
+    /// What a delivery needs, checked: the idempotency key (derived from
+    /// what the envelope says now) and `data` as JSON text. The data is
+    /// serialized once, and its size checked on that text.
     pub(crate) fn checked_parts(&self) -> Result<(String, String), EnvelopeError> {
         self.check_fields()?;
         let data = self.data_text()?;
-        Ok((self.checked_key()?, data))
+        Ok((idempotency_key(&self.kind, &self.coordinates), data))
     }
 
     /// The derived idempotency key, refusing a given one that differs.

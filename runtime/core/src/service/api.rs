@@ -16,12 +16,12 @@
 //! the running delivery through the epoch and leaves the rest unacked: the
 //! next start delivers it again with `attempt` + 1.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -76,6 +76,9 @@ pub struct HookService {
     tx: Option<mpsc::Sender<Command>>,
     writer: Option<JoinHandle<Stats>>,
     dispatcher: Option<JoinHandle<Stats>>,
+    /// Disconnected when the dispatcher thread has ended.
+    ended: Option<mpsc::Receiver<()>>,
+    ended_async: Option<oneshot::Receiver<()>>,
     cancel: Arc<AtomicBool>,
     durability: Durability,
 }
@@ -106,6 +109,24 @@ impl HookService {
         observer: Observer,
     ) -> Result<HookService, StartError> {
         Self::start_with(runtime, journal, observer, ServiceOptions::default())
+    }
+
+    /// [`HookService::start_with`] on a blocking thread, for async callers:
+    /// opening and recovering a journal reads the disk.
+    pub async fn start_async(
+        runtime: Runtime,
+        journal: Option<PathBuf>,
+        observer: Observer,
+        options: ServiceOptions,
+    ) -> Result<HookService, StartError> {
+        let started = tokio::task::spawn_blocking(move || {
+            Self::start_with(runtime, journal.as_deref(), observer, options)
+        })
+        .await;
+        match started {
+            Ok(service) => service,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
     }
 
     /// Starts the service with `options` (see [`HookService::start`]).
@@ -164,9 +185,14 @@ impl HookService {
         }
         let mut dispatcher =
             Dispatcher::new(runtime, dispatcher_journal, observer, options.workers)?;
+        // Both senders drop when the dispatcher thread ends: that is the
+        // signal `shutdown` waits for (no polling).
+        let (ended_tx, ended) = mpsc::channel::<()>();
+        let (ended_async_tx, ended_async) = oneshot::channel::<()>();
         let dispatcher = std::thread::Builder::new()
             .name("hookrt-dispatch".into())
             .spawn(move || {
+                let _ended = (ended_tx, ended_async_tx);
                 dispatcher.run(recovered);
                 dispatcher.serve(work_rx);
                 dispatcher.into_stats()
@@ -188,6 +214,8 @@ impl HookService {
             tx: Some(tx),
             writer: Some(writer),
             dispatcher: Some(dispatcher),
+            ended: Some(ended),
+            ended_async: Some(ended_async),
             cancel,
             durability,
         })
@@ -301,28 +329,27 @@ impl HookService {
     }
 
     /// Stops taking events, lets queued work finish until `deadline`, then
-    /// cancels the running delivery and leaves the rest unacked.
+    /// cancels the running delivery and leaves the rest unacked. Never blocks
+    /// the async caller's thread: it waits on the dispatcher's end, and joins
+    /// the threads on a blocking thread.
     pub async fn shutdown(mut self, deadline: Duration) -> Stats {
-        let until = Instant::now() + deadline;
         self.tx = None; // the writer, then the dispatcher, end once drained
-        while !self.drained() && Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(2)).await;
+        if let Some(ended) = self.ended_async.take() {
+            let _ = tokio::time::timeout(deadline, ended).await;
         }
-        self.finish()
+        match tokio::task::spawn_blocking(move || self.finish()).await {
+            Ok(stats) => stats,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
     }
 
-    /// Blocking form of [`HookService::shutdown`].
+    /// Blocking form of [`HookService::shutdown`] (not for async contexts).
     pub fn shutdown_blocking(mut self, deadline: Duration) -> Stats {
-        let until = Instant::now() + deadline;
         self.tx = None;
-        while !self.drained() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(2));
+        if let Some(ended) = self.ended.take() {
+            let _ = ended.recv_timeout(deadline);
         }
         self.finish()
-    }
-
-    fn drained(&self) -> bool {
-        self.dispatcher.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
     fn finish(&mut self) -> Stats {

@@ -1,0 +1,106 @@
+//! What an embedder does, from `docs/embedding.md`: one import path, events
+//! built in code, typed problems, and async load / start / shutdown.
+
+use std::time::Duration;
+
+use hookrt::{
+    Coordinates, Envelope, EnvelopeError, EventClass, HookService, Observation, ProblemKind,
+    Runtime, ServiceOptions, class_of,
+};
+
+use crate::common::{example, opts};
+
+#[test]
+fn an_envelope_built_in_code_is_stamped_keyed_and_first_attempt() {
+    let at = Coordinates::new("agent-1", "sess-1", 7).in_turn("turn-1");
+    let e = Envelope::new("evt-1", "message.completed", at.clone(), serde_json::json!({}))
+        .expect("a valid event");
+    assert_eq!(e.attempt, 1);
+    assert_eq!(e.schema_version, hookrt::SCHEMA_VERSION);
+    assert_eq!(e.idempotency_key, hookrt::idempotency_key("message.completed", &at));
+    assert!(matches!(
+        Envelope::new("evt-2", "message.complete", at, serde_json::json!({})),
+        Err(EnvelopeError::UnknownKind(_))
+    ));
+}
+
+#[test]
+fn a_parsed_envelope_changed_in_code_is_rekeyed_not_refused() {
+    let rt = crate::common::load(&example("agent"));
+    let mut e = crate::common::transcript().remove(0);
+    let before = e.idempotency_key.clone();
+    e.coordinates.sequence += 1000;
+    e.id = "evt-moved".into();
+    let report = rt.dispatch(&e).expect("a changed envelope is still deliverable");
+    assert!(!report.deliveries.is_empty());
+    e.validate().expect("validate re-derives the key");
+    assert_ne!(e.idempotency_key, before);
+    assert_eq!(e.idempotency_key, hookrt::idempotency_key(&e.kind, &e.coordinates));
+}
+
+#[test]
+fn a_supplied_key_that_differs_is_still_refused_at_the_input() {
+    let mut line: serde_json::Value =
+        serde_json::to_value(crate::common::transcript().remove(0)).unwrap();
+    line["idempotency_key"] = "forged".into();
+    assert!(matches!(
+        Envelope::from_json(&line.to_string()),
+        Err(EnvelopeError::IdempotencyKey { .. })
+    ));
+}
+
+#[test]
+fn a_missing_agent_folder_is_reported_as_such() {
+    let missing = std::env::temp_dir().join("hookrt-no-such-agent-folder");
+    let problems = match Runtime::load(&missing, &opts(), &mut |_| {}) {
+        Ok(_) => panic!("a missing folder must not load"),
+        Err(p) => p,
+    };
+    assert_eq!(problems.0.len(), 1);
+    assert_eq!(problems.0[0].kind, ProblemKind::AgentFolder);
+    assert_eq!(problems.0[0].message, "the agent folder does not exist");
+    assert!(problems.has(ProblemKind::AgentFolder));
+}
+
+#[test]
+fn class_of_tells_emit_from_resolve() {
+    assert_eq!(class_of("message.completed"), EventClass::Observe);
+    assert_eq!(class_of("actions.requested"), EventClass::Decision);
+    assert_eq!(class_of("step.completed"), EventClass::Edit);
+}
+
+#[test]
+fn async_load_start_emit_and_shutdown_on_one_thread() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stats = rt.block_on(async {
+        let runtime = Runtime::load_async(example("agent"), opts()).await.expect("loads");
+        let delivered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let seen = delivered.clone();
+        let observer = Box::new(move |o: Observation<'_>| {
+            if let Observation::Delivery(_) = o {
+                seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        let service =
+            HookService::start_async(runtime, None, observer, ServiceOptions::default())
+                .await
+                .expect("starts");
+        for e in crate::common::transcript() {
+            if class_of(&e.kind) == EventClass::Observe {
+                service.emit(e).await.expect("taken");
+            } else {
+                service.resolve(e).await.expect("resolved");
+            }
+        }
+        service.flush().await;
+        let n = delivered.load(std::sync::atomic::Ordering::Relaxed);
+        let stats = service.shutdown(Duration::from_secs(10)).await;
+        assert_eq!(stats.deliveries, n);
+        stats
+    });
+    assert_eq!(stats.events, crate::common::transcript().len() as u64);
+    assert_eq!(stats.left_unacked, 0);
+}

@@ -104,3 +104,42 @@ fn async_load_start_emit_and_shutdown_on_one_thread() {
     assert_eq!(stats.events, crate::common::transcript().len() as u64);
     assert_eq!(stats.left_unacked, 0);
 }
+
+#[test]
+fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
+    // One hook that burns its whole 100 ms deadline on every event: the
+    // dispatcher falls behind at once, the writer fills the dispatch queue,
+    // and the submit queue fills behind it.
+    let agent = crate::common::TempAgent::new()
+        .hook("hostile/hooks/infinite_loop.rs", "infinite_loop.rs")
+        .config("[defaults]\ndeadline_ms = 100\nfuel = 10_000_000_000\n");
+    let runtime = crate::common::load(agent.path());
+    let service = HookService::start(runtime, None, Box::new(|_| {})).expect("starts");
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let template = crate::common::transcript()
+        .into_iter()
+        .find(|e| e.kind == "message.completed")
+        .unwrap();
+    let (mut queued, mut refused) = (0usize, 0usize);
+    rt.block_on(async {
+        for i in 0..20_000u64 {
+            let mut e = template.clone();
+            e.id = format!("evt-{i}");
+            e.coordinates.sequence = i;
+            match service.submit(e).refused() {
+                None => queued += 1,
+                Some(hookrt::EmitError::Overloaded(id)) => {
+                    assert_eq!(*id, format!("evt-{i}"));
+                    refused += 1;
+                }
+                Some(other) => panic!("unexpected: {other:?}"),
+            }
+        }
+    });
+    // At most the submit queue, the dispatch queue and one batch in each
+    // thread's hands are ever held; the rest is refused, not buffered.
+    let bound = hookrt::SUBMIT_QUEUE + (hookrt::DISPATCH_QUEUE + 2) * hookrt::MAX_BATCH;
+    assert!(queued <= bound, "{queued} events queued, above the bound {bound}");
+    assert_eq!(queued + refused, 20_000);
+    service.shutdown_blocking(Duration::from_millis(0));
+}

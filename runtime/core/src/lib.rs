@@ -88,4 +88,4 @@ pub use service::journal::{
     JournalStatus,
 };
 pub use service::report::{Observation, Observer, Receipt, ResolveReply, Stats};
-pub use service::work::{DISPATCH_QUEUE, EmitError, MAX_BATCH, MEMORY_DEDUP_WINDOW};
+pub use service::work::{DISPATCH_QUEUE, EmitError, MAX_BATCH, MEMORY_DEDUP_WINDOW, SUBMIT_QUEUE};

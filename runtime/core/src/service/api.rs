@@ -23,6 +23,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::oneshot;
 
 use crate::event::envelope::{Durability, Envelope};
@@ -31,7 +32,9 @@ use crate::sandbox::state::StateStore;
 use crate::service::dispatcher::Dispatcher;
 use crate::service::journal::{Journal, JournalError};
 use crate::service::report::{Observer, Receipt, ResolveReply, Stats};
-use crate::service::work::{Command, DISPATCH_QUEUE, EmitError, ResolvingRx, Seen, Work};
+use crate::service::work::{
+    Command, DISPATCH_QUEUE, EmitError, ResolvingRx, SUBMIT_QUEUE, Seen, Work,
+};
 use crate::service::writer::Writer;
 
 /// Why the service could not start.
@@ -52,6 +55,12 @@ pub struct PendingReceipt(
 );
 
 impl PendingReceipt {
+    /// Why the event was refused without being queued (invalid, or the queue
+    /// was full inside an async runtime), if it was.
+    pub fn refused(&self) -> Option<&EmitError> {
+        self.0.as_ref().err().and_then(Option::as_ref)
+    }
+
     /// Waits for the receipt (async).
     pub async fn receipt(self) -> Result<Receipt, EmitError> {
         match self.0 {
@@ -71,9 +80,18 @@ impl PendingReceipt {
     }
 }
 
+/// Why a command was not queued.
+enum Unsent {
+    /// The queue is full and the caller must not block.
+    Full,
+    /// The service is shutting down.
+    Closed,
+}
+use Unsent::{Closed, Full};
+
 /// A runtime running in the background.
 pub struct HookService {
-    tx: Option<mpsc::Sender<Command>>,
+    tx: Option<tokio::sync::mpsc::Sender<Command>>,
     writer: Option<JoinHandle<Stats>>,
     dispatcher: Option<JoinHandle<Stats>>,
     /// Disconnected when the dispatcher thread has ended.
@@ -152,7 +170,7 @@ impl HookService {
         };
         let cancel = runtime.sandbox().cancel_flag();
         let planner = runtime.registry().planner();
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = tokio::sync::mpsc::channel(SUBMIT_QUEUE);
         // Bounded: under overload the writer waits for the dispatcher, so
         // receipts slow down instead of memory growing without end.
         let (work_tx, work_rx) = mpsc::sync_channel(DISPATCH_QUEUE);
@@ -226,44 +244,61 @@ impl HookService {
         self.durability
     }
 
-    /// Validates and queues `envelope` without waiting; the receipt arrives
-    /// once it is committed (or held in memory without a journal).
+    /// Validates and queues `envelope`; the receipt arrives once it is
+    /// committed (or held in memory without a journal). When
+    /// [`SUBMIT_QUEUE`](crate::SUBMIT_QUEUE) events already wait, it blocks
+    /// the thread for room, or, inside an async runtime, refuses the event as
+    /// [`EmitError::Overloaded`] (use [`HookService::emit`] there).
     pub fn submit(&self, mut envelope: Envelope) -> PendingReceipt {
         let id = envelope.id.clone();
         if let Err(e) = envelope.validate() {
             return PendingReceipt(Err(Some(EmitError::Invalid(e))), id);
         }
         let (reply, rx) = oneshot::channel();
-        match self
-            .tx
-            .as_ref()
-            .map(|tx| tx.send(Command::Emit(envelope, reply, None)))
-        {
-            Some(Ok(())) => PendingReceipt(Ok(rx), id),
-            _ => PendingReceipt(Err(None), id),
+        match self.send_sync(Command::Emit(envelope, reply, None)) {
+            Ok(()) => PendingReceipt(Ok(rx), id),
+            Err(Full) => PendingReceipt(Err(Some(EmitError::Overloaded(id.clone()))), id),
+            Err(Closed) => PendingReceipt(Err(None), id),
         }
     }
 
-    fn send_resolving(&self, mut envelope: Envelope) -> Result<(ResolvingRx, String), EmitError> {
-        let id = envelope.id.clone();
+    /// Queues `command` without an executor: blocks for room, except inside
+    /// an async runtime, where blocking could stall it.
+    fn send_sync(&self, command: Command) -> Result<(), Unsent> {
+        let tx = self.tx.as_ref().ok_or(Closed)?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return tx.try_send(command).map_err(|e| match e {
+                TrySendError::Full(_) => Full,
+                TrySendError::Closed(_) => Closed,
+            });
+        }
+        tx.blocking_send(command).map_err(|_| Closed)
+    }
+
+    /// Queues `command`, waiting for room.
+    async fn send(&self, command: Command) -> Result<(), Unsent> {
+        let tx = self.tx.as_ref().ok_or(Closed)?;
+        tx.send(command).await.map_err(|_| Closed)
+    }
+
+    /// The command that emits `envelope` for `resolve`, and its replies.
+    fn resolving(mut envelope: Envelope) -> Result<(Command, ResolvingRx), EmitError> {
         envelope.validate()?;
         let (reply, receipt_rx) = oneshot::channel();
         let (resolve, resolution_rx) = oneshot::channel();
-        match self
-            .tx
-            .as_ref()
-            .map(|tx| tx.send(Command::Emit(envelope, reply, Some(resolve))))
-        {
-            Some(Ok(())) => Ok(((receipt_rx, resolution_rx), id)),
-            _ => Err(EmitError::ShuttingDown(id)),
-        }
+        let command = Command::Emit(envelope, reply, Some(resolve));
+        Ok((command, (receipt_rx, resolution_rx)))
     }
 
     /// Emits one event and waits until its deliveries finished: for a
     /// decision event (tool approval, file-edit ownership) the merged answer,
     /// for an edit event the final state and each hook's account.
     pub async fn resolve(&self, envelope: Envelope) -> Result<ResolveReply, EmitError> {
-        let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
+        let id = envelope.id.clone();
+        let (command, (receipt_rx, resolution_rx)) = Self::resolving(envelope)?;
+        if self.send(command).await.is_err() {
+            return Err(EmitError::ShuttingDown(id));
+        }
         let receipt = receipt_rx
             .await
             .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
@@ -284,7 +319,12 @@ impl HookService {
 
     /// Blocking form of [`HookService::resolve`] (not for async contexts).
     pub fn resolve_blocking(&self, envelope: Envelope) -> Result<ResolveReply, EmitError> {
-        let ((receipt_rx, resolution_rx), id) = self.send_resolving(envelope)?;
+        let id = envelope.id.clone();
+        let (command, (receipt_rx, resolution_rx)) = Self::resolving(envelope)?;
+        let tx = self.tx.as_ref().ok_or_else(|| EmitError::ShuttingDown(id.clone()))?;
+        if tx.blocking_send(command).is_err() {
+            return Err(EmitError::ShuttingDown(id));
+        }
         let receipt = receipt_rx
             .blocking_recv()
             .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
@@ -303,27 +343,31 @@ impl HookService {
         })
     }
 
-    /// Emits one event and waits for its receipt.
-    pub async fn emit(&self, envelope: Envelope) -> Result<Receipt, EmitError> {
-        self.submit(envelope).receipt().await
-    }
-
-    fn send_flush(&self) -> Option<oneshot::Receiver<()>> {
+    /// Emits one event, waiting for room in the queue, then for its receipt.
+    pub async fn emit(&self, mut envelope: Envelope) -> Result<Receipt, EmitError> {
+        let id = envelope.id.clone();
+        envelope.validate()?;
         let (reply, rx) = oneshot::channel();
-        self.tx.as_ref()?.send(Command::Flush(reply)).ok()?;
-        Some(rx)
+        if self.send(Command::Emit(envelope, reply, None)).await.is_err() {
+            return Err(EmitError::ShuttingDown(id));
+        }
+        PendingReceipt(Ok(rx), id).receipt().await
     }
 
     /// Resolves once everything submitted before it has been delivered.
     pub async fn flush(&self) {
-        if let Some(rx) = self.send_flush() {
+        let (reply, rx) = oneshot::channel();
+        if self.send(Command::Flush(reply)).await.is_ok() {
             let _ = rx.await;
         }
     }
 
-    /// Blocking form of [`HookService::flush`].
+    /// Blocking form of [`HookService::flush`] (not for async contexts).
     pub fn flush_blocking(&self) {
-        if let Some(rx) = self.send_flush() {
+        let (reply, rx) = oneshot::channel();
+        if let Some(tx) = &self.tx
+            && tx.blocking_send(Command::Flush(reply)).is_ok()
+        {
             let _ = rx.blocking_recv();
         }
     }

@@ -18,6 +18,12 @@ pub const MAX_BATCH: usize = 256;
 /// most; when they are full, the writer waits and receipts slow down: the
 /// backpressure that keeps memory flat however fast events come.
 pub const DISPATCH_QUEUE: usize = 4;
+/// Events waiting for the writer at most. `emit` and `resolve` wait for room
+/// (async backpressure); `submit` blocks its thread for room, or, called from
+/// inside an async runtime where it must not block, refuses the event as
+/// [`EmitError::Overloaded`]. Without this bound a caller that never awaits
+/// its receipts could grow the queue without end.
+pub const SUBMIT_QUEUE: usize = 1024;
 /// Ids remembered for deduplication without a journal: re-submissions within
 /// this window are no-ops; memory stays bounded however long the process runs.
 pub const MEMORY_DEDUP_WINDOW: usize = 100_000;
@@ -28,6 +34,12 @@ pub enum EmitError {
     /// The envelope is invalid.
     #[error("event refused: {0}")]
     Invalid(#[from] EnvelopeError),
+    /// [`SUBMIT_QUEUE`] events already wait for the writer, and `submit` was
+    /// called where it must not block; the event was not stored.
+    #[error(
+        "event `{0}` was not queued: {SUBMIT_QUEUE} events already wait to be stored; await their receipts (or use `emit`, which waits for room) before submitting more"
+    )]
+    Overloaded(String),
     /// The service is shutting down (or has stopped); the event was not stored.
     #[error("hookrt is shutting down: event `{0}` was not stored; send it again after restart")]
     ShuttingDown(String),

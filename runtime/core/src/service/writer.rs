@@ -25,8 +25,12 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    pub(crate) fn serve(&mut self, rx: mpsc::Receiver<Command>, work: mpsc::SyncSender<Msg>) {
-        while let Ok(first) = rx.recv() {
+    pub(crate) fn serve(
+        &mut self,
+        mut rx: tokio::sync::mpsc::Receiver<Command>,
+        work: mpsc::SyncSender<Msg>,
+    ) {
+        while let Some(first) = rx.blocking_recv() {
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
                 match rx.try_recv() {

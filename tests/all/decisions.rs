@@ -226,3 +226,37 @@ fn protected_paths_refuses_protected_files_and_stale_edits() {
         "unchanged since read"
     );
 }
+
+#[test]
+fn a_malformed_answer_denies_every_call_with_the_reason_even_when_failing_open() {
+    let agent = testing(&["short_answer"], "[hooks.short_answer]\non_failure = \"abstain\"\n");
+    let requested = event("actions.requested");
+    assert_eq!(requested.data["actions"].as_array().unwrap().len(), 2);
+    let t = approval(&agent, &requested);
+    let reason = "policy hook `short_answer` answered 1 approval(s) for 2 requested call(s); denied because a malformed answer fails closed";
+    for call in &t.calls {
+        assert_eq!(call.verdict, Approval::Deny(reason.to_owned()));
+        assert_eq!(call.decided_by.as_deref(), Some("short_answer"));
+        assert!(call.failure);
+    }
+}
+
+#[test]
+fn an_approval_request_without_calls_is_refused_with_the_reason() {
+    let rt = load(testing(&["allow_all"], "").path());
+    for (data, reason) in [
+        (serde_json::json!({}), "`actions` is missing"),
+        (serde_json::json!({"actions": "read_file"}), "`actions` is not an array"),
+        (serde_json::json!({"actions": []}), "`actions` is empty"),
+        (serde_json::json!({"actions": [{"tool": "x"}]}), "actions[0] has no `call_id`"),
+    ] {
+        let mut e = event("actions.requested");
+        e.data = data;
+        let err = rt.dispatch(&e).expect_err("refused").to_string();
+        assert!(
+            err.starts_with(&format!("actions.requested data is not valid: {reason}")),
+            "{err}"
+        );
+        assert!(Envelope::from_json(&serde_json::to_string(&e).unwrap()).is_err());
+    }
+}

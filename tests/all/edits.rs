@@ -38,7 +38,7 @@ fn edit_with(hooks: &[&str]) -> EditResult {
 fn outcomes(r: &EditResult) -> Vec<(&str, &EditStatus, bool)> {
     r.accounts
         .iter()
-        .map(|a| (a.hook.as_str(), &a.outcome, a.rolled_back))
+        .map(|a| (a.hook.as_str(), &a.status, a.rolled_back))
         .collect()
 }
 
@@ -165,5 +165,27 @@ fn a_failing_wildcard_observer_does_not_roll_back_edits() {
             ("extras_editor", &EditStatus::Applied, false),
             ("panic", &EditStatus::ObserverFailed(Outcome::Trap), false)
         ]
+    );
+}
+
+#[test]
+fn a_subagent_edit_hook_owns_extras_under_its_bare_slug() {
+    let agent = TempAgent::new().hook(
+        "testing/hooks/extras_editor.rs",
+        "../subagents/researcher/hooks/extras_editor.rs",
+    );
+    let mut e = step_completed();
+    e.coordinates.subagent = Some("researcher".into());
+    let Some(Resolution::Edit(r)) = load(agent.path()).dispatch(&e).unwrap().resolution else {
+        panic!("edit event")
+    };
+    assert_eq!(r.rolled_back, None);
+    assert_eq!(
+        outcomes(&r),
+        [("subagents/researcher/extras_editor", &EditStatus::Applied, false)]
+    );
+    assert_eq!(
+        r.state["extras"]["extras_editor"],
+        serde_json::json!({"seen": e.data["index"]})
     );
 }

@@ -1,4 +1,5 @@
-//! Test hook, a valid edit: records the step index under its own key in `extras`.
+//! Test hook, a valid edit: records the step index under its own key in
+//! `extras` (its slug, as its context says: bare for a subagent's hook too).
 
 use hookrt_sdk::prelude::*;
 
@@ -6,13 +7,13 @@ use hookrt_sdk::prelude::*;
 pub struct ExtrasEditor;
 
 impl ExtrasEditor {
-    fn step(&mut self, event: &Event, _cx: &Context) -> HookResult<Option<AgentInput>> {
+    fn step(&mut self, event: &Event, cx: &Context) -> HookResult<Option<AgentInput>> {
         let data: StepCompleted = event.data()?;
         let Some(mut state) = data.state else {
             return Ok(None);
         };
         state.extras.insert(
-            "extras_editor".to_owned(),
+            cx.slug().to_owned(),
             serde_json::json!({ "seen": data.index }),
         );
         Ok(Some(state))

@@ -125,22 +125,37 @@ impl<'e> EventRun<'e> {
         match &mut self.answers {
             Answers::Observe => {}
             Answers::Approval(calls, answers) => {
-                let given = match (outcome, answer) {
-                    (Outcome::Ok, Answer::Approvals(list)) if list.len() == calls.len() => {
-                        Ok(list)
-                    }
-                    (Outcome::Ok, Answer::None) => Ok(vec![Approval::Abstain; calls.len()]),
-                    // Anything else from an `ok` delivery is a malformed answer: a failure.
-                    (Outcome::Ok, _) => Err(Outcome::Error),
-                    (failed, _) => Err(failed),
-                };
-                answers.push(match given {
-                    Ok(list) => Vote {
+                let vote = match (outcome, answer) {
+                    (Outcome::Ok, Answer::Approvals(list)) if list.len() == calls.len() => Vote {
                         hook: slug,
                         answer: list,
                         failure: None,
                     },
-                    Err(failed) => {
+                    (Outcome::Ok, Answer::None) => Vote {
+                        hook: slug,
+                        answer: vec![Approval::Abstain; calls.len()],
+                        failure: None,
+                    },
+                    // A malformed answer is a broken policy: it fails closed
+                    // whatever `on_failure` says, with the reason (a `*`
+                    // handler observes and never decides).
+                    (Outcome::Ok, other) => {
+                        let one = if handler == kind::WILDCARD {
+                            Approval::Abstain
+                        } else {
+                            Approval::Deny(format!(
+                                "policy hook `{slug}` answered {} for {} requested call(s); denied because a malformed answer fails closed",
+                                describe(&other),
+                                calls.len()
+                            ))
+                        };
+                        Vote {
+                            hook: slug,
+                            answer: vec![one; calls.len()],
+                            failure: Some(Outcome::Error),
+                        }
+                    }
+                    (failed, _) => {
                         let one = decision::failure_approval(on_failure, &slug, failed);
                         Vote {
                             hook: slug,
@@ -148,22 +163,37 @@ impl<'e> EventRun<'e> {
                             failure: Some(failed),
                         }
                     }
-                });
+                };
+                answers.push(vote);
             }
             Answers::FileEdit(answers) => {
-                let given = match (outcome, answer) {
-                    (Outcome::Ok, Answer::FileEdit(f)) => Ok(f),
-                    (Outcome::Ok, Answer::None) => Ok(FileEdit::NotHandled),
-                    (Outcome::Ok, _) => Err(Outcome::Error),
-                    (failed, _) => Err(failed),
-                };
-                answers.push(match given {
-                    Ok(answer) => Vote {
+                let vote = match (outcome, answer) {
+                    (Outcome::Ok, Answer::FileEdit(answer)) => Vote {
                         hook: slug,
                         answer,
                         failure: None,
                     },
-                    Err(failed) => {
+                    (Outcome::Ok, Answer::None) => Vote {
+                        hook: slug,
+                        answer: FileEdit::NotHandled,
+                        failure: None,
+                    },
+                    (Outcome::Ok, other) => {
+                        let answer = if handler == kind::WILDCARD {
+                            FileEdit::NotHandled
+                        } else {
+                            FileEdit::Failed(format!(
+                                "file-edit hook `{slug}` answered {} to a file edit; the write is aborted because a malformed answer fails closed",
+                                describe(&other)
+                            ))
+                        };
+                        Vote {
+                            hook: slug,
+                            answer,
+                            failure: Some(Outcome::Error),
+                        }
+                    }
+                    (failed, _) => {
                         let answer = decision::failure_file_edit(on_failure, &slug, failed);
                         Vote {
                             hook: slug,
@@ -171,7 +201,8 @@ impl<'e> EventRun<'e> {
                             failure: Some(failed),
                         }
                     }
-                });
+                };
+                answers.push(vote);
             }
             Answers::Edit(session) if handler == kind::WILDCARD && outcome != Outcome::Ok => {
                 session.observer_failed(&slug, outcome);
@@ -182,7 +213,7 @@ impl<'e> EventRun<'e> {
                     (Outcome::Ok, _) => Ok(None),
                     (failed, _) => Err(failed),
                 };
-                session.apply(&slug, given);
+                session.apply(&slug, hook.slug.as_str(), given);
                 self.wit.data = session.data_for_next(&self.envelope.data);
             }
         }
@@ -206,6 +237,16 @@ impl<'e> EventRun<'e> {
             }
             Answers::Edit(session) => Some(Resolution::Edit(session.finish())),
         }
+    }
+}
+
+/// What a handler answered, in words, for the reason of a malformed answer.
+fn describe(answer: &Answer) -> String {
+    match answer {
+        Answer::None => "nothing".to_owned(),
+        Answer::Approvals(list) => format!("{} approval(s)", list.len()),
+        Answer::FileEdit(_) => "a file-edit answer".to_owned(),
+        Answer::Edit(_) => "an edited agent input".to_owned(),
     }
 }
 

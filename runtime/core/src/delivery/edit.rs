@@ -40,7 +40,7 @@ pub struct EditAccount {
     pub hook: String,
     /// What became of its edit.
     #[serde(flatten)]
-    pub outcome: EditStatus,
+    pub status: EditStatus,
     /// True when it was applied and later undone by the rollback.
     pub rolled_back: bool,
 }
@@ -92,9 +92,11 @@ impl EditSession {
     }
 
     /// Records one hook's delivery: `Ok(None)` no edit, `Ok(Some(json))` an
-    /// edit, `Err(outcome)` a failed delivery.
-    pub fn apply(&mut self, hook: &str, result: Result<Option<String>, Outcome>) {
-        let outcome = if self.rolled_back.is_some() {
+    /// edit, `Err(outcome)` a failed delivery. `hook` is its id (accounts and
+    /// reasons name it); `slug` names its own `extras` namespace, as its
+    /// context tells it (`cx.slug()`, bare for a subagent's hook too).
+    pub fn apply(&mut self, hook: &str, slug: &str, result: Result<Option<String>, Outcome>) {
+        let status = if self.rolled_back.is_some() {
             EditStatus::Ignored
         } else {
             match result {
@@ -112,7 +114,7 @@ impl EditSession {
                     let checked = serde_json::from_str::<Value>(&text)
                         .map_err(|e| format!("the edit is not JSON: {e}"))
                         .and_then(|new| {
-                            validate(&new, &self.current, &self.backup, hook, text.len())
+                            validate(&new, &self.current, &self.backup, slug, text.len())
                                 .map(|()| new)
                         });
                     match checked {
@@ -130,7 +132,7 @@ impl EditSession {
         };
         self.accounts.push(EditAccount {
             hook: hook.to_owned(),
-            outcome,
+            status,
             rolled_back: false,
         });
     }
@@ -139,7 +141,7 @@ impl EditSession {
     pub fn observer_failed(&mut self, hook: &str, outcome: Outcome) {
         self.accounts.push(EditAccount {
             hook: hook.to_owned(),
-            outcome: EditStatus::ObserverFailed(outcome),
+            status: EditStatus::ObserverFailed(outcome),
             rolled_back: false,
         });
     }
@@ -148,7 +150,7 @@ impl EditSession {
         self.current = self.backup.clone();
         self.rolled_back = Some(reason);
         for a in &mut self.accounts {
-            a.rolled_back |= a.outcome == EditStatus::Applied;
+            a.rolled_back |= a.status == EditStatus::Applied;
         }
     }
 
@@ -271,11 +273,11 @@ mod tests {
         let mut s = EditSession::new(&data);
         let mut ok = state();
         ok["extras"]["a"] = json!({"n": 1});
-        s.apply("a", Ok(Some(ok.to_string())));
+        s.apply("a", "a", Ok(Some(ok.to_string())));
         let mut orphan = ok.clone();
         orphan["tool_results"] = json!([]);
-        s.apply("b", Ok(Some(orphan.to_string())));
-        s.apply("c", Ok(None));
+        s.apply("b", "b", Ok(Some(orphan.to_string())));
+        s.apply("c", "c", Ok(None));
         let r = s.finish();
         assert_eq!(r.state, state());
         assert!(!r.changed);
@@ -286,7 +288,7 @@ mod tests {
         let outcomes: Vec<(&EditStatus, bool)> = r
             .accounts
             .iter()
-            .map(|a| (&a.outcome, a.rolled_back))
+            .map(|a| (&a.status, a.rolled_back))
             .collect();
         assert_eq!(
             outcomes,

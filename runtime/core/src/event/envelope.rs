@@ -124,6 +124,15 @@ pub enum EnvelopeError {
     /// `data` is larger than [`MAX_DATA_BYTES`].
     #[error("data is {0} bytes, above the {MAX_DATA_BYTES}-byte limit")]
     DataTooLarge(usize),
+    /// `data` lacks what its kind needs (e.g. `actions.requested` without
+    /// a list of calls to decide on).
+    #[error("{kind} data is not valid: {reason}")]
+    BadData {
+        /// The event kind.
+        kind: String,
+        /// What is wrong, and what is expected.
+        reason: String,
+    },
     /// A supplied idempotency key differs from the derived one.
     #[error(
         "idempotency_key `{given}` does not match `{derived}` derived from the coordinates; omit it and hookrt derives it"
@@ -294,6 +303,14 @@ impl Envelope {
         if !self.data.is_object() {
             return Err(EnvelopeError::DataNotObject);
         }
+        if self.kind == "actions.requested" {
+            // A tool approval about nothing would resolve to nothing: the
+            // agent must hear why instead (fail closed).
+            check_actions(&self.data).map_err(|reason| EnvelopeError::BadData {
+                kind: self.kind.clone(),
+                reason,
+            })?;
+        }
         Ok(())
     }
 
@@ -307,6 +324,35 @@ impl Envelope {
         }
         Ok(text)
     }
+}
+
+/// `actions.requested` data: `actions`, a non-empty array of calls, each
+/// with a unique non-empty `call_id` and a `tool` name.
+fn check_actions(data: &serde_json::Value) -> Result<(), String> {
+    let expected = "expected `actions`: [{\"call_id\": \"...\", \"tool\": \"...\"}, ...]";
+    let Some(actions) = data.get("actions") else {
+        return Err(format!("`actions` is missing; {expected}"));
+    };
+    let Some(actions) = actions.as_array() else {
+        return Err(format!("`actions` is not an array; {expected}"));
+    };
+    if actions.is_empty() {
+        return Err(format!("`actions` is empty: there is no call to decide on; {expected}"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, call) in actions.iter().enumerate() {
+        let id = call.get("call_id").and_then(|v| v.as_str()).unwrap_or("");
+        if id.is_empty() {
+            return Err(format!("actions[{i}] has no `call_id`; {expected}"));
+        }
+        if call.get("tool").and_then(|v| v.as_str()).is_none() {
+            return Err(format!("actions[{i}] (`{id}`) has no `tool`; {expected}"));
+        }
+        if !seen.insert(id) {
+            return Err(format!("call_id `{id}` appears twice in `actions`"));
+        }
+    }
+    Ok(())
 }
 
 /// Bytes of `data` as JSON text, counted without building the text.

@@ -64,6 +64,7 @@ mod agent_input;
 mod define_hook;
 mod error;
 mod event;
+pub mod eve;
 pub mod events;
 mod idempotency;
 pub mod log;

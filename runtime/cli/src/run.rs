@@ -64,7 +64,7 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 }
                 v
             }
-            Observation::ResolveReply {
+            Observation::Resolved {
                 event_id,
                 kind,
                 resolution,

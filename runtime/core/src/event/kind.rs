@@ -1,8 +1,10 @@
 //! The event vocabulary: every event kind a hook can subscribe to.
 //!
 //! The names follow Eve's runtime stream vocabulary (`session.*`, `turn.*`,
-//! `step.*`, `message.*`, `action(s).*`, `input.*`); deviations are recorded in
-//! `docs/adr/0001-event-vocabulary.md`. Agent servers may also emit their own
+//! `step.*`, `message.*`, `action(s).*`, `input.*`, `task.*`, ...): every kind
+//! of Eve's public stream is a kind here, observed unless hookrt decides or
+//! edits on it; deviations are recorded in `docs/adr/0001-event-vocabulary.md`
+//! and the Eve bridge's mapping in `docs/adr/0002-eve-bridge.md`. Agent servers may also emit their own
 //! kinds under the `custom.` prefix.
 
 /// The subscription that matches every event.
@@ -112,6 +114,142 @@ pub const KINDS: &[EventKind] = &[
         name: "file.edit.requested",
         when: "the agent is about to write a file",
         class: Decision,
+    },
+    // The rest of Eve's stream (docs/adr/0002-eve-bridge.md): observed.
+    EventKind {
+        name: "session.waiting",
+        when: "the session parks until the next user message (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "turn.waiting",
+        when: "an open turn parks for input or tasks (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "turn.cancelled",
+        when: "a turn is cancelled; not a failure (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "step.failed",
+        when: "a model step fails (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "reasoning.appended",
+        when: "a delta of the model's reasoning (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "reasoning.completed",
+        when: "a reasoning block is final (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "message.appended",
+        when: "a delta of the assistant's text (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "result.completed",
+        when: "a structured result of an output-schema turn (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "action.input.appended",
+        when: "a delta of a tool call's raw input text, before it is requested (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "action.partial",
+        when: "a preliminary result of a streaming tool (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "input.resolved",
+        when: "the server accepted answers to input requests (Eve; hookrt's own streams say input.received)",
+        class: Observe,
+    },
+    EventKind {
+        name: "approval.candidate",
+        when: "one responder's approval candidate changed (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "approval.settled",
+        when: "an approval request settled (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "task.started",
+        when: "an agent or workflow call started a task, maybe a child session (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "task.detached",
+        when: "a waited task moved to the background (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "task.settled",
+        when: "a task reached its first outcome (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "task.ended",
+        when: "a task ended after its last outcome (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "agent.started",
+        when: "a workflow opened a child agent session (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "compaction.requested",
+        when: "history compaction began (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "compaction.completed",
+        when: "a compaction checkpoint was written (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "context.cleared",
+        when: "the model-message history was cleared (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "authorization.required",
+        when: "a connection needs the user to sign in (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "authorization.completed",
+        when: "a sign-in resolved (Eve)",
+        class: Observe,
+    },
+    EventKind {
+        name: "subagent.called",
+        when: "a parent started a subagent session (Eve, before stream version 25)",
+        class: Observe,
+    },
+    EventKind {
+        name: "subagent.started",
+        when: "an inline subagent began (Eve, before stream version 25)",
+        class: Observe,
+    },
+    EventKind {
+        name: "subagent.event",
+        when: "one event of a subagent, wrapped by its parent (Eve, before stream version 25)",
+        class: Observe,
+    },
+    EventKind {
+        name: "subagent.completed",
+        when: "a subagent finished (Eve, before stream version 25)",
+        class: Observe,
     },
 ];
 

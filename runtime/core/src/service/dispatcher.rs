@@ -216,7 +216,7 @@ impl Dispatcher {
         }
         let resolution = run.finish();
         if let Some(r) = &resolution {
-            (lock(&self.observer))(Observation::ResolveReply {
+            (lock(&self.observer))(Observation::Resolved {
                 event_id: &w.envelope.id,
                 kind: &w.envelope.kind,
                 resolution: r,

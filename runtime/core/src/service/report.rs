@@ -61,7 +61,7 @@ pub enum Observation<'a> {
     /// A delivery finished (before it is acked).
     Delivery(&'a Delivery),
     /// A decision or edit event's deliveries finished, with what they decided.
-    ResolveReply {
+    Resolved {
         /// The event id.
         event_id: &'a str,
         /// The event kind.

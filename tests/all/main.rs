@@ -7,6 +7,7 @@
 mod common;
 
 mod cache;
+mod caps;
 mod cascade;
 mod components;
 mod config;
@@ -14,10 +15,13 @@ mod decisions;
 mod discovery;
 mod edits;
 mod envelope;
+mod host_calls;
 mod hostile;
+mod http;
 mod journal;
 mod limits;
 mod ordering;
+mod redaction;
 mod sandbox;
 mod scopes;
 mod sdk;

@@ -30,6 +30,8 @@ const RUNTIME: &[&str] = &[
     "sandbox::capture",
     "sandbox::grants",
     "sandbox::http",
+    "sandbox::egress",
+    "sandbox::bounded",
     "sandbox::state",
     "sandbox::metrics",
     "sandbox::host",

@@ -7,6 +7,7 @@
 mod common;
 
 mod cache;
+mod caps;
 mod cascade;
 mod components;
 mod config;
@@ -15,10 +16,13 @@ mod discovery;
 mod edits;
 mod embedding;
 mod envelope;
+mod host_calls;
 mod hostile;
+mod http;
 mod journal;
 mod limits;
 mod ordering;
+mod redaction;
 mod sandbox;
 mod scopes;
 mod sdk;

@@ -184,7 +184,7 @@ fn serve_with(count: usize, response: Vec<u8>) -> (u16, std::thread::JoinHandle<
 fn an_http_hook_reaches_an_allowed_host_and_is_refused_for_another() {
     let (port, server) = serve(1);
     let agent = TempAgent::new().hook("testing/hooks/http-probe", "probe").config(&format!(
-        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"127.0.0.1:{port}\"]\n\
+        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"http://127.0.0.1:{port}\"]\n\
          config = {{ urls = [\"http://127.0.0.1:{port}/ok\", \"http://localhost:{port}/other-host\"] }}\n"
     ));
     let d = load(agent.path())
@@ -293,7 +293,7 @@ fn a_streamed_http_body_is_cut_at_the_response_cap() {
     response.extend_from_slice(b"0\r\n\r\n");
     let (port, server) = serve_with(1, response);
     let agent = TempAgent::new().hook("testing/hooks/http-probe", "probe").config(&format!(
-        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"127.0.0.1:{port}\"]\nfuel = 10_000_000_000\ndeadline_ms = 30000\n\
+        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"http://127.0.0.1:{port}\"]\nfuel = 10_000_000_000\ndeadline_ms = 30000\n\
          config = {{ urls = [\"http://127.0.0.1:{port}/big\"] }}\n"
     ));
     let d = load(agent.path())

@@ -80,7 +80,14 @@ fn load_all(
             let settings = config.settings_for(&b.hook.scope, &b.hook.slug);
             loaded.push((
                 i,
-                LoadedHook::load(sandbox, b, settings, &opts.cache_dir, scratch),
+                // A load problem can quote the hook (its `configure` refusal,
+                // its subscriptions): masked like everything else it writes.
+                LoadedHook::load(sandbox, b, settings, &opts.cache_dir, scratch).map_err(
+                    |mut p| {
+                        p.message = config.redactor().mask(&p.message).into_owned();
+                        p
+                    },
+                ),
             ));
         }
     };

@@ -68,7 +68,8 @@ pub enum Resolution {
 }
 
 impl Delivery {
-    /// Masks secrets in what the hook wrote (log lines, console, error).
+    /// Masks secrets in what the hook wrote (log messages, field keys and
+    /// values, console, error).
     pub fn mask(&mut self, redactor: &Redactor) {
         let fix = |s: &mut String| {
             if let Cow::Owned(masked) = redactor.mask(s) {
@@ -77,7 +78,9 @@ impl Delivery {
         };
         for line in &mut self.logs {
             fix(&mut line.message);
-            for (_, v) in &mut line.fields {
+            // Keys are the hook's text too: a secret can be a field's name.
+            for (k, v) in &mut line.fields {
+                fix(k);
                 fix(v);
             }
         }

@@ -13,7 +13,8 @@ use crate::event::kind::EventClass;
 use crate::event::scope::{Scope, Transport};
 use crate::hooks::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::hooks::settings::InstancePolicy;
-use crate::sandbox::capture::{LogLine, Output};
+use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
+use crate::sandbox::limits::MAX_LOG_LINES_PER_MINUTE;
 use crate::sandbox::engine::{self, Sandbox};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::metrics::Metrics;
@@ -72,8 +73,8 @@ impl LoadedHook {
                 let mut store = sandbox.new_store(
                     limits,
                     services.state.access(&self.id()),
-                    services.metrics.access(&self.id()),
-                    self.http_policy(),
+                    services.metrics.access(&self.id(), services.redactor),
+                    self.http_policy(services.redactor),
                 );
                 engine::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
@@ -248,13 +249,17 @@ pub struct Services<'a> {
 }
 
 impl LoadedHook {
-    /// Applies the per-minute log cap to what a delivery wrote: output past the
-    /// hook's budget for this minute is dropped, with a marker.
+    /// Applies the per-minute log caps to what a delivery wrote: output past
+    /// the hook's byte budget (`log_bytes_per_minute`) or line budget
+    /// ([`MAX_LOG_LINES_PER_MINUTE`]) for this minute is dropped, each with its
+    /// own marker. Only the runtime's markers are free: capture escapes any
+    /// hook line that starts with [`RUNTIME_PREFIX`], so one that starts
+    /// with it here is the runtime's.
     pub(crate) fn cap_log_rate(&self, output: &mut Output) {
         let cap = self.settings.limits.log_bytes_per_minute;
         let mut window = self.log_window.lock().unwrap_or_else(|e| e.into_inner());
         if window.0.elapsed() >= std::time::Duration::from_secs(60) {
-            *window = (Instant::now(), 0);
+            *window = (Instant::now(), 0, 0);
         }
         let size = |l: &LogLine| {
             (l.message.len()
@@ -264,18 +269,21 @@ impl LoadedHook {
                     .sum::<usize>()) as u64
         };
         let mut kept = Vec::new();
-        let mut cut = false;
+        let (mut bytes_cut, mut lines_cut) = (false, false);
         for line in output.logs.drain(..) {
-            let n = if line.message.starts_with("[hookrt]") {
-                0
-            } else {
-                size(&line)
-            };
-            if window.1 + n <= cap {
-                window.1 += n;
+            if line.message.starts_with(RUNTIME_PREFIX) {
                 kept.push(line);
+                continue;
+            }
+            let n = size(&line);
+            if window.2 >= MAX_LOG_LINES_PER_MINUTE {
+                lines_cut = true;
+            } else if window.1 + n > cap {
+                bytes_cut = true;
             } else {
-                cut = true;
+                window.1 += n;
+                window.2 += 1;
+                kept.push(line);
             }
         }
         for text in [&mut output.stdout, &mut output.stderr] {
@@ -286,19 +294,27 @@ impl LoadedHook {
                     end -= 1;
                 }
                 text.truncate(end);
-                cut = true;
+                bytes_cut = true;
             }
             window.1 += text.len() as u64;
         }
-        if cut {
+        let mut marker = |text: String| {
             output.truncated = true;
             kept.push(LogLine {
                 level: "warn",
-                message: format!(
-                    "[hookrt] output cut at the hook's {cap}-byte log_bytes_per_minute limit"
-                ),
+                message: format!("{RUNTIME_PREFIX} {text}"),
                 fields: Vec::new(),
             });
+        };
+        if lines_cut {
+            marker(format!(
+                "log lines cut at the hook's {MAX_LOG_LINES_PER_MINUTE}-line per-minute limit"
+            ));
+        }
+        if bytes_cut {
+            marker(format!(
+                "output cut at the hook's {cap}-byte log_bytes_per_minute limit"
+            ));
         }
         output.logs = kept;
     }

@@ -22,6 +22,7 @@ use serde::Deserialize;
 use crate::hooks::discovery::Discovery;
 use crate::sandbox::grants;
 use crate::sandbox::limits;
+use crate::sandbox::http::Entry;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
 use crate::sandbox::redaction::Redactor;
 use crate::event::scope::Scope;
@@ -435,8 +436,8 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
         _ => {}
     }
     for host in raw.http_allow.iter().flatten() {
-        if host.is_empty() || host.contains('/') || host.contains('*') {
-            problems.push(Problem::new(ProblemKind::Config, path, format!("{table} http_allow entry `{host}` is not a host or host:port"), "write entries like `api.example.com` or `127.0.0.1:8080` (no scheme, path or wildcard)"));
+        if let Err(why) = Entry::parse(host) {
+            problems.push(Problem::new(ProblemKind::Config, path, format!("{table} http_allow entry `{host}` {why}"), "write entries like `https://api.example.com`, `api.example.com` (https on 443) or `http://127.0.0.1:8080` (one scheme and port each; no path or wildcard)"));
         }
     }
     let checks: [(&str, Option<u64>, u64); 12] = [

@@ -23,6 +23,7 @@ use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::metrics::Metrics;
+use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
 use crate::sandbox::wit::{self, WitContext, v0_1_0, v0_2_0};
 
@@ -57,8 +58,8 @@ pub struct LoadedHook {
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
-    /// Start of the current minute and the log bytes kept in it.
-    pub(crate) log_window: Mutex<(Instant, u64)>,
+    /// Start of the current minute, and the log bytes and lines kept in it.
+    pub(crate) log_window: Mutex<(Instant, u64, u64)>,
 }
 
 /// A live instance's exports, by world version.
@@ -159,7 +160,7 @@ impl LoadedHook {
             pre,
             config_json,
             warm: Mutex::new(None),
-            log_window: Mutex::new((Instant::now(), 0)),
+            log_window: Mutex::new((Instant::now(), 0, 0)),
         };
         hook.subscriptions = hook.ask_subscriptions(sandbox, scratch).map_err(|m| {
             Problem::new(ProblemKind::Load, 
@@ -199,7 +200,7 @@ impl LoadedHook {
         let mut store = sandbox.new_store(
             limits,
             scratch.access(&self.id()),
-            Metrics::new().access(&self.id()),
+            Metrics::new().access(&self.id(), &Redactor::default()),
             HttpPolicy::default(),
         );
         engine::begin_delivery(&mut store, limits);
@@ -239,14 +240,11 @@ impl LoadedHook {
 
 
     /// The outbound HTTP policy of its stores (nothing allowed without the grant).
-    pub(crate) fn http_policy(&self) -> HttpPolicy {
+    pub(crate) fn http_policy(&self, redactor: &Redactor) -> HttpPolicy {
         if !self.settings.grants.contains("http") {
             return HttpPolicy::default();
         }
-        HttpPolicy {
-            allow: self.settings.http_allow.clone(),
-            timeout: self.settings.limits.deadline(),
-        }
+        HttpPolicy::new(&self.settings.http_allow, redactor.clone())
     }
 
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).

@@ -4,6 +4,13 @@
 //! Writes past the budget are dropped, not refused: a hook that floods its
 //! output keeps running (and is stopped by fuel or deadline if it floods
 //! forever), and the delivery is marked `output_truncated`.
+//!
+//! The budget counts entries as well as bytes: an empty line or field costs no
+//! bytes, so without [`MAX_LOG_LINES`] and [`MAX_FIELDS_PER_LINE`] a hook could
+//! grow host memory without bound through the default `log` grant. Each cut
+//! leaves its own marker. The `[hookrt]` prefix is the runtime's: a hook line
+//! that starts with it is escaped ([`HOOK_ESCAPE`]), so a marker in the output
+//! is always the runtime's own.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,6 +20,19 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 
 use crate::sandbox::wit::Level;
+
+/// Log lines kept per delivery. An empty line costs no output bytes, so this
+/// is what bounds host memory against a flood of empty `log` calls.
+pub const MAX_LOG_LINES: usize = 1_000;
+/// Fields kept per log line (the rest are dropped): empty fields cost no
+/// bytes, so this bounds what one `log` call can make the host hold.
+pub const MAX_FIELDS_PER_LINE: usize = 32;
+/// What starts every line the runtime writes into a hook's output.
+pub const RUNTIME_PREFIX: &str = "[hookrt]";
+/// Put before a hook's line that starts with [`RUNTIME_PREFIX`], so the hook
+/// cannot pass its text off as the runtime's (a forged cut marker, or lines
+/// the per-minute cap would take for runtime text).
+pub const HOOK_ESCAPE: &str = "(hook) ";
 
 /// Which console stream a write came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -53,6 +73,12 @@ struct Buffer {
     limit: usize,
     used: usize,
     truncated: bool,
+    /// Bytes dropped at the output budget.
+    bytes_cut: bool,
+    /// Lines dropped at [`MAX_LOG_LINES`].
+    lines_cut: bool,
+    /// Fields dropped at [`MAX_FIELDS_PER_LINE`].
+    fields_cut: bool,
     logs: Vec<LogLine>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
@@ -65,6 +91,7 @@ impl Buffer {
         self.used += fit;
         if fit < wanted {
             self.truncated = true;
+            self.bytes_cut = true;
         }
         fit
     }
@@ -89,12 +116,30 @@ impl Capture {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records a log line if it fits whole; otherwise drops it and marks truncation.
-    pub fn log(&self, level: Level, message: String, fields: Vec<(String, String)>) {
-        let size = message.len() + fields.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
+    /// Records a log line if it fits whole; otherwise drops it and marks
+    /// truncation. Fields past [`MAX_FIELDS_PER_LINE`] are dropped, lines past
+    /// [`MAX_LOG_LINES`] too; a message starting with [`RUNTIME_PREFIX`] is escaped.
+    pub fn log(&self, level: Level, message: String, mut fields: Vec<(String, String)>) {
         let mut b = self.lock();
+        if b.logs.len() >= MAX_LOG_LINES {
+            b.lines_cut = true;
+            b.truncated = true;
+            return;
+        }
+        if fields.len() > MAX_FIELDS_PER_LINE {
+            fields.truncate(MAX_FIELDS_PER_LINE);
+            b.fields_cut = true;
+            b.truncated = true;
+        }
+        let message = if message.starts_with(RUNTIME_PREFIX) {
+            format!("{HOOK_ESCAPE}{message}")
+        } else {
+            message
+        };
+        let size = message.len() + fields.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
         if size > b.limit - b.used {
             b.truncated = true;
+            b.bytes_cut = true;
             b.used = b.limit;
             return;
         }
@@ -120,16 +165,22 @@ impl Capture {
     pub fn take(&self) -> Output {
         let mut b = self.lock();
         let mut logs = std::mem::take(&mut b.logs);
-        if b.truncated {
-            // The marker says where the cut is; it does not count against the budget.
+        // Each marker says which cap cut; markers do not count against the budget.
+        let mut marker = |text: String| {
             logs.push(LogLine {
                 level: "warn",
-                message: format!(
-                    "[hookrt] output cut at the {}-byte output_bytes limit",
-                    b.limit
-                ),
+                message: format!("{RUNTIME_PREFIX} {text}"),
                 fields: Vec::new(),
-            });
+            })
+        };
+        if b.fields_cut {
+            marker(format!("fields cut at the {MAX_FIELDS_PER_LINE}-field limit per log line"));
+        }
+        if b.lines_cut {
+            marker(format!("log lines cut at the {MAX_LOG_LINES}-line limit per delivery"));
+        }
+        if b.bytes_cut {
+            marker(format!("output cut at the {}-byte output_bytes limit", b.limit));
         }
         let out = Output {
             logs,
@@ -139,6 +190,9 @@ impl Capture {
         };
         b.used = 0;
         b.truncated = false;
+        b.bytes_cut = false;
+        b.lines_cut = false;
+        b.fields_cut = false;
         out
     }
 

@@ -309,9 +309,7 @@ pub fn begin_delivery(store: &mut Store<StoreData>, limits: &Limits) {
     // set_fuel only fails when fuel is not enabled, which `Sandbox::new` guarantees.
     let _ = store.set_fuel(limits.fuel);
     let state = store.data_mut();
-    state.deadline = Instant::now() + limits.deadline();
-    state.timed_out = false;
-    state.cancelled = false;
+    state.arm(Instant::now() + limits.deadline());
     state.limiter.exceeded = false;
     store.set_epoch_deadline(1);
 }

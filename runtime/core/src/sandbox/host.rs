@@ -14,6 +14,7 @@ use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::wit::{Field, Level, v0_1_0, v0_2_0};
 use crate::sandbox::capture::{Capture, Stream};
 use crate::sandbox::http::HttpPolicy;
@@ -75,6 +76,26 @@ impl StoreData {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
         }
+    }
+
+    /// The resource table with what bounds a host call's waits.
+    fn bounded(&mut self) -> Bounded<'_> {
+        Bounded {
+            table: &mut self.table,
+            deadline: self.deadline,
+            cancel: &self.cancel,
+            timed_out: &mut self.timed_out,
+            cancelled: &mut self.cancelled,
+        }
+    }
+
+    /// Arms the deadline of the next delivery, for guest code (epochs), host
+    /// waits and outbound HTTP alike: one budget.
+    pub fn arm(&mut self, deadline: Instant) {
+        self.deadline = deadline;
+        self.http.deadline = deadline;
+        self.timed_out = false;
+        self.cancelled = false;
     }
 
     /// Called at each epoch tick: whether to interrupt the running delivery
@@ -245,8 +266,10 @@ pub fn link_wasi(linker: &mut wasmtime::component::Linker<StoreData>) -> wasmtim
     wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<StoreData, HasTable>(l, |t| {
         &mut t.table
     })?;
-    sync::io::poll::add_to_linker::<StoreData, HasTable>(l, |t| &mut t.table)?;
-    sync::io::streams::add_to_linker::<StoreData, HasTable>(l, |t| &mut t.table)?;
+    // Waits (poll, blocking stream calls) end at the delivery's deadline or at
+    // shutdown: the guest is not running there, so epochs cannot stop it.
+    sync::io::poll::add_to_linker::<StoreData, HasBounded>(l, StoreData::bounded)?;
+    sync::io::streams::add_to_linker::<StoreData, HasBounded>(l, StoreData::bounded)?;
     clocks::wall_clock::add_to_linker::<StoreData, WasiClocks>(l, StoreData::clocks)?;
     clocks::monotonic_clock::add_to_linker::<StoreData, WasiClocks>(l, StoreData::clocks)?;
     random::random::add_to_linker::<StoreData, WasiRandom>(l, |t| t.wasi.random())?;

@@ -31,6 +31,11 @@ pub const DEFAULT_OUTPUT_BYTES: u64 = 64 << 10;
 /// blocks a hook that stays under its per-delivery cap but floods over time.
 pub const DEFAULT_LOG_BYTES_PER_MINUTE: u64 = 1 << 20;
 
+/// Log lines one hook may keep per minute, across deliveries: empty lines cost
+/// no bytes, so this (not `log_bytes_per_minute`) bounds a hook that floods
+/// the log sink with empty lines delivery after delivery.
+pub const MAX_LOG_LINES_PER_MINUTE: u64 = 60_000;
+
 /// Highest values accepted from configuration, so no limit is effectively off.
 pub const MAX_FUEL: u64 = 10_000_000_000;
 /// Highest wall-clock budget accepted.

@@ -3,10 +3,12 @@
 //! can be granted (log, state, metrics, http), capture and redaction of what
 //! it writes, and the bindings of each world version.
 
+pub(crate) mod bounded;
 pub(crate) mod capture;
 pub(crate) mod engine;
 pub(crate) mod grants;
 pub(crate) mod host;
+pub(crate) mod egress;
 pub(crate) mod http;
 pub(crate) mod limits;
 pub(crate) mod metrics;

@@ -12,11 +12,14 @@ use std::borrow::Cow;
 use regex::Regex;
 
 
-/// The built-in patterns: (name, regex).
+/// The built-in patterns: (name, regex). API keys match anywhere, also glued
+/// to a word (`token_sk-…`, `KEY=sk-…`): a leading word boundary let
+/// `_sk-…` through. Over-masking text such as `task-…` that happens to look
+/// like a key is the safe side of that trade.
 pub const BUILTIN: [(&str, &str); 3] = [
     (
         "api-key",
-        r"\b(?:(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
+        r"(?:(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
     ),
     ("bearer-token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*"),
     (
@@ -82,6 +85,15 @@ mod tests {
             "key [redacted:api-key], Authorization: [redacted:bearer-token], mail [redacted:email], [redacted:api-key]"
         );
         assert_eq!(r.mask("nothing secret here"), "nothing secret here");
+    }
+
+    #[test]
+    fn api_keys_glued_to_a_word_are_masked() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.mask("token_sk-live-4f9a8b7c6d5e4f3a2b1c x9ghp_abcdefghijklmnopqrstuvwxyz"),
+            "token_[redacted:api-key] x9[redacted:api-key]"
+        );
     }
 
     #[test]

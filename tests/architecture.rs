@@ -20,6 +20,8 @@ const RUNTIME: &[&str] = &[
     // event/: the vocabulary and the records every layer speaks; no Wasmtime.
     "event::kind",
     "event::envelope",
+    "event::ordinal",
+    "event::eve",
     "event::scope",
     "event::answer",
     // sandbox/: the one owner of Wasmtime and of everything a hook can import.

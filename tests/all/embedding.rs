@@ -143,3 +143,10 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
     assert_eq!(queued + refused, 20_000);
     service.shutdown_blocking(Duration::from_millis(0));
 }
+
+#[test]
+fn the_service_can_be_shared_behind_an_arc_by_tasks() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<HookService>();
+    shareable::<Runtime>();
+}

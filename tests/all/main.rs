@@ -16,6 +16,7 @@ mod discovery;
 mod edits;
 mod embedding;
 mod envelope;
+mod eve;
 mod host_calls;
 mod hostile;
 mod http;

@@ -565,3 +565,41 @@ fn hook_state_survives_a_process_restart() {
         "the second process reads the first one's state from the journal"
     );
 }
+
+#[test]
+fn run_takes_an_eve_stream_as_it_is_and_delivers_every_event() {
+    let stream = repo().join("tests/fixtures/eve/stream.ndjson");
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--format",
+        "eve",
+        "--agent",
+        "weather",
+        "--session",
+        "https://weather.example/eve/v1/session/ses_1/stream",
+        "--events",
+        stream.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = json_lines(&out);
+    let summary = &lines.last().unwrap()["summary"];
+    let events = std::fs::read_to_string(&stream).unwrap().lines().count() as u64;
+    assert_eq!(summary["malformed_lines"], 0);
+    assert_eq!(summary["refused"], 0);
+    assert_eq!(summary["events"], events);
+    // The audit hook observes every primary event (`*`): all but the three
+    // prompts of the `researcher` child task, which are in its scope.
+    let audited = lines.iter().filter(|l| l["hook"] == "audit").count() as u64;
+    assert_eq!(audited, events - 3);
+    assert!(!text(&out.stderr).contains('\u{1b}'), "no colour codes in redirected stderr");
+}
+
+#[test]
+fn an_eve_stream_needs_its_agent_and_session() {
+    let out = run(&["run", "x", "--format", "eve", "--events", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("--agent") && err.contains("--session"), "{err}");
+}

@@ -7,9 +7,56 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hookrt::{
-    Durability, Envelope, HookService, Observation, Outcome, PendingReceipt, Runtime,
-    ServiceOptions, Transport,
+    Durability, Envelope, EveStream, HookService, Observation, Ordinals, Outcome, PendingReceipt,
+    Runtime, ServiceOptions, Transport,
 };
+
+/// The shape of the input lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// hookrt envelopes, one per line (docs/envelope.md).
+    Jsonl,
+    /// Eve's NDJSON session stream (docs/adr/0002-eve-bridge.md).
+    Eve,
+}
+
+/// Turns input lines into envelopes, numbering each event in its step.
+enum Reader {
+    Jsonl(Ordinals),
+    Eve(Box<EveStream>),
+}
+
+impl Reader {
+    fn new(args: &RunArgs) -> Reader {
+        match args.format {
+            Format::Jsonl => Reader::Jsonl(Ordinals::new()),
+            Format::Eve => {
+                let session = args.session.as_deref().unwrap_or_default();
+                // Accept the stream URL itself: /eve/v1/session/<id>/stream.
+                let session = session
+                    .split_once("/session/")
+                    .map_or(session, |(_, rest)| rest.split('/').next().unwrap_or(rest));
+                let mut stream = EveStream::new(args.agent.clone().unwrap_or_default(), session);
+                if let Some(name) = &args.subagent {
+                    stream = stream.for_subagent(name.clone());
+                }
+                Reader::Eve(Box::new(stream))
+            }
+        }
+    }
+
+    fn envelope(&mut self, line: &str) -> Result<Envelope, String> {
+        match self {
+            Reader::Jsonl(ordinals) => {
+                let mut e = Envelope::from_json(line).map_err(|e| e.to_string())?;
+                ordinals.assign(&mut e);
+                e.validate().map_err(|e| e.to_string())?;
+                Ok(e)
+            }
+            Reader::Eve(stream) => stream.envelope(line).map_err(|e| e.to_string()),
+        }
+    }
+}
 
 /// Receipts waited for at once; bounds memory on long streams.
 const RECEIPT_WINDOW: usize = 1024;
@@ -41,6 +88,21 @@ pub struct RunArgs {
     /// order on one thread.
     #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub workers: u16,
+    /// What the events are: hookrt envelopes (`jsonl`), or Eve's NDJSON
+    /// session stream as it is (`eve`; needs --agent and --session).
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: Format,
+    /// With --format eve: the agent's name (Eve's lines do not carry it).
+    #[arg(long, required_if_eq("format", "eve"))]
+    pub agent: Option<String>,
+    /// With --format eve: the session id, as in Eve's stream URL
+    /// `/eve/v1/session/<id>/stream` (a whole URL of that shape is accepted).
+    #[arg(long, required_if_eq("format", "eve"))]
+    pub session: Option<String>,
+    /// With --format eve: the stream is subagent NAME's own child session,
+    /// so its events go to `subagents/NAME/hooks/`.
+    #[arg(long, value_name = "NAME")]
+    pub subagent: Option<String>,
     /// How long to let queued deliveries finish at the end before cancelling them.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
@@ -109,13 +171,14 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 }
             }
         };
+        let mut reader = Reader::new(args);
         for (i, line) in input.lines().enumerate() {
             let n = i + 1;
             let line = line.with_context(|| format!("{source}: cannot read line {n}"))?;
             if line.trim().is_empty() {
                 continue;
             }
-            match Envelope::from_json(&line) {
+            match reader.envelope(&line) {
                 Ok(env) => pending.push(service.submit(env)),
                 Err(e) => {
                     malformed += 1;

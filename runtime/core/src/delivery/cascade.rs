@@ -50,6 +50,7 @@ pub fn cascade_event(f: &Failure<'_>) -> Option<Envelope> {
         turn,
         step: None,
         sequence: c.sequence,
+        ordinal: None,
         subagent: c.subagent.clone(),
     };
     let data = serde_json::json!({

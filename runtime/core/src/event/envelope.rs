@@ -54,6 +54,13 @@ pub struct Coordinates {
     pub step: Option<String>,
     /// Position in the session's event stream.
     pub sequence: u64,
+    /// The event's ordinal among the events of its kind in its step (or
+    /// turn, or session, outside one): 0 for the first. Stable when the agent
+    /// retries a step, unlike `sequence`, so the idempotency key is derived
+    /// from it when present. `hookrt run` and the bridges fill it in
+    /// ([`crate::Ordinals`]); without it the key falls back to `sequence`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinal: Option<u32>,
     /// The subagent scope; `None` for the primary agent.
     #[serde(default)]
     pub subagent: Option<String>,
@@ -155,8 +162,15 @@ impl Coordinates {
             turn: None,
             step: None,
             sequence,
+            ordinal: None,
             subagent: None,
         }
+    }
+
+    /// The same coordinates with the event's `ordinal` in its step.
+    pub fn with_ordinal(mut self, ordinal: u32) -> Self {
+        self.ordinal = Some(ordinal);
+        self
     }
 
     /// The same coordinates inside turn `turn`.
@@ -460,9 +474,10 @@ fn is_rfc3339(s: &str) -> bool {
 }
 
 /// The idempotency key of an event: a hash of its kind and stable coordinates
-/// (agent, subagent, session, turn, step, sequence), never of the attempt or the
-/// event id, so a retried turn that re-emits the same logical event gets the
-/// same key.
+/// (agent, subagent, session, turn, step, and its ordinal in the step; the
+/// stream position `sequence` only when the ordinal is missing), never of the
+/// attempt or the event id, so a retried step that re-emits the same logical
+/// event under a new id and stream position gets the same key (`ik2-`).
 pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
     let mut h = Sha256::new();
     hash_parts(
@@ -476,13 +491,26 @@ pub fn idempotency_key(kind: &str, c: &Coordinates) -> String {
             Some(kind),
         ],
     );
-    h.update(c.sequence.to_le_bytes());
-    // "ik1-" and the first 16 bytes of the digest in hex, built in one
+    // The ordinal in the step survives a retried step (new id, new stream
+    // position); `sequence` is the fallback for inputs that lack it, tagged
+    // apart so the two kinds of key never meet.
+    let tag = match c.ordinal {
+        Some(ordinal) => {
+            h.update([2]);
+            h.update(u64::from(ordinal).to_le_bytes());
+            "ik2-"
+        }
+        None => {
+            h.update(c.sequence.to_le_bytes());
+            "ik1-"
+        }
+    };
+    // The tag and the first 16 bytes of the digest in hex, built in one
     // allocation (this runs once per dispatched event).
     let mut hexed = [0u8; 32];
     hex::encode_to_slice(&h.finalize()[..16], &mut hexed).expect("32 bytes hold 16 in hex");
     let mut key = String::with_capacity(36);
-    key.push_str("ik1-");
+    key.push_str(tag);
     key.push_str(std::str::from_utf8(&hexed).expect("hex digits are ASCII"));
     key
 }

@@ -3,5 +3,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod envelope;
+pub(crate) mod eve;
 pub(crate) mod kind;
+pub(crate) mod ordinal;
 pub(crate) mod scope;

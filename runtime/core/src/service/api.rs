@@ -17,7 +17,7 @@
 //! next start delivers it again with `attempt` + 1.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -94,8 +94,9 @@ pub struct HookService {
     tx: Option<tokio::sync::mpsc::Sender<Command>>,
     writer: Option<JoinHandle<Stats>>,
     dispatcher: Option<JoinHandle<Stats>>,
-    /// Disconnected when the dispatcher thread has ended.
-    ended: Option<mpsc::Receiver<()>>,
+    /// Disconnected when the dispatcher thread has ended (behind a lock only
+    /// so that the service is `Sync`: shared behind an `Arc` by tasks).
+    ended: Option<Mutex<mpsc::Receiver<()>>>,
     ended_async: Option<oneshot::Receiver<()>>,
     cancel: Arc<AtomicBool>,
     durability: Durability,
@@ -232,7 +233,7 @@ impl HookService {
             tx: Some(tx),
             writer: Some(writer),
             dispatcher: Some(dispatcher),
-            ended: Some(ended),
+            ended: Some(Mutex::new(ended)),
             ended_async: Some(ended_async),
             cancel,
             durability,
@@ -391,6 +392,7 @@ impl HookService {
     pub fn shutdown_blocking(mut self, deadline: Duration) -> Stats {
         self.tx = None;
         if let Some(ended) = self.ended.take() {
+            let ended = ended.into_inner().unwrap_or_else(|e| e.into_inner());
             let _ = ended.recv_timeout(deadline);
         }
         self.finish()

@@ -22,6 +22,7 @@ const RUNTIME: &[&str] = &[
     "event::envelope",
     "event::ordinal",
     "event::eve",
+    "event::claude",
     "event::scope",
     "event::answer",
     // sandbox/: the one owner of Wasmtime and of everything a hook can import.
@@ -84,7 +85,7 @@ const SDK: &[&str] = &[
 ];
 
 /// The `hookrt` command.
-const CLI: &[&str] = &["journal", "run", "main"];
+const CLI: &[&str] = &["claude", "journal", "run", "main"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

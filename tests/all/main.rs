@@ -9,6 +9,7 @@ mod common;
 mod cache;
 mod caps;
 mod cascade;
+mod claude;
 mod components;
 mod config;
 mod decisions;

@@ -603,3 +603,70 @@ fn an_eve_stream_needs_its_agent_and_session() {
     let err = text(&out.stderr);
     assert!(err.contains("--agent") && err.contains("--session"), "{err}");
 }
+
+/// `hookrt claude-hook` on the example agent with `input` on stdin.
+fn claude_hook(agent: &Path, input: &str) -> Output {
+    let mut child = hookrt(&["claude-hook", agent.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn claude_input(event: &str) -> Value {
+    let text = fs::read_to_string(repo().join(format!("tests/fixtures/claude/{event}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn claude_hook_answers_each_documented_event_as_claude_code_expects() {
+    let agent = repo().join("example-hooks/agent");
+    for event in hookrt::CLAUDE_EVENTS {
+        let out = claude_hook(&agent, &claude_input(event).to_string());
+        assert_eq!(out.status.code(), Some(0), "{event}: {}", text(&out.stderr));
+        // npm test: the policy hook abstains, so Claude Code's own rules decide.
+        assert_eq!(text(&out.stdout), "", "{event} prints nothing");
+    }
+    let mut rm = claude_input("PreToolUse");
+    rm["tool_input"]["command"] = "rm -rf build/ && npm test".into();
+    let out = claude_hook(&agent, &rm.to_string());
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(
+        answer,
+        serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "recursive forced delete (rm -rf) is not allowed by the policy hook; delete specific paths instead"
+        }})
+    );
+    let mut fetch = claude_input("PreToolUse");
+    fetch["tool_name"] = "WebFetch".into();
+    let out = claude_hook(&agent, &fetch.to_string());
+    let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "ask");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecisionReason"],
+        "Allow the agent to use the network tool `WebFetch`?"
+    );
+}
+
+#[test]
+fn claude_hook_fails_closed_for_a_tool_call_it_cannot_decide() {
+    let agent = repo().join("example-hooks/agent");
+    let broken = r#"{"hook_event_name":"PreToolUse","session_id":"s""#;
+    let out = claude_hook(&agent, broken);
+    assert_eq!(out.status.code(), Some(2), "exit 2 blocks the tool call");
+    assert!(text(&out.stderr).contains("the tool call is blocked because hookrt could not decide on it"));
+    assert_eq!(text(&out.stdout), "");
+    let missing = repo().join("example-hooks/no-such-agent");
+    let out = claude_hook(&missing, &claude_input("PreToolUse").to_string());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("the agent folder does not exist"), "{}", text(&out.stderr));
+    // Anything else fails open: exit 1 is a non-blocking error for Claude Code.
+    let out = claude_hook(&missing, &claude_input("Stop").to_string());
+    assert_eq!(out.status.code(), Some(1));
+}

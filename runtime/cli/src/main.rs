@@ -1,5 +1,6 @@
 //! The `hookrt` command: check, build, run and audit an agent folder's hooks.
 
+mod claude;
 mod journal;
 mod run;
 
@@ -50,6 +51,8 @@ enum Command {
     /// Inspect a journal, or re-drive its dead letters.
     #[command(subcommand)]
     Journal(journal::JournalCommand),
+    /// Run as a Claude Code command hook: the event's JSON on stdin, Claude Code's answer on stdout.
+    ClaudeHook(claude::ClaudeArgs),
     /// Show what each hook is and what binds it.
     Audit {
         /// The agent folder.
@@ -142,6 +145,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             run::run(rt, &args)
         }
         Command::Journal(cmd) => journal::journal(cmd),
+        Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, cache)),
         Command::Audit { dir, json } => Ok(match load(&dir, cache) {
             Ok(rt) => {
                 let report = hookrt::audit(&rt);

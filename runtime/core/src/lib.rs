@@ -42,6 +42,7 @@ pub use event::envelope::{
     Coordinates, Durability, Envelope, EnvelopeError, MAX_DATA_BYTES, MAX_ID_LEN,
     SCHEMA_VERSION, idempotency_key, now_rfc3339,
 };
+pub use event::claude::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
 pub use event::eve::{EveError, EveStream};
 pub use event::kind::{
     CUSTOM_PREFIX, EventClass, EventKind, KINDS, WILDCARD, class_of, is_known, is_subscribable,

@@ -2,6 +2,7 @@
 //! and the answer types. Plain data: no Wasmtime, no I/O.
 
 pub(crate) mod answer;
+pub(crate) mod claude;
 pub(crate) mod envelope;
 pub(crate) mod eve;
 pub(crate) mod kind;

@@ -7,7 +7,7 @@
 use hookrt_sdk::prelude::*;
 
 /// Tools that reach the network; `web_*` is matched by prefix.
-const NETWORK_TOOLS: &[&str] = &["http_fetch", "curl"];
+const NETWORK_TOOLS: &[&str] = &["http_fetch", "curl", "webfetch", "websearch"];
 const NETWORK_PREFIX: &str = "web_";
 /// Tools whose input is a shell command.
 const SHELL_TOOLS: &[&str] = &["run_shell", "shell", "bash", "exec"];
@@ -40,7 +40,9 @@ impl Policy {
 
 /// The policy's answer for one call.
 fn approval(action: &RequestedAction) -> Approval {
-    let tool = action.tool.as_str();
+    // Tool names differ in case between agents (`bash`, Claude Code's `Bash`).
+    let lower = action.tool.to_ascii_lowercase();
+    let tool = lower.as_str();
     if SHELL_TOOLS.contains(&tool)
         && shell_command(&action.input).is_some_and(is_recursive_force_rm)
     {
@@ -49,7 +51,10 @@ fn approval(action: &RequestedAction) -> Approval {
         );
     }
     if NETWORK_TOOLS.contains(&tool) || tool.starts_with(NETWORK_PREFIX) {
-        return Approval::ask(format!("Allow the agent to use the network tool `{tool}`?"));
+        return Approval::ask(format!(
+            "Allow the agent to use the network tool `{}`?",
+            action.tool
+        ));
     }
     Approval::Abstain
 }

@@ -565,3 +565,38 @@ fn hook_state_survives_a_process_restart() {
         "the second process reads the first one's state from the journal"
     );
 }
+
+#[test]
+fn an_overlong_input_line_is_skipped_as_malformed_and_the_rest_still_run() {
+    let good: Vec<String> = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(String::from)
+        .collect();
+    // 3 MiB of JSON on one line: more than any envelope may take.
+    let huge = format!("{{\"pad\":\"{}\"}}", "x".repeat(3 * 1024 * 1024));
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "{}\n{huge}\n{}", good[0], good[1]).unwrap();
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        f.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let limit = 1024 * 1024 + 64 * 1024;
+    assert!(
+        err.contains(&format!(
+            "line 2: {} bytes, longer than the {limit} bytes an envelope line may take; skipped",
+            huge.len()
+        )),
+        "{err}"
+    );
+    let lines = json_lines(&out);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["malformed_lines"], 1);
+    assert_eq!(summary["events"], 2);
+}

@@ -40,6 +40,8 @@ const RUNTIME: &[&str] = &[
     "hooks::discovery",
     "hooks::settings",
     "hooks::config",
+    "hooks::cache_dir",
+    "hooks::cargo",
     "hooks::build",
     "hooks::cache",
     "hooks::load",

@@ -22,4 +22,5 @@ mod sandbox;
 mod scopes;
 mod sdk;
 mod state_and_config;
+mod trust;
 mod workers;

@@ -4,6 +4,8 @@
 
 pub(crate) mod build;
 pub(crate) mod cache;
+pub(crate) mod cache_dir;
+pub(crate) mod cargo;
 pub(crate) mod call;
 pub(crate) mod config;
 pub(crate) mod discovery;

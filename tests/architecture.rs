@@ -45,6 +45,7 @@ const RUNTIME: &[&str] = &[
     "hooks::build",
     "hooks::cache",
     "hooks::load",
+    "hooks::lock",
     "hooks::call",
     "hooks::registry",
     // delivery/: one event through its hooks.

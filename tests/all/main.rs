@@ -17,6 +17,7 @@ mod envelope;
 mod hostile;
 mod journal;
 mod limits;
+mod lock;
 mod ordering;
 mod sandbox;
 mod scopes;

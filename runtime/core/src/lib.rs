@@ -66,6 +66,7 @@ pub use hooks::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
 pub use hooks::config::{CONFIG_FILE, Config, Mode};
 pub use hooks::discovery::{DiscoveredHook, Discovery, SourceKind, discover};
 pub use hooks::load::LoadedHook;
+pub use hooks::lock::{LOCK_FILE, Lock, LockStatus, Pin};
 pub use hooks::problem::{Problem, ProblemKind, Problems};
 pub use hooks::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
 pub use hooks::slug::{Slug, SlugError};

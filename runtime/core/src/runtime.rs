@@ -15,6 +15,7 @@ use crate::hooks::discovery::{self, Discovery};
 use crate::delivery::dispatch;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::hooks::load::LoadedHook;
+use crate::hooks::lock::Lock;
 use crate::hooks::call::Services;
 use crate::sandbox::metrics::Metrics;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
@@ -160,6 +161,13 @@ impl Runtime {
                     }
                     hooks.push(h)
                 }
+                Err(p) => problems.push(p),
+            }
+        }
+        if opts.enforce_lock {
+            match Lock::read(agent_dir) {
+                Ok(Some(lock)) => problems.extend(lock.check(agent_dir, &hooks)),
+                Ok(None) => {}
                 Err(p) => problems.push(p),
             }
         }

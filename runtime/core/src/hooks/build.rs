@@ -43,11 +43,14 @@ pub struct BuildOptions {
     /// Load components only: never start cargo; a source hook is a problem.
     /// `mode = "prebuilt"` in `hookrt.toml` turns it on as well.
     pub prebuilt: bool,
+    /// Refuse hooks that drifted from `hookrt.lock` (when the folder has one).
+    /// Off only to inspect or re-lock a folder (`hookrt audit`, `hookrt lock`).
+    pub enforce_lock: bool,
 }
 
 impl BuildOptions {
     /// Defaults for an agent folder: `build` mode, the per-user cache dir
-    /// (outside every agent folder, see `hooks/cache_dir.rs`).
+    /// (outside every agent folder, see `hooks/cache_dir.rs`), lock enforced.
     pub fn for_agent(_agent_dir: &Path) -> BuildOptions {
         BuildOptions {
             cache_dir: cache_dir::default_cache_dir(),
@@ -58,6 +61,7 @@ impl BuildOptions {
                 std::env::var("HOOKRT_TOOLCHAIN").unwrap_or_else(|_| HOOK_TOOLCHAIN.to_owned()),
             ),
             prebuilt: false,
+            enforce_lock: true,
         }
     }
 

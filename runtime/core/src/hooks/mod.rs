@@ -10,6 +10,7 @@ pub(crate) mod call;
 pub(crate) mod config;
 pub(crate) mod discovery;
 pub(crate) mod load;
+pub(crate) mod lock;
 pub(crate) mod problem;
 pub(crate) mod registry;
 pub(crate) mod settings;

@@ -83,7 +83,7 @@ const SDK: &[&str] = &[
 ];
 
 /// The `hookrt` command.
-const CLI: &[&str] = &["output", "load", "journal", "run", "main"];
+const CLI: &[&str] = &["output", "load", "journal", "run", "export", "main"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -40,6 +40,7 @@ const RUNTIME: &[&str] = &[
     "hooks::discovery",
     "hooks::settings",
     "hooks::config",
+    "hooks::digest",
     "hooks::cache_dir",
     "hooks::cargo",
     "hooks::build",

@@ -17,9 +17,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use walkdir::WalkDir;
 
-use crate::hooks::cache_dir::{self, create_private_dir};
+use crate::hooks::cache_dir::{self, BuildLock, create_private_dir};
+use crate::hooks::digest::{sdk_fingerprint, source_hash};
 use crate::hooks::cargo::{
     self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem,
     run_cargo,
@@ -397,98 +397,6 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
         }
     }
     (built, problems)
-}
-
-/// Hash of everything a hook's component depends on besides cargo's registry.
-fn source_hash(
-    hook: &DiscoveredHook,
-    sdk: &str,
-    toolchain: Option<&str>,
-) -> std::io::Result<String> {
-    let mut h = Sha256::new();
-    match hook.kind {
-        SourceKind::Component => return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?))),
-        SourceKind::SingleFile => {
-            h.update(b"hookrt single-file v1\0");
-            h.update(fs::read(&hook.path)?);
-        }
-        SourceKind::Crate => {
-            h.update(b"hookrt crate v1\0");
-            hash_tree(&mut h, &hook.path)?;
-        }
-    }
-    h.update(sdk.as_bytes());
-    h.update(toolchain.unwrap_or("").as_bytes());
-    Ok(hex::encode(h.finalize()))
-}
-
-/// Hashes relative paths and contents of a tree, skipping `target/` and hidden entries.
-fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
-    let walk = WalkDir::new(root)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            e.depth() == 0 || !(name.starts_with('.') || (e.depth() == 1 && name == "target"))
-        });
-    for entry in walk {
-        let entry = entry.map_err(std::io::Error::other)?;
-        if entry.file_type().is_file() {
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-            h.update(rel.to_string_lossy().as_bytes());
-            h.update([0]);
-            let bytes = fs::read(entry.path())?;
-            h.update((bytes.len() as u64).to_le_bytes());
-            h.update(bytes);
-        }
-    }
-    Ok(())
-}
-
-/// Digest of the SDK crate and the WIT it is generated from.
-fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
-    let missing = || {
-        Problem::new(ProblemKind::Build, 
-            sdk_dir,
-            "the hookrt-sdk crate is not there",
-            "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
-        )
-    };
-    if !sdk_dir.join("Cargo.toml").is_file() {
-        return Err(missing());
-    }
-    let mut h = Sha256::new();
-    for dir in [sdk_dir.join("src"), sdk_dir.join("wit")] {
-        hash_tree(&mut h, &dir).map_err(|_| missing())?;
-    }
-    h.update(fs::read(sdk_dir.join("Cargo.toml")).map_err(|_| missing())?);
-    Ok(hex::encode(h.finalize()))
-}
-
-/// An exclusive lock on the cache's build folder, so concurrent hookrt
-/// processes (or test threads) never write the same generated crate at once.
-struct BuildLock(#[allow(dead_code, reason = "held for its lock")] fs::File);
-
-impl BuildLock {
-    fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
-        let path = cache_dir.join("build.lock");
-        let fail = |e: std::io::Error| {
-            Problem::new(ProblemKind::Build, 
-                &path,
-                format!("cannot lock the build cache: {e}"),
-                "check permissions of the cache dir",
-            )
-        };
-        create_private_dir(cache_dir).map_err(fail)?;
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(fail)?;
-        file.lock().map_err(fail)?;
-        Ok(BuildLock(file))
-    }
 }
 
 /// The sha256 of a built hook's component, always from its bytes (a ~100 KB

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::hooks::problem::{Problem, ProblemKind};
+
 /// The name of the MAC key file inside the cache dir.
 pub const KEY_FILE: &str = "key";
 const KEY_LEN: usize = 32;
@@ -138,6 +140,33 @@ pub fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
 /// Compares two MACs without stopping at the first difference.
 pub fn same_mac(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// An exclusive lock on the cache's build folder, so concurrent hookrt
+/// processes (or test threads) never write the same generated crate at once.
+pub struct BuildLock(#[allow(dead_code, reason = "held for its lock")] fs::File);
+
+impl BuildLock {
+    /// Waits for the lock of `cache_dir` (creating the folder, private).
+    pub fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
+        let path = cache_dir.join("build.lock");
+        let fail = |e: std::io::Error| {
+            Problem::new(ProblemKind::Build, 
+                &path,
+                format!("cannot lock the build cache: {e}"),
+                "check permissions of the cache dir",
+            )
+        };
+        create_private_dir(cache_dir).map_err(fail)?;
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(fail)?;
+        file.lock().map_err(fail)?;
+        Ok(BuildLock(file))
+    }
 }
 
 #[cfg(test)]

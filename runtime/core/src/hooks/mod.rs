@@ -8,6 +8,7 @@ pub(crate) mod cache_dir;
 pub(crate) mod cargo;
 pub(crate) mod call;
 pub(crate) mod config;
+pub(crate) mod digest;
 pub(crate) mod discovery;
 pub(crate) mod load;
 pub(crate) mod lock;

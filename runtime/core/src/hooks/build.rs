@@ -399,13 +399,17 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
     (built, problems)
 }
 
-/// The sha256 of a built hook's component, always from its bytes (a ~100 KB
+/// The sha256 of a built hook's component, from its bytes (a ~100 KB
 /// component hashes in well under a millisecond). A component cargo built
 /// has its digest recorded beside it when it was installed
 /// (`<component>.sha256`); bytes that no longer match it mean the cache was
 /// changed behind hookrt's back, and the component is refused. A missing or
 /// unreadable record (an older cache) is written again.
 pub fn component_digest(built: &BuiltHook) -> Result<String, Problem> {
+    // A `.wasm` hook's source digest was taken from its bytes in this very load.
+    if built.hook.kind == SourceKind::Component {
+        return Ok(built.source_sha256.clone());
+    }
     let bytes = fs::read(&built.component).map_err(|e| {
         Problem::new(
             ProblemKind::Load,
@@ -415,9 +419,6 @@ pub fn component_digest(built: &BuiltHook) -> Result<String, Problem> {
         )
     })?;
     let digest = hex::encode(Sha256::digest(&bytes));
-    if built.hook.kind == SourceKind::Component {
-        return Ok(digest);
-    }
     let sidecar = built.component.with_extension("wasm.sha256");
     let recorded = fs::read_to_string(&sidecar).ok();
     match recorded.as_deref().map(str::trim) {

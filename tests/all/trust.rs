@@ -181,3 +181,29 @@ fn a_forged_component_digest_record_is_detected() {
         )]
     );
 }
+
+#[test]
+fn cargo_configuration_in_the_agent_folder_never_takes_effect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = tmp.path().join("wrapper-ran");
+    let wrapper = tmp.path().join("wrapper.sh");
+    fs::write(
+        &wrapper,
+        format!("#!/bin/sh\necho ran >> '{}'\nexec \"$@\"\n", mark.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!("[build]\nrustc-wrapper = \"{}\"\n", wrapper.display());
+    // A fresh source, so cargo really runs for it.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let agent = TempAgent::new()
+        .hook("testing/build-script/hooks/build_marker", "build_marker")
+        .file(".cargo/config.toml", &config)
+        .file("hooks/build_marker/.cargo/config.toml", &config);
+    let lib = agent.path().join("hooks/build_marker/src/lib.rs");
+    let src = fs::read_to_string(&lib).unwrap();
+    fs::write(&lib, format!("{src}\n// {nonce}\n")).unwrap();
+    let rt = load(agent.path());
+    assert!(rt.hooks()[0].cargo_built, "cargo built the crate");
+    assert!(!mark.exists(), "the agent folder's rustc-wrapper never ran");
+}

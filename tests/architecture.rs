@@ -45,9 +45,13 @@ const RUNTIME: &[&str] = &[
     "hooks::discovery",
     "hooks::settings",
     "hooks::config",
+    "hooks::digest",
+    "hooks::cache_dir",
+    "hooks::cargo",
     "hooks::build",
     "hooks::cache",
     "hooks::load",
+    "hooks::lock",
     "hooks::call",
     "hooks::registry",
     // delivery/: one event through its hooks.
@@ -85,7 +89,7 @@ const SDK: &[&str] = &[
 ];
 
 /// The `hookrt` command.
-const CLI: &[&str] = &["claude", "journal", "run", "main"];
+const CLI: &[&str] = &["claude", "journal", "run", "export", "main"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

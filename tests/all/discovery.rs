@@ -123,3 +123,88 @@ fn missing_hooks_folder_is_a_problem() {
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].message, "no hooks folder");
 }
+
+/// The problems of a layout that must not be accepted, as `(path, message)`.
+fn problems_of(agent: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let problems = discover(agent).expect_err("the layout is refused");
+    problems.0.into_iter().map(|p| (p.path, p.message)).collect()
+}
+
+#[test]
+fn a_primary_hook_spelling_a_subagent_hooks_id_is_refused_with_both_paths() {
+    let agent = TempAgent::new()
+        .file("hooks/subagents/researcher/policy.rs", "")
+        .file("subagents/researcher/hooks/policy.rs", "");
+    let primary = agent.path().join("hooks/subagents/researcher/policy.rs");
+    let sub = agent.path().join("subagents/researcher/hooks/policy.rs");
+    assert_eq!(
+        problems_of(agent.path()),
+        [(
+            sub,
+            format!(
+                "hook id `subagents/researcher/policy` is also the id of {}: lookups by id could not tell them apart",
+                primary.display()
+            )
+        )]
+    );
+}
+
+#[test]
+fn a_symlinked_hooks_folder_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("evil.rs"), "").unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), agent.path().join("hooks")).unwrap();
+    assert_eq!(
+        problems_of(agent.path()),
+        [(
+            agent.path().join("hooks"),
+            "is a symlink: hook folders must be real folders inside the agent folder".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn symlinked_subagent_folders_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir_all(outside.path().join("hooks")).unwrap();
+    fs::write(outside.path().join("hooks/evil.rs"), "").unwrap();
+    let agent = TempAgent::new()
+        .file("hooks/ok.rs", "")
+        .file("subagents/writer/x.txt", "");
+    std::os::unix::fs::symlink(outside.path(), agent.path().join("subagents/researcher")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("hooks"),
+        agent.path().join("subagents/writer/hooks"),
+    )
+    .unwrap();
+    let why = "is a symlink: hook folders must be real folders inside the agent folder";
+    assert_eq!(
+        problems_of(agent.path()),
+        [
+            (agent.path().join("subagents/researcher"), why.to_owned()),
+            (agent.path().join("subagents/writer/hooks"), why.to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn a_symlink_leaving_a_crate_hooks_folder_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.txt"), "host secret").unwrap();
+    let agent = TempAgent::new()
+        .file("hooks/policy/Cargo.toml", "[package]\nname = \"policy\"\n")
+        .file("hooks/policy/src/lib.rs", "")
+        .file("hooks/policy/src/inner.txt", "");
+    let src = agent.path().join("hooks/policy/src");
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), src.join("secret.txt")).unwrap();
+    // A link that stays inside the crate is fine.
+    std::os::unix::fs::symlink(src.join("inner.txt"), src.join("alias.txt")).unwrap();
+    assert_eq!(
+        problems_of(agent.path()),
+        [(
+            src.join("secret.txt"),
+            "symlink leaves the crate hook's folder (or is broken)".to_owned()
+        )]
+    );
+}

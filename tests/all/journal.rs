@@ -292,3 +292,25 @@ fn commits_and_acks_interleave_without_lock_errors() {
     let status = Journal::open(&db).unwrap().status().unwrap();
     assert_eq!((status.done, status.pending), (3000, 0));
 }
+
+#[test]
+fn the_journal_and_its_wal_files_are_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let agent = witness();
+    let db = agent.path().join("journal.db");
+    let (service, _) = start(agent.path(), Some(&db));
+    service.submit(transcript()[0].clone()).wait().unwrap();
+    // While the service runs, the WAL and shared-memory files exist too.
+    let mut seen = Vec::new();
+    for name in ["journal.db", "journal.db-wal", "journal.db-shm"] {
+        let path = agent.path().join(name);
+        if let Ok(meta) = std::fs::metadata(&path) {
+            seen.push((name, meta.permissions().mode() & 0o777));
+        }
+    }
+    service.shutdown_blocking(Duration::from_secs(10));
+    assert_eq!(
+        seen,
+        [("journal.db", 0o600), ("journal.db-wal", 0o600), ("journal.db-shm", 0o600)]
+    );
+}

@@ -670,3 +670,213 @@ fn claude_hook_fails_closed_for_a_tool_call_it_cannot_decide() {
     let out = claude_hook(&missing, &claude_input("Stop").to_string());
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn an_overlong_input_line_is_skipped_as_malformed_and_the_rest_still_run() {
+    let good: Vec<String> = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(String::from)
+        .collect();
+    // 3 MiB of JSON on one line: more than any envelope may take.
+    let huge = format!("{{\"pad\":\"{}\"}}", "x".repeat(3 * 1024 * 1024));
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "{}\n{huge}\n{}", good[0], good[1]).unwrap();
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        f.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let limit = 1024 * 1024 + 64 * 1024;
+    assert!(
+        err.contains(&format!(
+            "line 2: {} bytes, longer than the {limit} bytes an envelope line may take; skipped",
+            huge.len()
+        )),
+        "{err}"
+    );
+    let lines = json_lines(&out);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["malformed_lines"], 1);
+    assert_eq!(summary["events"], 2);
+}
+
+/// `(hook, handler, outcome)` of every delivery line of a run.
+fn outcomes(out: &Output) -> Vec<(String, String, String)> {
+    json_lines(out)
+        .iter()
+        .filter(|l| l.get("outcome").is_some())
+        .map(|l| {
+            let s = |k: &str| l[k].as_str().unwrap_or_default().to_owned();
+            (s("hook"), s("handler"), s("outcome"))
+        })
+        .collect()
+}
+
+#[test]
+fn build_out_writes_a_prebuilt_folder_that_runs_without_the_sdk_or_cargo() {
+    let out = tempfile::tempdir().unwrap();
+    let prebuilt = out.path().join("agent");
+    let agent = repo().join("example-hooks/agent");
+    let built = run(&["build", agent.to_str().unwrap(), "--out", prebuilt.to_str().unwrap()]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let mut files: Vec<String> = walk(&prebuilt)
+        .iter()
+        .map(|p| p.strip_prefix(&prebuilt).unwrap().display().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "hookrt.toml",
+            "hooks/alerts.wasm",
+            "hooks/audit.wasm",
+            "hooks/context-pruner.wasm",
+            "hooks/observability/metrics.wasm",
+            "hooks/policy.wasm",
+            "hooks/protected-paths.wasm",
+        ]
+    );
+    let from_source = run(&["run", agent.to_str().unwrap(), "--events", &transcript()]);
+    // No SDK beside the binary and no cargo on PATH: nothing may need them.
+    let from_prebuilt = hookrt(&["run", "--prebuilt", prebuilt.to_str().unwrap(), "--events", &transcript()])
+        .env("HOOKRT_SDK_DIR", "/nonexistent/guest-sdk")
+        .env("CARGO_BIN", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    assert!(from_prebuilt.status.success(), "{}", text(&from_prebuilt.stderr));
+    assert!(!outcomes(&from_source).is_empty());
+    assert_eq!(outcomes(&from_prebuilt), outcomes(&from_source));
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            all.extend(walk(&p));
+        } else {
+            all.push(p);
+        }
+    }
+    all
+}
+
+#[test]
+fn prebuilt_flag_refuses_a_source_hook_naming_it_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/hostile/hooks/witness.rs"),
+        &dir.path().join("hooks/witness.rs"),
+    );
+    let out = run(&["check", "--prebuilt", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains(&dir.path().join("hooks/witness.rs").display().to_string()), "{err}");
+    assert!(err.contains("loaded in `prebuilt` mode: nothing is compiled"), "{err}");
+    assert!(err.contains("hookrt build DIR --out OUT"), "{err}");
+}
+
+#[test]
+fn a_hook_built_by_hookrt_sees_no_host_secret_in_its_build_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = fs::read_to_string(repo().join("example-hooks/testing/hooks/env_leak.rs")).unwrap();
+    // A fresh source, so this build (not an earlier cached one) is what runs.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    fs::create_dir_all(dir.path().join("hooks")).unwrap();
+    fs::write(dir.path().join("hooks/env_leak.rs"), format!("{src}\n// {nonce}\n")).unwrap();
+    let out = hookrt(&["run", dir.path().to_str().unwrap(), "--events", &transcript(), "--logs"])
+        .env("HOOKRT_TEST_SECRET", "hunter2-host-secret")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen: Vec<String> = json_lines(&out)
+        .iter()
+        .filter_map(|l| l["logs"].as_array())
+        .flatten()
+        .filter_map(|log| log["fields"].as_array())
+        .flatten()
+        .filter(|f| f[0] == "secret")
+        .map(|f| f[1].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!seen.is_empty());
+    assert!(seen.iter().all(|s| s == "absent"), "{seen:?}");
+}
+
+#[test]
+fn the_default_cache_is_per_user_private_and_nothing_is_read_from_or_written_to_the_agent_folder() {
+    // A component-only agent folder (from `build --out`), with a planted
+    // artifact where the cache used to live.
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    let built = run(&[
+        "build",
+        repo().join("example-hooks/agent").to_str().unwrap(),
+        "--out",
+        agent.to_str().unwrap(),
+    ]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let planted = agent.join(".hookrt/artifacts/planted.cwasm");
+    copy(&repo().join("example-hooks/agent/hookrt.toml"), &planted);
+    let xdg = tmp.path().join("xdg");
+    let out = hookrt(&["check", agent.to_str().unwrap()])
+        .env_remove("HOOKRT_CACHE_DIR")
+        .env("XDG_CACHE_HOME", &xdg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let cache = xdg.join("hookrt");
+    assert_eq!(mode(&cache), 0o700);
+    let artifacts = walk(&cache.join("artifacts"));
+    assert_eq!(artifacts.len(), 6, "{artifacts:?}");
+    assert!(artifacts.iter().all(|a| mode(a) == 0o600));
+    assert_eq!(walk(&agent.join(".hookrt")), [planted]);
+}
+
+#[test]
+fn lock_pins_the_folder_and_audit_json_shows_each_hooks_lock_status() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/hostile/hooks/witness.rs"),
+        &dir.path().join("hooks/witness.rs"),
+    );
+    let d = dir.path().to_str().unwrap();
+    let status = |out: &Output| -> Vec<(String, String)> {
+        let v: Value = serde_json::from_slice(&out.stdout).expect("audit JSON");
+        v["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["slug"].as_str().unwrap().to_owned(), h["lock"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let pair = |s: &str| vec![("witness".to_owned(), s.to_owned())];
+    assert_eq!(status(&run(&["audit", "--json", d])), pair("unlocked"));
+    let locked = run(&["lock", d]);
+    assert!(locked.status.success(), "{}", text(&locked.stderr));
+    assert!(dir.path().join("hookrt.lock").is_file());
+    assert_eq!(status(&run(&["audit", "--json", d])), pair("locked"));
+
+    // A wider grant is drift: refused by run, shown by audit.
+    fs::write(dir.path().join("hookrt.toml"), "[hooks.witness]\ngrants = [\"log\", \"state\"]\n").unwrap();
+    let refused = run(&["run", d, "--events", &transcript()]);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = text(&refused.stderr);
+    assert!(
+        err.contains("hook `witness` drifted from hookrt.lock: grants expected [log], found [log, state]"),
+        "{err}"
+    );
+    let audit = run(&["audit", "--json", d]);
+    assert_eq!(status(&audit), pair("drifted"));
+    let v: Value = serde_json::from_slice(&audit.stdout).unwrap();
+    assert!(v["hooks"][0]["lock_detail"].as_str().unwrap().contains("grants expected [log]"));
+    let text_audit = text(&run(&["audit", d]).stdout);
+    assert!(text_audit.contains("   lock       DRIFTED: hook `witness` drifted"), "{text_audit}");
+}

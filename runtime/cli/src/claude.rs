@@ -29,7 +29,7 @@ pub struct ClaudeArgs {
     pub agent: String,
 }
 
-pub fn claude_hook(args: &ClaudeArgs, cache: Option<PathBuf>) -> ExitCode {
+pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
     let mut input = String::new();
     let read = std::io::stdin()
         .take(MAX_INPUT_BYTES)
@@ -43,10 +43,6 @@ pub fn claude_hook(args: &ClaudeArgs, cache: Option<PathBuf>) -> ExitCode {
         Ok(e) => e,
         Err(e) => return fail(gate, &e.to_string()),
     };
-    let mut opts = BuildOptions::for_agent(&args.dir);
-    if let Some(c) = cache {
-        opts.cache_dir = c;
-    }
     let mut rt = match Runtime::load(&args.dir, &opts, &mut |_| {}) {
         Ok(rt) => rt,
         Err(p) => return fail(gate, &format!("the hooks of {} did not load:\n{p}", args.dir.display())),

@@ -1,6 +1,7 @@
 //! The `hookrt` command: check, build, run and audit an agent folder's hooks.
 
 mod claude;
+mod export;
 mod journal;
 mod run;
 
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use hookrt::{BuildEvent, BuildOptions};
 use hookrt::{Problems, Runtime};
@@ -24,9 +25,14 @@ struct Cli {
     /// More detail on stderr (-v: build and cache decisions, -vv: everything).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
-    /// Cache folder for built components and precompiled artifacts [default: DIR/.hookrt].
+    /// Cache folder for built components and precompiled artifacts, outside
+    /// any agent folder [default: $XDG_CACHE_HOME/hookrt or ~/.cache/hookrt].
     #[arg(long, global = true, env = "HOOKRT_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
+    /// Load components (.wasm) only: never run cargo; a source hook is a
+    /// problem (also `mode = "prebuilt"` in hookrt.toml).
+    #[arg(long, global = true)]
+    prebuilt: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -41,8 +47,20 @@ enum Command {
         #[arg(long)]
         no_build: bool,
     },
-    /// Build every stale hook into a component and precompile it.
+    /// Build every stale hook into a component and precompile it. Building
+    /// runs the hooks' build code (build.rs, proc macros) on this machine.
     Build {
+        /// The agent folder.
+        dir: PathBuf,
+        /// Also write a prebuilt agent folder here: every component as
+        /// OUT/hooks/<slug>.wasm (OUT/subagents/<id>/hooks/<slug>.wasm) and
+        /// a copy of hookrt.toml, to run with --prebuilt.
+        #[arg(long, value_name = "OUT")]
+        out: Option<PathBuf>,
+    },
+    /// Pin every hook: write DIR/hookrt.lock with each hook's component
+    /// sha256, world version and grants. A hook that differs later is refused.
+    Lock {
         /// The agent folder.
         dir: PathBuf,
     },
@@ -104,7 +122,11 @@ fn init_tracing(verbose: u8) {
 }
 
 fn execute(cli: Cli) -> Result<ExitCode> {
-    let cache = cli.cache_dir;
+    let cache = Loading {
+        cache_dir: cli.cache_dir,
+        prebuilt: cli.prebuilt,
+        enforce_lock: true,
+    };
     match cli.command {
         Command::Check { dir, no_build } => {
             if no_build {
@@ -128,15 +150,33 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 Err(p) => report(&p),
             })
         }
-        Command::Build { dir } => Ok(match load(&dir, cache) {
+        Command::Build { dir, out } => Ok(match load(&dir, cache) {
             Ok(rt) => {
                 for h in rt.hooks() {
-                    println!("{:<32} {}", h.slug.as_str(), h.component_sha256);
+                    println!("{:<32} {}", h.id(), h.component_sha256);
+                }
+                if let Some(out) = out {
+                    export::write_prebuilt(&rt, &out)?;
+                    eprintln!("wrote a prebuilt agent folder to {} (run it with --prebuilt)", out.display());
                 }
                 ExitCode::SUCCESS
             }
             Err(p) => report(&p),
         }),
+        Command::Lock { dir } => {
+            // Locking pins the folder as it is now, drifted or not.
+            let loading = Loading { enforce_lock: false, ..cache };
+            Ok(match load(&dir, loading) {
+                Ok(rt) => {
+                    hookrt::Lock::of(rt.hooks())
+                        .write(&dir)
+                        .with_context(|| format!("cannot write {}", dir.join(hookrt::LOCK_FILE).display()))?;
+                    println!("locked {} hook(s) in {}", rt.hooks().len(), dir.join(hookrt::LOCK_FILE).display());
+                    ExitCode::SUCCESS
+                }
+                Err(p) => report(&p),
+            })
+        }
         Command::Run(args) => {
             let rt = match load(&args.dir, cache) {
                 Ok(rt) => rt,
@@ -145,8 +185,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             run::run(rt, &args)
         }
         Command::Journal(cmd) => journal::journal(cmd),
-        Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, cache)),
-        Command::Audit { dir, json } => Ok(match load(&dir, cache) {
+        Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),
+        // The audit shows drift instead of refusing to load over it.
+        Command::Audit { dir, json } => Ok(match load(&dir, Loading { enforce_lock: false, ..cache }) {
             Ok(rt) => {
                 let report = hookrt::audit(&rt);
                 if json {
@@ -166,12 +207,27 @@ fn report(problems: &Problems) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// Loads the agent folder with a progress bar while cargo compiles.
-fn load(dir: &Path, cache: Option<PathBuf>) -> Result<Runtime, Problems> {
+/// How the command line asks for an agent folder to be loaded.
+struct Loading {
+    cache_dir: Option<PathBuf>,
+    prebuilt: bool,
+    enforce_lock: bool,
+}
+
+/// The build options the global flags ask for.
+fn options(dir: &Path, loading: Loading) -> BuildOptions {
     let mut opts = BuildOptions::for_agent(dir);
-    if let Some(c) = cache {
+    if let Some(c) = loading.cache_dir {
         opts.cache_dir = c;
     }
+    opts.prebuilt = loading.prebuilt;
+    opts.enforce_lock = loading.enforce_lock;
+    opts
+}
+
+/// Loads the agent folder with a progress bar while cargo compiles.
+fn load(dir: &Path, loading: Loading) -> Result<Runtime, Problems> {
+    let opts = options(dir, loading);
     let started = Instant::now();
     let bar = ProgressBar::hidden();
     let mut stale = 0;

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hookrt::{
-    Durability, Envelope, EveStream, HookService, Observation, Ordinals, Outcome, PendingReceipt,
-    Runtime, ServiceOptions, Transport,
+    Durability, Envelope, EveStream, HookService, MAX_DATA_BYTES, Observation, Ordinals, Outcome,
+    PendingReceipt, Runtime, ServiceOptions, Transport,
 };
 
 /// The shape of the input lines.
@@ -60,6 +60,54 @@ impl Reader {
 
 /// Receipts waited for at once; bounds memory on long streams.
 const RECEIPT_WINDOW: usize = 1024;
+
+/// The longest input line read: an envelope's `data` may hold up to
+/// `MAX_DATA_BYTES`, plus room for the other fields. A longer line is never
+/// held in memory whole: it is skipped to its newline and counted malformed.
+pub const MAX_LINE_BYTES: usize = MAX_DATA_BYTES + 64 * 1024;
+
+/// One line of input, read with a bound.
+enum Line {
+    /// The line, without its newline.
+    Text(Vec<u8>),
+    /// The line was longer than the bound; this many bytes were skipped.
+    TooLong(u64),
+}
+
+/// Reads the next line into at most `max` bytes of memory; `None` at the end.
+fn read_bounded_line(input: &mut dyn BufRead, max: usize) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut skipped: u64 = 0;
+    let mut read_any = false;
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        read_any = true;
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if skipped == 0 && line.len() + chunk.len() <= max {
+            line.extend_from_slice(chunk);
+        } else {
+            // Over the bound: drop what was kept and count the rest.
+            skipped += (line.len() + chunk.len()) as u64;
+            line = Vec::new();
+        }
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    Ok(match (read_any, skipped) {
+        (false, _) => None,
+        (true, 0) => Some(Line::Text(line)),
+        (true, n) => Some(Line::TooLong(n)),
+    })
+}
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -172,13 +220,24 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
             }
         };
         let mut reader = Reader::new(args);
-        for (i, line) in input.lines().enumerate() {
-            let n = i + 1;
-            let line = line.with_context(|| format!("{source}: cannot read line {n}"))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            match reader.envelope(&line) {
+        let mut input = input;
+        let mut n = 0u64;
+        loop {
+            n += 1;
+            let line = read_bounded_line(&mut input, MAX_LINE_BYTES)
+                .with_context(|| format!("{source}: cannot read line {n}"))?;
+            let parsed = match line {
+                None => break,
+                Some(Line::Text(bytes)) => match String::from_utf8(bytes) {
+                    Ok(line) if line.trim().is_empty() => continue,
+                    Ok(line) => reader.envelope(&line),
+                    Err(_) => Err("not valid UTF-8".to_owned()),
+                },
+                Some(Line::TooLong(len)) => Err(format!(
+                    "{len} bytes, longer than the {MAX_LINE_BYTES} bytes an envelope line may take; skipped"
+                )),
+            };
+            match parsed {
                 Ok(env) => pending.push(service.submit(env)),
                 Err(e) => {
                     malformed += 1;

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use crate::WORLD;
 use crate::hooks::settings::{InstancePolicy, OnFailure, RetryPolicy};
 use crate::hooks::discovery::SourceKind;
+use crate::hooks::lock::{Lock, LockStatus};
 use crate::sandbox::limits::Limits;
 use crate::runtime::Runtime;
 use crate::event::kind::{WILDCARD, class_of};
@@ -55,6 +56,10 @@ pub struct HookAudit {
     pub on_failure: OnFailure,
     /// The keys of the `config` table handed to it.
     pub config_keys: Vec<String>,
+    /// Where it stands against `hookrt.lock`.
+    pub lock: LockStatus,
+    /// Why it drifted, when it did.
+    pub lock_detail: Option<String>,
 }
 
 /// One subscription as an auditor sees it.
@@ -78,11 +83,18 @@ pub struct Audit {
 
 /// Audits a loaded runtime.
 pub fn audit(rt: &Runtime) -> Audit {
+    // An unreadable lock pins nothing: every hook counts as drifted from it.
+    let lock = Lock::read(rt.agent_dir());
     let hooks = rt
         .hooks()
         .iter()
         .enumerate()
-        .map(|(i, h)| HookAudit {
+        .map(|(i, h)| (i, h, match &lock {
+            Ok(None) => (LockStatus::Unlocked, None),
+            Ok(Some(lock)) => lock.status(h),
+            Err(p) => (LockStatus::Drifted, Some(format!("{}: {}", p.path.display(), p.message))),
+        }))
+        .map(|(i, h, (lock, lock_detail))| HookAudit {
             position: i + 1,
             slug: h.slug.to_string(),
             source_kind: h.kind,
@@ -114,6 +126,8 @@ pub fn audit(rt: &Runtime) -> Audit {
             retry: h.settings.retry,
             on_failure: h.settings.on_failure,
             config_keys: h.settings.config.keys().cloned().collect(),
+            lock,
+            lock_detail,
         })
         .collect();
     Audit {
@@ -147,6 +161,13 @@ impl Audit {
                 &h.source_sha256[..16.min(h.source_sha256.len())]
             );
             let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
+            let status = match h.lock {
+                LockStatus::Unlocked => "unlocked (no hookrt.lock)",
+                LockStatus::Locked => "locked (matches hookrt.lock)",
+                LockStatus::Drifted => "DRIFTED",
+            };
+            let detail = h.lock_detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+            let _ = writeln!(s, "   lock       {status}{detail}");
             if let Some(name) = &h.name {
                 let _ = writeln!(
                     s,

@@ -63,13 +63,13 @@ pub use sandbox::state::StateStore;
 pub use sandbox::wit::{NEWEST_VERSION, SUPPORTED_VERSIONS};
 
 // Layer 3: hooks.
-pub use hooks::build::{
-    BuildEvent, BuildOptions, BuiltHook, DEFAULT_SDK_DIR, HOOK_TARGET, HOOK_TOOLCHAIN, SDK_REQ,
-    build,
-};
-pub use hooks::config::{CONFIG_FILE, Config};
+pub use hooks::build::{BuildEvent, BuildOptions, BuiltHook, DEFAULT_SDK_DIR, SDK_REQ, build};
+pub use hooks::cache_dir::default_cache_dir;
+pub use hooks::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
+pub use hooks::config::{CONFIG_FILE, Config, Mode};
 pub use hooks::discovery::{DiscoveredHook, Discovery, SourceKind, discover};
 pub use hooks::load::LoadedHook;
+pub use hooks::lock::{LOCK_FILE, Lock, LockStatus, Pin};
 pub use hooks::problem::{Problem, ProblemKind, Problems};
 pub use hooks::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
 pub use hooks::slug::{Slug, SlugError};

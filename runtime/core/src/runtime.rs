@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::hooks::build::{self, BuildEvent, BuildOptions, BuiltHook};
-use crate::hooks::config::Config;
+use crate::hooks::config::{Config, Mode};
 use crate::delivery::record::Dispatch;
 use crate::hooks::discovery::{self, Discovery};
 use crate::delivery::dispatch;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::hooks::load::LoadedHook;
+use crate::hooks::lock::Lock;
 use crate::hooks::call::Services;
 use crate::sandbox::metrics::Metrics;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
@@ -55,6 +56,27 @@ pub fn check(agent_dir: &Path) -> Result<(Discovery, Config), Problems> {
             Err(Problems(all))
         }
     }
+}
+
+/// The cache dir holds the MAC key and the artifacts loaded as native code:
+/// inside the agent folder, the hook author would control both.
+fn cache_outside(agent_dir: &Path, cache_dir: &Path) -> Result<(), Problems> {
+    // The cache may not exist yet: compare its nearest existing ancestor.
+    let resolve = |p: &Path| {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        abs.ancestors()
+            .find_map(|a| a.canonicalize().ok().map(|c| c.join(abs.strip_prefix(a).unwrap_or(Path::new("")))))
+            .unwrap_or(abs)
+    };
+    if resolve(cache_dir).starts_with(resolve(agent_dir)) {
+        return Err(Problems(vec![Problem::new(
+            ProblemKind::Build,
+            cache_dir,
+            "the cache dir is inside the agent folder, whose author could plant compiled artifacts and the cache's key there",
+            "leave the default per-user cache dir, or pass a --cache-dir (HOOKRT_CACHE_DIR) outside the agent folder",
+        )]));
+    }
+    Ok(())
 }
 
 /// Loads every built hook (deserialize or compile, link, configure, ask for
@@ -114,6 +136,12 @@ impl Runtime {
         progress: &mut dyn FnMut(BuildEvent),
     ) -> Result<Runtime, Problems> {
         let (discovery, config) = check(agent_dir)?;
+        cache_outside(agent_dir, &opts.cache_dir)?;
+        // The stricter mode wins: the folder or the operator can ask for `prebuilt`.
+        let opts = &BuildOptions {
+            prebuilt: opts.prebuilt || config.mode == Mode::Prebuilt,
+            ..opts.clone()
+        };
         // The pool's slots have fixed sizes: hooks configured beyond them, or
         // too many hooks, run with on-demand allocation.
         let fits = discovery.hooks.len() <= engine::POOL_MAX_HOOKS
@@ -140,6 +168,13 @@ impl Runtime {
                     }
                     hooks.push(h)
                 }
+                Err(p) => problems.push(p),
+            }
+        }
+        if opts.enforce_lock {
+            match Lock::read(agent_dir) {
+                Ok(Some(lock)) => problems.extend(lock.check(agent_dir, &hooks)),
+                Ok(None) => {}
                 Err(p) => problems.push(p),
             }
         }

@@ -1,27 +1,31 @@
 //! Build: turning hook sources into components with the guest SDK.
 //!
-//! Single-file hooks become members of one generated cargo workspace under the
-//! cache dir; crate hooks are built in place. Everything shares one target dir,
-//! so dependencies (the SDK, serde) compile once and rebuilds are incremental.
-//! Outputs are keyed by a hash of the source, the SDK and the toolchain: an
-//! unchanged hook never starts cargo.
+//! Two modes, chosen explicitly. `build` (the default): single-file hooks
+//! become members of one generated cargo workspace under the cache dir; crate
+//! hooks are built from their folder. Compiling Rust runs the source's build
+//! code on the host (`build.rs`, proc macros), so cargo gets a scrubbed
+//! environment and no agent-folder cargo configuration (`hooks/cargo.rs`).
+//! `prebuilt` (`--prebuilt`, `mode = "prebuilt"`): the agent folder holds
+//! components only, cargo never starts, any source hook is a problem, and no
+//! SDK checkout is needed.
+//!
+//! Everything shares one target dir, so dependencies (the SDK, serde) compile
+//! once and rebuilds are incremental. Outputs are keyed by a hash of the
+//! source, the SDK and the toolchain: an unchanged hook never starts cargo.
 
-use std::collections::HashMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use sha2::{Digest, Sha256};
-use walkdir::WalkDir;
 
+use crate::hooks::cache_dir::{self, BuildLock, create_private_dir};
+use crate::hooks::digest::{sdk_fingerprint, source_hash};
+use crate::hooks::cargo::{
+    self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem,
+    run_cargo,
+};
 use crate::hooks::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::{Problem, ProblemKind};
-
-/// The Rust toolchain hooks are built with (rust-toolchain.toml pins the same).
-pub const HOOK_TOOLCHAIN: &str = "1.95.0";
-/// The compilation target of every hook.
-pub const HOOK_TARGET: &str = "wasm32-wasip2";
 /// The version requirement hooks use for `hookrt-sdk`.
 pub const SDK_REQ: &str = "0.2";
 /// The SDK this runtime was built next to; `HOOKRT_SDK_DIR` overrides it.
@@ -36,19 +40,36 @@ pub struct BuildOptions {
     pub sdk_dir: PathBuf,
     /// `RUSTUP_TOOLCHAIN` for cargo (`None`: whatever `cargo` resolves to).
     pub toolchain: Option<String>,
+    /// Load components only: never start cargo; a source hook is a problem.
+    /// `mode = "prebuilt"` in `hookrt.toml` turns it on as well.
+    pub prebuilt: bool,
+    /// Refuse hooks that drifted from `hookrt.lock` (when the folder has one).
+    /// Off only to inspect or re-lock a folder (`hookrt audit`, `hookrt lock`).
+    pub enforce_lock: bool,
 }
 
 impl BuildOptions {
-    /// Defaults for an agent folder: cache in `<agent>/.hookrt`.
-    pub fn for_agent(agent_dir: &Path) -> BuildOptions {
+    /// Defaults for an agent folder: `build` mode, the per-user cache dir
+    /// (outside every agent folder, see `hooks/cache_dir.rs`), lock enforced.
+    pub fn for_agent(_agent_dir: &Path) -> BuildOptions {
         BuildOptions {
-            cache_dir: agent_dir.join(".hookrt"),
+            cache_dir: cache_dir::default_cache_dir(),
             sdk_dir: std::env::var_os("HOOKRT_SDK_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_SDK_DIR)),
             toolchain: Some(
                 std::env::var("HOOKRT_TOOLCHAIN").unwrap_or_else(|_| HOOK_TOOLCHAIN.to_owned()),
             ),
+            prebuilt: false,
+            enforce_lock: true,
+        }
+    }
+
+    fn setup(&self) -> CargoSetup<'_> {
+        CargoSetup {
+            cache_dir: &self.cache_dir,
+            sdk_dir: &self.sdk_dir,
+            toolchain: self.toolchain.as_deref(),
         }
     }
 }
@@ -88,11 +109,14 @@ pub fn build(
 ) -> (Vec<BuiltHook>, Vec<Problem>) {
     let mut built = Vec::new();
     let mut problems = Vec::new();
+    if opts.prebuilt {
+        return prebuilt(hooks);
+    }
     // cargo runs in other folders: every path handed to it must be absolute.
     let opts = &BuildOptions {
         cache_dir: absolute(&opts.cache_dir),
         sdk_dir: absolute(&opts.sdk_dir),
-        toolchain: opts.toolchain.clone(),
+        ..opts.clone()
     };
     let sdk = match sdk_fingerprint(&opts.sdk_dir) {
         Ok(fp) => fp,
@@ -138,7 +162,7 @@ pub fn build(
     if stale.is_empty() {
         return (built, problems);
     }
-    if let Err(e) = fs::create_dir_all(&components_dir) {
+    if let Err(e) = create_private_dir(&components_dir) {
         problems.push(Problem::new(ProblemKind::Build, 
             &components_dir,
             format!("cannot create: {e}"),
@@ -182,12 +206,10 @@ pub fn build(
     for (hook, hash) in crates {
         let out = components_dir.join(format!("{hash}.wasm"));
         let dir = absolute(&hook.path);
-        let mut cmd = cargo(opts);
-        cmd.current_dir(&dir)
-            .arg("--manifest-path")
-            .arg(dir.join("Cargo.toml"));
+        let mut cmd = cargo::cargo(&opts.setup());
+        cmd.arg("--manifest-path").arg(dir.join("Cargo.toml"));
         let manifest = canonical(&hook.path.join("Cargo.toml"));
-        let run = run_cargo(cmd, progress);
+        let run = run_cargo(cmd, &mut |name| progress(BuildEvent::CrateCompiled(name)));
         // cargo may have written the crate's Cargo.lock: key the output by the
         // tree as it is now, so the next load finds it without starting cargo.
         let (hash, out) = match source_hash(&hook, &sdk, opts.toolchain.as_deref()) {
@@ -250,14 +272,12 @@ fn build_single_files(
         ));
         return;
     }
-    let mut cmd = cargo(opts);
-    cmd.current_dir(&ws)
-        .arg("--manifest-path")
-        .arg(ws.join("Cargo.toml"));
+    let mut cmd = cargo::cargo(&opts.setup());
+    cmd.arg("--manifest-path").arg(ws.join("Cargo.toml"));
     for (_, _, m) in &members {
         cmd.arg("-p").arg(&m.package);
     }
-    let run = run_cargo(cmd, progress);
+    let run = run_cargo(cmd, &mut |name| progress(BuildEvent::CrateCompiled(name)));
     for (hook, hash, m) in members {
         let manifest = canonical(&m.dir.join("Cargo.toml"));
         let out = components_dir.join(format!("{hash}.wasm"));
@@ -332,299 +352,97 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     fs::write(path, bytes)
 }
 
-fn cargo(opts: &BuildOptions) -> Command {
-    let mut cmd = Command::new(std::env::var_os("CARGO_BIN").unwrap_or_else(|| "cargo".into()));
-    // Variables of an outer cargo (when hookrt runs under `cargo run`/`cargo test`)
-    // would point the hook build at the wrong target dir, flags or rustc.
-    // Network, registry, terminal and home settings are the user's and pass through.
-    const KEEP: [&str; 6] = [
-        "CARGO_HOME",
-        "CARGO_NET_",
-        "CARGO_HTTP_",
-        "CARGO_REGISTRIES_",
-        "CARGO_REGISTRY_",
-        "CARGO_TERM_",
-    ];
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        let outer_cargo = k.starts_with("CARGO_") && !KEEP.iter().any(|p| k.starts_with(p));
-        let compiler = k.starts_with("RUSTC") || k.starts_with("RUSTDOC") || k == "RUSTFLAGS";
-        if outer_cargo || compiler {
-            cmd.env_remove(&key);
-        }
-    }
-    if let Some(t) = &opts.toolchain {
-        cmd.env("RUSTUP_TOOLCHAIN", t);
-    }
-    cmd.args([
-        "build",
-        "--release",
-        "--target",
-        HOOK_TARGET,
-        "--message-format=json",
-        "--keep-going",
-        "--target-dir",
-    ])
-    .arg(opts.cache_dir.join("target"));
-    // Hooks depend on `hookrt-sdk = "0.2"`; this runtime supplies the SDK it
-    // was built with, so crate hooks build wherever their folder lives.
-    let sdk = toml::Value::String(opts.sdk_dir.to_string_lossy().into_owned());
-    cmd.arg("--config")
-        .arg(format!("patch.crates-io.hookrt-sdk.path={sdk}"));
-    cmd
-}
-
-#[derive(Default)]
-struct CargoRun {
-    /// manifest path -> built .wasm
-    artifacts: HashMap<PathBuf, PathBuf>,
-    /// manifest path -> rendered compiler errors
-    errors: HashMap<PathBuf, String>,
-    /// last lines cargo wrote to stderr (resolution errors, missing target...)
-    stderr_tail: String,
-    spawn_error: Option<String>,
-}
-
-fn run_cargo(mut cmd: Command, progress: &mut dyn FnMut(BuildEvent)) -> CargoRun {
-    let mut run = CargoRun::default();
-    tracing::debug!(?cmd, "starting cargo");
-    let mut child = match cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .stdin(Stdio::null())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            run.spawn_error = Some(format!("cannot start cargo: {e}"));
-            return run;
-        }
-    };
-    let stderr = child.stderr.take().map(|mut s| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = s.read_to_string(&mut text);
-            text
-        })
-    });
-    if let Some(stdout) = child.stdout.take() {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
-                continue;
-            };
-            let manifest = msg["manifest_path"]
-                .as_str()
-                .map(|p| canonical(Path::new(p)));
-            match msg["reason"].as_str() {
-                Some("compiler-artifact") => {
-                    let name = msg["target"]["name"].as_str().unwrap_or("").to_owned();
-                    let is_cdylib = msg["target"]["kind"]
-                        .as_array()
-                        .is_some_and(|k| k.iter().any(|k| k == "cdylib"));
-                    let wasm = msg["filenames"].as_array().and_then(|f| {
-                        f.iter()
-                            .filter_map(|f| f.as_str())
-                            .find(|f| f.ends_with(".wasm"))
-                    });
-                    if let (true, Some(wasm), Some(m)) = (is_cdylib, wasm, manifest) {
-                        run.artifacts.insert(m, PathBuf::from(wasm));
-                    }
-                    progress(BuildEvent::CrateCompiled(name));
-                }
-                Some("compiler-message") if msg["message"]["level"] == "error" => {
-                    if let (Some(m), Some(text)) = (manifest, msg["message"]["rendered"].as_str()) {
-                        run.errors.entry(m).or_default().push_str(text);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let _ = child.wait();
-    let text = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("Compiling"))
-        .collect();
-    run.stderr_tail = lines[lines.len().saturating_sub(15)..].join("\n");
-    run
-}
-
-fn compile_problem(
-    path: &Path,
-    run: &CargoRun,
-    errors: Option<&String>,
-    generated: Option<&Path>,
-) -> Problem {
-    if let Some(e) = &run.spawn_error {
-        return Problem::new(ProblemKind::Build, 
-            path,
-            e.clone(),
-            "install Rust with rustup (https://rustup.rs) so `cargo` is on PATH",
-        );
-    }
-    let mut detail = errors.cloned().unwrap_or_else(|| run.stderr_tail.clone());
-    if let Some(g) = generated {
-        // cargo prints the generated file absolute or relative to the workspace.
-        let original = path.to_string_lossy();
-        detail = detail.replace(&*g.to_string_lossy(), &original);
-        let parts: Vec<_> = g.components().rev().take(4).collect();
-        let relative: std::path::PathBuf = parts.into_iter().rev().collect();
-        detail = detail.replace(&*relative.to_string_lossy(), &original);
-    }
-    let fix = if detail.contains(HOOK_TARGET)
-        && (detail.contains("target may not be installed")
-            || detail.contains("can't find crate for `core`"))
-    {
-        format!(
-            "install the target: `rustup target add {HOOK_TARGET} --toolchain {HOOK_TOOLCHAIN}`"
-        )
-    } else {
-        "fix the errors shown; `hookrt build` rebuilds only what changed".to_owned()
-    };
-    Problem::new(ProblemKind::Build, 
-        path,
-        format!("does not build into a component:\n{}", detail.trim_end()),
-        fix,
-    )
-}
-
-/// Copies a built component under its content key (temp file + rename).
+/// Copies a built component under its content key (owner-only, atomic) and
+/// records its digest beside it (`<component>.sha256`), taken from the bytes
+/// written: every later load re-hashes the component against it.
 fn install(from: &Path, to: &Path) -> Result<(), String> {
-    let tmp = unique_tmp(to);
-    fs::copy(from, &tmp)
-        .map_err(|e| format!("cannot copy {} to the cache: {e}", from.display()))?;
-    fs::rename(&tmp, to).map_err(|e| format!("cannot write {}: {e}", to.display()))
-}
-
-fn absolute(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
-fn canonical(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
-}
-
-/// Hash of everything a hook's component depends on besides cargo's registry.
-fn source_hash(
-    hook: &DiscoveredHook,
-    sdk: &str,
-    toolchain: Option<&str>,
-) -> std::io::Result<String> {
-    let mut h = Sha256::new();
-    match hook.kind {
-        SourceKind::Component => return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?))),
-        SourceKind::SingleFile => {
-            h.update(b"hookrt single-file v1\0");
-            h.update(fs::read(&hook.path)?);
-        }
-        SourceKind::Crate => {
-            h.update(b"hookrt crate v1\0");
-            hash_tree(&mut h, &hook.path)?;
-        }
-    }
-    h.update(sdk.as_bytes());
-    h.update(toolchain.unwrap_or("").as_bytes());
-    Ok(hex::encode(h.finalize()))
-}
-
-/// Hashes relative paths and contents of a tree, skipping `target/` and hidden entries.
-fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
-    let walk = WalkDir::new(root)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            e.depth() == 0 || !(name.starts_with('.') || (e.depth() == 1 && name == "target"))
-        });
-    for entry in walk {
-        let entry = entry.map_err(std::io::Error::other)?;
-        if entry.file_type().is_file() {
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-            h.update(rel.to_string_lossy().as_bytes());
-            h.update([0]);
-            let bytes = fs::read(entry.path())?;
-            h.update((bytes.len() as u64).to_le_bytes());
-            h.update(bytes);
-        }
-    }
-    Ok(())
-}
-
-/// Digest of the SDK crate and the WIT it is generated from.
-fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
-    let missing = || {
-        Problem::new(ProblemKind::Build, 
-            sdk_dir,
-            "the hookrt-sdk crate is not there",
-            "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
-        )
+    let bytes =
+        fs::read(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    let write = |path: &Path, bytes: &[u8]| {
+        cache_dir::write_private(path, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
-    if !sdk_dir.join("Cargo.toml").is_file() {
-        return Err(missing());
-    }
-    let mut h = Sha256::new();
-    for dir in [sdk_dir.join("src"), sdk_dir.join("wit")] {
-        hash_tree(&mut h, &dir).map_err(|_| missing())?;
-    }
-    h.update(fs::read(sdk_dir.join("Cargo.toml")).map_err(|_| missing())?);
-    Ok(hex::encode(h.finalize()))
+    write(&to.with_extension("wasm.sha256"), hex::encode(Sha256::digest(&bytes)).as_bytes())?;
+    write(to, &bytes)
 }
 
-/// An exclusive lock on the cache's build folder, so concurrent hookrt
-/// processes (or test threads) never write the same generated crate at once.
-struct BuildLock(#[allow(dead_code, reason = "held for its lock")] fs::File);
-
-impl BuildLock {
-    fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
-        let path = cache_dir.join("build.lock");
-        let fail = |e: std::io::Error| {
-            Problem::new(ProblemKind::Build, 
-                &path,
-                format!("cannot lock the build cache: {e}"),
-                "check permissions of the cache dir",
-            )
-        };
-        fs::create_dir_all(cache_dir).map_err(fail)?;
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(fail)?;
-        file.lock().map_err(fail)?;
-        Ok(BuildLock(file))
+/// `prebuilt` mode: components are taken as they are; a source hook would
+/// need cargo, which this mode never starts.
+fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
+    let mut built = Vec::new();
+    let mut problems = Vec::new();
+    for hook in hooks {
+        if hook.kind != SourceKind::Component {
+            problems.push(Problem::new(
+                ProblemKind::Build,
+                &hook.path,
+                "is a source hook, and this agent folder is loaded in `prebuilt` mode: nothing is compiled",
+                "build the folder where building is trusted (`hookrt build DIR --out OUT`) and ship OUT, which holds the .wasm components",
+            ));
+            continue;
+        }
+        match fs::read(&hook.path) {
+            Ok(bytes) => built.push(BuiltHook {
+                hook: hook.clone(),
+                component: hook.path.clone(),
+                source_sha256: hex::encode(Sha256::digest(bytes)),
+                compiled: false,
+            }),
+            Err(e) => problems.push(Problem::new(
+                ProblemKind::Build,
+                &hook.path,
+                format!("cannot read component: {e}"),
+                "check permissions",
+            )),
+        }
     }
+    (built, problems)
 }
 
-/// A temp-file name no other writer (process or thread) uses at the same time.
-pub fn unique_tmp(path: &Path) -> std::path::PathBuf {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    path.with_extension(format!("tmp{}-{n}", std::process::id()))
-}
-
-/// The sha256 of a built hook's component. A component hook's source digest
-/// is already that. A component cargo built lives in the cache under its
-/// source digest and never changes, so its digest is computed once and kept
-/// beside it (`<component>.sha256`): loading 100 cached hooks then reads no
-/// component bytes at all.
-pub fn component_digest(built: &BuiltHook) -> std::io::Result<String> {
+/// The sha256 of a built hook's component, from its bytes (a ~100 KB
+/// component hashes in well under a millisecond). A component cargo built
+/// has its digest recorded beside it when it was installed
+/// (`<component>.sha256`); bytes that no longer match it mean the cache was
+/// changed behind hookrt's back, and the component is refused. A missing or
+/// unreadable record (an older cache) is written again.
+pub fn component_digest(built: &BuiltHook) -> Result<String, Problem> {
+    // A `.wasm` hook's source digest was taken from its bytes in this very load.
     if built.hook.kind == SourceKind::Component {
         return Ok(built.source_sha256.clone());
     }
+    let bytes = fs::read(&built.component).map_err(|e| {
+        Problem::new(
+            ProblemKind::Load,
+            &built.component,
+            format!("cannot read component: {e}"),
+            "run `hookrt build` again",
+        )
+    })?;
+    let digest = hex::encode(Sha256::digest(&bytes));
     let sidecar = built.component.with_extension("wasm.sha256");
-    if let Ok(text) = std::fs::read_to_string(&sidecar) {
-        let text = text.trim();
-        if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(text.to_owned());
+    let recorded = fs::read_to_string(&sidecar).ok();
+    match recorded.as_deref().map(str::trim) {
+        Some(r) if r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            if r != digest {
+                return Err(Problem::new(
+                    ProblemKind::Load,
+                    &built.component,
+                    format!(
+                        "cached component of `{}` does not match the digest recorded when it was built \
+                         (recorded {r}, found {digest}): the cache was changed",
+                        built.hook.slug
+                    ),
+                    format!(
+                        "delete {} and its .sha256 (hookrt rebuilds it), and check who can write to the cache dir",
+                        built.component.display()
+                    ),
+                ));
+            }
         }
-    }
-    let digest = hex::encode(Sha256::digest(std::fs::read(&built.component)?));
-    // Best effort: without the sidecar the next load hashes the bytes again.
-    let tmp = unique_tmp(&sidecar);
-    if std::fs::write(&tmp, &digest).is_ok() && std::fs::rename(&tmp, &sidecar).is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        // Best effort: without the record the next load writes it again.
+        _ => {
+            let _ = cache_dir::write_private(&sidecar, digest.as_bytes());
+        }
     }
     Ok(digest)
 }

@@ -64,6 +64,10 @@ struct RawSettings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
+    /// How hooks are loaded: `build` (sources compiled by cargo) or
+    /// `prebuilt` (components only).
+    #[serde(default)]
+    mode: Mode,
     #[serde(default)]
     order: Vec<String>,
     #[serde(default)]
@@ -106,11 +110,24 @@ struct RawRedaction {
     patterns: BTreeMap<String, String>,
 }
 
+/// How an agent folder's hooks are loaded (`mode` in `hookrt.toml`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Source hooks are compiled by cargo on the host (running their build code).
+    #[default]
+    Build,
+    /// Components only: nothing is compiled, a source hook is a problem.
+    Prebuilt,
+}
+
 /// A parsed and range-checked `hookrt.toml`.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Where it was read from (`None`: no file, all defaults).
     pub path: Option<PathBuf>,
+    /// How the folder's hooks are loaded.
+    pub mode: Mode,
     defaults: RawSettings,
     scopes: BTreeMap<Scope, ScopeConfig>,
     aggregate: Vec<Slug>,
@@ -196,6 +213,7 @@ impl Config {
         Problems(problems).into_result()?;
         Ok(Config {
             path: Some(path.to_path_buf()),
+            mode: raw.mode,
             defaults: raw.defaults,
             scopes,
             aggregate,

@@ -76,6 +76,10 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
         problems.push(channels_problem(&channels));
     }
     let root = agent_dir.join(HOOKS_DIR);
+    if is_symlink(&root) {
+        problems.push(linked_folder_problem(&root));
+        return Err(Problems(problems));
+    }
     if !root.is_dir() {
         problems.push(Problem::new(ProblemKind::Layout, 
             &root,
@@ -98,7 +102,9 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
     );
 
     let subagents = agent_dir.join(SUBAGENTS_DIR);
-    if subagents.is_dir() {
+    if is_symlink(&subagents) {
+        problems.push(linked_folder_problem(&subagents));
+    } else if subagents.is_dir() {
         let mut ids: Vec<_> = match fs::read_dir(&subagents) {
             Ok(rd) => rd
                 .filter_map(Result::ok)
@@ -131,11 +137,17 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                 ));
                 continue;
             }
+            if is_symlink(&dir) {
+                problems.push(linked_folder_problem(&dir));
+                continue;
+            }
             if dir.join(CHANNELS_DIR).exists() {
                 problems.push(channels_problem(&dir.join(CHANNELS_DIR)));
             }
             let hooks = dir.join(HOOKS_DIR);
-            if hooks.is_dir() {
+            if is_symlink(&hooks) {
+                problems.push(linked_folder_problem(&hooks));
+            } else if hooks.is_dir() {
                 walk_scope(
                     &hooks,
                     &Scope::Subagent(id),
@@ -146,6 +158,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
             }
         }
     }
+    check_ids(&found, &mut problems);
     if problems.is_empty() {
         Ok(Discovery {
             hooks: found.into_values().collect(),
@@ -252,6 +265,7 @@ fn walk_scope(
                 walk.skip_current_dir();
             } else if path.join("Cargo.toml").is_file() {
                 walk.skip_current_dir();
+                check_crate_links(&path, problems);
                 add(found, problems, scope, &rel_str, SourceKind::Crate, path);
             } else if name.starts_with('.') {
                 problems.push(unsafe_slug_problem(&path, &rel_str, "hidden folder"));
@@ -312,6 +326,75 @@ fn add(
             scope: scope.clone(),
         },
     );
+}
+
+/// Two hooks of different scopes can spell the same id (a primary
+/// `hooks/subagents/researcher/policy.rs` and the subagent's own
+/// `subagents/researcher/hooks/policy.rs`); lookups by id would take the first,
+/// so the second would silently shadow or be shadowed. Refused, both named.
+fn check_ids(found: &BTreeMap<(Scope, Slug), DiscoveredHook>, problems: &mut Vec<Problem>) {
+    let mut ids: BTreeMap<String, &DiscoveredHook> = BTreeMap::new();
+    for hook in found.values() {
+        let id = hook.scope.hook_id(hook.slug.as_str());
+        if let Some(first) = ids.get(&id) {
+            problems.push(Problem::new(
+                ProblemKind::Layout,
+                &hook.path,
+                format!(
+                    "hook id `{id}` is also the id of {}: lookups by id could not tell them apart",
+                    first.path.display()
+                ),
+                "rename or move one of them (a primary hook must not live under hooks/subagents/<id>/ \
+                 when that subagent has a hook of the same name)",
+            ));
+        } else {
+            ids.insert(id, hook);
+        }
+    }
+}
+
+/// cargo follows symlinks inside a crate hook's folder, so a link to a host
+/// file (`src/secret.rs -> ~/.ssh/id_ed25519`) would be compiled into the
+/// component. Links that stay inside the crate folder are fine.
+fn check_crate_links(dir: &Path, problems: &mut Vec<Problem>) {
+    let Ok(root) = dir.canonicalize() else {
+        return; // walk_scope already reported an unreadable folder
+    };
+    let walk = WalkDir::new(dir)
+        .min_depth(1)
+        .follow_links(false)
+        .into_iter()
+        // `target/` is cargo's output, never an input (hookrt builds elsewhere).
+        .filter_entry(|e| !(e.depth() == 1 && e.file_name() == "target"));
+    for entry in walk.filter_map(Result::ok) {
+        if !entry.path_is_symlink() {
+            continue;
+        }
+        let inside = fs::canonicalize(entry.path()).is_ok_and(|t| t.starts_with(&root));
+        if !inside {
+            problems.push(Problem::new(
+                ProblemKind::Layout,
+                entry.path(),
+                "symlink leaves the crate hook's folder (or is broken)",
+                "copy the file into the crate instead of linking to it",
+            ));
+        }
+    }
+}
+
+fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// A linked `hooks/` or `subagents/<id>` folder would pull hooks (and, for
+/// crate hooks, build code) from anywhere on the host.
+fn linked_folder_problem(path: &Path) -> Problem {
+    Problem::new(
+        ProblemKind::Layout,
+        path,
+        "is a symlink: hook folders must be real folders inside the agent folder",
+        "replace the link with a folder holding copies of the hooks",
+    )
 }
 
 fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {

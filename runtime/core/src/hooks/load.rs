@@ -39,6 +39,8 @@ pub struct LoadedHook {
     pub source_sha256: String,
     /// Digest of the component.
     pub component_sha256: String,
+    /// The component file (in the cache, or the source itself for a `.wasm` hook).
+    pub component: PathBuf,
     /// True when cargo built its component during this load.
     pub cargo_built: bool,
     /// True when Cranelift compiled it during this load (no cached artifact).
@@ -99,14 +101,7 @@ impl LoadedHook {
         scratch: &Arc<StateStore>,
     ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
-        let unreadable = |e: std::io::Error| {
-            Problem::new(ProblemKind::Load, 
-                &built.component,
-                format!("cannot read component: {e}"),
-                "run `hookrt build` again",
-            )
-        };
-        let component_sha256 = build::component_digest(built).map_err(unreadable)?;
+        let component_sha256 = build::component_digest(built)?;
         let loaded = cache::load(
             sandbox.engine(),
             cache_dir,
@@ -149,6 +144,7 @@ impl LoadedHook {
             source: path.clone(),
             source_sha256: built.source_sha256.clone(),
             component_sha256,
+            component: built.component.clone(),
             cargo_built: built.compiled,
             compiled: loaded.compiled,
             settings,

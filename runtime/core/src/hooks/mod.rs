@@ -4,10 +4,14 @@
 
 pub(crate) mod build;
 pub(crate) mod cache;
+pub(crate) mod cache_dir;
+pub(crate) mod cargo;
 pub(crate) mod call;
 pub(crate) mod config;
+pub(crate) mod digest;
 pub(crate) mod discovery;
 pub(crate) mod load;
+pub(crate) mod lock;
 pub(crate) mod problem;
 pub(crate) mod registry;
 pub(crate) mod settings;

@@ -25,6 +25,8 @@ pub enum ProblemKind {
     Load,
     /// The Wasmtime sandbox could not be set up.
     Sandbox,
+    /// A hook differs from what `hookrt.lock` pins, or the lock is unreadable.
+    Lock,
 }
 
 /// One thing wrong with an agent folder: where, what, and how to fix it.

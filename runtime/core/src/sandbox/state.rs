@@ -52,8 +52,10 @@ impl StateStore {
 
     /// State kept in the database at `path` (the journal's).
     pub fn open(path: &Path) -> rusqlite::Result<Arc<StateStore>> {
+        make_private(path).map_err(io_error)?;
         let conn = Connection::open(path)?;
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
+        make_private_sidecars(path).map_err(io_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
         Ok(Arc::new(StateStore {
@@ -133,4 +135,37 @@ impl StateAccess {
             tracing::error!(hook = %self.slug, "state delete failed: {e}");
         }
     }
+}
+
+/// Creates the database file at `path` readable and writable by its owner
+/// only (0600), or narrows an existing one to that: it holds event payloads
+/// and hook state. SQLite creates the `-wal` and `-shm` files with the
+/// permissions of the database file, so they follow.
+pub(crate) fn make_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+/// Narrows `-wal`/`-shm` files left by an earlier process that created them
+/// with the default umask (before the database file itself was narrowed).
+pub(crate) fn make_private_sidecars(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for suffix in ["-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::set_permissions(&name, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn io_error(e: std::io::Error) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(Box::new(e))
 }

@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::event::envelope::Envelope;
 use crate::sandbox::outcome::Outcome;
+use crate::sandbox::state;
 
 /// Version of the schema below; bumped with a migration when it changes.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -74,6 +75,14 @@ pub enum JournalError {
         path: PathBuf,
         /// What SQLite said.
         sqlite: rusqlite::Error,
+    },
+    /// The journal file's permissions could not be narrowed to its owner.
+    #[error("journal {path}: cannot make it private (0600): {io}")]
+    Io {
+        /// The journal file.
+        path: PathBuf,
+        /// What the file system said.
+        io: std::io::Error,
     },
     /// `hookrt journal` was pointed at a file that does not exist.
     #[error("journal {0}: no such file (a journal is created by `hookrt run --journal`)")]
@@ -222,6 +231,11 @@ impl Journal {
             path: path.to_path_buf(),
             sqlite: source,
         };
+        // The journal holds event payloads: owner-only, like the state in it.
+        state::make_private(path).map_err(|e| JournalError::Io {
+            path: path.to_path_buf(),
+            io: e,
+        })?;
         let conn = Connection::open(path).map_err(err)?;
         // FULL: a commit returns only after the WAL is synced, so `persisted`
         // holds across power loss, not just process crashes.
@@ -229,6 +243,10 @@ impl Journal {
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
         )
         .map_err(err)?;
+        state::make_private_sidecars(path).map_err(|e| JournalError::Io {
+            path: path.to_path_buf(),
+            io: e,
+        })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;

@@ -1,0 +1,49 @@
+//! `hookrt build DIR --out OUT`: a prebuilt agent folder from a built one.
+//!
+//! OUT gets each hook's component under the path that gives it the same
+//! slug and scope (`hooks/<slug>.wasm`, `subagents/<id>/hooks/<slug>.wasm`)
+//! and a copy of `hookrt.toml` (and `hookrt.lock`, if any), so OUT loads with
+//! `--prebuilt` on a machine with no Rust toolchain and no hookrt checkout:
+//! building (which runs the hooks' build code) happens once, where trusted.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use hookrt::{CONFIG_FILE, LOCK_FILE, Runtime, Scope};
+
+/// Writes the components and configuration of `rt` into `out`.
+pub fn write_prebuilt(rt: &Runtime, out: &Path) -> Result<()> {
+    let agent = rt.agent_dir();
+    if fs::canonicalize(out).ok() == fs::canonicalize(agent).ok() {
+        bail!("--out {} is the agent folder itself", out.display());
+    }
+    if out.join("hooks").exists() {
+        // Stale components of removed hooks would load as hooks again.
+        bail!(
+            "{} already has a hooks/ folder; remove it or choose an empty --out",
+            out.display()
+        );
+    }
+    for h in rt.hooks() {
+        let hooks = match &h.scope {
+            Scope::Subagent(id) => out.join("subagents").join(id).join("hooks"),
+            _ => out.join("hooks"),
+        };
+        let to = hooks.join(format!("{}.wasm", h.slug.as_str()));
+        let dir = to.parent().unwrap_or(&hooks);
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        fs::copy(&h.component, &to)
+            .with_context(|| format!("cannot copy {} to {}", h.component.display(), to.display()))?;
+    }
+    fs::create_dir_all(out.join("hooks"))
+        .with_context(|| format!("cannot create {}", out.join("hooks").display()))?;
+    for name in [CONFIG_FILE, LOCK_FILE] {
+        let from = agent.join(name);
+        if from.is_file() {
+            fs::copy(&from, out.join(name))
+                .with_context(|| format!("cannot copy {} to {}", from.display(), out.display()))?;
+        }
+    }
+    Ok(())
+}

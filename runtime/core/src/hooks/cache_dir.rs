@@ -1,0 +1,198 @@
+//! The cache dir: where built components and precompiled artifacts live, and
+//! how they are written so that only the operator's user can touch them.
+//!
+//! Precompiled artifacts are native code. If the cache lived in the agent
+//! folder (as it once did, `<agent>/.hookrt`), the hook author could plant an
+//! artifact under the expected name and have it mapped as code. So the cache
+//! is per user, outside any agent folder (`$HOOKRT_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/hookrt`, else `~/.cache/hookrt`), its folders are 0700 and
+//! its files 0600, and every artifact carries an HMAC-SHA256 under a random
+//! key kept in the cache (`key`, 0600): an artifact without a valid MAC is
+//! never deserialized (see `hooks/cache.rs`).
+
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::hooks::problem::{Problem, ProblemKind};
+
+/// The name of the MAC key file inside the cache dir.
+pub const KEY_FILE: &str = "key";
+const KEY_LEN: usize = 32;
+
+/// The per-user cache dir: `$HOOKRT_CACHE_DIR`, `$XDG_CACHE_HOME/hookrt`,
+/// `$HOME/.cache/hookrt`, or (no home at all) a folder in the temp dir.
+pub fn default_cache_dir() -> PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("HOOKRT_CACHE_DIR") {
+        return dir;
+    }
+    if let Some(xdg) = var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        return xdg.join("hookrt");
+    }
+    if let Some(home) = var("HOME") {
+        return home.join(".cache").join("hookrt");
+    }
+    std::env::temp_dir().join(format!("hookrt-cache-{}", user_tag()))
+}
+
+/// Something that tells users apart in the shared temp dir: our uid.
+fn user_tag() -> String {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self").map_or_else(|_| "user".to_owned(), |m| m.uid().to_string())
+}
+
+/// Creates `dir` (and missing parents) readable by its owner only (0700).
+/// An existing folder is left as it is: it may be one the operator chose.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// A temp-file name no other writer (process or thread) uses at the same time.
+pub fn unique_tmp(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    path.with_extension(format!("tmp{}-{n}", std::process::id()))
+}
+
+/// Writes `bytes` to `path` as an owner-only file (0600), atomically: a temp
+/// file and a rename, so a reader never sees a torn file under its name.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = unique_tmp(path);
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes));
+    if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// The cache's MAC key, created on first use (32 random bytes, 0600). A key
+/// others can read, or one of the wrong size, is replaced: every artifact
+/// signed with it is then recompiled once.
+pub fn mac_key(cache_dir: &Path) -> std::io::Result<[u8; KEY_LEN]> {
+    create_private_dir(cache_dir)?;
+    let path = cache_dir.join(KEY_FILE);
+    for _ in 0..3 {
+        if let Some(key) = read_key(&path)? {
+            return Ok(key);
+        }
+        let mut key = [0u8; KEY_LEN];
+        fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
+        let tmp = unique_tmp(&path);
+        write_private(&tmp, &key)?;
+        // A hard link creates `key` only if it is absent, so two processes
+        // starting at once agree on one key; a bad key is replaced by rename.
+        let placed = match fs::hard_link(&tmp, &path) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if read_key(&path)?.is_none() {
+                    tracing::warn!(key = %path.display(), "cache key is not private or damaged; replacing it");
+                    fs::rename(&tmp, &path)?;
+                }
+                Ok(())
+            }
+            other => other,
+        };
+        let _ = fs::remove_file(&tmp);
+        placed?;
+    }
+    read_key(&path)?.ok_or_else(|| std::io::Error::other("the cache key keeps changing"))
+}
+
+/// The key at `path`, or `None` when it is missing, the wrong size, or
+/// readable by others than its owner.
+fn read_key(path: &Path) -> std::io::Result<Option<[u8; KEY_LEN]>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
+        return Ok(None);
+    }
+    Ok(fs::read(path)?.try_into().ok())
+}
+
+/// HMAC-SHA256 (RFC 2104) of the concatenated `parts` under `key`
+/// (at most one SHA-256 block, 64 bytes, as the cache key is).
+pub fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut block = [0u8; 64];
+    block[..key.len()].copy_from_slice(key);
+    let mut inner = Sha256::new();
+    inner.update(block.map(|b| b ^ 0x36));
+    for p in parts {
+        inner.update(p);
+    }
+    let mut outer = Sha256::new();
+    outer.update(block.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// Compares two MACs without stopping at the first difference.
+pub fn same_mac(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// An exclusive lock on the cache's build folder, so concurrent hookrt
+/// processes (or test threads) never write the same generated crate at once.
+pub struct BuildLock(#[allow(dead_code, reason = "held for its lock")] fs::File);
+
+impl BuildLock {
+    /// Waits for the lock of `cache_dir` (creating the folder, private).
+    pub fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
+        let path = cache_dir.join("build.lock");
+        let fail = |e: std::io::Error| {
+            Problem::new(ProblemKind::Build, 
+                &path,
+                format!("cannot lock the build cache: {e}"),
+                "check permissions of the cache dir",
+            )
+        };
+        create_private_dir(cache_dir).map_err(fail)?;
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(fail)?;
+        file.lock().map_err(fail)?;
+        Ok(BuildLock(file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_test_case_2() {
+        let mac = hmac_sha256(b"Jefe", &[b"what do ya want ", b"for nothing?"]);
+        assert_eq!(
+            hex::encode(mac),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn the_key_is_private_and_stable_and_a_readable_one_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("c");
+        let key = mac_key(&cache).unwrap();
+        assert_eq!(mac_key(&cache).unwrap(), key);
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&cache), 0o700);
+        assert_eq!(mode(&cache.join(KEY_FILE)), 0o600);
+        fs::set_permissions(cache.join(KEY_FILE), fs::Permissions::from_mode(0o644)).unwrap();
+        assert_ne!(mac_key(&cache).unwrap(), key);
+        assert_eq!(mode(&cache.join(KEY_FILE)), 0o600);
+    }
+}

@@ -1,0 +1,81 @@
+//! Digests of hook sources: what keys a built component in the cache.
+//!
+//! A source's digest covers everything its component depends on besides
+//! cargo's registry: the source (a file, or a crate's tree), the SDK and the
+//! toolchain. An unchanged digest means the cached component is still right,
+//! so cargo never starts.
+
+use std::fs;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use walkdir::WalkDir;
+
+use crate::hooks::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::problem::{Problem, ProblemKind};
+
+/// Hash of everything a hook's component depends on besides cargo's registry.
+pub(crate) fn source_hash(
+    hook: &DiscoveredHook,
+    sdk: &str,
+    toolchain: Option<&str>,
+) -> std::io::Result<String> {
+    let mut h = Sha256::new();
+    match hook.kind {
+        SourceKind::Component => return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?))),
+        SourceKind::SingleFile => {
+            h.update(b"hookrt single-file v1\0");
+            h.update(fs::read(&hook.path)?);
+        }
+        SourceKind::Crate => {
+            h.update(b"hookrt crate v1\0");
+            hash_tree(&mut h, &hook.path)?;
+        }
+    }
+    h.update(sdk.as_bytes());
+    h.update(toolchain.unwrap_or("").as_bytes());
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Hashes relative paths and contents of a tree, skipping `target/` and hidden entries.
+fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
+    let walk = WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !(name.starts_with('.') || (e.depth() == 1 && name == "target"))
+        });
+    for entry in walk {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if entry.file_type().is_file() {
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            h.update(rel.to_string_lossy().as_bytes());
+            h.update([0]);
+            let bytes = fs::read(entry.path())?;
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        }
+    }
+    Ok(())
+}
+
+/// Digest of the SDK crate and the WIT it is generated from.
+pub(crate) fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
+    let missing = || {
+        Problem::new(ProblemKind::Build, 
+            sdk_dir,
+            "the hookrt-sdk crate is not there",
+            "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
+        )
+    };
+    if !sdk_dir.join("Cargo.toml").is_file() {
+        return Err(missing());
+    }
+    let mut h = Sha256::new();
+    for dir in [sdk_dir.join("src"), sdk_dir.join("wit")] {
+        hash_tree(&mut h, &dir).map_err(|_| missing())?;
+    }
+    h.update(fs::read(sdk_dir.join("Cargo.toml")).map_err(|_| missing())?);
+    Ok(hex::encode(h.finalize()))
+}

@@ -1,0 +1,209 @@
+//! The agent folder is hostile: `prebuilt` mode compiles nothing, the
+//! artifact cache lives outside the folder and loads only what it signed, and
+//! a cached component is checked against the digest recorded at build time.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use hookrt::{BuildOptions, ProblemKind, Runtime};
+
+use crate::common::{TempAgent, copy, example, load, opts};
+
+/// The component the shared cache holds for `example-hooks/<rel>`, built once.
+fn component_of(rel: &str) -> PathBuf {
+    let file = Path::new(rel).file_name().unwrap().to_str().unwrap().to_owned();
+    let agent = TempAgent::new().hook(rel, &file);
+    load(agent.path()).hooks()[0].component.clone()
+}
+
+/// An agent folder holding `components` as `hooks/<name>.wasm`.
+fn component_agent(components: &[(&str, &Path)]) -> TempAgent {
+    let agent = TempAgent::new();
+    for (name, from) in components {
+        fs::copy(from, agent.path().join("hooks").join(format!("{name}.wasm"))).unwrap();
+    }
+    agent
+}
+
+fn opts_in(cache: &Path) -> BuildOptions {
+    BuildOptions {
+        cache_dir: cache.to_path_buf(),
+        ..opts()
+    }
+}
+
+/// `(kind, path, message)` of every problem of loading `agent` with `opts`.
+fn problems(agent: &Path, opts: &BuildOptions) -> Vec<(ProblemKind, PathBuf, String)> {
+    match Runtime::load(agent, opts, &mut |_| {}) {
+        Ok(_) => panic!("{} loaded, but must be refused", agent.display()),
+        Err(p) => p.0.into_iter().map(|p| (p.kind, p.path, p.message)).collect(),
+    }
+}
+
+const PREBUILT_REFUSAL: &str =
+    "is a source hook, and this agent folder is loaded in `prebuilt` mode: nothing is compiled";
+
+#[test]
+fn prebuilt_mode_never_builds_a_crate_hook_so_its_build_script_never_runs() {
+    let agent = TempAgent::new()
+        .hook("testing/build-script/hooks/build_marker", "build_marker")
+        .config("mode = \"prebuilt\"\n");
+    let krate = agent.path().join("hooks/build_marker");
+    let mark = krate.join("build-script-ran");
+    assert_eq!(
+        problems(agent.path(), &opts()),
+        [(ProblemKind::Build, krate.clone(), PREBUILT_REFUSAL.to_owned())]
+    );
+    assert!(!mark.exists(), "cargo never ran, so neither did build.rs");
+
+    // Control: in `build` mode the same crate builds, and its build script runs
+    // on the host, as documented.
+    fs::write(agent.path().join("hookrt.toml"), "mode = \"build\"\n").unwrap();
+    let rt = load(agent.path());
+    assert_eq!(rt.hooks()[0].slug.as_str(), "build_marker");
+    assert_eq!(fs::read_to_string(&mark).unwrap(), "ran\n");
+}
+
+#[test]
+fn prebuilt_option_refuses_single_file_hooks_and_needs_no_sdk() {
+    let witness = component_of("hostile/hooks/witness.rs");
+    let agent = component_agent(&[("witness", &witness)]).file("hooks/audit.rs", "");
+    let no_sdk = BuildOptions {
+        prebuilt: true,
+        sdk_dir: PathBuf::from("/nonexistent/guest-sdk"),
+        ..opts()
+    };
+    assert_eq!(
+        problems(agent.path(), &no_sdk),
+        [(
+            ProblemKind::Build,
+            agent.path().join("hooks/audit.rs"),
+            PREBUILT_REFUSAL.to_owned()
+        )]
+    );
+    fs::remove_file(agent.path().join("hooks/audit.rs")).unwrap();
+    let rt = Runtime::load(agent.path(), &no_sdk, &mut |_| {}).expect("components only: no SDK needed");
+    assert_eq!(rt.hooks()[0].slug.as_str(), "witness");
+    assert!(!rt.hooks()[0].cargo_built);
+}
+
+#[test]
+fn a_cache_dir_inside_the_agent_folder_is_refused() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
+    let inside = agent.path().join(".hookrt");
+    assert_eq!(
+        problems(agent.path(), &opts_in(&inside)),
+        [(
+            ProblemKind::Build,
+            inside.clone(),
+            "the cache dir is inside the agent folder, whose author could plant compiled artifacts and the cache's key there".to_owned()
+        )]
+    );
+    assert!(!inside.exists(), "nothing was written there");
+    let default = BuildOptions::for_agent(agent.path()).cache_dir;
+    assert!(!default.starts_with(agent.path()), "{}", default.display());
+}
+
+/// The artifact file of the component with `sha256` in `cache`.
+fn artifact_of(cache: &Path, sha256: &str) -> PathBuf {
+    let found: Vec<PathBuf> = fs::read_dir(cache.join("artifacts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(sha256))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0].clone()
+}
+
+#[test]
+fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().join("cache");
+    let witness = component_agent(&[("witness", &component_of("hostile/hooks/witness.rs"))]);
+    let deny = component_agent(&[("deny_all", &component_of("testing/hooks/deny_all.rs"))]);
+    let first = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let expected = first.hooks()[0].subscriptions.clone();
+    let sha = first.hooks()[0].component_sha256.clone();
+    let other = Runtime::load(deny.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    assert_ne!(other.hooks()[0].subscriptions, expected, "the two hooks tell apart");
+
+    // Private cache: folders 0700, files 0600.
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let artifact = artifact_of(&cache, &sha);
+    assert_eq!(
+        (mode(&cache), mode(&cache.join("artifacts")), mode(&artifact), mode(&cache.join("key"))),
+        (0o700, 0o700, 0o600, 0o600)
+    );
+
+    // A valid artifact of another component, and garbage, under the exact name.
+    let foreign = fs::read(artifact_of(&cache, &other.hooks()[0].component_sha256)).unwrap();
+    for planted in [foreign, b"\x7fELF not an artifact".to_vec()] {
+        fs::write(&artifact, &planted).unwrap();
+        let rt = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+        let h = &rt.hooks()[0];
+        assert!(h.compiled, "the planted file was not used: Cranelift compiled the component");
+        assert_eq!(h.subscriptions, expected, "the hook is itself, not the planted one");
+        assert_ne!(fs::read(&artifact).unwrap(), planted, "the planted file was replaced");
+    }
+    let again = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    assert!(!again.hooks()[0].compiled, "the replacement is signed and used");
+}
+
+#[test]
+fn a_forged_component_digest_record_is_detected() {
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let src = fs::read_to_string(example("hostile/hooks/witness.rs")).unwrap();
+    let agent = TempAgent::new().file("hooks/forged.rs", &format!("{src}\n// {nonce}\n"));
+    let built = load(agent.path());
+    let h = &built.hooks()[0];
+    // A private cache holding just this component and its digest record.
+    let cache = tempfile::tempdir().unwrap();
+    let component = cache.path().join("components").join(format!("{}.wasm", h.source_sha256));
+    copy(&h.component, &component).unwrap();
+    let record = component.with_extension("wasm.sha256");
+    fs::write(&record, &h.component_sha256).unwrap();
+    let rt = Runtime::load(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
+    assert!(!rt.hooks()[0].cargo_built, "the cached component was used");
+
+    let forged = "0".repeat(64);
+    fs::write(&record, &forged).unwrap();
+    assert_eq!(
+        problems(agent.path(), &opts_in(cache.path())),
+        [(
+            ProblemKind::Load,
+            component.clone(),
+            format!(
+                "cached component of `forged` does not match the digest recorded when it was built \
+                 (recorded {forged}, found {}): the cache was changed",
+                h.component_sha256
+            )
+        )]
+    );
+}
+
+#[test]
+fn cargo_configuration_in_the_agent_folder_never_takes_effect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = tmp.path().join("wrapper-ran");
+    let wrapper = tmp.path().join("wrapper.sh");
+    fs::write(
+        &wrapper,
+        format!("#!/bin/sh\necho ran >> '{}'\nexec \"$@\"\n", mark.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!("[build]\nrustc-wrapper = \"{}\"\n", wrapper.display());
+    // A fresh source, so cargo really runs for it.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let agent = TempAgent::new()
+        .hook("testing/build-script/hooks/build_marker", "build_marker")
+        .file(".cargo/config.toml", &config)
+        .file("hooks/build_marker/.cargo/config.toml", &config);
+    let lib = agent.path().join("hooks/build_marker/src/lib.rs");
+    let src = fs::read_to_string(&lib).unwrap();
+    fs::write(&lib, format!("{src}\n// {nonce}\n")).unwrap();
+    let rt = load(agent.path());
+    assert!(rt.hooks()[0].cargo_built, "cargo built the crate");
+    assert!(!mark.exists(), "the agent folder's rustc-wrapper never ran");
+}

@@ -79,6 +79,7 @@ const SDK: &[&str] = &[
     "error",
     "agent_input",
     "events",
+    "eve",
     "event",
     "response",
     "idempotency",

@@ -208,3 +208,18 @@ fn a_symlink_leaving_a_crate_hooks_folder_is_refused() {
         )]
     );
 }
+
+#[test]
+fn code_hookrt_cannot_run_under_hooks_is_refused_not_skipped() {
+    let agent = TempAgent::new()
+        .hook("agent/hooks/audit.rs", "audit.rs")
+        .file("hooks/alerts.ts", "export default { '*': () => {} }")
+        .file("hooks/notes/README.md", "# notes");
+    let problems = hookrt::discover(agent.path()).expect_err("a .ts hook is refused");
+    assert_eq!(problems.0.len(), 1);
+    let p = &problems.0[0];
+    assert_eq!(p.kind, hookrt::ProblemKind::Layout);
+    assert_eq!(p.path, agent.path().join("hooks/alerts.ts"));
+    assert_eq!(p.message, "`.ts` is not a kind of hook hookrt runs: hooks are WebAssembly components");
+    assert!(p.fix.starts_with("write the hook in Rust"));
+}

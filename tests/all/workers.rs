@@ -189,3 +189,39 @@ fn with_two_workers_a_decision_between_observe_events_runs_alone_and_in_order() 
         assert!(at(&e.id).unwrap() > decision_last);
     }
 }
+
+#[test]
+fn with_two_workers_a_cascade_comes_right_after_the_failing_event() {
+    // Long runs of observe events go to the workers; a critical gate fails
+    // every message.completed. Each hook must see turn.failed right after the
+    // turn's first failing event, before any later event of the run.
+    let agent = observers()
+        .file("hooks/gate.rs", &fail_on(&["message.completed"]))
+        .config("[hooks.gate]\ncritical = true\n[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n");
+    let events = observing(4);
+    let (service, seen) = start_with(agent.path(), None, two());
+    let stats = run_all(service, &events);
+    let seen = seen.lock().unwrap().clone();
+    let by_id: BTreeMap<&str, &Envelope> = events.iter().map(|e| (e.id.as_str(), e)).collect();
+    let mut first_failing: BTreeMap<(String, Option<String>), &str> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.kind == "message.completed") {
+        first_failing
+            .entry((e.coordinates.session.clone(), e.coordinates.turn.clone()))
+            .or_insert(e.id.as_str());
+    }
+    assert!(stats.cascades >= 4, "a cascade per round at least: {}", stats.cascades);
+    for hook in ["witness", "audit"] {
+        let mine: Vec<&Delivery> = seen.iter().filter(|d| d.hook == hook).collect();
+        let cascades: Vec<usize> = (0..mine.len()).filter(|&i| mine[i].kind == "turn.failed").collect();
+        assert_eq!(cascades.len() as u64, stats.cascades, "{hook} sees every cascade");
+        for i in cascades {
+            let before = by_id[mine[i - 1].event_id.as_str()];
+            let place = (before.coordinates.session.clone(), before.coordinates.turn.clone());
+            assert_eq!(
+                Some(&before.id.as_str()),
+                first_failing.get(&place),
+                "{hook}: turn.failed comes right after its turn's first failing event"
+            );
+        }
+    }
+}

@@ -136,6 +136,9 @@ impl Runtime {
         progress: &mut dyn FnMut(BuildEvent),
     ) -> Result<Runtime, Problems> {
         let (discovery, config) = check(agent_dir)?;
+        for path in &discovery.ignored {
+            tracing::warn!("{} is not a hook (only .rs files, crates and .wasm components are); left alone", path.display());
+        }
         cache_outside(agent_dir, &opts.cache_dir)?;
         // The stricter mode wins: the folder or the operator can ask for `prebuilt`.
         let opts = &BuildOptions {

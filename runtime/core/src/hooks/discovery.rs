@@ -51,9 +51,17 @@ pub struct DiscoveredHook {
 pub struct Discovery {
     /// Hooks sorted by scope, then slug.
     pub hooks: Vec<DiscoveredHook>,
-    /// Files under `hooks/` that are not hooks (README.md, notes...), left alone.
+    /// Files under `hooks/` that are not hooks (README.md, notes...), left
+    /// alone; loading says so for each.
     pub ignored: Vec<PathBuf>,
 }
+
+/// Extensions of code hookrt cannot run, refused under `hooks/` instead of
+/// skipped (other files, such as a README, are left alone and reported).
+pub const FOREIGN_CODE: [&str; 16] = [
+    "ts", "mts", "cts", "js", "mjs", "cjs", "tsx", "jsx", "py", "go", "sh", "rb", "java", "kt",
+    "wat", "wit",
+];
 
 /// The folder under the agent folder that holds subagents' hooks.
 pub const SUBAGENTS_DIR: &str = "subagents";
@@ -276,6 +284,17 @@ fn walk_scope(
         let kind = match path.extension().and_then(|e| e.to_str()) {
             Some("rs") => SourceKind::SingleFile,
             Some("wasm") => SourceKind::Component,
+            Some(ext) if FOREIGN_CODE.contains(&ext) => {
+                // Someone meant this to run (an Eve `audit.ts`, a script):
+                // silently skipping it would drop a hook without a word.
+                problems.push(Problem::new(
+                    ProblemKind::Layout,
+                    &path,
+                    format!("`.{ext}` is not a kind of hook hookrt runs: hooks are WebAssembly components"),
+                    "write the hook in Rust (a .rs file or a crate with hookrt-sdk), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
+                ));
+                continue;
+            }
             _ => {
                 ignored.push(path);
                 continue;

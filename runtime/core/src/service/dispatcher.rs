@@ -12,7 +12,7 @@
 //! Decision and edit events always run alone, hook after hook, because each
 //! answer depends on the ones before it.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, mpsc};
 
 use crate::delivery::cascade::{self, Failure};
@@ -44,6 +44,8 @@ pub(crate) struct Dispatcher {
     acks: Vec<Ack>,
     /// With more than one worker: the threads besides this one.
     pool: Option<Pool>,
+    /// Ids of the critical hooks, whose failures cascade.
+    critical: HashSet<String>,
 }
 
 /// Fewest deliveries in a run of observe events for it to go to the workers:
@@ -75,7 +77,15 @@ impl Dispatcher {
         } else {
             None
         };
+        let critical = cx
+            .rt
+            .hooks()
+            .iter()
+            .filter(|h| h.settings.critical)
+            .map(|h| h.id())
+            .collect();
         Ok(Dispatcher {
+            critical,
             rt: cx.rt,
             journal: cx.journal,
             durability,
@@ -133,7 +143,7 @@ impl Dispatcher {
             }
             // A short run is cheaper on this thread alone than handed around.
             let run = match self.pool {
-                Some(_) => lanes_run(&queue),
+                Some(_) => lanes_run(&queue, &self.critical),
                 None => 0,
             };
             let follow_ups = if run > 0 {
@@ -404,20 +414,22 @@ impl Dispatcher {
 }
 
 /// How many events at the head of `queue` go to the workers together: the
-/// observe events before the next decision or edit event, if they make
-/// [`LANES_FROM`] deliveries or more; else none.
-fn lanes_run(queue: &VecDeque<Work>) -> usize {
-    let mut deliveries = 0;
-    let observing = queue
-        .iter()
-        .take_while(|w| side_by_side(w))
-        .inspect(|w| deliveries += w.deliveries.len())
-        .count();
-    if deliveries >= LANES_FROM {
-        observing
-    } else {
-        0
+/// observe events before the next decision or edit event, up to and with the
+/// first one a critical hook receives, if they make [`LANES_FROM`]
+/// deliveries or more; else none.
+fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>) -> usize {
+    let (mut deliveries, mut events) = (0, 0);
+    for w in queue.iter().take_while(|w| side_by_side(w)) {
+        deliveries += w.deliveries.len();
+        events += 1;
+        // A critical hook's failure here raises a cascade event that must be
+        // delivered right after this event (docs/failure-cascade.md), before
+        // any later one: the run ends with it.
+        if w.deliveries.iter().any(|pd| critical.contains(&pd.hook)) {
+            break;
+        }
     }
+    if deliveries >= LANES_FROM { events } else { 0 }
 }
 
 /// Whether an event may run in lanes: an observe event nobody waits on.

@@ -12,14 +12,16 @@ use std::borrow::Cow;
 use regex::Regex;
 
 
-/// The built-in patterns: (name, regex). API keys match anywhere, also glued
-/// to a word (`token_sk-…`, `KEY=sk-…`): a leading word boundary let
-/// `_sk-…` through. Over-masking text such as `task-…` that happens to look
-/// like a key is the safe side of that trade.
+/// The built-in patterns: (name, regex). API keys also match glued to a word
+/// (`token_sk-…`, `KEY=sk-…`: a leading word boundary let `_sk-…` through).
+/// The short `sk-`/`pk-`/`rk-` prefixes must not follow a letter or digit,
+/// so words such as `task-assessment-…` or `disk-usage-…` stay readable; the
+/// distinctive prefixes (`AKIA`, `ghp_`, `xox…`) match anywhere. A pattern's
+/// `pre` group, when it has one, is kept in front of the mask.
 pub const BUILTIN: [(&str, &str); 3] = [
     (
         "api-key",
-        r"(?:(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
+        r"(?:(?P<pre>^|[^A-Za-z0-9])(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
     ),
     ("bearer-token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*"),
     (
@@ -63,7 +65,7 @@ impl Redactor {
         for (name, re) in &self.patterns {
             if re.is_match(&out) {
                 out = Cow::Owned(
-                    re.replace_all(&out, format!("[redacted:{name}]").as_str())
+                    re.replace_all(&out, format!("${{pre}}[redacted:{name}]").as_str())
                         .into_owned(),
                 );
             }
@@ -94,6 +96,12 @@ mod tests {
             r.mask("token_sk-live-4f9a8b7c6d5e4f3a2b1c x9ghp_abcdefghijklmnopqrstuvwxyz"),
             "token_[redacted:api-key] x9[redacted:api-key]"
         );
+        assert_eq!(
+            r.mask("task-assessment-document-v2 on disk-usage-report-2026"),
+            "task-assessment-document-v2 on disk-usage-report-2026",
+            "words that merely contain sk- stay readable"
+        );
+        assert_eq!(r.mask("sk-live-4f9a8b7c6d5e4f3a2b1c"), "[redacted:api-key]");
     }
 
     #[test]

@@ -318,3 +318,43 @@ fn target_of(
         _ => None,
     }
 }
+
+/// Every test a document names (`all/file.rs::test_name`, `cli/file.rs::test_name`,
+/// optionally under `tests/`) exists, so a claim never cites a test that is gone.
+#[test]
+fn the_docs_name_only_tests_that_exist() {
+    let cite = Regex::new(r"(?:tests/)?((?:all|cli)/[a-z_]+\.rs)::([a-z0-9_]+)").unwrap();
+    let mut docs = Vec::new();
+    rust_files_and_markdown(&repo().join("docs"), &mut docs);
+    docs.push(repo().join("README.md"));
+    let mut missing = Vec::new();
+    let mut cited = 0;
+    for doc in docs {
+        let text = fs::read_to_string(&doc).unwrap();
+        for c in cite.captures_iter(&text) {
+            cited += 1;
+            let file = repo().join("tests").join(&c[1]);
+            let found = fs::read_to_string(&file)
+                .is_ok_and(|t| Regex::new(&format!(r"fn {}\b", &c[2])).unwrap().is_match(&t));
+            if !found {
+                missing.push(format!("{}: {}::{}", doc.display(), &c[1], &c[2]));
+            }
+        }
+    }
+    assert!(cited > 50, "the docs cite their tests ({cited} found)");
+    assert!(missing.is_empty(), "cited tests that do not exist:\n{}", missing.join("\n"));
+}
+
+fn rust_files_and_markdown(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files_and_markdown(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}

@@ -57,9 +57,11 @@ pub struct InputMessage {
     pub id: String,
     /// Who wrote it: `user`, `assistant`, ...
     pub role: String,
-    /// The message text. May hold secrets: do not log it.
-    #[serde(default)]
-    pub content: String,
+    /// The message text (`None` when the message has none, e.g. only tool
+    /// calls). May hold secrets: do not log it. Absent stays absent when the
+    /// state is written back, so an untouched message compares equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
     /// Fields this SDK does not know, written back unchanged.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -72,8 +74,8 @@ pub struct InputToolCall {
     pub call_id: String,
     /// Tool name.
     pub tool: String,
-    /// The tool's input as the model wrote it.
-    #[serde(default)]
+    /// The tool's input as the model wrote it (absent stays absent).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub input: Value,
     /// Fields this SDK does not know, written back unchanged.
     #[serde(flatten)]
@@ -87,8 +89,9 @@ pub struct InputToolResult {
     pub call_id: String,
     /// Whether the call succeeded.
     pub status: ActionStatus,
-    /// What the model sees of the result (the error text when it failed). May hold secrets.
-    #[serde(default)]
+    /// What the model sees of the result (the error text when it failed). May
+    /// hold secrets. Absent stays absent.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub output: Value,
     /// Fields this SDK does not know, written back unchanged.
     #[serde(flatten)]
@@ -127,6 +130,16 @@ impl AgentInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absent_fields_stay_absent_on_a_round_trip() {
+        let text = r#"{"messages":[{"id":"m1","role":"assistant"}],"tool_calls":[{"call_id":"c1","tool":"t"}],"tool_results":[{"call_id":"c1","status":"ok"}],"extras":{}}"#;
+        let state: AgentInput = serde_json::from_str(text).unwrap();
+        let back = serde_json::to_value(&state).unwrap();
+        assert_eq!(back["messages"][0], serde_json::json!({"id": "m1", "role": "assistant"}));
+        assert_eq!(back["tool_calls"][0], serde_json::json!({"call_id": "c1", "tool": "t"}));
+        assert_eq!(back["tool_results"][0], serde_json::json!({"call_id": "c1", "status": "ok"}));
+    }
 
     const STATE: &str = r#"{"messages":[{"id":"m1","role":"user","content":"hi","lang":"en"}],
         "tool_calls":[{"call_id":"c1","tool":"read_file","input":{"path":"a"}}],

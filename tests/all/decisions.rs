@@ -260,3 +260,29 @@ fn an_approval_request_without_calls_is_refused_with_the_reason() {
         assert!(Envelope::from_json(&serde_json::to_string(&e).unwrap()).is_err());
     }
 }
+
+#[test]
+fn protected_paths_treats_a_read_of_dot_slash_path_as_a_read_of_path() {
+    let agent = TempAgent::new()
+        .hook("agent/hooks/protected-paths.rs", "protected-paths.rs")
+        .config("[hooks.protected-paths]\nconfig = { protected = [\"secrets/\"] }\ngrants = [\"log\", \"state\"]\n");
+    let rt = load(agent.path());
+    // The agent read `./src/config.rs`; its edit names `src/config.rs`.
+    let mut read = transcript()
+        .into_iter()
+        .find(|e| e.kind == "action.result" && e.data["output"]["path"].is_string())
+        .expect("the transcript reads a file");
+    let path = read.data["output"]["path"].as_str().unwrap().to_owned();
+    read.data["output"]["path"] = format!("./{path}").into();
+    rt.dispatch(&read).unwrap();
+    let mut stale = event("file.edit.requested");
+    stale.data["path"] = path.clone().into();
+    stale.data["before_content"] = "someone else's version".into();
+    let Some(Resolution::FileEdit(f)) = rt.dispatch(&stale).unwrap().resolution else {
+        panic!("a file-edit decision")
+    };
+    assert_eq!(
+        f.result,
+        FileEdit::Failed("content changed since it was read; read it again before editing".into())
+    );
+}

@@ -56,7 +56,8 @@ impl ProtectedPaths {
             .and_then(|o| o.get("content"))
             .and_then(|c| c.as_str());
         if let (Some(path), Some(content)) = (path, content) {
-            state::set_json(&read_key(path), &fingerprint(content))?;
+            // Keyed like the edit's path: a read of `./src/a.rs` is a read of `src/a.rs`.
+            state::set_json(&read_key(normalize(path)), &fingerprint(content))?;
         }
         Ok(())
     }
@@ -189,6 +190,22 @@ mod tests {
         assert_eq!(
             edit(&mut hook, "src/never-read.rs", "x"),
             FileEditAnswer::NotHandled
+        );
+    }
+
+    #[test]
+    fn a_read_through_dot_slash_is_the_same_path_as_the_edit() {
+        let mut hook = configured();
+        let read = event(
+            "action.result",
+            serde_json::json!({"call_id": "c", "tool": "read_file", "status": "ok",
+            "output": {"path": "./src/b.rs", "content": "old"}}),
+        );
+        hook.action_result(&read, &Context::new("action.result", "protected-paths", 100))
+            .expect("remembered");
+        assert_eq!(
+            edit(&mut hook, "src/b.rs", "changed meanwhile"),
+            FileEditAnswer::failed(CONFLICT)
         );
     }
 }

@@ -12,7 +12,7 @@ impl HistoryRewriter {
             return Ok(None);
         };
         if let Some(first) = state.messages.first_mut() {
-            first.content = "rewritten by history_rewriter".to_owned();
+            first.content = Some("rewritten by history_rewriter".to_owned());
         }
         Ok(Some(state))
     }

@@ -186,6 +186,15 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 }
                 serde_json::json!({"event_id": event_id, "kind": kind, "resolution": r})
             }
+            // The agent must end this turn (or session): say so on its own line.
+            Observation::Cascaded(e) => serde_json::json!({"cascade": {
+                "event_id": e.id,
+                "kind": e.kind,
+                "session": e.coordinates.session,
+                "turn": e.coordinates.turn,
+                "subagent": e.coordinates.subagent,
+                "reason": e.data.get("reason"),
+            }}),
         };
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{v}");

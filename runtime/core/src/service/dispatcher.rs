@@ -403,6 +403,7 @@ impl Dispatcher {
         };
         self.stats.cascades += 1;
         tracing::warn!(event_id = %envelope.id, kind = %envelope.kind, "failure cascade");
+        (lock(&self.observer))(Observation::Cascaded(&envelope));
         let deliveries = PendingDelivery::planned(plan, 1);
         Some(Work {
             seq,

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::delivery::record::{Delivery, Resolution};
-use crate::event::envelope::Durability;
+use crate::event::envelope::{Durability, Envelope};
 use crate::sandbox::outcome::Outcome;
 
 /// What `emit` answers once the event is held.
@@ -69,6 +69,12 @@ pub enum Observation<'a> {
         /// What was decided.
         resolution: &'a Resolution,
     },
+    /// hookrt raised a failure cascade event (`turn.failed`, or
+    /// `session.failed`) because a critical hook failed for good, told
+    /// before the event is delivered. hookrt cannot stop the agent: the agent
+    /// server should end that turn (or session); later events of it are still
+    /// delivered (docs/failure-cascade.md).
+    Cascaded(&'a Envelope),
 }
 
 /// Called on the dispatcher thread with every finished delivery (before it is

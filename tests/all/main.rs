@@ -26,6 +26,7 @@ mod limits;
 mod lock;
 mod ordering;
 mod redaction;
+mod resolutions;
 mod sandbox;
 mod scopes;
 mod sdk;

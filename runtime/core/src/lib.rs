@@ -87,7 +87,7 @@ pub use runtime::{Runtime, check};
 // Layer 6: the service.
 pub use service::api::{HookService, PendingReceipt, ServiceOptions, StartError};
 pub use service::journal::{
-    Ack, DeadLetter, Inserted, Journal, JournalError, PendingDelivery, PendingEvent, Plan,
+    Ack, Answered, DeadLetter, Inserted, Journal, JournalError, PendingDelivery, PendingEvent, Plan,
     JournalStatus,
 };
 pub use service::report::{Observation, Observer, Receipt, ResolveReply, Stats};

@@ -14,7 +14,7 @@
 //! into `not-handled`. A failed delivery under `on_failure = "deny"` is a
 //! `failed` marked `failure`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::event::answer::{Approval, FileEdit};
 use crate::hooks::settings::OnFailure;
@@ -22,7 +22,7 @@ use crate::sandbox::outcome::Outcome;
 
 /// A hook's vote: what it answered to a decision event as the merge counts it,
 /// and whether it stands in for a failed delivery.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Vote<T> {
     /// The hook's slug.
     pub hook: String,
@@ -35,7 +35,7 @@ pub struct Vote<T> {
 }
 
 /// The merged decision for one requested tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallDecision {
     /// The call's id.
     pub call_id: String,
@@ -52,14 +52,14 @@ pub struct CallDecision {
 }
 
 /// The merged answer to `actions.requested`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolApproval {
     /// One decision per requested call, in the event's order.
     pub calls: Vec<CallDecision>,
 }
 
 /// The merged answer to `file.edit.requested`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileEditDecision {
     /// The result the agent must act on.
     pub result: FileEdit,

@@ -9,14 +9,14 @@
 //! of that event survives, and later edits of the event are ignored. The
 //! caller gets the final state and an account per hook.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::envelope::MAX_DATA_BYTES;
 use crate::sandbox::outcome::Outcome;
 
 /// What became of one hook's edit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "result", content = "detail", rename_all = "snake_case")]
 pub enum EditStatus {
     /// The edit passed validation and was applied.
@@ -34,7 +34,7 @@ pub enum EditStatus {
 }
 
 /// One hook's account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditAccount {
     /// The hook's slug.
     pub hook: String,
@@ -46,7 +46,7 @@ pub struct EditAccount {
 }
 
 /// The result of an edit event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditResult {
     /// The final agent input state.
     pub state: Value,

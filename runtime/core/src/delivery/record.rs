@@ -56,7 +56,7 @@ pub struct Dispatch {
 }
 
 /// What the deliveries of a decision or edit event decided.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Resolution {
     /// The merged answer to `actions.requested`.

@@ -5,10 +5,10 @@
 //! agent input state. How several answers become one is the delivery layer's
 //! business (`delivery::decision`, `delivery::edit`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One hook's answer for one tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "answer", content = "text", rename_all = "snake_case")]
 pub enum Approval {
     /// No opinion.
@@ -34,7 +34,7 @@ impl Approval {
 }
 
 /// One hook's answer to a file edit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "answer", content = "message", rename_all = "snake_case")]
 pub enum FileEdit {
     /// Does not own the edit.
@@ -45,8 +45,10 @@ pub enum FileEdit {
     Failed(String),
 }
 
-/// What one handler answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What one handler answered (stored with its delivery's ack, so a decision
+/// interrupted by a crash is finished with the answers given before it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", content = "value", rename_all = "snake_case")]
 pub enum Answer {
     /// Nothing (also every answer of a 0.1.0 hook).
     None,

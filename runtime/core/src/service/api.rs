@@ -183,6 +183,7 @@ impl HookService {
                 envelope: p.envelope,
                 deliveries: p.deliveries,
                 resolve: None,
+                answered: p.answered,
             })
             .collect();
         if !recovered.is_empty() {
@@ -303,12 +304,7 @@ impl HookService {
         let receipt = receipt_rx
             .await
             .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
-        if receipt.duplicate {
-            return Ok(ResolveReply {
-                receipt,
-                resolution: None,
-            });
-        }
+        // A re-submitted event is answered with what it decided (journal).
         let resolution = resolution_rx
             .await
             .map_err(|_| EmitError::ShuttingDown(id))?;
@@ -329,12 +325,6 @@ impl HookService {
         let receipt = receipt_rx
             .blocking_recv()
             .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
-        if receipt.duplicate {
-            return Ok(ResolveReply {
-                receipt,
-                resolution: None,
-            });
-        }
         let resolution = resolution_rx
             .blocking_recv()
             .map_err(|_| EmitError::ShuttingDown(id))?;

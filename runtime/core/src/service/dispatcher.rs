@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use crate::delivery::cascade::{self, Failure};
 use crate::delivery::dispatch::EventRun;
+use crate::delivery::record::Resolution;
+use crate::event::answer::Answer;
 use crate::event::envelope::{Durability, Envelope};
 use crate::event::kind::{self, EventClass};
 use crate::event::scope::Scope;
@@ -24,7 +26,7 @@ use crate::runtime::Runtime;
 use crate::sandbox::engine::MAX_WORKERS;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::to_wit;
-use crate::service::journal::{Ack, Inserted, Journal, PendingDelivery};
+use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
 use crate::service::lanes::{self, Job, Pool};
 use crate::service::report::{Observation, Observer, Stats};
 use crate::service::retry::{FinalAttempt, count, settle};
@@ -46,6 +48,9 @@ pub(crate) struct Dispatcher {
     pool: Option<Pool>,
     /// Ids of the critical hooks, whose failures cascade.
     critical: HashSet<String>,
+    /// What finished decision and edit events decided (journal seq, JSON),
+    /// committed with the acks.
+    resolutions: Vec<(i64, String)>,
 }
 
 /// Fewest deliveries in a run of observe events for it to go to the workers:
@@ -86,6 +91,7 @@ impl Dispatcher {
             .collect();
         Ok(Dispatcher {
             critical,
+            resolutions: Vec::new(),
             rt: cx.rt,
             journal: cx.journal,
             durability,
@@ -106,6 +112,7 @@ impl Dispatcher {
         while let Ok(first) = rx.recv() {
             let mut work = Vec::new();
             let mut flushes = Vec::new();
+            let mut lookups = Vec::new();
             let mut next = Some(first);
             while let Some(msg) = next {
                 match msg {
@@ -113,6 +120,10 @@ impl Dispatcher {
                     Msg::Flush(reply) => {
                         flushes.push(reply);
                         break; // deliver what came before the flush, then answer it
+                    }
+                    Msg::Lookup(seq, reply) => {
+                        lookups.push((seq, reply));
+                        break; // answer it once what came before is decided
                     }
                 }
                 next = if work.len() < MAX_BATCH {
@@ -125,7 +136,26 @@ impl Dispatcher {
             for f in flushes {
                 let _ = f.send(());
             }
+            for (seq, reply) in lookups {
+                let _ = reply.send(self.stored_resolution(seq));
+            }
         }
+    }
+
+    /// What the journal says the event at `seq` decided (none without a
+    /// journal, or for an event that decides nothing).
+    fn stored_resolution(&self, seq: i64) -> Option<Resolution> {
+        let guard = lock(&self.journal);
+        let text = match guard.as_ref()?.resolution(seq) {
+            Ok(text) => text?,
+            Err(e) => {
+                tracing::error!("journal: cannot read a stored resolution: {e}");
+                return None;
+            }
+        };
+        serde_json::from_str(&text)
+            .map_err(|e| tracing::error!(seq, "journal: unreadable stored resolution: {e}"))
+            .ok()
     }
 
     fn cancelled(&self) -> bool {
@@ -158,8 +188,9 @@ impl Dispatcher {
             }
         }
         let acks = std::mem::take(&mut self.acks);
+        let resolutions = std::mem::take(&mut self.resolutions);
         if let Some(j) = lock(&self.journal).as_mut()
-            && let Err(e) = j.ack(&acks)
+            && let Err(e) = j.ack(&acks, &resolutions)
         {
             // Unacked deliveries run again after a restart: at-least-once holds.
             tracing::error!("journal ack failed (deliveries will repeat after restart): {e}");
@@ -177,7 +208,13 @@ impl Dispatcher {
             }
         };
         let mut follow_ups = Vec::new();
+        // Answers acked before a restart count as if given now, in plan order.
+        let mut answered = w.answered.iter().peekable();
+        let keeps_answers = kind::class_of(&w.envelope.kind) != EventClass::Observe;
         for (i, pd) in w.deliveries.iter().enumerate() {
+            while let Some(a) = answered.next_if(|a| a.position < pd.position) {
+                self.replay(&mut run, a);
+            }
             if run.decided() {
                 // A file-edit owner answered: the rest are not asked.
                 self.acks.push(Ack {
@@ -187,6 +224,7 @@ impl Dispatcher {
                     outcome: Outcome::Ok,
                     dead: None,
                     skipped: true,
+                    answer: None,
                 });
                 continue;
             }
@@ -218,13 +256,25 @@ impl Dispatcher {
                 self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                 return follow_ups;
             };
+            let answer = keeps_answers.then(|| serde_json::to_string(&s.answer).unwrap_or_default());
             run.record(hook, &pd.handler, s.outcome, s.answer);
             let critical = hook.settings.critical;
-            if let Some(next) = self.settled(&w, pd, s.attempt, s.outcome, s.error, critical) {
-                follow_ups.push(next);
+            let next = self.settled(&w, pd, s.attempt, s.outcome, s.error, critical);
+            if let Some(ack) = self.acks.last_mut() {
+                ack.answer = answer;
             }
+            follow_ups.extend(next);
+        }
+        for a in answered {
+            self.replay(&mut run, a);
         }
         let resolution = run.finish();
+        if let Some(r) = &resolution
+            && lock(&self.journal).is_some()
+        {
+            self.resolutions
+                .push((w.seq, serde_json::to_string(r).unwrap_or_default()));
+        }
         if let Some(r) = &resolution {
             (lock(&self.observer))(Observation::Resolved {
                 event_id: &w.envelope.id,
@@ -236,6 +286,17 @@ impl Dispatcher {
             let _ = tx.send(resolution);
         }
         follow_ups
+    }
+
+    /// Counts an answer acked before a restart into `run`, as its hook gave it.
+    fn replay(&self, run: &mut EventRun<'_>, a: &Answered) {
+        let Some(hook) = self.rt.hooks().iter().find(|h| h.has_id(&a.hook)) else {
+            return; // the hook is no longer loaded: it has no say
+        };
+        match serde_json::from_str::<Answer>(&a.answer) {
+            Ok(answer) => run.record(hook, &a.handler, a.outcome, answer),
+            Err(e) => tracing::error!(hook = %a.hook, "journal: unreadable stored answer, not counted: {e}"),
+        }
     }
 
     /// Acks a settled delivery; a final failure is dead-lettered and, for a
@@ -258,6 +319,7 @@ impl Dispatcher {
             outcome,
             dead: failed.then(|| message.clone()),
             skipped: false,
+            answer: None,
         });
         if !failed {
             return None;
@@ -359,6 +421,7 @@ impl Dispatcher {
                 outcome: Outcome::Error,
                 dead: Some(format!("event cannot be delivered: {error}")),
                 skipped: false,
+                answer: None,
             });
         }
     }
@@ -375,6 +438,7 @@ impl Dispatcher {
             outcome: Outcome::Error,
             dead: Some(message),
             skipped: false,
+            answer: None,
         });
     }
 
@@ -410,6 +474,7 @@ impl Dispatcher {
             envelope,
             deliveries,
             resolve: None,
+            answered: Vec::new(),
         })
     }
 }

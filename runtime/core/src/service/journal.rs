@@ -50,6 +50,12 @@ CREATE TABLE IF NOT EXISTS deliveries (
     PRIMARY KEY (event_seq, position)
 );
 CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries(event_seq) WHERE state = 'pending';
+-- What a decision or edit event decided (JSON), committed with its last acks,
+-- so a re-submitted event is answered with it.
+CREATE TABLE IF NOT EXISTS resolutions (
+    event_seq  INTEGER PRIMARY KEY REFERENCES events(seq),
+    resolution TEXT NOT NULL
+);
 -- Deliveries that failed their last attempt. `message` never holds event data.
 CREATE TABLE IF NOT EXISTS dead_letters (
     event_seq INTEGER NOT NULL,
@@ -158,6 +164,8 @@ pub struct PendingEvent {
     pub envelope: Envelope,
     /// Its unacked deliveries, in plan order.
     pub deliveries: Vec<PendingDelivery>,
+    /// Its acked deliveries' answers (decision and edit events), in plan order.
+    pub answered: Vec<Answered>,
 }
 
 /// How a finished delivery is recorded.
@@ -175,6 +183,25 @@ pub struct Ack {
     pub dead: Option<String>,
     /// Not asked: an earlier hook already owned the file edit.
     pub skipped: bool,
+    /// For decision and edit events: what the handler answered (JSON of
+    /// [`crate::Answer`]).
+    pub answer: Option<String>,
+}
+
+/// A delivery of a decision or edit event acked before a restart, with its
+/// answer: part of the event's resolution when the rest is delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    /// Its position in the event's plan.
+    pub position: i64,
+    /// The hook id.
+    pub hook: String,
+    /// The handler key.
+    pub handler: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// What it answered (JSON of [`crate::Answer`]).
+    pub answer: String,
 }
 
 /// One dead letter.
@@ -250,6 +277,21 @@ impl Journal {
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
+        // Added after schema 1 was released: each acked delivery's answer
+        // (decision and edit events), so one interrupted by a crash is
+        // finished with the answers given before it.
+        let has_answer: bool = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('deliveries') WHERE name = 'answer'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(err)?
+            > 0;
+        if !has_answer {
+            conn.execute_batch("ALTER TABLE deliveries ADD COLUMN answer TEXT")
+                .map_err(err)?;
+        }
         let found: Option<String> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
@@ -359,10 +401,11 @@ impl Journal {
         Ok(out)
     }
 
-    /// Records finished deliveries in one transaction. Final failures move to
+    /// Records finished deliveries, and what finished events decided
+    /// (`(seq, resolution JSON)`), in one transaction. Final failures move to
     /// the dead-letter table.
-    pub fn ack(&mut self, acks: &[Ack]) -> Result<(), JournalError> {
-        if acks.is_empty() {
+    pub fn ack(&mut self, acks: &[Ack], resolutions: &[(i64, String)]) -> Result<(), JournalError> {
+        if acks.is_empty() && resolutions.is_empty() {
             return Ok(());
         }
         let path = self.path.clone();
@@ -376,7 +419,7 @@ impl Journal {
             .map_err(err)?;
         {
             let mut done = tx
-                .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4 WHERE event_seq = ?5 AND position = ?6")
+                .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6")
                 .map_err(err)?;
             let mut dead = tx
                 .prepare_cached(
@@ -398,7 +441,8 @@ impl Journal {
                     a.attempts,
                     now,
                     a.event_seq,
-                    a.position
+                    a.position,
+                    a.answer
                 ])
                 .map_err(err)?;
                 if let Some(message) = &a.dead {
@@ -413,8 +457,28 @@ impl Journal {
                     .map_err(err)?;
                 }
             }
+            let mut decided = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO resolutions(event_seq, resolution) VALUES (?1, ?2)",
+                )
+                .map_err(err)?;
+            for (seq, resolution) in resolutions {
+                decided.execute(params![seq, resolution]).map_err(err)?;
+            }
         }
         tx.commit().map_err(err)
+    }
+
+    /// What the event at `seq` decided, when it has been stored.
+    pub fn resolution(&self, seq: i64) -> Result<Option<String>, JournalError> {
+        self.conn
+            .query_row(
+                "SELECT resolution FROM resolutions WHERE event_seq = ?1",
+                [seq],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.err())
     }
 
     /// Records that another attempt of a delivery is about to start.
@@ -481,6 +545,7 @@ impl Journal {
                                 seq,
                                 envelope,
                                 deliveries: vec![delivery],
+                                answered: Vec::new(),
                             }),
                             Err(e) => {
                                 tracing::error!(journal = %path.display(), seq, "stored event is unreadable, dead-lettering it: {e}");
@@ -488,6 +553,40 @@ impl Journal {
                             }
                         }
                     }
+                }
+            }
+        }
+        {
+            let mut q = tx
+                .prepare(
+                    "SELECT position, hook, handler, outcome, answer FROM deliveries
+                     WHERE event_seq = ?1 AND state != 'pending' AND answer IS NOT NULL ORDER BY position",
+                )
+                .map_err(err)?;
+            for e in &mut events {
+                let rows = q
+                    .query_map([e.seq], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, String>(4)?,
+                        ))
+                    })
+                    .map_err(err)?;
+                for row in rows {
+                    let (position, hook, handler, outcome, answer) = row.map_err(err)?;
+                    let outcome = outcome
+                        .and_then(|o| Outcome::ALL.into_iter().find(|x| x.as_str() == o))
+                        .unwrap_or(Outcome::Error);
+                    e.answered.push(Answered {
+                        position,
+                        hook,
+                        handler,
+                        outcome,
+                        answer,
+                    });
                 }
             }
         }

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 
 use crate::delivery::record::Resolution;
 use crate::event::envelope::{Envelope, EnvelopeError};
-use crate::service::journal::PendingDelivery;
+use crate::service::journal::{Answered, PendingDelivery};
 use crate::service::report::Receipt;
 
 /// Most events committed in one transaction.
@@ -72,6 +72,9 @@ pub(crate) enum Msg {
     Work(Vec<Work>),
     /// Answer once everything before it is delivered.
     Flush(oneshot::Sender<()>),
+    /// A re-submitted decision or edit event (journal seq): answer with what
+    /// it decided, once everything before it is delivered.
+    Lookup(i64, ResolutionTx),
 }
 
 /// One event ready to deliver.
@@ -81,6 +84,8 @@ pub(crate) struct Work {
     pub(crate) deliveries: Vec<PendingDelivery>,
     /// Who waits for what a decision or edit event decides.
     pub(crate) resolve: Option<oneshot::Sender<Option<Resolution>>>,
+    /// Answers of its deliveries acked before a restart, in plan order.
+    pub(crate) answered: Vec<Answered>,
 }
 
 /// Locks `m`, going on past a poisoned lock (a panicking observer must not

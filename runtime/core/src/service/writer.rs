@@ -44,30 +44,29 @@ impl Writer {
                     Command::Emit(e, reply, resolve) => emits.push((e, reply, resolve)),
                     Command::Flush(reply) => {
                         // Everything before the flush must reach the dispatcher first.
-                        let new = self.take(std::mem::take(&mut emits));
-                        let _ = work.send(Msg::Work(new));
+                        let (new, lookups) = self.take(std::mem::take(&mut emits));
+                        send(&work, new, lookups);
                         let _ = work.send(Msg::Flush(reply));
                     }
                 }
             }
-            let new = self.take(emits);
-            if !new.is_empty() {
-                let _ = work.send(Msg::Work(new));
-            }
+            let (new, lookups) = self.take(emits);
+            send(&work, new, lookups);
         }
     }
 
     /// Stores (or remembers) new events, answers every receipt, and returns
-    /// the new events as work.
-    fn take(&mut self, emits: Vec<(Envelope, ReceiptTx, Option<ResolutionTx>)>) -> Vec<Work> {
+    /// the new events as work, and the re-submitted events someone waits on
+    /// (to be answered with what they decided).
+    fn take(&mut self, emits: Vec<(Envelope, ReceiptTx, Option<ResolutionTx>)>) -> Taken {
         if emits.is_empty() {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
         if self.cancel.load(Ordering::Relaxed) {
             for (e, reply, _) in emits {
                 let _ = reply.send(Err(EmitError::ShuttingDown(e.id)));
             }
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
         let plans: Vec<Plan> = emits
             .iter()
@@ -107,7 +106,7 @@ impl Writer {
                         message: message.clone(),
                     }));
                 }
-                return Vec::new();
+                return (Vec::new(), Vec::new());
             }
         };
         let durable = self.journal.is_some();
@@ -116,7 +115,7 @@ impl Writer {
         } else {
             Durability::Accepted
         };
-        let mut work = Vec::new();
+        let (mut work, mut lookups) = (Vec::new(), Vec::new());
         for (((envelope, reply, resolve), plan), inserted) in
             emits.into_iter().zip(plans).zip(stored)
         {
@@ -132,6 +131,9 @@ impl Writer {
             }));
             if duplicate {
                 self.stats.duplicates += 1;
+                if let Some(tx) = resolve {
+                    lookups.push((seq, tx));
+                }
                 continue;
             }
             self.stats.events += 1;
@@ -144,8 +146,23 @@ impl Writer {
                 envelope,
                 deliveries,
                 resolve,
+                answered: Vec::new(),
             });
         }
-        work
+        (work, lookups)
+    }
+}
+
+/// New events, and re-submitted events to answer with what they decided.
+type Taken = (Vec<Work>, Vec<(i64, ResolutionTx)>);
+
+/// Hands the dispatcher new work, then the lookups (which must come after
+/// anything that could still decide them).
+fn send(to: &mpsc::SyncSender<Msg>, work: Vec<Work>, lookups: Vec<(i64, ResolutionTx)>) {
+    if !work.is_empty() {
+        let _ = to.send(Msg::Work(work));
+    }
+    for (seq, tx) in lookups {
+        let _ = to.send(Msg::Lookup(seq, tx));
     }
 }

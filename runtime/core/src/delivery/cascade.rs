@@ -14,7 +14,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::event::envelope::{
-    Coordinates, Envelope, SCHEMA_VERSION, hash_parts, idempotency_key, now_rfc3339,
+    Coordinates, Envelope, hash_parts, idempotency_key, now_rfc3339,
 };
 use crate::sandbox::outcome::Outcome;
 
@@ -60,17 +60,11 @@ pub fn cascade_event(f: &Failure<'_>) -> Option<Envelope> {
         "outcome": f.outcome.as_str(),
         "message": f.message,
     });
-    Some(Envelope {
-        schema_version: SCHEMA_VERSION,
-        id: cascade_id(kind, &coordinates),
-        kind: kind.to_owned(),
-        timestamp: now_rfc3339(),
-        idempotency_key: idempotency_key(kind, &coordinates),
-        coordinates,
-        attempt: 1,
-        durability: Default::default(),
-        data,
-    })
+    let id = cascade_id(kind, &coordinates);
+    let key = idempotency_key(kind, &coordinates);
+    let mut envelope = Envelope::draft(id, kind.to_owned(), now_rfc3339(), coordinates, data);
+    envelope.idempotency_key = key;
+    Some(envelope)
 }
 
 /// The id of the one cascade event of `kind` for a turn (or session): the

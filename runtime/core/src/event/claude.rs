@@ -25,7 +25,7 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::event::envelope::{Coordinates, Durability, Envelope, EnvelopeError, SCHEMA_VERSION, now_rfc3339};
+use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, now_rfc3339};
 
 /// Why a Claude Code hook input did not become an envelope.
 #[derive(Debug, thiserror::Error)]
@@ -138,26 +138,18 @@ pub fn claude_envelope(agent: &str, input: &str) -> Result<Envelope, ClaudeError
     }
     let mut sequence = [0u8; 8];
     sequence.copy_from_slice(&digest[..8]);
-    let mut envelope = Envelope {
-        schema_version: SCHEMA_VERSION,
-        id: format!("claude-{}", hex::encode(&digest[..12])),
-        kind: kind.to_owned(),
-        timestamp: now_rfc3339(),
-        coordinates: Coordinates {
-            agent: agent.to_owned(),
-            session,
-            turn: None,
-            step,
-            // JSON numbers above 2^53 lose precision in some readers: keep it small.
-            sequence: u64::from_le_bytes(sequence) >> 12,
-            ordinal: None,
-            subagent,
-        },
-        attempt: 1,
-        idempotency_key: String::new(),
-        durability: Durability::default(),
-        data,
+    let coordinates = Coordinates {
+        agent: agent.to_owned(),
+        session,
+        turn: None,
+        step,
+        // JSON numbers above 2^53 lose precision in some readers: keep it small.
+        sequence: u64::from_le_bytes(sequence) >> 12,
+        ordinal: None,
+        subagent,
     };
+    let id = format!("claude-{}", hex::encode(&digest[..12]));
+    let mut envelope = Envelope::draft(id, kind.to_owned(), now_rfc3339(), coordinates, data);
     envelope.validate()?;
     Ok(envelope)
 }

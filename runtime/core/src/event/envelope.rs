@@ -202,19 +202,31 @@ impl Envelope {
         coordinates: Coordinates,
         data: serde_json::Value,
     ) -> Result<Envelope, EnvelopeError> {
-        let mut envelope = Envelope {
+        let mut envelope = Envelope::draft(id.into(), kind.into(), now_rfc3339(), coordinates, data);
+        envelope.validate()?;
+        Ok(envelope)
+    }
+
+    /// A first attempt at `timestamp`, not yet validated (no key): what the
+    /// bridges and the cascade fill in before they check it.
+    pub(crate) fn draft(
+        id: String,
+        kind: String,
+        timestamp: String,
+        coordinates: Coordinates,
+        data: serde_json::Value,
+    ) -> Envelope {
+        Envelope {
             schema_version: SCHEMA_VERSION,
-            id: id.into(),
-            kind: kind.into(),
-            timestamp: now_rfc3339(),
+            id,
+            kind,
+            timestamp,
             coordinates,
             attempt: 1,
             idempotency_key: String::new(),
             durability: Durability::default(),
             data,
-        };
-        envelope.validate()?;
-        Ok(envelope)
+        }
     }
 
     /// Parses and validates one JSON envelope, deriving its idempotency key.

@@ -24,9 +24,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::event::envelope::{
-    Coordinates, Durability, Envelope, EnvelopeError, SCHEMA_VERSION, hash_parts,
-};
+use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, hash_parts};
 use crate::event::ordinal::Ordinals;
 
 /// Why an Eve line did not become an envelope.
@@ -138,25 +136,16 @@ impl EveStream {
             Some(t) => format!("{t}.step_{n}"),
             None => format!("step_{n}"),
         });
-        let mut envelope = Envelope {
-            schema_version: SCHEMA_VERSION,
-            id,
-            kind,
-            timestamp: at,
-            coordinates: Coordinates {
-                agent: self.agent.clone(),
-                session: self.session.clone(),
-                turn,
-                step,
-                sequence: position,
-                ordinal: None,
-                subagent,
-            },
-            attempt: 1,
-            idempotency_key: String::new(),
-            durability: Durability::default(),
-            data,
+        let coordinates = Coordinates {
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+            turn,
+            step,
+            sequence: position,
+            ordinal: None,
+            subagent,
         };
+        let mut envelope = Envelope::draft(id, kind, at, coordinates, data);
         self.ordinals.assign(&mut envelope);
         envelope.validate()?;
         Ok(envelope)

@@ -880,3 +880,14 @@ fn lock_pins_the_folder_and_audit_json_shows_each_hooks_lock_status() {
     let text_audit = text(&run(&["audit", d]).stdout);
     assert!(text_audit.contains("   lock       DRIFTED: hook `witness` drifted"), "{text_audit}");
 }
+
+#[test]
+fn audit_text_spells_values_as_hookrt_toml_does() {
+    let agent = repo().join("example-hooks/agent");
+    let out = run(&["audit", agent.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(report.contains("1. audit (single_file, hookrt:hook/define-hook@0.2.0)"), "{report}");
+    assert!(report.contains("on failure of a decision: deny"));
+    assert!(!report.contains("SingleFile") && !report.contains("Deny"), "no Rust debug names");
+}

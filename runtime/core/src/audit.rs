@@ -148,10 +148,10 @@ impl Audit {
             let l = &h.limits;
             let _ = writeln!(
                 s,
-                "\n{}. {} ({:?}, {})",
+                "\n{}. {} ({}, {})",
                 h.position,
                 h.scope.hook_id(&h.slug),
-                h.source_kind,
+                word(&h.source_kind),
                 h.world
             );
             let _ = writeln!(
@@ -225,13 +225,24 @@ impl Audit {
             };
             let _ = writeln!(
                 s,
-                "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {:?}",
-                h.retry.max_attempts, h.retry.backoff_ms, h.on_failure
+                "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {}",
+                h.retry.max_attempts,
+                h.retry.backoff_ms,
+                word(&h.on_failure)
             );
             if !h.config_keys.is_empty() {
                 let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));
             }
         }
         s
+    }
+}
+
+/// A value as `hookrt.toml` and the JSON audit spell it (`single_file`,
+/// `deny`), not as Rust debug-prints it (`SingleFile`, `Deny`).
+fn word(value: &impl serde::Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => format!("{other:?}"),
     }
 }

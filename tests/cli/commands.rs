@@ -891,3 +891,19 @@ fn audit_text_spells_values_as_hookrt_toml_does() {
     assert!(report.contains("on failure of a decision: deny"));
     assert!(!report.contains("SingleFile") && !report.contains("Deny"), "no Rust debug names");
 }
+
+#[test]
+fn a_skipped_duplicate_is_said_on_stderr() {
+    let agent = repo().join("example-hooks/agent");
+    let first = fs::read_to_string(transcript()).unwrap().lines().next().unwrap().to_owned();
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "{first}\n{first}").unwrap();
+    let out = run(&["run", agent.to_str().unwrap(), "--events", f.path().to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).contains("hookrt: event `evt_0001` was already taken; skipped as a duplicate"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(json_lines(&out).last().unwrap()["summary"]["duplicates"], 1);
+}

@@ -219,7 +219,13 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         let mut settle = |pending: &mut Vec<PendingReceipt>| {
             for p in pending.drain(..) {
                 match p.wait() {
-                    Ok(r) if r.duplicate => duplicates += 1,
+                    Ok(r) if r.duplicate => {
+                        duplicates += 1;
+                        eprintln!(
+                            "hookrt: event `{}` was already taken; skipped as a duplicate (an id is delivered once; the journal redelivers what a crash left, with a higher attempt)",
+                            r.event_id
+                        );
+                    }
                     Ok(_) => {}
                     Err(e) => {
                         refused += 1;

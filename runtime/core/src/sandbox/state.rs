@@ -10,8 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-/// Longest key accepted.
-pub const MAX_KEY_BYTES: usize = 256;
+/// Longest key accepted: room for a prefix of a hook's own and any id an
+/// envelope may carry (`session/<id>`, ids are up to 256 bytes), and still a
+/// bound on what one key can hold.
+pub const MAX_KEY_BYTES: usize = 512;
 /// Largest single value accepted.
 pub const MAX_VALUE_BYTES: usize = 64 << 10;
 /// Most bytes (keys plus values) one hook may keep; blocks a hook from filling

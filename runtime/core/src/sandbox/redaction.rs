@@ -9,6 +9,8 @@
 
 use std::borrow::Cow;
 
+use std::sync::LazyLock;
+
 use regex::Regex;
 
 
@@ -36,12 +38,22 @@ pub struct Redactor {
     patterns: Vec<(String, Regex)>,
 }
 
+/// The built-in patterns, compiled once per process: a `Redactor` is made
+/// for every fresh store (its HTTP policy holds one), and compiling the
+/// patterns each time cost more than the delivery itself.
+static COMPILED_BUILTIN: LazyLock<Vec<(String, Regex)>> = LazyLock::new(|| {
+    BUILTIN
+        .iter()
+        // The built-in patterns are constants checked by the tests below.
+        .filter_map(|(n, r)| Regex::new(r).ok().map(|re| (n.to_string(), re)))
+        .collect()
+});
+
 impl Default for Redactor {
     fn default() -> Self {
-        // The built-in patterns are constants checked by the tests below.
-        Redactor::with(&[]).unwrap_or(Redactor {
-            patterns: Vec::new(),
-        })
+        Redactor {
+            patterns: COMPILED_BUILTIN.clone(),
+        }
     }
 }
 
@@ -49,9 +61,8 @@ impl Redactor {
     /// The built-in patterns plus `extra` (name, regex); the error names the
     /// pattern that does not compile.
     pub fn with(extra: &[(String, String)]) -> Result<Redactor, String> {
-        let mut patterns = Vec::new();
-        let builtin = BUILTIN.iter().map(|(n, r)| (n.to_string(), r.to_string()));
-        for (name, re) in builtin.chain(extra.iter().cloned()) {
+        let mut patterns = COMPILED_BUILTIN.clone();
+        for (name, re) in extra.iter().cloned() {
             let compiled = Regex::new(&re)
                 .map_err(|e| format!("redaction pattern `{name}` is not a valid regex: {e}"))?;
             patterns.push((name, compiled));

@@ -8,6 +8,7 @@ mod common;
 
 mod cache;
 mod caps;
+mod attacks;
 mod cascade;
 mod claude;
 mod components;
@@ -24,6 +25,7 @@ mod http;
 mod journal;
 mod limits;
 mod lock;
+mod owner;
 mod ordering;
 mod redaction;
 mod sandbox;

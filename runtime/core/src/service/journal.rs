@@ -97,6 +97,26 @@ pub enum JournalError {
         /// The version found.
         found: i64,
     },
+    /// Another process (or service) owns the journal: one journal, one owner.
+    #[error(
+        "journal {journal} is in use by another hookrt ({holder}, holding {lock}); stop it, or give this one another journal"
+    )]
+    Locked {
+        /// The journal file.
+        journal: PathBuf,
+        /// The lock file beside it.
+        lock: PathBuf,
+        /// Who holds it: `pid N`, or `unknown pid`.
+        holder: String,
+    },
+    /// The file is not a whole SQLite database (cut short, or not SQLite).
+    #[error("journal {path} is damaged: {reason}; restore it from a backup or move it aside")]
+    Damaged {
+        /// The journal file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A stored envelope could not be read back.
     #[error("journal {path}: stored event {seq} is unreadable: {message}")]
     Corrupt {
@@ -231,6 +251,7 @@ impl Journal {
             path: path.to_path_buf(),
             sqlite: source,
         };
+        crate::service::owner::check_whole(path)?;
         // The journal holds event payloads: owner-only, like the state in it.
         state::make_private(path).map_err(|e| JournalError::Io {
             path: path.to_path_buf(),

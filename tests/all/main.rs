@@ -27,6 +27,7 @@ mod limits;
 mod lock;
 mod owner;
 mod ordering;
+mod promises;
 mod redaction;
 mod sandbox;
 mod scopes;

@@ -1,6 +1,7 @@
 //! Hostile: one component, many attacks. `config = { attack = "NAME" }` in
 //! hookrt.toml picks the attack, `on = "KIND"` what it subscribes to
-//! (default `*`); `tests/all/attacks.rs` runs each one beside
+//! (default `*`), `every = N` that only each instance's Nth delivery
+//! attacks (the others log their count and are ok); `tests/all/attacks.rs` runs each one beside
 //! the witness and asserts its exact outcome. It implements the world's
 //! exports by hand (not with `define_hook!`) so it can also misbehave in
 //! `configure` and `subscriptions`, and call the host with raw bindings.
@@ -12,7 +13,7 @@
 //! until the per-hook state cap answers), `huge_approvals` (100,000 approvals),
 //! `huge_edit` (an 8 MiB edit), `invalid_utf8_log` and `invalid_utf8_error`
 //! (bytes that are not UTF-8 where the WIT says `string`), `exit`
-//! (`std::process::exit`), `sleep` (ten seconds in a host call), `env_probe` (what environment, arguments, clock
+//! (`std::process::exit`), `sleep` (ten seconds in a host call), `spin` (a busy loop), `env_probe` (what environment, arguments, clock
 //! and randomness the baseline gives: nothing, and inert values).
 
 use std::cell::RefCell;
@@ -23,6 +24,7 @@ use hookrt_sdk::serde_json;
 std::thread_local! {
     static ATTACK: RefCell<String> = const { RefCell::new(String::new()) };
     static ON: RefCell<String> = const { RefCell::new(String::new()) };
+    static EVERY: RefCell<(u64, u64)> = const { RefCell::new((1, 0)) };
 }
 
 fn attack() -> String {
@@ -60,6 +62,8 @@ impl hookrt_sdk::bindings::Guest for Attack {
         ATTACK.with(|a| *a.borrow_mut() = name);
         let on = config["on"].as_str().unwrap_or("*").to_owned();
         ON.with(|o| *o.borrow_mut() = on);
+        let every = config["every"].as_u64().unwrap_or(1).max(1);
+        EVERY.with(|e| *e.borrow_mut() = (every, 0));
         Ok(())
     }
 
@@ -71,6 +75,18 @@ impl hookrt_sdk::bindings::Guest for Attack {
     }
 
     fn handle(_envelope: wit::Envelope, _context: wit::Context) -> Result<wit::Response, String> {
+        // With `every = N`, only the Nth delivery of an instance attacks.
+        let (every, n) = EVERY.with(|e| {
+            let mut e = e.borrow_mut();
+            e.1 += 1;
+            *e
+        });
+        if every > 1 {
+            info("delivery", &[("n_in_instance", n.to_string())]);
+        }
+        if n % every != 0 {
+            return Ok(wit::Response::None);
+        }
         match attack().as_str() {
             "huge_alloc" => {
                 let v: Vec<u8> = Vec::with_capacity(1 << 30);
@@ -120,6 +136,9 @@ impl hookrt_sdk::bindings::Guest for Attack {
             "invalid_utf8_log" => log::log(log::Level::Info, &not_utf8(), &[]),
             "invalid_utf8_error" => return Err(not_utf8()),
             "exit" => std::process::exit(3),
+            "spin" => loop {
+                std::hint::black_box(n);
+            },
             "sleep" => std::thread::sleep(std::time::Duration::from_secs(10)),
             "env_probe" => {
                 use std::hash::BuildHasher;

@@ -13,6 +13,7 @@ mod cascade;
 mod claude;
 mod components;
 mod config;
+mod config_values;
 mod decisions;
 mod discovery;
 mod edits;

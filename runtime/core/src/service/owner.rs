@@ -6,19 +6,30 @@
 //! on Linux): it belongs to the open file, so a second service in the same
 //! process is refused too, and the kernel drops it when the owner exits,
 //! SIGKILL included, so a crash never leaves a stale lock. The owner writes
-//! its pid into the lock file; a refused starter names it.
+//! its pid into the lock file; a refused starter names it. The journal
+//! (next layer up) turns a [`Refusal`] into its `JournalError`.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use crate::service::journal::JournalError;
 
 /// The lock file beside `journal`: `<journal>.lock`.
 pub fn lock_path(journal: &Path) -> PathBuf {
     let mut name = journal.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
+}
+
+/// Why a journal cannot be owned or opened.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The lock file or the journal could not be read or written.
+    Io(PathBuf, std::io::Error),
+    /// Another open file holds the lock: `pid N`, or `unknown pid`.
+    Locked { lock: PathBuf, holder: String },
+    /// The journal file is not a whole SQLite database (why).
+    Damaged(String),
 }
 
 /// Held while a service owns a journal; dropping it releases the lock.
@@ -29,13 +40,10 @@ pub struct JournalLock {
 
 impl JournalLock {
     /// Takes the lock of `journal`, or says which process holds it.
-    pub fn acquire(journal: &Path) -> Result<JournalLock, JournalError> {
+    pub(crate) fn try_acquire(journal: &Path) -> Result<JournalLock, Refusal> {
         use std::os::unix::fs::OpenOptionsExt;
         let path = lock_path(journal);
-        let io = |io| JournalError::Io {
-            path: path.clone(),
-            io,
-        };
+        let io = |io| Refusal::Io(path.clone(), io);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -51,8 +59,7 @@ impl JournalLock {
                 // Best effort: the holder may not have written its pid yet.
                 let _ = file.read_to_string(&mut holder);
                 let holder = holder.trim();
-                return Err(JournalError::Locked {
-                    journal: journal.to_path_buf(),
+                return Err(Refusal::Locked {
                     lock: path,
                     holder: if holder.is_empty() {
                         "unknown pid".to_owned()
@@ -77,27 +84,16 @@ impl JournalLock {
 /// and only at checkpoints); opening it would fail later, mid-delivery, or
 /// silently lose the rows of the missing pages. A missing or empty file is
 /// fine: it becomes a new journal.
-pub fn check_whole(path: &Path) -> Result<(), JournalError> {
-    let damaged = |reason: String| JournalError::Damaged {
-        path: path.to_path_buf(),
-        reason,
-    };
+pub(crate) fn check_whole(path: &Path) -> Result<(), Refusal> {
+    let damaged = Refusal::Damaged;
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(io) => {
-            return Err(JournalError::Io {
-                path: path.to_path_buf(),
-                io,
-            });
-        }
+        Err(io) => return Err(Refusal::Io(path.to_path_buf(), io)),
     };
     let len = file
         .metadata()
-        .map_err(|io| JournalError::Io {
-            path: path.to_path_buf(),
-            io,
-        })?
+        .map_err(|io| Refusal::Io(path.to_path_buf(), io))?
         .len();
     if len == 0 {
         return Ok(());

@@ -24,7 +24,7 @@ fn agent(attack: &str, extra: &str) -> TempAgent {
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .hook("hostile/attacks/attack.rs", "attack.rs")
         .config(&format!(
-            "[hooks.attack]\ngrants = [\"log\", \"state\"]\nmemory_mib = 16\noutput_bytes = 4096\n{config}{extra}\n"
+            "[hooks.attack]\ngrants = [\"log\", \"state\", \"metrics\"]\nmemory_mib = 16\noutput_bytes = 4096\n{config}{extra}\n"
         ))
 }
 
@@ -127,6 +127,28 @@ fn state_beyond_the_per_hook_cap_is_refused_with_the_cap() {
         error(&d),
         "state of hook `attack` would exceed 1048576 bytes"
     );
+}
+
+#[test]
+fn a_flood_of_metric_series_keeps_the_per_hook_cap_and_counts_the_rest() {
+    let rt = load(agent("series_flood", "").path());
+    let d = rt.dispatch(&transcript()[0]).unwrap().deliveries;
+    assert!(d.iter().all(|d| d.outcome == Outcome::Ok), "{d:?}");
+    let snapshot = rt.metrics().snapshot();
+    let kept = snapshot
+        .iter()
+        .filter(|((hook, name, _), _)| hook == "attack" && name.starts_with('s'))
+        .count();
+    assert_eq!(kept, 1_000, "exactly the 1,000-series cap is kept");
+    let dropped = snapshot
+        .iter()
+        .find(|((hook, name, labels), _)| {
+            hook == "attack"
+                && name == "hookrt_metrics_dropped"
+                && labels == &[("reason".to_owned(), "series_limit".to_owned())]
+        })
+        .map(|(_, v)| *v);
+    assert_eq!(dropped, Some(4_000.0));
 }
 
 #[test]

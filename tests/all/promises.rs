@@ -20,7 +20,7 @@ fn a_reused_instance_is_replaced_after_a_timeout_out_of_fuel_or_out_of_memory() 
         let agent = TempAgent::new()
             .hook("hostile/attacks/attack.rs", "attack.rs")
             .config(&format!(
-                "[hooks.attack]\ngrants = [\"log\", \"state\"]\ninstance = \"reuse\"\ndeadline_ms = 200\nfuel = 20_000_000\nmemory_mib = 16\n\
+                "[hooks.attack]\ngrants = [\"log\", \"state\", \"metrics\"]\ninstance = \"reuse\"\ndeadline_ms = 200\nfuel = 20_000_000\nmemory_mib = 16\n\
                  config = {{ attack = \"{attack}\", every = 2 }}\n"
             ));
         let rt = load(agent.path());

@@ -10,7 +10,8 @@
 //! 1 GiB allocation), `memory_grow_loop` (raw `memory.grow` until refused,
 //! then a trap), `stdout_flood`, `stderr_flood`, `state_flood` (small keys
 //! until the deadline), `state_big_values` (60 KiB values
-//! until the per-hook state cap answers), `huge_approvals` (100,000 approvals),
+//! until the per-hook state cap answers), `series_flood` (5,000 metric
+//! series), `huge_approvals` (100,000 approvals),
 //! `huge_edit` (an 8 MiB edit), `invalid_utf8_log` and `invalid_utf8_error`
 //! (bytes that are not UTF-8 where the WIT says `string`), `exit`
 //! (`std::process::exit`), `sleep` (ten seconds in a host call), `spin` (a busy loop), `env_probe` (what environment, arguments, clock
@@ -18,7 +19,7 @@
 
 use std::cell::RefCell;
 
-use hookrt_sdk::bindings::hookrt::hook::{log, state, types as wit};
+use hookrt_sdk::bindings::hookrt::hook::{log, metrics, state, types as wit};
 use hookrt_sdk::serde_json;
 
 std::thread_local! {
@@ -124,6 +125,11 @@ impl hookrt_sdk::bindings::Guest for Attack {
                 let value = vec![7u8; 60 << 10];
                 for i in 0u64.. {
                     state::set(&format!("big{i}"), &value)?;
+                }
+            }
+            "series_flood" => {
+                for i in 0..5_000 {
+                    metrics::counter(&format!("s{i}"), 1, &[]);
                 }
             }
             "huge_approvals" => {

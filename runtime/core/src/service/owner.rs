@@ -13,7 +13,6 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-
 /// The lock file beside `journal`: `<journal>.lock`.
 pub fn lock_path(journal: &Path) -> PathBuf {
     let mut name = journal.as_os_str().to_owned();
@@ -23,7 +22,7 @@ pub fn lock_path(journal: &Path) -> PathBuf {
 
 /// Why a journal cannot be owned or opened.
 #[derive(Debug)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The lock file or the journal could not be read or written.
     Io(PathBuf, std::io::Error),
     /// Another open file holds the lock: `pid N`, or `unknown pid`.

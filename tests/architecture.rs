@@ -64,6 +64,7 @@ const RUNTIME: &[&str] = &[
     "runtime",
     "audit",
     // service/: the runtime in the background.
+    "service::owner",
     "service::journal",
     "service::report",
     "service::work",

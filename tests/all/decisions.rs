@@ -61,10 +61,16 @@ fn deny_beats_allow_whatever_the_hook_order() {
 
 #[test]
 fn ask_beats_allow_and_abstain_leaves_the_others() {
-    let requested = transcript()
+    let mut requested = transcript()
         .into_iter()
         .find(|e| e.kind == "actions.requested" && e.data.to_string().contains("http_fetch"))
         .unwrap();
+    // The transcript's request holds http_fetch alone: add a call ask_network
+    // abstains on, so "the others" is not an empty list.
+    requested.data["actions"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"call_id": "call_x", "tool": "read_file", "input": {"path": "a.txt"}}));
     let agent = testing(&["allow_all", "ask_network"], "");
     let t = approval(&agent, &requested);
     let http = t.calls.iter().find(|c| c.tool == "http_fetch").unwrap();
@@ -72,12 +78,9 @@ fn ask_beats_allow_and_abstain_leaves_the_others() {
         http.verdict,
         Approval::Ask("ask_network: allow `http_fetch`?".into())
     );
-    assert!(
-        t.calls
-            .iter()
-            .filter(|c| c.tool != "http_fetch")
-            .all(|c| c.verdict == Approval::Allow)
-    );
+    let others: Vec<_> = t.calls.iter().filter(|c| c.tool != "http_fetch").collect();
+    assert_eq!(others.len(), 1, "the request has a call besides http_fetch");
+    assert!(others.iter().all(|c| c.verdict == Approval::Allow));
 }
 
 #[test]
@@ -128,6 +131,7 @@ fn a_wildcard_observer_that_fails_does_not_decide() {
     let requested = event("actions.requested");
     let agent = testing(&["allow_all"], "").hook("hostile/hooks/panic.rs", "panic.rs");
     let t = approval(&agent, &requested);
+    assert_eq!(t.calls.len(), 2);
     assert!(
         t.calls
             .iter()

@@ -74,3 +74,45 @@ fn an_https_host_that_never_finishes_its_tls_handshake_ends_timeout() {
     assert_eq!(d.outcome, Outcome::Timeout, "{:?} {:?}", d.error, d.logs);
     assert!(took < Duration::from_secs(1), "took {took:?}");
 }
+
+/// A plain-HTTP peer that sends a response head promising 10,000 bytes, then
+/// drips one byte every 50 ms: a hook reading the body would wait ~8 min.
+fn dripping_peer() -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut request = [0u8; 4096];
+        let _ = conn.read(&mut request);
+        let _ = conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 10000\r\n\r\n");
+        for _ in 0..60 {
+            if conn.write_all(b"x").is_err() {
+                return; // the host hung up: the delivery ended
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn a_slow_drip_http_response_ends_timeout_at_the_deadline() {
+    let (port, peer) = dripping_peer();
+    let agent = probe(
+        &format!("http://127.0.0.1:{port}"),
+        &format!("http://127.0.0.1:{port}/"),
+        300,
+    );
+    let rt = load(agent.path());
+    let start = Instant::now();
+    let d = rt.dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    let took = start.elapsed();
+    assert_eq!(d.outcome, Outcome::Timeout, "{:?} {:?}", d.error, d.logs);
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // The host dropped the connection: the peer's next writes fail well
+    // before its 60 drips (3 s) are done.
+    let waited = Instant::now();
+    peer.join().unwrap();
+    assert!(waited.elapsed() < Duration::from_millis(2900), "the connection was kept open");
+}

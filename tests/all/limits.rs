@@ -75,7 +75,7 @@ fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
     let agent = TempAgent::new()
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .config("[hooks.witness]\nmemory_mib = 1\n");
-    // The hook cannot even report its subscriptions: the load names it.
+    // The hook cannot even start: the load names it.
     let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {})
         .err()
         .expect("load fails");
@@ -83,7 +83,7 @@ fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
     assert!(
         err.0[0]
             .message
-            .starts_with("failed while reporting its subscriptions (out_of_memory)"),
+            .starts_with("failed while starting (instantiation or `configure`, out_of_memory)"),
         "{}",
         err.0[0].message
     );

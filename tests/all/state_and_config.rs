@@ -144,6 +144,7 @@ fn a_hook_built_against_world_0_1_0_still_loads_and_runs() {
     );
     for e in transcript() {
         let report = rt.dispatch(&e).unwrap();
+        assert!(!report.deliveries.is_empty());
         assert!(
             report
                 .deliveries

@@ -9,6 +9,7 @@ mod common;
 
 mod commands;
 mod crash;
+mod journal;
 
 use std::path::{Path, PathBuf};
 

@@ -60,7 +60,10 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
             }
         }
         JournalCommand::Retry { path, hook, event } => {
-            let n = Journal::open_existing(&path)?.redrive(hook.as_deref(), event.as_deref())?;
+            let mut journal = Journal::open_existing(&path)?;
+            // Not under a running service's feet: it would not see the change.
+            let _owner = hookrt::JournalLock::acquire(&path)?;
+            let n = journal.redrive(hook.as_deref(), event.as_deref())?;
             writeln!(
                 out,
                 "{n} dead letter(s) moved back to pending; `hookrt run DIR --journal {}` delivers them",

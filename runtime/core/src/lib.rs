@@ -55,7 +55,7 @@ pub use sandbox::capture::LogLine;
 pub use sandbox::engine::{Allocator, MAX_WORKERS, SandboxError, engine_config};
 pub use sandbox::grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
 pub use sandbox::http::MAX_RESPONSE_BYTES;
-pub use sandbox::limits::{DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits};
+pub use sandbox::limits::{DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES};
 pub use sandbox::metrics::{Metrics, Series};
 pub use sandbox::outcome::Outcome;
 pub use sandbox::redaction::Redactor;
@@ -90,5 +90,6 @@ pub use service::journal::{
     Ack, Answered, DeadLetter, Inserted, Journal, JournalError, PendingDelivery, PendingEvent, Plan,
     JournalStatus,
 };
+pub use service::owner::{JournalLock, lock_path};
 pub use service::report::{Observation, Observer, Receipt, ResolveReply, Stats};
 pub use service::work::{DISPATCH_QUEUE, EmitError, MAX_BATCH, MEMORY_DEDUP_WINDOW, SUBMIT_QUEUE};

@@ -101,6 +101,21 @@ impl LoadedHook {
         scratch: &Arc<StateStore>,
     ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
+        let max = crate::sandbox::limits::MAX_COMPONENT_BYTES;
+        if let Ok(meta) = std::fs::metadata(&built.component)
+            && meta.len() > max
+        {
+            return Err(Problem::new(
+                ProblemKind::Load,
+                path,
+                format!(
+                    "is {} bytes, above the {} MiB a component may have: it is not compiled",
+                    meta.len(),
+                    max >> 20
+                ),
+                "a hook component is usually well under 10 MiB; build it in release mode and strip it",
+            ));
+        }
         let component_sha256 = build::component_digest(built)?;
         let loaded = cache::load(
             sandbox.engine(),
@@ -204,7 +219,13 @@ impl LoadedHook {
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),
             Err(Failed::Refused(msg)) => return Err(format!("refused its configuration: {msg}")),
-            Err(Failed::Wasm(e)) => Err(e),
+            Err(Failed::Wasm(e)) => {
+                return Err(format!(
+                    "failed while starting (instantiation or `configure`, {}): {}",
+                    engine::classify(&e, store.data()),
+                    engine::describe(&e)
+                ));
+            }
         }
         .map_err(|e| {
             format!(

@@ -36,6 +36,11 @@ pub const DEFAULT_LOG_BYTES_PER_MINUTE: u64 = 1 << 20;
 /// the log sink with empty lines delivery after delivery.
 pub const MAX_LOG_LINES_PER_MINUTE: u64 = 60_000;
 
+/// Largest component file hookrt will compile (a Rust hook is ~100 KB to a
+/// few MB); blocks a component that exhausts the host's compile time and
+/// memory before any limit of a delivery applies.
+pub const MAX_COMPONENT_BYTES: u64 = 32 << 20;
+
 /// Highest values accepted from configuration, so no limit is effectively off.
 pub const MAX_FUEL: u64 = 10_000_000_000;
 /// Highest wall-clock budget accepted.

@@ -31,6 +31,7 @@ use crate::runtime::Runtime;
 use crate::sandbox::state::StateStore;
 use crate::service::dispatcher::Dispatcher;
 use crate::service::journal::{Journal, JournalError};
+use crate::service::owner::JournalLock;
 use crate::service::report::{Observer, Receipt, ResolveReply, Stats};
 use crate::service::work::{
     Command, DISPATCH_QUEUE, EmitError, ResolvingRx, SUBMIT_QUEUE, Seen, Work,
@@ -155,6 +156,8 @@ impl HookService {
         observer: Observer,
         options: ServiceOptions,
     ) -> Result<HookService, StartError> {
+        // One journal, one owner: held by both threads, released when both end.
+        let lock = journal.map(JournalLock::acquire).transpose()?.map(Arc::new);
         let (writer_journal, dispatcher_journal, recovered) = match journal {
             Some(path) => {
                 let mut j = Journal::open(path)?;
@@ -211,11 +214,15 @@ impl HookService {
         let (ended_async_tx, ended_async) = oneshot::channel::<()>();
         let dispatcher = std::thread::Builder::new()
             .name("hookrt-dispatch".into())
-            .spawn(move || {
-                let _ended = (ended_tx, ended_async_tx);
-                dispatcher.run(recovered);
-                dispatcher.serve(work_rx);
-                dispatcher.into_stats()
+            .spawn({
+                let lock = lock.clone();
+                move || {
+                    let _owner = lock;
+                    let _ended = (ended_tx, ended_async_tx);
+                    dispatcher.run(recovered);
+                    dispatcher.serve(work_rx);
+                    dispatcher.into_stats()
+                }
             })?;
         let mut writer = Writer {
             journal: writer_journal,
@@ -227,6 +234,7 @@ impl HookService {
         let writer = std::thread::Builder::new()
             .name("hookrt-journal".into())
             .spawn(move || {
+                let _owner = lock;
                 writer.serve(rx, work_tx);
                 writer.stats
             })?;

@@ -19,6 +19,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use crate::event::envelope::Envelope;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::state;
+use crate::service::owner::{self, JournalLock, Refusal};
 
 /// Version of the schema below; bumped with a migration when it changes.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -103,6 +104,26 @@ pub enum JournalError {
         /// The version found.
         found: i64,
     },
+    /// Another process (or service) owns the journal: one journal, one owner.
+    #[error(
+        "journal {journal} is in use by another hookrt ({holder}, holding {lock}); stop it, or give this one another journal"
+    )]
+    Locked {
+        /// The journal file.
+        journal: PathBuf,
+        /// The lock file beside it.
+        lock: PathBuf,
+        /// Who holds it: `pid N`, or `unknown pid`.
+        holder: String,
+    },
+    /// The file is not a whole SQLite database (cut short, or not SQLite).
+    #[error("journal {path} is damaged: {reason}; restore it from a backup or move it aside")]
+    Damaged {
+        /// The journal file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A stored envelope could not be read back.
     #[error("journal {path}: stored event {seq} is unreadable: {message}")]
     Corrupt {
@@ -113,6 +134,32 @@ pub enum JournalError {
         /// What went wrong.
         message: String,
     },
+}
+
+impl JournalError {
+    fn refused(journal: &Path, refusal: Refusal) -> JournalError {
+        match refusal {
+            Refusal::Io(path, io) => JournalError::Io { path, io },
+            Refusal::Locked { lock, holder } => JournalError::Locked {
+                journal: journal.to_path_buf(),
+                lock,
+                holder,
+            },
+            Refusal::Damaged(reason) => JournalError::Damaged {
+                path: journal.to_path_buf(),
+                reason,
+            },
+        }
+    }
+}
+
+impl JournalLock {
+    /// Takes the exclusive lock of `journal` (`<journal>.lock`), or says
+    /// which process holds it ([`JournalError::Locked`]). One journal, one
+    /// owner: `HookService` holds it while it runs.
+    pub fn acquire(journal: &Path) -> Result<JournalLock, JournalError> {
+        JournalLock::try_acquire(journal).map_err(|r| JournalError::refused(journal, r))
+    }
 }
 
 /// Where an emitted event ended up.
@@ -258,6 +305,7 @@ impl Journal {
             path: path.to_path_buf(),
             sqlite: source,
         };
+        owner::check_whole(path).map_err(|r| JournalError::refused(path, r))?;
         // The journal holds event payloads: owner-only, like the state in it.
         state::make_private(path).map_err(|e| JournalError::Io {
             path: path.to_path_buf(),

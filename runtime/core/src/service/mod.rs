@@ -6,6 +6,7 @@ pub(crate) mod api;
 pub(crate) mod dispatcher;
 pub(crate) mod journal;
 pub(crate) mod lanes;
+pub(crate) mod owner;
 pub(crate) mod report;
 pub(crate) mod retry;
 pub(crate) mod work;

@@ -91,7 +91,10 @@ const SDK: &[&str] = &[
 ];
 
 /// The `hookrt` command.
-const CLI: &[&str] = &["claude", "journal", "run", "export", "main"];
+const CLI: &[&str] = &["claude", "journal", "run", "serve", "export", "main"];
+
+/// The HTTP server (`hookrt serve`).
+const SERVE: &[&str] = &["error", "auth", "metrics", "ingest", "fail_closed", "tally", "routes"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -113,6 +116,11 @@ fn the_guest_sdk_imports_only_from_earlier_modules() {
 #[test]
 fn the_cli_imports_only_from_earlier_modules() {
     check(&repo().join("runtime/cli/src"), CLI);
+}
+
+#[test]
+fn the_http_server_imports_only_from_earlier_modules() {
+    check(&repo().join("runtime/serve/src"), SERVE);
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod claude;
 mod export;
 mod journal;
 mod run;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -71,6 +72,8 @@ enum Command {
     Journal(journal::JournalCommand),
     /// Run as a Claude Code command hook: the event's JSON on stdin, Claude Code's answer on stdout.
     ClaudeHook(claude::ClaudeArgs),
+    /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
+    Serve(serve::ServeArgs),
     /// Show what each hook is and what binds it.
     Audit {
         /// The agent folder.
@@ -183,6 +186,13 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 Err(p) => return Ok(report(&p)),
             };
             run::run(rt, &args)
+        }
+        Command::Serve(args) => {
+            let rt = match load(&args.dir, cache) {
+                Ok(rt) => rt,
+                Err(p) => return Ok(report(&p)),
+            };
+            serve::serve(rt, &args)
         }
         Command::Journal(cmd) => journal::journal(cmd),
         Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),

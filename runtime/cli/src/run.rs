@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hookrt::{
-    Durability, Envelope, EveStream, HookService, MAX_DATA_BYTES, Observation, Ordinals, Outcome,
+    Durability, Envelope, EveStream, HookService, Observation, Ordinals, Outcome,
     PendingReceipt, Runtime, ServiceOptions, Transport,
 };
 
@@ -61,10 +61,11 @@ impl Reader {
 /// Receipts waited for at once; bounds memory on long streams.
 const RECEIPT_WINDOW: usize = 1024;
 
-/// The longest input line read: an envelope's `data` may hold up to
-/// `MAX_DATA_BYTES`, plus room for the other fields. A longer line is never
-/// held in memory whole: it is skipped to its newline and counted malformed.
-pub const MAX_LINE_BYTES: usize = MAX_DATA_BYTES + 64 * 1024;
+/// The longest input line read (the same bound `hookrt serve` applies): an
+/// envelope's `data` may hold up to `MAX_DATA_BYTES`, plus room for the other
+/// fields. A longer line is never held in memory whole: it is skipped to its
+/// newline and counted malformed.
+pub const MAX_LINE_BYTES: usize = hookrt_serve::MAX_LINE_BYTES;
 
 /// One line of input, read with a bound.
 enum Line {

@@ -1,0 +1,88 @@
+//! `hookrt serve`: the agent folder's hooks over HTTP (hookrt-serve, docs/serve.md).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use hookrt::Runtime;
+use hookrt_serve::{ServeOptions, Tokens};
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// The agent folder.
+    pub dir: PathBuf,
+    /// Address to listen on (port 0: any free port, printed at start).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub listen: SocketAddr,
+    /// Commit every event to this journal (SQLite) before any hook sees it:
+    /// receipts say `persisted`.
+    #[arg(long)]
+    pub journal: Option<PathBuf>,
+    /// File of bearer tokens, one per line (at least 16 characters each).
+    #[arg(long, value_name = "FILE")]
+    pub tokens: Option<PathBuf>,
+    /// Serve without authentication (only on a loopback address).
+    #[arg(long)]
+    pub insecure_no_auth: bool,
+    /// How long /v1/decide and /v1/edit wait for hooks before failing closed.
+    #[arg(long, default_value = "2000", value_name = "MS")]
+    pub decide_timeout_ms: u64,
+    /// The largest request body (413 past it).
+    #[arg(long, default_value_t = hookrt_serve::DEFAULT_MAX_BODY_BYTES, value_name = "BYTES")]
+    pub max_body_bytes: usize,
+    /// Requests per second per token, on average (0: no limit).
+    #[arg(long, default_value = "1000", value_name = "PER_SECOND")]
+    pub rate_limit: f64,
+    /// Requests per token at once, above the average.
+    #[arg(long, default_value = "2000", value_name = "REQUESTS")]
+    pub rate_burst: f64,
+    /// How long to let queued deliveries finish at shutdown before cancelling them.
+    #[arg(long, default_value = "30", value_name = "SECONDS")]
+    pub drain_timeout: u64,
+    /// Threads delivering observe events side by side across hooks.
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub workers: u16,
+}
+
+/// The configured tokens: `--tokens FILE`, else `HOOKRT_TOKENS`.
+fn tokens(args: &ServeArgs) -> Result<Tokens> {
+    if let Some(path) = &args.tokens {
+        return Ok(Tokens::from_file(path)?);
+    }
+    match std::env::var("HOOKRT_TOKENS") {
+        Ok(text) => Ok(Tokens::parse(&text)?),
+        Err(_) => Ok(Tokens::default()),
+    }
+}
+
+pub fn serve(rt: Runtime, args: &ServeArgs) -> Result<ExitCode> {
+    let mut options = ServeOptions::new(args.listen, tokens(args)?);
+    options.journal = args.journal.clone();
+    options.insecure_no_auth = args.insecure_no_auth;
+    options.decide_timeout = Duration::from_millis(args.decide_timeout_ms);
+    options.max_body_bytes = args.max_body_bytes;
+    options.rate_limit = args.rate_limit;
+    options.rate_burst = args.rate_burst;
+    options.drain_timeout = Duration::from_secs(args.drain_timeout);
+    options.workers = usize::from(args.workers);
+    let hooks = rt.hooks().len();
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let stats = tokio.block_on(hookrt_serve::serve(
+        rt,
+        options,
+        hookrt_serve::shutdown_signal(),
+        |addr| {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "listening on http://{addr} ({hooks} hook(s))");
+            let _ = out.flush();
+        },
+    ))?;
+    println!("{}", serde_json::json!({ "summary": stats }));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,182 @@
+//! hookrt over HTTP: `hookrt serve DIR --listen ADDR` lets agent servers in
+//! any language send lifecycle events, and ask for decisions and edits, by
+//! POSTing JSON (docs/serve.md).
+//!
+//! The server is one [`HookService`] (with an optional journal) behind an
+//! axum router. This package is apart from the `hookrt` library so that an
+//! embedder of the library brings no HTTP stack.
+//!
+//! Modules, in layer order (`tests/architecture.rs`): `error`, `auth`,
+//! `metrics`, `ingest`, `fail_closed`, `tally`, `routes`, then this file.
+
+#![warn(missing_docs)]
+
+mod auth;
+mod error;
+mod fail_closed;
+mod ingest;
+mod metrics;
+mod routes;
+mod tally;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hookrt::{HookService, Journal, Runtime, ServiceOptions, Stats, Transport};
+use tokio::sync::RwLock;
+
+pub use auth::{MIN_TOKEN_LEN, RateLimiter, Tokens};
+pub use error::{ApiError, ServeError};
+pub use ingest::{Format, MAX_EVE_STREAMS, MAX_LINE_BYTES};
+pub use metrics::ServerMetrics;
+pub use routes::AppState;
+
+/// The default largest request body: 16 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// How the server runs.
+#[derive(Debug)]
+pub struct ServeOptions {
+    /// Where to listen (port 0: any free port; see `on_listen`).
+    pub listen: SocketAddr,
+    /// Commit every event to this journal before hooks see it (`persisted`).
+    pub journal: Option<PathBuf>,
+    /// Accepted bearer tokens.
+    pub tokens: Tokens,
+    /// Serve without tokens (loopback addresses only).
+    pub insecure_no_auth: bool,
+    /// How long `/v1/decide` and `/v1/edit` wait before failing closed.
+    pub decide_timeout: Duration,
+    /// The largest request body read (413 past it).
+    pub max_body_bytes: usize,
+    /// Requests per second per token on average (0: no limit).
+    pub rate_limit: f64,
+    /// Requests per token at once.
+    pub rate_burst: f64,
+    /// How long queued deliveries may run at shutdown before they are cancelled.
+    pub drain_timeout: Duration,
+    /// Service workers ([`ServiceOptions::workers`]).
+    pub workers: usize,
+}
+
+impl ServeOptions {
+    /// The defaults, listening on `listen` with `tokens`.
+    pub fn new(listen: SocketAddr, tokens: Tokens) -> ServeOptions {
+        ServeOptions {
+            listen,
+            journal: None,
+            tokens,
+            insecure_no_auth: false,
+            decide_timeout: Duration::from_millis(2000),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            rate_limit: 1000.0,
+            rate_burst: 2000.0,
+            drain_timeout: Duration::from_secs(30),
+            workers: 1,
+        }
+    }
+}
+
+/// Serves `runtime` until `shutdown` resolves, then stops taking requests,
+/// lets running ones finish, and shuts the service down within the drain
+/// timeout. `on_listen` is told the bound address once the server listens.
+pub async fn serve(
+    mut runtime: Runtime,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    on_listen: impl FnOnce(SocketAddr),
+) -> Result<Stats, ServeError> {
+    let tokens = match (options.tokens.is_empty(), options.insecure_no_auth) {
+        (false, _) => Some(options.tokens),
+        (true, false) => return Err(ServeError::NoTokens),
+        (true, true) if !options.listen.ip().is_loopback() => {
+            return Err(ServeError::InsecureNotLoopback(options.listen));
+        }
+        (true, true) => None,
+    };
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: options.listen,
+            source,
+        })?;
+    let addr = listener.local_addr()?;
+    runtime.set_transport(Transport {
+        kind: "http".into(),
+        detail: None,
+    });
+    let hooks = runtime.hooks().len();
+    let server_metrics = Arc::new(ServerMetrics::new());
+    let service = HookService::start_async(
+        runtime,
+        options.journal.clone(),
+        metrics::observer(server_metrics.clone()),
+        ServiceOptions {
+            workers: options.workers,
+        },
+    )
+    .await?;
+    let journal = match &options.journal {
+        Some(path) => Some(Mutex::new(
+            Journal::open_existing(path).map_err(|e| ServeError::Start(e.into()))?,
+        )),
+        None => None,
+    };
+    let keys = tokens.as_ref().map_or(1, |t| t.len());
+    let state = Arc::new(AppState {
+        durability: service.durability(),
+        service: RwLock::new(Some(service)),
+        streams: Default::default(),
+        metrics: server_metrics,
+        tokens,
+        limiter: RateLimiter::new(options.rate_limit, options.rate_burst.max(1.0), keys),
+        journal,
+        hooks,
+        decide_timeout: options.decide_timeout,
+        max_body_bytes: options.max_body_bytes,
+        stopping: AtomicBool::new(false),
+    });
+    on_listen(addr);
+    let app = routes::router(state.clone());
+    let stopping = state.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stopping.stopping.store(true, Ordering::SeqCst);
+            tracing::info!(target: "hookrt", "shutting down: finishing requests, then draining the service");
+        })
+        .await?;
+    let service = state.service.write().await.take();
+    Ok(match service {
+        Some(service) => service.shutdown(options.drain_timeout).await,
+        None => Stats::default(),
+    })
+}
+
+/// Resolves at ctrl-c or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,234 @@
+//! The server's Prometheus metrics, kept with `prometheus-client` and
+//! written in its text format at `GET /metrics`.
+//!
+//! Delivery metrics are updated by the service's observer on the dispatcher
+//! thread (atomics only, so the observer stays fast); journal gauges are read
+//! from the journal when scraped.
+
+use std::sync::Arc;
+
+use hookrt::{Observation, Observer};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// A delivery's labels.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DeliveryLabels {
+    /// The hook id.
+    pub hook: String,
+    /// Its outcome (`ok`, `trap`, `deadline`, ...).
+    pub outcome: String,
+}
+
+/// A hook's label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HookLabels {
+    /// The hook id.
+    pub hook: String,
+}
+
+/// Why an event was refused.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    /// `malformed`, `invalid`, `overloaded`, `shutting_down`, `journal`.
+    pub reason: String,
+}
+
+/// How a decision or edit request ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DecisionLabels {
+    /// `decide` or `edit`.
+    pub endpoint: String,
+    /// `resolved`, `timed_out`, `failed`.
+    pub result: String,
+}
+
+/// How an event was held.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EventLabels {
+    /// `persisted` or `accepted`.
+    pub durability: String,
+    /// `true` for a re-submitted id.
+    pub duplicate: String,
+}
+
+type HistogramFamily = Family<HookLabels, Histogram, fn() -> Histogram>;
+
+fn latency_histogram() -> Histogram {
+    // 50 µs .. ~1.6 s.
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
+}
+
+fn fuel_histogram() -> Histogram {
+    // 1,000 .. ~4·10⁹ fuel units.
+    Histogram::new(exponential_buckets(1_000.0, 4.0, 12))
+}
+
+/// Every metric the server exports.
+pub struct ServerMetrics {
+    registry: Registry,
+    /// Finished deliveries by hook and outcome.
+    pub deliveries: Family<DeliveryLabels, Counter>,
+    /// Delivery wall time, seconds.
+    pub latency: HistogramFamily,
+    /// Fuel a delivery used.
+    pub fuel: HistogramFamily,
+    /// Events taken, by durability.
+    pub events: Family<EventLabels, Counter>,
+    /// Events refused, by reason.
+    pub refused: Family<ReasonLabels, Counter>,
+    /// Decision and edit requests, by how they ended.
+    pub decisions: Family<DecisionLabels, Counter>,
+    /// Events handed to the service whose receipt has not come back.
+    pub queue_depth: Gauge,
+    /// Journal lag: deliveries committed but not yet acked.
+    pub journal_pending: Gauge,
+    /// Dead letters in the journal.
+    pub dead_letters: Gauge,
+    /// Requests refused by the rate limit.
+    pub rate_limited: Counter,
+}
+
+impl ServerMetrics {
+    /// The metrics, registered.
+    pub fn new() -> ServerMetrics {
+        let mut registry = Registry::default();
+        let deliveries = Family::<DeliveryLabels, Counter>::default();
+        let latency: HistogramFamily = Family::new_with_constructor(latency_histogram);
+        let fuel: HistogramFamily = Family::new_with_constructor(fuel_histogram);
+        let events = Family::<EventLabels, Counter>::default();
+        let refused = Family::<ReasonLabels, Counter>::default();
+        let decisions = Family::<DecisionLabels, Counter>::default();
+        let queue_depth = Gauge::default();
+        let journal_pending = Gauge::default();
+        let dead_letters = Gauge::default();
+        let rate_limited = Counter::default();
+        registry.register(
+            "hookrt_deliveries",
+            "Finished deliveries (every attempt) by hook and outcome",
+            deliveries.clone(),
+        );
+        registry.register(
+            "hookrt_delivery_duration_seconds",
+            "Wall time of one delivery by hook",
+            latency.clone(),
+        );
+        registry.register(
+            "hookrt_delivery_fuel",
+            "Fuel one delivery used, by hook",
+            fuel.clone(),
+        );
+        registry.register(
+            "hookrt_events",
+            "Events taken, by durability",
+            events.clone(),
+        );
+        registry.register(
+            "hookrt_refused_events",
+            "Events refused, by reason",
+            refused.clone(),
+        );
+        registry.register(
+            "hookrt_decisions",
+            "Decision and edit requests, by endpoint and how they ended",
+            decisions.clone(),
+        );
+        registry.register(
+            "hookrt_queue_depth",
+            "Events handed to the service whose receipt has not come back",
+            queue_depth.clone(),
+        );
+        registry.register(
+            "hookrt_journal_pending_deliveries",
+            "Journal lag: deliveries committed but not yet acked",
+            journal_pending.clone(),
+        );
+        registry.register(
+            "hookrt_dead_letters",
+            "Deliveries that failed their last attempt, in the journal",
+            dead_letters.clone(),
+        );
+        registry.register(
+            "hookrt_rate_limited_requests",
+            "Requests answered 429 by the per-token rate limit",
+            rate_limited.clone(),
+        );
+        ServerMetrics {
+            registry,
+            deliveries,
+            latency,
+            fuel,
+            events,
+            refused,
+            decisions,
+            queue_depth,
+            journal_pending,
+            dead_letters,
+            rate_limited,
+        }
+    }
+
+    /// Counts a refused event.
+    pub fn refuse(&self, reason: &str) {
+        self.refused
+            .get_or_create(&ReasonLabels {
+                reason: reason.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Counts a decision or edit request.
+    pub fn decision(&self, endpoint: &str, result: &str) {
+        self.decisions
+            .get_or_create(&DecisionLabels {
+                endpoint: endpoint.to_owned(),
+                result: result.to_owned(),
+            })
+            .inc();
+    }
+
+    /// The Prometheus text format of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            tracing::warn!(target: "hookrt", "cannot encode metrics: {e}");
+        }
+        out
+    }
+}
+
+impl Default for ServerMetrics {
+    fn default() -> Self {
+        ServerMetrics::new()
+    }
+}
+
+/// The service observer that keeps the delivery metrics.
+pub fn observer(metrics: Arc<ServerMetrics>) -> Observer {
+    Box::new(move |observation: Observation<'_>| {
+        if let Observation::Delivery(d) = observation {
+            metrics
+                .deliveries
+                .get_or_create(&DeliveryLabels {
+                    hook: d.hook.clone(),
+                    outcome: d.outcome.as_str().to_owned(),
+                })
+                .inc();
+            let hook = HookLabels {
+                hook: d.hook.clone(),
+            };
+            metrics
+                .latency
+                .get_or_create(&hook)
+                .observe(d.duration_us as f64 / 1e6);
+            metrics
+                .fuel
+                .get_or_create(&hook)
+                .observe(d.fuel_used as f64);
+        }
+    })
+}

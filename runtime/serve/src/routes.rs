@@ -1,0 +1,380 @@
+//! The HTTP endpoints: `POST /v1/events`, `/v1/decide`, `/v1/edit`,
+//! `GET /healthz`, `/readyz`, `/metrics`.
+//!
+//! Every endpoint but the two health checks needs a bearer token (unless the
+//! server runs with `--insecure-no-auth`) and takes one request from the
+//! token's rate-limit bucket. Bodies are read up to the server's limit
+//! (413 past it). Errors are JSON `{ "error", "fix" }`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use hookrt::{
+    Durability, EmitError, Envelope, EventClass, HookService, Journal, PendingReceipt, Receipt,
+    class_of,
+};
+use serde_json::json;
+use tokio::sync::RwLock;
+
+use crate::auth::{RateLimiter, Tokens, too_many};
+use crate::error::ApiError;
+use crate::fail_closed;
+use crate::ingest::{Format, Streams};
+use crate::metrics::ServerMetrics;
+use crate::tally::{Tally, explain};
+
+/// Receipts waited for at once within one request.
+const RECEIPT_WINDOW: usize = 1024;
+
+/// What every handler shares.
+pub struct AppState {
+    /// The service; `None` once shutdown has taken it.
+    pub service: RwLock<Option<HookService>>,
+    /// Ordinals and Eve streams across requests.
+    pub streams: Streams,
+    /// The exported metrics.
+    pub metrics: Arc<ServerMetrics>,
+    /// Accepted bearer tokens; `None` serves without authentication.
+    pub tokens: Option<Tokens>,
+    /// Per-token rate limits.
+    pub limiter: RateLimiter,
+    /// A read connection to the journal, for readiness and journal gauges.
+    pub journal: Option<Mutex<Journal>>,
+    /// Hooks loaded.
+    pub hooks: usize,
+    /// How long `/v1/decide` and `/v1/edit` wait for hooks.
+    pub decide_timeout: Duration,
+    /// The largest body read.
+    pub max_body_bytes: usize,
+    /// What receipts say.
+    pub durability: Durability,
+    /// Set when shutdown began: not ready any more.
+    pub stopping: AtomicBool,
+}
+
+type Shared = Arc<AppState>;
+type Params = Query<HashMap<String, String>>;
+
+/// The router over `state`.
+pub fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/v1/events", post(events))
+        .route("/v1/decide", post(decide))
+        .route("/v1/edit", post(edit))
+        .fallback(|| async {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no such endpoint",
+                "POST /v1/events, /v1/decide or /v1/edit; GET /healthz, /readyz or /metrics (docs/serve.md)",
+            )
+        })
+        .with_state(state)
+}
+
+impl AppState {
+    /// Checks the request's token and takes one request from its bucket.
+    fn admit(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        let key = match &self.tokens {
+            Some(tokens) => tokens.check(headers)?,
+            None => 0,
+        };
+        self.limiter.take(key).map_err(|wait| {
+            self.metrics.rate_limited.inc();
+            too_many(wait)
+        })
+    }
+
+    /// The body, up to the server's limit.
+    async fn read(&self, body: Body) -> Result<Bytes, ApiError> {
+        axum::body::to_bytes(body, self.max_body_bytes)
+            .await
+            .map_err(|e| {
+                let too_large = std::error::Error::source(&e)
+                    .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+                if too_large {
+                    ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("the body is larger than this server's limit of {} bytes", self.max_body_bytes),
+                        "send the events in several smaller requests, or raise the server's --max-body-bytes",
+                    )
+                } else {
+                    ApiError::bad_request(format!("cannot read the body: {e}"), "send the request again")
+                }
+            })
+    }
+
+    /// Journal status (pending deliveries, dead letters), read off the async threads.
+    async fn journal_status(self: &Arc<Self>) -> Option<Result<hookrt::JournalStatus, String>> {
+        self.journal.as_ref()?;
+        let state = self.clone();
+        let status = tokio::task::spawn_blocking(move || {
+            let journal = state.journal.as_ref()?;
+            let j = journal.lock().unwrap_or_else(|p| p.into_inner());
+            Some(j.status().map_err(|e| e.to_string()))
+        })
+        .await;
+        status.unwrap_or_else(|e| Some(Err(e.to_string())))
+    }
+}
+
+fn unavailable() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "hookrt is shutting down",
+        "send the request again to the restarted server",
+    )
+}
+
+async fn healthz() -> Response {
+    axum::Json(json!({ "status": "ok" })).into_response()
+}
+
+async fn readyz(State(state): State<Shared>) -> Response {
+    let stopping = state.stopping.load(Ordering::SeqCst);
+    let journal = match state.journal_status().await {
+        None => json!(null),
+        Some(Ok(_)) => json!("open"),
+        Some(Err(e)) => json!({ "error": e }),
+    };
+    let ready = !stopping && !journal.is_object();
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body =
+        json!({ "ready": ready, "hooks": state.hooks, "journal": journal, "stopping": stopping });
+    (status, axum::Json(body)).into_response()
+}
+
+async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Result<Response, ApiError> {
+    state.admit(&headers)?;
+    if let Some(Ok(status)) = state.journal_status().await {
+        state.metrics.journal_pending.set(status.pending);
+        state.metrics.dead_letters.set(status.dead);
+    }
+    let text = state.metrics.encode();
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    Ok(([(header::CONTENT_TYPE, content_type)], text).into_response())
+}
+
+/// Looks up a parameter in the query, then in an `X-Hookrt-<Name>` header.
+fn param<'a>(
+    query: &'a HashMap<String, String>,
+    headers: &'a HeaderMap,
+) -> impl Fn(&str) -> Option<String> + 'a {
+    move |name: &str| {
+        query.get(name).cloned().or_else(|| {
+            headers
+                .get(format!("x-hookrt-{name}"))
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        })
+    }
+}
+
+async fn events(
+    State(state): State<Shared>,
+    Query(query): Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    state.admit(&headers)?;
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let format = Format::choose(content_type, &param(&query, &headers))?;
+    let body = state.read(body).await?;
+    let items = state.streams.parse(&format, &body)?;
+    let guard = state.service.read().await;
+    let service = guard.as_ref().ok_or_else(unavailable)?;
+    let mut tally = Tally::new(items.len());
+    let mut pending: Vec<(usize, PendingReceipt)> = Vec::new();
+    for item in items {
+        let i = item.index;
+        tally.results[i] = json!({ "index": i });
+        if let Some(line) = item.line {
+            tally.results[i]["line"] = json!(line);
+        }
+        let envelope = match item.parsed {
+            Ok(e) => e,
+            Err(error) => {
+                state.metrics.refuse("malformed");
+                let r = &mut tally.results[i];
+                r["ok"] = json!(false);
+                r["error"] = json!(error);
+                r["fix"] = json!(
+                    "fix this event and send it again; the others were taken (docs/envelope.md)"
+                );
+                continue;
+            }
+        };
+        state.metrics.queue_depth.inc();
+        let p = service.submit(envelope.clone());
+        if matches!(p.refused(), Some(EmitError::Overloaded(_))) {
+            // The service's queue is full: wait for what was sent, then for room.
+            tally.settle(&mut pending, &state.metrics).await;
+            let r = service.emit(envelope).await;
+            state.metrics.queue_depth.dec();
+            tally.record(&state.metrics, i, r);
+            continue;
+        }
+        pending.push((i, p));
+        if pending.len() >= RECEIPT_WINDOW {
+            tally.settle(&mut pending, &state.metrics).await;
+        }
+    }
+    tally.settle(&mut pending, &state.metrics).await;
+    let Tally {
+        results,
+        taken,
+        service_errors,
+    } = tally;
+    let refused = results.len() - taken;
+    let status = match (taken, refused) {
+        (_, 0) => StatusCode::OK,
+        (0, _) if service_errors > 0 => StatusCode::SERVICE_UNAVAILABLE,
+        (0, _) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    };
+    let body = json!({
+        "durability": state.durability.as_str(),
+        "taken": taken,
+        "refused": refused,
+        "results": results,
+    });
+    Ok((status, axum::Json(body)).into_response())
+}
+
+async fn decide(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    resolve(state, headers, body, EventClass::Decision).await
+}
+
+async fn edit(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    resolve(state, headers, body, EventClass::Edit).await
+}
+
+/// `/v1/decide` and `/v1/edit`: one event, answered with what its hooks
+/// decided, or failed closed.
+async fn resolve(
+    state: Shared,
+    headers: HeaderMap,
+    body: Body,
+    class: EventClass,
+) -> Result<Response, ApiError> {
+    let endpoint = if class == EventClass::Decision {
+        "decide"
+    } else {
+        "edit"
+    };
+    state.admit(&headers)?;
+    let body = state.read(body).await?;
+    let text = std::str::from_utf8(&body)
+        .map_err(|_| ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON"))?;
+    let items = state.streams.parse(&Format::Json, text.as_bytes())?;
+    let [item] = <[_; 1]>::try_from(items).map_err(|_| {
+        ApiError::bad_request(
+            format!("/v1/{endpoint} takes exactly one envelope"),
+            "send one JSON object; to send several events use /v1/events",
+        )
+    })?;
+    let envelope: Envelope = item.parsed.map_err(|e| {
+        state.metrics.refuse("malformed");
+        ApiError::bad_request(e, "fix the envelope (docs/envelope.md#validation)")
+    })?;
+    if class_of(&envelope.kind) != class {
+        let fix = match class_of(&envelope.kind) {
+            EventClass::Decision => "POST actions.requested and file.edit.requested to /v1/decide",
+            EventClass::Edit => "POST step.completed and turn.completed to /v1/edit",
+            EventClass::Observe => "POST observe events to /v1/events",
+        };
+        return Err(ApiError::bad_request(
+            format!("`{}` is not a {endpoint} event", envelope.kind),
+            fix,
+        ));
+    }
+    let guard = state.service.read().await;
+    let service = guard.as_ref().ok_or_else(unavailable)?;
+    let timeout = state.decide_timeout;
+    let outcome = tokio::time::timeout(timeout, service.resolve(envelope.clone())).await;
+    let failed = |status: StatusCode, result: &str, reason: String, receipt: Option<Receipt>| {
+        state.metrics.decision(endpoint, result);
+        let resolution = fail_closed::resolution(&envelope, &reason);
+        let body = json!({
+            "receipt": receipt,
+            "resolution": resolution,
+            "failed_closed": true,
+            "reason": reason,
+        });
+        Ok((status, axum::Json(body)).into_response())
+    };
+    match outcome {
+        Ok(Ok(reply)) => match reply.resolution {
+            Some(resolution) => {
+                state.metrics.decision(endpoint, "resolved");
+                let body = json!({ "receipt": reply.receipt, "resolution": resolution, "failed_closed": false });
+                Ok(axum::Json(body).into_response())
+            }
+            None => failed(
+                StatusCode::OK,
+                "duplicate",
+                format!(
+                    "event `{}` was already taken; its decision is not made again: send a new request under a new event id",
+                    envelope.id
+                ),
+                Some(reply.receipt),
+            ),
+        },
+        Ok(Err(EmitError::Invalid(e))) => {
+            state.metrics.refuse("invalid");
+            Err(ApiError::bad_request(
+                e.to_string(),
+                "fix the envelope (docs/envelope.md#validation)",
+            ))
+        }
+        Ok(Err(e)) => {
+            let (reason, fix) = explain(&e);
+            state.metrics.refuse(reason);
+            state.metrics.decision(endpoint, "failed");
+            let reason = format!("{e}; failing closed");
+            let body = json!({
+                "error": e.to_string(),
+                "fix": fix,
+                "receipt": null,
+                "resolution": fail_closed::resolution(&envelope, &reason),
+                "failed_closed": true,
+                "reason": reason,
+            });
+            Ok((StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response())
+        }
+        Err(_) => failed(
+            StatusCode::OK,
+            "timed_out",
+            format!(
+                "hooks did not decide within the server's decide timeout ({} ms); failing closed",
+                timeout.as_millis()
+            ),
+            None,
+        ),
+    }
+}

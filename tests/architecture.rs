@@ -91,10 +91,13 @@ const SDK: &[&str] = &[
 ];
 
 /// The `hookrt` command.
-const CLI: &[&str] = &["claude", "journal", "run", "serve", "export", "main"];
+const CLI: &[&str] = &["claude", "journal", "run", "serve", "worker", "export", "main"];
 
 /// The HTTP server (`hookrt serve`).
 const SERVE: &[&str] = &["error", "auth", "metrics", "ingest", "fail_closed", "tally", "routes"];
+
+/// The JetStream worker (`hookrt worker`): one file so far.
+const WORKER: &[&str] = &[];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -121,6 +124,11 @@ fn the_cli_imports_only_from_earlier_modules() {
 #[test]
 fn the_http_server_imports_only_from_earlier_modules() {
     check(&repo().join("runtime/serve/src"), SERVE);
+}
+
+#[test]
+fn the_jetstream_worker_imports_only_from_earlier_modules() {
+    check(&repo().join("runtime/worker/src"), WORKER);
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod common;
 
 mod auth;
 mod endpoints;
+mod jetstream;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -5,6 +5,7 @@ mod export;
 mod journal;
 mod run;
 mod serve;
+mod worker;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -74,6 +75,10 @@ enum Command {
     ClaudeHook(claude::ClaudeArgs),
     /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
     Serve(serve::ServeArgs),
+    /// Consume envelopes from NATS JetStream as a durable pull consumer (docs/worker.md).
+    Worker(worker::WorkerArgs),
+    /// Publish a JSONL file's lines to a JetStream subject, one message each.
+    Publish(worker::PublishArgs),
     /// Show what each hook is and what binds it.
     Audit {
         /// The agent folder.
@@ -194,6 +199,14 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             };
             serve::serve(rt, &args)
         }
+        Command::Worker(args) => {
+            let rt = match load(&args.dir, cache) {
+                Ok(rt) => rt,
+                Err(p) => return Ok(report(&p)),
+            };
+            worker::worker(rt, &args)
+        }
+        Command::Publish(args) => worker::publish(&args),
         Command::Journal(cmd) => journal::journal(cmd),
         Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),
         // The audit shows drift instead of refusing to load over it.

@@ -91,10 +91,20 @@ const SDK: &[&str] = &[
 ];
 
 /// The `hookrt` command.
-const CLI: &[&str] = &["claude", "journal", "run", "serve", "worker", "export", "main"];
+const CLI: &[&str] = &[
+    "claude", "journal", "run", "serve", "worker", "export", "main",
+];
 
 /// The HTTP server (`hookrt serve`).
-const SERVE: &[&str] = &["error", "auth", "metrics", "ingest", "fail_closed", "tally", "routes"];
+const SERVE: &[&str] = &[
+    "error",
+    "auth",
+    "metrics",
+    "ingest",
+    "fail_closed",
+    "tally",
+    "routes",
+];
 
 /// The JetStream worker (`hookrt worker`): one file so far.
 const WORKER: &[&str] = &[];
@@ -136,8 +146,16 @@ fn the_checker_sees_a_circle_through_a_re_export() {
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path();
     fs::write(src.join("lib.rs"), "mod a;\nmod b;\npub use a::Thing;\n").unwrap();
-    fs::write(src.join("a.rs"), "pub struct Thing;\nuse crate::b::Other;\n").unwrap();
-    fs::write(src.join("b.rs"), "pub struct Other;\nfn f(_: crate::Thing) {}\n").unwrap();
+    fs::write(
+        src.join("a.rs"),
+        "pub struct Thing;\nuse crate::b::Other;\n",
+    )
+    .unwrap();
+    fs::write(
+        src.join("b.rs"),
+        "pub struct Other;\nfn f(_: crate::Thing) {}\n",
+    )
+    .unwrap();
     let found = violations(src, &["a", "b"]);
     assert_eq!(found, vec!["a imports b, which comes after it".to_owned()]);
 }
@@ -206,12 +224,17 @@ fn violations(src: &Path, order: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
     for m in &known {
         if !m.ends_with("::mod") && !rank.contains_key(m.as_str()) {
-            found.push(format!("{m} has no place in the order: add it to its layer"));
+            found.push(format!(
+                "{m} has no place in the order: add it to its layer"
+            ));
         }
     }
 
     // Names re-exported by lib.rs and folder mod.rs files, traced to their module.
-    let reexport = Regex::new(r"pub(?:\([a-z]+\))?\s+use\s+([A-Za-z0-9_:]+?)(?:::\{([^}]*)\}|::([A-Za-z0-9_]+))\s*;").unwrap();
+    let reexport = Regex::new(
+        r"pub(?:\([a-z]+\))?\s+use\s+([A-Za-z0-9_:]+?)(?:::\{([^}]*)\}|::([A-Za-z0-9_]+))\s*;",
+    )
+    .unwrap();
     let mut names: BTreeMap<(String, String), String> = BTreeMap::new();
     for (file, module) in &modules {
         let container = match module {
@@ -221,7 +244,9 @@ fn violations(src: &Path, order: &[&str]) -> Vec<String> {
         };
         let text = code(&fs::read_to_string(file).unwrap());
         for c in reexport.captures_iter(&text) {
-            let base = c[1].trim_start_matches("crate::").trim_start_matches("self::");
+            let base = c[1]
+                .trim_start_matches("crate::")
+                .trim_start_matches("self::");
             let target = resolve_path(base, &container, &known);
             let Some(target) = target else { continue };
             let list = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
@@ -257,12 +282,20 @@ fn violations(src: &Path, order: &[&str]) -> Vec<String> {
         let mut refs: Vec<Vec<String>> = Vec::new();
         for c in path.captures_iter(&text) {
             let mut segs = base(&c[1]);
-            segs.extend(c[2].split("::").filter(|s| !s.is_empty()).map(str::to_owned));
+            segs.extend(
+                c[2].split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            );
             refs.push(segs);
         }
         for c in group.captures_iter(&text) {
             let mut pre = base(&c[1]);
-            pre.extend(c[2].split("::").filter(|s| !s.is_empty()).map(str::to_owned));
+            pre.extend(
+                c[2].split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            );
             for item in c[3].split(',') {
                 let item = item.trim().split(" as ").next().unwrap_or("").trim();
                 let item = item.trim_matches(|ch| ch == '{' || ch == '}' || ch == ' ');
@@ -300,10 +333,18 @@ fn violations(src: &Path, order: &[&str]) -> Vec<String> {
 /// The module a `::`-path starting at `container` names, if it is one of ours.
 fn resolve_path(path: &str, container: &str, known: &[String]) -> Option<String> {
     let mut segs: Vec<String> = Vec::new();
-    if !container.is_empty() && !known.iter().any(|k| k == path || k.starts_with(&format!("{path}::"))) {
+    if !container.is_empty()
+        && !known
+            .iter()
+            .any(|k| k == path || k.starts_with(&format!("{path}::")))
+    {
         segs.push(container.to_owned());
     }
-    segs.extend(path.split("::").filter(|s| !s.is_empty()).map(str::to_owned));
+    segs.extend(
+        path.split("::")
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+    );
     module_named(&segs, known)
 }
 
@@ -351,15 +392,22 @@ fn the_docs_name_only_tests_that_exist() {
         for c in cite.captures_iter(&text) {
             cited += 1;
             let file = repo().join("tests").join(&c[1]);
-            let found = fs::read_to_string(&file)
-                .is_ok_and(|t| Regex::new(&format!(r"fn {}\b", &c[2])).unwrap().is_match(&t));
+            let found = fs::read_to_string(&file).is_ok_and(|t| {
+                Regex::new(&format!(r"fn {}\b", &c[2]))
+                    .unwrap()
+                    .is_match(&t)
+            });
             if !found {
                 missing.push(format!("{}: {}::{}", doc.display(), &c[1], &c[2]));
             }
         }
     }
     assert!(cited > 50, "the docs cite their tests ({cited} found)");
-    assert!(missing.is_empty(), "cited tests that do not exist:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "cited tests that do not exist:\n{}",
+        missing.join("\n")
+    );
 }
 
 fn rust_files_and_markdown(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -136,9 +136,18 @@ mod tests {
         let text = r#"{"messages":[{"id":"m1","role":"assistant"}],"tool_calls":[{"call_id":"c1","tool":"t"}],"tool_results":[{"call_id":"c1","status":"ok"}],"extras":{}}"#;
         let state: AgentInput = serde_json::from_str(text).unwrap();
         let back = serde_json::to_value(&state).unwrap();
-        assert_eq!(back["messages"][0], serde_json::json!({"id": "m1", "role": "assistant"}));
-        assert_eq!(back["tool_calls"][0], serde_json::json!({"call_id": "c1", "tool": "t"}));
-        assert_eq!(back["tool_results"][0], serde_json::json!({"call_id": "c1", "status": "ok"}));
+        assert_eq!(
+            back["messages"][0],
+            serde_json::json!({"id": "m1", "role": "assistant"})
+        );
+        assert_eq!(
+            back["tool_calls"][0],
+            serde_json::json!({"call_id": "c1", "tool": "t"})
+        );
+        assert_eq!(
+            back["tool_results"][0],
+            serde_json::json!({"call_id": "c1", "status": "ok"})
+        );
     }
 
     const STATE: &str = r#"{"messages":[{"id":"m1","role":"user","content":"hi","lang":"en"}],
@@ -177,5 +186,8 @@ mod tests {
 }
 
 /// The former name of [`AgentInput`] (SDK 0.1), kept for one version.
-#[deprecated(since = "0.2.0", note = "renamed `AgentInput`: `state` now means a hook's own key-value store only")]
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `AgentInput`: `state` now means a hook's own key-value store only"
+)]
 pub type AgentState = AgentInput;

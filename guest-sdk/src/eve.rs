@@ -914,7 +914,8 @@ mod tests {
         assert_eq!(d.message.as_deref(), Some("Sunny and 72°F."));
         assert_eq!(d.finish_reason.as_deref(), Some("stop"));
         assert_eq!((d.sequence, d.step_index), (Some(0), Some(0)));
-        let d: TaskStarted = serde_json::from_str(r#"{"taskId":"t1","child":{"sessionId":"s2"}}"#).unwrap();
+        let d: TaskStarted =
+            serde_json::from_str(r#"{"taskId":"t1","child":{"sessionId":"s2"}}"#).unwrap();
         assert_eq!(d.child.unwrap()["sessionId"], "s2");
         let _: SessionCompleted = serde_json::from_str("{}").unwrap();
     }

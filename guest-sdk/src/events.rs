@@ -7,9 +7,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::agent_input::{ActionStatus, AgentInput, InputMessage, InputToolCall, InputToolResult};
 #[allow(deprecated)]
 pub use crate::agent_input::AgentState;
+pub use crate::agent_input::{
+    ActionStatus, AgentInput, InputMessage, InputToolCall, InputToolResult,
+};
 
 /// The data of one event kind.
 pub trait EventData: DeserializeOwned {

@@ -63,8 +63,8 @@
 mod agent_input;
 mod define_hook;
 mod error;
-mod event;
 pub mod eve;
+mod event;
 pub mod events;
 mod idempotency;
 pub mod log;

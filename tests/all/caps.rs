@@ -11,7 +11,10 @@ const FIELD_CAP: usize = 32;
 const LABEL_CAP: usize = 16;
 
 fn hook_lines(d: &hookrt::Delivery) -> Vec<&hookrt::LogLine> {
-    d.logs.iter().filter(|l| !l.message.starts_with("[hookrt]")).collect()
+    d.logs
+        .iter()
+        .filter(|l| !l.message.starts_with("[hookrt]"))
+        .collect()
 }
 
 #[test]
@@ -33,7 +36,11 @@ fn a_million_empty_log_lines_keep_exactly_the_line_cap_and_a_marker() {
 #[test]
 fn a_line_with_ten_thousand_fields_keeps_the_field_cap_and_a_marker() {
     let agent = TempAgent::new().hook("testing/hooks/field_flood.rs", "fields.rs");
-    let d = load(agent.path()).dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    let d = load(agent.path())
+        .dispatch(&transcript()[0])
+        .unwrap()
+        .deliveries
+        .remove(0);
     assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
     assert_eq!(d.logs[0].message, "many fields");
     assert_eq!(d.logs[0].fields.len(), FIELD_CAP);
@@ -45,9 +52,9 @@ fn a_line_with_ten_thousand_fields_keeps_the_field_cap_and_a_marker() {
 
 #[test]
 fn hook_lines_forging_the_runtime_prefix_are_escaped_and_stay_under_the_minute_cap() {
-    let agent = TempAgent::new().hook("testing/hooks/marker_forger.rs", "forger.rs").config(
-        "[hooks.forger]\noutput_bytes = 1_000_000\nlog_bytes_per_minute = 6000\n",
-    );
+    let agent = TempAgent::new()
+        .hook("testing/hooks/marker_forger.rs", "forger.rs")
+        .config("[hooks.forger]\noutput_bytes = 1_000_000\nlog_bytes_per_minute = 6000\n");
     let rt = load(agent.path());
     let mut kept = 0;
     for e in transcript().iter().take(3) {
@@ -65,11 +72,18 @@ fn hook_lines_forging_the_runtime_prefix_are_escaped_and_stay_under_the_minute_c
             "the only line that reads as the runtime's is its marker"
         );
         for l in hook_lines(&d) {
-            assert!(l.message.starts_with("(hook) [hookrt] all is well"), "{}", l.message);
+            assert!(
+                l.message.starts_with("(hook) [hookrt] all is well"),
+                "{}",
+                l.message
+            );
             kept += l.message.len();
         }
     }
-    assert!(kept <= 6000, "kept {kept} bytes of forged lines over a 6000-byte minute");
+    assert!(
+        kept <= 6000,
+        "kept {kept} bytes of forged lines over a 6000-byte minute"
+    );
     assert!(kept > 5000, "the minute's budget was used: {kept}");
 }
 
@@ -84,7 +98,9 @@ fn a_series_with_too_many_labels_is_dropped_and_counted_in_the_marker_series() {
     }
     let snapshot = rt.metrics().snapshot();
     assert!(
-        snapshot.iter().all(|((_, _, labels), _)| labels.len() <= LABEL_CAP),
+        snapshot
+            .iter()
+            .all(|((_, _, labels), _)| labels.len() <= LABEL_CAP),
         "no stored series has more than {LABEL_CAP} labels"
     );
     assert!(!snapshot.iter().any(|((_, name, _), _)| name == "wide"));

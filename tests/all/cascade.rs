@@ -205,16 +205,25 @@ fn the_agent_is_told_of_each_cascade_before_it_is_delivered() {
     let observer = Box::new(move |o: hookrt::Observation<'_>| {
         let line = match o {
             hookrt::Observation::Cascaded(e) => {
-                format!("cascade {} {}", e.kind, e.coordinates.turn.as_deref().unwrap_or("-"))
+                format!(
+                    "cascade {} {}",
+                    e.kind,
+                    e.coordinates.turn.as_deref().unwrap_or("-")
+                )
             }
-            hookrt::Observation::Delivery(d) if d.hook == "witness" => format!("delivery {}", d.kind),
+            hookrt::Observation::Delivery(d) if d.hook == "witness" => {
+                format!("delivery {}", d.kind)
+            }
             _ => return,
         };
         sink.lock().unwrap().push(line);
     });
     let agent = crate::common::TempAgent::new()
         .hook("hostile/hooks/witness.rs", "witness.rs")
-        .file("hooks/gate.rs", &crate::journal::fail_on(&["action.result"]))
+        .file(
+            "hooks/gate.rs",
+            &crate::journal::fail_on(&["action.result"]),
+        )
         .config("[hooks.gate]\ncritical = true\n");
     let service =
         hookrt::HookService::start(crate::common::load(agent.path()), None, observer).unwrap();
@@ -226,11 +235,18 @@ fn the_agent_is_told_of_each_cascade_before_it_is_delivered() {
     let stats = service.shutdown_blocking(std::time::Duration::from_secs(30));
     let heard = heard.lock().unwrap().clone();
     let cascades: Vec<&String> = heard.iter().filter(|l| l.starts_with("cascade")).collect();
-    assert_eq!(cascades, ["cascade turn.failed turn_1", "cascade turn.failed turn_2"]);
+    assert_eq!(
+        cascades,
+        ["cascade turn.failed turn_1", "cascade turn.failed turn_2"]
+    );
     assert_eq!(stats.cascades, 2);
     // Told as the gate's delivery settles: the witness still gets the failing
     // action.result (its `*` handler runs after the gate's), then turn.failed.
-    for (i, _) in heard.iter().enumerate().filter(|(_, l)| l.starts_with("cascade")) {
+    for (i, _) in heard
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("cascade"))
+    {
         assert_eq!(
             heard[i + 1..i + 3],
             ["delivery action.result", "delivery turn.failed"],

@@ -16,10 +16,16 @@ fn every_documented_hook_event_maps_to_its_kind() {
         .iter()
         .map(|e| {
             let env = claude_envelope("claude-code", &input(e)).expect(e);
-            assert_eq!(env.coordinates.session, "00893aaf-19fa-41d2-8238-13269b9b3ca0");
+            assert_eq!(
+                env.coordinates.session,
+                "00893aaf-19fa-41d2-8238-13269b9b3ca0"
+            );
             assert_eq!(env.coordinates.agent, "claude-code");
             assert_eq!(env.data["cwd"], "/Users/alice/src/hookrt", "{e} keeps cwd");
-            assert!(env.data.get("transcript_path").is_none(), "{e} drops the transcript path");
+            assert!(
+                env.data.get("transcript_path").is_none(),
+                "{e} drops the transcript path"
+            );
             (e.to_string(), env.kind)
         })
         .collect();
@@ -49,7 +55,10 @@ fn a_tool_use_becomes_one_call_to_decide_on() {
         json!([{"call_id": "toolu_01ABC123DEF456GHI789JKL0", "tool": "Bash",
                 "input": {"command": "npm test", "description": "Run test suite", "timeout": 120000, "run_in_background": false}}])
     );
-    assert_eq!(e.coordinates.step.as_deref(), Some("toolu_01ABC123DEF456GHI789JKL0"));
+    assert_eq!(
+        e.coordinates.step.as_deref(),
+        Some("toolu_01ABC123DEF456GHI789JKL0")
+    );
     let after = claude_envelope("claude-code", &input("PostToolUse")).unwrap();
     assert_eq!(after.data["call_id"], "toolu_01XYZ789ABC123DEF456GHI0");
     assert_eq!(after.data["tool"], "Write");
@@ -69,17 +78,30 @@ fn a_subagent_stop_is_in_the_subagents_scope() {
 fn the_same_input_is_the_same_event_and_another_is_another() {
     let a = claude_envelope("claude-code", &input("UserPromptSubmit")).unwrap();
     let b = claude_envelope("claude-code", &input("UserPromptSubmit")).unwrap();
-    assert_eq!((a.id.as_str(), a.idempotency_key.as_str()), (b.id.as_str(), b.idempotency_key.as_str()));
-    let c = claude_envelope("claude-code", &input("UserPromptSubmit").replace("\"prompt\": \"", "\"prompt\": \"again: ")).unwrap();
+    assert_eq!(
+        (a.id.as_str(), a.idempotency_key.as_str()),
+        (b.id.as_str(), b.idempotency_key.as_str())
+    );
+    let c = claude_envelope(
+        "claude-code",
+        &input("UserPromptSubmit").replace("\"prompt\": \"", "\"prompt\": \"again: "),
+    )
+    .unwrap();
     assert_ne!(a.id, c.id);
     assert_ne!(a.idempotency_key, c.idempotency_key);
 }
 
 #[test]
 fn an_input_hookrt_does_not_stand_in_for_is_refused_with_the_reason() {
-    let err = claude_envelope("claude-code", r#"{"hook_event_name":"TeammateIdle","session_id":"s"}"#)
-        .unwrap_err()
-        .to_string();
+    let err = claude_envelope(
+        "claude-code",
+        r#"{"hook_event_name":"TeammateIdle","session_id":"s"}"#,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.starts_with("not a Claude Code hook input: hook event `TeammateIdle` is not one hookrt stands in for"), "{err}");
-    assert!(matches!(claude_envelope("claude-code", "{"), Err(ClaudeError::Json(_))));
+    assert!(matches!(
+        claude_envelope("claude-code", "{"),
+        Err(ClaudeError::Json(_))
+    ));
 }

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use hookrt::{Config, InstancePolicy};
-use hookrt::check;
 use hookrt::Slug;
+use hookrt::check;
+use hookrt::{Config, InstancePolicy};
 
 use crate::common::TempAgent;
 
@@ -51,18 +51,12 @@ fn hook_table_overrides_defaults_which_override_builtins() {
         (ab.limits.fuel, ab.limits.deadline_ms, ab.instance),
         (11, 9, InstancePolicy::Reuse)
     );
-    let other = c.settings_for(
-        &hookrt::Scope::Primary,
-        &Slug::parse("other").unwrap(),
-    );
+    let other = c.settings_for(&hookrt::Scope::Primary, &Slug::parse("other").unwrap());
     assert_eq!(
         (other.limits.fuel, other.limits.deadline_ms, other.instance),
         (7, 9, InstancePolicy::Fresh)
     );
-    assert_eq!(
-        other.limits.memory_bytes,
-        hookrt::DEFAULT_MEMORY_BYTES
-    );
+    assert_eq!(other.limits.memory_bytes, hookrt::DEFAULT_MEMORY_BYTES);
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! hook order; failures fail closed and say so; file-edit ownership stops at
 //! the first owner and `failed` is never turned into `not-handled`.
 
-use hookrt::{Approval, FileEdit, ToolApproval};
 use hookrt::Resolution;
+use hookrt::{Approval, FileEdit, ToolApproval};
 use hookrt::{Envelope, Outcome};
 
 use crate::common::{TempAgent, load, transcript};
@@ -67,10 +67,9 @@ fn ask_beats_allow_and_abstain_leaves_the_others() {
         .unwrap();
     // The transcript's request holds http_fetch alone: add a call ask_network
     // abstains on, so "the others" is not an empty list.
-    requested.data["actions"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!({"call_id": "call_x", "tool": "read_file", "input": {"path": "a.txt"}}));
+    requested.data["actions"].as_array_mut().unwrap().push(
+        serde_json::json!({"call_id": "call_x", "tool": "read_file", "input": {"path": "a.txt"}}),
+    );
     let agent = testing(&["allow_all", "ask_network"], "");
     let t = approval(&agent, &requested);
     let http = t.calls.iter().find(|c| c.tool == "http_fetch").unwrap();
@@ -233,7 +232,10 @@ fn protected_paths_refuses_protected_files_and_stale_edits() {
 
 #[test]
 fn a_malformed_answer_denies_every_call_with_the_reason_even_when_failing_open() {
-    let agent = testing(&["short_answer"], "[hooks.short_answer]\non_failure = \"abstain\"\n");
+    let agent = testing(
+        &["short_answer"],
+        "[hooks.short_answer]\non_failure = \"abstain\"\n",
+    );
     let requested = event("actions.requested");
     assert_eq!(requested.data["actions"].as_array().unwrap().len(), 2);
     let t = approval(&agent, &requested);
@@ -250,9 +252,15 @@ fn an_approval_request_without_calls_is_refused_with_the_reason() {
     let rt = load(testing(&["allow_all"], "").path());
     for (data, reason) in [
         (serde_json::json!({}), "`actions` is missing"),
-        (serde_json::json!({"actions": "read_file"}), "`actions` is not an array"),
+        (
+            serde_json::json!({"actions": "read_file"}),
+            "`actions` is not an array",
+        ),
         (serde_json::json!({"actions": []}), "`actions` is empty"),
-        (serde_json::json!({"actions": [{"tool": "x"}]}), "actions[0] has no `call_id`"),
+        (
+            serde_json::json!({"actions": [{"tool": "x"}]}),
+            "actions[0] has no `call_id`",
+        ),
     ] {
         let mut e = event("actions.requested");
         e.data = data;

@@ -127,7 +127,11 @@ fn missing_hooks_folder_is_a_problem() {
 /// The problems of a layout that must not be accepted, as `(path, message)`.
 fn problems_of(agent: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
     let problems = discover(agent).expect_err("the layout is refused");
-    problems.0.into_iter().map(|p| (p.path, p.message)).collect()
+    problems
+        .0
+        .into_iter()
+        .map(|p| (p.path, p.message))
+        .collect()
 }
 
 #[test]
@@ -220,6 +224,9 @@ fn code_hookrt_cannot_run_under_hooks_is_refused_not_skipped() {
     let p = &problems.0[0];
     assert_eq!(p.kind, hookrt::ProblemKind::Layout);
     assert_eq!(p.path, agent.path().join("hooks/alerts.ts"));
-    assert_eq!(p.message, "`.ts` is not a kind of hook hookrt runs: hooks are WebAssembly components");
+    assert_eq!(
+        p.message,
+        "`.ts` is not a kind of hook hookrt runs: hooks are WebAssembly components"
+    );
     assert!(p.fix.starts_with("write the hook in Rust"));
 }

@@ -2,7 +2,7 @@
 //! trap restores the event's one backup, so no partial edit survives.
 
 use hookrt::Resolution;
-use hookrt::{EditStatus, EditResult};
+use hookrt::{EditResult, EditStatus};
 use hookrt::{Envelope, Outcome};
 
 use crate::common::{TempAgent, load, transcript};
@@ -95,11 +95,7 @@ fn a_trap_mid_edit_rolls_back() {
         outcomes(&r),
         [
             ("extras_editor", &EditStatus::Applied, true),
-            (
-                "trapping_editor",
-                &EditStatus::Failed(Outcome::Trap),
-                false
-            )
+            ("trapping_editor", &EditStatus::Failed(Outcome::Trap), false)
         ]
     );
 }
@@ -182,7 +178,11 @@ fn a_subagent_edit_hook_owns_extras_under_its_bare_slug() {
     assert_eq!(r.rolled_back, None);
     assert_eq!(
         outcomes(&r),
-        [("subagents/researcher/extras_editor", &EditStatus::Applied, false)]
+        [(
+            "subagents/researcher/extras_editor",
+            &EditStatus::Applied,
+            false
+        )]
     );
     assert_eq!(
         r.state["extras"]["extras_editor"],

@@ -13,11 +13,19 @@ use crate::common::{example, opts};
 #[test]
 fn an_envelope_built_in_code_is_stamped_keyed_and_first_attempt() {
     let at = Coordinates::new("agent-1", "sess-1", 7).in_turn("turn-1");
-    let e = Envelope::new("evt-1", "message.completed", at.clone(), serde_json::json!({}))
-        .expect("a valid event");
+    let e = Envelope::new(
+        "evt-1",
+        "message.completed",
+        at.clone(),
+        serde_json::json!({}),
+    )
+    .expect("a valid event");
     assert_eq!(e.attempt, 1);
     assert_eq!(e.schema_version, hookrt::SCHEMA_VERSION);
-    assert_eq!(e.idempotency_key, hookrt::idempotency_key("message.completed", &at));
+    assert_eq!(
+        e.idempotency_key,
+        hookrt::idempotency_key("message.completed", &at)
+    );
     assert!(matches!(
         Envelope::new("evt-2", "message.complete", at, serde_json::json!({})),
         Err(EnvelopeError::UnknownKind(_))
@@ -31,11 +39,16 @@ fn a_parsed_envelope_changed_in_code_is_rekeyed_not_refused() {
     let before = e.idempotency_key.clone();
     e.coordinates.sequence += 1000;
     e.id = "evt-moved".into();
-    let report = rt.dispatch(&e).expect("a changed envelope is still deliverable");
+    let report = rt
+        .dispatch(&e)
+        .expect("a changed envelope is still deliverable");
     assert!(!report.deliveries.is_empty());
     e.validate().expect("validate re-derives the key");
     assert_ne!(e.idempotency_key, before);
-    assert_eq!(e.idempotency_key, hookrt::idempotency_key(&e.kind, &e.coordinates));
+    assert_eq!(
+        e.idempotency_key,
+        hookrt::idempotency_key(&e.kind, &e.coordinates)
+    );
 }
 
 #[test]
@@ -76,7 +89,9 @@ fn async_load_start_emit_and_shutdown_on_one_thread() {
         .build()
         .unwrap();
     let stats = rt.block_on(async {
-        let runtime = Runtime::load_async(example("agent"), opts()).await.expect("loads");
+        let runtime = Runtime::load_async(example("agent"), opts())
+            .await
+            .expect("loads");
         let delivered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let seen = delivered.clone();
         let observer = Box::new(move |o: Observation<'_>| {
@@ -84,10 +99,9 @@ fn async_load_start_emit_and_shutdown_on_one_thread() {
                 seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
         });
-        let service =
-            HookService::start_async(runtime, None, observer, ServiceOptions::default())
-                .await
-                .expect("starts");
+        let service = HookService::start_async(runtime, None, observer, ServiceOptions::default())
+            .await
+            .expect("starts");
         for e in crate::common::transcript() {
             if class_of(&e.kind) == EventClass::Observe {
                 service.emit(e).await.expect("taken");
@@ -115,7 +129,9 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
         .config("[defaults]\ndeadline_ms = 100\nfuel = 10_000_000_000\n");
     let runtime = crate::common::load(agent.path());
     let service = HookService::start(runtime, None, Box::new(|_| {})).expect("starts");
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let template = crate::common::transcript()
         .into_iter()
         .find(|e| e.kind == "message.completed")
@@ -139,7 +155,10 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
     // At most the submit queue, the dispatch queue and one batch in each
     // thread's hands are ever held; the rest is refused, not buffered.
     let bound = hookrt::SUBMIT_QUEUE + (hookrt::DISPATCH_QUEUE + 2) * hookrt::MAX_BATCH;
-    assert!(queued <= bound, "{queued} events queued, above the bound {bound}");
+    assert!(
+        queued <= bound,
+        "{queued} events queued, above the bound {bound}"
+    );
     assert_eq!(queued + refused, 20_000);
     service.shutdown_blocking(Duration::from_millis(0));
 }

@@ -2,7 +2,7 @@
 //! line per kind of Eve's public stream, shapes from Eve's docs and its
 //! conformance fixtures; line 9 is the docs' envelope example verbatim).
 
-use hookrt::{Envelope, EveStream, Resolution, class_of, EventClass};
+use hookrt::{Envelope, EveStream, EventClass, Resolution, class_of};
 
 use crate::common::{TempAgent, load, repo};
 
@@ -19,7 +19,11 @@ fn read_all() -> Vec<Envelope> {
     lines()
         .iter()
         .enumerate()
-        .map(|(i, l)| stream.envelope(l).unwrap_or_else(|e| panic!("line {}: {e}", i + 1)))
+        .map(|(i, l)| {
+            stream
+                .envelope(l)
+                .unwrap_or_else(|e| panic!("line {}: {e}", i + 1))
+        })
         .collect()
 }
 
@@ -31,12 +35,26 @@ fn every_kind_of_eve_stream_becomes_an_envelope() {
     kinds.sort_unstable();
     kinds.dedup();
     for kind in [
-        "session.waiting", "turn.cancelled", "step.failed", "action.partial",
-        "action.input.appended", "input.resolved", "task.started", "task.settled",
-        "task.detached", "reasoning.appended", "reasoning.completed", "message.appended",
-        "result.completed", "compaction.requested", "compaction.completed",
-        "authorization.required", "authorization.completed", "context.cleared",
-        "subagent.called", "subagent.completed",
+        "session.waiting",
+        "turn.cancelled",
+        "step.failed",
+        "action.partial",
+        "action.input.appended",
+        "input.resolved",
+        "task.started",
+        "task.settled",
+        "task.detached",
+        "reasoning.appended",
+        "reasoning.completed",
+        "message.appended",
+        "result.completed",
+        "compaction.requested",
+        "compaction.completed",
+        "authorization.required",
+        "authorization.completed",
+        "context.cleared",
+        "subagent.called",
+        "subagent.completed",
     ] {
         assert!(kinds.contains(&kind), "the fixture has `{kind}`");
     }
@@ -72,7 +90,11 @@ fn events_without_data_or_id_get_empty_data_and_the_same_minted_id_each_read() {
     assert_eq!(x.data, serde_json::json!({}));
     assert!(x.id.starts_with("eve-"));
     assert_eq!(x.id, y.id, "deterministic");
-    assert_ne!(a.envelope(line).unwrap().id, x.id, "a repeated line gets its own id");
+    assert_ne!(
+        a.envelope(line).unwrap().id,
+        x.id,
+        "a repeated line gets its own id"
+    );
 }
 
 #[test]
@@ -85,7 +107,10 @@ fn a_child_tasks_prompts_on_the_parent_stream_reach_the_childs_hooks() {
         .collect();
     assert_eq!(
         scoped,
-        [("approval.candidate", Some("researcher")), ("approval.settled", Some("researcher"))]
+        [
+            ("approval.candidate", Some("researcher")),
+            ("approval.settled", Some("researcher"))
+        ]
     );
     // The task's own lifecycle is the parent's.
     let started = events.iter().find(|e| e.kind == "task.started").unwrap();
@@ -97,13 +122,20 @@ fn a_child_tasks_prompts_on_the_parent_stream_reach_the_childs_hooks() {
 
 #[test]
 fn eve_tool_calls_are_decided_by_policy_hooks() {
-    let requested = read_all().into_iter().find(|e| e.kind == "actions.requested").unwrap();
+    let requested = read_all()
+        .into_iter()
+        .find(|e| e.kind == "actions.requested")
+        .unwrap();
     assert_eq!(class_of(&requested.kind), EventClass::Decision);
     assert_eq!(requested.data["actions"][0]["call_id"], "call_weather_1");
     assert_eq!(requested.data["actions"][0]["tool"], "get_weather");
-    assert_eq!(requested.data["actions"][0]["callId"], "call_weather_1", "Eve's own fields stay");
+    assert_eq!(
+        requested.data["actions"][0]["callId"], "call_weather_1",
+        "Eve's own fields stay"
+    );
     let agent = TempAgent::new().hook("testing/hooks/deny_all.rs", "deny_all.rs");
-    let Some(Resolution::ToolApproval(t)) = load(agent.path()).dispatch(&requested).unwrap().resolution
+    let Some(Resolution::ToolApproval(t)) =
+        load(agent.path()).dispatch(&requested).unwrap().resolution
     else {
         panic!("a tool approval")
     };
@@ -135,9 +167,16 @@ fn a_retried_step_keeps_its_idempotency_keys() {
     for (a, b) in first.iter().zip(&retry) {
         assert_ne!(a.id, b.id);
         assert_ne!(a.coordinates.sequence, b.coordinates.sequence);
-        assert_eq!(a.idempotency_key, b.idempotency_key, "{} keeps its key", a.kind);
+        assert_eq!(
+            a.idempotency_key, b.idempotency_key,
+            "{} keeps its key",
+            a.kind
+        );
     }
-    assert_ne!(first[1].idempotency_key, first[2].idempotency_key, "two messages, two keys");
+    assert_ne!(
+        first[1].idempotency_key, first[2].idempotency_key,
+        "two messages, two keys"
+    );
     assert!(first[1].idempotency_key.starts_with("ik2-"));
 }
 
@@ -145,11 +184,19 @@ fn a_retried_step_keeps_its_idempotency_keys() {
 fn a_line_that_is_not_an_eve_event_is_refused_with_the_reason() {
     let mut stream = EveStream::new("weather", "ses_1");
     let err = |l: &str, s: &mut EveStream| s.envelope(l).unwrap_err().to_string();
-    assert_eq!(err("[1]", &mut stream), "not an Eve stream event: a line must be a JSON object");
+    assert_eq!(
+        err("[1]", &mut stream),
+        "not an Eve stream event: a line must be a JSON object"
+    );
     assert_eq!(
         err(r#"{"type":"turn.started","data":{}}"#, &mut stream),
         "not an Eve stream event: `meta` (with `at`) is missing"
     );
-    assert!(err(r#"{"type":"call.requested","meta":{"at":"2026-07-27T18:04:11.912Z"}}"#, &mut stream)
-        .contains("call.requested"));
+    assert!(
+        err(
+            r#"{"type":"call.requested","meta":{"at":"2026-07-27T18:04:11.912Z"}}"#,
+            &mut stream
+        )
+        .contains("call.requested")
+    );
 }

@@ -37,7 +37,10 @@ fn service_shutdown_returns_while_a_hook_sleeps() {
     let took = begin.elapsed();
     assert!(took < Duration::from_secs(1), "shutdown took {took:?}");
     assert_eq!(stats.left_unacked, 1);
-    assert!(seen.lock().unwrap().is_empty(), "a cancelled delivery is not an outcome");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a cancelled delivery is not an outcome"
+    );
 }
 
 /// A TCP peer on loopback that accepts connections and never writes a byte.
@@ -53,10 +56,12 @@ fn silent_peer() -> (u16, std::thread::JoinHandle<()>) {
 }
 
 fn probe(allow: &str, url: &str, deadline_ms: u64) -> TempAgent {
-    TempAgent::new().hook("testing/hooks/http-probe", "probe").config(&format!(
-        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"{allow}\"]\n\
+    TempAgent::new()
+        .hook("testing/hooks/http-probe", "probe")
+        .config(&format!(
+            "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"{allow}\"]\n\
          deadline_ms = {deadline_ms}\nconfig = {{ urls = [\"{url}\"] }}\n"
-    ))
+        ))
 }
 
 #[test]
@@ -114,5 +119,8 @@ fn a_slow_drip_http_response_ends_timeout_at_the_deadline() {
     // before its 60 drips (3 s) are done.
     let waited = Instant::now();
     peer.join().unwrap();
-    assert!(waited.elapsed() < Duration::from_millis(2900), "the connection was kept open");
+    assert!(
+        waited.elapsed() < Duration::from_millis(2900),
+        "the connection was kept open"
+    );
 }

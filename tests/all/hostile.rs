@@ -46,7 +46,14 @@ fn each_hostile_hook_is_contained_with_its_outcome_and_the_witness_never_fails()
     }
     let by = |hook: &'static str| deliveries.iter().filter(move |d| d.hook == hook);
     // Every hook saw every event: the `.all(..)` checks below are over full lists.
-    for hook in ["panic", "fails", "log_flood", "witness", "deep_recursion", "memory_bomb"] {
+    for hook in [
+        "panic",
+        "fails",
+        "log_flood",
+        "witness",
+        "deep_recursion",
+        "memory_bomb",
+    ] {
         assert_eq!(by(hook).count(), events, "{hook}");
     }
     assert!(by("panic").all(|d| {

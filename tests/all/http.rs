@@ -17,7 +17,8 @@ fn loopback_alias() -> String {
         .filter_map(|l| {
             let mut words = l.split('#').next()?.split_whitespace();
             let ip: std::net::IpAddr = words.next()?.parse().ok()?;
-            ip.is_loopback().then(|| words.map(str::to_owned).collect::<Vec<_>>())
+            ip.is_loopback()
+                .then(|| words.map(str::to_owned).collect::<Vec<_>>())
         })
         .flatten()
         .find(|name| !name.starts_with("localhost") && !name.starts_with("ip6-"))
@@ -25,11 +26,17 @@ fn loopback_alias() -> String {
 }
 
 fn probe(allow: &str, url: &str) -> hookrt::Delivery {
-    let agent = TempAgent::new().hook("testing/hooks/http-probe", "probe").config(&format!(
-        "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"{allow}\"]\n\
+    let agent = TempAgent::new()
+        .hook("testing/hooks/http-probe", "probe")
+        .config(&format!(
+            "[hooks.probe]\ngrants = [\"log\", \"http\"]\nhttp_allow = [\"{allow}\"]\n\
          config = {{ urls = [\"{url}\"] }}\n"
-    ));
-    load(agent.path()).dispatch(&transcript()[0]).unwrap().deliveries.remove(0)
+        ));
+    load(agent.path())
+        .dispatch(&transcript()[0])
+        .unwrap()
+        .deliveries
+        .remove(0)
 }
 
 /// A listener that records whether anything connected within a short while.
@@ -53,19 +60,28 @@ fn listener() -> (u16, std::thread::JoinHandle<bool>) {
 fn an_allowed_name_resolving_to_loopback_is_refused_before_connecting() {
     let name = loopback_alias();
     let (port, contacted) = listener();
-    let d = probe(&format!("http://{name}:{port}"), &format!("http://{name}:{port}/"));
+    let d = probe(
+        &format!("http://{name}:{port}"),
+        &format!("http://{name}:{port}/"),
+    );
     assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
     assert_eq!(
         last_field(&d, "error").as_deref(),
         Some("ErrorCode::DestinationIpProhibited")
     );
-    assert!(!contacted.join().unwrap(), "nothing connected to the loopback port");
+    assert!(
+        !contacted.join().unwrap(),
+        "nothing connected to the loopback port"
+    );
 }
 
 #[test]
 fn an_entry_without_a_scheme_does_not_allow_plain_http() {
     let (port, contacted) = listener();
-    let d = probe(&format!("127.0.0.1:{port}"), &format!("http://127.0.0.1:{port}/"));
+    let d = probe(
+        &format!("127.0.0.1:{port}"),
+        &format!("http://127.0.0.1:{port}/"),
+    );
     assert_eq!(
         last_field(&d, "error").as_deref(),
         Some("ErrorCode::HttpRequestDenied")

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookrt::{Journal, Plan};
-use hookrt::{HookService, Observation, ServiceOptions, Stats};
 use hookrt::{Delivery, Durability, Envelope, Outcome};
+use hookrt::{HookService, Observation, ServiceOptions, Stats};
+use hookrt::{Journal, Plan};
 
 use crate::common::{TempAgent, load, transcript};
 
@@ -311,6 +311,10 @@ fn the_journal_and_its_wal_files_are_readable_by_their_owner_only() {
     service.shutdown_blocking(Duration::from_secs(10));
     assert_eq!(
         seen,
-        [("journal.db", 0o600), ("journal.db-wal", 0o600), ("journal.db-shm", 0o600)]
+        [
+            ("journal.db", 0o600),
+            ("journal.db-wal", 0o600),
+            ("journal.db-shm", 0o600)
+        ]
     );
 }

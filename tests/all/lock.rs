@@ -10,7 +10,12 @@ use crate::common::{TempAgent, load, opts};
 
 /// The component the shared cache holds for `example-hooks/<rel>`.
 fn component_of(rel: &str) -> PathBuf {
-    let file = Path::new(rel).file_name().unwrap().to_str().unwrap().to_owned();
+    let file = Path::new(rel)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
     let agent = TempAgent::new().hook(rel, &file);
     load(agent.path()).hooks()[0].component.clone()
 }
@@ -18,7 +23,11 @@ fn component_of(rel: &str) -> PathBuf {
 fn refused(agent: &Path) -> Vec<(ProblemKind, PathBuf, String)> {
     match Runtime::load(agent, &opts(), &mut |_| {}) {
         Ok(_) => panic!("a drifted folder must not load"),
-        Err(p) => p.0.into_iter().map(|p| (p.kind, p.path, p.message)).collect(),
+        Err(p) => {
+            p.0.into_iter()
+                .map(|p| (p.kind, p.path, p.message))
+                .collect()
+        }
     }
 }
 
@@ -33,11 +42,19 @@ fn a_hook_whose_component_drifted_from_the_lock_is_refused_naming_both_digests()
     let lock = Lock::of(rt.hooks());
     lock.write(agent.path()).unwrap();
     assert_eq!(Lock::read(agent.path()).unwrap(), Some(lock.clone()));
-    assert_eq!(lock.status(&load(agent.path()).hooks()[0]).0, LockStatus::Locked);
+    assert_eq!(
+        lock.status(&load(agent.path()).hooks()[0]).0,
+        LockStatus::Locked
+    );
 
     fs::copy(component_of("testing/hooks/deny_all.rs"), &wasm).unwrap();
-    let swapped = hookrt::BuildOptions { enforce_lock: false, ..opts() };
-    let found_sha = Runtime::load(agent.path(), &swapped, &mut |_| {}).unwrap().hooks()[0]
+    let swapped = hookrt::BuildOptions {
+        enforce_lock: false,
+        ..opts()
+    };
+    let found_sha = Runtime::load(agent.path(), &swapped, &mut |_| {})
+        .unwrap()
+        .hooks()[0]
         .component_sha256
         .clone();
     assert_eq!(
@@ -57,7 +74,9 @@ fn widened_grants_new_hooks_and_removed_hooks_drift_from_the_lock() {
     let agent = TempAgent::new()
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .hook("testing/hooks/deny_all.rs", "deny_all.rs");
-    Lock::of(load(agent.path()).hooks()).write(agent.path()).unwrap();
+    Lock::of(load(agent.path()).hooks())
+        .write(agent.path())
+        .unwrap();
     fs::write(
         agent.path().join("hookrt.toml"),
         "[hooks.witness]\ngrants = [\"log\", \"state\"]\n",
@@ -101,8 +120,15 @@ fn widened_grants_new_hooks_and_removed_hooks_drift_from_the_lock() {
 
 /// The grants `witness` has now, loaded without the lock.
 fn load_unlocked(agent: &Path) -> Vec<String> {
-    let o = hookrt::BuildOptions { enforce_lock: false, ..opts() };
+    let o = hookrt::BuildOptions {
+        enforce_lock: false,
+        ..opts()
+    };
     let rt = Runtime::load(agent, &o, &mut |_| {}).unwrap();
-    let w = rt.hooks().iter().find(|h| h.slug.as_str() == "witness").unwrap();
+    let w = rt
+        .hooks()
+        .iter()
+        .find(|h| h.slug.as_str() == "witness")
+        .unwrap();
     w.settings.grants.iter().cloned().collect()
 }

@@ -6,9 +6,9 @@
 
 mod common;
 
+mod attacks;
 mod cache;
 mod caps;
-mod attacks;
 mod cascade;
 mod claude;
 mod components;
@@ -26,8 +26,8 @@ mod http;
 mod journal;
 mod limits;
 mod lock;
-mod owner;
 mod ordering;
+mod owner;
 mod promises;
 mod redaction;
 mod resolutions;

@@ -8,12 +8,19 @@ use crate::common::{TempAgent, load, opts, transcript};
 #[test]
 fn a_secret_in_a_log_field_key_or_glued_to_a_word_is_masked() {
     let agent = TempAgent::new().hook("testing/hooks/secret_keys.rs", "keys.rs");
-    let d = load(agent.path()).dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    let d = load(agent.path())
+        .dispatch(&transcript()[0])
+        .unwrap()
+        .deliveries
+        .remove(0);
     assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
     assert_eq!(d.logs[0].message, "using token_[redacted:api-key]");
     assert_eq!(
         d.logs[0].fields,
-        [("[redacted:api-key]".to_string(), "the key is the name".to_string())]
+        [(
+            "[redacted:api-key]".to_string(),
+            "the key is the name".to_string()
+        )]
     );
 }
 

@@ -11,7 +11,10 @@ use crate::common::{TempAgent, load, transcript};
 use crate::journal::start;
 
 fn requested() -> Envelope {
-    transcript().into_iter().find(|e| e.kind == "actions.requested").unwrap()
+    transcript()
+        .into_iter()
+        .find(|e| e.kind == "actions.requested")
+        .unwrap()
 }
 
 fn approval(r: Option<Resolution>) -> ToolApproval {
@@ -32,7 +35,10 @@ fn a_resubmitted_decision_is_answered_with_what_it_decided_across_restarts() {
     assert!(matches!(decided.calls[0].verdict, Approval::Deny(_)));
     let again = service.resolve_blocking(requested()).unwrap();
     assert!(again.receipt.duplicate);
-    assert_eq!(again.resolution, first.resolution, "the same answer, not none");
+    assert_eq!(
+        again.resolution, first.resolution,
+        "the same answer, not none"
+    );
     service.shutdown_blocking(Duration::from_secs(10));
     let (service, _) = start(agent.path(), Some(&db));
     let after = service.resolve_blocking(requested()).unwrap();
@@ -76,7 +82,10 @@ fn answers_given_before_a_shutdown_count_in_the_resolution_after_restart() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let stats = service.shutdown_blocking(Duration::from_millis(50));
-    assert_eq!(stats.left_unacked, 1, "slow's delivery is left for the next start");
+    assert_eq!(
+        stats.left_unacked, 1,
+        "slow's delivery is left for the next start"
+    );
     // The next start: `slow` now answers at once.
     std::fs::write(agent.path().join("hooks/slow.rs"), slow_denier(0)).unwrap();
     let (service, seen) = start(agent.path(), Some(&db));
@@ -84,17 +93,31 @@ fn answers_given_before_a_shutdown_count_in_the_resolution_after_restart() {
     assert!(reply.receipt.duplicate);
     let decided = approval(reply.resolution);
     let call = &decided.calls[0];
-    let votes: Vec<(&str, &Approval)> =
-        call.answers.iter().map(|v| (v.hook.as_str(), &v.answer)).collect();
+    let votes: Vec<(&str, &Approval)> = call
+        .answers
+        .iter()
+        .map(|v| (v.hook.as_str(), &v.answer))
+        .collect();
     assert_eq!(
         votes,
-        [("a_allow", &Approval::Allow), ("slow", &Approval::Deny("slow says no".into()))],
+        [
+            ("a_allow", &Approval::Allow),
+            ("slow", &Approval::Deny("slow says no".into()))
+        ],
         "the answer given before the restart is part of the resolution"
     );
     assert_eq!(call.verdict, Approval::Deny("slow says no".into()));
-    let redelivered: Vec<(String, u32)> =
-        seen.lock().unwrap().iter().map(|d| (d.hook.clone(), d.attempt)).collect();
-    assert_eq!(redelivered, [("slow".to_owned(), 2)], "only the unacked delivery runs again");
+    let redelivered: Vec<(String, u32)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| (d.hook.clone(), d.attempt))
+        .collect();
+    assert_eq!(
+        redelivered,
+        [("slow".to_owned(), 2)],
+        "only the unacked delivery runs again"
+    );
     service.shutdown_blocking(Duration::from_secs(10));
 }
 
@@ -102,7 +125,13 @@ fn answers_given_before_a_shutdown_count_in_the_resolution_after_restart() {
 fn without_a_journal_a_resubmitted_decision_has_no_stored_answer() {
     let agent = TempAgent::new().hook("testing/hooks/deny_all.rs", "deny_all.rs");
     let service = HookService::start(load(agent.path()), None, Box::new(|_| {})).unwrap();
-    assert!(service.resolve_blocking(requested()).unwrap().resolution.is_some());
+    assert!(
+        service
+            .resolve_blocking(requested())
+            .unwrap()
+            .resolution
+            .is_some()
+    );
     let again = service.resolve_blocking(requested()).unwrap();
     assert!(again.receipt.duplicate);
     assert_eq!(again.resolution, None);

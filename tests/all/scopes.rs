@@ -3,8 +3,8 @@
 //! without data.
 
 use hookrt::Envelope;
-use hookrt::discover;
 use hookrt::Scope;
+use hookrt::discover;
 
 use crate::common::{TempAgent, last_field, load, transcript};
 
@@ -209,11 +209,7 @@ fn the_service_delivers_to_subagent_hooks_by_their_id() {
     assert_eq!(
         (
             stats.optional_failures,
-            hookrt::Journal::open(&db)
-                .unwrap()
-                .status()
-                .unwrap()
-                .dead
+            hookrt::Journal::open(&db).unwrap().status().unwrap().dead
         ),
         (0, 0)
     );

@@ -12,7 +12,12 @@ use crate::common::{TempAgent, copy, example, load, opts};
 
 /// The component the shared cache holds for `example-hooks/<rel>`, built once.
 fn component_of(rel: &str) -> PathBuf {
-    let file = Path::new(rel).file_name().unwrap().to_str().unwrap().to_owned();
+    let file = Path::new(rel)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
     let agent = TempAgent::new().hook(rel, &file);
     load(agent.path()).hooks()[0].component.clone()
 }
@@ -21,7 +26,11 @@ fn component_of(rel: &str) -> PathBuf {
 fn component_agent(components: &[(&str, &Path)]) -> TempAgent {
     let agent = TempAgent::new();
     for (name, from) in components {
-        fs::copy(from, agent.path().join("hooks").join(format!("{name}.wasm"))).unwrap();
+        fs::copy(
+            from,
+            agent.path().join("hooks").join(format!("{name}.wasm")),
+        )
+        .unwrap();
     }
     agent
 }
@@ -37,7 +46,11 @@ fn opts_in(cache: &Path) -> BuildOptions {
 fn problems(agent: &Path, opts: &BuildOptions) -> Vec<(ProblemKind, PathBuf, String)> {
     match Runtime::load(agent, opts, &mut |_| {}) {
         Ok(_) => panic!("{} loaded, but must be refused", agent.display()),
-        Err(p) => p.0.into_iter().map(|p| (p.kind, p.path, p.message)).collect(),
+        Err(p) => {
+            p.0.into_iter()
+                .map(|p| (p.kind, p.path, p.message))
+                .collect()
+        }
     }
 }
 
@@ -53,7 +66,11 @@ fn prebuilt_mode_never_builds_a_crate_hook_so_its_build_script_never_runs() {
     let mark = krate.join("build-script-ran");
     assert_eq!(
         problems(agent.path(), &opts()),
-        [(ProblemKind::Build, krate.clone(), PREBUILT_REFUSAL.to_owned())]
+        [(
+            ProblemKind::Build,
+            krate.clone(),
+            PREBUILT_REFUSAL.to_owned()
+        )]
     );
     assert!(!mark.exists(), "cargo never ran, so neither did build.rs");
 
@@ -83,7 +100,8 @@ fn prebuilt_option_refuses_single_file_hooks_and_needs_no_sdk() {
         )]
     );
     fs::remove_file(agent.path().join("hooks/audit.rs")).unwrap();
-    let rt = Runtime::load(agent.path(), &no_sdk, &mut |_| {}).expect("components only: no SDK needed");
+    let rt =
+        Runtime::load(agent.path(), &no_sdk, &mut |_| {}).expect("components only: no SDK needed");
     assert_eq!(rt.hooks()[0].slug.as_str(), "witness");
     assert!(!rt.hooks()[0].cargo_built);
 }
@@ -126,13 +144,22 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
     let expected = first.hooks()[0].subscriptions.clone();
     let sha = first.hooks()[0].component_sha256.clone();
     let other = Runtime::load(deny.path(), &opts_in(&cache), &mut |_| {}).unwrap();
-    assert_ne!(other.hooks()[0].subscriptions, expected, "the two hooks tell apart");
+    assert_ne!(
+        other.hooks()[0].subscriptions,
+        expected,
+        "the two hooks tell apart"
+    );
 
     // Private cache: folders 0700, files 0600.
     let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let artifact = artifact_of(&cache, &sha);
     assert_eq!(
-        (mode(&cache), mode(&cache.join("artifacts")), mode(&artifact), mode(&cache.join("key"))),
+        (
+            mode(&cache),
+            mode(&cache.join("artifacts")),
+            mode(&artifact),
+            mode(&cache.join("key"))
+        ),
         (0o700, 0o700, 0o600, 0o600)
     );
 
@@ -142,12 +169,25 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
         fs::write(&artifact, &planted).unwrap();
         let rt = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
         let h = &rt.hooks()[0];
-        assert!(h.compiled, "the planted file was not used: Cranelift compiled the component");
-        assert_eq!(h.subscriptions, expected, "the hook is itself, not the planted one");
-        assert_ne!(fs::read(&artifact).unwrap(), planted, "the planted file was replaced");
+        assert!(
+            h.compiled,
+            "the planted file was not used: Cranelift compiled the component"
+        );
+        assert_eq!(
+            h.subscriptions, expected,
+            "the hook is itself, not the planted one"
+        );
+        assert_ne!(
+            fs::read(&artifact).unwrap(),
+            planted,
+            "the planted file was replaced"
+        );
     }
     let again = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
-    assert!(!again.hooks()[0].compiled, "the replacement is signed and used");
+    assert!(
+        !again.hooks()[0].compiled,
+        "the replacement is signed and used"
+    );
 }
 
 #[test]
@@ -159,7 +199,10 @@ fn a_forged_component_digest_record_is_detected() {
     let h = &built.hooks()[0];
     // A private cache holding just this component and its digest record.
     let cache = tempfile::tempdir().unwrap();
-    let component = cache.path().join("components").join(format!("{}.wasm", h.source_sha256));
+    let component = cache
+        .path()
+        .join("components")
+        .join(format!("{}.wasm", h.source_sha256));
     copy(&h.component, &component).unwrap();
     let record = component.with_extension("wasm.sha256");
     fs::write(&record, &h.component_sha256).unwrap();

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use hookrt::Approval;
-use hookrt::Resolution;
-use hookrt::Journal;
-use hookrt::ServiceOptions;
 use hookrt::EventClass;
+use hookrt::Journal;
+use hookrt::Resolution;
+use hookrt::ServiceOptions;
 use hookrt::{Delivery, Envelope, Outcome};
 
 use crate::common::{TempAgent, transcript};
@@ -209,14 +209,27 @@ fn with_two_workers_a_cascade_comes_right_after_the_failing_event() {
             .entry((e.coordinates.session.clone(), e.coordinates.turn.clone()))
             .or_insert(e.id.as_str());
     }
-    assert!(stats.cascades >= 4, "a cascade per round at least: {}", stats.cascades);
+    assert!(
+        stats.cascades >= 4,
+        "a cascade per round at least: {}",
+        stats.cascades
+    );
     for hook in ["witness", "audit"] {
         let mine: Vec<&Delivery> = seen.iter().filter(|d| d.hook == hook).collect();
-        let cascades: Vec<usize> = (0..mine.len()).filter(|&i| mine[i].kind == "turn.failed").collect();
-        assert_eq!(cascades.len() as u64, stats.cascades, "{hook} sees every cascade");
+        let cascades: Vec<usize> = (0..mine.len())
+            .filter(|&i| mine[i].kind == "turn.failed")
+            .collect();
+        assert_eq!(
+            cascades.len() as u64,
+            stats.cascades,
+            "{hook} sees every cascade"
+        );
         for i in cascades {
             let before = by_id[mine[i - 1].event_id.as_str()];
-            let place = (before.coordinates.session.clone(), before.coordinates.turn.clone());
+            let place = (
+                before.coordinates.session.clone(),
+                before.coordinates.turn.clone(),
+            );
             assert_eq!(
                 Some(&before.id.as_str()),
                 first_failing.get(&place),

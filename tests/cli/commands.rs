@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use crate::common::repo;
 
-
 fn hookrt(args: &[&str]) -> Command {
     let mut c = Command::new(crate::hookrt_bin());
     c.args(args)
@@ -593,7 +592,10 @@ fn run_takes_an_eve_stream_as_it_is_and_delivers_every_event() {
     // prompts of the `researcher` child task, which are in its scope.
     let audited = lines.iter().filter(|l| l["hook"] == "audit").count() as u64;
     assert_eq!(audited, events - 3);
-    assert!(!text(&out.stderr).contains('\u{1b}'), "no colour codes in redirected stderr");
+    assert!(
+        !text(&out.stderr).contains('\u{1b}'),
+        "no colour codes in redirected stderr"
+    );
 }
 
 #[test]
@@ -601,7 +603,10 @@ fn an_eve_stream_needs_its_agent_and_session() {
     let out = run(&["run", "x", "--format", "eve", "--events", "-"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("--agent") && err.contains("--session"), "{err}");
+    assert!(
+        err.contains("--agent") && err.contains("--session"),
+        "{err}"
+    );
 }
 
 /// `hookrt claude-hook` on the example agent with `input` on stdin.
@@ -612,12 +617,18 @@ fn claude_hook(agent: &Path, input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     child.wait_with_output().unwrap()
 }
 
 fn claude_input(event: &str) -> Value {
-    let text = fs::read_to_string(repo().join(format!("tests/fixtures/claude/{event}.json"))).unwrap();
+    let text =
+        fs::read_to_string(repo().join(format!("tests/fixtures/claude/{event}.json"))).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -660,12 +671,19 @@ fn claude_hook_fails_closed_for_a_tool_call_it_cannot_decide() {
     let broken = r#"{"hook_event_name":"PreToolUse","session_id":"s""#;
     let out = claude_hook(&agent, broken);
     assert_eq!(out.status.code(), Some(2), "exit 2 blocks the tool call");
-    assert!(text(&out.stderr).contains("the tool call is blocked because hookrt could not decide on it"));
+    assert!(
+        text(&out.stderr)
+            .contains("the tool call is blocked because hookrt could not decide on it")
+    );
     assert_eq!(text(&out.stdout), "");
     let missing = repo().join("example-hooks/no-such-agent");
     let out = claude_hook(&missing, &claude_input("PreToolUse").to_string());
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("the agent folder does not exist"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("the agent folder does not exist"),
+        "{}",
+        text(&out.stderr)
+    );
     // Anything else fails open: exit 1 is a non-blocking error for Claude Code.
     let out = claude_hook(&missing, &claude_input("Stop").to_string());
     assert_eq!(out.status.code(), Some(1));
@@ -723,7 +741,12 @@ fn build_out_writes_a_prebuilt_folder_that_runs_without_the_sdk_or_cargo() {
     let out = tempfile::tempdir().unwrap();
     let prebuilt = out.path().join("agent");
     let agent = repo().join("example-hooks/agent");
-    let built = run(&["build", agent.to_str().unwrap(), "--out", prebuilt.to_str().unwrap()]);
+    let built = run(&[
+        "build",
+        agent.to_str().unwrap(),
+        "--out",
+        prebuilt.to_str().unwrap(),
+    ]);
     assert!(built.status.success(), "{}", text(&built.stderr));
     let mut files: Vec<String> = walk(&prebuilt)
         .iter()
@@ -744,12 +767,22 @@ fn build_out_writes_a_prebuilt_folder_that_runs_without_the_sdk_or_cargo() {
     );
     let from_source = run(&["run", agent.to_str().unwrap(), "--events", &transcript()]);
     // No SDK beside the binary and no cargo on PATH: nothing may need them.
-    let from_prebuilt = hookrt(&["run", "--prebuilt", prebuilt.to_str().unwrap(), "--events", &transcript()])
-        .env("HOOKRT_SDK_DIR", "/nonexistent/guest-sdk")
-        .env("CARGO_BIN", "/nonexistent/cargo")
-        .output()
-        .unwrap();
-    assert!(from_prebuilt.status.success(), "{}", text(&from_prebuilt.stderr));
+    let from_prebuilt = hookrt(&[
+        "run",
+        "--prebuilt",
+        prebuilt.to_str().unwrap(),
+        "--events",
+        &transcript(),
+    ])
+    .env("HOOKRT_SDK_DIR", "/nonexistent/guest-sdk")
+    .env("CARGO_BIN", "/nonexistent/cargo")
+    .output()
+    .unwrap();
+    assert!(
+        from_prebuilt.status.success(),
+        "{}",
+        text(&from_prebuilt.stderr)
+    );
     assert!(!outcomes(&from_source).is_empty());
     assert_eq!(outcomes(&from_prebuilt), outcomes(&from_source));
 }
@@ -777,8 +810,14 @@ fn prebuilt_flag_refuses_a_source_hook_naming_it_and_the_fix() {
     let out = run(&["check", "--prebuilt", dir.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains(&dir.path().join("hooks/witness.rs").display().to_string()), "{err}");
-    assert!(err.contains("loaded in `prebuilt` mode: nothing is compiled"), "{err}");
+    assert!(
+        err.contains(&dir.path().join("hooks/witness.rs").display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains("loaded in `prebuilt` mode: nothing is compiled"),
+        "{err}"
+    );
     assert!(err.contains("hookrt build DIR --out OUT"), "{err}");
 }
 
@@ -789,11 +828,21 @@ fn a_hook_built_by_hookrt_sees_no_host_secret_in_its_build_environment() {
     // A fresh source, so this build (not an earlier cached one) is what runs.
     let nonce = format!("{:?}", std::time::SystemTime::now());
     fs::create_dir_all(dir.path().join("hooks")).unwrap();
-    fs::write(dir.path().join("hooks/env_leak.rs"), format!("{src}\n// {nonce}\n")).unwrap();
-    let out = hookrt(&["run", dir.path().to_str().unwrap(), "--events", &transcript(), "--logs"])
-        .env("HOOKRT_TEST_SECRET", "hunter2-host-secret")
-        .output()
-        .unwrap();
+    fs::write(
+        dir.path().join("hooks/env_leak.rs"),
+        format!("{src}\n// {nonce}\n"),
+    )
+    .unwrap();
+    let out = hookrt(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--events",
+        &transcript(),
+        "--logs",
+    ])
+    .env("HOOKRT_TEST_SECRET", "hunter2-host-secret")
+    .output()
+    .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let seen: Vec<String> = json_lines(&out)
         .iter()
@@ -854,7 +903,12 @@ fn lock_pins_the_folder_and_audit_json_shows_each_hooks_lock_status() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|h| (h["slug"].as_str().unwrap().to_owned(), h["lock"].as_str().unwrap().to_owned()))
+            .map(|h| {
+                (
+                    h["slug"].as_str().unwrap().to_owned(),
+                    h["lock"].as_str().unwrap().to_owned(),
+                )
+            })
             .collect()
     };
     let pair = |s: &str| vec![("witness".to_owned(), s.to_owned())];
@@ -865,20 +919,34 @@ fn lock_pins_the_folder_and_audit_json_shows_each_hooks_lock_status() {
     assert_eq!(status(&run(&["audit", "--json", d])), pair("locked"));
 
     // A wider grant is drift: refused by run, shown by audit.
-    fs::write(dir.path().join("hookrt.toml"), "[hooks.witness]\ngrants = [\"log\", \"state\"]\n").unwrap();
+    fs::write(
+        dir.path().join("hookrt.toml"),
+        "[hooks.witness]\ngrants = [\"log\", \"state\"]\n",
+    )
+    .unwrap();
     let refused = run(&["run", d, "--events", &transcript()]);
     assert_eq!(refused.status.code(), Some(1));
     let err = text(&refused.stderr);
     assert!(
-        err.contains("hook `witness` drifted from hookrt.lock: grants expected [log], found [log, state]"),
+        err.contains(
+            "hook `witness` drifted from hookrt.lock: grants expected [log], found [log, state]"
+        ),
         "{err}"
     );
     let audit = run(&["audit", "--json", d]);
     assert_eq!(status(&audit), pair("drifted"));
     let v: Value = serde_json::from_slice(&audit.stdout).unwrap();
-    assert!(v["hooks"][0]["lock_detail"].as_str().unwrap().contains("grants expected [log]"));
+    assert!(
+        v["hooks"][0]["lock_detail"]
+            .as_str()
+            .unwrap()
+            .contains("grants expected [log]")
+    );
     let text_audit = text(&run(&["audit", d]).stdout);
-    assert!(text_audit.contains("   lock       DRIFTED: hook `witness` drifted"), "{text_audit}");
+    assert!(
+        text_audit.contains("   lock       DRIFTED: hook `witness` drifted"),
+        "{text_audit}"
+    );
 }
 
 #[test]
@@ -887,21 +955,38 @@ fn audit_text_spells_values_as_hookrt_toml_does() {
     let out = run(&["audit", agent.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
-    assert!(report.contains("1. audit (single_file, hookrt:hook/define-hook@0.2.0)"), "{report}");
+    assert!(
+        report.contains("1. audit (single_file, hookrt:hook/define-hook@0.2.0)"),
+        "{report}"
+    );
     assert!(report.contains("on failure of a decision: deny"));
-    assert!(!report.contains("SingleFile") && !report.contains("Deny"), "no Rust debug names");
+    assert!(
+        !report.contains("SingleFile") && !report.contains("Deny"),
+        "no Rust debug names"
+    );
 }
 
 #[test]
 fn a_skipped_duplicate_is_said_on_stderr() {
     let agent = repo().join("example-hooks/agent");
-    let first = fs::read_to_string(transcript()).unwrap().lines().next().unwrap().to_owned();
+    let first = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
     let mut f = tempfile::NamedTempFile::new().unwrap();
     writeln!(f, "{first}\n{first}").unwrap();
-    let out = run(&["run", agent.to_str().unwrap(), "--events", f.path().to_str().unwrap()]);
+    let out = run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        f.path().to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     assert!(
-        text(&out.stderr).contains("hookrt: event `evt_0001` was already taken; skipped as a duplicate"),
+        text(&out.stderr)
+            .contains("hookrt: event `evt_0001` was already taken; skipped as a duplicate"),
         "{}",
         text(&out.stderr)
     );

@@ -3,7 +3,10 @@
 //! `scripts/test` builds first (`cargo build --release -p hookrt-cli`), with
 //! the real example hooks and the build cache shared with `tests/all`.
 
-#[allow(dead_code, reason = "shared with tests/all; not every helper is used here")]
+#[allow(
+    dead_code,
+    reason = "shared with tests/all; not every helper is used here"
+)]
 #[path = "../all/common.rs"]
 mod common;
 

@@ -10,7 +10,11 @@ use std::process::{Command, Stdio};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -57,7 +61,11 @@ fn claude_hook(c: &mut Criterion) {
         .env("HOOKRT_CACHE_DIR", &cache)
         .output()
         .unwrap();
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let input = std::fs::read(repo().join("tests/fixtures/claude/PreToolUse.json")).unwrap();
     c.bench_function("claude_hook/3_cached_hooks_one_pretooluse", |b| {
         b.iter(|| {

@@ -45,7 +45,12 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
     };
     let mut rt = match Runtime::load(&args.dir, &opts, &mut |_| {}) {
         Ok(rt) => rt,
-        Err(p) => return fail(gate, &format!("the hooks of {} did not load:\n{p}", args.dir.display())),
+        Err(p) => {
+            return fail(
+                gate,
+                &format!("the hooks of {} did not load:\n{p}", args.dir.display()),
+            );
+        }
     };
     rt.set_transport(Transport {
         kind: "claude-code".into(),
@@ -59,7 +64,11 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
 
 /// What Claude Code reads back.
 fn answer(dispatch: &Dispatch) -> ExitCode {
-    for d in dispatch.deliveries.iter().filter(|d| d.outcome.is_failure()) {
+    for d in dispatch
+        .deliveries
+        .iter()
+        .filter(|d| d.outcome.is_failure())
+    {
         eprintln!(
             "hookrt: hook `{}` {} on {}: {}",
             d.hook,
@@ -96,7 +105,9 @@ fn answer(dispatch: &Dispatch) -> ExitCode {
 fn fail(gate: bool, why: &str) -> ExitCode {
     eprintln!("hookrt claude-hook: {why}");
     if gate {
-        eprintln!("hookrt claude-hook: the tool call is blocked because hookrt could not decide on it");
+        eprintln!(
+            "hookrt claude-hook: the tool call is blocked because hookrt could not decide on it"
+        );
         ExitCode::from(2)
     } else {
         ExitCode::FAILURE

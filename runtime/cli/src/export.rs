@@ -33,8 +33,9 @@ pub fn write_prebuilt(rt: &Runtime, out: &Path) -> Result<()> {
         let to = hooks.join(format!("{}.wasm", h.slug.as_str()));
         let dir = to.parent().unwrap_or(&hooks);
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        fs::copy(&h.component, &to)
-            .with_context(|| format!("cannot copy {} to {}", h.component.display(), to.display()))?;
+        fs::copy(&h.component, &to).with_context(|| {
+            format!("cannot copy {} to {}", h.component.display(), to.display())
+        })?;
     }
     fs::create_dir_all(out.join("hooks"))
         .with_context(|| format!("cannot create {}", out.join("hooks").display()))?;

@@ -165,7 +165,10 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 }
                 if let Some(out) = out {
                     export::write_prebuilt(&rt, &out)?;
-                    eprintln!("wrote a prebuilt agent folder to {} (run it with --prebuilt)", out.display());
+                    eprintln!(
+                        "wrote a prebuilt agent folder to {} (run it with --prebuilt)",
+                        out.display()
+                    );
                 }
                 ExitCode::SUCCESS
             }
@@ -173,13 +176,20 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         }),
         Command::Lock { dir } => {
             // Locking pins the folder as it is now, drifted or not.
-            let loading = Loading { enforce_lock: false, ..cache };
+            let loading = Loading {
+                enforce_lock: false,
+                ..cache
+            };
             Ok(match load(&dir, loading) {
                 Ok(rt) => {
-                    hookrt::Lock::of(rt.hooks())
-                        .write(&dir)
-                        .with_context(|| format!("cannot write {}", dir.join(hookrt::LOCK_FILE).display()))?;
-                    println!("locked {} hook(s) in {}", rt.hooks().len(), dir.join(hookrt::LOCK_FILE).display());
+                    hookrt::Lock::of(rt.hooks()).write(&dir).with_context(|| {
+                        format!("cannot write {}", dir.join(hookrt::LOCK_FILE).display())
+                    })?;
+                    println!(
+                        "locked {} hook(s) in {}",
+                        rt.hooks().len(),
+                        dir.join(hookrt::LOCK_FILE).display()
+                    );
                     ExitCode::SUCCESS
                 }
                 Err(p) => report(&p),
@@ -210,18 +220,26 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Journal(cmd) => journal::journal(cmd),
         Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),
         // The audit shows drift instead of refusing to load over it.
-        Command::Audit { dir, json } => Ok(match load(&dir, Loading { enforce_lock: false, ..cache }) {
-            Ok(rt) => {
-                let report = hookrt::audit(&rt);
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&report)?);
-                } else {
-                    print!("{}", report.to_text());
+        Command::Audit { dir, json } => Ok(
+            match load(
+                &dir,
+                Loading {
+                    enforce_lock: false,
+                    ..cache
+                },
+            ) {
+                Ok(rt) => {
+                    let report = hookrt::audit(&rt);
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&report)?);
+                    } else {
+                        print!("{}", report.to_text());
+                    }
+                    ExitCode::SUCCESS
                 }
-                ExitCode::SUCCESS
-            }
-            Err(p) => report(&p),
-        }),
+                Err(p) => report(&p),
+            },
+        ),
     }
 }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hookrt::{
-    Durability, Envelope, EveStream, HookService, Observation, Ordinals, Outcome,
-    PendingReceipt, Runtime, ServiceOptions, Transport,
+    Durability, Envelope, EveStream, HookService, Observation, Ordinals, Outcome, PendingReceipt,
+    Runtime, ServiceOptions, Transport,
 };
 
 /// The shape of the input lines.

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hookrt::Envelope;
-use hookrt::{HookService, Observation, ServiceOptions};
 use hookrt::EventClass;
+use hookrt::{HookService, Observation, ServiceOptions};
 
 mod support;
 use support::{load, three_observers, transcript};

@@ -6,12 +6,12 @@
 use std::fmt::Write as _;
 
 use crate::WORLD;
-use crate::hooks::settings::{InstancePolicy, OnFailure, RetryPolicy};
+use crate::event::kind::{WILDCARD, class_of};
 use crate::hooks::discovery::SourceKind;
 use crate::hooks::lock::{Lock, LockStatus};
-use crate::sandbox::limits::Limits;
+use crate::hooks::settings::{InstancePolicy, OnFailure, RetryPolicy};
 use crate::runtime::Runtime;
-use crate::event::kind::{WILDCARD, class_of};
+use crate::sandbox::limits::Limits;
 
 /// One hook as an auditor sees it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -89,11 +89,20 @@ pub fn audit(rt: &Runtime) -> Audit {
         .hooks()
         .iter()
         .enumerate()
-        .map(|(i, h)| (i, h, match &lock {
-            Ok(None) => (LockStatus::Unlocked, None),
-            Ok(Some(lock)) => lock.status(h),
-            Err(p) => (LockStatus::Drifted, Some(format!("{}: {}", p.path.display(), p.message))),
-        }))
+        .map(|(i, h)| {
+            (
+                i,
+                h,
+                match &lock {
+                    Ok(None) => (LockStatus::Unlocked, None),
+                    Ok(Some(lock)) => lock.status(h),
+                    Err(p) => (
+                        LockStatus::Drifted,
+                        Some(format!("{}: {}", p.path.display(), p.message)),
+                    ),
+                },
+            )
+        })
         .map(|(i, h, (lock, lock_detail))| HookAudit {
             position: i + 1,
             slug: h.slug.to_string(),
@@ -166,7 +175,11 @@ impl Audit {
                 LockStatus::Locked => "locked (matches hookrt.lock)",
                 LockStatus::Drifted => "DRIFTED",
             };
-            let detail = h.lock_detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+            let detail = h
+                .lock_detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
             let _ = writeln!(s, "   lock       {status}{detail}");
             if let Some(name) = &h.name {
                 let _ = writeln!(

@@ -38,11 +38,11 @@ pub const WORLD: &str = "hookrt:hook/define-hook";
 
 // Layer 1: events.
 pub use event::answer::{Answer, Approval, FileEdit};
-pub use event::envelope::{
-    Coordinates, Durability, Envelope, EnvelopeError, MAX_DATA_BYTES, MAX_ID_LEN,
-    SCHEMA_VERSION, idempotency_key, now_rfc3339,
-};
 pub use event::claude::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
+pub use event::envelope::{
+    Coordinates, Durability, Envelope, EnvelopeError, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION,
+    idempotency_key, now_rfc3339,
+};
 pub use event::eve::{EveError, EveStream};
 pub use event::kind::{
     CUSTOM_PREFIX, EventClass, EventKind, KINDS, WILDCARD, class_of, is_known, is_subscribable,
@@ -55,7 +55,9 @@ pub use sandbox::capture::LogLine;
 pub use sandbox::engine::{Allocator, MAX_WORKERS, SandboxError, engine_config};
 pub use sandbox::grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
 pub use sandbox::http::MAX_RESPONSE_BYTES;
-pub use sandbox::limits::{DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES};
+pub use sandbox::limits::{
+    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES,
+};
 pub use sandbox::metrics::{Metrics, Series};
 pub use sandbox::outcome::Outcome;
 pub use sandbox::redaction::Redactor;
@@ -87,8 +89,8 @@ pub use runtime::{Runtime, check};
 // Layer 6: the service.
 pub use service::api::{HookService, PendingReceipt, ServiceOptions, StartError};
 pub use service::journal::{
-    Ack, Answered, DeadLetter, Inserted, Journal, JournalError, PendingDelivery, PendingEvent, Plan,
-    JournalStatus,
+    Ack, Answered, DeadLetter, Inserted, Journal, JournalError, JournalStatus, PendingDelivery,
+    PendingEvent, Plan,
 };
 pub use service::owner::{JournalLock, lock_path};
 pub use service::report::{Observation, Observer, Receipt, ResolveReply, Stats};

@@ -8,21 +8,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::hooks::build::{self, BuildEvent, BuildOptions, BuiltHook};
-use crate::hooks::config::{Config, Mode};
-use crate::delivery::record::Dispatch;
-use crate::hooks::discovery::{self, Discovery};
 use crate::delivery::dispatch;
+use crate::delivery::record::Dispatch;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
+use crate::event::scope::{Scope, Transport};
+use crate::hooks::build::{self, BuildEvent, BuildOptions, BuiltHook};
+use crate::hooks::call::Services;
+use crate::hooks::config::{Config, Mode};
+use crate::hooks::discovery::{self, Discovery};
 use crate::hooks::load::LoadedHook;
 use crate::hooks::lock::Lock;
-use crate::hooks::call::Services;
-use crate::sandbox::metrics::Metrics;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
-use crate::sandbox::redaction::Redactor;
 use crate::hooks::registry::Registry;
 use crate::sandbox::engine::{self, Allocator, Sandbox};
-use crate::event::scope::{Scope, Transport};
+use crate::sandbox::metrics::Metrics;
+use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
 
 /// An agent folder's hooks, loaded and ordered.
@@ -65,7 +65,11 @@ fn cache_outside(agent_dir: &Path, cache_dir: &Path) -> Result<(), Problems> {
     let resolve = |p: &Path| {
         let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         abs.ancestors()
-            .find_map(|a| a.canonicalize().ok().map(|c| c.join(abs.strip_prefix(a).unwrap_or(Path::new("")))))
+            .find_map(|a| {
+                a.canonicalize()
+                    .ok()
+                    .map(|c| c.join(abs.strip_prefix(a).unwrap_or(Path::new(""))))
+            })
             .unwrap_or(abs)
     };
     if resolve(cache_dir).starts_with(resolve(agent_dir)) {
@@ -137,7 +141,10 @@ impl Runtime {
     ) -> Result<Runtime, Problems> {
         let (discovery, config) = check(agent_dir)?;
         for path in &discovery.ignored {
-            tracing::warn!("{} is not a hook (only .rs files, crates and .wasm components are); left alone", path.display());
+            tracing::warn!(
+                "{} is not a hook (only .rs files, crates and .wasm components are); left alone",
+                path.display()
+            );
         }
         cache_outside(agent_dir, &opts.cache_dir)?;
         // The stricter mode wins: the folder or the operator can ask for `prebuilt`.
@@ -157,8 +164,14 @@ impl Runtime {
         } else {
             Allocator::OnDemand
         };
-        let sandbox = Sandbox::with_allocator(want)
-            .map_err(|e| Problems(vec![Problem::new(ProblemKind::Sandbox, agent_dir, e.to_string(), e.fix())]))?;
+        let sandbox = Sandbox::with_allocator(want).map_err(|e| {
+            Problems(vec![Problem::new(
+                ProblemKind::Sandbox,
+                agent_dir,
+                e.to_string(),
+                e.fix(),
+            )])
+        })?;
         let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
         // Load-time calls (configure, subscriptions) store into one throw-away place.
         let scratch = StateStore::in_memory();
@@ -202,7 +215,8 @@ impl Runtime {
     /// Cranelift may take seconds, reading 100 cached hooks a few ms).
     pub async fn load_async(agent_dir: PathBuf, opts: BuildOptions) -> Result<Runtime, Problems> {
         let loaded =
-            tokio::task::spawn_blocking(move || Runtime::load(&agent_dir, &opts, &mut |_| {})).await;
+            tokio::task::spawn_blocking(move || Runtime::load(&agent_dir, &opts, &mut |_| {}))
+                .await;
         match loaded {
             Ok(runtime) => runtime,
             Err(e) => std::panic::resume_unwind(e.into_panic()),

@@ -13,9 +13,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::event::envelope::{
-    Coordinates, Envelope, hash_parts, idempotency_key, now_rfc3339,
-};
+use crate::event::envelope::{Coordinates, Envelope, hash_parts, idempotency_key, now_rfc3339};
 use crate::sandbox::outcome::Outcome;
 
 /// Kind emitted when a critical hook fails on an event of a turn.

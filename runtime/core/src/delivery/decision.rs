@@ -116,10 +116,7 @@ pub fn requested_calls(data: &serde_json::Value) -> Vec<RequestedCall> {
 }
 
 /// Merges per-hook answers (each one list aligned with `calls`) in order.
-pub fn merge_approvals(
-    calls: &[RequestedCall],
-    per_hook: &[Vote<Vec<Approval>>],
-) -> ToolApproval {
+pub fn merge_approvals(calls: &[RequestedCall], per_hook: &[Vote<Vec<Approval>>]) -> ToolApproval {
     let calls = calls
         .iter()
         .enumerate()

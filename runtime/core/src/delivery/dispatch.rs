@@ -8,13 +8,13 @@
 //! to "every planned delivery runs": once a hook owns a file edit (`applied`
 //! or `failed`), the hooks after it are not asked, so nobody writes twice.
 
+use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
+use crate::delivery::edit::EditSession;
+use crate::delivery::record::{Delivery, Dispatch, Resolution};
 use crate::event::answer::{Answer, Approval, FileEdit};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::kind::{self, EventClass};
 use crate::event::scope::Scope;
-use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
-use crate::delivery::edit::EditSession;
-use crate::delivery::record::{Delivery, Dispatch, Resolution};
 use crate::hooks::call::{Call, Services};
 use crate::hooks::load::LoadedHook;
 use crate::hooks::registry::Registry;

@@ -83,7 +83,10 @@ pub fn claude_envelope(agent: &str, input: &str) -> Result<Envelope, ClaudeError
             let call_id = fields
                 .get("tool_use_id")
                 .and_then(Value::as_str)
-                .map_or_else(|| format!("call-{}", hex::encode(&digest[..8])), str::to_owned);
+                .map_or_else(
+                    || format!("call-{}", hex::encode(&digest[..8])),
+                    str::to_owned,
+                );
             let tool = text(&fields, "tool_name");
             if !tool.is_string() {
                 return Err(ClaudeError::Shape(format!("{event} without `tool_name`")));
@@ -91,12 +94,18 @@ pub fn claude_envelope(agent: &str, input: &str) -> Result<Envelope, ClaudeError
             step = Some(call_id.clone());
             if event == "PreToolUse" {
                 let input = text(&fields, "tool_input");
-                ("actions.requested", json!({"actions": [{"call_id": call_id, "tool": tool, "input": input}]}))
+                (
+                    "actions.requested",
+                    json!({"actions": [{"call_id": call_id, "tool": tool, "input": input}]}),
+                )
             } else {
                 let response = text(&fields, "tool_response");
                 let failed = response.get("success") == Some(&Value::Bool(false));
                 let status = if failed { "error" } else { "ok" };
-                ("action.result", json!({"call_id": call_id, "tool": tool, "status": status, "output": response}))
+                (
+                    "action.result",
+                    json!({"call_id": call_id, "tool": tool, "status": status, "output": response}),
+                )
             }
         }
         "Notification" => (
@@ -120,7 +129,10 @@ pub fn claude_envelope(agent: &str, input: &str) -> Result<Envelope, ClaudeError
             "compaction.requested",
             json!({"trigger": text(&fields, "trigger"), "custom_instructions": text(&fields, "custom_instructions")}),
         ),
-        "SessionEnd" => ("session.completed", json!({"reason": text(&fields, "reason")})),
+        "SessionEnd" => (
+            "session.completed",
+            json!({"reason": text(&fields, "reason")}),
+        ),
         other => {
             return Err(ClaudeError::Shape(format!(
                 "hook event `{other}` is not one hookrt stands in for (it handles {})",

@@ -202,7 +202,8 @@ impl Envelope {
         coordinates: Coordinates,
         data: serde_json::Value,
     ) -> Result<Envelope, EnvelopeError> {
-        let mut envelope = Envelope::draft(id.into(), kind.into(), now_rfc3339(), coordinates, data);
+        let mut envelope =
+            Envelope::draft(id.into(), kind.into(), now_rfc3339(), coordinates, data);
         envelope.validate()?;
         Ok(envelope)
     }
@@ -316,9 +317,9 @@ impl Envelope {
             }
         }
         if !kind::is_known(&self.kind) {
-            return Err(EnvelopeError::UnknownKind(
-                kind::unknown_kind_message(&self.kind),
-            ));
+            return Err(EnvelopeError::UnknownKind(kind::unknown_kind_message(
+                &self.kind,
+            )));
         }
         if !is_rfc3339(&self.timestamp) {
             return Err(EnvelopeError::Timestamp(self.timestamp.clone()));
@@ -363,7 +364,9 @@ fn check_actions(data: &serde_json::Value) -> Result<(), String> {
         return Err(format!("`actions` is not an array; {expected}"));
     };
     if actions.is_empty() {
-        return Err(format!("`actions` is empty: there is no call to decide on; {expected}"));
+        return Err(format!(
+            "`actions` is empty: there is no call to decide on; {expected}"
+        ));
     }
     let mut seen = std::collections::HashSet::new();
     for (i, call) in actions.iter().enumerate() {

@@ -132,10 +132,13 @@ impl EveStream {
             _ => self.mint_id(&kind, &at, &data),
         };
         let turn = text_of(&data, "turnId");
-        let step = data.get("stepIndex").and_then(Value::as_u64).map(|n| match &turn {
-            Some(t) => format!("{t}.step_{n}"),
-            None => format!("step_{n}"),
-        });
+        let step = data
+            .get("stepIndex")
+            .and_then(Value::as_u64)
+            .map(|n| match &turn {
+                Some(t) => format!("{t}.step_{n}"),
+                None => format!("step_{n}"),
+            });
         let coordinates = Coordinates {
             agent: self.agent.clone(),
             session: self.session.clone(),
@@ -160,9 +163,7 @@ impl EveStream {
             "agent.started" => true,
             _ => false,
         };
-        if agent_task
-            && let (Some(task), Some(name)) = (text(data, "taskId"), text(data, "name"))
-        {
+        if agent_task && let (Some(task), Some(name)) = (text(data, "taskId"), text(data, "name")) {
             self.tasks.insert(task, name);
         }
     }
@@ -219,9 +220,15 @@ fn add_call_ids(data: &mut Map<String, Value>) {
         if let Some(id) = action.get("callId").cloned() {
             action.entry("call_id").or_insert(id);
         }
-        let tool = ["toolName", "name", "subagentName", "remoteAgentName", "kind"]
-            .iter()
-            .find_map(|k| action.get(*k).filter(|v| v.is_string()).cloned());
+        let tool = [
+            "toolName",
+            "name",
+            "subagentName",
+            "remoteAgentName",
+            "kind",
+        ]
+        .iter()
+        .find_map(|k| action.get(*k).filter(|v| v.is_string()).cloned());
         if let Some(tool) = tool {
             action.entry("tool").or_insert(tool);
         }

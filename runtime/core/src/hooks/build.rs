@@ -19,11 +19,10 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::hooks::cache_dir::{self, BuildLock, create_private_dir};
-use crate::hooks::digest::{sdk_fingerprint, source_hash};
 use crate::hooks::cargo::{
-    self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem,
-    run_cargo,
+    self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem, run_cargo,
 };
+use crate::hooks::digest::{sdk_fingerprint, source_hash};
 use crate::hooks::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::{Problem, ProblemKind};
 /// The version requirement hooks use for `hookrt-sdk`.
@@ -131,7 +130,8 @@ pub fn build(
         let hash = match source_hash(hook, &sdk, opts.toolchain.as_deref()) {
             Ok(h) => h,
             Err(e) => {
-                problems.push(Problem::new(ProblemKind::Build, 
+                problems.push(Problem::new(
+                    ProblemKind::Build,
                     &hook.path,
                     format!("cannot read source: {e}"),
                     "check permissions",
@@ -163,7 +163,8 @@ pub fn build(
         return (built, problems);
     }
     if let Err(e) = create_private_dir(&components_dir) {
-        problems.push(Problem::new(ProblemKind::Build, 
+        problems.push(Problem::new(
+            ProblemKind::Build,
             &components_dir,
             format!("cannot create: {e}"),
             "check permissions or pass another --cache-dir",
@@ -227,7 +228,8 @@ pub fn build(
                     source_sha256: hash,
                     compiled: true,
                 }),
-                Err(e) => problems.push(Problem::new(ProblemKind::Build, 
+                Err(e) => problems.push(Problem::new(
+                    ProblemKind::Build,
                     &hook.path,
                     e,
                     "check disk space and permissions of the cache dir",
@@ -257,7 +259,8 @@ fn build_single_files(
     for (hook, hash) in singles {
         match write_member(&ws, hook) {
             Ok(m) => members.push((hook.clone(), hash.clone(), m)),
-            Err(e) => problems.push(Problem::new(ProblemKind::Build, 
+            Err(e) => problems.push(Problem::new(
+                ProblemKind::Build,
                 &ws,
                 format!("cannot write the generated crate for `{}`: {e}", hook.slug),
                 "check permissions of the cache dir",
@@ -265,7 +268,8 @@ fn build_single_files(
         }
     }
     if let Err(e) = write_workspace(&ws) {
-        problems.push(Problem::new(ProblemKind::Build, 
+        problems.push(Problem::new(
+            ProblemKind::Build,
             &ws,
             format!("cannot write the generated workspace: {e}"),
             "check permissions of the cache dir",
@@ -289,7 +293,8 @@ fn build_single_files(
                     source_sha256: hash,
                     compiled: true,
                 }),
-                Err(e) => problems.push(Problem::new(ProblemKind::Build, 
+                Err(e) => problems.push(Problem::new(
+                    ProblemKind::Build,
                     &hook.path,
                     e,
                     "check disk space and permissions of the cache dir",
@@ -356,13 +361,15 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// records its digest beside it (`<component>.sha256`), taken from the bytes
 /// written: every later load re-hashes the component against it.
 fn install(from: &Path, to: &Path) -> Result<(), String> {
-    let bytes =
-        fs::read(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    let bytes = fs::read(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
     let write = |path: &Path, bytes: &[u8]| {
         cache_dir::write_private(path, bytes)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
-    write(&to.with_extension("wasm.sha256"), hex::encode(Sha256::digest(&bytes)).as_bytes())?;
+    write(
+        &to.with_extension("wasm.sha256"),
+        hex::encode(Sha256::digest(&bytes)).as_bytes(),
+    )?;
     write(to, &bytes)
 }
 

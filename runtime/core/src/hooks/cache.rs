@@ -77,7 +77,13 @@ pub enum CacheError {
 fn mac(key: &[u8], engine: &[u8; 32], sha256: &str, artifact: &[u8]) -> [u8; MAC_LEN] {
     cache_dir::hmac_sha256(
         key,
-        &[b"hookrt artifact v1\0", engine, sha256.as_bytes(), b"\0", artifact],
+        &[
+            b"hookrt artifact v1\0",
+            engine,
+            sha256.as_bytes(),
+            b"\0",
+            artifact,
+        ],
     )
 }
 
@@ -93,7 +99,8 @@ pub fn load(
     let io = |what: &str, p: &Path, e: std::io::Error| {
         CacheError::Io(format!("cannot {what} {}: {e}", p.display()))
     };
-    let key = cache_dir::mac_key(cache_dir).map_err(|e| io("set up the cache key in", cache_dir, e))?;
+    let key =
+        cache_dir::mac_key(cache_dir).map_err(|e| io("set up the cache key in", cache_dir, e))?;
     let id = engine_id(engine);
     let artifact = artifact_path(engine, cache_dir, sha256);
     match std::fs::read(&artifact) {
@@ -111,15 +118,21 @@ pub fn load(
                             compiled: false,
                         });
                     }
-                    Err(e) => tracing::warn!(artifact = %artifact.display(), "cached artifact does not deserialize ({e}); recompiling"),
+                    Err(e) => {
+                        tracing::warn!(artifact = %artifact.display(), "cached artifact does not deserialize ({e}); recompiling")
+                    }
                 }
             } else {
                 tracing::warn!(artifact = %artifact.display(), "cached artifact has no valid MAC (planted, foreign or damaged); it is not loaded but recompiled");
             }
         }
-        Ok(_) => tracing::warn!(artifact = %artifact.display(), "cached artifact is truncated; recompiling"),
+        Ok(_) => {
+            tracing::warn!(artifact = %artifact.display(), "cached artifact is truncated; recompiling")
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => tracing::warn!(artifact = %artifact.display(), "cannot read cached artifact ({e}); recompiling"),
+        Err(e) => {
+            tracing::warn!(artifact = %artifact.display(), "cannot read cached artifact ({e}); recompiling")
+        }
     }
     let bytes = std::fs::read(path).map_err(|e| io("read", path, e))?;
     let compiled = engine

@@ -26,7 +26,11 @@ const KEY_LEN: usize = 32;
 /// The per-user cache dir: `$HOOKRT_CACHE_DIR`, `$XDG_CACHE_HOME/hookrt`,
 /// `$HOME/.cache/hookrt`, or (no home at all) a folder in the temp dir.
 pub fn default_cache_dir() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(dir) = var("HOOKRT_CACHE_DIR") {
         return dir;
     }
@@ -48,7 +52,10 @@ fn user_tag() -> String {
 /// Creates `dir` (and missing parents) readable by its owner only (0700).
 /// An existing folder is left as it is: it may be one the operator chose.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 /// A temp-file name no other writer (process or thread) uses at the same time.
@@ -151,7 +158,8 @@ impl BuildLock {
     pub fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
         let path = cache_dir.join("build.lock");
         let fail = |e: std::io::Error| {
-            Problem::new(ProblemKind::Build, 
+            Problem::new(
+                ProblemKind::Build,
                 &path,
                 format!("cannot lock the build cache: {e}"),
                 "check permissions of the cache dir",

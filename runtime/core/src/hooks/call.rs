@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use wasmtime::Store;
 use std::time::Instant;
+use wasmtime::Store;
 
 use crate::event::answer::Answer;
 use crate::event::kind::EventClass;
@@ -14,9 +14,9 @@ use crate::event::scope::{Scope, Transport};
 use crate::hooks::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::hooks::settings::InstancePolicy;
 use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
-use crate::sandbox::limits::MAX_LOG_LINES_PER_MINUTE;
 use crate::sandbox::engine::{self, Sandbox};
 use crate::sandbox::host::StoreData;
+use crate::sandbox::limits::MAX_LOG_LINES_PER_MINUTE;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::redaction::Redactor;

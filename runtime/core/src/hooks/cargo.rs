@@ -174,7 +174,8 @@ pub(crate) fn compile_problem(
     generated: Option<&Path>,
 ) -> Problem {
     if let Some(e) = &run.spawn_error {
-        return Problem::new(ProblemKind::Build, 
+        return Problem::new(
+            ProblemKind::Build,
             path,
             e.clone(),
             "install Rust with rustup (https://rustup.rs) so `cargo` is on PATH",
@@ -199,7 +200,8 @@ pub(crate) fn compile_problem(
     } else {
         "fix the errors shown; `hookrt build` rebuilds only what changed".to_owned()
     };
-    Problem::new(ProblemKind::Build, 
+    Problem::new(
+        ProblemKind::Build,
         path,
         format!("does not build into a component:\n{}", detail.trim_end()),
         fix,
@@ -213,4 +215,3 @@ pub(crate) fn absolute(p: &Path) -> PathBuf {
 pub(crate) fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
 }
-

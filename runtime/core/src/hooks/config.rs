@@ -19,18 +19,17 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::hooks::discovery::Discovery;
-use crate::sandbox::grants;
-use crate::sandbox::limits;
-use crate::sandbox::http::Entry;
-use crate::hooks::problem::{Problem, ProblemKind, Problems};
-use crate::sandbox::redaction::Redactor;
 use crate::event::scope::Scope;
-use crate::hooks::slug::Slug;
+use crate::hooks::discovery::Discovery;
+use crate::hooks::problem::{Problem, ProblemKind, Problems};
 use crate::hooks::settings::{
-    HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS,
-    MAX_REUSE_LIMIT, OnFailure,
+    HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, OnFailure,
 };
+use crate::hooks::slug::Slug;
+use crate::sandbox::grants;
+use crate::sandbox::http::Entry;
+use crate::sandbox::limits;
+use crate::sandbox::redaction::Redactor;
 
 /// The configuration file's name inside the agent folder.
 pub const CONFIG_FILE: &str = "hookrt.toml";
@@ -144,7 +143,8 @@ impl Config {
                 return Config::parse("", &path).map(|c| Config { path: None, ..c });
             }
             Err(e) => {
-                return Err(Problems(vec![Problem::new(ProblemKind::Config, 
+                return Err(Problems(vec![Problem::new(
+                    ProblemKind::Config,
                     &path,
                     format!("cannot read: {e}"),
                     "check permissions",
@@ -157,7 +157,8 @@ impl Config {
     /// Parses configuration text; `path` is only used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, Problems> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            Problems(vec![Problem::new(ProblemKind::Config, 
+            Problems(vec![Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("invalid configuration: {}", e.to_string().trim_end()),
                 "fix the key or value shown; docs/configuration.md lists every key",
@@ -171,7 +172,8 @@ impl Config {
             ("config", raw.defaults.config.is_some()),
         ] {
             if set {
-                problems.push(Problem::new(ProblemKind::Config, 
+                problems.push(Problem::new(
+                    ProblemKind::Config,
                     path,
                     format!("[defaults] sets `{key}`, which belongs to one hook"),
                     format!("move `{key}` to a [hooks.\"<slug>\"] table"),
@@ -194,7 +196,8 @@ impl Config {
         for a in &raw.aggregate {
             match Slug::parse(a) {
                 Ok(slug) => aggregate.push(slug),
-                Err(e) => problems.push(Problem::new(ProblemKind::Config, 
+                Err(e) => problems.push(Problem::new(
+                    ProblemKind::Config,
                     path,
                     format!("`aggregate` has invalid slug `{a}`: {e}"),
                     "name a primary hook's slug",
@@ -203,7 +206,8 @@ impl Config {
         }
         let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
         let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
-            problems.push(Problem::new(ProblemKind::Config, 
+            problems.push(Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("[redaction.patterns]: {e}"),
                 "fix the regex (Rust `regex` syntax)",
@@ -243,7 +247,8 @@ impl Config {
                     .min_by_key(|(d, _)| *d)
                     .map(|(_, k)| format!(" (did you mean `{k}`?)"))
                     .unwrap_or_default();
-                Problem::new(ProblemKind::Config, 
+                Problem::new(
+                    ProblemKind::Config,
                     &path,
                     format!("{what} names `{slug}`, but no hook has that slug{hint}"),
                     "fix the slug or remove the entry",
@@ -325,13 +330,15 @@ fn parse_scope(
     let mut order = Vec::new();
     for s in &order_in {
         match Slug::parse(s) {
-            Ok(slug) if order.contains(&slug) => problems.push(Problem::new(ProblemKind::Config, 
+            Ok(slug) if order.contains(&slug) => problems.push(Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("`order` lists `{s}` twice"),
                 "list each slug once",
             )),
             Ok(slug) => order.push(slug),
-            Err(e) => problems.push(Problem::new(ProblemKind::Config, 
+            Err(e) => problems.push(Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("`order` has invalid slug `{s}`: {e}"),
                 "use a hook's slug",
@@ -345,7 +352,8 @@ fn parse_scope(
                 check_ranges(path, &format!("[{table}.\"{s}\"]"), &settings, problems);
                 hooks.insert(slug, settings);
             }
-            Err(e) => problems.push(Problem::new(ProblemKind::Config, 
+            Err(e) => problems.push(Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("[{table}.\"{s}\"] is not a valid slug: {e}"),
                 "use a hook's slug",
@@ -429,7 +437,8 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
     for g in raw.grants.iter().flatten() {
         if !grants::CAPABILITIES.contains(&g.as_str()) {
-            problems.push(Problem::new(ProblemKind::Config, 
+            problems.push(Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("{table} grants unknown capability `{g}`"),
                 format!("grant only {}", grants::CAPABILITIES.join(", ")),
@@ -441,12 +450,14 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
         .as_ref()
         .is_some_and(|g| g.iter().any(|g| g == "http"));
     match (&raw.http_allow, grants_http) {
-        (None, true) => problems.push(Problem::new(ProblemKind::Config, 
+        (None, true) => problems.push(Problem::new(
+            ProblemKind::Config,
             path,
             format!("{table} grants `http` but has no `http_allow` list"),
             "name the hosts it may call, e.g. http_allow = [\"api.example.com\"]",
         )),
-        (Some(_), false) => problems.push(Problem::new(ProblemKind::Config, 
+        (Some(_), false) => problems.push(Problem::new(
+            ProblemKind::Config,
             path,
             format!("{table} has `http_allow` without the `http` grant"),
             "add \"http\" to `grants`, or remove `http_allow`",
@@ -482,12 +493,14 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
     ];
     for (key, value, max) in checks {
         match value {
-            Some(0) => problems.push(Problem::new(ProblemKind::Config, 
+            Some(0) => problems.push(Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("{table} {key} = 0"),
                 format!("set {key} between 1 and {max}"),
             )),
-            Some(v) if v > max => problems.push(Problem::new(ProblemKind::Config, 
+            Some(v) if v > max => problems.push(Problem::new(
+                ProblemKind::Config,
                 path,
                 format!("{table} {key} = {v} is above the maximum {max}"),
                 format!("set {key} between 1 and {max}; limits cannot be switched off"),

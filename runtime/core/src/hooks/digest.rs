@@ -63,7 +63,8 @@ fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
 /// Digest of the SDK crate and the WIT it is generated from.
 pub(crate) fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
     let missing = || {
-        Problem::new(ProblemKind::Build, 
+        Problem::new(
+            ProblemKind::Build,
             sdk_dir,
             "the hookrt-sdk crate is not there",
             "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",

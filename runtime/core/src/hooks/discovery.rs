@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use walkdir::WalkDir;
 
-use crate::hooks::problem::{Problem, ProblemKind, Problems};
 use crate::event::scope::Scope;
+use crate::hooks::problem::{Problem, ProblemKind, Problems};
 use crate::hooks::slug::{Slug, SlugError};
 
 /// The folder under the agent folder that holds hooks.
@@ -71,7 +71,11 @@ pub const SUBAGENTS_DIR: &str = "subagents";
 pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
     let mut problems = Vec::new();
     if !agent_dir.is_dir() {
-        let what = if agent_dir.exists() { "is not a folder" } else { "does not exist" };
+        let what = if agent_dir.exists() {
+            "is not a folder"
+        } else {
+            "does not exist"
+        };
         return Err(Problems(vec![Problem::new(
             ProblemKind::AgentFolder,
             agent_dir,
@@ -89,7 +93,8 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
         return Err(Problems(problems));
     }
     if !root.is_dir() {
-        problems.push(Problem::new(ProblemKind::Layout, 
+        problems.push(Problem::new(
+            ProblemKind::Layout,
             &root,
             "no hooks folder",
             format!(
@@ -119,7 +124,8 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                 .filter(|e| e.path().is_dir())
                 .collect(),
             Err(e) => {
-                problems.push(Problem::new(ProblemKind::Layout, 
+                problems.push(Problem::new(
+                    ProblemKind::Layout,
                     &subagents,
                     format!("cannot read: {e}"),
                     "check permissions",
@@ -138,7 +144,8 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                     Ok(s)
                 }
             }) {
-                problems.push(Problem::new(ProblemKind::Layout, 
+                problems.push(Problem::new(
+                    ProblemKind::Layout,
                     &dir,
                     format!("unsafe subagent id `{id}`: {e}"),
                     "rename the folder: lowercase letters, digits, `_` or `-`",
@@ -188,7 +195,8 @@ fn walk_scope(
     let canonical_root = match root.canonicalize() {
         Ok(p) => p,
         Err(e) => {
-            problems.push(Problem::new(ProblemKind::Layout, 
+            problems.push(Problem::new(
+                ProblemKind::Layout,
                 root,
                 format!("cannot resolve folder: {e}"),
                 "check permissions",
@@ -209,7 +217,8 @@ fn walk_scope(
                     .path()
                     .map(Path::to_path_buf)
                     .unwrap_or_else(|| root.to_path_buf());
-                problems.push(Problem::new(ProblemKind::Layout, 
+                problems.push(Problem::new(
+                    ProblemKind::Layout,
                     path,
                     format!("cannot read: {e}"),
                     "check permissions",
@@ -222,7 +231,8 @@ fn walk_scope(
         if entry.file_type().is_symlink() {
             match fs::canonicalize(&path) {
                 Err(e) => {
-                    problems.push(Problem::new(ProblemKind::Layout, 
+                    problems.push(Problem::new(
+                        ProblemKind::Layout,
                         &path,
                         format!("broken symlink: {e}"),
                         "remove the link or fix its target",
@@ -230,7 +240,8 @@ fn walk_scope(
                     continue;
                 }
                 Ok(target) if !target.starts_with(&canonical_root) => {
-                    problems.push(Problem::new(ProblemKind::Layout, 
+                    problems.push(Problem::new(
+                        ProblemKind::Layout,
                         &path,
                         format!(
                             "symlink leaves the hooks folder (points to {})",
@@ -241,7 +252,8 @@ fn walk_scope(
                     continue;
                 }
                 Ok(target) if target.is_dir() => {
-                    problems.push(Problem::new(ProblemKind::Layout, 
+                    problems.push(Problem::new(
+                        ProblemKind::Layout,
                         &path,
                         "symlinked folders are not followed",
                         "move the folder into hooks/ or link the individual hook files",
@@ -255,7 +267,8 @@ fn walk_scope(
             continue;
         };
         let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
-            problems.push(Problem::new(ProblemKind::Layout, 
+            problems.push(Problem::new(
+                ProblemKind::Layout,
                 &path,
                 "path is not valid UTF-8",
                 "rename it using lowercase ASCII letters, digits, `_` or `-`",
@@ -326,7 +339,8 @@ fn add(
     };
     let key = (scope.clone(), slug.clone());
     if let Some(first) = found.get(&key) {
-        problems.push(Problem::new(ProblemKind::Layout, 
+        problems.push(Problem::new(
+            ProblemKind::Layout,
             &path,
             format!(
                 "duplicate slug `{slug}`: {} has the same slug",
@@ -417,7 +431,8 @@ fn linked_folder_problem(path: &Path) -> Problem {
 }
 
 fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {
-    Problem::new(ProblemKind::Layout, 
+    Problem::new(
+        ProblemKind::Layout,
         path,
         format!("unsafe slug `{slug}`: {why}"),
         "rename it: each path segment under hooks/ uses only lowercase letters, digits, `_` or `-`, \
@@ -426,7 +441,8 @@ fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {
 }
 
 fn channels_problem(path: &Path) -> Problem {
-    Problem::new(ProblemKind::Layout, 
+    Problem::new(
+        ProblemKind::Layout,
         path,
         "a `channels/` folder is not supported: channel adapters belong to the agent server, not to hooks",
         "move channel adapters to the agent server and remove this folder; hooks observe events and \

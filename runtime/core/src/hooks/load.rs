@@ -124,12 +124,14 @@ impl LoadedHook {
             &built.component,
         )
         .map_err(|e| match e {
-            cache::CacheError::Invalid(e) => Problem::new(ProblemKind::Load, 
+            cache::CacheError::Invalid(e) => Problem::new(
+                ProblemKind::Load,
                 path,
                 format!("is not a valid WebAssembly component: {e}"),
                 "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
             ),
-            cache::CacheError::Io(e) => Problem::new(ProblemKind::Load, 
+            cache::CacheError::Io(e) => Problem::new(
+                ProblemKind::Load,
                 path,
                 format!("cannot cache its compiled artifact: {e}"),
                 "check disk space and permissions of the cache dir",
@@ -146,7 +148,7 @@ impl LoadedHook {
         let import_audit = grants::check(&imports, &settings.grants, &table)
             .map_err(|m| Problem::new(ProblemKind::Load, path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
         let pre = sandbox.prepare(&loaded.component).map_err(|e| {
-            Problem::new(ProblemKind::Load, 
+            Problem::new(ProblemKind::Load,
                 path,
                 format!("does not implement the `{WORLD}` world (any of versions {}): {}", wit::SUPPORTED_VERSIONS.join(", "), one_line(&e)),
                 "build it with hookrt-sdk's define_hook! macro, or export `configure`, `subscriptions` and `handle` as in wit/",
@@ -174,7 +176,8 @@ impl LoadedHook {
             log_window: Mutex::new((Instant::now(), 0, 0)),
         };
         hook.subscriptions = hook.ask_subscriptions(sandbox, scratch).map_err(|m| {
-            Problem::new(ProblemKind::Load, 
+            Problem::new(
+                ProblemKind::Load,
                 path,
                 m,
                 "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns",
@@ -255,7 +258,6 @@ impl LoadedHook {
         }
     }
 
-
     /// The outbound HTTP policy of its stores (nothing allowed without the grant).
     pub(crate) fn http_policy(&self, redactor: &Redactor) -> HttpPolicy {
         if !self.settings.grants.contains("http") {
@@ -281,7 +283,6 @@ impl LoadedHook {
         }
     }
 }
-
 
 fn one_line(e: &wasmtime::Error) -> String {
     format!("{e:#}").lines().next().unwrap_or("").to_owned()

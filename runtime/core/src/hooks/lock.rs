@@ -75,7 +75,12 @@ impl Lock {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
-                return Err(Problem::new(ProblemKind::Lock, &path, format!("cannot read: {e}"), "check permissions"));
+                return Err(Problem::new(
+                    ProblemKind::Lock,
+                    &path,
+                    format!("cannot read: {e}"),
+                    "check permissions",
+                ));
             }
         };
         let lock: Lock = toml::from_str(&text).map_err(|e| {
@@ -111,7 +116,10 @@ impl Lock {
     pub fn status(&self, hook: &LoadedHook) -> (LockStatus, Option<String>) {
         let id = hook.id();
         let Some(pin) = self.hooks.get(&id) else {
-            return (LockStatus::Drifted, Some(format!("hook `{id}` is not in {LOCK_FILE}")));
+            return (
+                LockStatus::Drifted,
+                Some(format!("hook `{id}` is not in {LOCK_FILE}")),
+            );
         };
         let found = pin_of(hook);
         let mut why = Vec::new();
@@ -122,7 +130,10 @@ impl Lock {
             ));
         }
         if found.world != pin.world {
-            why.push(format!("world version expected {}, found {}", pin.world, found.world));
+            why.push(format!(
+                "world version expected {}, found {}",
+                pin.world, found.world
+            ));
         }
         if found.grants != pin.grants {
             why.push(format!(
@@ -134,7 +145,13 @@ impl Lock {
         if why.is_empty() {
             (LockStatus::Locked, None)
         } else {
-            (LockStatus::Drifted, Some(format!("hook `{id}` drifted from {LOCK_FILE}: {}", why.join("; "))))
+            (
+                LockStatus::Drifted,
+                Some(format!(
+                    "hook `{id}` drifted from {LOCK_FILE}: {}",
+                    why.join("; ")
+                )),
+            )
         }
     }
 

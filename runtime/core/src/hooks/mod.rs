@@ -5,8 +5,8 @@
 pub(crate) mod build;
 pub(crate) mod cache;
 pub(crate) mod cache_dir;
-pub(crate) mod cargo;
 pub(crate) mod call;
+pub(crate) mod cargo;
 pub(crate) mod config;
 pub(crate) mod digest;
 pub(crate) mod discovery;

@@ -7,10 +7,10 @@
 //! then the aggregate observers; within each, every event-specific handler
 //! runs in registration order, then every `*` handler in registration order.
 
+use crate::event::kind::WILDCARD;
+use crate::event::scope::Scope;
 use crate::hooks::config::Config;
 use crate::hooks::load::LoadedHook;
-use crate::event::scope::Scope;
-use crate::event::kind::WILDCARD;
 
 /// Loaded hooks in registration order.
 pub struct Registry {

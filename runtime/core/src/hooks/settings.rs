@@ -125,4 +125,3 @@ pub const MAX_ATTEMPTS: u64 = 20;
 pub const DEFAULT_REUSE_LIMIT: u64 = 10_000;
 /// Highest `reuse_limit` accepted.
 pub const MAX_REUSE_LIMIT: u64 = 1_000_000_000;
-

@@ -174,13 +174,20 @@ impl Capture {
             })
         };
         if b.fields_cut {
-            marker(format!("fields cut at the {MAX_FIELDS_PER_LINE}-field limit per log line"));
+            marker(format!(
+                "fields cut at the {MAX_FIELDS_PER_LINE}-field limit per log line"
+            ));
         }
         if b.lines_cut {
-            marker(format!("log lines cut at the {MAX_LOG_LINES}-line limit per delivery"));
+            marker(format!(
+                "log lines cut at the {MAX_LOG_LINES}-line limit per delivery"
+            ));
         }
         if b.bytes_cut {
-            marker(format!("output cut at the {}-byte output_bytes limit", b.limit));
+            marker(format!(
+                "output cut at the {}-byte output_bytes limit",
+                b.limit
+            ));
         }
         let out = Output {
             logs,

@@ -171,9 +171,10 @@ mod tests {
     #[test]
     fn a_refused_url_is_logged_masked() {
         let p = HttpPolicy::new(&["api.example.com".into()], Default::default());
-        let uri: http::Uri = "https://sk-live-4f9a8b7c6d5e4f3a2b1c.evil.example/x?key=sk-live-4f9a8b7c6d5e4f3a2b1c"
-            .parse()
-            .unwrap();
+        let uri: http::Uri =
+            "https://sk-live-4f9a8b7c6d5e4f3a2b1c.evil.example/x?key=sk-live-4f9a8b7c6d5e4f3a2b1c"
+                .parse()
+                .unwrap();
         assert_eq!(
             p.shown(&uri),
             "https://[redacted:api-key].evil.example/x?key=[redacted:api-key]"

@@ -16,13 +16,13 @@ use wasmtime::{
     UpdateDeadline,
 };
 
-use crate::sandbox::wit::{v0_1_0, v0_2_0};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::state::StateAccess;
+use crate::sandbox::wit::{v0_1_0, v0_2_0};
 
 /// How often the epoch advances. A deadline is noticed within one tick of
 /// passing, so this bounds how far past its budget a hook can run. 1 ms costs
@@ -206,7 +206,8 @@ impl Sandbox {
     pub fn with_allocator(want: Allocator) -> Result<Sandbox, SandboxError> {
         let (engine, allocator) = engine(want)?;
         let mut linker = Linker::new(&engine);
-        crate::sandbox::host::link_wasi(&mut linker).map_err(|e| SandboxError::Setup(e.to_string()))?;
+        crate::sandbox::host::link_wasi(&mut linker)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
         // Linked for everyone, importable only with the `http` grant (checked at load).
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
             .map_err(|e| SandboxError::Setup(e.to_string()))?;

@@ -15,12 +15,12 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::sandbox::bounded::{Bounded, HasBounded};
-use crate::sandbox::wit::{Field, Level, v0_1_0, v0_2_0};
 use crate::sandbox::capture::{Capture, Stream};
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::state::StateAccess;
+use crate::sandbox::wit::{Field, Level, v0_1_0, v0_2_0};
 
 /// The data of one hook's store.
 pub struct StoreData {

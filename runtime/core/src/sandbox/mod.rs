@@ -5,10 +5,10 @@
 
 pub(crate) mod bounded;
 pub(crate) mod capture;
+pub(crate) mod egress;
 pub(crate) mod engine;
 pub(crate) mod grants;
 pub(crate) mod host;
-pub(crate) mod egress;
 pub(crate) mod http;
 pub(crate) mod limits;
 pub(crate) mod metrics;

@@ -13,7 +13,6 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-
 /// The built-in patterns: (name, regex). API keys also match glued to a word
 /// (`token_sk-…`, `KEY=sk-…`: a leading word boundary let `_sk-…` through).
 /// The short `sk-`/`pk-`/`rk-` prefixes must not follow a letter or digit,

@@ -17,9 +17,9 @@
 //! next start delivers it again with `attempt` + 1.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -326,7 +326,10 @@ impl HookService {
     pub fn resolve_blocking(&self, envelope: Envelope) -> Result<ResolveReply, EmitError> {
         let id = envelope.id.clone();
         let (command, (receipt_rx, resolution_rx)) = Self::resolving(envelope)?;
-        let tx = self.tx.as_ref().ok_or_else(|| EmitError::ShuttingDown(id.clone()))?;
+        let tx = self
+            .tx
+            .as_ref()
+            .ok_or_else(|| EmitError::ShuttingDown(id.clone()))?;
         if tx.blocking_send(command).is_err() {
             return Err(EmitError::ShuttingDown(id));
         }
@@ -347,7 +350,11 @@ impl HookService {
         let id = envelope.id.clone();
         envelope.validate()?;
         let (reply, rx) = oneshot::channel();
-        if self.send(Command::Emit(envelope, reply, None)).await.is_err() {
+        if self
+            .send(Command::Emit(envelope, reply, None))
+            .await
+            .is_err()
+        {
             return Err(EmitError::ShuttingDown(id));
         }
         PendingReceipt(Ok(rx), id).receipt().await
@@ -420,4 +427,3 @@ impl Drop for HookService {
         self.finish();
     }
 }
-

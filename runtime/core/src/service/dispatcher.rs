@@ -256,7 +256,8 @@ impl Dispatcher {
                 self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                 return follow_ups;
             };
-            let answer = keeps_answers.then(|| serde_json::to_string(&s.answer).unwrap_or_default());
+            let answer =
+                keeps_answers.then(|| serde_json::to_string(&s.answer).unwrap_or_default());
             run.record(hook, &pd.handler, s.outcome, s.answer);
             let critical = hook.settings.critical;
             let next = self.settled(&w, pd, s.attempt, s.outcome, s.error, critical);
@@ -295,7 +296,9 @@ impl Dispatcher {
         };
         match serde_json::from_str::<Answer>(&a.answer) {
             Ok(answer) => run.record(hook, &a.handler, a.outcome, answer),
-            Err(e) => tracing::error!(hook = %a.hook, "journal: unreadable stored answer, not counted: {e}"),
+            Err(e) => {
+                tracing::error!(hook = %a.hook, "journal: unreadable stored answer, not counted: {e}")
+            }
         }
     }
 

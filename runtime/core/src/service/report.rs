@@ -90,4 +90,3 @@ pub struct ResolveReply {
     /// (a re-submitted event is not decided again).
     pub resolution: Option<Resolution>,
 }
-

@@ -84,4 +84,3 @@ pub(crate) fn count(stats: &mut Stats, d: &Delivery, attempt: u32) {
         stats.repeats += 1;
     }
 }
-

@@ -1,0 +1,396 @@
+//! The journal: the embedded durable store of events, deliveries and dead
+//! letters (SQLite in WAL mode).
+//!
+//! An event is committed together with its planned deliveries before any hook
+//! sees it, with `synchronous = FULL`, so `persisted` is only ever said after
+//! the write reached the disk. Events arrive in batches (group commit): one
+//! transaction, one fsync, many events. Acks are batched too; a lost ack only
+//! means the delivery runs again with a higher attempt, which at-least-once
+//! allows. Every write transaction starts `IMMEDIATE`: the writer and the
+//! dispatcher each hold a connection, and a deferred transaction that reads
+//! first could not upgrade to a write after the other committed (SQLite
+//! answers "database is locked" at once instead of waiting). The schema is documented in `docs/journal.md` for `sqlite3` users.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::event::envelope::Envelope;
+use crate::sandbox::outcome::Outcome;
+use crate::sandbox::state;
+use crate::service::owner::{self, JournalLock, Refusal};
+
+mod inspect;
+mod recover;
+mod write;
+
+/// Version of the schema below; bumped with a migration when it changes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+-- One row per accepted event, in dispatch order (seq).
+CREATE TABLE IF NOT EXISTS events (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,      -- the event id: re-submissions are no-ops
+    kind        TEXT NOT NULL,
+    origin      TEXT NOT NULL,             -- 'agent', or 'cascade' for turn.failed/session.failed hookrt emitted
+    envelope    TEXT NOT NULL,             -- the validated envelope (JSON)
+    received_ms INTEGER NOT NULL           -- unix time in ms when it was committed
+);
+-- One row per (event, hook, handler) delivery, planned when the event was committed.
+CREATE TABLE IF NOT EXISTS deliveries (
+    event_seq  INTEGER NOT NULL REFERENCES events(seq),
+    position   INTEGER NOT NULL,           -- order within the event: specific handlers, then '*'
+    hook       TEXT NOT NULL,
+    handler    TEXT NOT NULL,
+    attempts   INTEGER NOT NULL,           -- attempts that may have started (the next delivery's attempt is this + 1 after a restart)
+    state      TEXT NOT NULL,              -- 'pending' | 'done' | 'dead' | 'skipped' (a file edit was already owned)
+    outcome    TEXT,                       -- outcome of the last finished attempt
+    updated_ms INTEGER NOT NULL,
+    PRIMARY KEY (event_seq, position)
+);
+CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries(event_seq) WHERE state = 'pending';
+-- What a decision or edit event decided (JSON), committed with its last acks,
+-- so a re-submitted event is answered with it.
+CREATE TABLE IF NOT EXISTS resolutions (
+    event_seq  INTEGER PRIMARY KEY REFERENCES events(seq),
+    resolution TEXT NOT NULL
+);
+-- Deliveries that failed their last attempt. `message` never holds event data.
+CREATE TABLE IF NOT EXISTS dead_letters (
+    event_seq INTEGER NOT NULL,
+    position  INTEGER NOT NULL,
+    event_id  TEXT NOT NULL,
+    hook      TEXT NOT NULL,
+    handler   TEXT NOT NULL,
+    attempts  INTEGER NOT NULL,
+    outcome   TEXT NOT NULL,
+    message   TEXT NOT NULL,
+    dead_ms   INTEGER NOT NULL,
+    PRIMARY KEY (event_seq, position)
+);
+";
+
+/// Why the journal could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// SQLite refused an operation.
+    #[error("journal {path}: {sqlite}")]
+    Sqlite {
+        /// The journal file.
+        path: PathBuf,
+        /// What SQLite said.
+        sqlite: rusqlite::Error,
+    },
+    /// The journal file's permissions could not be narrowed to its owner.
+    #[error("journal {path}: cannot make it private (0600): {io}")]
+    Io {
+        /// The journal file.
+        path: PathBuf,
+        /// What the file system said.
+        io: std::io::Error,
+    },
+    /// `hookrt journal` was pointed at a file that does not exist.
+    #[error("journal {0}: no such file (a journal is created by `hookrt run --journal`)")]
+    Missing(PathBuf),
+    /// The file was written by a newer hookrt.
+    #[error(
+        "journal {path}: schema version {found} is newer than this hookrt supports ({SCHEMA_VERSION}); use a newer hookrt"
+    )]
+    NewerSchema {
+        /// The journal file.
+        path: PathBuf,
+        /// The version found.
+        found: i64,
+    },
+    /// Another process (or service) owns the journal: one journal, one owner.
+    #[error(
+        "journal {journal} is in use by another hookrt ({holder}, holding {lock}); stop it, or give this one another journal"
+    )]
+    Locked {
+        /// The journal file.
+        journal: PathBuf,
+        /// The lock file beside it.
+        lock: PathBuf,
+        /// Who holds it: `pid N`, or `unknown pid`.
+        holder: String,
+    },
+    /// The file is not a whole SQLite database (cut short, or not SQLite).
+    #[error("journal {path} is damaged: {reason}; restore it from a backup or move it aside")]
+    Damaged {
+        /// The journal file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A stored envelope could not be read back.
+    #[error("journal {path}: stored event {seq} is unreadable: {message}")]
+    Corrupt {
+        /// The journal file.
+        path: PathBuf,
+        /// Its seq.
+        seq: i64,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl JournalError {
+    fn refused(journal: &Path, refusal: Refusal) -> JournalError {
+        match refusal {
+            Refusal::Io(path, io) => JournalError::Io { path, io },
+            Refusal::Locked { lock, holder } => JournalError::Locked {
+                journal: journal.to_path_buf(),
+                lock,
+                holder,
+            },
+            Refusal::Damaged(reason) => JournalError::Damaged {
+                path: journal.to_path_buf(),
+                reason,
+            },
+        }
+    }
+}
+
+impl JournalLock {
+    /// Takes the exclusive lock of `journal` (`<journal>.lock`), or says
+    /// which process holds it ([`JournalError::Locked`]). One journal, one
+    /// owner: `HookService` holds it while it runs.
+    pub fn acquire(journal: &Path) -> Result<JournalLock, JournalError> {
+        JournalLock::try_acquire(journal).map_err(|r| JournalError::refused(journal, r))
+    }
+}
+
+/// Where an emitted event ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// Newly committed with this seq.
+    New(i64),
+    /// The id was already in the journal (with this seq): nothing was written.
+    Duplicate(i64),
+}
+
+/// One delivery to plan: (hook slug, handler key).
+pub type Plan = Vec<(String, String)>;
+
+/// A delivery not yet acked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingDelivery {
+    /// Its position in the event's plan.
+    pub position: i64,
+    /// The hook slug.
+    pub hook: String,
+    /// The handler key.
+    pub handler: String,
+    /// Attempts recorded so far.
+    pub attempts: u32,
+}
+
+impl PendingDelivery {
+    /// The deliveries of a newly planned event, each at `attempts`.
+    pub fn planned(plan: Plan, attempts: u32) -> Vec<PendingDelivery> {
+        plan.into_iter()
+            .enumerate()
+            .map(|(i, (hook, handler))| PendingDelivery {
+                position: i as i64,
+                hook,
+                handler,
+                attempts,
+            })
+            .collect()
+    }
+}
+
+/// An event with unacked deliveries.
+#[derive(Debug, Clone)]
+pub struct PendingEvent {
+    /// Journal order.
+    pub seq: i64,
+    /// The stored envelope.
+    pub envelope: Envelope,
+    /// Its unacked deliveries, in plan order.
+    pub deliveries: Vec<PendingDelivery>,
+    /// Its acked deliveries' answers (decision and edit events), in plan order.
+    pub answered: Vec<Answered>,
+}
+
+/// How a finished delivery is recorded.
+#[derive(Debug, Clone)]
+pub struct Ack {
+    /// The event's seq.
+    pub event_seq: i64,
+    /// The delivery's position.
+    pub position: i64,
+    /// The attempt that finished.
+    pub attempts: u32,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// For a final failure: the dead letter's message (no event data).
+    pub dead: Option<String>,
+    /// Not asked: an earlier hook already owned the file edit.
+    pub skipped: bool,
+    /// For decision and edit events: what the handler answered (JSON of
+    /// [`crate::Answer`]).
+    pub answer: Option<String>,
+}
+
+/// A delivery of a decision or edit event acked before a restart, with its
+/// answer: part of the event's resolution when the rest is delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    /// Its position in the event's plan.
+    pub position: i64,
+    /// The hook id.
+    pub hook: String,
+    /// The handler key.
+    pub handler: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// What it answered (JSON of [`crate::Answer`]).
+    pub answer: String,
+}
+
+/// One dead letter.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DeadLetter {
+    /// The event's seq.
+    pub event_seq: i64,
+    /// The event id.
+    pub event_id: String,
+    /// The hook slug.
+    pub hook: String,
+    /// The handler key.
+    pub handler: String,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The last outcome.
+    pub outcome: String,
+    /// The redacted failure message.
+    pub message: String,
+}
+
+/// Counts for `hookrt journal status`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct JournalStatus {
+    /// Events committed.
+    pub events: i64,
+    /// Deliveries not yet acked.
+    pub pending: i64,
+    /// Deliveries acked after finishing.
+    pub done: i64,
+    /// Deliveries that failed their last attempt.
+    pub dead: i64,
+    /// Deliveries acked after more than one attempt.
+    pub repeated: i64,
+}
+
+/// An open journal.
+pub struct Journal {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Journal {
+    /// Opens (creating if needed) the journal at `path`.
+    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        let err = |source| JournalError::Sqlite {
+            path: path.to_path_buf(),
+            sqlite: source,
+        };
+        owner::check_whole(path).map_err(|r| JournalError::refused(path, r))?;
+        // The journal holds event payloads: owner-only, like the state in it.
+        state::make_private(path).map_err(|e| JournalError::Io {
+            path: path.to_path_buf(),
+            io: e,
+        })?;
+        let conn = Connection::open(path).map_err(err)?;
+        // FULL: a commit returns only after the WAL is synced, so `persisted`
+        // holds across power loss, not just process crashes.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(err)?;
+        state::make_private_sidecars(path).map_err(|e| JournalError::Io {
+            path: path.to_path_buf(),
+            io: e,
+        })?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
+        conn.execute_batch(SCHEMA).map_err(err)?;
+        // Added after schema 1 was released: each acked delivery's answer
+        // (decision and edit events), so one interrupted by a crash is
+        // finished with the answers given before it.
+        let has_answer: bool = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('deliveries') WHERE name = 'answer'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(err)?
+            > 0;
+        if !has_answer {
+            conn.execute_batch("ALTER TABLE deliveries ADD COLUMN answer TEXT")
+                .map_err(err)?;
+        }
+        let found: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        match found.and_then(|v| v.parse::<i64>().ok()) {
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(JournalError::NewerSchema {
+                    path: path.to_path_buf(),
+                    found: v,
+                });
+            }
+            Some(_) => {}
+            None => {
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
+                    [SCHEMA_VERSION.to_string()],
+                )
+                .map_err(err)?;
+            }
+        }
+        Ok(Journal {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing journal; never creates one (for inspection).
+    pub fn open_existing(path: &Path) -> Result<Journal, JournalError> {
+        if !path.is_file() {
+            return Err(JournalError::Missing(path.to_path_buf()));
+        }
+        Journal::open(path)
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
+        |source| JournalError::Sqlite {
+            path: self.path.clone(),
+            sqlite: source,
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Writing the journal: events with their planned deliveries (group
+//! commit), acks with answers and resolutions, the start of a retry.
+
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use super::{Ack, Inserted, Journal, JournalError, Plan, now_ms};
+use crate::event::envelope::Envelope;
+
+impl Journal {
+    /// Commits a batch of events with their planned deliveries in one
+    /// transaction (group commit). Ids already present are left untouched.
+    /// Every delivery is recorded with `attempts = 1`: its first attempt may
+    /// start as soon as this returns.
+    pub fn insert(
+        &mut self,
+        batch: &[(&Envelope, &Plan, &str)],
+    ) -> Result<Vec<Inserted>, JournalError> {
+        let path = self.path.clone();
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let mut out = Vec::with_capacity(batch.len());
+        {
+            let mut find = tx
+                .prepare_cached("SELECT seq FROM events WHERE id = ?1")
+                .map_err(err)?;
+            let mut add = tx
+                .prepare_cached("INSERT INTO events(id, kind, origin, envelope, received_ms) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(err)?;
+            let mut plan = tx
+                .prepare_cached(
+                    "INSERT INTO deliveries(event_seq, position, hook, handler, attempts, state, updated_ms) VALUES (?1, ?2, ?3, ?4, 1, 'pending', ?5)",
+                )
+                .map_err(err)?;
+            let now = now_ms();
+            for (env, deliveries, origin) in batch {
+                if let Some(seq) = find
+                    .query_row([&env.id], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map_err(err)?
+                {
+                    out.push(Inserted::Duplicate(seq));
+                    continue;
+                }
+                let json = serde_json::to_string(env).map_err(|e| JournalError::Corrupt {
+                    path: path.clone(),
+                    seq: 0,
+                    message: format!("event `{}` cannot be encoded: {e}", env.id),
+                })?;
+                add.execute(params![env.id, env.kind, origin, json, now])
+                    .map_err(err)?;
+                let seq = tx.last_insert_rowid();
+                for (i, (hook, handler)) in deliveries.iter().enumerate() {
+                    plan.execute(params![seq, i as i64, hook, handler, now])
+                        .map_err(err)?;
+                }
+                out.push(Inserted::New(seq));
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
+    /// Records finished deliveries, and what finished events decided
+    /// (`(seq, resolution JSON)`), in one transaction. Final failures move to
+    /// the dead-letter table.
+    pub fn ack(&mut self, acks: &[Ack], resolutions: &[(i64, String)]) -> Result<(), JournalError> {
+        if acks.is_empty() && resolutions.is_empty() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let err = |source| JournalError::Sqlite {
+            path: path.clone(),
+            sqlite: source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        {
+            let mut done = tx
+                .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6")
+                .map_err(err)?;
+            let mut dead = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
+                     SELECT d.event_seq, d.position, e.id, d.hook, d.handler, ?3, ?4, ?5, ?6
+                     FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.event_seq = ?1 AND d.position = ?2",
+                )
+                .map_err(err)?;
+            let now = now_ms();
+            for a in acks {
+                let state = match (&a.dead, a.skipped) {
+                    (Some(_), _) => "dead",
+                    (None, true) => "skipped",
+                    (None, false) => "done",
+                };
+                done.execute(params![
+                    state,
+                    a.outcome.as_str(),
+                    a.attempts,
+                    now,
+                    a.event_seq,
+                    a.position,
+                    a.answer
+                ])
+                .map_err(err)?;
+                if let Some(message) = &a.dead {
+                    dead.execute(params![
+                        a.event_seq,
+                        a.position,
+                        a.attempts,
+                        a.outcome.as_str(),
+                        message,
+                        now
+                    ])
+                    .map_err(err)?;
+                }
+            }
+            let mut decided = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO resolutions(event_seq, resolution) VALUES (?1, ?2)",
+                )
+                .map_err(err)?;
+            for (seq, resolution) in resolutions {
+                decided.execute(params![seq, resolution]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// What the event at `seq` decided, when it has been stored.
+    pub fn resolution(&self, seq: i64) -> Result<Option<String>, JournalError> {
+        self.conn
+            .query_row(
+                "SELECT resolution FROM resolutions WHERE event_seq = ?1",
+                [seq],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.err())
+    }
+
+    /// Records that another attempt of a delivery is about to start.
+    pub fn start_attempt(
+        &mut self,
+        event_seq: i64,
+        position: i64,
+        attempts: u32,
+    ) -> Result<(), JournalError> {
+        // A single statement is its own transaction and takes the write lock first.
+        self.conn
+            .execute(
+                "UPDATE deliveries SET attempts = ?1, updated_ms = ?2 WHERE event_seq = ?3 AND position = ?4",
+                params![attempts, now_ms(), event_seq, position],
+            )
+            .map(|_| ())
+            .map_err(self.err())
+    }
+}

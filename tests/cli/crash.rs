@@ -153,6 +153,7 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
             "the stream never completed"
         );
         let out_path = dir.path().join(format!("run-{run:03}.jsonl"));
+        let err_path = dir.path().join(format!("run-{run:03}.stderr"));
         let mut child = hookrt()
             .args(["run", agent.to_str().unwrap(), "--events"])
             .arg(&events)
@@ -160,14 +161,25 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
             .arg(&db)
             .args(["--workers", &workers.to_string()])
             .stdout(Stdio::from(fs::File::create(&out_path).unwrap()))
-            .stderr(Stdio::null())
+            .stderr(Stdio::from(fs::File::create(&err_path).unwrap()))
             .spawn()
             .unwrap();
         outputs.push(out_path);
         if kills == kills_wanted {
+            let status = child.wait().unwrap();
             assert!(
-                child.wait().unwrap().success(),
-                "the final, unkilled run succeeds"
+                status.success(),
+                "the final, unkilled run succeeds ({status}); its stderr ends:\n{}",
+                fs::read_to_string(&err_path)
+                    .unwrap_or_default()
+                    .lines()
+                    .rev()
+                    .take(15)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n")
             );
             break;
         }

@@ -118,11 +118,17 @@ pub(crate) fn check_whole(path: &Path) -> Result<(), Refusal> {
             "it is truncated mid-page: {len} bytes is not a whole number of {page}-byte pages"
         )));
     }
-    // The in-header page count is valid only when its change counter matches.
+    // The in-header page count is valid only when its change counter matches,
+    // and says nothing while a write-ahead log is pending: a checkpoint cut
+    // short by a crash can leave page 1 (with the new count) written before
+    // the pages after it, and SQLite completes it from the log on open.
     let pages = u64::from(u32::from_be_bytes([
         header[28], header[29], header[30], header[31],
     ]));
-    let valid = header[24..28] == header[92..96];
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal_pending = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    let valid = header[24..28] == header[92..96] && !wal_pending;
     if valid && pages * page > len {
         return Err(damaged(format!(
             "it is truncated: its header records {pages} pages, the file holds {}",

@@ -121,3 +121,22 @@ pub fn last_field(d: &Delivery, key: &str) -> Option<String> {
             .map(|(_, v)| v.clone())
     })
 }
+
+/// The `hookrt` binary built beside this test (same target dir and profile),
+/// for the test binaries that run the command (`tests/cli`, `tests/serve`).
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
+pub fn hookrt_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows where it runs");
+    // target/<profile>/deps/<test> -> target/<profile>/hookrt
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("tests run from target/<profile>/deps")
+        .join(format!("hookrt{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first with `cargo build --release -p hookrt-cli` (scripts/test does)",
+        bin.display()
+    );
+    bin
+}

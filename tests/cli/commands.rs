@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::common::repo;
 
 fn hookrt(args: &[&str]) -> Command {
-    let mut c = Command::new(crate::hookrt_bin());
+    let mut c = Command::new(crate::common::hookrt_bin());
     c.args(args)
         .env(
             "HOOKRT_CACHE_DIR",

@@ -131,7 +131,7 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
     .unwrap();
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
     let hookrt = || {
-        let mut c = Command::new(crate::hookrt_bin());
+        let mut c = Command::new(crate::common::hookrt_bin());
         c.env("HOOKRT_CACHE_DIR", &cache);
         c
     };

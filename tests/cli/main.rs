@@ -13,22 +13,3 @@ mod common;
 mod commands;
 mod crash;
 mod journal;
-
-use std::path::{Path, PathBuf};
-
-/// The `hookrt` binary built beside this test (same target dir and profile).
-pub fn hookrt_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows where it runs");
-    // target/<profile>/deps/<test> -> target/<profile>/hookrt
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from target/<profile>/deps")
-        .join(format!("hookrt{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} is missing: build it first with `cargo build --release -p hookrt-cli` (scripts/test does)",
-        bin.display()
-    );
-    bin
-}

@@ -24,25 +24,9 @@ use serde_json::Value;
 /// A token the servers here accept.
 pub const TOKEN: &str = "test-token-0123456789abcdef";
 
-/// The `hookrt` binary built beside this test (same target dir and profile).
-pub fn hookrt_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows where it runs");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from target/<profile>/deps")
-        .join(format!("hookrt{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} is missing: build it first with `cargo build --release -p hookrt-cli` (scripts/test does)",
-        bin.display()
-    );
-    bin
-}
-
 /// `hookrt` with the shared cache.
 pub fn hookrt(args: &[&str]) -> Command {
-    let mut c = Command::new(hookrt_bin());
+    let mut c = Command::new(common::hookrt_bin());
     c.args(args)
         .env(
             "HOOKRT_CACHE_DIR",

@@ -141,8 +141,24 @@ fn two_workers_with_one_durable_name_deliver_every_event_once_per_hook() {
     let nats = Nats::start();
     let dir = tempfile::tempdir().unwrap();
     let (ja, jb) = (dir.path().join("a.db"), dir.path().join("b.db"));
-    let _a = Worker::start(&agent(), &nats, "hooks", &ja);
-    let _b = Worker::start(&agent(), &nats, "hooks", &jb);
+    // The example agent, with a deadline no busy CI machine reaches: this
+    // test counts deliveries, and a 200 ms timeout under load would turn one
+    // into a dead letter.
+    let patient = dir.path().join("agent");
+    crate::common::copy(&agent(), &patient).unwrap();
+    let config = std::fs::read_to_string(patient.join("hookrt.toml")).unwrap();
+    std::fs::write(
+        patient.join("hookrt.toml"),
+        config.replace("deadline_ms = 200 ", "deadline_ms = 30_000 "),
+    )
+    .unwrap();
+    assert!(
+        std::fs::read_to_string(patient.join("hookrt.toml"))
+            .unwrap()
+            .contains("deadline_ms = 30_000")
+    );
+    let _a = Worker::start(&patient, &nats, "hooks", &ja);
+    let _b = Worker::start(&patient, &nats, "hooks", &jb);
     // The transcript twice, as two sessions, and one malformed message.
     let mut lines = String::new();
     let mut ids = BTreeSet::new();

@@ -210,7 +210,10 @@ impl Dispatcher {
         let mut follow_ups = Vec::new();
         // Answers acked before a restart count as if given now, in plan order.
         let mut answered = w.answered.iter().peekable();
-        let keeps_answers = kind::class_of(&w.envelope.kind) != EventClass::Observe;
+        // Answers are kept for the journal only: without one, serializing
+        // each (an edit's is the whole agent input) would be thrown away.
+        let keeps_answers = kind::class_of(&w.envelope.kind) != EventClass::Observe
+            && lock(&self.journal).is_some();
         for (i, pd) in w.deliveries.iter().enumerate() {
             while let Some(a) = answered.next_if(|a| a.position < pd.position) {
                 self.replay(&mut run, a);

@@ -230,3 +230,58 @@ fn code_hookrt_cannot_run_under_hooks_is_refused_not_skipped() {
     );
     assert!(p.fix.starts_with("write the hook in Rust"));
 }
+
+#[test]
+fn ten_thousand_hook_files_are_refused_at_discovery_before_anything_is_built() {
+    let agent = TempAgent::new();
+    for i in 0..10_000 {
+        fs::write(agent.path().join(format!("hooks/h{i:05}.rs")), "").unwrap();
+    }
+    assert_eq!(hookrt::MAX_HOOKS, 1024);
+    assert_eq!(
+        problems_of(agent.path()),
+        [(
+            agent.path().to_path_buf(),
+            "more than 1024 hooks; discovery stopped there and nothing was built".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn a_tree_a_thousand_folders_deep_is_read_to_the_slug_depth_only() {
+    let agent = TempAgent::new().file("hooks/ok.rs", "");
+    let mut deep = agent.path().join("hooks");
+    for _ in 0..1000 {
+        deep.push("d");
+    }
+    fs::create_dir_all(&deep).unwrap();
+    fs::write(deep.join("bottom.rs"), "").unwrap();
+    let ninth: std::path::PathBuf = ["hooks", "d", "d", "d", "d", "d", "d", "d", "d", "d"]
+        .iter()
+        .collect();
+    assert_eq!(
+        problems_of(agent.path()),
+        [(
+            agent.path().join(ninth),
+            "folder nests deeper than 8 folders: no hook can be inside it, so it was not read"
+                .to_owned()
+        )]
+    );
+}
+
+#[test]
+fn a_planted_tree_of_many_files_is_read_to_the_entry_cap_only() {
+    let agent = TempAgent::new().file("hooks/ok.rs", "");
+    let notes = agent.path().join("hooks/notes");
+    fs::create_dir(&notes).unwrap();
+    for i in 0..hookrt::MAX_ENTRIES {
+        fs::write(notes.join(format!("n{i}.txt")), "").unwrap();
+    }
+    assert_eq!(
+        problems_of(agent.path()),
+        [(
+            agent.path().join("hooks"),
+            "holds more than 100000 files and folders; discovery stopped there".to_owned()
+        )]
+    );
+}

@@ -87,3 +87,50 @@ fn custom_kinds_are_accepted() {
         Envelope::from_json(&GOOD.replace("message.completed", "custom.deploy.finished")).is_ok()
     );
 }
+
+#[test]
+fn a_refused_envelope_names_the_field_it_is_about() {
+    let line = |coordinates: &str, data: &str| {
+        format!(
+            r#"{{"schema_version":1,"id":"e1","kind":"session.started","timestamp":"2026-11-30T09:00:00Z","coordinates":{coordinates},"data":{data}}}"#
+        )
+    };
+    let ok = r#"{"agent":"a","session":"s","sequence":0}"#;
+    let field = |text: &str| {
+        let e = Envelope::from_json(text).expect_err("refused");
+        (e.field().map(str::to_owned), e.to_string())
+    };
+    let (f, msg) = field(&line(r#"{"agent":"a","session":"s","sequence":"x"}"#, "{}"));
+    assert_eq!(f.as_deref(), Some("coordinates.sequence"));
+    assert!(
+        msg.starts_with(
+            "not a valid envelope: `coordinates.sequence`: invalid type: string \"x\", expected u64 at line 1 column "
+        ),
+        "{msg}"
+    );
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let (f, msg) = field(&line(ok, &deep));
+    assert_eq!(f.as_deref(), Some("data"));
+    assert!(msg.contains("nested more than 128 levels deep"), "{msg}");
+    // Syntax errors and missing fields have no field path: serde_json's words.
+    let (f, msg) = field("{\"schema_version\":1,");
+    assert_eq!((f, msg.starts_with("not a valid envelope: EOF while parsing")), (None, true));
+    let (f, _) = field(&line(ok, "[]"));
+    assert_eq!(f.as_deref(), Some("data"));
+    let (f, msg) = field(&line(ok, "{}").replace("session.started", "session.begun"));
+    assert_eq!(f.as_deref(), Some("kind"), "{msg}");
+}
+
+#[test]
+fn an_unknown_field_is_named_where_it_is() {
+    let top = err(&GOOD.replace(r#""id":"e1""#, r#""id":"e1","extra":1"#));
+    assert!(
+        top.starts_with("not a valid envelope: unknown field `extra`, expected one of"),
+        "{top}"
+    );
+    let inner = err(&GOOD.replace(r#""sequence":5"#, r#""sequence":5,"seq":6"#));
+    assert!(
+        inner.starts_with("not a valid envelope: `coordinates`: unknown field `seq`, expected one of"),
+        "{inner}"
+    );
+}

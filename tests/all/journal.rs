@@ -318,3 +318,114 @@ fn the_journal_and_its_wal_files_are_readable_by_their_owner_only() {
         ]
     );
 }
+
+/// The example transcript with a hook that dead-letters every
+/// `action.result` at its first failure, through a service that keeps
+/// every event; returns the agent, the journal and the events.
+fn journal_with_dead_letters() -> (TempAgent, std::path::PathBuf, Vec<Envelope>) {
+    let agent = witness()
+        .file("hooks/flaky_tool.rs", &fail_on(&["action.result"]))
+        .config("[hooks.flaky_tool]\nmax_attempts = 1\n");
+    let db = agent.path().join("journal.db");
+    let keep = ServiceOptions {
+        retention: None,
+        ..ServiceOptions::default()
+    };
+    let (service, _) = start_with(agent.path(), Some(&db), keep);
+    let events = transcript();
+    run_all(service, &events);
+    (agent, db, events)
+}
+
+#[test]
+fn pruning_removes_finished_events_and_keeps_dead_letters_and_the_newest() {
+    let (agent, db, events) = journal_with_dead_letters();
+    let results: Vec<&Envelope> = events.iter().filter(|e| e.kind == "action.result").collect();
+    let mut journal = Journal::open(&db).unwrap();
+    assert_eq!(journal.status().unwrap().events as usize, events.len());
+    // Nothing is older than a day.
+    assert_eq!(journal.prune(Duration::from_secs(86_400), 100).unwrap(), 0);
+    // Age 0: every finished event but the newest, at most `limit` at a time.
+    assert_eq!(journal.prune(Duration::ZERO, 5).unwrap(), 5);
+    let rest = events.len() - 5 - results.len() - 1;
+    assert_eq!(journal.prune(Duration::ZERO, 10_000).unwrap(), rest);
+    assert_eq!(journal.prune(Duration::ZERO, 10_000).unwrap(), 0);
+    let status = journal.status().unwrap();
+    assert_eq!(status.events as usize, results.len() + 1);
+    assert_eq!((status.pending, status.dead), (0, results.len() as i64));
+    let dead: Vec<String> = journal
+        .dead_letters()
+        .unwrap()
+        .into_iter()
+        .map(|d| d.event_id)
+        .collect();
+    let want: Vec<String> = results.iter().map(|e| e.id.clone()).collect();
+    assert_eq!(dead, want, "every dead letter is kept");
+    // A kept dead letter can still be re-driven: it runs again with attempt 2.
+    assert_eq!(journal.redrive(None, None).unwrap(), results.len());
+    drop(journal);
+    let (service, seen) = start(agent.path(), Some(&db));
+    run_all(service, &[]);
+    let again: Vec<(String, u32)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| (d.event_id.clone(), d.attempt))
+        .collect();
+    let want: Vec<(String, u32)> = results.iter().map(|e| (e.id.clone(), 2)).collect();
+    assert_eq!(again, want);
+}
+
+#[test]
+fn a_pruned_event_id_sent_again_is_delivered_again() {
+    let (agent, db, events) = journal_with_dead_letters();
+    Journal::open(&db).unwrap().prune(Duration::ZERO, 10_000).unwrap();
+    let (service, seen) = start(agent.path(), Some(&db));
+    let first = events[0].clone();
+    let receipt = service.submit(first.clone()).wait().unwrap();
+    assert!(!receipt.duplicate, "the journal no longer knows the id");
+    run_all(service, &[]);
+    let ids: Vec<(String, String)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| (d.hook.clone(), d.event_id.clone()))
+        .collect();
+    let again = |hook: &str| (hook.to_owned(), first.id.clone());
+    assert_eq!(ids, [again("flaky_tool"), again("witness")]);
+}
+
+#[test]
+fn a_running_service_prunes_finished_events_past_its_retention() {
+    let agent = witness();
+    let db = agent.path().join("journal.db");
+    let options = ServiceOptions {
+        retention: Some(Duration::ZERO),
+        ..ServiceOptions::default()
+    };
+    let (service, _) = start_with(agent.path(), Some(&db), options);
+    let events = transcript();
+    let (first, second) = events.split_at(events.len() / 2);
+    for e in first {
+        service.submit(e.clone()).wait().unwrap();
+    }
+    service.flush_blocking();
+    // Pruning runs at most once a second, after a commit: the next batch
+    // past that second prunes every finished event before it.
+    std::thread::sleep(Duration::from_millis(1100));
+    let pending: Vec<_> = second.iter().map(|e| service.submit(e.clone())).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+    service.shutdown_blocking(Duration::from_secs(30));
+    let journal = Journal::open(&db).unwrap();
+    let left = journal.status().unwrap().events as usize;
+    assert!(
+        left <= second.len(),
+        "{left} events left of {}: the first {} finished and were due",
+        events.len(),
+        first.len()
+    );
+    assert_eq!(journal.status().unwrap().pending, 0);
+}

@@ -15,7 +15,10 @@ use crate::common::{TempAgent, transcript};
 use crate::journal::{fail_on, run_all, start_with};
 
 fn two() -> ServiceOptions {
-    ServiceOptions { workers: 2 }
+    ServiceOptions {
+        workers: 2,
+        ..ServiceOptions::default()
+    }
 }
 
 /// The transcript `rounds` times over, with ids unique to each round.

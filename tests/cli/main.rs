@@ -12,4 +12,5 @@ mod common;
 
 mod commands;
 mod crash;
+mod ingest;
 mod journal;

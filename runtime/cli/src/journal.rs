@@ -35,6 +35,19 @@ pub enum JournalCommand {
         #[arg(long)]
         event: Option<String>,
     },
+    /// Remove events whose every delivery finished and that are older than
+    /// AGE (dead letters and pending deliveries are kept); a running
+    /// `hookrt run --journal` or `serve` does this itself (`--retention`).
+    Prune {
+        /// The journal file.
+        path: PathBuf,
+        /// `90s`, `30m`, `12h`, `7d`; `0s` prunes every finished event but the newest.
+        #[arg(long, value_parser = crate::run::parse_retention, value_name = "AGE")]
+        older_than: crate::run::Retention,
+        /// Then give the freed space back to the file system (rewrites the file).
+        #[arg(long)]
+        vacuum: bool,
+    },
 }
 
 pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
@@ -68,6 +81,34 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
                 out,
                 "{n} dead letter(s) moved back to pending; `hookrt run DIR --journal {}` delivers them",
                 path.display()
+            )?;
+        }
+        JournalCommand::Prune {
+            path,
+            older_than,
+            vacuum,
+        } => {
+            let Some(age) = older_than.0 else {
+                writeln!(out, "0 event(s) pruned: `forever` keeps every event")?;
+                return Ok(ExitCode::SUCCESS);
+            };
+            let mut journal = Journal::open_existing(&path)?;
+            let _owner = hookrt::JournalLock::acquire(&path)?;
+            let mut pruned = 0;
+            loop {
+                let n = journal.prune(age, hookrt::PRUNE_BATCH)?;
+                pruned += n;
+                if n < hookrt::PRUNE_BATCH {
+                    break;
+                }
+            }
+            if vacuum {
+                journal.vacuum()?;
+            }
+            writeln!(
+                out,
+                "{pruned} event(s) pruned; {} left",
+                journal.status()?.events
             )?;
         }
     }

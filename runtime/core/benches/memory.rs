@@ -78,7 +78,10 @@ fn flat(total: usize) {
         load(dir.path()),
         None,
         Box::new(|_: Observation<'_>| {}),
-        ServiceOptions { workers: 2 },
+        ServiceOptions {
+            workers: 2,
+            ..ServiceOptions::default()
+        },
     )
     .unwrap();
     println!();

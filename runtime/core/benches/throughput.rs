@@ -72,7 +72,10 @@ fn throughput(c: &mut Criterion) {
             load(agent.path()),
             journal,
             Box::new(|_: Observation<'_>| {}),
-            ServiceOptions { workers },
+            ServiceOptions {
+                workers,
+                ..ServiceOptions::default()
+            },
         )
         .unwrap();
         group.bench_function(format!("{stream}/{mode}/{workers}_worker"), |b| {

@@ -69,7 +69,7 @@ pub use hooks::build::{BuildEvent, BuildOptions, BuiltHook, DEFAULT_SDK_DIR, SDK
 pub use hooks::cache_dir::default_cache_dir;
 pub use hooks::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
 pub use hooks::config::{CONFIG_FILE, Config, Mode};
-pub use hooks::discovery::{DiscoveredHook, Discovery, SourceKind, discover};
+pub use hooks::discovery::{DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover};
 pub use hooks::load::LoadedHook;
 pub use hooks::lock::{LOCK_FILE, Lock, LockStatus, Pin};
 pub use hooks::problem::{Problem, ProblemKind, Problems};
@@ -89,8 +89,8 @@ pub use runtime::{Runtime, check};
 // Layer 6: the service.
 pub use service::api::{HookService, PendingReceipt, ServiceOptions, StartError};
 pub use service::journal::{
-    Ack, Answered, DeadLetter, Inserted, Journal, JournalError, JournalStatus, PendingDelivery,
-    PendingEvent, Plan,
+    Ack, Answered, DEFAULT_RETENTION, DeadLetter, Inserted, Journal, JournalError, JournalStatus,
+    PRUNE_BATCH, PendingDelivery, PendingEvent, Plan,
 };
 pub use service::owner::{JournalLock, lock_path};
 pub use service::report::{Observation, Observer, Receipt, ResolveReply, Stats};

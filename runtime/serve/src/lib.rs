@@ -117,6 +117,7 @@ pub async fn serve(
         metrics::observer(server_metrics.clone()),
         ServiceOptions {
             workers: options.workers,
+            ..ServiceOptions::default()
         },
     )
     .await?;

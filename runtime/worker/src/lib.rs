@@ -110,6 +110,7 @@ pub async fn run(
         Box::new(|_| {}),
         ServiceOptions {
             workers: options.workers,
+            ..ServiceOptions::default()
         },
     )
     .await?;

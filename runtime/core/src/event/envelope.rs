@@ -103,6 +103,14 @@ pub enum EnvelopeError {
     /// Not JSON, or not the envelope's shape.
     #[error("not a valid envelope: {0}")]
     Json(#[from] serde_json::Error),
+    /// A field has the wrong type, or nests deeper than JSON may here.
+    #[error("not a valid envelope: `{field}`: {reason}")]
+    Field {
+        /// The field's path, e.g. `coordinates.sequence`.
+        field: String,
+        /// What is wrong, with the line and column.
+        reason: String,
+    },
     /// `schema_version` other than 1.
     #[error("schema_version {0} is not supported (this runtime reads version {SCHEMA_VERSION})")]
     SchemaVersion(u32),
@@ -150,6 +158,63 @@ pub enum EnvelopeError {
         /// The key hookrt derives.
         derived: String,
     },
+}
+
+impl EnvelopeError {
+    /// The field an input error is about, when it is about one: what an
+    /// answer names besides the message (`hookrt serve`'s JSON errors).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            EnvelopeError::Field { field, .. } => Some(field),
+            EnvelopeError::SchemaVersion(_) => Some("schema_version"),
+            EnvelopeError::BadText { field, .. } => Some(field),
+            EnvelopeError::UnknownKind(_) => Some("kind"),
+            EnvelopeError::Timestamp(_) => Some("timestamp"),
+            EnvelopeError::Attempt => Some("attempt"),
+            EnvelopeError::DataNotObject
+            | EnvelopeError::DataTooLarge(_)
+            | EnvelopeError::BadData { .. } => Some("data"),
+            EnvelopeError::IdempotencyKey { .. } => Some("idempotency_key"),
+            EnvelopeError::Json(_) => None,
+        }
+    }
+
+    /// Names the field a parse error is about (serde_json's own message says
+    /// only the line and column). A syntax error or a missing top-level
+    /// field has no path: it stays as serde_json says it. Nesting past
+    /// serde_json's recursion limit is named by its top-level field only
+    /// (the full path is as long as the nesting).
+    fn at_field(e: serde_path_to_error::Error<serde_json::Error>) -> EnvelopeError {
+        let mut path = e.path().to_string();
+        let inner = e.into_inner();
+        let reason = inner.to_string();
+        if reason.starts_with("unknown field") {
+            // The path ends with the unknown key itself: name where it is.
+            path = match path.rfind('.') {
+                Some(i) => path[..i].to_owned(),
+                None => String::new(),
+            };
+        }
+        let top = path.split(['.', '[']).next().unwrap_or_default().to_owned();
+        if reason.starts_with("recursion limit exceeded") && !top.is_empty() && top != "?" {
+            return EnvelopeError::Field {
+                field: top,
+                reason: format!("nested more than 128 levels deep ({reason})"),
+            };
+        }
+        // Syntax errors and missing top-level fields have no field to name.
+        if inner.classify() != serde_json::error::Category::Data
+            || path.is_empty()
+            || path == "."
+            || path.contains('?')
+        {
+            return EnvelopeError::Json(inner);
+        }
+        EnvelopeError::Field {
+            field: path,
+            reason,
+        }
+    }
 }
 
 impl Coordinates {
@@ -234,7 +299,10 @@ impl Envelope {
     /// This is the input boundary: a key the input supplies must be the one
     /// hookrt derives.
     pub fn from_json(text: &str) -> Result<Envelope, EnvelopeError> {
-        let mut env: Envelope = serde_json::from_str(text)?;
+        let mut json = serde_json::Deserializer::from_str(text);
+        let mut env: Envelope =
+            serde_path_to_error::deserialize(&mut json).map_err(EnvelopeError::at_field)?;
+        json.end()?;
         env.check()?;
         env.validate()?;
         Ok(env)

@@ -13,7 +13,7 @@ use walkdir::WalkDir;
 
 use crate::event::scope::Scope;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
-use crate::hooks::slug::{Slug, SlugError};
+use crate::hooks::slug::{MAX_DEPTH, Slug, SlugError};
 
 /// The folder under the agent folder that holds hooks.
 pub const HOOKS_DIR: &str = "hooks";
@@ -62,6 +62,16 @@ pub const FOREIGN_CODE: [&str; 16] = [
     "ts", "mts", "cts", "js", "mjs", "cjs", "tsx", "jsx", "py", "go", "sh", "rb", "java", "kt",
     "wat", "wit",
 ];
+
+/// The most hooks one agent folder may hold, every scope together. Each hook
+/// is compiled and kept in memory, so a folder with 10,000 planted hook files
+/// is refused at discovery instead of being built.
+pub const MAX_HOOKS: usize = 1024;
+
+/// The most entries (files and folders) discovery reads under one hooks
+/// folder before it stops with a problem: a planted tree of a million files
+/// costs a bounded walk, not a walk of a million.
+pub const MAX_ENTRIES: usize = 100_000;
 
 /// The folder under the agent folder that holds subagents' hooks.
 pub const SUBAGENTS_DIR: &str = "subagents";
@@ -173,6 +183,9 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
             }
         }
     }
+    if found.len() > MAX_HOOKS {
+        problems.push(too_many_hooks_problem(agent_dir));
+    }
     check_ids(&found, &mut problems);
     if problems.is_empty() {
         Ok(Discovery {
@@ -209,7 +222,21 @@ fn walk_scope(
         .follow_links(false)
         .sort_by_file_name()
         .into_iter();
+    let mut entries = 0usize;
     while let Some(entry) = walk.next() {
+        entries += 1;
+        if entries > MAX_ENTRIES {
+            problems.push(Problem::new(
+                ProblemKind::Layout,
+                root,
+                format!("holds more than {MAX_ENTRIES} files and folders; discovery stopped there"),
+                "keep only hooks under hooks/ (build outputs, dependencies and data belong elsewhere)",
+            ));
+            return;
+        }
+        if found.len() > MAX_HOOKS {
+            return; // discover() reports it once
+        }
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -290,6 +317,16 @@ fn walk_scope(
                 add(found, problems, scope, &rel_str, SourceKind::Crate, path);
             } else if name.starts_with('.') {
                 problems.push(unsafe_slug_problem(&path, &rel_str, "hidden folder"));
+                walk.skip_current_dir();
+            } else if entry.depth() > MAX_DEPTH {
+                // Every file inside would nest deeper than a slug may: say so
+                // once instead of walking a planted deep tree.
+                problems.push(Problem::new(
+                    ProblemKind::Layout,
+                    &path,
+                    format!("folder nests deeper than {MAX_DEPTH} folders: no hook can be inside it, so it was not read"),
+                    format!("keep hooks at most {MAX_DEPTH} folders deep under hooks/"),
+                ));
                 walk.skip_current_dir();
             }
             continue;
@@ -413,6 +450,15 @@ fn check_crate_links(dir: &Path, problems: &mut Vec<Problem>) {
             ));
         }
     }
+}
+
+fn too_many_hooks_problem(path: &Path) -> Problem {
+    Problem::new(
+        ProblemKind::Layout,
+        path,
+        format!("more than {MAX_HOOKS} hooks; discovery stopped there and nothing was built"),
+        format!("an agent folder may hold at most {MAX_HOOKS} hooks: remove the ones it does not need"),
+    )
 }
 
 fn is_symlink(path: &Path) -> bool {

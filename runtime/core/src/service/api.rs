@@ -30,7 +30,7 @@ use crate::event::envelope::{Durability, Envelope};
 use crate::runtime::Runtime;
 use crate::sandbox::state::StateStore;
 use crate::service::dispatcher::Dispatcher;
-use crate::service::journal::{Journal, JournalError};
+use crate::service::journal::{DEFAULT_RETENTION, Journal, JournalError};
 use crate::service::owner::JournalLock;
 use crate::service::report::{Observer, Receipt, ResolveReply, Stats};
 use crate::service::work::{
@@ -111,11 +111,20 @@ pub struct ServiceOptions {
     /// edit events run alone). 1 delivers everything on one thread, in plan
     /// order across hooks too. At most [`MAX_WORKERS`](crate::MAX_WORKERS).
     pub workers: usize,
+    /// How long the journal keeps an event whose every delivery finished
+    /// (dead letters and pending deliveries are kept whatever their age);
+    /// `None` keeps everything. Pruning runs on the writer thread between
+    /// commits, at most once a second, [`PRUNE_BATCH`](crate::PRUNE_BATCH)
+    /// events at a time. Without a journal it does nothing.
+    pub retention: Option<Duration>,
 }
 
 impl Default for ServiceOptions {
     fn default() -> Self {
-        ServiceOptions { workers: 1 }
+        ServiceOptions {
+            workers: 1,
+            retention: Some(DEFAULT_RETENTION),
+        }
     }
 }
 
@@ -230,6 +239,8 @@ impl HookService {
             cancel: cancel.clone(),
             seen: Seen::default(),
             stats: Stats::default(),
+            retention: options.retention,
+            pruned_at: None,
         };
         let writer = std::thread::Builder::new()
             .name("hookrt-journal".into())

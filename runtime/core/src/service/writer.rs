@@ -5,11 +5,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use crate::event::envelope::{Durability, Envelope};
 use crate::event::scope::Scope;
 use crate::hooks::registry::Planner;
-use crate::service::journal::{Inserted, Journal, PendingDelivery, Plan};
+use crate::service::journal::{Inserted, Journal, PRUNE_BATCH, PendingDelivery, Plan};
 use crate::service::report::{Receipt, Stats};
 use crate::service::work::{
     Command, EmitError, MAX_BATCH, Msg, ReceiptTx, ResolutionTx, Seen, Work,
@@ -22,7 +23,14 @@ pub(crate) struct Writer {
     pub(crate) cancel: Arc<AtomicBool>,
     pub(crate) seen: Seen,
     pub(crate) stats: Stats,
+    /// How long finished events are kept (`ServiceOptions::retention`).
+    pub(crate) retention: Option<Duration>,
+    /// When the journal was last pruned.
+    pub(crate) pruned_at: Option<Instant>,
 }
+
+/// Pruning runs at most this often, between commits.
+const PRUNE_EVERY: Duration = Duration::from_secs(1);
 
 impl Writer {
     pub(crate) fn serve(
@@ -52,6 +60,29 @@ impl Writer {
             }
             let (new, lookups) = self.take(emits);
             send(&work, new, lookups);
+            self.prune_when_due();
+        }
+    }
+
+    /// Prunes finished events past the retention, at most once every
+    /// [`PRUNE_EVERY`] (sooner while a backlog is left), so an endless stream
+    /// keeps the journal's size bounded. A failure is logged, never fatal:
+    /// the events stay and the next try prunes them.
+    fn prune_when_due(&mut self) {
+        let (Some(journal), Some(age)) = (self.journal.as_mut(), self.retention) else {
+            return;
+        };
+        if self.pruned_at.is_some_and(|t| t.elapsed() < PRUNE_EVERY) {
+            return;
+        }
+        match journal.prune(age, PRUNE_BATCH) {
+            // A full batch: more may be due, so try again after the next commit.
+            Ok(n) if n == PRUNE_BATCH => self.pruned_at = None,
+            Ok(_) => self.pruned_at = Some(Instant::now()),
+            Err(e) => {
+                tracing::warn!(error = %e, "pruning the journal failed; finished events are kept for now");
+                self.pruned_at = Some(Instant::now());
+            }
         }
     }
 

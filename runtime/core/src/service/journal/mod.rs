@@ -23,7 +23,10 @@ use crate::service::owner::{self, JournalLock, Refusal};
 
 mod inspect;
 mod recover;
+mod retention;
 mod write;
+
+pub use retention::{DEFAULT_RETENTION, PRUNE_BATCH};
 
 /// Version of the schema below; bumped with a migration when it changes.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -42,6 +45,8 @@ CREATE TABLE IF NOT EXISTS events (
     envelope    TEXT NOT NULL,             -- the validated envelope (JSON)
     received_ms INTEGER NOT NULL           -- unix time in ms when it was committed
 );
+-- Retention prunes finished events oldest first.
+CREATE INDEX IF NOT EXISTS events_received ON events(received_ms);
 -- One row per (event, hook, handler) delivery, planned when the event was committed.
 CREATE TABLE IF NOT EXISTS deliveries (
     event_seq  INTEGER NOT NULL REFERENCES events(seq),

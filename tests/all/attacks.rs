@@ -32,7 +32,18 @@ fn agent(attack: &str, extra: &str) -> TempAgent {
 /// asserts the witness was `ok` each time and the attack ended `outcome`
 /// both times; returns the attack's first delivery and the first dispatch.
 fn attack_on(attack: &str, extra: &str, kind: &str, outcome: Outcome) -> (Delivery, Dispatch) {
-    let rt = load(agent(attack, extra).path());
+    contained(&agent(attack, extra), attack, "attack", kind, outcome)
+}
+
+/// [`attack_on`] for any agent with the witness and hook `hook`.
+fn contained(
+    agent: &TempAgent,
+    attack: &str,
+    hook: &str,
+    kind: &str,
+    outcome: Outcome,
+) -> (Delivery, Dispatch) {
+    let rt = load(agent.path());
     let events = transcript();
     let event = events.iter().find(|e| e.kind == kind).unwrap();
     let mut first = None;
@@ -54,7 +65,7 @@ fn attack_on(attack: &str, extra: &str, kind: &str, outcome: Outcome) -> (Delive
             let d = report
                 .deliveries
                 .iter()
-                .find(|d| d.hook == "attack")
+                .find(|d| d.hook == hook)
                 .unwrap()
                 .clone();
             assert_eq!(d.outcome, outcome, "{attack} on {kind}: {:?}", d.error);
@@ -310,4 +321,61 @@ fn the_wrong_world_and_an_oversized_component_are_refused_at_load() {
         ]
     );
     assert!(example("hostile/attacks/attack.rs").is_file());
+}
+
+/// `example-hooks/hostile/attacks/table_grow.wat`, made a component for the
+/// 0.1.0 world by wit-component, as `wasm-tools component embed` and
+/// `component new` would.
+fn table_grow_component() -> Vec<u8> {
+    let mut module = wat::parse_file(example("hostile/attacks/table_grow.wat")).unwrap();
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve.push_dir(repo().join("wit/v0.1.0")).unwrap();
+    let world = resolve
+        .select_world(&[package], Some("define-hook"))
+        .unwrap();
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        wit_component::StringEncoding::UTF8,
+        false,
+    )
+    .unwrap();
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .unwrap()
+        .validate(true)
+        .encode()
+        .unwrap()
+}
+
+#[test]
+fn table_growth_stops_at_table_elements_and_the_host_keeps_serving() {
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/witness.rs", "witness.rs")
+        .config("[hooks.table_grow]\ntable_elements = 5_000\n");
+    fs::write(
+        agent.path().join("hooks/table_grow.wasm"),
+        table_grow_component(),
+    )
+    .unwrap();
+    // One element at a time, to exactly the limit: the hook's own account.
+    let (d, _) = contained(
+        &agent,
+        "table_grow",
+        "table_grow",
+        "session.started",
+        Outcome::Error,
+    );
+    assert_eq!(error(&d), "5000 elements, then refused");
+    // 100,000,000 at once: Wasmtime charges fuel per element asked for,
+    // before the grow, so it ends out of fuel (50,000,000 by default).
+    let (d, _) = contained(
+        &agent,
+        "table_grow",
+        "table_grow",
+        "turn.started",
+        Outcome::OutOfFuel,
+    );
+    assert_eq!(error(&d), "wasm trap: all fuel consumed by WebAssembly");
 }

@@ -285,3 +285,43 @@ fn a_planted_tree_of_many_files_is_read_to_the_entry_cap_only() {
         )]
     );
 }
+
+#[test]
+fn control_characters_look_alikes_and_bytes_that_are_not_utf8_in_names_are_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let agent = TempAgent::new()
+        .file("hooks/\u{0430}udit.rs", "") // Cyrillic а, looks like `audit`
+        .file("hooks/tab\there.rs", "")
+        .file("hooks/new\nline.rs", "")
+        .file("hooks/zero\u{200b}width.rs", "")
+        .file("hooks/audit.rs", "");
+    let raw = agent
+        .path()
+        .join("hooks")
+        .join(std::ffi::OsStr::from_bytes(b"bad\xffname.rs"));
+    fs::write(&raw, "").unwrap();
+    let mut got = problems_of(agent.path());
+    got.sort();
+    let hooks = agent.path().join("hooks");
+    let mut want = vec![
+        (
+            hooks.join("\u{0430}udit.rs"),
+            "unsafe slug `\u{0430}udit`: segment `\u{0430}udit` has `\u{0430}`; only lowercase letters, digits, `_` and `-` are allowed".to_owned(),
+        ),
+        (raw, "path is not valid UTF-8".to_owned()),
+        (
+            hooks.join("new\nline.rs"),
+            "unsafe slug `new\\nline`: segment `new\\nline` has `\\n`; only lowercase letters, digits, `_` and `-` are allowed".to_owned(),
+        ),
+        (
+            hooks.join("tab\there.rs"),
+            "unsafe slug `tab\\there`: segment `tab\\there` has `\\t`; only lowercase letters, digits, `_` and `-` are allowed".to_owned(),
+        ),
+        (
+            hooks.join("zero\u{200b}width.rs"),
+            "unsafe slug `zero\\u{200b}width`: segment `zero\\u{200b}width` has `\\u{200b}`; only lowercase letters, digits, `_` and `-` are allowed".to_owned(),
+        ),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+}

@@ -480,7 +480,8 @@ fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {
     Problem::new(
         ProblemKind::Layout,
         path,
-        format!("unsafe slug `{slug}`: {why}"),
+        // Escaped: a name may hold a newline or an invisible character.
+        format!("unsafe slug `{}`: {why}", slug.escape_debug()),
         "rename it: each path segment under hooks/ uses only lowercase letters, digits, `_` or `-`, \
          does not start with `.`, and is at most 64 characters",
     )

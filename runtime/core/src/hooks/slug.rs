@@ -35,7 +35,9 @@ pub enum SlugError {
     Hidden(String),
     /// A segment has characters outside `[a-z0-9_-]`.
     #[error(
-        "segment `{segment}` has `{bad}`; only lowercase letters, digits, `_` and `-` are allowed"
+        "segment `{}` has `{}`; only lowercase letters, digits, `_` and `-` are allowed",
+        segment.escape_debug(),
+        bad.escape_debug()
     )]
     BadChar {
         /// The offending segment.

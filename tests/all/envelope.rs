@@ -134,3 +134,17 @@ fn an_unknown_field_is_named_where_it_is() {
         "{inner}"
     );
 }
+
+#[test]
+fn ordinals_forget_a_session_once_it_ends() {
+    let mut ordinals = hookrt::Ordinals::new();
+    for copy in 0..3 {
+        for mut e in crate::common::transcript() {
+            e.coordinates.session = format!("s{copy}");
+            e.coordinates.ordinal = None;
+            ordinals.assign(&mut e);
+        }
+        // session.completed ends it: nothing of it stays counted.
+        assert_eq!(ordinals.open(), 0, "after session s{copy}");
+    }
+}

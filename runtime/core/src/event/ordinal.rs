@@ -31,8 +31,14 @@ impl Ordinals {
         Ordinals::default()
     }
 
+    /// How many places (scope, session, turn, step) have counts now: what an
+    /// endless stream of sessions that end keeps at zero.
+    pub fn open(&self) -> usize {
+        self.counts.len()
+    }
+
     /// Sets `envelope`'s ordinal unless it has one. A `step.started` starts
-    /// its step's counts again (a retry); a step's or turn's end drops them.
+    /// its step's counts again (a retry); a step's, turn's or session's end drops them.
     pub fn assign(&mut self, envelope: &mut Envelope) {
         let c = &envelope.coordinates;
         let place: Place = (
@@ -68,6 +74,12 @@ impl Ordinals {
                 let (scope, session, turn) = (place.0, place.1, place.2);
                 self.counts
                     .retain(|p, _| !(p.0 == scope && p.1 == session && p.2 == turn));
+            }
+            // A session's end: nothing of it is counted any more (else every
+            // ended session would leave its session-level counts behind).
+            "session.completed" | "session.failed" => {
+                let (scope, session) = (place.0, place.1);
+                self.counts.retain(|p, _| !(p.0 == scope && p.1 == session));
             }
             _ => {}
         }

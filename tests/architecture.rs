@@ -92,7 +92,7 @@ const SDK: &[&str] = &[
 
 /// The `hookrt` command.
 const CLI: &[&str] = &[
-    "claude", "journal", "run", "serve", "worker", "export", "main",
+    "claude", "retention", "journal", "run", "serve", "worker", "export", "main",
 ];
 
 /// The HTTP server (`hookrt serve`).

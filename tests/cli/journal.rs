@@ -181,3 +181,40 @@ fn pending_dead_and_retry_say_what_the_journal_holds_and_a_retried_letter_runs_a
         "the 38 retried deliveries now carry two attempts"
     );
 }
+
+#[test]
+fn prune_removes_finished_events_past_an_age_and_keeps_those_with_dead_letters() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |o: Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    for (agent, db, left) in [("agent", "a.db", 1), ("hostile", "h.db", 38)] {
+        let db = dir.path().join(db);
+        let db = db.to_str().unwrap();
+        let agent = repo().join("example-hooks").join(agent);
+        out(run(&[
+            "run",
+            agent.to_str().unwrap(),
+            "--events",
+            &transcript(),
+            "--journal",
+            db,
+        ]));
+        let prune = |age: &str| out(run(&["journal", "prune", db, "--older-than", age]));
+        assert_eq!(prune("1d"), "0 event(s) pruned; 38 left\n");
+        // Every finished event but the newest; the hostile agent's `fails`
+        // dead-letters every event, so all of them stay there.
+        assert_eq!(
+            prune("0s"),
+            format!("{} event(s) pruned; {left} left\n", 38 - left)
+        );
+    }
+    let bad = run(&["journal", "prune", "x.db", "--older-than", "5 days"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("`5 days` is not an age: write a whole number and a unit (`90s`, `30m`, `12h`, `7d`) or `forever`"),
+        "{err}"
+    );
+}

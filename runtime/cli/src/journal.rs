@@ -42,8 +42,8 @@ pub enum JournalCommand {
         /// The journal file.
         path: PathBuf,
         /// `90s`, `30m`, `12h`, `7d`; `0s` prunes every finished event but the newest.
-        #[arg(long, value_parser = crate::run::parse_retention, value_name = "AGE")]
-        older_than: crate::run::Retention,
+        #[arg(long, value_parser = crate::retention::parse_retention, value_name = "AGE")]
+        older_than: crate::retention::Retention,
         /// Then give the freed space back to the file system (rewrites the file).
         #[arg(long)]
         vacuum: bool,

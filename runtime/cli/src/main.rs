@@ -3,6 +3,7 @@
 mod claude;
 mod export;
 mod journal;
+mod retention;
 mod run;
 mod serve;
 mod worker;

@@ -156,40 +156,11 @@ pub struct RunArgs {
     /// kept (dead letters and pending deliveries are kept whatever their
     /// age), e.g. `90s`, `30m`, `12h`, `7d`, or `forever`. An id re-sent after
     /// its event was pruned is delivered again.
-    #[arg(long, default_value = "7d", value_parser = parse_retention, value_name = "AGE")]
-    pub retention: Retention,
+    #[arg(long, default_value = "7d", value_parser = crate::retention::parse_retention, value_name = "AGE")]
+    pub retention: crate::retention::Retention,
     /// How long to let queued deliveries finish at the end before cancelling them.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
-}
-
-/// How long the journal keeps finished events; `None`: forever.
-#[derive(Debug, Clone, Copy)]
-pub struct Retention(pub Option<Duration>);
-
-/// Reads `90s`, `30m`, `12h`, `7d` (a whole number and a unit) or `forever`.
-pub fn parse_retention(text: &str) -> Result<Retention, String> {
-    if text == "forever" {
-        return Ok(Retention(None));
-    }
-    let unit = |s: &str| match s {
-        "s" => Some(1),
-        "m" => Some(60),
-        "h" => Some(3600),
-        "d" => Some(86_400),
-        _ => None,
-    };
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (n, u) = text.split_at(split);
-    match (n.parse::<u64>(), unit(u)) {
-        (Ok(n), Some(secs)) => n
-            .checked_mul(secs)
-            .map(|s| Retention(Some(Duration::from_secs(s))))
-            .ok_or_else(|| format!("`{text}` is too long")),
-        _ => Err(format!(
-            "`{text}` is not an age: write a whole number and a unit (`90s`, `30m`, `12h`, `7d`) or `forever`"
-        )),
-    }
 }
 
 pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {

@@ -122,6 +122,21 @@ fn stdout_and_stderr_floods_are_cut_at_output_bytes_with_a_marker() {
 }
 
 #[test]
+fn a_flood_of_small_state_keys_meets_the_per_hook_cap() {
+    // The cap is checked against a running total, so 150,000 small keys
+    // reach it well within a generous deadline.
+    let d = attack(
+        "state_flood",
+        "deadline_ms = 60_000\nfuel = 10_000_000_000\n",
+        Outcome::Error,
+    );
+    assert_eq!(
+        error(&d),
+        "state of hook `attack` would exceed 1048576 bytes"
+    );
+}
+
+#[test]
 fn a_flood_of_small_state_keys_ends_at_the_deadline() {
     let d = attack(
         "state_flood",

@@ -5,6 +5,7 @@
 //! the hook's slug, so a hook can never read or change another hook's state.
 //! Sizes are capped so a hook cannot exhaust the host's disk or memory.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -29,7 +30,15 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS hook_state (
 
 /// The state of every hook of a runtime.
 pub struct StateStore {
-    conn: Mutex<Connection>,
+    inner: Mutex<Inner>,
+}
+
+/// The connection, and each hook's stored bytes (keys and values), counted
+/// once from the database on the hook's first write and kept up to date
+/// after: checking the cap costs one lookup, not a sum over every key.
+struct Inner {
+    conn: Connection,
+    used: HashMap<String, usize>,
 }
 
 /// A hook's view of the store: only its own keys.
@@ -45,9 +54,7 @@ impl StateStore {
         // An in-memory database cannot fail to open short of allocation failure.
         let conn = Connection::open_in_memory().and_then(|c| c.execute_batch(SCHEMA).map(|_| c));
         match conn {
-            Ok(conn) => Arc::new(StateStore {
-                conn: Mutex::new(conn),
-            }),
+            Ok(conn) => Arc::new(StateStore::with(conn)),
             Err(e) => panic!("cannot open an in-memory SQLite database: {e}"),
         }
     }
@@ -60,9 +67,16 @@ impl StateStore {
         make_private_sidecars(path).map_err(io_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Arc::new(StateStore {
-            conn: Mutex::new(conn),
-        }))
+        Ok(Arc::new(StateStore::with(conn)))
+    }
+
+    fn with(conn: Connection) -> StateStore {
+        StateStore {
+            inner: Mutex::new(Inner {
+                conn,
+                used: HashMap::new(),
+            }),
+        }
     }
 
     /// The view of hook `slug`.
@@ -75,14 +89,15 @@ impl StateStore {
 }
 
 impl StateAccess {
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.store.conn.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.store.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<Vec<u8>> {
-        let conn = self.conn();
-        let found = conn
+        let inner = self.lock();
+        let found = inner
+            .conn
             .query_row(
                 "SELECT value FROM hook_state WHERE hook = ?1 AND key = ?2",
                 params![self.slug, key],
@@ -106,36 +121,80 @@ impl StateAccess {
                 value.len()
             ));
         }
-        let conn = self.conn();
-        let used: i64 = conn
-            .query_row(
-                "SELECT COALESCE(SUM(length(CAST(key AS BLOB)) + length(value)), 0) FROM hook_state WHERE hook = ?1 AND key != ?2",
-                params![self.slug, key],
-                |r| r.get(0),
-            )
-            .map_err(|e| format!("state unavailable: {e}"))?;
-        if used as usize + key.len() + value.len() > MAX_HOOK_BYTES {
+        let mut inner = self.lock();
+        let used = inner.stored(&self.slug)?;
+        let old = inner.size_of(&self.slug, key)?;
+        let total = used - old + key.len() + value.len();
+        if total > MAX_HOOK_BYTES {
             return Err(format!(
                 "state of hook `{}` would exceed {MAX_HOOK_BYTES} bytes",
                 self.slug
             ));
         }
-        conn.execute(
-            "INSERT INTO hook_state(hook, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(hook, key) DO UPDATE SET value = excluded.value",
-            params![self.slug, key, value],
-        )
-        .map(|_| ())
-        .map_err(|e| format!("state unavailable: {e}"))
+        inner
+            .conn
+            .execute(
+                "INSERT INTO hook_state(hook, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(hook, key) DO UPDATE SET value = excluded.value",
+                params![self.slug, key, value],
+            )
+            .map_err(|e| format!("state unavailable: {e}"))?;
+        inner.used.insert(self.slug.clone(), total);
+        Ok(())
     }
 
     /// Removes `key`.
     pub fn delete(&self, key: &str) {
-        if let Err(e) = self.conn().execute(
-            "DELETE FROM hook_state WHERE hook = ?1 AND key = ?2",
-            params![self.slug, key],
-        ) {
+        let mut inner = self.lock();
+        let gone = (|| {
+            let used = inner.stored(&self.slug)?;
+            let old = inner.size_of(&self.slug, key)?;
+            inner
+                .conn
+                .execute(
+                    "DELETE FROM hook_state WHERE hook = ?1 AND key = ?2",
+                    params![self.slug, key],
+                )
+                .map_err(|e| e.to_string())?;
+            inner.used.insert(self.slug.clone(), used - old);
+            Ok::<_, String>(())
+        })();
+        if let Err(e) = gone {
             tracing::error!(hook = %self.slug, "state delete failed: {e}");
         }
+    }
+}
+
+impl Inner {
+    /// The bytes hook `slug` stores, summed from the database once.
+    fn stored(&mut self, slug: &str) -> Result<usize, String> {
+        if let Some(&n) = self.used.get(slug) {
+            return Ok(n);
+        }
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT COALESCE(SUM(length(CAST(key AS BLOB)) + length(value)), 0) FROM hook_state WHERE hook = ?1",
+                params![slug],
+                |r| r.get(0),
+            )
+            .map_err(|e| format!("state unavailable: {e}"))?;
+        let n = usize::try_from(n).unwrap_or(0);
+        self.used.insert(slug.to_owned(), n);
+        Ok(n)
+    }
+
+    /// The bytes `key` takes now (key and value), 0 when it is not stored.
+    fn size_of(&self, slug: &str, key: &str) -> Result<usize, String> {
+        let n: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT length(CAST(key AS BLOB)) + length(value) FROM hook_state WHERE hook = ?1 AND key = ?2",
+                params![slug, key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| format!("state unavailable: {e}"))?;
+        Ok(n.and_then(|n| usize::try_from(n).ok()).unwrap_or(0))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Ingest attacks on `hookrt run`, at scale: a 100 MiB line, a million events
 //! in one file, JSON nested 100,000 levels deep, every envelope field of the
-//! wrong type. Each is refused by line with what is wrong (or taken), the
+//! wrong type; and hostile hooks attacking 20 and 100 times in one process. Each is refused by line with what is wrong (or taken), the
 //! rest of the stream is delivered, and the process's peak memory stays
 //! within a fixed margin of the same agent's run on a small file: the
 //! attack's size never reaches memory. Peak memory is the kernel's count for
@@ -8,7 +8,7 @@
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -89,7 +89,14 @@ impl Run {
 fn run(agent: &Path, events: &Path) -> Run {
     let out = tempfile::tempdir().expect("tempdir");
     let (stdout, stderr) = (out.path().join("stdout"), out.path().join("stderr"));
-    let child = Command::new(hookrt_bin())
+    let mut command = Command::new(hookrt_bin());
+    // SAFETY: the closure only returns; with it std forks instead of using
+    // posix_spawn's vfork, whose child would count this test process's
+    // memory as its own peak (Linux keeps the larger of the two at exec).
+    unsafe {
+        command.pre_exec(|| Ok(()));
+    }
+    let child = command
         .args(["run", agent.to_str().unwrap(), "--logs", "--events"])
         .arg(events)
         .env(
@@ -292,4 +299,93 @@ fn deep_nesting_and_every_field_of_the_wrong_type_are_refused_naming_the_field()
     assert_eq!(run.summary()["malformed_lines"], n as u64 + 2);
     assert_eq!(run.summary()["events"], 1);
     assert_eq!(run.ended(), ["ended s0"]);
+}
+
+/// An agent with the witness and the attack component configured `attack`,
+/// on `session.started` only.
+fn attacker(attack: &str, budget: &str) -> TempAgent {
+    TempAgent::new()
+        .hook("hostile/hooks/witness.rs", "witness.rs")
+        .hook("hostile/attacks/attack.rs", "attack.rs")
+        .config(&format!(
+            "[hooks.attack]\ngrants = [\"log\", \"state\", \"metrics\"]\nmemory_mib = 16\n\
+             output_bytes = 4096\n{budget}\n\
+             config = {{ attack = \"{attack}\", on = \"session.started\" }}\n"
+        ))
+}
+
+#[test]
+fn host_memory_does_not_grow_with_the_number_of_attacks() {
+    // Peak memory after 20 attacks and after 100, each run its own process:
+    // whatever an attack costs the host (a lifted 8 MiB edit, a flood's
+    // buffers) is given back, so 80 more attacks add nothing. (Against a
+    // single attack the allocator's first growth would show: glibc keeps
+    // freed large blocks for reuse, so the peak rises once, then stays.)
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = |n: u64, path: &Path| {
+        // Event i*1000 is session s<i>'s session.started.
+        write_events(path, (0..n).map(|i| event(i * 1000)));
+    };
+    let (few, many) = (dir.path().join("few.jsonl"), dir.path().join("many.jsonl"));
+    sessions(20, &few);
+    sessions(100, &many);
+    // Floods run to their end (the output cap, not fuel, stops them); the
+    // rest stop at a small budget.
+    let (small, flood) = (
+        "fuel = 20_000_000\ndeadline_ms = 200",
+        "fuel = 2_000_000_000\ndeadline_ms = 10_000",
+    );
+    let attacks = [
+        ("huge_alloc", small, "out_of_memory"),
+        ("memory_grow_loop", small, "out_of_memory"),
+        ("stdout_flood", flood, "ok"),
+        ("stderr_flood", flood, "ok"),
+        ("state_big_values", flood, "error"),
+        ("series_flood", flood, "ok"),
+        ("huge_edit", flood, "ok"),
+        ("invalid_utf8_log", small, "trap"),
+        ("invalid_utf8_error", small, "trap"),
+        ("exit", small, "trap"),
+        ("spin", small, "out_of_fuel"),
+    ];
+    let mut report = Vec::new();
+    for (attack, budget, outcome) in attacks {
+        let agent = attacker(attack, budget);
+        let peak = |events: &Path, n: usize| {
+            let run = run(agent.path(), events);
+            let outcomes: Vec<(String, String)> = run
+                .lines
+                .iter()
+                .filter(|l| l.get("hook").is_some())
+                .map(|l| {
+                    let s = |k: &str| l[k].as_str().unwrap_or_default().to_owned();
+                    (s("hook"), s("outcome"))
+                })
+                .collect();
+            let attacked = outcomes.iter().filter(|(h, _)| h == "attack");
+            assert!(
+                attacked.clone().count() == n && attacked.clone().all(|(_, o)| o == outcome),
+                "{attack}: {outcomes:?}"
+            );
+            let witnessed = outcomes.iter().filter(|(h, _)| h == "witness");
+            assert!(
+                witnessed.clone().count() == n && witnessed.clone().all(|(_, o)| o == "ok"),
+                "{attack}: the witness {outcomes:?}"
+            );
+            run.peak_rss
+        };
+        let (after_few, after_many) = (peak(&few, 20), peak(&many, 100));
+        report.push(format!(
+            "{attack}: peak {} KiB after 20, {} KiB after 100",
+            after_few / 1024,
+            after_many / 1024
+        ));
+        assert!(
+            after_many < after_few + 4 * MIB,
+            "{attack} leaves memory behind: peak {} KiB after 20 attacks, {} KiB after 100",
+            after_few / 1024,
+            after_many / 1024
+        );
+    }
+    eprintln!("{}", report.join("\n"));
 }

@@ -9,7 +9,7 @@
 //! Attacks: `trap_in_configure`, `trap_in_subscriptions`, `huge_alloc` (one
 //! 1 GiB allocation), `memory_grow_loop` (raw `memory.grow` until refused,
 //! then a trap), `stdout_flood`, `stderr_flood`, `state_flood` (small keys
-//! until the deadline), `state_big_values` (60 KiB values
+//! until the per-hook cap or the deadline), `state_big_values` (60 KiB values
 //! until the per-hook state cap answers), `series_flood` (5,000 metric
 //! series), `huge_approvals` (100,000 approvals),
 //! `huge_edit` (an 8 MiB edit), `invalid_utf8_log` and `invalid_utf8_error`

@@ -97,7 +97,9 @@ fn run(agent: &Path, events: &Path) -> Run {
         command.pre_exec(|| Ok(()));
     }
     let child = command
-        .args(["run", agent.to_str().unwrap(), "--logs", "--events"])
+        // The queue may hold many slow deliveries when the input ends: let
+        // them all finish (the default gives them 30 s).
+        .args(["run", agent.to_str().unwrap(), "--logs", "--drain-timeout", "3600", "--events"])
         .arg(events)
         .env(
             "HOOKRT_CACHE_DIR",
@@ -362,6 +364,7 @@ fn host_memory_does_not_grow_with_the_number_of_attacks() {
                     (s("hook"), s("outcome"))
                 })
                 .collect();
+            assert_eq!(run.summary()["left_unacked"], 0, "{attack}");
             let attacked = outcomes.iter().filter(|(h, _)| h == "attack");
             assert!(
                 attacked.clone().count() == n && attacked.clone().all(|(_, o)| o == outcome),

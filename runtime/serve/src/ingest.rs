@@ -91,6 +91,7 @@ impl Format {
                                 if name == "agent" { "Agent" } else { "Session" }
                             ),
                         )
+                        .with_code("missing_parameter")
                     })
                 };
                 let agent = need("agent")?;
@@ -106,7 +107,8 @@ impl Format {
             Some(other) => Err(ApiError::bad_request(
                 format!("unknown format `{other}`"),
                 "use format=eve for Eve's stream, or leave it out and set Content-Type",
-            )),
+            )
+            .with_code("unknown_format")),
             None => match mime.as_str() {
                 "application/x-ndjson"
                 | "application/jsonl"
@@ -171,6 +173,7 @@ impl Streams {
                 format!("the body is not JSON: {e}"),
                 "send one envelope object or an array of them; for one envelope per line use Content-Type application/x-ndjson",
             )
+            .with_code("not_json")
         })?;
         let values = match value {
             serde_json::Value::Array(items) => items,

@@ -59,7 +59,11 @@ fn a_reload_delivers_each_event_once_by_the_hooks_of_its_side_of_the_swap() {
                 .await
                 .unwrap(),
             );
-            let (before, racing, after) = (events("before", 300), events("racing", 100), events("after", 100));
+            let (before, racing, after) = (
+                events("before", 300),
+                events("racing", 100),
+                events("after", 100),
+            );
             // Taken, not yet delivered, when the reload is asked for.
             let mut pending: Vec<_> = before.iter().map(|e| service.submit(e.clone())).collect();
             let reload = tokio::spawn({
@@ -95,10 +99,18 @@ fn a_reload_delivers_each_event_once_by_the_hooks_of_its_side_of_the_swap() {
             hooks
         };
         for id in &before {
-            assert_eq!(hooks_of(id), ["a", "b"], "{case}: {id} was taken before the reload");
+            assert_eq!(
+                hooks_of(id),
+                ["a", "b"],
+                "{case}: {id} was taken before the reload"
+            );
         }
         for id in &after {
-            assert_eq!(hooks_of(id), ["b", "c"], "{case}: {id} was taken after the reload");
+            assert_eq!(
+                hooks_of(id),
+                ["b", "c"],
+                "{case}: {id} was taken after the reload"
+            );
         }
         // The racing events switch sides once, in the order they were sent.
         let sides: Vec<bool> = racing
@@ -115,7 +127,11 @@ fn a_reload_delivers_each_event_once_by_the_hooks_of_its_side_of_the_swap() {
         );
         // Nothing else was delivered (no doubles), and the old hooks were done
         // before the new ones began.
-        assert_eq!(heard.len(), 2 * (before.len() + racing.len() + after.len()), "{case}");
+        assert_eq!(
+            heard.len(),
+            2 * (before.len() + racing.len() + after.len()),
+            "{case}"
+        );
         let last_old = heard.iter().rposition(|(_, h)| h == "a").unwrap();
         let first_new = heard.iter().position(|(_, h)| h == "c").unwrap();
         assert!(last_old < first_new, "{case}");

@@ -22,7 +22,9 @@ const NOTES: &[&str] = &["description", "title", "example"];
 
 /// Checks `value` against `schema`; the error says where and why.
 fn check(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    let schema = schema.as_object().ok_or(format!("{at}: schema is not an object"))?;
+    let schema = schema
+        .as_object()
+        .ok_or(format!("{at}: schema is not an object"))?;
     for key in schema.keys() {
         let known = [
             "$ref",
@@ -154,7 +156,13 @@ fn the_document_describes_every_route_and_no_other() {
     }
     let nowhere = request(&server.addr, "GET", "/v2/nowhere", &[], b"");
     assert_eq!(nowhere.status, 404);
-    check(&doc, &json!({"$ref": "#/components/schemas/Error"}), &nowhere.json(), "404").unwrap();
+    check(
+        &doc,
+        &json!({"$ref": "#/components/schemas/Error"}),
+        &nowhere.json(),
+        "404",
+    )
+    .unwrap();
     assert_eq!(nowhere.json()["code"], "not_found");
 }
 
@@ -179,7 +187,10 @@ impl Seen {
         let content = response["content"].as_object().expect("content");
         let kind = reply.header("content-type").unwrap_or_default();
         if let Some(media) = content.get("application/json") {
-            assert!(kind.starts_with("application/json"), "{method} {route}: {kind}");
+            assert!(
+                kind.starts_with("application/json"),
+                "{method} {route}: {kind}"
+            );
             if let Err(e) = check(&self.doc, &media["schema"], &reply.json(), route) {
                 panic!("{method} {route} {}: {e}", reply.status);
             }
@@ -215,28 +226,96 @@ fn real_answers_are_valid_against_the_documented_schemas() {
     seen.check("GET", "/healthz", &server.get("/healthz"));
     seen.check("GET", "/readyz", &server.get("/readyz"));
     seen.check("GET", "/metrics", &server.get("/metrics"));
-    seen.check("POST", "/v1/events", &post(&server, "/v1/events", NDJSON, text.as_bytes()));
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", NDJSON, text.as_bytes()),
+    );
     let invalid = json!({"schema_version": 1, "id": "x1", "kind": "no.such.kind", "timestamp": "2026-11-30T09:00:00.000Z",
         "coordinates": {"agent": "a", "session": "s", "sequence": 0}, "data": {}});
-    seen.check("POST", "/v1/events", &post(&server, "/v1/events", JSON, invalid.to_string().as_bytes()));
-    seen.check("POST", "/v1/events", &post(&server, "/v1/events", JSON, b"{nope"));
-    seen.check("POST", "/v1/events", &post(&server, "/v1/events", "text/plain", b"hello"));
-    seen.check("POST", "/v1/events", &post(&server, "/v1/events", NDJSON, &vec![b' '; 200_000]));
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", JSON, invalid.to_string().as_bytes()),
+    );
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", JSON, b"{nope"),
+    );
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", "text/plain", b"hello"),
+    );
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", NDJSON, &vec![b' '; 200_000]),
+    );
     for kind in ["actions.requested", "file.edit.requested"] {
         let fresh = line(kind).replace("\"id\":\"", "\"id\":\"fresh-");
-        seen.check("POST", "/v1/decide", &post(&server, "/v1/decide", JSON, fresh.as_bytes()));
+        seen.check(
+            "POST",
+            "/v1/decide",
+            &post(&server, "/v1/decide", JSON, fresh.as_bytes()),
+        );
     }
     // Already taken: failed closed.
-    seen.check("POST", "/v1/decide", &post(&server, "/v1/decide", JSON, line("actions.requested").as_bytes()));
-    seen.check("POST", "/v1/decide", &post(&server, "/v1/decide", JSON, line("session.started").as_bytes()));
+    seen.check(
+        "POST",
+        "/v1/decide",
+        &post(
+            &server,
+            "/v1/decide",
+            JSON,
+            line("actions.requested").as_bytes(),
+        ),
+    );
+    seen.check(
+        "POST",
+        "/v1/decide",
+        &post(
+            &server,
+            "/v1/decide",
+            JSON,
+            line("session.started").as_bytes(),
+        ),
+    );
     let step = line("step.completed").replace("\"id\":\"", "\"id\":\"fresh-");
-    seen.check("POST", "/v1/edit", &post(&server, "/v1/edit", JSON, step.as_bytes()));
-    seen.check("POST", "/v1/edit", &post(&server, "/v1/edit", JSON, b"[1, 2]"));
-    seen.check("POST", "/v1/edit", &post(&server, "/v1/edit", JSON, &vec![b' '; 200_000]));
-    seen.check("POST", "/v1/decide", &post(&server, "/v1/decide", JSON, &vec![b' '; 200_000]));
-    seen.check("POST", "/v1/admin/reload", &post(&server, "/v1/admin/reload", JSON, b""));
+    seen.check(
+        "POST",
+        "/v1/edit",
+        &post(&server, "/v1/edit", JSON, step.as_bytes()),
+    );
+    seen.check(
+        "POST",
+        "/v1/edit",
+        &post(&server, "/v1/edit", JSON, b"[1, 2]"),
+    );
+    seen.check(
+        "POST",
+        "/v1/edit",
+        &post(&server, "/v1/edit", JSON, &vec![b' '; 200_000]),
+    );
+    seen.check(
+        "POST",
+        "/v1/decide",
+        &post(&server, "/v1/decide", JSON, &vec![b' '; 200_000]),
+    );
+    seen.check(
+        "POST",
+        "/v1/admin/reload",
+        &post(&server, "/v1/admin/reload", JSON, b""),
+    );
     for (method, path) in hookrt_serve::ROUTES {
-        let reply = request(&server.addr, method, path, &[("Authorization", "Bearer wrong-token-0123456789")], b"");
+        let reply = request(
+            &server.addr,
+            method,
+            path,
+            &[("Authorization", "Bearer wrong-token-0123456789")],
+            b"",
+        );
         if reply.status == 401 {
             seen.check(method, path, &reply);
         }
@@ -245,9 +324,16 @@ fn real_answers_are_valid_against_the_documented_schemas() {
 
     // A folder that does not load, and a token past its rate limit.
     let broken = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
-    let server = Server::start(broken.path(), &["--rate-limit", "0.001", "--rate-burst", "1"]);
+    let server = Server::start(
+        broken.path(),
+        &["--rate-limit", "0.001", "--rate-burst", "1"],
+    );
     std::fs::write(broken.path().join("hooks/broken.wasm"), b"not a component").unwrap();
-    seen.check("POST", "/v1/admin/reload", &post(&server, "/v1/admin/reload", JSON, b""));
+    seen.check(
+        "POST",
+        "/v1/admin/reload",
+        &post(&server, "/v1/admin/reload", JSON, b""),
+    );
     for (method, path) in hookrt_serve::ROUTES {
         let auth = format!("Bearer {TOKEN}");
         let reply = request(&server.addr, method, path, &[("Authorization", &auth)], b"");

@@ -71,7 +71,9 @@ fn journaled(path: &std::path::Path) -> Vec<(String, Vec<(String, String, i64)>)
         .map(Result::unwrap)
         .collect();
     let mut deliveries = db
-        .prepare("SELECT hook, state, attempts FROM deliveries WHERE event_seq = ?1 ORDER BY position")
+        .prepare(
+            "SELECT hook, state, attempts FROM deliveries WHERE event_seq = ?1 ORDER BY position",
+        )
         .unwrap();
     rows.into_iter()
         .map(|(seq, id)| {
@@ -92,7 +94,14 @@ fn reload_swaps_the_hooks_with_no_lost_or_doubled_delivery() {
     let journal = dir.path().join("journal.db");
     let server = Server::start(
         agent.path(),
-        &["--journal", journal.to_str().unwrap(), "--rate-limit", "0", "--workers", "2"],
+        &[
+            "--journal",
+            journal.to_str().unwrap(),
+            "--rate-limit",
+            "0",
+            "--workers",
+            "2",
+        ],
     );
     let first = post_batch(&server, "first");
     // The new set: `a` goes, `c` comes, `b` stays.
@@ -189,8 +198,14 @@ fn a_broken_reload_keeps_the_old_hooks_and_sighup_reloads_the_fixed_folder() {
         "hookrt_deliveries_total{hook=\"b\",outcome=\"ok\"}",
         events,
     );
-    assert_eq!(s.get("hookrt_deliveries_total{hook=\"a\",outcome=\"ok\"}"), Some(&events));
-    assert_eq!(s.get("hookrt_hook_reloads_total{result=\"failed\"}"), Some(&1.0));
+    assert_eq!(
+        s.get("hookrt_deliveries_total{hook=\"a\",outcome=\"ok\"}"),
+        Some(&events)
+    );
+    assert_eq!(
+        s.get("hookrt_hook_reloads_total{result=\"failed\"}"),
+        Some(&1.0)
+    );
     assert_eq!(s.get("hookrt_hooks"), Some(&2.0));
 
     // Fixed, and a hook added: SIGHUP swaps it in.
@@ -201,17 +216,33 @@ fn a_broken_reload_keeps_the_old_hooks_and_sighup_reloads_the_fixed_folder() {
     )
     .unwrap();
     let pid = server.child.id().to_string();
-    assert!(Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let s = metric_until(&server, "hookrt_hook_reloads_total{result=\"ok\"}", 1.0);
-    assert_eq!(s.get("hookrt_hooks"), Some(&3.0), "the process lives on after SIGHUP");
+    assert_eq!(
+        s.get("hookrt_hooks"),
+        Some(&3.0),
+        "the process lives on after SIGHUP"
+    );
     post_batch(&server, "added");
     let s = metric_until(
         &server,
         "hookrt_deliveries_total{hook=\"c\",outcome=\"ok\"}",
         events,
     );
-    assert_eq!(s.get("hookrt_deliveries_total{hook=\"a\",outcome=\"ok\"}"), Some(&(2.0 * events)));
-    assert_eq!(s.get("hookrt_deliveries_total{hook=\"b\",outcome=\"ok\"}"), Some(&(2.0 * events)));
+    assert_eq!(
+        s.get("hookrt_deliveries_total{hook=\"a\",outcome=\"ok\"}"),
+        Some(&(2.0 * events))
+    );
+    assert_eq!(
+        s.get("hookrt_deliveries_total{hook=\"b\",outcome=\"ok\"}"),
+        Some(&(2.0 * events))
+    );
     let (clean, rest) = server.terminate();
     assert!(clean, "{rest}");
 }

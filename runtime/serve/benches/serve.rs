@@ -40,7 +40,10 @@ fn three_observers() -> tempfile::TempDir {
     let ex = repo().join("example-hooks");
     for (from, to) in [
         ("agent/hooks/audit.rs", "audit.rs"),
-        ("agent/hooks/observability/metrics.rs", "observability/metrics.rs"),
+        (
+            "agent/hooks/observability/metrics.rs",
+            "observability/metrics.rs",
+        ),
         ("hostile/hooks/witness.rs", "witness.rs"),
     ] {
         std::fs::copy(ex.join(from), hooks.join(to)).unwrap();
@@ -196,8 +199,7 @@ impl Drop for Server {
 
 /// Events per second through `HookService`: submit all, every receipt, flush.
 fn embedded(agent: &Path, events: Vec<Envelope>) -> f64 {
-    let service =
-        HookService::start(load(agent), None, Box::new(|_: Observation<'_>| {})).unwrap();
+    let service = HookService::start(load(agent), None, Box::new(|_: Observation<'_>| {})).unwrap();
     let n = events.len();
     let started = Instant::now();
     let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
@@ -222,7 +224,9 @@ fn served(server: &Server, events: Vec<Envelope>, last: Envelope, connections: u
     for (i, b) in bodies.into_iter().enumerate() {
         shares[i % connections].push(b);
     }
-    let mut conns: Vec<Connection> = (0..connections).map(|_| Connection::open(server.addr)).collect();
+    let mut conns: Vec<Connection> = (0..connections)
+        .map(|_| Connection::open(server.addr))
+        .collect();
     let started = Instant::now();
     std::thread::scope(|s| {
         for (conn, share) in conns.iter_mut().zip(&shares) {
@@ -233,7 +237,8 @@ fn served(server: &Server, events: Vec<Envelope>, last: Envelope, connections: u
             });
         }
     });
-    let status = Connection::open(server.addr).post("/v1/decide", &serde_json::to_vec(&last).unwrap());
+    let status =
+        Connection::open(server.addr).post("/v1/decide", &serde_json::to_vec(&last).unwrap());
     assert_eq!(status, 200);
     n as f64 / started.elapsed().as_secs_f64()
 }
@@ -258,9 +263,16 @@ fn main() {
     let server = Server::start(agent.path());
     // Warm both paths (instances, pools, connections).
     embedded(agent.path(), events(&base, "warm-e", 500));
-    served(&server, events(&base, "warm-s", 500), decision(&base, "warm-d".into()), 8);
+    served(
+        &server,
+        events(&base, "warm-s", 500),
+        decision(&base, "warm-d".into()),
+        8,
+    );
 
-    println!("hookrt serve vs embedded HookService: {n} events of the transcript's mix, 3 observe hooks, accepted, 1 worker; median of {ROUNDS} rounds");
+    println!(
+        "hookrt serve vs embedded HookService: {n} events of the transcript's mix, 3 observe hooks, accepted, 1 worker; median of {ROUNDS} rounds"
+    );
     println!();
     println!("| path | connections | events/s | vs embedded |");
     println!("|---|---|---|---|");
@@ -280,7 +292,12 @@ fn main() {
             (0..ROUNDS)
                 .map(|_| {
                     let t = tag("s");
-                    served(&server, events(&base, &t, n), decision(&base, format!("{t}-end")), connections)
+                    served(
+                        &server,
+                        events(&base, &t, n),
+                        decision(&base, format!("{t}-end")),
+                        connections,
+                    )
                 })
                 .collect(),
         );

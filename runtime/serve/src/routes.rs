@@ -317,8 +317,7 @@ async fn resolve(
     };
     state.admit(&headers)?;
     let body = state.read(body).await?;
-    let text = std::str::from_utf8(&body)
-        .map_err(|_| {
+    let text = std::str::from_utf8(&body).map_err(|_| {
         ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
             .with_code("not_json")
     })?;

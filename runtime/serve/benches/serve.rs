@@ -1,7 +1,8 @@
 //! `hookrt serve` against the embedded library, in one run: events per second
 //! through the server from a loopback HTTP/1.1 client on 1, 8 and 64
-//! keep-alive connections (one event per request), next to the same events
-//! through `HookService` in the same process; and the latency of
+//! keep-alive connections (one event per request; and 100 per request on 1
+//! and 8), next to the same events through `HookService` in the same
+//! process; and the latency of
 //! `/v1/decide` (p50, p99) next to `HookService::resolve`.
 //!
 //! The hooks are the throughput bench's three observers (`audit`, `witness`,
@@ -18,7 +19,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hookrt::{BuildOptions, Envelope, HookService, Observation, Runtime, ServiceOptions};
+use hookrt::{BuildOptions, Envelope, HookService, Observation, Runtime};
 use hookrt_serve::{ServeOptions, Tokens};
 
 /// Rounds per figure; the median is printed.
@@ -214,12 +215,26 @@ fn embedded(agent: &Path, events: Vec<Envelope>) -> f64 {
 
 /// Events per second through the server on `connections` connections, one
 /// event per request, until a final decision is answered.
-fn served(server: &Server, events: Vec<Envelope>, last: Envelope, connections: usize) -> f64 {
+fn served(
+    server: &Server,
+    events: Vec<Envelope>,
+    last: Envelope,
+    connections: usize,
+    per_request: usize,
+) -> f64 {
     let n = events.len();
-    let bodies: Vec<Vec<u8>> = events
-        .iter()
-        .map(|e| serde_json::to_vec(e).unwrap())
-        .collect();
+    // One envelope per request, or a JSON array of `per_request` of them.
+    let bodies: Vec<Vec<u8>> = if per_request == 1 {
+        events
+            .iter()
+            .map(|e| serde_json::to_vec(e).unwrap())
+            .collect()
+    } else {
+        events
+            .chunks(per_request)
+            .map(|c| serde_json::to_vec(c).unwrap())
+            .collect()
+    };
     let mut shares: Vec<Vec<Vec<u8>>> = vec![Vec::new(); connections];
     for (i, b) in bodies.into_iter().enumerate() {
         shares[i % connections].push(b);
@@ -268,6 +283,7 @@ fn main() {
         events(&base, "warm-s", 500),
         decision(&base, "warm-d".into()),
         8,
+        1,
     );
 
     println!(
@@ -287,7 +303,7 @@ fn main() {
             .collect(),
     );
     println!("| embedded `HookService` (submit, receipts, flush) | - | {library:.0} | 100 % |");
-    for connections in [1, 8, 64] {
+    for (connections, per_request) in [(1, 1), (8, 1), (64, 1), (1, 100), (8, 100)] {
         let rate = median(
             (0..ROUNDS)
                 .map(|_| {
@@ -297,12 +313,18 @@ fn main() {
                         events(&base, &t, n),
                         decision(&base, format!("{t}-end")),
                         connections,
+                        per_request,
                     )
                 })
                 .collect(),
         );
+        let what = if per_request == 1 {
+            "one event".to_owned()
+        } else {
+            format!("{per_request} events (a JSON array)")
+        };
         println!(
-            "| `hookrt serve`, one event per `POST /v1/events` | {connections} | {rate:.0} | {:.0} % |",
+            "| `hookrt serve`, {what} per `POST /v1/events` | {connections} | {rate:.0} | {:.0} % |",
             100.0 * rate / library
         );
     }

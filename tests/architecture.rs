@@ -103,6 +103,7 @@ const SERVE: &[&str] = &[
     "ingest",
     "fail_closed",
     "tally",
+    "reload",
     "routes",
 ];
 
@@ -377,11 +378,11 @@ fn target_of(
     }
 }
 
-/// Every test a document names (`all/file.rs::test_name`, `cli/file.rs::test_name`,
+/// Every test a document names (`all/file.rs::test_name`, `cli/file.rs::test_name`, `serve/file.rs::test_name`,
 /// optionally under `tests/`) exists, so a claim never cites a test that is gone.
 #[test]
 fn the_docs_name_only_tests_that_exist() {
-    let cite = Regex::new(r"(?:tests/)?((?:all|cli)/[a-z_]+\.rs)::([a-z0-9_]+)").unwrap();
+    let cite = Regex::new(r"(?:tests/)?((?:all|cli|serve)/[a-z_]+\.rs)::([a-z0-9_]+)").unwrap();
     let mut docs = Vec::new();
     rust_files_and_markdown(&repo().join("docs"), &mut docs);
     docs.push(repo().join("README.md"));

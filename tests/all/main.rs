@@ -30,6 +30,7 @@ mod ordering;
 mod owner;
 mod promises;
 mod redaction;
+mod reload;
 mod resolutions;
 mod sandbox;
 mod scopes;

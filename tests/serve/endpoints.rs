@@ -239,7 +239,7 @@ fn eve_lines_are_one_stream_across_requests() {
 }
 
 /// `name{labels} value` lines of a Prometheus text page.
-fn samples(page: &str) -> BTreeMap<String, f64> {
+pub fn samples(page: &str) -> BTreeMap<String, f64> {
     page.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| l.rsplit_once(' '))

@@ -10,8 +10,11 @@
 mod common;
 
 mod auth;
+mod cascade;
 mod endpoints;
 mod jetstream;
+mod openapi;
+mod reload;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

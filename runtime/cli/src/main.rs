@@ -204,11 +204,13 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             run::run(rt, &args)
         }
         Command::Serve(args) => {
+            // Hot reloads load the folder the same way.
+            let build = options(&args.dir, cache.clone());
             let rt = match load(&args.dir, cache) {
                 Ok(rt) => rt,
                 Err(p) => return Ok(report(&p)),
             };
-            serve::serve(rt, &args)
+            serve::serve(rt, &args, build)
         }
         Command::Worker(args) => {
             let rt = match load(&args.dir, cache) {
@@ -250,6 +252,7 @@ fn report(problems: &Problems) -> ExitCode {
 }
 
 /// How the command line asks for an agent folder to be loaded.
+#[derive(Clone)]
 struct Loading {
     cache_dir: Option<PathBuf>,
     prebuilt: bool,

@@ -1,4 +1,6 @@
 //! `hookrt serve`: the agent folder's hooks over HTTP (hookrt-serve, docs/serve.md).
+//! SIGHUP reloads the hooks; stdout has the listening line, one `{"cascade": ...}`
+//! line per failure cascade (as `hookrt run` writes them), and the summary at exit.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -7,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use hookrt::Runtime;
+use hookrt::{BuildOptions, Runtime};
 use hookrt_serve::{ServeOptions, Tokens};
 
 #[derive(clap::Args)]
@@ -58,8 +60,10 @@ fn tokens(args: &ServeArgs) -> Result<Tokens> {
     }
 }
 
-pub fn serve(rt: Runtime, args: &ServeArgs) -> Result<ExitCode> {
+/// Serves `rt`; hot reloads load the folder again with `build`.
+pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitCode> {
     let mut options = ServeOptions::new(args.listen, tokens(args)?);
+    options.build = Some(build);
     options.journal = args.journal.clone();
     options.insecure_no_auth = args.insecure_no_auth;
     options.decide_timeout = Duration::from_millis(args.decide_timeout_ms);

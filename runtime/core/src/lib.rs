@@ -93,5 +93,7 @@ pub use service::journal::{
     PRUNE_BATCH, PendingDelivery, PendingEvent, Plan,
 };
 pub use service::owner::{JournalLock, lock_path};
-pub use service::report::{Observation, Observer, Receipt, ResolveReply, Stats};
-pub use service::work::{DISPATCH_QUEUE, EmitError, MAX_BATCH, MEMORY_DEDUP_WINDOW, SUBMIT_QUEUE};
+pub use service::report::{Observation, Observer, Receipt, Reloaded, ResolveReply, Stats};
+pub use service::work::{
+    DISPATCH_QUEUE, EmitError, MAX_BATCH, MEMORY_DEDUP_WINDOW, ReloadError, SUBMIT_QUEUE,
+};

@@ -273,6 +273,16 @@ impl Runtime {
         self.state = store;
     }
 
+    /// Takes over what a running service gave `old`: its cancel flag, hooks'
+    /// `state`, hooks' `metrics` and the transport, so a reload swaps the
+    /// hooks and nothing else (hooks keep their state; shutdown stops them).
+    pub(crate) fn adopt(&mut self, old: &Runtime) {
+        self.sandbox.share_cancel(old.sandbox.cancel_flag());
+        self.state = old.state.clone();
+        self.metrics = old.metrics.clone();
+        self.transport = old.transport.clone();
+    }
+
     /// The agent folder this runtime was loaded from.
     pub fn agent_dir(&self) -> &Path {
         &self.agent_dir

@@ -1,6 +1,9 @@
 //! Errors: what a request is answered with when it fails (`ApiError`, always
-//! JSON `{ "error": ..., "fix": ... }`), and why the server could not start
-//! (`ServeError`).
+//! JSON `{ "code": ..., "error": ..., "fix": ... }`), and why the server could
+//! not start (`ServeError`).
+//!
+//! The `code` is stable (clients match on it; docs/openapi.json lists every
+//! one); `error` and `fix` are for people and may be reworded.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,6 +17,8 @@ use axum::response::{IntoResponse, Response};
 pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,
+    /// The stable machine-readable code (`unauthorized`, `not_json`, ...).
+    pub code: &'static str,
     /// What went wrong.
     pub error: String,
     /// What the caller can do about it.
@@ -23,14 +28,22 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// An error with `status`.
+    /// An error with `status`, its code the status's own (see
+    /// [`code_of`]); [`ApiError::with_code`] names a narrower one.
     pub fn new(status: StatusCode, error: impl Into<String>, fix: impl Into<String>) -> ApiError {
         ApiError {
             status,
+            code: code_of(status),
             error: error.into(),
             fix: fix.into(),
             retry_after: None,
         }
+    }
+
+    /// The same error under a narrower stable code.
+    pub fn with_code(mut self, code: &'static str) -> ApiError {
+        self.code = code;
+        self
     }
 
     /// 400: the request itself cannot be read.
@@ -40,7 +53,23 @@ impl ApiError {
 
     /// The JSON body.
     pub fn body(&self) -> serde_json::Value {
-        serde_json::json!({ "error": self.error, "fix": self.fix })
+        serde_json::json!({ "code": self.code, "error": self.error, "fix": self.fix })
+    }
+}
+
+/// The code of an error that names none narrower: one per status.
+pub fn code_of(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 => "unauthorized",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        413 => "body_too_large",
+        415 => "unsupported_media_type",
+        422 => "unprocessable",
+        429 => "rate_limited",
+        503 => "unavailable",
+        s if s >= 500 => "internal",
+        _ => "bad_request",
     }
 }
 

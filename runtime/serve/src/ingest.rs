@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use hookrt::{Envelope, EveStream, MAX_DATA_BYTES, Ordinals};
+use hookrt::{Envelope, EnvelopeError, EveStream, MAX_DATA_BYTES, Ordinals};
 
 use crate::error::ApiError;
 
@@ -91,6 +91,7 @@ impl Format {
                                 if name == "agent" { "Agent" } else { "Session" }
                             ),
                         )
+                        .with_code("missing_parameter")
                     })
                 };
                 let agent = need("agent")?;
@@ -106,7 +107,8 @@ impl Format {
             Some(other) => Err(ApiError::bad_request(
                 format!("unknown format `{other}`"),
                 "use format=eve for Eve's stream, or leave it out and set Content-Type",
-            )),
+            )
+            .with_code("unknown_format")),
             None => match mime.as_str() {
                 "application/x-ndjson"
                 | "application/jsonl"
@@ -156,7 +158,22 @@ impl Streams {
 
     /// One envelope from its JSON text, with its ordinal.
     fn envelope(&self, text: &str) -> Result<Envelope, String> {
-        let mut e = Envelope::from_json(text).map_err(|e| e.to_string())?;
+        let e = Envelope::from_json(text).map_err(|e| e.to_string())?;
+        self.numbered(e)
+    }
+
+    /// One envelope from an item of a JSON array, already parsed: checked as
+    /// [`Envelope::from_json`] checks text, without writing it out and
+    /// parsing it again.
+    fn envelope_value(&self, value: serde_json::Value) -> Result<Envelope, String> {
+        let e: Envelope =
+            serde_json::from_value(value).map_err(|e| EnvelopeError::from(e).to_string())?;
+        e.check().map_err(|e| e.to_string())?;
+        self.numbered(e)
+    }
+
+    /// `e` with its ordinal, validated.
+    fn numbered(&self, mut e: Envelope) -> Result<Envelope, String> {
         self.ordinals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -171,6 +188,7 @@ impl Streams {
                 format!("the body is not JSON: {e}"),
                 "send one envelope object or an array of them; for one envelope per line use Content-Type application/x-ndjson",
             )
+            .with_code("not_json")
         })?;
         let values = match value {
             serde_json::Value::Array(items) => items,
@@ -182,7 +200,7 @@ impl Streams {
             .map(|(index, v)| Item {
                 index,
                 line: None,
-                parsed: self.envelope(&v.to_string()),
+                parsed: self.envelope_value(v),
             })
             .collect())
     }

@@ -7,7 +7,9 @@
 //! embedder of the library brings no HTTP stack.
 //!
 //! Modules, in layer order (`tests/architecture.rs`): `error`, `auth`,
-//! `metrics`, `ingest`, `fail_closed`, `tally`, `routes`, then this file.
+//! `metrics`, `ingest`, `fail_closed`, `tally`, `reload` (hot reload on
+//! SIGHUP and `POST /v1/admin/reload`), `routes`, then this file. The
+//! endpoints are described in `docs/openapi.json`.
 
 #![warn(missing_docs)]
 
@@ -16,6 +18,7 @@ mod error;
 mod fail_closed;
 mod ingest;
 mod metrics;
+mod reload;
 mod routes;
 mod tally;
 
@@ -26,14 +29,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookrt::{HookService, Journal, Runtime, ServiceOptions, Stats, Transport};
+use hookrt::{BuildOptions, HookService, Journal, Runtime, ServiceOptions, Stats, Transport};
 use tokio::sync::RwLock;
 
 pub use auth::{MIN_TOKEN_LEN, RateLimiter, Tokens};
 pub use error::{ApiError, ServeError};
 pub use ingest::{Format, MAX_EVE_STREAMS, MAX_LINE_BYTES};
 pub use metrics::ServerMetrics;
-pub use routes::AppState;
+pub use reload::{ReloadFailure, Reloader};
+pub use routes::{AppState, ROUTES};
 
 /// The default largest request body: 16 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -61,6 +65,9 @@ pub struct ServeOptions {
     pub drain_timeout: Duration,
     /// Service workers ([`ServiceOptions::workers`]).
     pub workers: usize,
+    /// How hot reloads load the agent folder (cache, prebuilt, lock); `None`:
+    /// [`BuildOptions::for_agent`].
+    pub build: Option<BuildOptions>,
 }
 
 impl ServeOptions {
@@ -77,6 +84,7 @@ impl ServeOptions {
             rate_burst: 2000.0,
             drain_timeout: Duration::from_secs(30),
             workers: 1,
+            build: None,
         }
     }
 }
@@ -84,6 +92,8 @@ impl ServeOptions {
 /// Serves `runtime` until `shutdown` resolves, then stops taking requests,
 /// lets running ones finish, and shuts the service down within the drain
 /// timeout. `on_listen` is told the bound address once the server listens.
+/// SIGHUP (and `POST /v1/admin/reload`) loads the runtime's agent folder
+/// again and swaps the new hooks in (docs/serve.md#hot-reload).
 pub async fn serve(
     mut runtime: Runtime,
     options: ServeOptions,
@@ -109,8 +119,13 @@ pub async fn serve(
         kind: "http".into(),
         detail: None,
     });
-    let hooks = runtime.hooks().len();
     let server_metrics = Arc::new(ServerMetrics::new());
+    server_metrics.hooks.set(runtime.hooks().len() as i64);
+    let agent_dir = runtime.agent_dir().to_path_buf();
+    let build = options
+        .build
+        .clone()
+        .unwrap_or_else(|| BuildOptions::for_agent(&agent_dir));
     let service = HookService::start_async(
         runtime,
         options.journal.clone(),
@@ -136,11 +151,12 @@ pub async fn serve(
         tokens,
         limiter: RateLimiter::new(options.rate_limit, options.rate_burst.max(1.0), keys),
         journal,
-        hooks,
+        reloader: Reloader::new(agent_dir, build),
         decide_timeout: options.decide_timeout,
         max_body_bytes: options.max_body_bytes,
         stopping: AtomicBool::new(false),
     });
+    reload_on_hangup(state.clone())?;
     on_listen(addr);
     let app = routes::router(state.clone());
     let stopping = state.clone();
@@ -156,6 +172,31 @@ pub async fn serve(
         Some(service) => service.shutdown(options.drain_timeout).await,
         None => Stats::default(),
     })
+}
+
+/// Reloads the hooks at every SIGHUP, for as long as the server runs. The
+/// handler is installed before the server says it listens, so a SIGHUP
+/// never ends the process.
+fn reload_on_hangup(state: Arc<AppState>) -> Result<(), ServeError> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangups = signal(SignalKind::hangup())?;
+        tokio::spawn(async move {
+            while hangups.recv().await.is_some() {
+                tracing::info!(target: "hookrt", "SIGHUP: reloading the hooks");
+                let guard = state.service.read().await;
+                let Some(service) = guard.as_ref() else {
+                    return;
+                };
+                // The result is counted and logged by the reloader.
+                let _ = state.reloader.reload(service, &state.metrics).await;
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = state;
+    Ok(())
 }
 
 /// Resolves at ctrl-c or SIGTERM.

@@ -3,11 +3,14 @@
 //!
 //! Delivery metrics are updated by the service's observer on the dispatcher
 //! thread (atomics only, so the observer stays fast); journal gauges are read
-//! from the journal when scraped.
+//! from the journal when scraped. The observer also writes each failure
+//! cascade on stdout as `hookrt run` does: the agent server must end that
+//! turn (docs/failure-cascade.md).
 
+use std::io::Write;
 use std::sync::Arc;
 
-use hookrt::{Observation, Observer};
+use hookrt::{Envelope, Observation, Observer};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -45,6 +48,20 @@ pub struct DecisionLabels {
     pub endpoint: String,
     /// `resolved`, `timed_out`, `failed`.
     pub result: String,
+}
+
+/// How a reload ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    /// `ok` or `failed`.
+    pub result: String,
+}
+
+/// Which cascade event hookrt raised.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    /// `turn.failed` or `session.failed`.
+    pub kind: String,
 }
 
 /// How an event was held.
@@ -91,6 +108,12 @@ pub struct ServerMetrics {
     pub dead_letters: Gauge,
     /// Requests refused by the rate limit.
     pub rate_limited: Counter,
+    /// Hot reloads, by result.
+    pub reloads: Family<ResultLabels, Counter>,
+    /// Hooks loaded now.
+    pub hooks: Gauge,
+    /// Failure cascade events raised, by kind.
+    pub cascades: Family<KindLabels, Counter>,
 }
 
 impl ServerMetrics {
@@ -107,6 +130,9 @@ impl ServerMetrics {
         let journal_pending = Gauge::default();
         let dead_letters = Gauge::default();
         let rate_limited = Counter::default();
+        let reloads = Family::<ResultLabels, Counter>::default();
+        let hooks = Gauge::default();
+        let cascades = Family::<KindLabels, Counter>::default();
         registry.register(
             "hookrt_deliveries",
             "Finished deliveries (every attempt) by hook and outcome",
@@ -157,6 +183,17 @@ impl ServerMetrics {
             "Requests answered 429 by the per-token rate limit",
             rate_limited.clone(),
         );
+        registry.register(
+            "hookrt_hook_reloads",
+            "Hot reloads of the hooks (SIGHUP, POST /v1/admin/reload), by result",
+            reloads.clone(),
+        );
+        registry.register("hookrt_hooks", "Hooks loaded now", hooks.clone());
+        registry.register(
+            "hookrt_cascades",
+            "Failure cascade events raised (a critical hook failed for good), by kind",
+            cascades.clone(),
+        );
         ServerMetrics {
             registry,
             deliveries,
@@ -169,7 +206,19 @@ impl ServerMetrics {
             journal_pending,
             dead_letters,
             rate_limited,
+            reloads,
+            hooks,
+            cascades,
         }
+    }
+
+    /// Counts a reload.
+    pub fn reload(&self, result: &str) {
+        self.reloads
+            .get_or_create(&ResultLabels {
+                result: result.to_owned(),
+            })
+            .inc();
     }
 
     /// Counts a refused event.
@@ -210,6 +259,15 @@ impl Default for ServerMetrics {
 /// The service observer that keeps the delivery metrics.
 pub fn observer(metrics: Arc<ServerMetrics>) -> Observer {
     Box::new(move |observation: Observation<'_>| {
+        if let Observation::Cascaded(e) = observation {
+            metrics
+                .cascades
+                .get_or_create(&KindLabels {
+                    kind: e.kind.clone(),
+                })
+                .inc();
+            cascade_line(e);
+        }
         if let Observation::Delivery(d) = observation {
             metrics
                 .deliveries
@@ -231,4 +289,21 @@ pub fn observer(metrics: Arc<ServerMetrics>) -> Observer {
                 .observe(d.fuel_used as f64);
         }
     })
+}
+
+/// Writes a cascade on stdout in `hookrt run`'s form, and logs it.
+fn cascade_line(e: &Envelope) {
+    let line = serde_json::json!({"cascade": {
+        "event_id": e.id,
+        "kind": e.kind,
+        "session": e.coordinates.session,
+        "turn": e.coordinates.turn,
+        "subagent": e.coordinates.subagent,
+        "reason": e.data.get("reason"),
+    }});
+    tracing::warn!(target: "hookrt", event_id = %e.id, kind = %e.kind, session = %e.coordinates.session,
+        "failure cascade: the agent server should end this turn (or session)");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
 }

@@ -1,10 +1,10 @@
-//! The HTTP endpoints: `POST /v1/events`, `/v1/decide`, `/v1/edit`,
-//! `GET /healthz`, `/readyz`, `/metrics`.
+//! The HTTP endpoints ([`ROUTES`]): `POST /v1/events`, `/v1/decide`,
+//! `/v1/edit`, `/v1/admin/reload`, `GET /healthz`, `/readyz`, `/metrics`.
 //!
 //! Every endpoint but the two health checks needs a bearer token (unless the
 //! server runs with `--insecure-no-auth`) and takes one request from the
 //! token's rate-limit bucket. Bodies are read up to the server's limit
-//! (413 past it). Errors are JSON `{ "error", "fix" }`.
+//! (413 past it). Errors are JSON `{ "code", "error", "fix" }`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use hookrt::{
     Durability, EmitError, Envelope, EventClass, HookService, Journal, PendingReceipt, Receipt,
     class_of,
@@ -30,6 +30,7 @@ use crate::error::ApiError;
 use crate::fail_closed;
 use crate::ingest::{Format, Streams};
 use crate::metrics::ServerMetrics;
+use crate::reload::Reloader;
 use crate::tally::{Tally, explain};
 
 /// Receipts waited for at once within one request.
@@ -49,8 +50,8 @@ pub struct AppState {
     pub limiter: RateLimiter,
     /// A read connection to the journal, for readiness and journal gauges.
     pub journal: Option<Mutex<Journal>>,
-    /// Hooks loaded.
-    pub hooks: usize,
+    /// Loads the agent folder again for hot reloads.
+    pub reloader: Reloader,
     /// How long `/v1/decide` and `/v1/edit` wait for hooks.
     pub decide_timeout: Duration,
     /// The largest body read.
@@ -64,20 +65,44 @@ pub struct AppState {
 type Shared = Arc<AppState>;
 type Params = Query<HashMap<String, String>>;
 
+/// Every endpoint, `(method, path)`: the router is built from this list, and
+/// `tests/serve/openapi.rs` checks it against docs/openapi.json both ways.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
+    ("POST", "/v1/events"),
+    ("POST", "/v1/decide"),
+    ("POST", "/v1/edit"),
+    ("POST", "/v1/admin/reload"),
+];
+
+/// The handler of one of [`ROUTES`].
+fn handler(path: &str) -> MethodRouter<Shared> {
+    match path {
+        "/healthz" => get(healthz),
+        "/readyz" => get(readyz),
+        "/metrics" => get(metrics),
+        "/v1/events" => post(events),
+        "/v1/decide" => post(decide),
+        "/v1/edit" => post(edit),
+        "/v1/admin/reload" => post(reload),
+        other => unreachable!("{other} is in ROUTES without a handler"),
+    }
+}
+
 /// The router over `state`.
 pub fn router(state: Shared) -> Router {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .route("/v1/events", post(events))
-        .route("/v1/decide", post(decide))
-        .route("/v1/edit", post(edit))
+    ROUTES
+        .iter()
+        .fold(Router::new(), |router, (_, path)| {
+            router.route(path, handler(path))
+        })
         .fallback(|| async {
             ApiError::new(
                 StatusCode::NOT_FOUND,
                 "no such endpoint",
-                "POST /v1/events, /v1/decide or /v1/edit; GET /healthz, /readyz or /metrics (docs/serve.md)",
+                "POST /v1/events, /v1/decide, /v1/edit or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
             )
         })
         .with_state(state)
@@ -111,6 +136,7 @@ impl AppState {
                     )
                 } else {
                     ApiError::bad_request(format!("cannot read the body: {e}"), "send the request again")
+                        .with_code("unreadable_body")
                 }
             })
     }
@@ -135,6 +161,7 @@ fn unavailable() -> ApiError {
         "hookrt is shutting down",
         "send the request again to the restarted server",
     )
+    .with_code("shutting_down")
 }
 
 async fn healthz() -> Response {
@@ -154,8 +181,8 @@ async fn readyz(State(state): State<Shared>) -> Response {
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let body =
-        json!({ "ready": ready, "hooks": state.hooks, "journal": journal, "stopping": stopping });
+    let hooks = state.metrics.hooks.get();
+    let body = json!({ "ready": ready, "hooks": hooks, "journal": journal, "stopping": stopping });
     (status, axum::Json(body)).into_response()
 }
 
@@ -214,6 +241,7 @@ async fn events(
                 state.metrics.refuse("malformed");
                 let r = &mut tally.results[i];
                 r["ok"] = json!(false);
+                r["code"] = json!("malformed");
                 r["error"] = json!(error);
                 r["fix"] = json!(
                     "fix this event and send it again; the others were taken (docs/envelope.md)"
@@ -289,18 +317,22 @@ async fn resolve(
     };
     state.admit(&headers)?;
     let body = state.read(body).await?;
-    let text = std::str::from_utf8(&body)
-        .map_err(|_| ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON"))?;
+    let text = std::str::from_utf8(&body).map_err(|_| {
+        ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
+            .with_code("not_json")
+    })?;
     let items = state.streams.parse(&Format::Json, text.as_bytes())?;
     let [item] = <[_; 1]>::try_from(items).map_err(|_| {
         ApiError::bad_request(
             format!("/v1/{endpoint} takes exactly one envelope"),
             "send one JSON object; to send several events use /v1/events",
         )
+        .with_code("one_envelope")
     })?;
     let envelope: Envelope = item.parsed.map_err(|e| {
         state.metrics.refuse("malformed");
         ApiError::bad_request(e, "fix the envelope (docs/envelope.md#validation)")
+            .with_code("malformed_envelope")
     })?;
     if class_of(&envelope.kind) != class {
         let fix = match class_of(&envelope.kind) {
@@ -311,7 +343,8 @@ async fn resolve(
         return Err(ApiError::bad_request(
             format!("`{}` is not a {endpoint} event", envelope.kind),
             fix,
-        ));
+        )
+        .with_code("wrong_endpoint"));
     }
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
@@ -350,7 +383,8 @@ async fn resolve(
             Err(ApiError::bad_request(
                 e.to_string(),
                 "fix the envelope (docs/envelope.md#validation)",
-            ))
+            )
+            .with_code("invalid_envelope"))
         }
         Ok(Err(e)) => {
             let (reason, fix) = explain(&e);
@@ -358,6 +392,7 @@ async fn resolve(
             state.metrics.decision(endpoint, "failed");
             let reason = format!("{e}; failing closed");
             let body = json!({
+                "code": reason,
                 "error": e.to_string(),
                 "fix": fix,
                 "receipt": null,
@@ -376,5 +411,25 @@ async fn resolve(
             ),
             None,
         ),
+    }
+}
+
+/// `POST /v1/admin/reload`: load the agent folder again and swap it in.
+async fn reload(State(state): State<Shared>, headers: HeaderMap) -> Result<Response, ApiError> {
+    state.admit(&headers)?;
+    let guard = state.service.read().await;
+    let service = guard.as_ref().ok_or_else(unavailable)?;
+    match state.reloader.reload(service, &state.metrics).await {
+        Ok(r) => {
+            let body = json!({ "reloaded": true, "previous": r.previous, "hooks": r.hooks });
+            Ok(axum::Json(body).into_response())
+        }
+        Err(failure) => {
+            let dir = state.reloader.agent_dir();
+            let error = failure.to_api_error(dir);
+            let mut body = error.body();
+            body["problems"] = failure.problems(dir);
+            Ok((error.status, axum::Json(body)).into_response())
+        }
     }
 }

@@ -65,6 +65,7 @@ impl Tally {
                     self.service_errors += 1;
                 }
                 result["ok"] = json!(false);
+                result["code"] = json!(reason);
                 result["error"] = json!(e.to_string());
                 result["fix"] = json!(fix);
             }

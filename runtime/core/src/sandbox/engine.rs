@@ -239,6 +239,14 @@ impl Sandbox {
         self.cancel.clone()
     }
 
+    /// Makes `flag` this sandbox's cancel flag: a runtime swapped into a
+    /// running service by a reload is stopped by the service's shutdown like
+    /// the one it replaced. Only before any store was made (the service's
+    /// dispatcher calls it before the first delivery).
+    pub(crate) fn share_cancel(&mut self, flag: Arc<AtomicBool>) {
+        self.cancel = flag;
+    }
+
     /// The shared engine.
     pub fn engine(&self) -> &Engine {
         &self.engine

@@ -32,9 +32,9 @@ use crate::sandbox::state::StateStore;
 use crate::service::dispatcher::Dispatcher;
 use crate::service::journal::{DEFAULT_RETENTION, Journal, JournalError};
 use crate::service::owner::JournalLock;
-use crate::service::report::{Observer, Receipt, ResolveReply, Stats};
+use crate::service::report::{Observer, Receipt, Reloaded, ResolveReply, Stats};
 use crate::service::work::{
-    Command, DISPATCH_QUEUE, EmitError, ResolvingRx, SUBMIT_QUEUE, Seen, Work,
+    Command, DISPATCH_QUEUE, EmitError, ReloadError, ResolvingRx, SUBMIT_QUEUE, Seen, Work,
 };
 use crate::service::writer::Writer;
 
@@ -377,6 +377,24 @@ impl HookService {
         if self.send(Command::Flush(reply)).await.is_ok() {
             let _ = rx.await;
         }
+    }
+
+    /// Swaps in `runtime`'s hooks (hot reload). The swap has one place among
+    /// the events: every event taken before this call is delivered by the
+    /// hooks that were running (deliveries in flight finish on them), every
+    /// event taken after it by the new ones, so no (event, hook) delivery is
+    /// lost or doubled by the swap. The new runtime takes over the service's
+    /// hooks' `state`, hooks' `metrics`, transport and shutdown (see
+    /// [`Runtime::set_transport`]); load and check it first
+    /// ([`Runtime::load_async`]): a runtime that did not load is never
+    /// swapped in. Resolves once every earlier event has been delivered and
+    /// the new hooks run, with the hook ids before and after.
+    pub async fn reload(&self, runtime: Runtime) -> Result<Reloaded, ReloadError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Reload(Box::new(runtime), reply))
+            .await
+            .map_err(|_| ReloadError::ShuttingDown)?;
+        rx.await.map_err(|_| ReloadError::ShuttingDown)
     }
 
     /// Blocking form of [`HookService::flush`] (not for async contexts).

@@ -28,7 +28,7 @@ use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::to_wit;
 use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
 use crate::service::lanes::{self, Job, Pool};
-use crate::service::report::{Observation, Observer, Stats};
+use crate::service::report::{Observation, Observer, Reloaded, Stats};
 use crate::service::retry::{FinalAttempt, count, settle};
 use crate::service::work::{MAX_BATCH, Msg, Seen, Work, lock};
 
@@ -46,6 +46,8 @@ pub(crate) struct Dispatcher {
     acks: Vec<Ack>,
     /// With more than one worker: the threads besides this one.
     pool: Option<Pool>,
+    /// Threads delivering, this one included.
+    workers: usize,
     /// Ids of the critical hooks, whose failures cascade.
     critical: HashSet<String>,
     /// What finished decision and edit events decided (journal seq, JSON),
@@ -82,13 +84,7 @@ impl Dispatcher {
         } else {
             None
         };
-        let critical = cx
-            .rt
-            .hooks()
-            .iter()
-            .filter(|h| h.settings.critical)
-            .map(|h| h.id())
-            .collect();
+        let critical = critical_ids(&cx.rt);
         Ok(Dispatcher {
             critical,
             resolutions: Vec::new(),
@@ -100,6 +96,7 @@ impl Dispatcher {
             cascaded: Seen::default(),
             acks: Vec::new(),
             pool,
+            workers,
         })
     }
 
@@ -113,6 +110,7 @@ impl Dispatcher {
             let mut work = Vec::new();
             let mut flushes = Vec::new();
             let mut lookups = Vec::new();
+            let mut reload = None;
             let mut next = Some(first);
             while let Some(msg) = next {
                 match msg {
@@ -124,6 +122,10 @@ impl Dispatcher {
                     Msg::Lookup(seq, reply) => {
                         lookups.push((seq, reply));
                         break; // answer it once what came before is decided
+                    }
+                    Msg::Reload(runtime, reply) => {
+                        reload = Some((runtime, reply));
+                        break; // what came before is delivered by the old hooks
                     }
                 }
                 next = if work.len() < MAX_BATCH {
@@ -139,7 +141,39 @@ impl Dispatcher {
             for (seq, reply) in lookups {
                 let _ = reply.send(self.stored_resolution(seq));
             }
+            if let Some((runtime, reply)) = reload {
+                let reloaded = self.swap(*runtime);
+                let _ = reply.send(reloaded);
+            }
         }
+    }
+
+    /// Makes `runtime` the one delivering from now on. Every event before the
+    /// reload was delivered (and acked) by the old hooks; their engine is
+    /// dropped here, after the pool that shared it.
+    fn swap(&mut self, mut runtime: Runtime) -> Reloaded {
+        runtime.adopt(&self.rt);
+        let previous = self.rt.hooks().iter().map(|h| h.id()).collect();
+        let hooks = runtime.hooks().iter().map(|h| h.id()).collect();
+        self.pool = None; // joins the workers, which hold the old runtime
+        self.critical = critical_ids(&runtime);
+        self.rt = Arc::new(runtime);
+        if self.workers > 1 {
+            let cx = lanes::Context {
+                rt: self.rt.clone(),
+                observer: self.observer.clone(),
+                journal: self.journal.clone(),
+            };
+            match Pool::start(cx, self.workers - 1) {
+                Ok(pool) => self.pool = Some(pool),
+                // Still correct on one thread, only slower.
+                Err(e) => tracing::error!(
+                    "cannot restart the delivery workers after a reload ({e}); delivering on one thread"
+                ),
+            }
+        }
+        tracing::info!(previous = ?previous, hooks = ?hooks, "hooks reloaded");
+        Reloaded { previous, hooks }
     }
 
     /// What the journal says the event at `seq` decided (none without a
@@ -483,6 +517,15 @@ impl Dispatcher {
             answered: Vec::new(),
         })
     }
+}
+
+/// Ids of `rt`'s critical hooks, whose final failures cascade.
+fn critical_ids(rt: &Runtime) -> HashSet<String> {
+    rt.hooks()
+        .iter()
+        .filter(|h| h.settings.critical)
+        .map(|h| h.id())
+        .collect()
 }
 
 /// How many events at the head of `queue` go to the workers together: the

@@ -90,3 +90,12 @@ pub struct ResolveReply {
     /// (a re-submitted event is not decided again).
     pub resolution: Option<Resolution>,
 }
+
+/// What a reload swapped: the hook ids before and after, in registration order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Reloaded {
+    /// The hooks that delivered every event taken before the reload.
+    pub previous: Vec<String>,
+    /// The hooks that deliver every event taken after it.
+    pub hooks: Vec<String>,
+}

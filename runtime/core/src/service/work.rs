@@ -9,8 +9,9 @@ use tokio::sync::oneshot;
 
 use crate::delivery::record::Resolution;
 use crate::event::envelope::{Envelope, EnvelopeError};
+use crate::runtime::Runtime;
 use crate::service::journal::{Answered, PendingDelivery};
-use crate::service::report::Receipt;
+use crate::service::report::{Receipt, Reloaded};
 
 /// Most events committed in one transaction.
 pub const MAX_BATCH: usize = 256;
@@ -53,6 +54,14 @@ pub enum EmitError {
     },
 }
 
+/// Why a reload did not swap the hooks.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    /// The service is shutting down (or has stopped): the hooks it runs stay.
+    #[error("hookrt is shutting down: the new hooks were not swapped in")]
+    ShuttingDown,
+}
+
 pub(crate) type ReceiptTx = oneshot::Sender<Result<Receipt, EmitError>>;
 pub(crate) type ResolutionTx = oneshot::Sender<Option<Resolution>>;
 pub(crate) type ResolvingRx = (
@@ -60,10 +69,14 @@ pub(crate) type ResolvingRx = (
     oneshot::Receiver<Option<Resolution>>,
 );
 
-/// What `emit` and `flush` send the writer.
+pub(crate) type ReloadTx = oneshot::Sender<Reloaded>;
+
+/// What `emit`, `flush` and `reload` send the writer.
 pub(crate) enum Command {
     Emit(Envelope, ReceiptTx, Option<ResolutionTx>),
     Flush(oneshot::Sender<()>),
+    /// Swap in these hooks for every event taken after this command.
+    Reload(Box<Runtime>, ReloadTx),
 }
 
 /// What the writer hands the dispatcher.
@@ -75,6 +88,9 @@ pub(crate) enum Msg {
     /// A re-submitted decision or edit event (journal seq): answer with what
     /// it decided, once everything before it is delivered.
     Lookup(i64, ResolutionTx),
+    /// Swap in these hooks once everything before it is delivered (the
+    /// events after it were planned for them).
+    Reload(Box<Runtime>, ReloadTx),
 }
 
 /// One event ready to deliver.

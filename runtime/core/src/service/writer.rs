@@ -1,6 +1,8 @@
 //! The writer: the thread that takes every queued event (up to
 //! [`MAX_BATCH`]), commits them in one transaction (group commit), answers
-//! their receipts and hands them to the dispatcher.
+//! their receipts and hands them to the dispatcher. It plans each event's
+//! deliveries, so a reload takes effect here first: at its place among the
+//! queued events.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +57,15 @@ impl Writer {
                         let (new, lookups) = self.take(std::mem::take(&mut emits));
                         send(&work, new, lookups);
                         let _ = work.send(Msg::Flush(reply));
+                    }
+                    Command::Reload(runtime, reply) => {
+                        // The swap point: events before it were planned for
+                        // the hooks they will be delivered by, events after
+                        // it for the new ones.
+                        let (new, lookups) = self.take(std::mem::take(&mut emits));
+                        send(&work, new, lookups);
+                        self.planner = runtime.registry().planner();
+                        let _ = work.send(Msg::Reload(runtime, reply));
                     }
                 }
             }

@@ -1,0 +1,375 @@
+//! `hookrt serve` against the embedded library, in one run: events per second
+//! through the server from a loopback HTTP/1.1 client on 1, 8 and 64
+//! keep-alive connections (one event per request; and 100 per request on 1
+//! and 8), next to the same events through `HookService` in the same
+//! process; and the latency of
+//! `/v1/decide` (p50, p99) next to `HookService::resolve`.
+//!
+//! The hooks are the throughput bench's three observers (`audit`, `witness`,
+//! `observability/metrics`), from the shared test cache. Every run ends when
+//! every event was delivered: the embedded one with `flush`, the server's
+//! with a final `/v1/decide`, answered once everything before it ran.
+//!
+//! Run: `scripts/bench serve` (a plain binary printing a table, well under
+//! two minutes; see docs/performance.md#serve). `HOOKRT_BENCH_EVENTS`
+//! changes the events per run (default 6,000).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use hookrt::{BuildOptions, Envelope, HookService, Observation, Runtime};
+use hookrt_serve::{ServeOptions, Tokens};
+
+/// Rounds per figure; the median is printed.
+const ROUNDS: usize = 3;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The throughput bench's agent: three observe hooks.
+fn three_observers() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks");
+    std::fs::create_dir_all(hooks.join("observability")).unwrap();
+    let ex = repo().join("example-hooks");
+    for (from, to) in [
+        ("agent/hooks/audit.rs", "audit.rs"),
+        (
+            "agent/hooks/observability/metrics.rs",
+            "observability/metrics.rs",
+        ),
+        ("hostile/hooks/witness.rs", "witness.rs"),
+    ] {
+        std::fs::copy(ex.join(from), hooks.join(to)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("hookrt.toml"),
+        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn build_options(agent: &Path) -> BuildOptions {
+    let mut o = BuildOptions::for_agent(agent);
+    o.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    o
+}
+
+fn load(agent: &Path) -> Runtime {
+    Runtime::load(agent, &build_options(agent), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
+}
+
+fn transcript() -> Vec<Envelope> {
+    let text =
+        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| Envelope::from_json(l).unwrap())
+        .collect()
+}
+
+/// `n` events of the transcript's mix with ids unique to `tag`.
+fn events(base: &[Envelope], tag: &str, n: usize) -> Vec<Envelope> {
+    (0..n)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            e.id = format!("{tag}-{i}");
+            e.coordinates.sequence = i as u64;
+            e.idempotency_key.clear();
+            e
+        })
+        .collect()
+}
+
+/// A decision event under a fresh id (answered after everything before it).
+fn decision(base: &[Envelope], id: String) -> Envelope {
+    let mut e = base
+        .iter()
+        .find(|e| e.kind == "actions.requested")
+        .unwrap()
+        .clone();
+    e.id = id;
+    e.idempotency_key.clear();
+    e
+}
+
+/// One keep-alive HTTP/1.1 connection.
+struct Connection {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Connection {
+    fn open(addr: SocketAddr) -> Connection {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_nodelay(true).unwrap();
+        Connection {
+            reader: BufReader::new(s.try_clone().unwrap()),
+            writer: s,
+        }
+    }
+
+    /// POSTs `body` to `path`; the status.
+    fn post(&mut self, path: &str, body: &[u8]) -> u16 {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        self.writer.write_all(head.as_bytes()).unwrap();
+        self.writer.write_all(body).unwrap();
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let mut length = 0;
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body).unwrap();
+        status
+    }
+}
+
+/// A server on a free loopback port, stopped when dropped.
+struct Server {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    tokio: tokio::runtime::Runtime,
+}
+
+impl Server {
+    fn start(agent: &Path) -> Server {
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut options = ServeOptions::new("127.0.0.1:0".parse().unwrap(), Tokens::default());
+        options.insecure_no_auth = true;
+        options.rate_limit = 0.0;
+        options.decide_timeout = Duration::from_secs(120);
+        options.build = Some(build_options(agent));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (listening, addr) = std::sync::mpsc::channel();
+        let runtime = load(agent);
+        tokio.spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            hookrt_serve::serve(runtime, options, shutdown, move |a| {
+                let _ = listening.send(a);
+            })
+            .await
+            .unwrap();
+        });
+        let addr = addr.recv().unwrap();
+        Server {
+            addr,
+            stop: Some(stop),
+            tokio,
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        // Let the server drain before its threads go.
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = &self.tokio;
+    }
+}
+
+/// Events per second through `HookService`: submit all, every receipt, flush.
+fn embedded(agent: &Path, events: Vec<Envelope>) -> f64 {
+    let service = HookService::start(load(agent), None, Box::new(|_: Observation<'_>| {})).unwrap();
+    let n = events.len();
+    let started = Instant::now();
+    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+    let rate = n as f64 / started.elapsed().as_secs_f64();
+    service.shutdown_blocking(Duration::from_secs(30));
+    rate
+}
+
+/// Events per second through the server on `connections` connections, one
+/// event per request, until a final decision is answered.
+fn served(
+    server: &Server,
+    events: Vec<Envelope>,
+    last: Envelope,
+    connections: usize,
+    per_request: usize,
+) -> f64 {
+    let n = events.len();
+    // One envelope per request, or a JSON array of `per_request` of them.
+    let bodies: Vec<Vec<u8>> = if per_request == 1 {
+        events
+            .iter()
+            .map(|e| serde_json::to_vec(e).unwrap())
+            .collect()
+    } else {
+        events
+            .chunks(per_request)
+            .map(|c| serde_json::to_vec(c).unwrap())
+            .collect()
+    };
+    let mut shares: Vec<Vec<Vec<u8>>> = vec![Vec::new(); connections];
+    for (i, b) in bodies.into_iter().enumerate() {
+        shares[i % connections].push(b);
+    }
+    let mut conns: Vec<Connection> = (0..connections)
+        .map(|_| Connection::open(server.addr))
+        .collect();
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for (conn, share) in conns.iter_mut().zip(&shares) {
+            s.spawn(move || {
+                for body in share {
+                    assert_eq!(conn.post("/v1/events", body), 200);
+                }
+            });
+        }
+    });
+    let status =
+        Connection::open(server.addr).post("/v1/decide", &serde_json::to_vec(&last).unwrap());
+    assert_eq!(status, 200);
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter is not supported.
+    let n: usize = std::env::var("HOOKRT_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6000);
+    let agent = three_observers();
+    let base = transcript();
+    let server = Server::start(agent.path());
+    // Warm both paths (instances, pools, connections).
+    embedded(agent.path(), events(&base, "warm-e", 500));
+    served(
+        &server,
+        events(&base, "warm-s", 500),
+        decision(&base, "warm-d".into()),
+        8,
+        1,
+    );
+
+    println!(
+        "hookrt serve vs embedded HookService: {n} events of the transcript's mix, 3 observe hooks, accepted, 1 worker; {ROUNDS} rounds, each an embedded run right before the server run, medians"
+    );
+    println!();
+    println!(
+        "| path | connections | events/s | embedded events/s, same rounds | server / embedded |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut round = 0;
+    let mut tag = |what: &str| {
+        round += 1;
+        format!("{what}{round}")
+    };
+    // On a shared machine the rate drifts between runs minutes apart: each
+    // server run is paired with an embedded run just before it, and the
+    // ratio is taken per pair.
+    for (connections, per_request) in [(1, 1), (8, 1), (64, 1), (1, 100), (8, 100)] {
+        let pairs: Vec<(f64, f64)> = (0..ROUNDS)
+            .map(|_| {
+                let library = embedded(agent.path(), events(&base, &tag("e"), n));
+                let t = tag("s");
+                let rate = served(
+                    &server,
+                    events(&base, &t, n),
+                    decision(&base, format!("{t}-end")),
+                    connections,
+                    per_request,
+                );
+                (rate, library)
+            })
+            .collect();
+        let rate = median(pairs.iter().map(|p| p.0).collect());
+        let library = median(pairs.iter().map(|p| p.1).collect());
+        let ratio = median(pairs.iter().map(|p| p.0 / p.1).collect());
+        let what = if per_request == 1 {
+            "one event".to_owned()
+        } else {
+            format!("{per_request} events (a JSON array)")
+        };
+        println!(
+            "| `hookrt serve`, {what} per `POST /v1/events` | {connections} | {rate:.0} | {library:.0} | {:.0} % |",
+            100.0 * ratio
+        );
+    }
+
+    // Decision latency, one at a time on one connection, nothing queued.
+    let asks = 2000;
+    let mut conn = Connection::open(server.addr);
+    let mut http: Vec<Duration> = (0..asks)
+        .map(|i| {
+            let body = serde_json::to_vec(&decision(&base, format!("lat-{i}"))).unwrap();
+            let t = Instant::now();
+            assert_eq!(conn.post("/v1/decide", &body), 200);
+            t.elapsed()
+        })
+        .collect();
+    http.sort();
+    let service =
+        HookService::start(load(agent.path()), None, Box::new(|_: Observation<'_>| {})).unwrap();
+    let mut library: Vec<Duration> = (0..asks)
+        .map(|i| {
+            let e = decision(&base, format!("lib-lat-{i}"));
+            let t = Instant::now();
+            service.resolve_blocking(e).unwrap();
+            t.elapsed()
+        })
+        .collect();
+    library.sort();
+    service.shutdown_blocking(Duration::from_secs(30));
+    println!();
+    println!("Decision latency ({asks} `actions.requested`, one at a time):");
+    println!();
+    println!("| path | p50 | p99 |");
+    println!("|---|---|---|");
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "| `POST /v1/decide` (loopback, keep-alive) | {:.0} µs | {:.0} µs |",
+        us(percentile(&http, 0.5)),
+        us(percentile(&http, 0.99))
+    );
+    println!(
+        "| `HookService::resolve_blocking` | {:.0} µs | {:.0} µs |",
+        us(percentile(&library, 0.5)),
+        us(percentile(&library, 0.99))
+    );
+    drop(server);
+}

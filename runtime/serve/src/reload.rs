@@ -1,0 +1,145 @@
+//! Hot reload: on `SIGHUP` or `POST /v1/admin/reload` the agent folder is
+//! loaded again beside the running hooks (discovered, checked, built when
+//! stale, every hook linked and asked for its subscriptions) and, only when
+//! all of it loaded, swapped in with [`HookService::reload`]: events taken
+//! before the swap are delivered by the old hooks (deliveries in flight
+//! finish on them), events after it by the new ones. A folder that does not
+//! load changes nothing; the answer names each problem and its file.
+//!
+//! One reload runs at a time; a second waits for the first.
+
+use std::path::{Path, PathBuf};
+
+use axum::http::StatusCode;
+use hookrt::{BuildOptions, Problems, ReloadError, Reloaded, Runtime, Transport};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::metrics::ServerMetrics;
+
+/// How reloads load the agent folder.
+#[derive(Debug)]
+pub struct Reloader {
+    agent_dir: PathBuf,
+    build: BuildOptions,
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+/// Why a reload left the running hooks in place.
+#[derive(Debug)]
+pub enum ReloadFailure {
+    /// The agent folder did not load: every problem, with its file.
+    Problems(Problems),
+    /// The server is shutting down.
+    ShuttingDown,
+}
+
+impl Reloader {
+    /// Reloads of `agent_dir` built with `build`.
+    pub fn new(agent_dir: PathBuf, build: BuildOptions) -> Reloader {
+        Reloader {
+            agent_dir,
+            build,
+            one_at_a_time: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Loads the agent folder again and swaps it into `service`; counts the
+    /// result in `metrics`.
+    pub async fn reload(
+        &self,
+        service: &hookrt::HookService,
+        metrics: &ServerMetrics,
+    ) -> Result<Reloaded, ReloadFailure> {
+        let _one = self.one_at_a_time.lock().await;
+        let result = async {
+            let mut runtime = Runtime::load_async(self.agent_dir.clone(), self.build.clone())
+                .await
+                .map_err(ReloadFailure::Problems)?;
+            runtime.set_transport(Transport {
+                kind: "http".into(),
+                detail: None,
+            });
+            service.reload(runtime).await.map_err(|e| match e {
+                ReloadError::ShuttingDown => ReloadFailure::ShuttingDown,
+            })
+        }
+        .await;
+        match &result {
+            Ok(r) => {
+                metrics.reload("ok");
+                metrics.hooks.set(r.hooks.len() as i64);
+                tracing::info!(target: "hookrt", hooks = ?r.hooks, previous = ?r.previous, "hooks reloaded");
+            }
+            Err(ReloadFailure::Problems(p)) => {
+                metrics.reload("failed");
+                tracing::error!(target: "hookrt", "reload refused, the running hooks stay: {p}");
+            }
+            Err(ReloadFailure::ShuttingDown) => metrics.reload("failed"),
+        }
+        result
+    }
+
+    /// The agent folder reloads read.
+    pub fn agent_dir(&self) -> &Path {
+        &self.agent_dir
+    }
+}
+
+impl ReloadFailure {
+    /// The answer to `POST /v1/admin/reload`: 422 naming each problem (its
+    /// file relative to the agent folder), or 503.
+    pub fn to_api_error(&self, agent_dir: &Path) -> ApiError {
+        match self {
+            ReloadFailure::ShuttingDown => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "hookrt is shutting down: the hooks were not reloaded",
+                "reload the restarted server, which loads the agent folder as it is now",
+            )
+            .with_code("shutting_down"),
+            ReloadFailure::Problems(problems) => {
+                let named: Vec<String> = problems
+                    .0
+                    .iter()
+                    .map(|p| format!("{}: {}", relative(&p.path, agent_dir), p.message))
+                    .collect();
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    format!(
+                        "the agent folder did not load, so the running hooks stay: {}",
+                        named.join("; ")
+                    ),
+                    "fix each problem listed (`problems`: file, stage, what and how), then reload again; `hookrt check DIR` shows the same",
+                )
+                .with_code("reload_failed")
+            }
+        }
+    }
+
+    /// The problems as JSON (`file`, `kind`, `message`, `fix`).
+    pub fn problems(&self, agent_dir: &Path) -> Value {
+        match self {
+            ReloadFailure::ShuttingDown => json!([]),
+            ReloadFailure::Problems(problems) => problems
+                .0
+                .iter()
+                .map(|p| {
+                    json!({
+                        "file": relative(&p.path, agent_dir),
+                        "kind": p.kind,
+                        "message": p.message,
+                        "fix": p.fix,
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `path` relative to the agent folder when it is inside it.
+fn relative(path: &Path, agent_dir: &Path) -> String {
+    path.strip_prefix(agent_dir)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}

@@ -1,0 +1,381 @@
+//! The server against its OpenAPI document (docs/openapi.json): the same
+//! routes both ways, and real answers of a running server valid against the
+//! document's response schemas, checked by a small JSON Schema checker for
+//! the subset the document uses (`$ref`, `type`, `enum`, `required`,
+//! `properties`, `additionalProperties: false`, `items`, `oneOf`).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::common::{self, TempAgent};
+use crate::{Reply, Server, TOKEN, agent, request, transcript_text};
+
+fn document() -> Value {
+    let text = std::fs::read_to_string(common::repo().join("docs/openapi.json"))
+        .expect("docs/openapi.json");
+    serde_json::from_str(&text).expect("docs/openapi.json is JSON")
+}
+
+/// Keywords that only describe.
+const NOTES: &[&str] = &["description", "title", "example"];
+
+/// Checks `value` against `schema`; the error says where and why.
+fn check(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    let schema = schema
+        .as_object()
+        .ok_or(format!("{at}: schema is not an object"))?;
+    for key in schema.keys() {
+        let known = [
+            "$ref",
+            "type",
+            "enum",
+            "required",
+            "properties",
+            "additionalProperties",
+            "items",
+            "oneOf",
+        ];
+        assert!(
+            known.contains(&key.as_str()) || NOTES.contains(&key.as_str()),
+            "docs/openapi.json uses `{key}` at {at}, which this checker does not know: teach it"
+        );
+    }
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("unsupported $ref {r}"));
+        let target = &doc["components"]["schemas"][name];
+        assert!(!target.is_null(), "{at}: $ref {r} names no schema");
+        return check(doc, target, value, &format!("{at} ({name})"));
+    }
+    if let Some(branches) = schema.get("oneOf").and_then(Value::as_array) {
+        let errors: Vec<String> = branches
+            .iter()
+            .filter_map(|b| check(doc, b, value, at).err())
+            .collect();
+        let matched = branches.len() - errors.len();
+        if matched != 1 {
+            return Err(format!(
+                "{at}: matches {matched} of the oneOf branches, not one: {errors:?}"
+            ));
+        }
+    }
+    if let Some(ty) = schema.get("type") {
+        let types: Vec<&str> = match ty {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => panic!("{at}: bad type"),
+        };
+        let fits = |t: &str| match t {
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "null" => value.is_null(),
+            other => panic!("{at}: unknown type {other}"),
+        };
+        if !types.iter().any(|t| fits(t)) {
+            return Err(format!("{at}: {value} is not {types:?}"));
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        return Err(format!("{at}: {value} is not one of {allowed:?}"));
+    }
+    if let Some(object) = value.as_object() {
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = name.as_str().unwrap();
+            if !object.contains_key(name) {
+                return Err(format!("{at}: `{name}` is required, missing in {value}"));
+            }
+        }
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (name, v) in object {
+            match properties.and_then(|p| p.get(name)) {
+                Some(s) => check(doc, s, v, &format!("{at}.{name}"))?,
+                None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    return Err(format!("{at}: `{name}` is not in the document"));
+                }
+                None => {}
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in array.iter().enumerate() {
+            check(doc, items, v, &format!("{at}[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every `(METHOD, path)` the document describes.
+fn documented(doc: &Value) -> BTreeSet<(String, String)> {
+    doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, ops)| {
+            ops.as_object()
+                .unwrap()
+                .keys()
+                .map(move |m| (m.to_uppercase(), path.clone()))
+        })
+        .collect()
+}
+
+#[test]
+fn the_document_describes_every_route_and_no_other() {
+    let doc = document();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let routes: BTreeSet<(String, String)> = hookrt_serve::ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    assert_eq!(documented(&doc), routes);
+    // Only the health checks are open, in the document and on the server.
+    let server = Server::start(&agent(), &[]);
+    for (method, path) in &routes {
+        let op = &doc["paths"][path][method.to_lowercase()];
+        let open = op["security"] == json!([]);
+        let reply = request(&server.addr, method, path, &[], b"");
+        let expected = if open { 200 } else { 401 };
+        assert_eq!(reply.status, expected, "{method} {path}: {}", reply.body);
+        assert!(
+            op["responses"][expected.to_string()].is_object(),
+            "{method} {path} documents {expected}"
+        );
+    }
+    let nowhere = request(&server.addr, "GET", "/v2/nowhere", &[], b"");
+    assert_eq!(nowhere.status, 404);
+    check(
+        &doc,
+        &json!({"$ref": "#/components/schemas/Error"}),
+        &nowhere.json(),
+        "404",
+    )
+    .unwrap();
+    assert_eq!(nowhere.json()["code"], "not_found");
+}
+
+/// What the test saw: `(METHOD, path, status)` checked against the document.
+struct Seen {
+    doc: Value,
+    checked: BTreeSet<(String, String, u16)>,
+}
+
+impl Seen {
+    /// Validates `reply` to `method path` against the document's response.
+    fn check(&mut self, method: &str, path: &str, reply: &Reply) {
+        let route = path.split('?').next().unwrap();
+        let op = &self.doc["paths"][route][method.to_lowercase()];
+        let response = &op["responses"][reply.status.to_string()];
+        assert!(
+            response.is_object(),
+            "{method} {route} answered {}, which the document does not list: {}",
+            reply.status,
+            reply.body
+        );
+        let content = response["content"].as_object().expect("content");
+        let kind = reply.header("content-type").unwrap_or_default();
+        if let Some(media) = content.get("application/json") {
+            assert!(
+                kind.starts_with("application/json"),
+                "{method} {route}: {kind}"
+            );
+            if let Err(e) = check(&self.doc, &media["schema"], &reply.json(), route) {
+                panic!("{method} {route} {}: {e}", reply.status);
+            }
+        } else {
+            let (media, _) = content.iter().next().unwrap();
+            assert!(kind.starts_with(media.as_str()), "{method} {route}: {kind}");
+        }
+        self.checked
+            .insert((method.to_owned(), route.to_owned(), reply.status));
+    }
+}
+
+fn post(server: &Server, path: &str, content_type: &str, body: &[u8]) -> Reply {
+    server.post(path, content_type, body)
+}
+
+#[test]
+fn real_answers_are_valid_against_the_documented_schemas() {
+    const JSON: &str = "application/json";
+    const NDJSON: &str = "application/x-ndjson";
+    let mut seen = Seen {
+        doc: document(),
+        checked: BTreeSet::new(),
+    };
+    let text = transcript_text();
+    let line = |kind: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!("\"kind\":\"{kind}\"")))
+            .unwrap()
+            .to_owned()
+    };
+    let server = Server::start(&agent(), &["--max-body-bytes", "100000"]);
+    seen.check("GET", "/healthz", &server.get("/healthz"));
+    seen.check("GET", "/readyz", &server.get("/readyz"));
+    seen.check("GET", "/metrics", &server.get("/metrics"));
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", NDJSON, text.as_bytes()),
+    );
+    let invalid = json!({"schema_version": 1, "id": "x1", "kind": "no.such.kind", "timestamp": "2026-11-30T09:00:00.000Z",
+        "coordinates": {"agent": "a", "session": "s", "sequence": 0}, "data": {}});
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", JSON, invalid.to_string().as_bytes()),
+    );
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", JSON, b"{nope"),
+    );
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", "text/plain", b"hello"),
+    );
+    seen.check(
+        "POST",
+        "/v1/events",
+        &post(&server, "/v1/events", NDJSON, &vec![b' '; 200_000]),
+    );
+    for kind in ["actions.requested", "file.edit.requested"] {
+        let fresh = line(kind).replace("\"id\":\"", "\"id\":\"fresh-");
+        seen.check(
+            "POST",
+            "/v1/decide",
+            &post(&server, "/v1/decide", JSON, fresh.as_bytes()),
+        );
+    }
+    // Already taken: failed closed.
+    seen.check(
+        "POST",
+        "/v1/decide",
+        &post(
+            &server,
+            "/v1/decide",
+            JSON,
+            line("actions.requested").as_bytes(),
+        ),
+    );
+    seen.check(
+        "POST",
+        "/v1/decide",
+        &post(
+            &server,
+            "/v1/decide",
+            JSON,
+            line("session.started").as_bytes(),
+        ),
+    );
+    let step = line("step.completed").replace("\"id\":\"", "\"id\":\"fresh-");
+    seen.check(
+        "POST",
+        "/v1/edit",
+        &post(&server, "/v1/edit", JSON, step.as_bytes()),
+    );
+    seen.check(
+        "POST",
+        "/v1/edit",
+        &post(&server, "/v1/edit", JSON, b"[1, 2]"),
+    );
+    seen.check(
+        "POST",
+        "/v1/edit",
+        &post(&server, "/v1/edit", JSON, &vec![b' '; 200_000]),
+    );
+    seen.check(
+        "POST",
+        "/v1/decide",
+        &post(&server, "/v1/decide", JSON, &vec![b' '; 200_000]),
+    );
+    seen.check(
+        "POST",
+        "/v1/admin/reload",
+        &post(&server, "/v1/admin/reload", JSON, b""),
+    );
+    for (method, path) in hookrt_serve::ROUTES {
+        let reply = request(
+            &server.addr,
+            method,
+            path,
+            &[("Authorization", "Bearer wrong-token-0123456789")],
+            b"",
+        );
+        if reply.status == 401 {
+            seen.check(method, path, &reply);
+        }
+    }
+    drop(server);
+
+    // A folder that does not load, and a token past its rate limit.
+    let broken = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
+    let server = Server::start(
+        broken.path(),
+        &["--rate-limit", "0.001", "--rate-burst", "1"],
+    );
+    std::fs::write(broken.path().join("hooks/broken.wasm"), b"not a component").unwrap();
+    seen.check(
+        "POST",
+        "/v1/admin/reload",
+        &post(&server, "/v1/admin/reload", JSON, b""),
+    );
+    for (method, path) in hookrt_serve::ROUTES {
+        let auth = format!("Bearer {TOKEN}");
+        let reply = request(&server.addr, method, path, &[("Authorization", &auth)], b"");
+        if reply.status == 429 {
+            assert!(reply.header("retry-after").is_some());
+            seen.check(method, path, &reply);
+        }
+    }
+
+    // Every documented answer was seen, but for the ones a test cannot bring about
+    // without stopping the server mid-request.
+    let documented: BTreeSet<(String, String, u16)> = seen.doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, ops)| {
+            ops.as_object().unwrap().iter().flat_map(move |(m, op)| {
+                op["responses"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .map(move |s| (m.to_uppercase(), path.clone(), s.parse().unwrap()))
+            })
+        })
+        .collect();
+    let unseen: Vec<String> = documented
+        .difference(&seen.checked)
+        .map(|(m, p, s)| format!("{m} {p} {s}"))
+        .collect();
+    assert_eq!(
+        unseen,
+        [
+            "POST /v1/admin/reload 503",
+            "POST /v1/decide 503",
+            "POST /v1/edit 503",
+            "POST /v1/events 503",
+            "GET /readyz 503",
+        ]
+        .map(String::from)
+        .into_iter()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+    );
+}

@@ -92,7 +92,14 @@ const SDK: &[&str] = &[
 
 /// The `hookrt` command.
 const CLI: &[&str] = &[
-    "claude", "retention", "journal", "run", "serve", "worker", "export", "main",
+    "claude",
+    "retention",
+    "journal",
+    "run",
+    "serve",
+    "worker",
+    "export",
+    "main",
 ];
 
 /// The HTTP server (`hookrt serve`).

@@ -114,7 +114,13 @@ fn a_refused_envelope_names_the_field_it_is_about() {
     assert!(msg.contains("nested more than 128 levels deep"), "{msg}");
     // Syntax errors and missing fields have no field path: serde_json's words.
     let (f, msg) = field("{\"schema_version\":1,");
-    assert_eq!((f, msg.starts_with("not a valid envelope: EOF while parsing")), (None, true));
+    assert_eq!(
+        (
+            f,
+            msg.starts_with("not a valid envelope: EOF while parsing")
+        ),
+        (None, true)
+    );
     let (f, _) = field(&line(ok, "[]"));
     assert_eq!(f.as_deref(), Some("data"));
     let (f, msg) = field(&line(ok, "{}").replace("session.started", "session.begun"));
@@ -130,7 +136,9 @@ fn an_unknown_field_is_named_where_it_is() {
     );
     let inner = err(&GOOD.replace(r#""sequence":5"#, r#""sequence":5,"seq":6"#));
     assert!(
-        inner.starts_with("not a valid envelope: `coordinates`: unknown field `seq`, expected one of"),
+        inner.starts_with(
+            "not a valid envelope: `coordinates`: unknown field `seq`, expected one of"
+        ),
         "{inner}"
     );
 }
@@ -147,4 +155,20 @@ fn ordinals_forget_a_session_once_it_ends() {
         // session.completed ends it: nothing of it stays counted.
         assert_eq!(ordinals.open(), 0, "after session s{copy}");
     }
+}
+
+#[test]
+fn an_envelope_already_parsed_is_checked_and_named_the_same_way() {
+    let mut v: serde_json::Value = serde_json::from_str(GOOD).unwrap();
+    assert_eq!(
+        Envelope::from_value(v.clone()).unwrap(),
+        Envelope::from_json(GOOD).unwrap()
+    );
+    v["coordinates"]["sequence"] = "x".into();
+    let e = Envelope::from_value(v).expect_err("refused");
+    assert_eq!(e.field(), Some("coordinates.sequence"));
+    assert_eq!(
+        e.to_string(),
+        "not a valid envelope: `coordinates.sequence`: invalid type: string \"x\", expected u64"
+    );
 }

@@ -340,7 +340,10 @@ fn journal_with_dead_letters() -> (TempAgent, std::path::PathBuf, Vec<Envelope>)
 #[test]
 fn pruning_removes_finished_events_and_keeps_dead_letters_and_the_newest() {
     let (agent, db, events) = journal_with_dead_letters();
-    let results: Vec<&Envelope> = events.iter().filter(|e| e.kind == "action.result").collect();
+    let results: Vec<&Envelope> = events
+        .iter()
+        .filter(|e| e.kind == "action.result")
+        .collect();
     let mut journal = Journal::open(&db).unwrap();
     assert_eq!(journal.status().unwrap().events as usize, events.len());
     // Nothing is older than a day.
@@ -379,7 +382,10 @@ fn pruning_removes_finished_events_and_keeps_dead_letters_and_the_newest() {
 #[test]
 fn a_pruned_event_id_sent_again_is_delivered_again() {
     let (agent, db, events) = journal_with_dead_letters();
-    Journal::open(&db).unwrap().prune(Duration::ZERO, 10_000).unwrap();
+    Journal::open(&db)
+        .unwrap()
+        .prune(Duration::ZERO, 10_000)
+        .unwrap();
     let (service, seen) = start(agent.path(), Some(&db));
     let first = events[0].clone();
     let receipt = service.submit(first.clone()).wait().unwrap();

@@ -54,7 +54,10 @@ fn a_reload_delivers_each_event_once_by_the_hooks_of_its_side_of_the_swap() {
                     load(old.path()),
                     journal.then(|| path.clone()),
                     observer,
-                    ServiceOptions { workers },
+                    ServiceOptions {
+                        workers,
+                        ..ServiceOptions::default()
+                    },
                 )
                 .await
                 .unwrap(),

@@ -99,7 +99,14 @@ fn run(agent: &Path, events: &Path) -> Run {
     let child = command
         // The queue may hold many slow deliveries when the input ends: let
         // them all finish (the default gives them 30 s).
-        .args(["run", agent.to_str().unwrap(), "--logs", "--drain-timeout", "3600", "--events"])
+        .args([
+            "run",
+            agent.to_str().unwrap(),
+            "--logs",
+            "--drain-timeout",
+            "3600",
+            "--events",
+        ])
         .arg(events)
         .env(
             "HOOKRT_CACHE_DIR",
@@ -175,7 +182,11 @@ fn a_100_mib_line_is_skipped_by_number_in_bounded_memory_and_the_rest_is_deliver
     let huge = 100 * MIB + r#"{"schema_version":1,"data":""}"#.len() as u64;
 
     let run = run(agent.path(), &path);
-    eprintln!("100 MiB line: peak {} KiB, baseline {} KiB", run.peak_rss / 1024, base / 1024);
+    eprintln!(
+        "100 MiB line: peak {} KiB, baseline {} KiB",
+        run.peak_rss / 1024,
+        base / 1024
+    );
     assert_eq!(run.code, Some(1), "a malformed line fails the run");
     assert!(
         run.stderr.contains(&format!(
@@ -205,7 +216,11 @@ fn a_million_events_in_one_file_are_delivered_in_bounded_memory() {
     write_events(&path, (0..1_000_000).map(event));
 
     let run = run(agent.path(), &path);
-    eprintln!("1 M events: peak {} KiB, baseline {} KiB", run.peak_rss / 1024, base / 1024);
+    eprintln!(
+        "1 M events: peak {} KiB, baseline {} KiB",
+        run.peak_rss / 1024,
+        base / 1024
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let summary = run.summary();
     assert_eq!(summary["events"], 1_000_000);
@@ -229,22 +244,86 @@ fn deep_nesting_and_every_field_of_the_wrong_type_are_refused_naming_the_field()
     let good: Value = serde_json::from_str(&event(0)).unwrap();
     // (field path, wrong value, what the message says after the field)
     let cases: &[(&str, Value, &str)] = &[
-        ("schema_version", "1".into(), "invalid type: string \"1\", expected u32"),
-        ("id", 5.into(), "invalid type: integer `5`, expected a string"),
-        ("kind", serde_json::json!([]), "invalid type: sequence, expected a string"),
-        ("timestamp", serde_json::json!({}), "invalid type: map, expected a string"),
-        ("coordinates", "here".into(), "invalid type: string \"here\", expected struct Coordinates"),
-        ("coordinates.agent", 1.into(), "invalid type: integer `1`, expected a string"),
-        ("coordinates.session", true.into(), "invalid type: boolean `true`, expected a string"),
-        ("coordinates.turn", 2.into(), "invalid type: integer `2`, expected a string"),
-        ("coordinates.step", serde_json::json!([1]), "invalid type: sequence, expected a string"),
-        ("coordinates.sequence", "x".into(), "invalid type: string \"x\", expected u64"),
-        ("coordinates.sequence", (-1).into(), "invalid value: integer `-1`, expected u64"),
-        ("coordinates.ordinal", 1.5.into(), "invalid type: floating point `1.5`, expected u32"),
-        ("coordinates.subagent", serde_json::json!({}), "invalid type: map, expected a string"),
-        ("attempt", "2".into(), "invalid type: string \"2\", expected u32"),
-        ("idempotency_key", 7.into(), "invalid type: integer `7`, expected a string"),
-        ("durability", "forever".into(), "unknown variant `forever`, expected `accepted` or `persisted`"),
+        (
+            "schema_version",
+            "1".into(),
+            "invalid type: string \"1\", expected u32",
+        ),
+        (
+            "id",
+            5.into(),
+            "invalid type: integer `5`, expected a string",
+        ),
+        (
+            "kind",
+            serde_json::json!([]),
+            "invalid type: sequence, expected a string",
+        ),
+        (
+            "timestamp",
+            serde_json::json!({}),
+            "invalid type: map, expected a string",
+        ),
+        (
+            "coordinates",
+            "here".into(),
+            "invalid type: string \"here\", expected struct Coordinates",
+        ),
+        (
+            "coordinates.agent",
+            1.into(),
+            "invalid type: integer `1`, expected a string",
+        ),
+        (
+            "coordinates.session",
+            true.into(),
+            "invalid type: boolean `true`, expected a string",
+        ),
+        (
+            "coordinates.turn",
+            2.into(),
+            "invalid type: integer `2`, expected a string",
+        ),
+        (
+            "coordinates.step",
+            serde_json::json!([1]),
+            "invalid type: sequence, expected a string",
+        ),
+        (
+            "coordinates.sequence",
+            "x".into(),
+            "invalid type: string \"x\", expected u64",
+        ),
+        (
+            "coordinates.sequence",
+            (-1).into(),
+            "invalid value: integer `-1`, expected u64",
+        ),
+        (
+            "coordinates.ordinal",
+            1.5.into(),
+            "invalid type: floating point `1.5`, expected u32",
+        ),
+        (
+            "coordinates.subagent",
+            serde_json::json!({}),
+            "invalid type: map, expected a string",
+        ),
+        (
+            "attempt",
+            "2".into(),
+            "invalid type: string \"2\", expected u32",
+        ),
+        (
+            "idempotency_key",
+            7.into(),
+            "invalid type: integer `7`, expected a string",
+        ),
+        (
+            "durability",
+            "forever".into(),
+            "unknown variant `forever`, expected `accepted` or `persisted`",
+        ),
     ];
     let mut lines = Vec::new();
     for (field, value, _) in cases {
@@ -281,7 +360,10 @@ fn deep_nesting_and_every_field_of_the_wrong_type_are_refused_naming_the_field()
     assert_eq!(refusals.len(), cases.len() + 2, "{}", run.stderr);
     for (n, (field, _, says)) in cases.iter().enumerate() {
         let line = refusals[n];
-        let want = format!("line {}: not a valid envelope: `{field}`: {says} at line 1 column ", n + 1);
+        let want = format!(
+            "line {}: not a valid envelope: `{field}`: {says} at line 1 column ",
+            n + 1
+        );
         assert!(line.contains(&want), "want {want}\n got {line}");
     }
     let n = cases.len();

@@ -19,7 +19,9 @@ pub fn parse_retention(text: &str) -> Result<Retention, String> {
         "d" => Some(86_400),
         _ => None,
     };
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (n, u) = text.split_at(split);
     match (n.parse::<u64>(), unit(u)) {
         (Ok(n), Some(secs)) => n

@@ -69,7 +69,9 @@ pub use hooks::build::{BuildEvent, BuildOptions, BuiltHook, DEFAULT_SDK_DIR, SDK
 pub use hooks::cache_dir::default_cache_dir;
 pub use hooks::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
 pub use hooks::config::{CONFIG_FILE, Config, Mode};
-pub use hooks::discovery::{DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover};
+pub use hooks::discovery::{
+    DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover,
+};
 pub use hooks::load::LoadedHook;
 pub use hooks::lock::{LOCK_FILE, Lock, LockStatus, Pin};
 pub use hooks::problem::{Problem, ProblemKind, Problems};

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use hookrt::{Envelope, EnvelopeError, EveStream, MAX_DATA_BYTES, Ordinals};
+use hookrt::{Envelope, EveStream, MAX_DATA_BYTES, Ordinals};
 
 use crate::error::ApiError;
 
@@ -166,9 +166,7 @@ impl Streams {
     /// [`Envelope::from_json`] checks text, without writing it out and
     /// parsing it again.
     fn envelope_value(&self, value: serde_json::Value) -> Result<Envelope, String> {
-        let e: Envelope =
-            serde_json::from_value(value).map_err(|e| EnvelopeError::from(e).to_string())?;
-        e.check().map_err(|e| e.to_string())?;
+        let e = Envelope::from_value(value).map_err(|e| e.to_string())?;
         self.numbered(e)
     }
 

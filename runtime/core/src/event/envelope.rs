@@ -308,6 +308,17 @@ impl Envelope {
         Ok(env)
     }
 
+    /// [`Envelope::from_json`] for JSON already parsed (an item of an array
+    /// a server took whole): the same checks, and a field of the wrong type
+    /// named by its path the same way.
+    pub fn from_value(value: serde_json::Value) -> Result<Envelope, EnvelopeError> {
+        let mut env: Envelope =
+            serde_path_to_error::deserialize(value).map_err(EnvelopeError::at_field)?;
+        env.check()?;
+        env.validate()?;
+        Ok(env)
+    }
+
     /// Checks every field and sets the idempotency key derived from the
     /// kind and coordinates. A key already there is replaced, so an
     /// envelope whose kind or coordinates were changed after parsing is

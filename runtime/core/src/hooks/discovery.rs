@@ -457,7 +457,9 @@ fn too_many_hooks_problem(path: &Path) -> Problem {
         ProblemKind::Layout,
         path,
         format!("more than {MAX_HOOKS} hooks; discovery stopped there and nothing was built"),
-        format!("an agent folder may hold at most {MAX_HOOKS} hooks: remove the ones it does not need"),
+        format!(
+            "an agent folder may hold at most {MAX_HOOKS} hooks: remove the ones it does not need"
+        ),
     )
 }
 

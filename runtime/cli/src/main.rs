@@ -210,17 +210,17 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             };
             serve::serve(rt, &args)
         }
-        Command::Worker(cmd) => match (cmd.action, cmd.run) {
-            (Some(action), _) => worker::dead(action),
-            (None, Some(args)) => {
-                let rt = match load(&args.dir, cache) {
+        Command::Worker(cmd) => match (cmd.action, &cmd.run.dir, &cmd.run.nats) {
+            (Some(action), _, _) => worker::dead(action),
+            (None, Some(dir), Some(nats)) => {
+                let rt = match load(dir, cache) {
                     Ok(rt) => rt,
                     Err(p) => return Ok(report(&p)),
                 };
-                worker::worker(rt, &args)
+                worker::worker(rt, &cmd.run, nats)
             }
-            (None, None) => anyhow::bail!(
-                "hookrt worker needs an agent folder and --nats URL, or a subcommand (dead, redrive): see hookrt worker --help"
+            (None, _, _) => anyhow::bail!(
+                "hookrt worker needs an agent folder and --nats URL (or a subcommand: dead, redrive); see hookrt worker --help"
             ),
         },
         Command::Publish(args) => worker::publish(&args),

@@ -18,7 +18,7 @@ pub struct WorkerCommand {
     #[command(subcommand)]
     pub action: Option<DeadCommand>,
     #[command(flatten)]
-    pub run: Option<WorkerArgs>,
+    pub run: WorkerArgs,
 }
 
 /// Where a group of workers lives.
@@ -56,9 +56,13 @@ pub enum DeadCommand {
 #[derive(clap::Args)]
 pub struct WorkerArgs {
     /// The agent folder.
-    pub dir: PathBuf,
-    #[command(flatten)]
-    pub group: GroupArgs,
+    pub dir: Option<PathBuf>,
+    /// The NATS server URL.
+    #[arg(long)]
+    pub nats: Option<String>,
+    /// The durable name the group's workers share.
+    #[arg(long, default_value = "hooks")]
+    pub durable: String,
     /// The JetStream stream (created for `<prefix>.>` if missing).
     #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM)]
     pub stream: String,
@@ -101,6 +105,9 @@ pub struct PublishArgs {
     /// The NATS server URL.
     #[arg(long)]
     pub nats: String,
+    /// The stream (created for `<prefix>.>` if missing, as the workers do).
+    #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM)]
+    pub stream: String,
     /// The subject prefix (as the workers').
     #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX)]
     pub prefix: String,
@@ -126,16 +133,16 @@ fn tokio() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-pub fn worker(rt: Runtime, args: &WorkerArgs) -> Result<ExitCode> {
+pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     });
     let options = WorkerOptions {
-        nats: args.group.nats.clone(),
+        nats: nats.to_owned(),
         names: Names {
             stream: args.stream.clone(),
             prefix: args.prefix.clone(),
-            durable: args.group.durable.clone(),
+            durable: args.durable.clone(),
             partitions: args.partitions,
         },
         state: args.state.clone(),
@@ -148,7 +155,7 @@ pub fn worker(rt: Runtime, args: &WorkerArgs) -> Result<ExitCode> {
         print_deliveries: args.print_deliveries,
         drain_timeout: Duration::from_secs(args.drain_timeout),
     };
-    let (stream, durable) = (args.stream.clone(), args.group.durable.clone());
+    let (stream, durable) = (args.stream.clone(), args.durable.clone());
     let summary = tokio()?.block_on(hookrt_worker::run(
         rt,
         options,
@@ -214,7 +221,8 @@ pub fn publish(args: &PublishArgs) -> Result<ExitCode> {
     }
     rt.block_on(async {
         let publisher =
-            hookrt_worker::publisher(&args.nats, &args.prefix, args.partitions).await?;
+            hookrt_worker::publisher(&args.nats, &args.stream, &args.prefix, args.partitions)
+                .await?;
         let mut pending = Vec::new();
         for e in &envelopes {
             let mut headers = async_nats_headers();

@@ -188,13 +188,24 @@ pub async fn redrive(
     only: Option<&[u64]>,
 ) -> Result<Vec<Redriven>, WorkerError> {
     let stream = fleet::dead_stream(js).await?;
+    let letters = list(js, durable).await?;
+    if let Some(only) = only
+        && let Some(missing) = only.iter().find(|s| !letters.iter().any(|d| d.seq == **s))
+    {
+        return Err(WorkerError::Config(format!(
+            "no dead letter {missing} for durable {durable:?}: `hookrt worker dead` lists them"
+        )));
+    }
     let mut out = Vec::new();
-    for dead in list(js, durable).await? {
+    for dead in letters {
         if only.is_some_and(|o| !o.contains(&dead.seq)) {
             continue;
         }
+        let valid = std::str::from_utf8(&dead.payload)
+            .ok()
+            .is_some_and(|text| hookrt::Envelope::from_json(text).is_ok());
         let result = match (&dead.subject, &dead.event_id) {
-            (Some(subject), Some(id)) if dead.failed.is_some() || dead.attempt > 0 => {
+            (Some(subject), Some(id)) if valid => {
                 let mut headers = HeaderMap::new();
                 // A new id for the stream's dedup (the original is likely
                 // still in its window), the event id unchanged inside.
@@ -209,7 +220,7 @@ pub async fn redrive(
                 RedriveResult::Redriven(subject.clone())
             }
             _ => RedriveResult::Kept(format!(
-                "not an envelope that was delivered ({}): fix and publish it yourself",
+                "not a valid envelope ({}): it would die again; fix it and publish it with `hookrt publish`",
                 dead.reason
             )),
         };
@@ -218,15 +229,6 @@ pub async fn redrive(
             event_id: dead.event_id.clone(),
             result,
         });
-    }
-    if let Some(only) = only {
-        for seq in only {
-            if !out.iter().any(|r| r.seq == *seq) {
-                return Err(WorkerError::Config(format!(
-                    "no dead letter {seq} for durable {durable:?}: `hookrt worker dead` lists them"
-                )));
-            }
-        }
     }
     Ok(out)
 }

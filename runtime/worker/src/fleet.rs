@@ -16,7 +16,7 @@ use async_nats::jetstream::{
 };
 
 use crate::subject::partition_filter;
-use crate::{WorkerError, nats};
+use crate::WorkerError;
 
 /// The dead-letter stream.
 pub const DEAD_STREAM: &str = "HOOKRT_DEAD";
@@ -93,7 +93,7 @@ pub async fn events_stream(
         ..Default::default()
     })
     .await
-    .map_err(nats)
+    .map_err(|e| WorkerError::Nats(format!("cannot open the events stream {}: {e}", names.stream)))
 }
 
 /// The dead-letter stream, created when missing.
@@ -105,26 +105,43 @@ pub async fn dead_stream(js: &jetstream::Context) -> Result<stream::Stream, Work
         ..Default::default()
     })
     .await
-    .map_err(nats)
+    .map_err(|e| WorkerError::Nats(format!("cannot open the dead-letter stream {DEAD_STREAM}: {e}")))
 }
 
-/// A KV bucket, created when missing (`max_age` zero: entries never expire).
+/// A KV bucket, created when missing (`max_age` zero: entries never
+/// expire). Its stream is created here as async-nats would create it:
+/// async-nats' own `create_key_value` first reads the account's API level,
+/// an answer nats-server 2.9 does not give in the form it expects.
 pub async fn bucket(
     js: &jetstream::Context,
     name: &str,
     max_age: Duration,
 ) -> Result<kv::Store, WorkerError> {
+    let fail = |e: &dyn std::fmt::Display| {
+        WorkerError::Nats(format!("cannot open the key-value bucket {name}: {e}"))
+    };
     if let Ok(store) = js.get_key_value(name).await {
         return Ok(store);
     }
-    js.create_key_value(kv::Config {
-        bucket: name.to_owned(),
-        history: 1,
+    js.get_or_create_stream(stream::Config {
+        name: format!("KV_{name}"),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
         max_age,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: stream::DiscardPolicy::New,
+        duplicate_window: if max_age.is_zero() {
+            DEDUP_WINDOW
+        } else {
+            max_age.min(DEDUP_WINDOW)
+        },
         ..Default::default()
     })
     .await
-    .map_err(nats)
+    .map_err(|e| fail(&e))?;
+    js.get_key_value(name).await.map_err(|e| fail(&e))
 }
 
 /// How a partition's consumer redelivers.
@@ -164,5 +181,5 @@ pub async fn partition_consumer(
             },
         )
         .await
-        .map_err(nats)
+        .map_err(|e| WorkerError::Nats(format!("cannot open the consumer {name}: {e}")))
 }

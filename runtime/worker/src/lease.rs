@@ -167,9 +167,4 @@ impl Leases {
         }
         let _ = self.store.delete(format!("member.{}", self.me)).await;
     }
-
-    /// The partitions held now.
-    pub fn held(&self) -> Vec<u32> {
-        self.held.keys().copied().collect()
-    }
 }

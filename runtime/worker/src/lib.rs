@@ -191,7 +191,10 @@ pub async fn run(
         })?;
         runtime.use_state(store);
     }
-    let me = format!("w{}-{}", std::process::id(), async_nats::nuid::next());
+    // The inbox's last token is a fresh NUID: unique across the fleet.
+    let inbox = client.new_inbox();
+    let unique = inbox.rsplit('.').next().unwrap_or_default();
+    let me = format!("w{}-{unique}", std::process::id());
     let shared = Arc::new(Shared {
         runtime: Arc::new(runtime),
         js: js.clone(),
@@ -367,14 +370,27 @@ pub async fn redrive(
     dead::redrive(&jetstream::new(client), durable, only).await
 }
 
-/// Connects to `url` for publishing envelopes.
-pub async fn publisher(url: &str, prefix: &str, partitions: u32) -> Result<Publisher, WorkerError> {
+/// Connects to `url` for publishing envelopes to `stream` (created for
+/// `<prefix>.>` when missing, as workers do).
+pub async fn publisher(
+    url: &str,
+    stream: &str,
+    prefix: &str,
+    partitions: u32,
+) -> Result<Publisher, WorkerError> {
     if partitions == 0 || partitions > MAX_PARTITIONS {
         return Err(WorkerError::Config(format!(
             "--partitions {partitions}: use 1 to {MAX_PARTITIONS}"
         )));
     }
     let client = async_nats::connect(url).await.map_err(nats)?;
+    let names = Names {
+        stream: stream.to_owned(),
+        prefix: prefix.to_owned(),
+        durable: String::new(),
+        partitions,
+    };
+    fleet::events_stream(&jetstream::new(client.clone()), &names).await?;
     Ok(Publisher::new(client, prefix, partitions))
 }
 

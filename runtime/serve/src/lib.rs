@@ -31,7 +31,7 @@ use tokio::sync::RwLock;
 
 pub use auth::{MIN_TOKEN_LEN, RateLimiter, Tokens};
 pub use error::{ApiError, ServeError};
-pub use ingest::{Format, MAX_EVE_STREAMS, MAX_LINE_BYTES};
+pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_LINE_BYTES};
 pub use metrics::ServerMetrics;
 pub use routes::AppState;
 
@@ -61,6 +61,9 @@ pub struct ServeOptions {
     pub drain_timeout: Duration,
     /// Service workers ([`ServiceOptions::workers`]).
     pub workers: usize,
+    /// Send `POST /v1/events` there instead of the local service
+    /// (`hookrt serve --nats`); decisions and edits stay local.
+    pub forward: Option<Arc<dyn Forward>>,
 }
 
 impl ServeOptions {
@@ -77,6 +80,7 @@ impl ServeOptions {
             rate_burst: 2000.0,
             drain_timeout: Duration::from_secs(30),
             workers: 1,
+            forward: None,
         }
     }
 }
@@ -139,6 +143,7 @@ pub async fn serve(
         decide_timeout: options.decide_timeout,
         max_body_bytes: options.max_body_bytes,
         stopping: AtomicBool::new(false),
+        forward: options.forward.clone(),
     });
     on_listen(addr);
     let app = routes::router(state.clone());

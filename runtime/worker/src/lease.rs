@@ -106,6 +106,7 @@ impl Leases {
                 .take(keeping - share)
                 .copied()
                 .collect();
+            tracing::info!(target: "hookrt", ?extra, members, share, "giving leases back");
             self.releasing.extend(&extra);
             changes.surplus = extra;
         } else if self.held.len() < share {
@@ -121,11 +122,15 @@ impl Leases {
                     continue;
                 }
                 let sent = Instant::now();
-                if let Ok(r) = self
+                let created = self
                     .store
                     .create(partition_key(p), self.me.clone().into())
-                    .await
-                {
+                    .await;
+                if let Err(e) = &created {
+                    tracing::debug!(target: "hookrt", partition = p, "lease not taken: {e}");
+                }
+                if let Ok(r) = created {
+                    tracing::info!(target: "hookrt", partition = p, members, share, "lease taken");
                     self.held.insert(p, (r, sent));
                     changes.acquired.push(p);
                 }

@@ -262,7 +262,7 @@ pub async fn run(
                 Ok(consumer) => {
                     let ctl = Arc::new(Control {
                         stop: AtomicBool::new(false),
-                        valid_until: Mutex::new(Instant::now()),
+                        valid_until: Mutex::new(leases.valid_until(p).unwrap_or_else(Instant::now)),
                     });
                     running.insert(p, (ctl.clone(), tokio::spawn(partition::consume(shared.clone(), consumer, p, ctl))));
                 }

@@ -83,9 +83,18 @@ pub struct Control {
 
 /// Consumes one partition until told to stop.
 pub async fn consume(shared: Arc<Shared>, consumer: PullConsumer, partition: u32, ctl: Arc<Control>) {
+    let valid = || Instant::now() < *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner());
     while !ctl.stop.load(Ordering::Relaxed) {
+        if !valid() {
+            // The renewal is late (a busy machine): take nothing until it
+            // is renewed, or the lease manager stops this task.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        }
+        // A waiting pull (not `fetch`, which asks with no_wait and would
+        // spin while the partition is idle).
         let fetched = consumer
-            .fetch()
+            .batch()
             .max_messages(1)
             .expires(Duration::from_millis(500))
             .messages()
@@ -100,11 +109,9 @@ pub async fn consume(shared: Arc<Shared>, consumer: PullConsumer, partition: u32
         };
         while let Some(m) = batch.next().await {
             let Ok(message) = m else { continue };
-            let valid = *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner());
-            if Instant::now() >= valid {
+            if !valid() {
                 // The lease may be someone else's now: hand the message back.
                 let _ = message.ack_with(AckKind::Nak(None)).await;
-                ctl.stop.store(true, Ordering::Relaxed);
                 break;
             }
             if let Err(e) = handle(&shared, message, partition).await {

@@ -166,7 +166,8 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
             let _ = out.flush();
         },
     ))?;
-    println!("{}", serde_json::json!({ "summary": summary }));
+    // Whoever read stdout may be gone at shutdown: not a failure of the worker's.
+    let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({ "summary": summary }));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -215,9 +215,14 @@ fn planned(agent: &Path, sessions: &[String]) -> (Keys, Keys) {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("events.jsonl");
         std::fs::write(&file, lines).unwrap();
-        let out = hookrt(&["run", agent.to_str().unwrap(), "--events", file.to_str().unwrap()])
-            .output()
-            .unwrap();
+        let out = hookrt(&[
+            "run",
+            agent.to_str().unwrap(),
+            "--events",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
         for v in String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -257,7 +262,10 @@ fn events_go_to_their_session_subject_and_a_duplicate_publish_is_stored_once() {
     }
     let again = publish(&nats, &lines, &[]);
     for (a, b) in first.iter().zip(&again) {
-        assert_eq!(b["duplicate"], true, "the stream dropped the re-publish: {b}");
+        assert_eq!(
+            b["duplicate"], true,
+            "the stream dropped the re-publish: {b}"
+        );
         assert_eq!(a["seq"], b["seq"], "and answered with the stored message");
     }
     let last = first.iter().map(|r| r["seq"].as_u64().unwrap()).max();
@@ -272,7 +280,11 @@ fn kill_one_of_two(kill_after: usize) {
     let patient = patient_agent(dir.path());
     let (lines, order) = sessions(4);
     let (expected, required) = planned(&patient, &lines);
-    assert!(required.len() > 500, "{} required deliveries", required.len());
+    assert!(
+        required.len() > 500,
+        "{} required deliveries",
+        required.len()
+    );
     let lines = lines.concat();
     let mut a = Worker::start(&patient, &nats, &[]);
     let b = Worker::start(&patient, &nats, &[]);
@@ -282,24 +294,36 @@ fn kill_one_of_two(kill_after: usize) {
     // Polled closely: a worker runs a few hundred deliveries a second.
     let deadline = Instant::now() + Duration::from_secs(120);
     while a.deliveries().len() < kill_after {
-        assert!(Instant::now() < deadline, "worker A never reached {kill_after} deliveries");
+        assert!(
+            Instant::now() < deadline,
+            "worker A never reached {kill_after} deliveries"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     a.kill();
     let by_a = a.deliveries().len();
     let all = || [a.deliveries(), b.deliveries()].concat();
-    wait_for("every planned delivery done once the killed worker's partitions moved", || {
-        let seen: BTreeSet<_> = all()
-            .iter()
-            .filter(|d| d["outcome"] == "ok")
-            .map(key)
-            .collect();
-        required.is_subset(&seen)
-    });
+    wait_for(
+        "every planned delivery done once the killed worker's partitions moved",
+        || {
+            let seen: BTreeSet<_> = all()
+                .iter()
+                .filter(|d| d["outcome"] == "ok")
+                .map(key)
+                .collect();
+            required.is_subset(&seen)
+        },
+    );
     let mut rows = all();
     rows.sort_by_key(|d| d["at_us"].as_u64().unwrap());
-    let unexpected: Vec<_> = rows.iter().filter(|d| !expected.contains(&key(d))).collect();
-    assert!(unexpected.is_empty(), "deliveries nobody planned: {unexpected:?}");
+    let unexpected: Vec<_> = rows
+        .iter()
+        .filter(|d| !expected.contains(&key(d)))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "deliveries nobody planned: {unexpected:?}"
+    );
     // Per (session, hook, handler): events in publish order, a repeat only
     // of the event just delivered, with a higher attempt.
     let mut last: BTreeMap<(String, String, String), (usize, u64)> = BTreeMap::new();
@@ -322,7 +346,10 @@ fn kill_one_of_two(kill_after: usize) {
     eprintln!(
         "killed A after {by_a} deliveries; B ran {} (repeats at attempt 2+: {})",
         b.deliveries().len(),
-        b.deliveries().iter().filter(|d| d["attempt"].as_u64() > Some(1)).count()
+        b.deliveries()
+            .iter()
+            .filter(|d| d["attempt"].as_u64() > Some(1))
+            .count()
     );
     let dead = fleet(&nats, &["dead"]);
     assert!(dead.is_empty(), "nothing dead: {dead:?}");
@@ -355,16 +382,29 @@ fn a_failing_hook_is_retried_alone_dead_lettered_and_redriven_alone_and_cascades
     let text = transcript_text();
     let of_turn: Vec<&str> = text
         .lines()
-        .filter(|l| l.contains("\"turn\":\"turn_1\"") && (l.contains("\"kind\":\"turn.started\"") || l.contains("\"kind\":\"message.received\"")))
+        .filter(|l| {
+            l.contains("\"turn\":\"turn_1\"")
+                && (l.contains("\"kind\":\"turn.started\"")
+                    || l.contains("\"kind\":\"message.received\""))
+        })
         .take(2)
         .collect();
     assert_eq!(of_turn.len(), 2);
     let ids: Vec<String> = of_turn
         .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].as_str().unwrap().to_owned())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     publish(&nats, &format!("{}\n", of_turn.join("\n")), &[]);
-    publish(&nats, "{not an envelope\n", &["--raw-subject", "hookrt.events.x.y.0"]);
+    publish(
+        &nats,
+        "{not an envelope\n",
+        &["--raw-subject", "hookrt.events.x.y.0"],
+    );
     // Each event: audit once; fails twice (attempts 1, 2), then dead.
     // fails' final failure raises turn.failed once, then session.failed.
     let kinds_seen = |w: &Worker| -> Vec<(String, String, u64, String)> {
@@ -380,13 +420,21 @@ fn a_failing_hook_is_retried_alone_dead_lettered_and_redriven_alone_and_cascades
             })
             .collect()
     };
-    wait_for("five dead letters (two events, turn.failed, session.failed, malformed)", || {
-        fleet(&nats, &["dead"]).len() == 5
-    });
+    wait_for(
+        "five dead letters (two events, turn.failed, session.failed, malformed)",
+        || fleet(&nats, &["dead"]).len() == 5,
+    );
     let seen = kinds_seen(&w);
     for id in &ids {
-        let audit: Vec<_> = seen.iter().filter(|s| &s.0 == id && s.1 == "audit").collect();
-        assert_eq!(audit.len(), 1, "audit ran once for {id}, not again on the retry: {seen:?}");
+        let audit: Vec<_> = seen
+            .iter()
+            .filter(|s| &s.0 == id && s.1 == "audit")
+            .collect();
+        assert_eq!(
+            audit.len(),
+            1,
+            "audit ran once for {id}, not again on the retry: {seen:?}"
+        );
         let fails: Vec<u64> = seen
             .iter()
             .filter(|s| &s.0 == id && s.1 == "fails")
@@ -398,16 +446,26 @@ fn a_failing_hook_is_retried_alone_dead_lettered_and_redriven_alone_and_cascades
         .iter()
         .filter(|s| s.1 == "audit" && !ids.contains(&s.0))
         .collect();
-    assert_eq!(cascades.len(), 2, "one turn.failed and one session.failed: {seen:?}");
+    assert_eq!(
+        cascades.len(),
+        2,
+        "one turn.failed and one session.failed: {seen:?}"
+    );
     let dead = fleet(&nats, &["dead"]);
-    let malformed: Vec<_> = dead.iter().filter(|d| d.get("event_id").is_none()).collect();
+    let malformed: Vec<_> = dead
+        .iter()
+        .filter(|d| d.get("event_id").is_none())
+        .collect();
     assert_eq!(malformed.len(), 1, "{dead:?}");
     let event_dead = dead
         .iter()
         .find(|d| d["event_id"] == ids[0].as_str())
         .expect("the first event is dead");
     assert!(
-        event_dead["failed"].as_str().unwrap().contains("fails * error"),
+        event_dead["failed"]
+            .as_str()
+            .unwrap()
+            .contains("fails * error"),
         "{event_dead}"
     );
     // Re-drive the first event only: fails runs again, at attempt 3; audit does not.
@@ -423,7 +481,9 @@ fn a_failing_hook_is_retried_alone_dead_lettered_and_redriven_alone_and_cascades
     wait_for("it to be dead again", || fleet(&nats, &["dead"]).len() == 5);
     let seen = kinds_seen(&w);
     assert_eq!(
-        seen.iter().filter(|s| s.0 == ids[0] && s.1 == "audit").count(),
+        seen.iter()
+            .filter(|s| s.0 == ids[0] && s.1 == "audit")
+            .count(),
         1,
         "audit finished before: not run again"
     );

@@ -134,9 +134,9 @@ fn tokio() -> Result<tokio::runtime::Runtime> {
 }
 
 pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    });
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let options = WorkerOptions {
         nats: nats.to_owned(),
         names: Names {
@@ -148,7 +148,11 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
         state: args.state.clone(),
         ack_wait: Duration::from_millis(args.ack_wait_ms),
         max_deliver: args.max_deliver,
-        backoff: args.backoff_ms.iter().map(|ms| Duration::from_millis(*ms)).collect(),
+        backoff: args
+            .backoff_ms
+            .iter()
+            .map(|ms| Duration::from_millis(*ms))
+            .collect(),
         lease_ttl: Duration::from_millis(args.lease_ttl_ms),
         done_ttl: hookrt_worker::DEFAULT_DONE_TTL,
         threads,
@@ -167,7 +171,11 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
         },
     ))?;
     // Whoever read stdout may be gone at shutdown: not a failure of the worker's.
-    let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({ "summary": summary }));
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}",
+        serde_json::json!({ "summary": summary })
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -183,7 +191,9 @@ pub fn dead(cmd: DeadCommand) -> Result<ExitCode> {
         }
         DeadCommand::Redrive { group, seqs, all } => {
             if seqs.is_empty() && !all {
-                bail!("say which dead letters to re-drive: --seq SEQ (from `hookrt worker dead`), or --all");
+                bail!(
+                    "say which dead letters to re-drive: --seq SEQ (from `hookrt worker dead`), or --all"
+                );
             }
             let only = (!all).then_some(seqs.as_slice());
             let done = rt.block_on(hookrt_worker::redrive(&group.nats, &group.durable, only))?;

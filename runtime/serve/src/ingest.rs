@@ -219,6 +219,19 @@ impl Streams {
     }
 }
 
+/// Where `POST /v1/events` sends events instead of the local service: a
+/// JetStream stream for `hookrt serve --nats` (the `hookrt` command
+/// implements it with hookrt-worker, so this package brings no NATS client).
+/// The receipt is the event's on the other side: `persisted` once it stored
+/// it. An error says why it was not stored.
+pub trait Forward: Send + Sync + std::fmt::Debug {
+    /// Sends one event and waits until it is stored.
+    fn forward(
+        &self,
+        envelope: Envelope,
+    ) -> Pin<Box<dyn Future<Output = Result<Receipt, String>> + Send + '_>>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,17 +252,4 @@ mod tests {
         assert_eq!(session_id("/eve/v1/session/abc/stream"), "abc");
         assert_eq!(session_id("abc"), "abc");
     }
-}
-
-/// Where `POST /v1/events` sends events instead of the local service: a
-/// JetStream stream for `hookrt serve --nats` (the `hookrt` command
-/// implements it with hookrt-worker, so this package brings no NATS client).
-/// The receipt is the event's on the other side: `persisted` once it stored
-/// it. An error says why it was not stored.
-pub trait Forward: Send + Sync + std::fmt::Debug {
-    /// Sends one event and waits until it is stored.
-    fn forward(
-        &self,
-        envelope: Envelope,
-    ) -> Pin<Box<dyn Future<Output = Result<Receipt, String>> + Send + '_>>;
 }

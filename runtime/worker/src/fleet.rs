@@ -15,8 +15,8 @@ use async_nats::jetstream::{
     self, consumer::AckPolicy, consumer::PullConsumer, consumer::pull, kv, stream,
 };
 
-use crate::subject::partition_filter;
 use crate::WorkerError;
+use crate::subject::partition_filter;
 
 /// The dead-letter stream.
 pub const DEAD_STREAM: &str = "HOOKRT_DEAD";
@@ -93,7 +93,12 @@ pub async fn events_stream(
         ..Default::default()
     })
     .await
-    .map_err(|e| WorkerError::Nats(format!("cannot open the events stream {}: {e}", names.stream)))
+    .map_err(|e| {
+        WorkerError::Nats(format!(
+            "cannot open the events stream {}: {e}",
+            names.stream
+        ))
+    })
 }
 
 /// The dead-letter stream, created when missing.
@@ -105,7 +110,11 @@ pub async fn dead_stream(js: &jetstream::Context) -> Result<stream::Stream, Work
         ..Default::default()
     })
     .await
-    .map_err(|e| WorkerError::Nats(format!("cannot open the dead-letter stream {DEAD_STREAM}: {e}")))
+    .map_err(|e| {
+        WorkerError::Nats(format!(
+            "cannot open the dead-letter stream {DEAD_STREAM}: {e}"
+        ))
+    })
 }
 
 /// A KV bucket, created when missing (`max_age` zero: entries never

@@ -46,10 +46,12 @@ pub use dead::{
 };
 pub use fleet::{DEAD_PREFIX, DEAD_STREAM, DEDUP_WINDOW, Names, dead_subject};
 pub use partition::Counts;
-pub use publish::{ATTEMPT_BASE_HEADER, MSG_ID_HEADER, Pending, Published, Publisher, REPLY_HEADER};
+pub use publish::{
+    ATTEMPT_BASE_HEADER, MSG_ID_HEADER, Pending, Published, Publisher, REPLY_HEADER,
+};
 pub use subject::{
-    DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS, partition_filter, partition_of,
-    subject_of, token,
+    DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS, partition_filter, partition_of, subject_of,
+    token,
 };
 
 use partition::{Control, Shared};
@@ -211,7 +213,11 @@ pub async fn run(
     let advisories = tokio::spawn(copy_max_deliveries(shared.clone(), events.clone()));
     let redelivery = fleet::Redelivery {
         ack_wait: options.ack_wait,
-        max_deliver: if options.max_deliver > 0 { options.max_deliver } else { -1 },
+        max_deliver: if options.max_deliver > 0 {
+            options.max_deliver
+        } else {
+            -1
+        },
         backoff: options.backoff.clone(),
     };
     let mut leases = lease::Leases::new(lease_store, &me, names.partitions, options.lease_ttl);
@@ -264,7 +270,13 @@ pub async fn run(
                         stop: AtomicBool::new(false),
                         valid_until: Mutex::new(leases.valid_until(p).unwrap_or_else(Instant::now)),
                     });
-                    running.insert(p, (ctl.clone(), tokio::spawn(partition::consume(shared.clone(), consumer, p, ctl))));
+                    running.insert(
+                        p,
+                        (
+                            ctl.clone(),
+                            tokio::spawn(partition::consume(shared.clone(), consumer, p, ctl)),
+                        ),
+                    );
                 }
                 Err(e) => {
                     tracing::warn!(target: "hookrt", partition = p, "cannot open the partition's consumer: {e}");
@@ -293,9 +305,8 @@ pub async fn run(
     leases.release_all().await;
     advisories.abort();
     let _ = client.flush().await;
-    let shared = Arc::try_unwrap(shared).map_err(|_| {
-        WorkerError::Config("a partition task outlived the drain timeout".into())
-    });
+    let shared = Arc::try_unwrap(shared)
+        .map_err(|_| WorkerError::Config("a partition task outlived the drain timeout".into()));
     let counts = match shared {
         Ok(s) => s.counts,
         Err(e) => return Err(e),

@@ -82,7 +82,12 @@ pub struct Control {
 }
 
 /// Consumes one partition until told to stop.
-pub async fn consume(shared: Arc<Shared>, consumer: PullConsumer, partition: u32, ctl: Arc<Control>) {
+pub async fn consume(
+    shared: Arc<Shared>,
+    consumer: PullConsumer,
+    partition: u32,
+    ctl: Arc<Control>,
+) {
     let valid = || Instant::now() < *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner());
     while !ctl.stop.load(Ordering::Relaxed) {
         if !valid() {
@@ -138,7 +143,11 @@ fn settings_of<'r>(runtime: &'r Runtime, hook: &str) -> Option<&'r LoadedHook> {
 async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(), String> {
     let (delivered, seq, stream) = {
         let info = message.info().map_err(|e| e.to_string())?;
-        (info.delivered.max(1) as u32, info.stream_sequence, info.stream.to_owned())
+        (
+            info.delivered.max(1) as u32,
+            info.stream_sequence,
+            info.stream.to_owned(),
+        )
     };
     let header = |name: &str| {
         message
@@ -191,7 +200,12 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
                 if h.subscriptions.iter().any(|s| s == handler) {
                     let id = h.id();
                     let key = completion::key(&envelope.id, &id, handler);
-                    if shared.completion.is_done(&key).await.map_err(|e| e.to_string())? {
+                    if shared
+                        .completion
+                        .is_done(&key)
+                        .await
+                        .map_err(|e| e.to_string())?
+                    {
                         done.insert((id, handler.to_owned()));
                     }
                 }
@@ -244,9 +258,16 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
             let _ = out.flush();
         }
         if f.outcome == Outcome::Ok {
-            let value = serde_json::json!({ "attempt": f.attempt, "worker": shared.me }).to_string();
+            let value =
+                serde_json::json!({ "attempt": f.attempt, "worker": shared.me }).to_string();
             let key = completion::key(&envelope.id, &f.hook, &f.handler);
-            marks.push(shared.completion.mark(&key, value).await.map_err(|e| e.to_string())?);
+            marks.push(
+                shared
+                    .completion
+                    .mark(&key, value)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
         } else {
             failed.push(f);
         }
@@ -257,7 +278,8 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
         Err(e) => return Err(format!("dispatch panicked: {e}")),
     };
     for mark in marks {
-        mark.await.map_err(|e| format!("completion mark not stored: {e}"))?;
+        mark.await
+            .map_err(|e| format!("completion mark not stored: {e}"))?;
     }
     // A failure with retries left: redeliver after the hook's backoff; the
     // finished deliveries are marked and will not run again.
@@ -343,7 +365,12 @@ async fn bury_failures(
             continue;
         };
         let marker = format!("cascade.{}", token(&cascade.id));
-        if shared.completion.exists(&marker).await.map_err(|e| e.to_string())? {
+        if shared
+            .completion
+            .exists(&marker)
+            .await
+            .map_err(|e| e.to_string())?
+        {
             continue;
         }
         let published = shared
@@ -351,7 +378,11 @@ async fn bury_failures(
             .publish(&cascade)
             .await
             .map_err(|e| e.to_string())?;
-        shared.completion.create_once(&marker).await.map_err(|e| e.to_string())?;
+        shared
+            .completion
+            .create_once(&marker)
+            .await
+            .map_err(|e| e.to_string())?;
         if !published.duplicate {
             shared.counts.cascades.fetch_add(1, Ordering::Relaxed);
         }

@@ -77,7 +77,10 @@ impl Publisher {
 
     /// Publishes `envelope` and waits for the stream's ack.
     pub async fn publish(&self, envelope: &Envelope) -> Result<Published, WorkerError> {
-        self.send(envelope, HeaderMap::new()).await?.persisted().await
+        self.send(envelope, HeaderMap::new())
+            .await?
+            .persisted()
+            .await
     }
 }
 

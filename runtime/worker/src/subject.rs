@@ -79,7 +79,10 @@ mod tests {
 
     #[test]
     fn partitions_are_stable_and_in_range() {
-        assert_eq!(partition_of("agent", "s1", 16), partition_of("agent", "s1", 16));
+        assert_eq!(
+            partition_of("agent", "s1", 16),
+            partition_of("agent", "s1", 16)
+        );
         for s in 0..100 {
             assert!(partition_of("a", &format!("s{s}"), 7) < 7);
         }

@@ -492,3 +492,46 @@ fn a_failing_hook_is_retried_alone_dead_lettered_and_redriven_alone_and_cascades
     assert!(kept.iter().any(|r| r.get("kept").is_some()), "{kept:?}");
     w.kill();
 }
+
+#[test]
+fn serve_with_nats_publishes_http_events_persisted_after_the_ack_and_the_fleet_delivers_them() {
+    let nats = Nats::start();
+    let dir = tempfile::tempdir().unwrap();
+    let patient = patient_agent(dir.path());
+    let server = crate::Server::start(&patient, &["--nats", &nats.url, "--partitions", "4"]);
+    let text = transcript_text();
+    let events = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let reply = server.post("/v1/events", "application/x-ndjson", text.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let body = reply.json();
+    assert_eq!(body["durability"], "persisted");
+    assert_eq!(body["taken"], events);
+    for r in body["results"].as_array().unwrap() {
+        assert_eq!(r["receipt"]["durability"], "persisted", "{r}");
+        assert_eq!(r["receipt"]["duplicate"], false, "{r}");
+    }
+    // The same events again: the stream recognises every id.
+    let again = server
+        .post("/v1/events", "application/x-ndjson", text.as_bytes())
+        .json();
+    assert!(
+        again["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["receipt"]["duplicate"] == true),
+        "{again}"
+    );
+    // Nothing was delivered in the server; a worker delivers each event once.
+    let w = Worker::start(&patient, &nats, &[]);
+    let (all, required) = planned(&patient, &[text.clone()]);
+    wait_for("the worker to deliver the posted transcript", || {
+        let seen: Keys = w.deliveries().iter().map(key).collect();
+        required.is_subset(&seen)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let rows = w.deliveries();
+    let unique: Keys = rows.iter().map(key).collect();
+    assert_eq!(unique.len(), rows.len(), "each delivery once");
+    assert!(unique.is_subset(&all));
+}

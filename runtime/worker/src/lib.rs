@@ -239,6 +239,10 @@ pub async fn run(
                 continue;
             }
         };
+        // Ready once the first lease round is settled, before any delivery.
+        if let Some(ready) = on_ready.take() {
+            ready();
+        }
         for p in changes.lost {
             if let Some((ctl, _)) = running.remove(&p) {
                 *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
@@ -288,9 +292,6 @@ pub async fn run(
             if let Some(until) = leases.valid_until(*p) {
                 *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = until;
             }
-        }
-        if let Some(ready) = on_ready.take() {
-            ready();
         }
     }
     // Shutdown: let each partition finish its message, then give everything back.

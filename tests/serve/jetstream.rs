@@ -81,15 +81,20 @@ impl Worker {
             .stdout(Stdio::piped())
             .spawn()
             .expect("hookrt worker starts");
-        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+        let stdout = child.stdout.take().expect("stdout");
+        // Guarded before anything can fail: a failed start still kills it.
+        let worker = Worker {
+            child,
+            lines: Arc::new(Mutex::new(Vec::new())),
+        };
+        let mut reader = BufReader::new(stdout);
         let mut first = String::new();
         reader.read_line(&mut first).expect("read stdout");
         assert!(
             first.starts_with("consuming HOOKRT_EVENTS as"),
             "worker did not start: {first:?}"
         );
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let sink = lines.clone();
+        let sink = worker.lines.clone();
         std::thread::spawn(move || {
             for line in reader.lines() {
                 let Ok(line) = line else { break };
@@ -100,7 +105,7 @@ impl Worker {
                 }
             }
         });
-        Worker { child, lines }
+        worker
     }
 
     fn deliveries(&self) -> Vec<Value> {

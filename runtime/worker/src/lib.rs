@@ -62,6 +62,10 @@ pub const DEFAULT_STREAM: &str = "HOOKRT_EVENTS";
 /// later than this runs its finished deliveries again.
 pub const DEFAULT_DONE_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// How long a stopping worker tries to give its leases back before it
+/// leaves them to expire.
+const GIVE_BACK_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Why the worker could not run or publish.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -303,9 +307,11 @@ pub async fn run(
         let left = deadline.saturating_duration_since(Instant::now());
         let _ = tokio::time::timeout(left, task).await;
     }
-    leases.release_all().await;
+    // Bounded: with the server gone, giving leases back would wait for ever
+    // (they expire on their own after the TTL).
+    let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, leases.release_all()).await;
     advisories.abort();
-    let _ = client.flush().await;
+    let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, client.flush()).await;
     let shared = Arc::try_unwrap(shared)
         .map_err(|_| WorkerError::Config("a partition task outlived the drain timeout".into()));
     let counts = match shared {

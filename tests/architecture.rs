@@ -114,8 +114,18 @@ const SERVE: &[&str] = &[
     "routes",
 ];
 
-/// The JetStream worker (`hookrt worker`): one file so far.
-const WORKER: &[&str] = &[];
+/// The JetStream worker (`hookrt worker`): subjects, the shared JetStream
+/// objects, publishing, completion marks, leases, dead letters, then the
+/// per-partition consumer that uses them all.
+const WORKER: &[&str] = &[
+    "subject",
+    "fleet",
+    "publish",
+    "completion",
+    "lease",
+    "dead",
+    "partition",
+];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,26 +1,31 @@
-//! `hookrt worker` on a real nats-server (started by `scripts/nats`, which
-//! installs it when missing): a consumer group delivers every event once per
-//! hook across its journals, and a killed worker's unacked messages go to
-//! another. These tests fail, never skip, when NATS cannot be had.
+//! `hookrt worker` fleets on a real nats-server (started by `scripts/nats`,
+//! which installs it when missing): subjects per session with server-side
+//! dedup, two workers with one SIGKILLed mid-stream at three points losing
+//! nothing and keeping per-session per-hook order, a failing hook retried,
+//! dead-lettered and re-driven alone, and the failure cascade published
+//! once. These tests fail, never skip, when NATS cannot be had; everything
+//! they start is stopped when they end, pass or fail.
 
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use std::io::{BufRead, BufReader};
+use serde_json::Value;
 
 use crate::common::{TempAgent, repo};
 use crate::{agent, hookrt, transcript_text};
 
 /// A nats-server with JetStream, stopped when dropped.
-struct Nats {
-    url: String,
+pub struct Nats {
+    pub url: String,
     pid: String,
 }
 
 impl Nats {
-    fn start() -> Nats {
+    pub fn start() -> Nats {
         let out = Command::new(repo().join("scripts/nats"))
             .output()
             .expect("scripts/nats runs");
@@ -47,62 +52,86 @@ impl Drop for Nats {
     }
 }
 
-/// A running `hookrt worker`; killed when dropped.
-struct Worker(Child);
+/// A running `hookrt worker --print-deliveries`; its delivery lines are
+/// collected as they come; killed when dropped.
+struct Worker {
+    child: Child,
+    lines: Arc<Mutex<Vec<Value>>>,
+}
 
 impl Worker {
-    fn start(agent: &Path, nats: &Nats, durable: &str, journal: &Path) -> Worker {
-        let args = [
+    fn start(agent: &Path, nats: &Nats, extra: &[&str]) -> Worker {
+        let mut args = vec![
             "worker",
             agent.to_str().unwrap(),
             "--nats",
             &nats.url,
-            "--stream",
-            "EVENTS",
-            "--subject",
-            "agent.events",
-            "--durable",
-            durable,
-            "--journal",
-            journal.to_str().unwrap(),
-            "--batch",
-            "8",
+            "--partitions",
+            "4",
             "--ack-wait-ms",
-            "2000",
+            "1500",
+            "--lease-ttl-ms",
+            "1500",
             "--drain-timeout",
             "1",
+            "--print-deliveries",
         ];
+        args.extend(extra);
         let mut child = hookrt(&args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("hookrt worker starts");
-        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+        let stdout = child.stdout.take().expect("stdout");
+        // Guarded before anything can fail: a failed start still kills it.
+        let worker = Worker {
+            child,
+            lines: Arc::new(Mutex::new(Vec::new())),
+        };
+        let mut reader = BufReader::new(stdout);
         let mut first = String::new();
         reader.read_line(&mut first).expect("read stdout");
         assert!(
-            first.starts_with("consuming agent.events as"),
+            first.starts_with("consuming HOOKRT_EVENTS as"),
             "worker did not start: {first:?}"
         );
-        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-        Worker(child)
+        let sink = worker.lines.clone();
+        std::thread::spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && v.get("delivery").is_some()
+                {
+                    sink.lock().unwrap().push(v["delivery"].clone());
+                }
+            }
+        });
+        worker
+    }
+
+    fn deliveries(&self) -> Vec<Value> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL the worker");
+        let _ = self.child.wait();
     }
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
-fn publish(nats: &Nats, lines: &str, reply_to: Option<&str>) {
+/// `hookrt publish` of `lines`: its receipts.
+fn publish(nats: &Nats, lines: &str, extra: &[&str]) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("events.jsonl");
     std::fs::write(&file, lines).unwrap();
-    let mut args = vec!["publish", "--nats", &nats.url, "--subject", "agent.events"];
-    if let Some(to) = reply_to {
-        args.extend(["--reply-to", to]);
-    }
+    let mut args = vec!["publish", "--nats", &nats.url, "--partitions", "4"];
+    args.extend(extra);
     args.push(file.to_str().unwrap());
     let out = hookrt(&args).output().unwrap();
     assert!(
@@ -110,145 +139,404 @@ fn publish(nats: &Nats, lines: &str, reply_to: Option<&str>) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// (event id, hook, handler, state) of every delivery in a journal, if it exists.
-fn deliveries(journal: &Path) -> Vec<(String, String, String, String)> {
-    if !journal.exists() {
-        return Vec::new();
-    }
-    let conn = rusqlite::Connection::open(journal).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT e.id, d.hook, d.handler, d.state FROM deliveries d JOIN events e ON e.seq = d.event_seq")
-        .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
 
-/// Polls `done` for up to a minute.
+/// `hookrt worker SUBCOMMAND --nats URL ...`: its JSON lines.
+fn fleet(nats: &Nats, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["worker"];
+    all.extend(args);
+    all.extend(["--nats", &nats.url]);
+    let out = hookrt(&all).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Polls `done` for up to two minutes.
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(120);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
-#[test]
-fn two_workers_with_one_durable_name_deliver_every_event_once_per_hook() {
-    let nats = Nats::start();
-    let dir = tempfile::tempdir().unwrap();
-    let (ja, jb) = (dir.path().join("a.db"), dir.path().join("b.db"));
-    // The example agent, with a deadline no busy CI machine reaches: this
-    // test counts deliveries, and a 200 ms timeout under load would turn one
-    // into a dead letter.
-    let patient = dir.path().join("agent");
+/// The example agent with a deadline no busy machine reaches: these tests
+/// count deliveries, and a 200 ms timeout under load would fail one.
+fn patient_agent(dir: &Path) -> PathBuf {
+    let patient = dir.join("agent");
     crate::common::copy(&agent(), &patient).unwrap();
     let config = std::fs::read_to_string(patient.join("hookrt.toml")).unwrap();
-    std::fs::write(
-        patient.join("hookrt.toml"),
-        config.replace("deadline_ms = 200 ", "deadline_ms = 30_000 "),
-    )
-    .unwrap();
-    assert!(
-        std::fs::read_to_string(patient.join("hookrt.toml"))
-            .unwrap()
-            .contains("deadline_ms = 30_000")
-    );
-    let _a = Worker::start(&patient, &nats, "hooks", &ja);
-    let _b = Worker::start(&patient, &nats, "hooks", &jb);
-    // The transcript twice, as two sessions, and one malformed message.
-    let mut lines = String::new();
-    let mut ids = BTreeSet::new();
-    for k in 0..2 {
-        for l in transcript_text().lines() {
+    let patched = config.replace("deadline_ms = 200 ", "deadline_ms = 30_000 ");
+    assert_ne!(config, patched);
+    std::fs::write(patient.join("hookrt.toml"), patched).unwrap();
+    patient
+}
+
+/// The transcript as `sessions` sessions, each its own ids: each session's
+/// lines, and each event id's (session, position in its session).
+fn sessions(n: usize) -> (Vec<String>, BTreeMap<String, (String, usize)>) {
+    let mut all = Vec::new();
+    let mut order = BTreeMap::new();
+    for k in 0..n {
+        let mut lines = String::new();
+        for (i, l) in transcript_text().lines().enumerate() {
             let l = l
                 .replace("\"id\":\"evt_", &format!("\"id\":\"k{k}_evt_"))
                 .replace("ses_7f3a", &format!("ses_k{k}"));
-            let v: serde_json::Value = serde_json::from_str(&l).unwrap();
-            ids.insert(v["id"].as_str().unwrap().to_owned());
+            let v: Value = serde_json::from_str(&l).unwrap();
+            order.insert(
+                v["id"].as_str().unwrap().to_owned(),
+                (format!("ses_k{k}"), i),
+            );
             lines.push_str(&l);
             lines.push('\n');
         }
+        all.push(lines);
     }
-    lines.push_str("{this is not an envelope\n");
-    publish(&nats, &lines, None);
-    let all = || [deliveries(&ja), deliveries(&jb)].concat();
-    wait_for("every event in one journal and every delivery done", || {
-        let d = all();
-        let events: BTreeSet<&String> = d.iter().map(|r| &r.0).collect();
-        events.len() == ids.len() && d.iter().all(|r| r.3 != "pending")
-    });
-    let (a, b) = (deliveries(&ja), deliveries(&jb));
-    let in_a: BTreeSet<&String> = a.iter().map(|r| &r.0).collect();
-    let in_b: BTreeSet<&String> = b.iter().map(|r| &r.0).collect();
-    assert!(
-        in_a.is_disjoint(&in_b),
-        "an event was taken by both workers"
-    );
-    let union: BTreeSet<String> = in_a.union(&in_b).map(|s| (*s).clone()).collect();
-    assert_eq!(
-        union, ids,
-        "every event, and nothing else (the malformed one was refused)"
-    );
-    let rows = all();
-    let unique: BTreeSet<(&String, &String, &String)> =
-        rows.iter().map(|r| (&r.0, &r.1, &r.2)).collect();
-    assert_eq!(
-        unique.len(),
-        rows.len(),
-        "each (event, hook, handler) delivered once across both journals"
-    );
-    let audited = rows
-        .iter()
-        .filter(|r| r.1 == "audit" && r.3 == "done")
-        .count();
-    assert_eq!(
-        audited,
-        ids.len(),
-        "the audit hook (`*`) got every event exactly once"
-    );
+    (all, order)
+}
+
+/// Every (event, hook, handler) `hookrt run` delivers for each session on
+/// its own: what a fleet may deliver, and what it must (`required`). A file
+/// edit stops at the hook that owns it, and the example's protected-paths
+/// hook decides from its `state`, which is per worker and per path, not per
+/// session: whether the hooks after it are asked depends on which worker ran
+/// which session first, so only the owner's delivery is required.
+fn planned(agent: &Path, sessions: &[String]) -> (Keys, Keys) {
+    let mut all = BTreeSet::new();
+    let mut required = BTreeSet::new();
+    for lines in sessions {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("events.jsonl");
+        std::fs::write(&file, lines).unwrap();
+        let out = hookrt(&[
+            "run",
+            agent.to_str().unwrap(),
+            "--events",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+        for v in String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v.get("hook").is_some())
+        {
+            if v["kind"] != "file.edit.requested" || v["hook"] == "protected-paths" {
+                required.insert(key(&v));
+            }
+            all.insert(key(&v));
+        }
+    }
+    (all, required)
+}
+
+type Keys = BTreeSet<(String, String, String)>;
+
+fn key(v: &Value) -> (String, String, String) {
+    let s = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+    (s("event_id"), s("hook"), s("handler"))
 }
 
 #[test]
-fn a_killed_workers_unacked_message_is_redelivered_to_another() {
+fn events_go_to_their_session_subject_and_a_duplicate_publish_is_stored_once() {
+    let nats = Nats::start();
+    let (lines, order) = sessions(2);
+    let lines = lines.concat();
+    let first = publish(&nats, &lines, &[]);
+    assert_eq!(first.len(), order.len());
+    assert!(!first.is_empty());
+    for r in &first {
+        assert_eq!(r["durability"], "persisted", "{r}");
+        assert_eq!(r["duplicate"], false, "{r}");
+        let (session, _) = &order[r["event_id"].as_str().unwrap()];
+        let subject = r["subject"].as_str().unwrap();
+        let prefix = format!("hookrt.events.coder.{session}.");
+        assert!(subject.starts_with(&prefix), "{subject} under {prefix}");
+    }
+    let again = publish(&nats, &lines, &[]);
+    for (a, b) in first.iter().zip(&again) {
+        assert_eq!(
+            b["duplicate"], true,
+            "the stream dropped the re-publish: {b}"
+        );
+        assert_eq!(a["seq"], b["seq"], "and answered with the stored message");
+    }
+    let last = first.iter().map(|r| r["seq"].as_u64().unwrap()).max();
+    assert_eq!(last, Some(order.len() as u64), "stored once each");
+}
+
+/// Starts two workers, publishes four sessions, SIGKILLs worker A once it
+/// printed `kill_after` deliveries, and checks the fleet's promises.
+fn kill_one_of_two(kill_after: usize) {
     let nats = Nats::start();
     let dir = tempfile::tempdir().unwrap();
-    let (ja, jb) = (dir.path().join("a.db"), dir.path().join("b.db"));
-    // Worker A's only hook never returns, so A never finishes the decision
-    // it was asked for and never acks it.
-    let stuck = TempAgent::new()
-        .hook("hostile/hooks/infinite_loop.rs", "infinite_loop.rs")
-        .config("[hooks.infinite_loop]\nfuel = 10_000_000_000\ndeadline_ms = 60_000\n");
-    let mut a = Worker::start(stuck.path(), &nats, "deciders", &ja);
-    let text = transcript_text();
-    let decision = text
-        .lines()
-        .find(|l| l.contains("\"kind\":\"actions.requested\""))
-        .unwrap();
-    let id = serde_json::from_str::<serde_json::Value>(decision).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    publish(&nats, &format!("{decision}\n"), Some("replies.test"));
-    wait_for("worker A to take the decision", || {
-        deliveries(&ja).iter().any(|r| r.0 == id)
-    });
-    a.0.kill().expect("SIGKILL worker A");
-    let _ = a.0.wait();
-    let _b = Worker::start(&agent(), &nats, "deciders", &jb);
+    let patient = patient_agent(dir.path());
+    let (lines, order) = sessions(4);
+    let (expected, required) = planned(&patient, &lines);
+    assert!(
+        required.len() > 500,
+        "{} required deliveries",
+        required.len()
+    );
+    let lines = lines.concat();
+    let mut a = Worker::start(&patient, &nats, &[]);
+    let b = Worker::start(&patient, &nats, &[]);
+    // Both have their share of the partitions before anything is published.
+    std::thread::sleep(Duration::from_millis(1200));
+    publish(&nats, &lines, &[]);
+    // Polled closely: a worker runs a few hundred deliveries a second.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while a.deliveries().len() < kill_after {
+        assert!(
+            Instant::now() < deadline,
+            "worker A never reached {kill_after} deliveries"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    a.kill();
+    let by_a = a.deliveries().len();
+    let all = || [a.deliveries(), b.deliveries()].concat();
     wait_for(
-        "worker B to get the redelivered message and finish it",
+        "every planned delivery done once the killed worker's partitions moved",
         || {
-            let b = deliveries(&jb);
-            b.iter().any(|r| r.0 == id) && b.iter().all(|r| r.3 != "pending")
+            let seen: BTreeSet<_> = all()
+                .iter()
+                .filter(|d| d["outcome"] == "ok")
+                .map(key)
+                .collect();
+            required.is_subset(&seen)
         },
     );
+    let mut rows = all();
+    rows.sort_by_key(|d| d["at_us"].as_u64().unwrap());
+    let unexpected: Vec<_> = rows
+        .iter()
+        .filter(|d| !expected.contains(&key(d)))
+        .collect();
     assert!(
-        deliveries(&jb)
-            .iter()
-            .any(|r| r.0 == id && r.1 == "policy" && r.3 == "done")
+        unexpected.is_empty(),
+        "deliveries nobody planned: {unexpected:?}"
     );
+    // Per (session, hook, handler): events in publish order, a repeat only
+    // of the event just delivered, with a higher attempt.
+    let mut last: BTreeMap<(String, String, String), (usize, u64)> = BTreeMap::new();
+    for d in &rows {
+        let (event, hook, handler) = key(d);
+        let (session, position) = order[&event].clone();
+        let attempt = d["attempt"].as_u64().unwrap();
+        if let Some((p, a)) = last.get(&(session.clone(), hook.clone(), handler.clone())) {
+            assert!(
+                position > *p || (position == *p && attempt > *a),
+                "hook {hook} ({handler}) of {session} got event #{position} attempt {attempt} after #{p} attempt {a}"
+            );
+        }
+        last.insert((session, hook, handler), (position, attempt));
+    }
+    assert!(
+        by_a >= kill_after && !b.deliveries().is_empty(),
+        "both workers took a share (A: {by_a})"
+    );
+    eprintln!(
+        "killed A after {by_a} deliveries; B ran {} (repeats at attempt 2+: {})",
+        b.deliveries().len(),
+        b.deliveries()
+            .iter()
+            .filter(|d| d["attempt"].as_u64() > Some(1))
+            .count()
+    );
+    let dead = fleet(&nats, &["dead"]);
+    assert!(dead.is_empty(), "nothing dead: {dead:?}");
+}
+
+#[test]
+fn a_worker_killed_early_loses_nothing_and_order_holds() {
+    kill_one_of_two(1);
+}
+
+#[test]
+fn a_worker_killed_midway_loses_nothing_and_order_holds() {
+    kill_one_of_two(40);
+}
+
+#[test]
+fn a_worker_killed_late_loses_nothing_and_order_holds() {
+    kill_one_of_two(100);
+}
+
+#[test]
+fn a_failing_hook_is_retried_alone_dead_lettered_and_redriven_alone_and_cascades_once() {
+    let nats = Nats::start();
+    let agent = TempAgent::new()
+        .hook("agent/hooks/audit.rs", "audit.rs")
+        .hook("hostile/hooks/fails.rs", "fails.rs")
+        .config("order = [\"audit\"]\n[hooks.fails]\ncritical = true\nmax_attempts = 2\nbackoff_ms = 100\n");
+    let mut w = Worker::start(agent.path(), &nats, &[]);
+    // Two events of one turn.
+    let text = transcript_text();
+    let of_turn: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.contains("\"turn\":\"turn_1\"")
+                && (l.contains("\"kind\":\"turn.started\"")
+                    || l.contains("\"kind\":\"message.received\""))
+        })
+        .take(2)
+        .collect();
+    assert_eq!(of_turn.len(), 2);
+    let ids: Vec<String> = of_turn
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    publish(&nats, &format!("{}\n", of_turn.join("\n")), &[]);
+    publish(
+        &nats,
+        "{not an envelope\n",
+        &["--raw-subject", "hookrt.events.x.y.0"],
+    );
+    // Each event: audit once; fails twice (attempts 1, 2), then dead.
+    // fails' final failure raises turn.failed once, then session.failed.
+    let kinds_seen = |w: &Worker| -> Vec<(String, String, u64, String)> {
+        w.deliveries()
+            .iter()
+            .map(|d| {
+                (
+                    d["event_id"].as_str().unwrap().to_owned(),
+                    d["hook"].as_str().unwrap().to_owned(),
+                    d["attempt"].as_u64().unwrap(),
+                    d["outcome"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    wait_for(
+        "five dead letters (two events, turn.failed, session.failed, malformed)",
+        || fleet(&nats, &["dead"]).len() == 5,
+    );
+    let seen = kinds_seen(&w);
+    for id in &ids {
+        let audit: Vec<_> = seen
+            .iter()
+            .filter(|s| &s.0 == id && s.1 == "audit")
+            .collect();
+        assert_eq!(
+            audit.len(),
+            1,
+            "audit ran once for {id}, not again on the retry: {seen:?}"
+        );
+        let fails: Vec<u64> = seen
+            .iter()
+            .filter(|s| &s.0 == id && s.1 == "fails")
+            .map(|s| s.2)
+            .collect();
+        assert_eq!(fails, [1, 2], "fails ran at attempts 1 and 2 for {id}");
+    }
+    let cascades: Vec<_> = seen
+        .iter()
+        .filter(|s| s.1 == "audit" && !ids.contains(&s.0))
+        .collect();
+    assert_eq!(
+        cascades.len(),
+        2,
+        "one turn.failed and one session.failed: {seen:?}"
+    );
+    let dead = fleet(&nats, &["dead"]);
+    let malformed: Vec<_> = dead
+        .iter()
+        .filter(|d| d.get("event_id").is_none())
+        .collect();
+    assert_eq!(malformed.len(), 1, "{dead:?}");
+    let event_dead = dead
+        .iter()
+        .find(|d| d["event_id"] == ids[0].as_str())
+        .expect("the first event is dead");
+    assert!(
+        event_dead["failed"]
+            .as_str()
+            .unwrap()
+            .contains("fails * error"),
+        "{event_dead}"
+    );
+    // Re-drive the first event only: fails runs again, at attempt 3; audit does not.
+    let seq = event_dead["seq"].as_u64().unwrap().to_string();
+    let redriven = fleet(&nats, &["redrive", "--seq", &seq]);
+    assert_eq!(redriven.len(), 1);
+    assert!(redriven[0].get("redriven").is_some(), "{redriven:?}");
+    wait_for("the re-driven event's failing hook to run again", || {
+        kinds_seen(&w)
+            .iter()
+            .any(|s| s.0 == ids[0] && s.1 == "fails" && s.2 == 3)
+    });
+    wait_for("it to be dead again", || fleet(&nats, &["dead"]).len() == 5);
+    let seen = kinds_seen(&w);
+    assert_eq!(
+        seen.iter()
+            .filter(|s| s.0 == ids[0] && s.1 == "audit")
+            .count(),
+        1,
+        "audit finished before: not run again"
+    );
+    // The malformed one has nothing to re-drive.
+    let kept = fleet(&nats, &["redrive", "--all"]);
+    assert!(kept.iter().any(|r| r.get("kept").is_some()), "{kept:?}");
+    w.kill();
+}
+
+#[test]
+fn serve_with_nats_publishes_http_events_persisted_after_the_ack_and_the_fleet_delivers_them() {
+    let nats = Nats::start();
+    let dir = tempfile::tempdir().unwrap();
+    let patient = patient_agent(dir.path());
+    let server = crate::Server::start(&patient, &["--nats", &nats.url, "--partitions", "4"]);
+    let text = transcript_text();
+    let events = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let reply = server.post("/v1/events", "application/x-ndjson", text.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let body = reply.json();
+    assert_eq!(body["durability"], "persisted");
+    assert_eq!(body["taken"], events);
+    for r in body["results"].as_array().unwrap() {
+        assert_eq!(r["receipt"]["durability"], "persisted", "{r}");
+        assert_eq!(r["receipt"]["duplicate"], false, "{r}");
+    }
+    // The same events again: the stream recognises every id.
+    let again = server
+        .post("/v1/events", "application/x-ndjson", text.as_bytes())
+        .json();
+    assert!(
+        again["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["receipt"]["duplicate"] == true),
+        "{again}"
+    );
+    // Nothing was delivered in the server; a worker delivers each event once.
+    let w = Worker::start(&patient, &nats, &[]);
+    let (all, required) = planned(&patient, &[text.clone()]);
+    wait_for("the worker to deliver the posted transcript", || {
+        let seen: Keys = w.deliveries().iter().map(key).collect();
+        required.is_subset(&seen)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let rows = w.deliveries();
+    let unique: Keys = rows.iter().map(key).collect();
+    assert_eq!(unique.len(), rows.len(), "each delivery once");
+    assert!(unique.is_subset(&all));
 }

@@ -76,9 +76,10 @@ enum Command {
     ClaudeHook(claude::ClaudeArgs),
     /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
     Serve(serve::ServeArgs),
-    /// Consume envelopes from NATS JetStream as a durable pull consumer (docs/worker.md).
-    Worker(worker::WorkerArgs),
-    /// Publish a JSONL file's lines to a JetStream subject, one message each.
+    /// Run the hooks as one worker of a JetStream fleet, or list and re-drive
+    /// the fleet's dead letters (docs/worker.md).
+    Worker(worker::WorkerCommand),
+    /// Publish a JSONL file's envelopes to JetStream, each to its session's subject.
     Publish(worker::PublishArgs),
     /// Show what each hook is and what binds it.
     Audit {
@@ -212,13 +213,19 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             };
             serve::serve(rt, &args, build)
         }
-        Command::Worker(args) => {
-            let rt = match load(&args.dir, cache) {
-                Ok(rt) => rt,
-                Err(p) => return Ok(report(&p)),
-            };
-            worker::worker(rt, &args)
-        }
+        Command::Worker(cmd) => match (cmd.action, &cmd.run.dir, &cmd.run.nats) {
+            (Some(action), _, _) => worker::dead(action),
+            (None, Some(dir), Some(nats)) => {
+                let rt = match load(dir, cache) {
+                    Ok(rt) => rt,
+                    Err(p) => return Ok(report(&p)),
+                };
+                worker::worker(rt, &cmd.run, nats)
+            }
+            (None, _, _) => anyhow::bail!(
+                "hookrt worker needs an agent folder and --nats URL (or a subcommand: dead, redrive); see hookrt worker --help"
+            ),
+        },
         Command::Publish(args) => worker::publish(&args),
         Command::Journal(cmd) => journal::journal(cmd),
         Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),

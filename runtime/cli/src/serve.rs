@@ -8,9 +8,34 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
-use hookrt::{BuildOptions, Runtime};
-use hookrt_serve::{ServeOptions, Tokens};
+use hookrt::{BuildOptions, Envelope, Receipt, Runtime};
+use hookrt_serve::{Forward, ServeOptions, Tokens};
+
+/// `--nats`: events published to JetStream, each receipt after the stream's ack.
+#[derive(Debug)]
+struct ToJetStream(hookrt_worker::Publisher);
+
+impl Forward for ToJetStream {
+    fn forward(
+        &self,
+        envelope: Envelope,
+    ) -> Pin<Box<dyn Future<Output = Result<Receipt, String>> + Send + '_>> {
+        Box::pin(async move {
+            let published = self.0.publish(&envelope).await.map_err(|e| e.to_string())?;
+            Ok(Receipt {
+                event_id: published.event_id,
+                durability: published.durability,
+                seq: i64::try_from(published.seq).ok(),
+                duplicate: published.duplicate,
+            })
+        })
+    }
+}
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -44,6 +69,21 @@ pub struct ServeArgs {
     /// How long to let queued deliveries finish at shutdown before cancelling them.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
+    /// Publish events (`POST /v1/events`) to this NATS server's JetStream
+    /// instead of delivering them here: a `hookrt worker` fleet delivers
+    /// them; receipts say `persisted` after the stream's ack. Decisions and
+    /// edits are still answered here (docs/worker.md).
+    #[arg(long, value_name = "URL", conflicts_with = "journal")]
+    pub nats: Option<String>,
+    /// With --nats: the stream (created if missing).
+    #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM, requires = "nats")]
+    pub stream: String,
+    /// With --nats: the subject prefix (as the workers').
+    #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX, requires = "nats")]
+    pub prefix: String,
+    /// With --nats: partitions (as the workers').
+    #[arg(long, default_value_t = hookrt_worker::DEFAULT_PARTITIONS, requires = "nats")]
+    pub partitions: u32,
     /// Threads delivering observe events side by side across hooks.
     #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub workers: u16,
@@ -77,6 +117,15 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    if let Some(url) = &args.nats {
+        let publisher = tokio.block_on(hookrt_worker::publisher(
+            url,
+            &args.stream,
+            &args.prefix,
+            args.partitions,
+        ))?;
+        options.forward = Some(Arc::new(ToJetStream(publisher)));
+    }
     let stats = tokio.block_on(hookrt_serve::serve(
         rt,
         options,

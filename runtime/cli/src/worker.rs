@@ -1,41 +1,101 @@
-//! `hookrt worker` and `hookrt publish`: hooks fed by NATS JetStream
-//! (hookrt-worker, docs/worker.md).
+//! `hookrt worker`, its dead letters (`hookrt worker dead|redrive`), and
+//! `hookrt publish`: hooks fed by NATS JetStream (hookrt-worker, docs/worker.md).
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
-use hookrt::Runtime;
-use hookrt_worker::WorkerOptions;
+use anyhow::{Context, Result, bail};
+use hookrt::{Envelope, Runtime};
+use hookrt_worker::{Names, WorkerOptions};
+
+/// `hookrt worker DIR ...`, or one of its subcommands.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct WorkerCommand {
+    /// Dead letters: list or re-drive them.
+    #[command(subcommand)]
+    pub action: Option<DeadCommand>,
+    #[command(flatten)]
+    pub run: WorkerArgs,
+}
+
+/// Where a group of workers lives.
+#[derive(clap::Args, Clone)]
+pub struct GroupArgs {
+    /// The NATS server URL.
+    #[arg(long)]
+    pub nats: String,
+    /// The durable name the group's workers share.
+    #[arg(long, default_value = "hooks")]
+    pub durable: String,
+}
+
+#[derive(clap::Subcommand)]
+pub enum DeadCommand {
+    /// List the group's dead letters, one JSON line each (oldest first).
+    Dead {
+        #[command(flatten)]
+        group: GroupArgs,
+    },
+    /// Publish dead letters again to their subjects (only their unfinished
+    /// deliveries run), removing each from the dead letters once stored.
+    Redrive {
+        #[command(flatten)]
+        group: GroupArgs,
+        /// Only these dead letters (their `seq` in `hookrt worker dead`).
+        #[arg(long = "seq", value_name = "SEQ")]
+        seqs: Vec<u64>,
+        /// Every dead letter of the group.
+        #[arg(long, conflicts_with = "seqs")]
+        all: bool,
+    },
+}
 
 #[derive(clap::Args)]
 pub struct WorkerArgs {
     /// The agent folder.
-    pub dir: PathBuf,
+    pub dir: Option<PathBuf>,
     /// The NATS server URL.
     #[arg(long)]
-    pub nats: String,
-    /// The JetStream stream (created for --subject if missing).
-    #[arg(long)]
-    pub stream: String,
-    /// The subject to consume.
-    #[arg(long)]
-    pub subject: String,
-    /// The durable consumer: workers with the same name share the messages.
-    #[arg(long)]
+    pub nats: Option<String>,
+    /// The durable name the group's workers share.
+    #[arg(long, default_value = "hooks")]
     pub durable: String,
-    /// This worker's journal: a message is acked only after its commit.
-    #[arg(long)]
-    pub journal: PathBuf,
+    /// The JetStream stream (created for `<prefix>.>` if missing).
+    #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM)]
+    pub stream: String,
+    /// The subject prefix: events are on `<prefix>.<agent>.<session>.<partition>`.
+    #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX)]
+    pub prefix: String,
+    /// Partitions sessions are hashed into (the same for every worker and publisher).
+    #[arg(long, default_value_t = hookrt_worker::DEFAULT_PARTITIONS)]
+    pub partitions: u32,
+    /// Hooks' `state` in this SQLite file (in memory without).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
     /// How long JetStream waits for an ack before redelivering a message.
     #[arg(long, default_value = "30000", value_name = "MS")]
     pub ack_wait_ms: u64,
-    /// Messages pulled at once.
-    #[arg(long, default_value = "256")]
-    pub batch: usize,
-    /// How long to let queued deliveries finish at shutdown before cancelling them.
+    /// Deliveries of a message in all, then it is a dead letter (0: unlimited).
+    #[arg(long, default_value = "5")]
+    pub max_deliver: i64,
+    /// Waits before each redelivery after an ack timeout, e.g. `1000,5000,30000`
+    /// (the consumer's backoff; the last repeats).
+    #[arg(long, value_name = "MS,MS,...", value_delimiter = ',')]
+    pub backoff_ms: Vec<u64>,
+    /// How long a partition's lease lasts without renewal: how soon a dead
+    /// worker's partitions move to another.
+    #[arg(long, default_value = "10000", value_name = "MS")]
+    pub lease_ttl_ms: u64,
+    /// Hooks running at once in this worker (default: the cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print one JSON line per delivery.
+    #[arg(long)]
+    pub print_deliveries: bool,
+    /// How long to let in-flight messages finish at shutdown.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
 }
@@ -45,14 +105,24 @@ pub struct PublishArgs {
     /// The NATS server URL.
     #[arg(long)]
     pub nats: String,
-    /// The subject (a stream must capture it).
-    #[arg(long)]
-    pub subject: String,
+    /// The stream (created for `<prefix>.>` if missing, as the workers do).
+    #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM)]
+    pub stream: String,
+    /// The subject prefix (as the workers').
+    #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX)]
+    pub prefix: String,
+    /// Partitions (as the workers').
+    #[arg(long, default_value_t = hookrt_worker::DEFAULT_PARTITIONS)]
+    pub partitions: u32,
+    /// Publish every line as it is to this one subject, unchecked and
+    /// without a `Nats-Msg-Id` (for payloads that are not envelopes).
+    #[arg(long, value_name = "SUBJECT")]
+    pub raw_subject: Option<String>,
     /// Ask for decision and edit events' resolutions on this subject
     /// (the `Hookrt-Reply-To` header).
     #[arg(long, value_name = "SUBJECT")]
     pub reply_to: Option<String>,
-    /// JSONL file: each non-blank line is published as one message.
+    /// JSONL file: each non-blank line is one envelope.
     pub file: PathBuf,
 }
 
@@ -63,47 +133,126 @@ fn tokio() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-pub fn worker(rt: Runtime, args: &WorkerArgs) -> Result<ExitCode> {
+pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let options = WorkerOptions {
-        nats: args.nats.clone(),
-        stream: args.stream.clone(),
-        subject: args.subject.clone(),
-        durable: args.durable.clone(),
-        journal: args.journal.clone(),
+        nats: nats.to_owned(),
+        names: Names {
+            stream: args.stream.clone(),
+            prefix: args.prefix.clone(),
+            durable: args.durable.clone(),
+            partitions: args.partitions,
+        },
+        state: args.state.clone(),
         ack_wait: Duration::from_millis(args.ack_wait_ms),
-        batch: args.batch.max(1),
+        max_deliver: args.max_deliver,
+        backoff: args
+            .backoff_ms
+            .iter()
+            .map(|ms| Duration::from_millis(*ms))
+            .collect(),
+        lease_ttl: Duration::from_millis(args.lease_ttl_ms),
+        done_ttl: hookrt_worker::DEFAULT_DONE_TTL,
+        threads,
+        print_deliveries: args.print_deliveries,
         drain_timeout: Duration::from_secs(args.drain_timeout),
-        workers: 1,
     };
-    let (subject, durable) = (args.subject.clone(), args.durable.clone());
-    let stats = tokio()?.block_on(hookrt_worker::run(
+    let (stream, durable) = (args.stream.clone(), args.durable.clone());
+    let summary = tokio()?.block_on(hookrt_worker::run(
         rt,
         options,
         hookrt_serve::shutdown_signal(),
         || {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "consuming {subject} as {durable}");
+            let _ = writeln!(out, "consuming {stream} as {durable}");
             let _ = out.flush();
         },
     ))?;
-    println!("{}", serde_json::json!({ "summary": stats }));
+    // Whoever read stdout may be gone at shutdown: not a failure of the worker's.
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}",
+        serde_json::json!({ "summary": summary })
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn dead(cmd: DeadCommand) -> Result<ExitCode> {
+    let rt = tokio()?;
+    match cmd {
+        DeadCommand::Dead { group } => {
+            let letters = rt.block_on(hookrt_worker::dead_letters(&group.nats, &group.durable))?;
+            let mut out = std::io::stdout().lock();
+            for l in letters {
+                writeln!(out, "{}", serde_json::to_string(&l)?)?;
+            }
+        }
+        DeadCommand::Redrive { group, seqs, all } => {
+            if seqs.is_empty() && !all {
+                bail!(
+                    "say which dead letters to re-drive: --seq SEQ (from `hookrt worker dead`), or --all"
+                );
+            }
+            let only = (!all).then_some(seqs.as_slice());
+            let done = rt.block_on(hookrt_worker::redrive(&group.nats, &group.durable, only))?;
+            let mut out = std::io::stdout().lock();
+            for r in done {
+                writeln!(out, "{}", serde_json::to_string(&r)?)?;
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn publish(args: &PublishArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let lines: Vec<String> = text
+    let lines: Vec<(usize, &str)> = text
         .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_owned)
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 1, l))
         .collect();
-    let n = tokio()?.block_on(hookrt_worker::publish(
-        &args.nats,
-        &args.subject,
-        &lines,
-        args.reply_to.as_deref(),
-    ))?;
-    println!("{}", serde_json::json!({ "published": n }));
+    let rt = tokio()?;
+    if let Some(subject) = &args.raw_subject {
+        let raw: Vec<String> = lines.iter().map(|(_, l)| (*l).to_owned()).collect();
+        let n = rt.block_on(hookrt_worker::publish_raw(&args.nats, subject, &raw))?;
+        println!("{}", serde_json::json!({ "published": n }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Every line is checked before anything is sent: a bad file publishes nothing.
+    let mut envelopes = Vec::new();
+    for (n, line) in &lines {
+        let e = Envelope::from_json(line).map_err(|e| {
+            anyhow::anyhow!("{}:{n}: not a valid envelope: {e}", args.file.display())
+        })?;
+        envelopes.push(e);
+    }
+    rt.block_on(async {
+        let publisher =
+            hookrt_worker::publisher(&args.nats, &args.stream, &args.prefix, args.partitions)
+                .await?;
+        let mut pending = Vec::new();
+        for e in &envelopes {
+            let mut headers = async_nats_headers();
+            if let Some(to) = &args.reply_to {
+                headers.insert(hookrt_worker::REPLY_HEADER, to.as_str());
+            }
+            pending.push(publisher.send(e, headers).await?);
+        }
+        let mut out = std::io::stdout().lock();
+        for p in pending {
+            // `persisted` only here: the stream's ack came back.
+            let receipt = p.persisted().await?;
+            writeln!(out, "{}", serde_json::to_string(&receipt)?)?;
+        }
+        anyhow::Ok(())
+    })?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn async_nats_headers() -> hookrt_worker::HeaderMap {
+    hookrt_worker::HeaderMap::new()
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::delivery::dispatch;
-use crate::delivery::record::Dispatch;
+use crate::delivery::record::{Delivery, Dispatch};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::scope::{Scope, Transport};
 use crate::hooks::build::{self, BuildEvent, BuildOptions, BuiltHook};
@@ -297,5 +297,33 @@ impl Runtime {
             envelope,
             Durability::Accepted,
         )
+    }
+
+    /// Delivers one event, held as `durability` elsewhere (a JetStream
+    /// stream), to every subscribed handler except those `skip(hook id,
+    /// handler)` names, telling `finished` about each delivery as it ends.
+    /// A fleet worker (`hookrt worker`) uses it to record each finished
+    /// delivery at once and, on a redelivery, to run only what is left.
+    pub fn dispatch_except(
+        &self,
+        envelope: &Envelope,
+        durability: Durability,
+        skip: &dyn Fn(&str, &str) -> bool,
+        finished: &mut dyn FnMut(&Delivery),
+    ) -> Result<Dispatch, EnvelopeError> {
+        dispatch::dispatch_some(
+            &self.services(),
+            &self.registry,
+            envelope,
+            durability,
+            Some(skip),
+            finished,
+        )
+    }
+
+    /// The redactor of the agent folder's `hookrt.toml`: what masks secrets
+    /// in what hooks write before it leaves the process.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 }

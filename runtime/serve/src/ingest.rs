@@ -9,9 +9,11 @@
 //! in any number of requests, in order.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 
-use hookrt::{Envelope, EveStream, MAX_DATA_BYTES, Ordinals};
+use hookrt::{Envelope, EveStream, MAX_DATA_BYTES, Ordinals, Receipt};
 
 use crate::error::ApiError;
 
@@ -231,6 +233,19 @@ impl Streams {
         }
         items
     }
+}
+
+/// Where `POST /v1/events` sends events instead of the local service: a
+/// JetStream stream for `hookrt serve --nats` (the `hookrt` command
+/// implements it with hookrt-worker, so this package brings no NATS client).
+/// The receipt is the event's on the other side: `persisted` once it stored
+/// it. An error says why it was not stored.
+pub trait Forward: Send + Sync + std::fmt::Debug {
+    /// Sends one event and waits until it is stored.
+    fn forward(
+        &self,
+        envelope: Envelope,
+    ) -> Pin<Box<dyn Future<Output = Result<Receipt, String>> + Send + '_>>;
 }
 
 #[cfg(test)]

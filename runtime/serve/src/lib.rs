@@ -34,7 +34,7 @@ use tokio::sync::RwLock;
 
 pub use auth::{MIN_TOKEN_LEN, RateLimiter, Tokens};
 pub use error::{ApiError, ServeError};
-pub use ingest::{Format, MAX_EVE_STREAMS, MAX_LINE_BYTES};
+pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_LINE_BYTES};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};
 pub use routes::{AppState, ROUTES};
@@ -68,6 +68,9 @@ pub struct ServeOptions {
     /// How hot reloads load the agent folder (cache, prebuilt, lock); `None`:
     /// [`BuildOptions::for_agent`].
     pub build: Option<BuildOptions>,
+    /// Send `POST /v1/events` there instead of the local service
+    /// (`hookrt serve --nats`); decisions and edits stay local.
+    pub forward: Option<Arc<dyn Forward>>,
 }
 
 impl ServeOptions {
@@ -85,6 +88,7 @@ impl ServeOptions {
             drain_timeout: Duration::from_secs(30),
             workers: 1,
             build: None,
+            forward: None,
         }
     }
 }
@@ -155,6 +159,7 @@ pub async fn serve(
         decide_timeout: options.decide_timeout,
         max_body_bytes: options.max_body_bytes,
         stopping: AtomicBool::new(false),
+        forward: options.forward.clone(),
     });
     reload_on_hangup(state.clone())?;
     on_listen(addr);

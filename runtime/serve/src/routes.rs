@@ -28,7 +28,7 @@ use tokio::sync::RwLock;
 use crate::auth::{RateLimiter, Tokens, too_many};
 use crate::error::ApiError;
 use crate::fail_closed;
-use crate::ingest::{Format, Streams};
+use crate::ingest::{Format, Forward, Item, Streams};
 use crate::metrics::ServerMetrics;
 use crate::reload::Reloader;
 use crate::tally::{Tally, explain};
@@ -60,6 +60,8 @@ pub struct AppState {
     pub durability: Durability,
     /// Set when shutdown began: not ready any more.
     pub stopping: AtomicBool,
+    /// Events go there instead of the local service (`--nats`).
+    pub forward: Option<Arc<dyn Forward>>,
 }
 
 type Shared = Arc<AppState>;
@@ -225,6 +227,9 @@ async fn events(
     let format = Format::choose(content_type, &param(&query, &headers))?;
     let body = state.read(body).await?;
     let items = state.streams.parse(&format, &body)?;
+    if let Some(forward) = &state.forward {
+        return forwarded(&state, forward.as_ref(), items).await;
+    }
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
     let mut tally = Tally::new(items.len());
@@ -282,6 +287,56 @@ async fn events(
         "taken": taken,
         "refused": refused,
         "results": results,
+    });
+    Ok((status, axum::Json(body)).into_response())
+}
+
+/// `POST /v1/events` with `--nats`: each event published in order, its
+/// receipt `persisted` once the stream acked it.
+async fn forwarded(
+    state: &AppState,
+    forward: &dyn Forward,
+    items: Vec<Item>,
+) -> Result<Response, ApiError> {
+    let mut tally = Tally::new(items.len());
+    for item in items {
+        let i = item.index;
+        tally.results[i] = json!({ "index": i });
+        if let Some(line) = item.line {
+            tally.results[i]["line"] = json!(line);
+        }
+        match item.parsed {
+            Ok(envelope) => {
+                let id = envelope.id.clone();
+                let r = forward
+                    .forward(envelope)
+                    .await
+                    .map_err(|message| EmitError::Journal { id, message });
+                tally.record(&state.metrics, i, r);
+            }
+            Err(error) => {
+                state.metrics.refuse("malformed");
+                let r = &mut tally.results[i];
+                r["ok"] = json!(false);
+                r["error"] = json!(error);
+                r["fix"] = json!(
+                    "fix this event and send it again; the others were taken (docs/envelope.md)"
+                );
+            }
+        }
+    }
+    let refused = tally.results.len() - tally.taken;
+    let status = match (tally.taken, refused) {
+        (_, 0) => StatusCode::OK,
+        (0, _) if tally.service_errors > 0 => StatusCode::SERVICE_UNAVAILABLE,
+        (0, _) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    };
+    let body = json!({
+        "durability": "persisted",
+        "taken": tally.taken,
+        "refused": refused,
+        "results": tally.results,
     });
     Ok((status, axum::Json(body)).into_response())
 }

@@ -1,35 +1,70 @@
-//! hookrt on NATS JetStream: `hookrt worker DIR --nats URL --stream S
-//! --subject SUBJ --durable NAME --journal J` (docs/worker.md).
+//! hookrt on NATS JetStream: a fleet of `hookrt worker` processes sharing a
+//! stream's events (docs/worker.md), and `hookrt publish`.
 //!
-//! A worker is a durable JetStream pull consumer (explicit ack) in front of a
-//! local [`HookService`] with a journal. Each message is one envelope: it is
-//! emitted (a decision or edit event with a `Hookrt-Reply-To` header is
-//! resolved and its resolution published there), and the JetStream message
-//! is acked only after the local journal commit answered `persisted`. A
-//! malformed message is terminated and copied, with a `Hookrt-Error` header
-//! saying why, to `hookrt.dead.<durable>`; a message the service could not
-//! take is nak'ed and redelivered. Workers sharing a durable name share the
-//! messages (a consumer group). This package is apart from the `hookrt`
-//! library so that an embedder of the library brings no NATS client.
+//! Events are published to a subject per agent and session, with the event
+//! id as `Nats-Msg-Id` ([`subject`], [`publish`]). Sessions are hashed into
+//! partitions; each partition has its own durable pull consumer with one
+//! message in flight and is owned by one worker at a time through a
+//! key-value lease ([`fleet`], [`lease`]). A worker runs a message's
+//! deliveries, marks each finished one in a key-value bucket
+//! ([`completion`]) and acks the message only once all are finished, so a
+//! redelivery runs only what is left ([`partition`]). What fails for good,
+//! is malformed, or outlives `max_deliver` goes to the dead letters
+//! ([`dead`]), which can be listed and re-driven.
+//!
+//! Modules, in layer order (`tests/architecture.rs`): `subject`, `fleet`,
+//! `publish`, `completion`, `lease`, `dead`, `partition`, then this file.
+//! This package is apart from the `hookrt` library so that an embedder of
+//! the library brings no NATS client.
 
 #![warn(missing_docs)]
 
+mod completion;
+mod dead;
+mod fleet;
+mod lease;
+mod partition;
+mod publish;
+mod subject;
+
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use async_nats::HeaderMap;
-use async_nats::jetstream::{self, AckKind, Message, consumer::AckPolicy, consumer::pull};
+use async_nats::jetstream;
 use futures_util::StreamExt;
-use hookrt::{
-    EmitError, Envelope, EventClass, HookService, PendingReceipt, Runtime, ServiceOptions, Stats,
-    Transport, class_of,
+use hookrt::{Runtime, StateStore, Transport};
+
+pub use async_nats::HeaderMap;
+pub use completion::Completion;
+pub use dead::{
+    ATTEMPT_HEADER, DeadLetter, ERROR_HEADER, FAILED_HEADER, RedriveResult, Redriven,
+    SUBJECT_HEADER,
+};
+pub use fleet::{DEAD_PREFIX, DEAD_STREAM, DEDUP_WINDOW, Names, dead_subject};
+pub use partition::Counts;
+pub use publish::{
+    ATTEMPT_BASE_HEADER, MSG_ID_HEADER, Pending, Published, Publisher, REPLY_HEADER,
+};
+pub use subject::{
+    DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS, partition_filter, partition_of, subject_of,
+    token,
 };
 
-/// The header naming where a decision or edit event's resolution is published.
-pub const REPLY_HEADER: &str = "Hookrt-Reply-To";
-/// The header of a dead-lettered message saying why it was refused.
-pub const ERROR_HEADER: &str = "Hookrt-Error";
+use partition::{Control, Shared};
+
+/// The default events stream.
+pub const DEFAULT_STREAM: &str = "HOOKRT_EVENTS";
+/// How long completion marks are kept by default: a message redelivered
+/// later than this runs its finished deliveries again.
+pub const DEFAULT_DONE_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How long a stopping worker tries to give its leases back before it
+/// leaves them to expire.
+const GIVE_BACK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Why the worker could not run or publish.
 #[derive(Debug, thiserror::Error)]
@@ -37,12 +72,20 @@ pub enum WorkerError {
     /// A NATS or JetStream operation failed.
     #[error("NATS: {0}")]
     Nats(String),
-    /// The hook service did not start.
-    #[error(transparent)]
-    Start(#[from] hookrt::StartError),
+    /// The options do not work together.
+    #[error("{0}")]
+    Config(String),
+    /// The hooks' state store did not open.
+    #[error("cannot open the state store {path}: {error}")]
+    State {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: String,
+    },
 }
 
-fn nats(e: impl std::fmt::Display) -> WorkerError {
+pub(crate) fn nats(e: impl std::fmt::Display) -> WorkerError {
     WorkerError::Nats(e.to_string())
 }
 
@@ -51,190 +94,336 @@ fn nats(e: impl std::fmt::Display) -> WorkerError {
 pub struct WorkerOptions {
     /// The NATS server, e.g. `nats://127.0.0.1:4222`.
     pub nats: String,
-    /// The JetStream stream (created for `subject` if missing).
-    pub stream: String,
-    /// The subject consumed.
-    pub subject: String,
-    /// The durable consumer's name: workers with the same name share the work.
-    pub durable: String,
-    /// The local journal: a message is acked only after its commit.
-    pub journal: PathBuf,
+    /// The stream, its subject prefix, the group's durable name, the partitions.
+    pub names: Names,
+    /// Hooks' `state` in this SQLite file (in memory without).
+    pub state: Option<PathBuf>,
     /// How long JetStream waits for an ack before redelivering.
     pub ack_wait: Duration,
-    /// Messages pulled at once.
-    pub batch: usize,
-    /// How long queued deliveries may run at shutdown.
+    /// Deliveries of a message in all (0: unlimited).
+    pub max_deliver: i64,
+    /// Waits before each redelivery after an ack timeout (the consumer's `backoff`).
+    pub backoff: Vec<Duration>,
+    /// How long a partition lease lasts without renewal.
+    pub lease_ttl: Duration,
+    /// How long completion marks are kept.
+    pub done_ttl: Duration,
+    /// Hooks running at once in this worker (one per partition at most).
+    pub threads: usize,
+    /// Print one JSON line per delivery on stdout.
+    pub print_deliveries: bool,
+    /// How long in-flight messages may run at shutdown.
     pub drain_timeout: Duration,
-    /// Service workers.
-    pub workers: usize,
 }
 
-/// Consumes until `shutdown` resolves; `on_ready` is called once the
-/// consumer exists. Returns the service's counts.
+/// What a worker did, returned at shutdown.
+#[derive(Debug, serde::Serialize)]
+pub struct Summary {
+    /// This worker's id.
+    pub worker: String,
+    /// Its counts.
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+/// Checks options that JetStream would otherwise refuse with less to go on.
+fn check(options: &WorkerOptions) -> Result<(), WorkerError> {
+    fleet::check_durable(&options.names.durable)?;
+    let p = options.names.partitions;
+    if p == 0 || p > MAX_PARTITIONS {
+        return Err(WorkerError::Config(format!(
+            "--partitions {p}: use 1 to {MAX_PARTITIONS}"
+        )));
+    }
+    if !options.backoff.is_empty()
+        && options.max_deliver > 0
+        && options.max_deliver <= options.backoff.len() as i64
+    {
+        return Err(WorkerError::Config(format!(
+            "--backoff has {} waits but --max-deliver is {}: JetStream needs more deliveries than waits",
+            options.backoff.len(),
+            options.max_deliver
+        )));
+    }
+    if options.lease_ttl < Duration::from_millis(300) {
+        return Err(WorkerError::Config(
+            "--lease-ttl-ms below 300 cannot be renewed in time; use 300 or more".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Records the partition count in the group's bucket the first time, and
+/// refuses a worker that disagrees (its subjects would not match).
+async fn agree_on_partitions(done: &Completion, names: &Names) -> Result<(), WorkerError> {
+    let mine = names.partitions.to_string();
+    let theirs = done.get_or_create("config.partitions", &mine).await?;
+    if theirs != mine {
+        return Err(WorkerError::Config(format!(
+            "the group {:?} hashes sessions into {theirs} partitions, not {mine}: pass --partitions {theirs} to every worker and publisher",
+            names.durable
+        )));
+    }
+    Ok(())
+}
+
+/// Consumes until `shutdown` resolves; `on_ready` is called once the first
+/// leases are settled. Returns what this worker did.
 pub async fn run(
     mut runtime: Runtime,
     options: WorkerOptions,
     shutdown: impl Future<Output = ()> + Send,
     on_ready: impl FnOnce(),
-) -> Result<Stats, WorkerError> {
+) -> Result<Summary, WorkerError> {
+    check(&options)?;
+    let names = options.names.clone();
     let client = async_nats::connect(&options.nats).await.map_err(nats)?;
     let js = jetstream::new(client.clone());
-    let stream = js
-        .get_or_create_stream(jetstream::stream::Config {
-            name: options.stream.clone(),
-            subjects: vec![options.subject.clone()],
-            ..Default::default()
-        })
-        .await
-        .map_err(nats)?;
-    let consumer: jetstream::consumer::PullConsumer = stream
-        .get_or_create_consumer(
-            &options.durable,
-            pull::Config {
-                durable_name: Some(options.durable.clone()),
-                ack_policy: AckPolicy::Explicit,
-                ack_wait: options.ack_wait,
-                filter_subject: options.subject.clone(),
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(nats)?;
+    let events = fleet::events_stream(&js, &names).await?;
+    fleet::dead_stream(&js).await?;
+    let done_bucket = names.done_bucket();
+    let done_store = fleet::bucket(&js, &done_bucket, options.done_ttl).await?;
+    let completion = Completion::new(js.clone(), done_store, &done_bucket);
+    agree_on_partitions(&completion, &names).await?;
+    let lease_store = fleet::bucket(&js, &names.lease_bucket(), options.lease_ttl).await?;
     runtime.set_transport(Transport {
         kind: "nats".into(),
-        detail: Some(options.subject.clone()),
+        detail: Some(names.stream.clone()),
     });
-    let service = HookService::start_async(
-        runtime,
-        Some(options.journal.clone()),
-        Box::new(|_| {}),
-        ServiceOptions {
-            workers: options.workers,
-            ..ServiceOptions::default()
+    if let Some(path) = &options.state {
+        let store = StateStore::open(path).map_err(|e| WorkerError::State {
+            path: path.clone(),
+            error: e.to_string(),
+        })?;
+        runtime.use_state(store);
+    }
+    // The inbox's last token is a fresh NUID: unique across the fleet.
+    let inbox = client.new_inbox();
+    let unique = inbox.rsplit('.').next().unwrap_or_default();
+    let me = format!("w{}-{unique}", std::process::id());
+    let shared = Arc::new(Shared {
+        runtime: Arc::new(runtime),
+        js: js.clone(),
+        client: client.clone(),
+        completion,
+        publisher: Publisher::new(client.clone(), &names.prefix, names.partitions),
+        names: names.clone(),
+        max_deliver: options.max_deliver,
+        me: me.clone(),
+        print: options.print_deliveries,
+        threads: Arc::new(tokio::sync::Semaphore::new(options.threads.max(1))),
+        counts: Counts::default(),
+    });
+    let advisories = tokio::spawn(copy_max_deliveries(shared.clone(), events.clone()));
+    let redelivery = fleet::Redelivery {
+        ack_wait: options.ack_wait,
+        max_deliver: if options.max_deliver > 0 {
+            options.max_deliver
+        } else {
+            -1
         },
-    )
-    .await?;
-    on_ready();
-    let dead = format!("hookrt.dead.{}", options.durable);
+        backoff: options.backoff.clone(),
+    };
+    let mut leases = lease::Leases::new(lease_store, &me, names.partitions, options.lease_ttl);
+    let mut running: BTreeMap<u32, (Arc<Control>, tokio::task::JoinHandle<()>)> = BTreeMap::new();
+    let mut releasing: Vec<u32> = Vec::new();
+    let mut on_ready = Some(on_ready);
+    let mut tick = tokio::time::interval(options.lease_ttl / 3);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
     loop {
-        let pulled = tokio::select! {
+        tokio::select! {
             _ = &mut shutdown => break,
-            b = consumer.batch().max_messages(options.batch).expires(Duration::from_millis(500)).messages() => b,
-        };
-        let mut batch = match pulled {
-            Ok(b) => b,
+            _ = tick.tick() => {}
+        }
+        let changes = match leases.tick().await {
+            Ok(c) => c,
             Err(e) => {
-                tracing::warn!(target: "hookrt", "pulling from JetStream failed: {e}");
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                tracing::warn!(target: "hookrt", "lease round failed: {e}");
                 continue;
             }
         };
-        let mut pending: Vec<(Message, PendingReceipt)> = Vec::new();
-        while let Some(m) = batch.next().await {
-            let Ok(message) = m else { continue };
-            let envelope = match std::str::from_utf8(&message.payload)
-                .map_err(|_| "not valid UTF-8".to_owned())
-                .and_then(|text| Envelope::from_json(text).map_err(|e| e.to_string()))
-            {
-                Ok(e) => e,
-                Err(reason) => {
-                    refuse(&client, &dead, message, &reason).await;
-                    continue;
-                }
-            };
-            let reply = message
-                .headers
-                .as_ref()
-                .and_then(|h| h.get(REPLY_HEADER))
-                .map(|v| v.as_str().to_owned());
-            match reply {
-                Some(to) if class_of(&envelope.kind) != EventClass::Observe => {
-                    settle(&client, &dead, &mut pending).await;
-                    let answer = match service.resolve(envelope).await {
-                        Ok(r) => {
-                            serde_json::json!({ "receipt": r.receipt, "resolution": r.resolution })
-                        }
-                        Err(e) => serde_json::json!({ "error": e.to_string() }),
-                    };
-                    let _ = client.publish(to, answer.to_string().into()).await;
-                    finish(message, Ok(())).await;
-                }
-                _ => pending.push((message, service.submit(envelope))),
+        // Ready once the first lease round is settled, before any delivery.
+        if let Some(ready) = on_ready.take() {
+            ready();
+        }
+        for p in changes.lost {
+            if let Some((ctl, _)) = running.remove(&p) {
+                *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                ctl.stop.store(true, Ordering::Relaxed);
             }
         }
-        settle(&client, &dead, &mut pending).await;
-    }
-    let _ = client.flush().await;
-    Ok(service.shutdown(options.drain_timeout).await)
-}
-
-/// Acks each message once its receipt says it is persisted.
-async fn settle(
-    client: &async_nats::Client,
-    dead: &str,
-    pending: &mut Vec<(Message, PendingReceipt)>,
-) {
-    for (message, p) in pending.drain(..) {
-        match p.receipt().await {
-            Ok(_) => finish(message, Ok(())).await,
-            Err(EmitError::Invalid(e)) => refuse(client, dead, message, &e.to_string()).await,
-            Err(e) => finish(message, Err(e.to_string())).await,
+        for p in changes.surplus {
+            if let Some((ctl, _)) = running.get(&p) {
+                ctl.stop.store(true, Ordering::Relaxed);
+                releasing.push(p);
+            }
+        }
+        // Give back the surplus partitions whose task has finished its message.
+        let mut still = Vec::new();
+        for p in releasing.drain(..) {
+            match running.get(&p) {
+                Some((_, task)) if !task.is_finished() => still.push(p),
+                _ => {
+                    running.remove(&p);
+                    leases.release(p).await;
+                }
+            }
+        }
+        releasing = still;
+        for p in changes.acquired {
+            match fleet::partition_consumer(&events, &names, p, &redelivery).await {
+                Ok(consumer) => {
+                    let ctl = Arc::new(Control {
+                        stop: AtomicBool::new(false),
+                        valid_until: Mutex::new(leases.valid_until(p).unwrap_or_else(Instant::now)),
+                    });
+                    running.insert(
+                        p,
+                        (
+                            ctl.clone(),
+                            tokio::spawn(partition::consume(shared.clone(), consumer, p, ctl)),
+                        ),
+                    );
+                }
+                Err(e) => {
+                    tracing::warn!(target: "hookrt", partition = p, "cannot open the partition's consumer: {e}");
+                    leases.release(p).await;
+                }
+            }
+        }
+        for (p, (ctl, _)) in &running {
+            if let Some(until) = leases.valid_until(*p) {
+                *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = until;
+            }
         }
     }
-}
-
-/// Acks, or naks for a redelivery in a second.
-async fn finish(message: Message, result: Result<(), String>) {
-    let ack = match result {
-        Ok(()) => message.ack().await,
-        Err(reason) => {
-            tracing::warn!(target: "hookrt", "not taken, to be redelivered: {reason}");
-            message
-                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-                .await
-        }
+    // Shutdown: let each partition finish its message, then give everything back.
+    for (ctl, _) in running.values() {
+        ctl.stop.store(true, Ordering::Relaxed);
+    }
+    let deadline = Instant::now() + options.drain_timeout;
+    for (_, (_, task)) in std::mem::take(&mut running) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let _ = tokio::time::timeout(left, task).await;
+    }
+    // Bounded: with the server gone, giving leases back would wait for ever
+    // (they expire on their own after the TTL).
+    let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, leases.release_all()).await;
+    advisories.abort();
+    let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, client.flush()).await;
+    let shared = Arc::try_unwrap(shared)
+        .map_err(|_| WorkerError::Config("a partition task outlived the drain timeout".into()));
+    let counts = match shared {
+        Ok(s) => s.counts,
+        Err(e) => return Err(e),
     };
-    if let Err(e) = ack {
-        tracing::warn!(target: "hookrt", "cannot ack: {e}");
-    }
+    Ok(Summary { worker: me, counts })
 }
 
-/// Terminates a malformed message and copies it to the dead subject with the reason.
-async fn refuse(client: &async_nats::Client, dead: &str, message: Message, reason: &str) {
-    tracing::warn!(target: "hookrt", "malformed message on {}: {reason}", message.subject);
-    let mut headers = HeaderMap::new();
-    headers.insert(ERROR_HEADER, reason.replace(['\r', '\n'], " ").as_str());
-    let _ = client
-        .publish_with_headers(dead.to_owned(), headers, message.payload.clone())
+/// Copies each message JetStream stopped delivering (`max_deliver` reached
+/// without an ack: workers died on it) to the dead letters. Every worker of
+/// the group hears the advisory; the dead-letter id makes it one copy.
+async fn copy_max_deliveries(shared: Arc<Shared>, events: jetstream::stream::Stream) {
+    let names = &shared.names;
+    let subject = format!(
+        "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{}.*",
+        names.stream
+    );
+    let Ok(mut sub) = shared.client.subscribe(subject).await else {
+        tracing::warn!(target: "hookrt", "cannot hear max-deliveries advisories");
+        return;
+    };
+    let mine = format!("{}-p", names.durable);
+    while let Some(m) = sub.next().await {
+        let Ok(a) = serde_json::from_slice::<serde_json::Value>(&m.payload) else {
+            continue;
+        };
+        let consumer = a["consumer"].as_str().unwrap_or_default();
+        let Some(seq) = a["stream_seq"].as_u64() else {
+            continue;
+        };
+        if !consumer.starts_with(&mine) {
+            continue;
+        }
+        let deliveries = a["deliveries"].as_u64().unwrap_or(0) as u32;
+        let Ok(raw) = events.get_raw_message(seq).await else {
+            continue;
+        };
+        let reason = format!(
+            "delivered {deliveries} times without an ack (max_deliver): the workers that took it stopped or timed out"
+        );
+        let _ = dead::bury(
+            &shared.js,
+            &names.durable,
+            dead::Burial {
+                stream: &names.stream,
+                seq,
+                subject: raw.subject.as_str(),
+                payload: raw.payload.clone(),
+                reason: &reason,
+                attempt: deliveries,
+                failed: None,
+            },
+        )
         .await;
-    if let Err(e) = message.ack_with(AckKind::Term).await {
-        tracing::warn!(target: "hookrt", "cannot terminate: {e}");
     }
 }
 
-/// Publishes each of `lines` to `subject` through JetStream, waiting for the
-/// stream's ack; with `reply_to`, each message carries it in [`REPLY_HEADER`].
-/// Returns how many were stored.
-pub async fn publish(
+/// Connects and lists the dead letters of `durable`.
+pub async fn dead_letters(url: &str, durable: &str) -> Result<Vec<DeadLetter>, WorkerError> {
+    fleet::check_durable(durable)?;
+    let client = async_nats::connect(url).await.map_err(nats)?;
+    dead::list(&jetstream::new(client), durable).await
+}
+
+/// Connects and re-drives the dead letters of `durable` (those in `only`, or all).
+pub async fn redrive(
     url: &str,
-    subject: &str,
-    lines: &[String],
-    reply_to: Option<&str>,
-) -> Result<usize, WorkerError> {
+    durable: &str,
+    only: Option<&[u64]>,
+) -> Result<Vec<Redriven>, WorkerError> {
+    fleet::check_durable(durable)?;
+    let client = async_nats::connect(url).await.map_err(nats)?;
+    dead::redrive(&jetstream::new(client), durable, only).await
+}
+
+/// Connects to `url` for publishing envelopes to `stream` (created for
+/// `<prefix>.>` when missing, as workers do).
+pub async fn publisher(
+    url: &str,
+    stream: &str,
+    prefix: &str,
+    partitions: u32,
+) -> Result<Publisher, WorkerError> {
+    if partitions == 0 || partitions > MAX_PARTITIONS {
+        return Err(WorkerError::Config(format!(
+            "--partitions {partitions}: use 1 to {MAX_PARTITIONS}"
+        )));
+    }
+    let client = async_nats::connect(url).await.map_err(nats)?;
+    let names = Names {
+        stream: stream.to_owned(),
+        prefix: prefix.to_owned(),
+        durable: String::new(),
+        partitions,
+    };
+    fleet::events_stream(&jetstream::new(client.clone()), &names).await?;
+    Ok(Publisher::new(client, prefix, partitions))
+}
+
+/// Publishes raw `lines` to one `subject` as they are (no parsing, no
+/// `Nats-Msg-Id`): for tests and for payloads that are not envelopes.
+pub async fn publish_raw(url: &str, subject: &str, lines: &[String]) -> Result<usize, WorkerError> {
     let client = async_nats::connect(url).await.map_err(nats)?;
     let js = jetstream::new(client);
     let mut acks = Vec::new();
     for line in lines {
-        let mut headers = HeaderMap::new();
-        if let Some(to) = reply_to {
-            headers.insert(REPLY_HEADER, to);
-        }
-        let ack = js
-            .publish_with_headers(subject.to_owned(), headers, line.clone().into())
-            .await
-            .map_err(nats)?;
-        acks.push(ack);
+        acks.push(
+            js.publish(subject.to_owned(), line.clone().into())
+                .await
+                .map_err(nats)?,
+        );
     }
     for ack in acks {
         ack.await.map_err(nats)?;

@@ -29,6 +29,24 @@ pub(crate) fn dispatch(
     envelope: &Envelope,
     durability: Durability,
 ) -> Result<Dispatch, EnvelopeError> {
+    dispatch_some(services, registry, envelope, durability, None, &mut |_| {})
+}
+
+/// Which planned deliveries to leave out, by (hook id, handler): those a
+/// crashed fleet worker already finished.
+pub(crate) type Skip<'s> = Option<&'s dyn Fn(&str, &str) -> bool>;
+
+/// [`dispatch`] without the deliveries `skip` names, telling `finished`
+/// about each delivery as soon as it ends (before the next one starts), so a
+/// caller can record it while the event is still running.
+pub(crate) fn dispatch_some(
+    services: &Services<'_>,
+    registry: &Registry,
+    envelope: &Envelope,
+    durability: Durability,
+    skip: Skip<'_>,
+    finished: &mut dyn FnMut(&Delivery),
+) -> Result<Dispatch, EnvelopeError> {
     let mut run = EventRun::new(envelope, durability)?;
     let mut deliveries = Vec::new();
     for planned in registry.plan(
@@ -39,6 +57,9 @@ pub(crate) fn dispatch(
             break;
         }
         let hook = &registry.hooks()[planned.index];
+        if skip.is_some_and(|skip| skip(&hook.id(), planned.handler)) {
+            continue;
+        }
         let (d, r) = deliver(
             services,
             hook,
@@ -48,6 +69,7 @@ pub(crate) fn dispatch(
             envelope.attempt,
         );
         run.record(hook, planned.handler, d.outcome, r.answer);
+        finished(&d);
         deliveries.push(d);
     }
     Ok(Dispatch {

@@ -60,12 +60,15 @@
 //! `serde` and `serde_json` are re-exported. To derive with the re-export and no direct
 //! `serde` dependency, add `#[serde(crate = "hookrt_sdk::serde")]` to the type.
 
+extern crate self as hookrt_sdk;
+
 mod agent_input;
 mod define_hook;
 mod error;
 pub mod eve;
 mod event;
 pub mod events;
+pub mod hook;
 mod idempotency;
 pub mod log;
 pub mod metrics;
@@ -76,6 +79,8 @@ pub use serde;
 pub use serde_json;
 
 pub use error::{HookError, HookResult};
+pub use hook::{Hook, NoConfig};
+pub use hookrt_sdk_macros::hook;
 pub use event::{Context, Coordinates, Durability, Event, EventClass, Scope, Transport};
 pub use idempotency::idempotency_key;
 pub use log::safe_log;
@@ -100,8 +105,9 @@ pub mod prelude {
     pub use crate::define_hook;
     pub use crate::events::*;
     pub use crate::{
-        Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, HookError,
-        HookResult, IntoResponse, Response, Scope, Transport, idempotency_key, safe_log,
+        Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, Hook,
+        HookError, HookResult, IntoResponse, NoConfig, Response, Scope, Transport,
+        idempotency_key, safe_log,
     };
     pub use crate::{log, metrics, state};
     pub use serde::{Deserialize, Serialize};

@@ -148,6 +148,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             }
             Ok(match load(&dir, cache) {
                 Ok(rt) => {
+                    for w in rt.hooks().iter().flat_map(hookrt::author_warnings) {
+                        eprintln!("warning: {w}");
+                    }
                     println!(
                         "ok: {} hook(s) in {} build, load and subscribe cleanly",
                         rt.hooks().len(),

@@ -83,7 +83,7 @@ pub use delivery::edit::{EditAccount, EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
 
 // Layer 5: the facade.
-pub use audit::{Audit, HookAudit, Subscription, audit};
+pub use audit::{Audit, HookAudit, Subscription, audit, author_warnings};
 pub use runtime::{Runtime, check};
 
 // Layer 6: the service.

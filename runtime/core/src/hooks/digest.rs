@@ -74,9 +74,15 @@ pub(crate) fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
         return Err(missing());
     }
     let mut h = Sha256::new();
-    for dir in [sdk_dir.join("src"), sdk_dir.join("wit")] {
+    // The attribute macro crate (`macros/`) shapes every typed hook's exports.
+    for dir in [
+        sdk_dir.join("src"),
+        sdk_dir.join("wit"),
+        sdk_dir.join("macros").join("src"),
+    ] {
         hash_tree(&mut h, &dir).map_err(|_| missing())?;
     }
     h.update(fs::read(sdk_dir.join("Cargo.toml")).map_err(|_| missing())?);
+    h.update(fs::read(sdk_dir.join("macros").join("Cargo.toml")).map_err(|_| missing())?);
     Ok(hex::encode(h.finalize()))
 }

@@ -244,11 +244,13 @@ impl LoadedHook {
         for (i, s) in subs.iter().enumerate() {
             if subs[..i].contains(s) {
                 problems.push(format!("subscribes to `{s}` twice"));
-            } else if !kind::is_subscribable(s) {
+            } else if kind::observed_kind(s).is_some_and(|k| subs.iter().any(|o| o == k)) {
                 problems.push(format!(
-                    "subscribes to an {}",
-                    kind::unknown_kind_message(s)
+                    "subscribes to both `{}` and `{s}`: a hook either votes on an event or watches it",
+                    kind::observed_kind(s).unwrap_or_default()
                 ));
+            } else if !kind::is_subscribable(s) {
+                problems.push(kind::subscription_problem(s));
             }
         }
         if problems.is_empty() {

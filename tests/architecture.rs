@@ -63,6 +63,7 @@ const RUNTIME: &[&str] = &[
     // the facade.
     "runtime",
     "audit",
+    "replay",
     // service/: the runtime in the background.
     "service::owner",
     "service::journal",

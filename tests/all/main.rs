@@ -36,4 +36,5 @@ mod scopes;
 mod sdk;
 mod state_and_config;
 mod trust;
+mod typed_hooks;
 mod workers;

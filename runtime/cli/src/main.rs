@@ -3,6 +3,8 @@
 mod claude;
 mod export;
 mod journal;
+mod new;
+mod replay;
 mod run;
 mod serve;
 mod worker;
@@ -68,6 +70,10 @@ enum Command {
     },
     /// Run JSONL event envelopes through the hooks; print one JSON line per delivery.
     Run(run::RunArgs),
+    /// Write a new hook from a template: `hookrt new AGENT/hooks/SLUG --events KIND,...`.
+    New(new::NewArgs),
+    /// Replay a recorded session deterministically and compare with an expectation file.
+    Test(replay::TestArgs),
     /// Inspect a journal, or re-drive its dead letters.
     #[command(subcommand)]
     Journal(journal::JournalCommand),
@@ -204,6 +210,14 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 Err(p) => return Ok(report(&p)),
             };
             run::run(rt, &args)
+        }
+        Command::New(args) => new::new(&args).map(|()| ExitCode::SUCCESS),
+        Command::Test(args) => {
+            let rt = match load(&args.dir, cache) {
+                Ok(rt) => rt,
+                Err(p) => return Ok(report(&p)),
+            };
+            replay::test(rt, &args)
         }
         Command::Serve(args) => {
             let rt = match load(&args.dir, cache) {

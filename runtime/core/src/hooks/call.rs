@@ -98,12 +98,17 @@ impl LoadedHook {
                 }
             }
         };
-        // Instantiation already spent part of the budget; tell the hook what is left.
-        let budget_ms = store
-            .data()
-            .deadline
-            .saturating_duration_since(Instant::now())
-            .as_millis() as u64;
+        // Instantiation already spent part of the budget; tell the hook what is
+        // left (in replay mode the whole deadline, so every run reads the same).
+        let budget_ms = if sandbox.pinned() {
+            limits.deadline_ms
+        } else {
+            store
+                .data()
+                .deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as u64
+        };
         let mut cx = cx;
         let result = match &bindings {
             Bindings::V2(b) => {

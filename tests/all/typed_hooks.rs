@@ -214,3 +214,39 @@ fn a_replay_pins_clock_and_randomness_and_gives_the_same_bytes_twice() {
         ])
     );
 }
+
+/// Compile-fail: what the trait turns into compile errors, reported at the author's
+/// file and line (not the generated crate's).
+#[test]
+fn a_misspelled_kind_and_an_answer_from_an_observe_method_do_not_compile() {
+    let agent = TempAgent::new()
+        .file(
+            "hooks/typo.rs",
+            "use hookrt_sdk::prelude::*;\n\n#[derive(Default)]\npub struct Typo;\n\n\
+             #[hookrt_sdk::hook]\nimpl Hook for Typo {\n    \
+             fn mesage_completed(&mut self, _d: MessageCompleted, _e: &Event, _c: &Context) -> HookResult {\n        \
+             Ok(())\n    }\n}\n",
+        )
+        .file(
+            "hooks/observer_answers.rs",
+            "use hookrt_sdk::prelude::*;\n\n#[derive(Default)]\npub struct Answers;\n\n\
+             #[hookrt_sdk::hook]\nimpl Hook for Answers {\n    \
+             fn message_completed(&mut self, _d: MessageCompleted, _e: &Event, _c: &Context) -> HookResult<Vec<Approval>> {\n        \
+             Ok(vec![Approval::Allow])\n    }\n}\n",
+        );
+    let problems = match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+        Ok(_) => panic!("neither hook may compile"),
+        Err(p) => p.to_string(),
+    };
+    assert!(
+        problems.contains("method `mesage_completed` is not a member of trait `Hook`"),
+        "{problems}"
+    );
+    assert!(problems.contains("hooks/typo.rs:8:"), "{problems}");
+    assert!(
+        problems.contains("method `message_completed` has an incompatible type for trait"),
+        "{problems}"
+    );
+    assert!(problems.contains("hooks/observer_answers.rs:8:"), "{problems}");
+    assert!(!problems.contains("src/lib.rs"), "{problems}");
+}

@@ -24,7 +24,8 @@ fn typed_hooks_subscribe_to_the_methods_they_implement() {
     let agent = TempAgent::new()
         .hook("agent/hooks/alerts.rs", "alerts.rs")
         .hook("agent/hooks/observability/metrics.rs", "metrics.rs")
-        .hook("testing/hooks/tool_counter.rs", "tool_counter.rs");
+        .hook("testing/hooks/tool_counter.rs", "tool_counter.rs")
+        .config("[hooks.metrics]\ngrants = [\"log\", \"metrics\"]\n");
     let rt = load(agent.path());
     let subs: Vec<(String, Vec<String>)> = rt
         .hooks()

@@ -97,7 +97,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.verbose);
+    // `hookrt test` records what hooks log in its expectation: not on stderr too.
+    init_tracing(cli.verbose, matches!(cli.command, Command::Test(_)));
     match execute(cli) {
         Ok(code) => code,
         // A reader that stopped early (`| head`) is not an error of ours.
@@ -114,8 +115,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(verbose: u8) {
+fn init_tracing(verbose: u8, quiet_hooks: bool) {
     let default = match verbose {
+        0 if quiet_hooks => "warn,hookrt=info,hook=off",
         0 => "warn,hookrt=info,hook=info",
         1 => "warn,hookrt=debug,hook=debug",
         _ => "debug",

@@ -88,31 +88,33 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
     };
     let mut by = Map::new();
     match resolution {
+        // A hook with a specific handler and `*` votes twice; its specific
+        // handler runs first, so its first vote is the one it answered.
         Resolution::ToolApproval(t) => {
-            for call in &t.calls {
+            for (i, call) in t.calls.iter().enumerate() {
                 for vote in &call.answers {
                     let v = strip(serde_json::to_value(vote).unwrap_or(Value::Null));
-                    match by.entry(vote.hook.clone()).or_insert_with(|| json!([])) {
-                        Value::Array(list) => list.push(v),
-                        _ => unreachable!("inserted as an array"),
+                    if let Value::Array(list) =
+                        by.entry(vote.hook.clone()).or_insert_with(|| json!([]))
+                    {
+                        if list.len() == i {
+                            list.push(v);
+                        }
                     }
                 }
             }
         }
         Resolution::FileEdit(f) => {
             for vote in &f.answers {
-                by.insert(
-                    vote.hook.clone(),
-                    strip(serde_json::to_value(vote).unwrap_or(Value::Null)),
-                );
+                by.entry(vote.hook.clone())
+                    .or_insert_with(|| strip(serde_json::to_value(vote).unwrap_or(Value::Null)));
             }
         }
         Resolution::Edit(e) => {
             for account in &e.accounts {
-                by.insert(
-                    account.hook.clone(),
-                    strip(serde_json::to_value(account).unwrap_or(Value::Null)),
-                );
+                by.entry(account.hook.clone()).or_insert_with(|| {
+                    strip(serde_json::to_value(account).unwrap_or(Value::Null))
+                });
             }
         }
     }

@@ -1160,3 +1160,33 @@ fn test_names_the_event_hook_and_field_of_a_changed_decision() {
     );
     assert!(err.contains("if the change is intended, run again with --update"), "{err}");
 }
+
+#[test]
+fn a_failed_vote_says_on_stderr_that_it_denied_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/testing/hooks/trapping_decider.rs"),
+        &dir.path().join("hooks/trapping_decider.rs"),
+    );
+    let requested = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"id\":\"evt_0005\""))
+        .unwrap()
+        .to_owned();
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "{requested}").unwrap();
+    let out = run(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--events",
+        f.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("optional hook failed; it counts as a deny of every requested call (on_failure = \"deny\"); no cascade"),
+        "{err}"
+    );
+    assert!(!err.contains("recorded, no cascade"), "{err}");
+}

@@ -89,11 +89,12 @@ const SDK: &[&str] = &[
     "metrics",
     "state",
     "define_hook",
+    "hook",
 ];
 
 /// The `hookrt` command.
 const CLI: &[&str] = &[
-    "claude", "journal", "run", "serve", "worker", "export", "main",
+    "claude", "journal", "run", "serve", "worker", "export", "new", "replay", "main",
 ];
 
 /// The HTTP server (`hookrt serve`).

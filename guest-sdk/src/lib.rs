@@ -39,6 +39,27 @@
 //!
 //! Build with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`).
 //!
+//! The typed way, for new hooks: implement [`Hook`] (one method per event kind, typed
+//! data, answers tied to the event's class, typed `Config`) and put
+//! `#[hookrt_sdk::hook]` on the `impl` block; the hook subscribes to the methods it
+//! writes, so a misspelled kind does not compile ([`hook`](mod@hook) says more).
+//!
+//! ```ignore
+//! #[derive(Default)]
+//! pub struct Counter;
+//!
+//! #[hookrt_sdk::hook]
+//! impl Hook for Counter {
+//!     // Watches `actions.requested` without a vote: a bug here denies nothing.
+//!     fn actions_requested_observed(&mut self, data: ActionsRequested, _e: &Event, _cx: &Context) -> HookResult {
+//!         metrics::counter("tool_calls", data.actions.len() as u64, &[]);
+//!         Ok(())
+//!     }
+//! }
+//! ```
+//!
+//! `define_hook!` (above) keeps working in SDK 0.2.
+//!
 //! Where things live:
 //! - [`Event`], [`Context`], [`EventClass`], [`Coordinates`], [`Durability`], [`Scope`],
 //!   [`Transport`]: what a handler receives (`event.rs`). The context also names the agent

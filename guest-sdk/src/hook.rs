@@ -54,7 +54,7 @@ macro_rules! handlers {
         /// impl Hook for Counter {
         ///     fn actions_requested_observed(&mut self, data: ActionsRequested, _event: &Event, _cx: &Context) -> HookResult {
         ///         self.calls += data.actions.len() as u64;
-        ///         metrics::counter("tool_calls", data.actions.len() as u64);
+        ///         metrics::counter("tool_calls", data.actions.len() as u64, &[]);
         ///         Ok(())
         ///     }
         /// }

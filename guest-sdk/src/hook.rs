@@ -24,7 +24,9 @@
 use serde::de::{Deserialize, DeserializeOwned, Deserializer, IgnoredAny};
 
 use crate::events::*;
-use crate::{Approval, Context, Event, FileEditAnswer, HookError, HookResult, IntoResponse, Response};
+use crate::{
+    Approval, Context, Event, FileEditAnswer, HookError, HookResult, IntoResponse, Response,
+};
 
 /// The config type of a hook that reads no config: any `config` table is accepted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -300,7 +302,13 @@ mod tests {
                 .actions
                 .iter()
                 .enumerate()
-                .map(|(i, _)| if i < self.max { Approval::Allow } else { Approval::deny("too many") })
+                .map(|(i, _)| {
+                    if i < self.max {
+                        Approval::Allow
+                    } else {
+                        Approval::deny("too many")
+                    }
+                })
                 .collect())
         }
 
@@ -333,11 +341,22 @@ mod tests {
         // One method per kind of hookrt's own vocabulary, and an observer per decision
         // or edit kind.
         for kind in &crate::events::KINDS[..15] {
-            assert!(METHODS.iter().any(|(_, k)| k == kind), "{kind} has no method");
+            assert!(
+                METHODS.iter().any(|(_, k)| k == kind),
+                "{kind} has no method"
+            );
         }
-        for kind in ["actions.requested", "file.edit.requested", "step.completed", "turn.completed"] {
+        for kind in [
+            "actions.requested",
+            "file.edit.requested",
+            "step.completed",
+            "turn.completed",
+        ] {
             let observed = format!("observe:{kind}");
-            assert!(METHODS.iter().any(|(_, k)| *k == observed), "{observed} has no method");
+            assert!(
+                METHODS.iter().any(|(_, k)| *k == observed),
+                "{observed} has no method"
+            );
         }
     }
 
@@ -360,7 +379,8 @@ mod tests {
         assert_eq!(hook.max, 1);
         let err = setup(&mut hook, &serde_json::json!({"max": "one"})).expect_err("misfit");
         assert!(
-            err.message().starts_with("config does not fit `Limit`: invalid type: string \"one\""),
+            err.message()
+                .starts_with("config does not fit `Limit`: invalid type: string \"one\""),
             "{err}"
         );
         let mut none = NoConfig;
@@ -374,10 +394,16 @@ mod tests {
         let cx = Context::new("actions.requested", "guard", 100);
         assert_eq!(
             dispatch(&mut hook, &requested(), &cx),
-            Some(Ok(Response::Approvals(vec![Approval::Allow, Approval::deny("too many")])))
+            Some(Ok(Response::Approvals(vec![
+                Approval::Allow,
+                Approval::deny("too many")
+            ])))
         );
         let cx = Context::new("observe:actions.requested", "guard", 100);
-        assert_eq!(dispatch(&mut hook, &requested(), &cx), Some(Ok(Response::None)));
+        assert_eq!(
+            dispatch(&mut hook, &requested(), &cx),
+            Some(Ok(Response::None))
+        );
         assert_eq!(hook.seen, 2);
     }
 }

@@ -89,16 +89,20 @@ fn a_watching_counter_that_works_logs_and_still_casts_no_vote() {
         Some("2")
     );
     let t = approval(&d);
-    assert!(t.calls.iter().all(|c| c.answers.is_empty()
-        && c.verdict == Approval::Abstain
-        && c.decided_by.is_none()));
+    assert!(
+        t.calls.iter().all(|c| c.answers.is_empty()
+            && c.verdict == Approval::Abstain
+            && c.decided_by.is_none())
+    );
 }
 
 #[test]
 fn typed_config_decides_and_a_config_that_does_not_fit_refuses_the_hook() {
     let agent = TempAgent::new()
         .hook("testing/hooks/typed_policy.rs", "typed_policy.rs")
-        .config("[hooks.typed_policy]\non_failure = \"deny\"\nconfig = { blocked = [\"run_shell\"] }\n");
+        .config(
+            "[hooks.typed_policy]\non_failure = \"deny\"\nconfig = { blocked = [\"run_shell\"] }\n",
+        );
     let d = load(agent.path()).dispatch(&requested()).unwrap();
     let verdicts: Vec<(&str, &Approval)> = approval(&d)
         .calls
@@ -160,8 +164,14 @@ fn a_hook_that_votes_with_the_fail_closed_default_gets_a_warning() {
         ]
     );
     let audit = hookrt::audit(&rt).to_text();
-    assert!(audit.contains("   warning    `allow_all` votes on `actions.requested`"), "{audit}");
-    assert!(audit.contains("observe:actions.requested (observe)"), "{audit}");
+    assert!(
+        audit.contains("   warning    `allow_all` votes on `actions.requested`"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("observe:actions.requested (observe)"),
+        "{audit}"
+    );
 }
 
 #[test]
@@ -187,17 +197,25 @@ fn a_replay_pins_clock_and_randomness_and_gives_the_same_bytes_twice() {
     let agent = TempAgent::new()
         .hook("testing/hooks/clock_reader.rs", "clock_reader.rs")
         .hook("testing/hooks/typed_policy.rs", "typed_policy.rs")
-        .config("[hooks.typed_policy]\non_failure = \"deny\"\nconfig = { blocked = [\"run_shell\"] }\n");
+        .config(
+            "[hooks.typed_policy]\non_failure = \"deny\"\nconfig = { blocked = [\"run_shell\"] }\n",
+        );
     let events = transcript();
-    let first = hookrt::replay(&load(agent.path()), &events).unwrap().to_jsonl();
-    let second = hookrt::replay(&load(agent.path()), &events).unwrap().to_jsonl();
-    assert_eq!(first, second, "two replays of one session are byte-identical");
+    let first = hookrt::replay(&load(agent.path()), &events)
+        .unwrap()
+        .to_jsonl();
+    let second = hookrt::replay(&load(agent.path()), &events)
+        .unwrap()
+        .to_jsonl();
+    assert_eq!(
+        first, second,
+        "two replays of one session are byte-identical"
+    );
     let first_line: serde_json::Value =
         serde_json::from_str(first.lines().next().unwrap()).unwrap();
     assert_eq!(first_line["hook"], "clock_reader");
     assert_eq!(
-        first_line["logs"][0]["fields"]["now"],
-        "1767225600",
+        first_line["logs"][0]["fields"]["now"], "1767225600",
         "the wall clock reads 2026-01-01T00:00:00Z"
     );
     // The policy's own votes are in its delivery record.
@@ -248,6 +266,9 @@ fn a_misspelled_kind_and_an_answer_from_an_observe_method_do_not_compile() {
         problems.contains("method `message_completed` has an incompatible type for trait"),
         "{problems}"
     );
-    assert!(problems.contains("hooks/observer_answers.rs:8:"), "{problems}");
+    assert!(
+        problems.contains("hooks/observer_answers.rs:8:"),
+        "{problems}"
+    );
     assert!(!problems.contains("src/lib.rs"), "{problems}");
 }

@@ -1009,14 +1009,22 @@ fn new_writes_a_hook_that_passes_check_and_test() {
     assert!(source.contains("impl Hook for ToolGuard"), "{source}");
     assert!(source.contains("fn actions_requested(&mut self, data: ActionsRequested"));
     assert!(source.contains("fn file_edit_requested_observed(&mut self, data: FileEditRequested"));
-    let out = run(&["new", &format!("{a}/hooks/watcher"), "--crate", "--events", "*"]);
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/watcher"),
+        "--crate",
+        "--events",
+        "*",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(agent.join("hooks/watcher/Cargo.toml").is_file());
 
     let out = run(&["check", a]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("warning: `tool-guard` votes on `actions.requested` and fails closed by default"),
+        text(&out.stderr).contains(
+            "warning: `tool-guard` votes on `actions.requested` and fails closed by default"
+        ),
         "{}",
         text(&out.stderr)
     );
@@ -1044,13 +1052,23 @@ fn new_writes_a_hook_that_passes_check_and_test() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = test(false);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).starts_with("ok: "), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("ok: "),
+        "{}",
+        text(&out.stdout)
+    );
 
     // Refusals name what is wrong and the fix.
-    let out = run(&["new", &format!("{a}/hooks/typo"), "--events", "mesage.completed"]);
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/typo"),
+        "--events",
+        "mesage.completed",
+    ]);
     assert!(!out.status.success());
     assert!(
-        text(&out.stderr).contains("unknown event kind `mesage.completed` (did you mean `message.completed`?)"),
+        text(&out.stderr)
+            .contains("unknown event kind `mesage.completed` (did you mean `message.completed`?)"),
         "{}",
         text(&out.stderr)
     );
@@ -1158,7 +1176,10 @@ fn test_names_the_event_hook_and_field_of_a_changed_decision() {
         ),
         "{err}"
     );
-    assert!(err.contains("if the change is intended, run again with --update"), "{err}");
+    assert!(
+        err.contains("if the change is intended, run again with --update"),
+        "{err}"
+    );
 }
 
 #[test]

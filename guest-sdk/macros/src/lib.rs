@@ -32,7 +32,8 @@ fn expand(item: TokenStream) -> Result<TokenStream, (Span, String)> {
         .iter()
         .rposition(|t| matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace))
         .ok_or_else(|| (Span::call_site(), usage.to_owned()))?;
-    let is_ident = |t: &TokenTree, word: &str| matches!(t, TokenTree::Ident(i) if i.to_string() == word);
+    let is_ident =
+        |t: &TokenTree, word: &str| matches!(t, TokenTree::Ident(i) if i.to_string() == word);
     if !tokens[..body_at].iter().any(|t| is_ident(t, "impl")) {
         return Err((tokens[0].span(), usage.to_owned()));
     }

@@ -86,7 +86,9 @@ pub fn new(args: &NewArgs) -> Result<()> {
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl --update   # record what it does"
     );
-    println!("  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does");
+    println!(
+        "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does"
+    );
     if methods
         .iter()
         .any(|(k, _)| class_of(k) == EventClass::Decision)
@@ -124,7 +126,10 @@ fn split(path: &Path) -> Result<(PathBuf, Slug)> {
     let raw = rest.join("/");
     let raw = raw.strip_suffix(".rs").unwrap_or(&raw);
     let slug = Slug::parse(raw).map_err(|e| {
-        anyhow::anyhow!("{}: {e}; fix: use lowercase letters, digits, `_` or `-`", path.display())
+        anyhow::anyhow!(
+            "{}: {e}; fix: use lowercase letters, digits, `_` or `-`",
+            path.display()
+        )
     })?;
     Ok((agent, slug))
 }
@@ -148,10 +153,21 @@ fn method(kind: &str) -> Result<String> {
 /// The kinds the SDK's `Hook` trait has a method for: hookrt's own vocabulary.
 fn hookrt_sdk_method_exists(kind: &str) -> bool {
     const TYPED: &[&str] = &[
-        "session.started", "session.completed", "session.failed", "turn.started",
-        "turn.completed", "turn.failed", "step.started", "step.completed",
-        "message.received", "message.completed", "actions.requested", "action.result",
-        "input.requested", "input.received", "file.edit.requested",
+        "session.started",
+        "session.completed",
+        "session.failed",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "step.started",
+        "step.completed",
+        "message.received",
+        "message.completed",
+        "actions.requested",
+        "action.result",
+        "input.requested",
+        "input.received",
+        "file.edit.requested",
     ];
     TYPED.contains(&kind)
 }

@@ -36,8 +36,9 @@ pub fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
         if line.trim().is_empty() {
             continue;
         }
-        let e = Envelope::from_json(line)
-            .with_context(|| format!("{}:{}: not a valid envelope", args.events.display(), n + 1))?;
+        let e = Envelope::from_json(line).with_context(|| {
+            format!("{}:{}: not a valid envelope", args.events.display(), n + 1)
+        })?;
         events.push(e);
     }
     let replay = hookrt::replay(&rt, &events)?;

@@ -21,8 +21,8 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 
 use crate::delivery::record::{Dispatch, Resolution};
-use crate::event::kind::{WILDCARD, observed_kind};
 use crate::event::envelope::{Envelope, EnvelopeError};
+use crate::event::kind::{WILDCARD, observed_kind};
 use crate::runtime::Runtime;
 
 /// What a replayed session did: one record per delivery and per resolution.
@@ -112,9 +112,8 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
         }
         Resolution::Edit(e) => {
             for account in &e.accounts {
-                by.entry(account.hook.clone()).or_insert_with(|| {
-                    strip(serde_json::to_value(account).unwrap_or(Value::Null))
-                });
+                by.entry(account.hook.clone())
+                    .or_insert_with(|| strip(serde_json::to_value(account).unwrap_or(Value::Null)));
             }
         }
     }
@@ -123,7 +122,11 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
 
 fn records_of(envelope: &Envelope, d: &Dispatch) -> Vec<Value> {
     let mut out = Vec::new();
-    let mut answers = d.resolution.as_ref().map(answers_by_hook).unwrap_or_default();
+    let mut answers = d
+        .resolution
+        .as_ref()
+        .map(answers_by_hook)
+        .unwrap_or_default();
     for delivery in &d.deliveries {
         let mut r = Map::new();
         r.insert("event".into(), json!(d.event_id));
@@ -233,13 +236,17 @@ impl Replay {
                     used[i] = true;
                     let mut fields = Vec::new();
                     diff_value("", w, got, &mut fields);
-                    diffs.extend(fields.into_iter().map(|(field, expected, actual)| Difference {
-                        event: k.0.clone(),
-                        subject: k.1.clone(),
-                        field,
-                        expected,
-                        actual,
-                    }));
+                    diffs.extend(
+                        fields
+                            .into_iter()
+                            .map(|(field, expected, actual)| Difference {
+                                event: k.0.clone(),
+                                subject: k.1.clone(),
+                                field,
+                                expected,
+                                actual,
+                            }),
+                    );
                 }
                 None => diffs.push(Difference {
                     event: k.0,
@@ -305,7 +312,10 @@ mod tests {
 
     fn replay(lines: &[&str]) -> Replay {
         Replay {
-            records: lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect(),
+            records: lines
+                .iter()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
         }
     }
 
@@ -330,7 +340,8 @@ mod tests {
         let got = replay(&[
             r#"{"event":"e1","kind":"k","attempt":2,"hook":"a","handler":"*","outcome":"ok"}"#,
         ]);
-        let want = r#"{"event":"e1","kind":"k","attempt":1,"hook":"a","handler":"*","outcome":"ok"}"#;
+        let want =
+            r#"{"event":"e1","kind":"k","attempt":1,"hook":"a","handler":"*","outcome":"ok"}"#;
         let diffs = got.compare(want).unwrap();
         assert_eq!(diffs.len(), 2);
         assert_eq!(diffs[0].event, "e1 (k), attempt 2");

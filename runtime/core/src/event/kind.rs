@@ -287,9 +287,7 @@ pub fn is_custom(kind: &str) -> bool {
 /// Whether `key` is a valid subscription: a known kind, the wildcard, or
 /// `observe:` and a decision or edit kind.
 pub fn is_subscribable(key: &str) -> bool {
-    key == WILDCARD
-        || is_known(key)
-        || observed_kind(key).is_some_and(|k| class_of(k) != Observe)
+    key == WILDCARD || is_known(key) || observed_kind(key).is_some_and(|k| class_of(k) != Observe)
 }
 
 /// The kind an `observe:<kind>` subscription watches; `None` for any other key.
@@ -344,7 +342,10 @@ mod tests {
         assert!(is_subscribable("observe:step.completed"));
         assert!(!is_subscribable("observe:message.completed"));
         assert!(!is_subscribable("observe:actions.requestd"));
-        assert_eq!(observed_kind("observe:file.edit.requested"), Some("file.edit.requested"));
+        assert_eq!(
+            observed_kind("observe:file.edit.requested"),
+            Some("file.edit.requested")
+        );
         assert_eq!(observed_kind("actions.requested"), None);
         assert_eq!(
             subscription_problem("observe:message.completed"),

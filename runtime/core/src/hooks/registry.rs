@@ -111,9 +111,8 @@ fn plan<'a>(
     let has = |subs: &[String], key: &str| subs.iter().any(|s| s == key);
     // The hook's key for `kind`: the kind itself, or `observe:<kind>`.
     let specific = |subs: &'a [String]| -> Option<&'a str> {
-        subs.iter().find_map(|s| {
-            (s == kind || observed_kind(s) == Some(kind)).then_some(s.as_str())
-        })
+        subs.iter()
+            .find_map(|s| (s == kind || observed_kind(s) == Some(kind)).then_some(s.as_str()))
     };
     let mut out = Vec::new();
     for group in [scope, &Scope::Aggregate] {
@@ -121,9 +120,11 @@ fn plan<'a>(
             .clone()
             .enumerate()
             .filter(|(_, (sc, _))| *sc == group);
-        out.extend(members.clone().filter_map(|(index, (_, s))| {
-            specific(s).map(|handler| Planned { index, handler })
-        }));
+        out.extend(
+            members.clone().filter_map(|(index, (_, s))| {
+                specific(s).map(|handler| Planned { index, handler })
+            }),
+        );
         out.extend(
             members
                 .filter(|(_, (_, s))| has(s, WILDCARD))

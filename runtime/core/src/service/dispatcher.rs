@@ -315,7 +315,11 @@ impl Dispatcher {
                 && h.scope != Scope::Aggregate
                 && h.settings.on_failure == crate::hooks::settings::OnFailure::Deny
         });
-        match (kind::class_of(&w.envelope.kind), votes, w.envelope.kind.as_str()) {
+        match (
+            kind::class_of(&w.envelope.kind),
+            votes,
+            w.envelope.kind.as_str(),
+        ) {
             (EventClass::Decision, true, "actions.requested") if deny => {
                 "it counts as a deny of every requested call (on_failure = \"deny\"); no cascade"
             }

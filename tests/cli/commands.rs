@@ -1074,6 +1074,19 @@ fn new_writes_a_hook_that_passes_check_and_test() {
     );
     let out = run(&["new", &format!("{a}/hooks/tool-guard")]);
     assert!(text(&out.stderr).contains("already exists: the slug `tool-guard` is taken"));
+    let out = run(&[
+        "new",
+        &format!("{a}/subagents/researcher/hooks/notes"),
+        "--events",
+        "message.completed",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(agent.join("subagents/researcher/hooks/notes.rs").is_file());
+    assert!(
+        text(&out.stdout).contains(&format!("  hookrt check {a}\n")),
+        "the next steps name the agent folder: {}",
+        text(&out.stdout)
+    );
     let out = run(&["new", &format!("{a}/hooks/ts-hook"), "--lang", "ts"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("TypeScript hooks are not supported yet"));

@@ -114,10 +114,16 @@ fn split(path: &Path) -> Result<(PathBuf, Slug)> {
             path.display()
         );
     };
-    let agent: PathBuf = if at == 0 {
+    // A subagent's hooks (AGENT/subagents/ID/hooks/SLUG) belong to AGENT.
+    let end = if at >= 2 && parts[at - 2].as_os_str() == "subagents" {
+        at - 2
+    } else {
+        at
+    };
+    let agent: PathBuf = if end == 0 {
         PathBuf::from(".")
     } else {
-        parts[..at].iter().collect()
+        parts[..end].iter().collect()
     };
     let rest: Vec<String> = parts[at + 1..]
         .iter()

@@ -63,6 +63,7 @@ const RUNTIME: &[&str] = &[
     // the facade.
     "runtime",
     "audit",
+    "replay",
     // service/: the runtime in the background.
     "service::owner",
     "service::journal",
@@ -88,18 +89,12 @@ const SDK: &[&str] = &[
     "metrics",
     "state",
     "define_hook",
+    "hook",
 ];
 
 /// The `hookrt` command.
 const CLI: &[&str] = &[
-    "claude",
-    "retention",
-    "journal",
-    "run",
-    "serve",
-    "worker",
-    "export",
-    "main",
+    "claude", "retention", "journal", "run", "serve", "worker", "export", "new", "replay", "main",
 ];
 
 /// The HTTP server (`hookrt serve`).

@@ -39,6 +39,27 @@
 //!
 //! Build with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`).
 //!
+//! The typed way, for new hooks: implement [`Hook`] (one method per event kind, typed
+//! data, answers tied to the event's class, typed `Config`) and put
+//! `#[hookrt_sdk::hook]` on the `impl` block; the hook subscribes to the methods it
+//! writes, so a misspelled kind does not compile ([`hook`](mod@hook) says more).
+//!
+//! ```ignore
+//! #[derive(Default)]
+//! pub struct Counter;
+//!
+//! #[hookrt_sdk::hook]
+//! impl Hook for Counter {
+//!     // Watches `actions.requested` without a vote: a bug here denies nothing.
+//!     fn actions_requested_observed(&mut self, data: ActionsRequested, _e: &Event, _cx: &Context) -> HookResult {
+//!         metrics::counter("tool_calls", data.actions.len() as u64, &[]);
+//!         Ok(())
+//!     }
+//! }
+//! ```
+//!
+//! `define_hook!` (above) keeps working in SDK 0.2.
+//!
 //! Where things live:
 //! - [`Event`], [`Context`], [`EventClass`], [`Coordinates`], [`Durability`], [`Scope`],
 //!   [`Transport`]: what a handler receives (`event.rs`). The context also names the agent
@@ -60,12 +81,15 @@
 //! `serde` and `serde_json` are re-exported. To derive with the re-export and no direct
 //! `serde` dependency, add `#[serde(crate = "hookrt_sdk::serde")]` to the type.
 
+extern crate self as hookrt_sdk;
+
 mod agent_input;
 mod define_hook;
 mod error;
 pub mod eve;
 mod event;
 pub mod events;
+pub mod hook;
 mod idempotency;
 pub mod log;
 pub mod metrics;
@@ -76,6 +100,8 @@ pub use serde;
 pub use serde_json;
 
 pub use error::{HookError, HookResult};
+pub use hook::{Hook, NoConfig};
+pub use hookrt_sdk_macros::hook;
 pub use event::{Context, Coordinates, Durability, Event, EventClass, Scope, Transport};
 pub use idempotency::idempotency_key;
 pub use log::safe_log;
@@ -100,8 +126,9 @@ pub mod prelude {
     pub use crate::define_hook;
     pub use crate::events::*;
     pub use crate::{
-        Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, HookError,
-        HookResult, IntoResponse, Response, Scope, Transport, idempotency_key, safe_log,
+        Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, Hook,
+        HookError, HookResult, IntoResponse, NoConfig, Response, Scope, Transport,
+        idempotency_key, safe_log,
     };
     pub use crate::{log, metrics, state};
     pub use serde::{Deserialize, Serialize};

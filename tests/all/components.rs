@@ -104,6 +104,22 @@ fn a_subscription_typo_fails_the_load_with_a_suggestion() {
 }
 
 #[test]
+fn a_subscription_typo_is_pointed_at_the_handler_line_the_author_wrote() {
+    let agent = TempAgent::new().file("hooks/typo.rs", TYPO_HOOK);
+    let fix = match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+        Ok(_) => panic!("load should fail"),
+        Err(p) => p.0[0].fix.clone(),
+    };
+    assert_eq!(
+        fix,
+        format!(
+            "fix the handler's kind: `\"mesage.completed\"` at {}:8 (or write the hook with the SDK's typed `Hook` trait, whose method names are checked when it compiles)",
+            agent.path().join("hooks/typo.rs").display()
+        )
+    );
+}
+
+#[test]
 fn a_hook_that_does_not_compile_is_reported_at_its_own_path() {
     let agent = TempAgent::new()
         .file(

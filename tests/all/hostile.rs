@@ -89,3 +89,28 @@ fn each_hostile_hook_is_contained_with_its_outcome_and_the_witness_never_fails()
     );
     assert_eq!(by("witness").count(), events);
 }
+
+#[test]
+fn a_panic_names_the_authors_file_and_line_then_the_trap_and_the_fix() {
+    let agent = crate::common::TempAgent::new().hook("hostile/hooks/panic.rs", "panic.rs");
+    let rt = load(agent.path());
+    let d = rt.dispatch(&transcript()[0]).unwrap();
+    let error = d.deliveries[0].error.clone().unwrap_or_default();
+    let file = rt.hooks()[0].source.display().to_string();
+    assert!(file.ends_with("hooks/panic.rs"), "{file}");
+    assert!(
+        error.starts_with(&format!(
+            "panicked at {file}:10:9: hostile hook panicked on purpose while handling evt_0001; \
+             the hook panicked, which traps its instance (wasm trap: "
+        )),
+        "{error}"
+    );
+    assert!(
+        error.ends_with(
+            "fix: return Err(HookError::new(..)) instead of panicking, or fix the code at that line"
+        ),
+        "{error}"
+    );
+    assert!(!error.contains("src/lib.rs"), "{error}");
+    assert!(!d.deliveries[0].console.contains("src/lib.rs"));
+}

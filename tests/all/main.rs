@@ -37,4 +37,5 @@ mod scopes;
 mod sdk;
 mod state_and_config;
 mod trust;
+mod typed_hooks;
 mod workers;

@@ -992,3 +992,235 @@ fn a_skipped_duplicate_is_said_on_stderr() {
     );
     assert_eq!(json_lines(&out).last().unwrap()["summary"]["duplicates"], 1);
 }
+
+#[test]
+fn new_writes_a_hook_that_passes_check_and_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let a = agent.to_str().unwrap();
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/tool-guard"),
+        "--events",
+        "actions.requested,message.completed,observe:file.edit.requested",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let source = fs::read_to_string(agent.join("hooks/tool-guard.rs")).unwrap();
+    assert!(source.contains("impl Hook for ToolGuard"), "{source}");
+    assert!(source.contains("fn actions_requested(&mut self, data: ActionsRequested"));
+    assert!(source.contains("fn file_edit_requested_observed(&mut self, data: FileEditRequested"));
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/watcher"),
+        "--crate",
+        "--events",
+        "*",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(agent.join("hooks/watcher/Cargo.toml").is_file());
+
+    let out = run(&["check", a]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "warning: `tool-guard` votes on `actions.requested` and fails closed by default"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let events = repo().join("example-hooks/agent/transcript.jsonl");
+    let expect = dir.path().join("expected.jsonl");
+    let test = |update: bool| {
+        let mut args = vec![
+            "test",
+            a,
+            "--events",
+            events.to_str().unwrap(),
+            "--expect",
+            expect.to_str().unwrap(),
+        ];
+        if update {
+            args.push("--update");
+        }
+        run(&args)
+    };
+    let out = test(false);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("expected.jsonl does not exist: run `hookrt test"));
+    let out = test(true);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = test(false);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("ok: "),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // Refusals name what is wrong and the fix.
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/typo"),
+        "--events",
+        "mesage.completed",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr)
+            .contains("unknown event kind `mesage.completed` (did you mean `message.completed`?)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["new", &format!("{a}/hooks/tool-guard")]);
+    assert!(text(&out.stderr).contains("already exists: the slug `tool-guard` is taken"));
+    let out = run(&[
+        "new",
+        &format!("{a}/subagents/researcher/hooks/notes"),
+        "--events",
+        "message.completed",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(agent.join("subagents/researcher/hooks/notes.rs").is_file());
+    assert!(
+        text(&out.stdout).contains(&format!("  hookrt check {a}\n")),
+        "the next steps name the agent folder: {}",
+        text(&out.stdout)
+    );
+    let out = run(&["new", &format!("{a}/hooks/ts-hook"), "--lang", "ts"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("TypeScript hooks are not supported yet"));
+}
+
+/// A temp agent with `typed_policy` blocking `blocked`, and the transcript with
+/// a redelivery (`evt_0005` again as attempt 2) at its end.
+fn policy_agent(dir: &Path, blocked: &str) -> PathBuf {
+    let agent = dir.join("agent");
+    copy(
+        &repo().join("example-hooks/testing/hooks/typed_policy.rs"),
+        &agent.join("hooks/typed_policy.rs"),
+    );
+    fs::write(
+        agent.join("hookrt.toml"),
+        format!("[hooks.typed_policy]\non_failure = \"deny\"\nconfig = {{ blocked = [\"{blocked}\"] }}\n"),
+    )
+    .unwrap();
+    agent
+}
+
+fn events_with_redelivery(dir: &Path) -> PathBuf {
+    let text = fs::read_to_string(transcript()).unwrap();
+    let again = text
+        .lines()
+        .find(|l| l.contains("\"id\":\"evt_0005\""))
+        .unwrap()
+        .replacen("\"coordinates\"", "\"attempt\":2,\"coordinates\"", 1);
+    let path = dir.join("events.jsonl");
+    fs::write(&path, format!("{text}{again}\n")).unwrap();
+    path
+}
+
+#[test]
+fn test_replays_twice_to_identical_bytes_and_replays_a_redelivery() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = policy_agent(dir.path(), "run_shell");
+    let events = events_with_redelivery(dir.path());
+    let mut written = Vec::new();
+    for name in ["one.jsonl", "two.jsonl"] {
+        let expect = dir.path().join(name);
+        let out = run(&[
+            "test",
+            agent.to_str().unwrap(),
+            "--events",
+            events.to_str().unwrap(),
+            "--expect",
+            expect.to_str().unwrap(),
+            "--update",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        written.push(fs::read(&expect).unwrap());
+    }
+    assert_eq!(written[0], written[1], "byte-identical replays");
+    let records: Vec<Value> = text(&written[0])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let attempts: Vec<u64> = records
+        .iter()
+        .filter(|r| r["event"] == "evt_0005" && r["hook"] == "typed_policy")
+        .map(|r| r["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(attempts, [1, 2], "the redelivery reached the hook again");
+}
+
+#[test]
+fn test_names_the_event_hook_and_field_of_a_changed_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = policy_agent(dir.path(), "run_shell");
+    let events = events_with_redelivery(dir.path());
+    let expect = dir.path().join("expected.jsonl");
+    let args = |update: bool| {
+        let mut v = vec![
+            "test".to_owned(),
+            agent.to_str().unwrap().to_owned(),
+            "--events".into(),
+            events.to_str().unwrap().into(),
+            "--expect".into(),
+            expect.to_str().unwrap().into(),
+        ];
+        if update {
+            v.push("--update".into());
+        }
+        v
+    };
+    let go = |update: bool| {
+        let a = args(update);
+        run(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert!(go(true).status.success());
+    // The policy now blocks another tool: the decision on evt_0005 changes.
+    policy_agent(dir.path(), "read_file");
+    let out = go(false);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "evt_0005 (actions.requested), attempt 1, hook typed_policy, handler actions.requested: `answer[0].answer` differs\n  expected: \"abstain\"\n  actual:   \"deny\""
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("if the change is intended, run again with --update"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_failed_vote_says_on_stderr_that_it_denied_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/testing/hooks/trapping_decider.rs"),
+        &dir.path().join("hooks/trapping_decider.rs"),
+    );
+    let requested = fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"id\":\"evt_0005\""))
+        .unwrap()
+        .to_owned();
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "{requested}").unwrap();
+    let out = run(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--events",
+        f.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("optional hook failed; it counts as a deny of every requested call (on_failure = \"deny\"); no cascade"),
+        "{err}"
+    );
+    assert!(!err.contains("recorded, no cascade"), "{err}");
+}

@@ -3,15 +3,18 @@
 //!
 //! Each alert carries a key from `idempotency_key`, so the system that receives alerts
 //! can drop the duplicate when a delivery is repeated (delivery is at-least-once).
+//!
+//! Written with the typed `Hook` trait: `action_result` subscribes to `action.result` and
+//! receives its data parsed; `any` is the `*` handler.
 
 use hookrt_sdk::prelude::*;
 
 #[derive(Default)]
 pub struct Alerts;
 
-impl Alerts {
-    fn action_result(&mut self, event: &Event, _cx: &Context) -> HookResult {
-        let result: ActionResult = event.data()?;
+#[hookrt_sdk::hook]
+impl Hook for Alerts {
+    fn action_result(&mut self, result: ActionResult, event: &Event, _cx: &Context) -> HookResult {
         if result.status == ActionStatus::Error {
             let key = idempotency_key(event, "tool-failure-alert");
             log::warn(
@@ -30,8 +33,3 @@ impl Alerts {
         Ok(())
     }
 }
-
-hookrt_sdk::define_hook!(Alerts {
-    "action.result" => action_result,
-    "*" => any,
-});

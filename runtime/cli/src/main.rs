@@ -3,6 +3,8 @@
 mod claude;
 mod export;
 mod journal;
+mod new;
+mod replay;
 mod retention;
 mod run;
 mod serve;
@@ -69,6 +71,10 @@ enum Command {
     },
     /// Run JSONL event envelopes through the hooks; print one JSON line per delivery.
     Run(run::RunArgs),
+    /// Write a new hook from a template: `hookrt new AGENT/hooks/SLUG --events KIND,...`.
+    New(new::NewArgs),
+    /// Replay a recorded session deterministically and compare with an expectation file.
+    Test(replay::TestArgs),
     /// Inspect a journal, or re-drive its dead letters.
     #[command(subcommand)]
     Journal(journal::JournalCommand),
@@ -93,7 +99,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.verbose);
+    // `hookrt test` records what hooks log in its expectation: not on stderr too.
+    init_tracing(cli.verbose, matches!(cli.command, Command::Test(_)));
     match execute(cli) {
         Ok(code) => code,
         // A reader that stopped early (`| head`) is not an error of ours.
@@ -110,8 +117,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(verbose: u8) {
+fn init_tracing(verbose: u8, quiet_hooks: bool) {
     let default = match verbose {
+        0 if quiet_hooks => "warn,hookrt=info,hook=off",
         0 => "warn,hookrt=info,hook=info",
         1 => "warn,hookrt=debug,hook=debug",
         _ => "debug",
@@ -150,6 +158,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             }
             Ok(match load(&dir, cache) {
                 Ok(rt) => {
+                    for w in rt.hooks().iter().flat_map(hookrt::author_warnings) {
+                        eprintln!("warning: {w}");
+                    }
                     println!(
                         "ok: {} hook(s) in {} build, load and subscribe cleanly",
                         rt.hooks().len(),
@@ -203,6 +214,14 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 Err(p) => return Ok(report(&p)),
             };
             run::run(rt, &args)
+        }
+        Command::New(args) => new::new(&args).map(|()| ExitCode::SUCCESS),
+        Command::Test(args) => {
+            let rt = match load(&args.dir, cache) {
+                Ok(rt) => rt,
+                Err(p) => return Ok(report(&p)),
+            };
+            replay::test(rt, &args)
         }
         Command::Serve(args) => {
             // Hot reloads load the folder the same way.

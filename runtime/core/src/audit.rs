@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::WORLD;
-use crate::event::kind::{WILDCARD, class_of};
+use crate::event::kind::{EventClass, WILDCARD, class_of};
 use crate::hooks::discovery::SourceKind;
 use crate::hooks::lock::{Lock, LockStatus};
 use crate::hooks::settings::{InstancePolicy, OnFailure, RetryPolicy};
@@ -38,6 +38,9 @@ pub struct HookAudit {
     pub subscriptions: Vec<Subscription>,
     /// Its scope.
     pub scope: crate::event::scope::Scope,
+    /// What its author should look at ([`author_warnings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Every interface it imports, what each needs, and whether it is granted.
     pub imports: Vec<crate::sandbox::grants::ImportAudit>,
     /// The capabilities `hookrt.toml` grants it.
@@ -60,6 +63,34 @@ pub struct HookAudit {
     pub lock: LockStatus,
     /// Why it drifted, when it did.
     pub lock_detail: Option<String>,
+}
+
+/// Warnings about a loaded hook an author should act on: a hook that votes on
+/// a decision event and fails closed only because nothing said otherwise (a
+/// bug in a tool-call counter would deny every tool call).
+pub fn author_warnings(hook: &crate::hooks::load::LoadedHook) -> Vec<String> {
+    let mut out = Vec::new();
+    if hook.settings.on_failure != OnFailure::Deny || hook.settings.on_failure_chosen {
+        return out;
+    }
+    for kind in &hook.subscriptions {
+        if class_of(kind) == EventClass::Decision {
+            let method = kind.replace('.', "_");
+            out.push(format!(
+                "`{}` votes on `{kind}` and fails closed by default (on_failure = \"deny\"): if it fails, {}. \
+                 fix: if it only watches, subscribe to `observe:{kind}` (the SDK's `{method}_observed`); \
+                 if it decides, say so with `on_failure = \"deny\"` (or \"abstain\") in its [hooks.\"{}\"] table",
+                hook.id(),
+                if kind == "actions.requested" {
+                    "every tool call it is asked about is denied"
+                } else {
+                    "the file write is aborted"
+                },
+                hook.slug.as_str(),
+            ));
+        }
+    }
+    out
 }
 
 /// One subscription as an auditor sees it.
@@ -126,6 +157,7 @@ pub fn audit(rt: &Runtime) -> Audit {
                 })
                 .collect(),
             scope: h.scope.clone(),
+            warnings: author_warnings(h),
             imports: h.import_audit.clone(),
             grants: h.settings.grants.iter().cloned().collect(),
             limits: h.settings.limits.clone(),
@@ -245,6 +277,9 @@ impl Audit {
             );
             if !h.config_keys.is_empty() {
                 let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));
+            }
+            for w in &h.warnings {
+                let _ = writeln!(s, "   warning    {w}");
             }
         }
         s

@@ -14,7 +14,7 @@
 //! | 2 | `sandbox/` | the Wasmtime engine, limits, the store and host imports (log, state, metrics, http), capture, redaction, grants, one module per world version |
 //! | 3 | `hooks/` | slugs, discovery, `hookrt.toml`, build, the artifact cache, load, call, the registry |
 //! | 4 | `delivery/` | the delivery record, decision merge, edits, the failure cascade, dispatch |
-//! | 5 | `runtime.rs`, `audit.rs` | the [`Runtime`] facade and [`audit`] |
+//! | 5 | `runtime.rs`, `audit.rs`, `replay.rs` | the [`Runtime`] facade, [`audit`], and [`replay`] (`hookrt test`) |
 //! | 6 | `service/` | the journal, report and work types, retries, lanes, the dispatcher and writer threads, [`HookService`] |
 //!
 //! Every module is private; what embedders, the `hookrt` command and the
@@ -29,6 +29,7 @@ mod audit;
 mod delivery;
 mod event;
 mod hooks;
+mod replay;
 mod runtime;
 mod sandbox;
 mod service;
@@ -45,7 +46,8 @@ pub use event::envelope::{
 };
 pub use event::eve::{EveError, EveStream};
 pub use event::kind::{
-    CUSTOM_PREFIX, EventClass, EventKind, KINDS, WILDCARD, class_of, is_known, is_subscribable,
+    CUSTOM_PREFIX, EventClass, EventKind, KINDS, OBSERVE_PREFIX, WILDCARD, class_of, is_known,
+    is_subscribable, observed_kind, subscription_problem, unknown_kind_message,
 };
 pub use event::ordinal::{MAX_OPEN_STEPS, Ordinals};
 pub use event::scope::{Scope, Transport};
@@ -85,7 +87,8 @@ pub use delivery::edit::{EditAccount, EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
 
 // Layer 5: the facade.
-pub use audit::{Audit, HookAudit, Subscription, audit};
+pub use audit::{Audit, HookAudit, Subscription, audit, author_warnings};
+pub use replay::{Difference, Replay, replay};
 pub use runtime::{Runtime, check};
 
 // Layer 6: the service.

@@ -288,6 +288,12 @@ impl Runtime {
         &self.agent_dir
     }
 
+    /// Replay mode from now on: fixed clocks and randomness for every new
+    /// instance ([`Sandbox::pin`]); see [`crate::replay`].
+    pub fn pin(&self) {
+        self.sandbox.pin();
+    }
+
     /// Delivers one event to every subscribed handler. Without a journal the
     /// runtime holds the event in memory only, so hooks see `accepted`.
     pub fn dispatch(&self, envelope: &Envelope) -> Result<Dispatch, EnvelopeError> {

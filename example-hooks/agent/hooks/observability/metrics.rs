@@ -13,7 +13,8 @@ pub struct Metrics {
     per_kind: BTreeMap<String, u64>,
 }
 
-impl Metrics {
+#[hookrt_sdk::hook]
+impl Hook for Metrics {
     fn any(&mut self, event: &Event, _cx: &Context) -> HookResult {
         metrics::counter("events_total", 1, &[("kind", event.kind())]);
 
@@ -45,10 +46,6 @@ impl Metrics {
         Ok(())
     }
 }
-
-hookrt_sdk::define_hook!(Metrics {
-    "*" => any,
-});
 
 #[cfg(test)]
 mod tests {

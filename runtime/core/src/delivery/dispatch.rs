@@ -127,7 +127,8 @@ impl<'e> EventRun<'e> {
     /// Takes a hook's final answer (after retries) into account. A failure
     /// counts by the hook's `on_failure` only when it subscribed to the
     /// decision kind by name; a `*` handler is an observer, and its failure
-    /// counts as abstain / not-handled.
+    /// counts as abstain / not-handled; an `observe:<kind>` handler is not
+    /// counted at all.
     pub(crate) fn record(
         &mut self,
         hook: &LoadedHook,
@@ -137,6 +138,11 @@ impl<'e> EventRun<'e> {
     ) {
         if hook.scope == Scope::Aggregate {
             return; // an observer of every scope decides nothing in any
+        }
+        if kind::observed_kind(handler).is_some() {
+            // `observe:<kind>` watches the event: no vote, no edit, and a
+            // failure stands in for nothing (it is in the delivery record).
+            return;
         }
         let slug = hook.id();
         let on_failure = if handler == kind::WILDCARD {

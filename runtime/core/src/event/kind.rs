@@ -9,6 +9,10 @@
 
 /// The subscription that matches every event.
 pub const WILDCARD: &str = "*";
+/// Prefix of a subscription that watches a decision or edit event without a
+/// say in it (`observe:actions.requested`): the hook's answer and its failure
+/// count for nothing, and it casts no vote.
+pub const OBSERVE_PREFIX: &str = "observe:";
 /// Prefix of kinds an agent server defines itself.
 pub const CUSTOM_PREFIX: &str = "custom.";
 
@@ -280,9 +284,26 @@ pub fn is_custom(kind: &str) -> bool {
     })
 }
 
-/// Whether `key` is a valid subscription: a known kind or the wildcard.
+/// Whether `key` is a valid subscription: a known kind, the wildcard, or
+/// `observe:` and a decision or edit kind.
 pub fn is_subscribable(key: &str) -> bool {
-    key == WILDCARD || is_known(key)
+    key == WILDCARD || is_known(key) || observed_kind(key).is_some_and(|k| class_of(k) != Observe)
+}
+
+/// The kind an `observe:<kind>` subscription watches; `None` for any other key.
+pub fn observed_kind(key: &str) -> Option<&str> {
+    key.strip_prefix(OBSERVE_PREFIX)
+}
+
+/// Why `key` is not a valid subscription, for a load problem.
+pub fn subscription_problem(key: &str) -> String {
+    match observed_kind(key) {
+        Some(k) if is_known(k) => format!(
+            "subscribes to `{key}`, but `{k}` is an observe event already: subscribe to `{k}`"
+        ),
+        Some(k) => format!("subscribes to `{key}`: {}", unknown_kind_message(k)),
+        None => format!("subscribes to an {}", unknown_kind_message(key)),
+    }
 }
 
 /// The known kind closest to `unknown`, when one is close enough to be a typo.
@@ -313,6 +334,23 @@ mod tests {
     fn typo_gets_the_closest_kind() {
         assert_eq!(suggest("mesage.completed"), Some("message.completed"));
         assert_eq!(suggest("totally.else"), None);
+    }
+
+    #[test]
+    fn observe_subscriptions_take_decision_and_edit_kinds_only() {
+        assert!(is_subscribable("observe:actions.requested"));
+        assert!(is_subscribable("observe:step.completed"));
+        assert!(!is_subscribable("observe:message.completed"));
+        assert!(!is_subscribable("observe:actions.requestd"));
+        assert_eq!(
+            observed_kind("observe:file.edit.requested"),
+            Some("file.edit.requested")
+        );
+        assert_eq!(observed_kind("actions.requested"), None);
+        assert_eq!(
+            subscription_problem("observe:message.completed"),
+            "subscribes to `observe:message.completed`, but `message.completed` is an observe event already: subscribe to `message.completed`"
+        );
     }
 
     #[test]

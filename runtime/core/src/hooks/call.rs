@@ -11,6 +11,7 @@ use wasmtime::Store;
 use crate::event::answer::Answer;
 use crate::event::kind::EventClass;
 use crate::event::scope::{Scope, Transport};
+use crate::hooks::discovery::SourceKind;
 use crate::hooks::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::hooks::settings::InstancePolicy;
 use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
@@ -98,12 +99,17 @@ impl LoadedHook {
                 }
             }
         };
-        // Instantiation already spent part of the budget; tell the hook what is left.
-        let budget_ms = store
-            .data()
-            .deadline
-            .saturating_duration_since(Instant::now())
-            .as_millis() as u64;
+        // Instantiation already spent part of the budget; tell the hook what is
+        // left (in replay mode the whole deadline, so every run reads the same).
+        let budget_ms = if sandbox.pinned() {
+            limits.deadline_ms
+        } else {
+            store
+                .data()
+                .deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as u64
+        };
         let mut cx = cx;
         let result = match &bindings {
             Bindings::V2(b) => {
@@ -205,9 +211,36 @@ impl LoadedHook {
         cx
     }
 
+    /// `text` with the generated crate of a single-file hook
+    /// (`hooks/hook-<name>-<hash>/src/lib.rs`) replaced by the author's file.
+    fn author_paths(&self, text: &str) -> String {
+        if self.kind != SourceKind::SingleFile {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find("hooks/hook-") {
+            let tail = &rest[at..];
+            match tail.find("/src/lib.rs") {
+                Some(end) if !tail[..end].contains(char::is_whitespace) => {
+                    out.push_str(&rest[..at]);
+                    out.push_str(&self.source.display().to_string());
+                    rest = &tail[end + "/src/lib.rs".len()..];
+                }
+                _ => {
+                    out.push_str(&rest[..at + "hooks/hook-".len()]);
+                    rest = &rest[at + "hooks/hook-".len()..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
     fn failed(&self, store: &Store<StoreData>, start: Instant, e: &wasmtime::Error) -> Call {
         let outcome = engine::classify(e, store.data());
-        let output = store.data().capture.take();
+        let mut output = store.data().capture.take();
+        output.stderr = self.author_paths(&output.stderr);
         let mut error = engine::describe(e);
         // A panicking Rust guest prints "panicked at <place>:" and its message first.
         let head: Vec<&str> = output
@@ -216,10 +249,19 @@ impl LoadedHook {
             .filter(|l| !l.trim().is_empty())
             .take(2)
             .collect();
-        if !head.is_empty() {
+        let head = self.author_paths(&head.join(" "));
+        if let Some(panic) = head.find("panicked at ").map(|at| &head[at..]) {
+            // Lead with the author's panic and place, then what it did to the
+            // instance, then the fix: the trap text alone says nothing useful.
+            error = format!(
+                "{}; the hook panicked, which traps its instance ({error}). \
+                 fix: return Err(HookError::new(..)) instead of panicking, or fix the code at that line",
+                panic.chars().take(300).collect::<String>()
+            );
+        } else if !head.is_empty() {
             error.push_str(&format!(
                 " (stderr: {})",
-                head.join(" ").chars().take(300).collect::<String>()
+                head.chars().take(300).collect::<String>()
             ));
         }
         Call {

@@ -412,7 +412,8 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
         s.retry.backoff_ms = v
     }
     if let Some(v) = raw.on_failure {
-        s.on_failure = v
+        s.on_failure = v;
+        s.on_failure_chosen = true;
     }
     if let Some(v) = &raw.name {
         s.name = Some(v.clone())

@@ -78,5 +78,12 @@ pub(crate) fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
         hash_tree(&mut h, &dir).map_err(|_| missing())?;
     }
     h.update(fs::read(sdk_dir.join("Cargo.toml")).map_err(|_| missing())?);
+    // The attribute macro crate shapes every typed hook's exports (an SDK
+    // before 0.2's `Hook` trait has none).
+    let macros = sdk_dir.join("macros");
+    if macros.is_dir() {
+        hash_tree(&mut h, &macros.join("src")).map_err(|_| missing())?;
+        h.update(fs::read(macros.join("Cargo.toml")).map_err(|_| missing())?);
+    }
     Ok(hex::encode(h.finalize()))
 }

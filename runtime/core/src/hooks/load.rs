@@ -3,7 +3,7 @@
 //! its world version found, its subscriptions asked for and checked).
 //! A [`LoadedHook`] also holds, under the `reuse` policy, its warm instance.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -175,14 +175,25 @@ impl LoadedHook {
             warm: Mutex::new(None),
             log_window: Mutex::new((Instant::now(), 0, 0)),
         };
-        hook.subscriptions = hook.ask_subscriptions(sandbox, scratch).map_err(|m| {
-            Problem::new(
-                ProblemKind::Load,
-                path,
-                m,
-                "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns",
-            )
-        })?;
+        hook.subscriptions = hook
+            .ask_subscriptions(sandbox, scratch)
+            .map_err(|(m, bad)| {
+                // Point at the handler the author wrote, not at the export.
+                let places: Vec<String> = bad
+                    .iter()
+                    .filter_map(|k| key_location(path, k).map(|at| format!("`\"{k}\"` at {at}")))
+                    .collect();
+                let fix = if places.is_empty() {
+                    "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns"
+                        .to_owned()
+                } else {
+                    format!(
+                        "fix the handler's kind: {} (or write the hook with the SDK's typed `Hook` trait, whose method names are checked when it compiles)",
+                        places.join(", ")
+                    )
+                };
+                Problem::new(ProblemKind::Load, path, m, fix)
+            })?;
         Ok(hook)
     }
 
@@ -204,11 +215,12 @@ impl LoadedHook {
         }
     }
 
+    /// Its subscriptions, checked; on a problem, the message and the keys at fault.
     fn ask_subscriptions(
         &self,
         sandbox: &Sandbox,
         scratch: &Arc<StateStore>,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, (String, Vec<String>)> {
         let limits = &self.settings.limits;
         // Loading runs on a throw-away state: nothing a hook stores here persists.
         let mut store = sandbox.new_store(
@@ -221,40 +233,54 @@ impl LoadedHook {
         let subs = match self.instantiate(&mut store) {
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),
-            Err(Failed::Refused(msg)) => return Err(format!("refused its configuration: {msg}")),
+            Err(Failed::Refused(msg)) => {
+                return Err((format!("refused its configuration: {msg}"), Vec::new()));
+            }
             Err(Failed::Wasm(e)) => {
-                return Err(format!(
-                    "failed while starting (instantiation or `configure`, {}): {}",
-                    engine::classify(&e, store.data()),
-                    engine::describe(&e)
+                return Err((
+                    format!(
+                        "failed while starting (instantiation or `configure`, {}): {}",
+                        engine::classify(&e, store.data()),
+                        engine::describe(&e)
+                    ),
+                    Vec::new(),
                 ));
             }
         }
         .map_err(|e| {
-            format!(
-                "failed while reporting its subscriptions ({}): {}",
-                engine::classify(&e, store.data()),
-                engine::describe(&e)
+            (
+                format!(
+                    "failed while reporting its subscriptions ({}): {}",
+                    engine::classify(&e, store.data()),
+                    engine::describe(&e)
+                ),
+                Vec::new(),
             )
         })?;
         let mut problems = Vec::new();
+        let mut bad = Vec::new();
         if subs.is_empty() {
             problems.push("subscribes to no event".to_owned());
         }
         for (i, s) in subs.iter().enumerate() {
             if subs[..i].contains(s) {
                 problems.push(format!("subscribes to `{s}` twice"));
-            } else if !kind::is_subscribable(s) {
+                bad.push(s.clone());
+            } else if kind::observed_kind(s).is_some_and(|k| subs.iter().any(|o| o == k)) {
                 problems.push(format!(
-                    "subscribes to an {}",
-                    kind::unknown_kind_message(s)
+                    "subscribes to both `{}` and `{s}`: a hook either votes on an event or watches it",
+                    kind::observed_kind(s).unwrap_or_default()
                 ));
+                bad.push(s.clone());
+            } else if !kind::is_subscribable(s) {
+                problems.push(kind::subscription_problem(s));
+                bad.push(s.clone());
             }
         }
         if problems.is_empty() {
             Ok(subs)
         } else {
-            Err(problems.join("; "))
+            Err((problems.join("; "), bad))
         }
     }
 
@@ -282,6 +308,23 @@ impl LoadedHook {
             _ => id == self.slug.as_str(),
         }
     }
+}
+
+/// Where a hook's Rust source writes `"key"` (`file:line`): its file, or a
+/// crate's `src/lib.rs`; `None` for a component or a key it does not spell.
+fn key_location(source: &Path, key: &str) -> Option<String> {
+    let file = if source.is_dir() {
+        source.join("src").join("lib.rs")
+    } else if source.extension().is_some_and(|e| e == "rs") {
+        source.to_path_buf()
+    } else {
+        return None;
+    };
+    let text = std::fs::read_to_string(&file).ok()?;
+    let needle = format!("\"{key}\"");
+    text.lines()
+        .position(|l| l.contains(&needle))
+        .map(|n| format!("{}:{}", file.display(), n + 1))
 }
 
 fn one_line(e: &wasmtime::Error) -> String {

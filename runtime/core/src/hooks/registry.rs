@@ -6,8 +6,10 @@
 //! An event reaches the hooks of its own scope (primary, or its subagent's),
 //! then the aggregate observers; within each, every event-specific handler
 //! runs in registration order, then every `*` handler in registration order.
+//! An `observe:<kind>` subscription is an event-specific handler: it runs in
+//! the same place as `<kind>` would, with its own key as the handler.
 
-use crate::event::kind::WILDCARD;
+use crate::event::kind::{WILDCARD, observed_kind};
 use crate::event::scope::Scope;
 use crate::hooks::config::Config;
 use crate::hooks::load::LoadedHook;
@@ -22,7 +24,7 @@ pub struct Registry {
 pub struct Planned<'a> {
     /// Index of the hook in registration order.
     pub index: usize,
-    /// The handler key: the event kind or `*`.
+    /// The handler key: the event kind, `observe:<kind>` or `*`.
     pub handler: &'a str,
 }
 
@@ -56,7 +58,7 @@ impl Registry {
     }
 
     /// The deliveries one event of `kind` in scope `scope` gets, in order.
-    pub fn plan<'k>(&self, kind: &'k str, scope: &Scope) -> Vec<Planned<'k>> {
+    pub fn plan<'a>(&'a self, kind: &'a str, scope: &Scope) -> Vec<Planned<'a>> {
         plan(
             self.hooks
                 .iter()
@@ -101,12 +103,17 @@ impl Planner {
 
 /// The event's own scope first, then aggregate observers; within each,
 /// specific handlers in registration order, then `*` handlers.
-fn plan<'s, 'k>(
-    hooks: impl Iterator<Item = (&'s Scope, &'s [String])> + Clone,
-    kind: &'k str,
+fn plan<'a>(
+    hooks: impl Iterator<Item = (&'a Scope, &'a [String])> + Clone,
+    kind: &'a str,
     scope: &Scope,
-) -> Vec<Planned<'k>> {
+) -> Vec<Planned<'a>> {
     let has = |subs: &[String], key: &str| subs.iter().any(|s| s == key);
+    // The hook's key for `kind`: the kind itself, or `observe:<kind>`.
+    let specific = |subs: &'a [String]| -> Option<&'a str> {
+        subs.iter()
+            .find_map(|s| (s == kind || observed_kind(s) == Some(kind)).then_some(s.as_str()))
+    };
     let mut out = Vec::new();
     for group in [scope, &Scope::Aggregate] {
         let members = hooks
@@ -114,13 +121,9 @@ fn plan<'s, 'k>(
             .enumerate()
             .filter(|(_, (sc, _))| *sc == group);
         out.extend(
-            members
-                .clone()
-                .filter(|(_, (_, s))| has(s, kind))
-                .map(|(index, _)| Planned {
-                    index,
-                    handler: kind,
-                }),
+            members.clone().filter_map(|(index, (_, s))| {
+                specific(s).map(|handler| Planned { index, handler })
+            }),
         );
         out.extend(
             members

@@ -39,6 +39,10 @@ pub struct HookSettings {
     pub retry: RetryPolicy,
     /// What a failed decision delivery counts as.
     pub on_failure: OnFailure,
+    /// Whether `hookrt.toml` set `on_failure` (for this hook or in `[defaults]`),
+    /// rather than leaving the fail-closed default: `check` and `audit` warn
+    /// about a voting hook that fails closed by default only.
+    pub on_failure_chosen: bool,
     /// A human name for the hook (audit only).
     pub name: Option<String>,
     /// What the hook is for (audit only).
@@ -73,6 +77,7 @@ impl Default for HookSettings {
             critical: false,
             retry: RetryPolicy::default(),
             on_failure: OnFailure::default(),
+            on_failure_chosen: false,
             name: None,
             description: None,
             config: serde_json::Map::new(),

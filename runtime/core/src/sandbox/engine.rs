@@ -60,6 +60,9 @@ pub struct Sandbox {
     allocator: Allocator,
     linker: Linker<StoreData>,
     cancel: Arc<AtomicBool>,
+    /// Replay mode: stores created from now on see a fixed clock and fixed
+    /// randomness (see [`Sandbox::pin`]).
+    pinned: AtomicBool,
     _ticker: Ticker,
 }
 
@@ -224,6 +227,7 @@ impl Sandbox {
             allocator,
             linker,
             cancel: Arc::new(AtomicBool::new(false)),
+            pinned: AtomicBool::new(false),
             _ticker: ticker,
         })
     }
@@ -279,10 +283,11 @@ impl Sandbox {
         metrics: MetricsAccess,
         http: HttpPolicy,
     ) -> Store<StoreData> {
-        let mut store = Store::new(
-            &self.engine,
-            StoreData::new(limits, self.cancel.clone(), state, metrics, http),
-        );
+        let mut data = StoreData::new(limits, self.cancel.clone(), state, metrics, http);
+        if self.pinned() {
+            data.pin();
+        }
+        let mut store = Store::new(&self.engine, data);
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut cx| {
             if cx.data_mut().check_interrupt() {
@@ -292,6 +297,21 @@ impl Sandbox {
             }
         });
         store
+    }
+}
+
+impl Sandbox {
+    /// Replay mode, for good: every store created from now on reads a fixed
+    /// wall clock, a monotonic clock that never moves and a fixed random
+    /// sequence, and hooks are told their whole deadline as their budget, so
+    /// the same events give the same deliveries (`hookrt test`).
+    pub fn pin(&self) {
+        self.pinned.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Sandbox::pin`] was called.
+    pub fn pinned(&self) -> bool {
+        self.pinned.load(Ordering::Relaxed)
     }
 }
 

@@ -22,6 +22,31 @@ use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::state::StateAccess;
 use crate::sandbox::wit::{Field, Level, v0_1_0, v0_2_0};
 
+/// What the pinned wall clock reads: 2026-01-01T00:00:00Z.
+pub const PINNED_WALL_CLOCK_SECS: u64 = 1_767_225_600;
+
+/// The clocks of replay mode: a wall clock stopped at
+/// [`PINNED_WALL_CLOCK_SECS`] and a monotonic clock stopped at 0.
+struct PinnedClock;
+
+impl wasmtime_wasi::HostWallClock for PinnedClock {
+    fn resolution(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(1)
+    }
+    fn now(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(PINNED_WALL_CLOCK_SECS)
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for PinnedClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
 /// The data of one hook's store.
 pub struct StoreData {
     wasi: WasiCtx,
@@ -76,6 +101,25 @@ impl StoreData {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
         }
+    }
+
+    /// Replaces the clocks and randomness with fixed ones (replay mode): the
+    /// wall clock reads [`PINNED_WALL_CLOCK_SECS`], the monotonic clock 0,
+    /// and both random interfaces the bytes 0, 1, ..., 255 over and over.
+    pub fn pin(&mut self) {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let mut b = WasiCtxBuilder::new();
+        b.stdout(self.capture.stream(Stream::Stdout))
+            .stderr(self.capture.stream(Stream::Stderr))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .wall_clock(PinnedClock)
+            .monotonic_clock(PinnedClock)
+            .secure_random(wasmtime_wasi::Deterministic::new(bytes.clone()))
+            .insecure_random(wasmtime_wasi::Deterministic::new(bytes))
+            .insecure_random_seed(0);
+        self.wasi = b.build();
     }
 
     /// The resource table with what bounds a host call's waits.

@@ -339,6 +339,32 @@ impl Dispatcher {
         }
     }
 
+    /// What an optional hook's final failure did to its event, for the log
+    /// line: a vote under `on_failure = "deny"` denied or aborted something,
+    /// and saying only "recorded" would hide it.
+    fn what_failure_did(&self, w: &Work, pd: &PendingDelivery) -> &'static str {
+        let votes = pd.handler != kind::WILDCARD && kind::observed_kind(&pd.handler).is_none();
+        let deny = self.rt.hooks().iter().any(|h| {
+            h.has_id(&pd.hook)
+                && h.scope != Scope::Aggregate
+                && h.settings.on_failure == crate::hooks::settings::OnFailure::Deny
+        });
+        match (
+            kind::class_of(&w.envelope.kind),
+            votes,
+            w.envelope.kind.as_str(),
+        ) {
+            (EventClass::Decision, true, "actions.requested") if deny => {
+                "it counts as a deny of every requested call (on_failure = \"deny\"); no cascade"
+            }
+            (EventClass::Decision, true, _) if deny => {
+                "it aborts the file write (on_failure = \"deny\"); no cascade"
+            }
+            (EventClass::Edit, true, _) => "the event's edits are rolled back; no cascade",
+            _ => "recorded, no cascade",
+        }
+    }
+
     /// Acks a settled delivery; a final failure is dead-lettered and, for a
     /// critical hook, returns the cascade event to run next.
     fn settled(
@@ -366,7 +392,7 @@ impl Dispatcher {
         }
         if !critical {
             self.stats.optional_failures += 1;
-            tracing::warn!(hook = %pd.hook, event_id = %w.envelope.id, outcome = %outcome, "optional hook failed; recorded, no cascade");
+            tracing::warn!(hook = %pd.hook, event_id = %w.envelope.id, outcome = %outcome, "optional hook failed; {}", self.what_failure_did(w, pd));
             return None;
         }
         self.stats.critical_failures += 1;

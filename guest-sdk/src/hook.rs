@@ -1,0 +1,409 @@
+//! The typed hook API: the [`Hook`] trait, one method per event kind, and the
+//! `#[hookrt_sdk::hook]` attribute that exports an `impl Hook` block.
+//!
+//! The method an author implements decides everything the string-keyed
+//! [`define_hook!`](crate::define_hook) left to the author: the subscription (derived
+//! from the method's name, so a misspelled kind is a compile error: the method is not
+//! a member of the trait), the typed data it receives (parsed before the call), and
+//! what it may answer (the return type follows the event's class: observe -> `()`,
+//! `actions.requested` -> `Vec<Approval>`, `file.edit.requested` -> [`FileEditAnswer`],
+//! `step.completed` / `turn.completed` -> `Option<AgentInput>`). Returning an approval
+//! from an observe handler does not compile.
+//!
+//! A decision or edit event can also be watched without a vote: the `*_observed`
+//! methods (`actions_requested_observed`, ...) subscribe as `observe:<kind>`. The
+//! runtime delivers the event to them like to any handler, but what they return and
+//! how they fail count for nothing in the resolution (a counter that panics does not
+//! deny a tool call), and they do not appear among its votes.
+//!
+//! Config is typed: `type Config` is any `Deserialize` type; the hook's `config`
+//! table from `hookrt.toml` is parsed into it before `configure` runs, and a table that
+//! does not fit refuses the hook at load with serde's message. Without `type Config`
+//! the attribute uses [`NoConfig`] (any table accepted).
+
+use serde::de::{Deserialize, DeserializeOwned, Deserializer, IgnoredAny};
+
+use crate::events::*;
+use crate::{
+    Approval, Context, Event, FileEditAnswer, HookError, HookResult, IntoResponse, Response,
+};
+
+/// The config type of a hook that reads no config: any `config` table is accepted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoConfig;
+
+impl<'de> Deserialize<'de> for NoConfig {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(deserializer).map(|_| NoConfig)
+    }
+}
+
+/// Declares the trait, its method table and its dispatch from one list, so the three
+/// cannot drift: `method, "subscription", Data, Answer, |data| default answer`.
+macro_rules! handlers {
+    ($(
+        $(#[doc = $doc:literal])*
+        $method:ident, $key:literal, $data:ty, $answer:ty, |$d:ident| $default:expr;
+    )+) => {
+        /// A hook: implement the methods for the events it handles, then put
+        /// `#[hookrt_sdk::hook]` on the `impl` block.
+        ///
+        /// ```ignore
+        /// #[derive(Default)]
+        /// pub struct Counter { calls: u64 }
+        ///
+        /// #[hookrt_sdk::hook]
+        /// impl Hook for Counter {
+        ///     fn actions_requested_observed(&mut self, data: ActionsRequested, _event: &Event, _cx: &Context) -> HookResult {
+        ///         self.calls += data.actions.len() as u64;
+        ///         metrics::counter("tool_calls", data.actions.len() as u64, &[]);
+        ///         Ok(())
+        ///     }
+        /// }
+        /// ```
+        ///
+        /// Every method has a default that does nothing (abstains, does not handle,
+        /// does not edit), but only the methods the `impl` block writes are subscribed:
+        /// the default of a method the hook does not implement is never called by the
+        /// runtime.
+        pub trait Hook: Default + 'static {
+            /// The hook's `config` table from `hookrt.toml`, parsed before `configure`.
+            /// `#[hookrt_sdk::hook]` sets it to [`NoConfig`] when the block does not.
+            type Config: DeserializeOwned;
+
+            /// Called once per fresh component instance, before its first delivery, with
+            /// the parsed config. An `Err` refuses the hook at load with its message.
+            fn configure(&mut self, config: Self::Config) -> HookResult {
+                let _ = config;
+                Ok(())
+            }
+
+            /// `*`: every event of the hook's scope, after the specific handlers of
+            /// every hook. An observer: its answer and its failure never decide.
+            fn any(&mut self, event: &Event, cx: &Context) -> HookResult {
+                let _ = (event, cx);
+                Ok(())
+            }
+
+            $(
+                $(#[doc = $doc])*
+                fn $method(&mut self, data: $data, event: &Event, cx: &Context) -> HookResult<$answer> {
+                    let _ = (event, cx);
+                    let $d = data;
+                    let _ = &$d;
+                    Ok($default)
+                }
+            )+
+        }
+
+        /// Every method of [`Hook`] that handles events, with the subscription it stands for.
+        pub const METHODS: &[(&str, &str)] = &[("any", "*"), $((stringify!($method), $key)),+];
+
+        /// Runs the method the delivery's handler key names; `None` for a key no method has.
+        pub fn dispatch<H: Hook>(hook: &mut H, event: &Event, cx: &Context) -> Option<HookResult<Response>> {
+            Some(match cx.handler() {
+                "*" => hook.any(event, cx).map(IntoResponse::into_response),
+                $($key => event
+                    .data::<$data>()
+                    .and_then(|data| hook.$method(data, event, cx))
+                    .map(IntoResponse::into_response),)+
+                _ => return None,
+            })
+        }
+    };
+}
+
+handlers! {
+    /// `session.started` (observe).
+    session_started, "session.started", SessionStarted, (), |d| ();
+    /// `session.completed` (observe).
+    session_completed, "session.completed", SessionCompleted, (), |d| ();
+    /// `session.failed` (observe).
+    session_failed, "session.failed", SessionFailed, (), |d| ();
+    /// `turn.started` (observe).
+    turn_started, "turn.started", TurnStarted, (), |d| ();
+    /// `turn.failed` (observe).
+    turn_failed, "turn.failed", TurnFailed, (), |d| ();
+    /// `step.started` (observe).
+    step_started, "step.started", StepStarted, (), |d| ();
+    /// `message.received` (observe).
+    message_received, "message.received", MessageReceived, (), |d| ();
+    /// `message.completed` (observe).
+    message_completed, "message.completed", MessageCompleted, (), |d| ();
+    /// `action.result` (observe).
+    action_result, "action.result", ActionResult, (), |d| ();
+    /// `input.requested` (observe).
+    input_requested, "input.requested", InputRequested, (), |d| ();
+    /// `input.received` (observe).
+    input_received, "input.received", InputReceived, (), |d| ();
+    /// `actions.requested` (decision): one approval per requested call, in order. A
+    /// failure counts by the hook's `on_failure` (default `deny`: fails closed).
+    actions_requested, "actions.requested", ActionsRequested, Vec<Approval>,
+        |d| vec![Approval::Abstain; d.actions.len()];
+    /// `file.edit.requested` (decision): own the write (`Applied`, `Failed`) or not.
+    /// A failure counts by the hook's `on_failure` (default `deny`: the write is aborted).
+    file_edit_requested, "file.edit.requested", FileEditRequested, FileEditAnswer,
+        |d| FileEditAnswer::NotHandled;
+    /// `step.completed` (edit): `Some(input)` replaces the agent input state, `None` keeps it.
+    step_completed, "step.completed", StepCompleted, Option<AgentInput>, |d| None;
+    /// `turn.completed` (edit): `Some(input)` replaces the agent input state, `None` keeps it.
+    turn_completed, "turn.completed", TurnCompleted, Option<AgentInput>, |d| None;
+    /// `actions.requested` watched without a vote (`observe:actions.requested`): the
+    /// hook's answer and failure count for nothing in the tool approval.
+    actions_requested_observed, "observe:actions.requested", ActionsRequested, (), |d| ();
+    /// `file.edit.requested` watched without owning or refusing the write.
+    file_edit_requested_observed, "observe:file.edit.requested", FileEditRequested, (), |d| ();
+    /// `step.completed` watched without editing (a failure rolls nothing back).
+    step_completed_observed, "observe:step.completed", StepCompleted, (), |d| ();
+    /// `turn.completed` watched without editing (a failure rolls nothing back).
+    turn_completed_observed, "observe:turn.completed", TurnCompleted, (), |d| ();
+}
+
+/// The subscription of the [`Hook`] method `method`; a compile error (when called in a
+/// const) for a name that is not one.
+pub const fn subscription(method: &str) -> &'static str {
+    let mut i = 0;
+    while i < METHODS.len() {
+        if str_eq(METHODS[i].0, method) {
+            return METHODS[i].1;
+        }
+        i += 1;
+    }
+    panic!("#[hookrt_sdk::hook]: a method is not an event handler of the `Hook` trait")
+}
+
+/// The subscriptions of the methods an `impl Hook` block wrote, in its order.
+pub const fn subscriptions<const N: usize>(methods: [&str; N]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = subscription(methods[i]);
+        i += 1;
+    }
+    out
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The `configure` step of a typed hook: the JSON config parsed as `H::Config`.
+pub fn setup<H: Hook>(hook: &mut H, config: &serde_json::Value) -> HookResult {
+    let typed = H::Config::deserialize(config).map_err(|err| {
+        HookError::new(format!(
+            "config does not fit `{}`: {err}; fix the hook's config table in hookrt.toml",
+            short_type_name::<H::Config>()
+        ))
+    })?;
+    hook.configure(typed)
+}
+
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
+/// Exports an `impl Hook` block; written by `#[hookrt_sdk::hook]`, not by hand.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_hook {
+    ($hook:ty; $($method:ident),+ $(,)?) => {
+        const _: () = {
+            const SUBSCRIPTIONS: &[&str] =
+                &$crate::hook::subscriptions([$(::core::stringify!($method)),+]);
+            const _: () = $crate::__private::check_subscriptions(SUBSCRIPTIONS);
+
+            ::std::thread_local! {
+                static INSTANCE: ::core::cell::RefCell<::core::option::Option<$hook>> =
+                    const { ::core::cell::RefCell::new(::core::option::Option::None) };
+            }
+
+            #[doc(hidden)]
+            pub struct __HookrtAdapter;
+
+            impl $crate::bindings::Guest for __HookrtAdapter {
+                fn configure(
+                    config: ::std::string::String,
+                ) -> ::core::result::Result<(), ::std::string::String> {
+                    $crate::__private::configure(&INSTANCE, &config, $crate::hook::setup::<$hook>)
+                }
+
+                fn subscriptions() -> ::std::vec::Vec<::std::string::String> {
+                    $crate::__private::subscriptions(SUBSCRIPTIONS)
+                }
+
+                fn handle(
+                    envelope: $crate::bindings::hookrt::hook::types::Envelope,
+                    context: $crate::bindings::hookrt::hook::types::Context,
+                ) -> ::core::result::Result<
+                    $crate::bindings::hookrt::hook::types::Response,
+                    ::std::string::String,
+                > {
+                    $crate::__private::run(
+                        &INSTANCE,
+                        SUBSCRIPTIONS,
+                        envelope,
+                        context,
+                        $crate::hook::dispatch::<$hook>,
+                    )
+                }
+            }
+
+            $crate::bindings::export!(__HookrtAdapter with_types_in $crate::bindings);
+        };
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(crate = "crate::serde")]
+    struct Limit {
+        max: usize,
+    }
+
+    #[derive(Default)]
+    struct Guard {
+        max: usize,
+        seen: usize,
+    }
+
+    impl Hook for Guard {
+        type Config = Limit;
+
+        fn configure(&mut self, config: Limit) -> HookResult {
+            self.max = config.max;
+            Ok(())
+        }
+
+        fn actions_requested(
+            &mut self,
+            data: ActionsRequested,
+            _event: &Event,
+            _cx: &Context,
+        ) -> HookResult<Vec<Approval>> {
+            Ok(data
+                .actions
+                .iter()
+                .enumerate()
+                .map(|(i, _)| {
+                    if i < self.max {
+                        Approval::Allow
+                    } else {
+                        Approval::deny("too many")
+                    }
+                })
+                .collect())
+        }
+
+        fn actions_requested_observed(
+            &mut self,
+            data: ActionsRequested,
+            _event: &Event,
+            _cx: &Context,
+        ) -> HookResult {
+            self.seen += data.actions.len();
+            Ok(())
+        }
+    }
+
+    fn requested() -> Event {
+        Event::from_json(
+            r#"{"schema_version":1,"id":"evt_1","kind":"actions.requested","timestamp":"t",
+                "coordinates":{"agent":"a","session":"s","sequence":0},
+                "data":{"actions":[{"call_id":"c1","tool":"a"},{"call_id":"c2","tool":"b"}]}}"#,
+        )
+        .expect("envelope")
+    }
+
+    #[test]
+    fn method_names_map_to_their_subscriptions() {
+        assert_eq!(
+            subscriptions(["message_completed", "actions_requested_observed", "any"]),
+            ["message.completed", "observe:actions.requested", "*"]
+        );
+        // One method per kind of hookrt's own vocabulary, and an observer per decision
+        // or edit kind.
+        for kind in &crate::events::KINDS[..15] {
+            assert!(
+                METHODS.iter().any(|(_, k)| k == kind),
+                "{kind} has no method"
+            );
+        }
+        for kind in [
+            "actions.requested",
+            "file.edit.requested",
+            "step.completed",
+            "turn.completed",
+        ] {
+            let observed = format!("observe:{kind}");
+            assert!(
+                METHODS.iter().any(|(_, k)| *k == observed),
+                "{observed} has no method"
+            );
+        }
+    }
+
+    #[test]
+    fn every_method_is_reached_by_its_own_key() {
+        let mut hook = Guard::default();
+        for (method, key) in METHODS {
+            let cx = Context::new(*key, "guard", 100);
+            // The data does not fit most kinds: what matters is that a method ran.
+            assert!(dispatch(&mut hook, &requested(), &cx).is_some(), "{method}");
+        }
+        let cx = Context::new("observe:message.completed", "guard", 100);
+        assert!(dispatch(&mut hook, &requested(), &cx).is_none());
+    }
+
+    #[test]
+    fn typed_config_is_parsed_before_configure_and_a_misfit_names_the_type() {
+        let mut hook = Guard::default();
+        setup(&mut hook, &serde_json::json!({"max": 1})).expect("fits");
+        assert_eq!(hook.max, 1);
+        let err = setup(&mut hook, &serde_json::json!({"max": "one"})).expect_err("misfit");
+        assert!(
+            err.message()
+                .starts_with("config does not fit `Limit`: invalid type: string \"one\""),
+            "{err}"
+        );
+        let mut none = NoConfig;
+        none = serde_json::from_value(serde_json::json!({"anything": [1, 2]})).unwrap_or(none);
+        assert_eq!(none, NoConfig);
+    }
+
+    #[test]
+    fn a_decision_method_answers_and_its_observer_only_watches() {
+        let mut hook = Guard { max: 1, seen: 0 };
+        let cx = Context::new("actions.requested", "guard", 100);
+        assert_eq!(
+            dispatch(&mut hook, &requested(), &cx),
+            Some(Ok(Response::Approvals(vec![
+                Approval::Allow,
+                Approval::deny("too many")
+            ])))
+        );
+        let cx = Context::new("observe:actions.requested", "guard", 100);
+        assert_eq!(
+            dispatch(&mut hook, &requested(), &cx),
+            Some(Ok(Response::None))
+        );
+        assert_eq!(hook.seen, 2);
+    }
+}

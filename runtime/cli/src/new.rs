@@ -1,0 +1,275 @@
+//! `hookrt new DIR/hooks/SLUG`: a working hook from a template, typed with the
+//! SDK's `Hook` trait, one method per `--events` kind.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Result, bail};
+use hookrt::{EventClass, Slug, WILDCARD, class_of, is_subscribable};
+
+/// Arguments of `hookrt new`.
+#[derive(clap::Args)]
+pub struct NewArgs {
+    /// Where the hook goes: AGENT/hooks/SLUG (or AGENT/subagents/ID/hooks/SLUG);
+    /// writes SLUG.rs, or SLUG/ as a crate with --crate.
+    pub path: PathBuf,
+    /// The hook's language (`rust`; `ts` is not supported yet).
+    #[arg(long, default_value = "rust")]
+    pub lang: String,
+    /// The event kinds it handles, comma-separated: a kind, `observe:<kind>` to
+    /// watch a decision or edit event without a vote, or `*` for every event.
+    #[arg(long, value_delimiter = ',', default_value = "message.completed")]
+    pub events: Vec<String>,
+    /// Write a crate (SLUG/Cargo.toml, SLUG/src/lib.rs) instead of one file.
+    #[arg(long = "crate")]
+    pub as_crate: bool,
+}
+
+/// Writes the hook and says what to run next.
+pub fn new(args: &NewArgs) -> Result<()> {
+    match args.lang.as_str() {
+        "rust" | "rs" => {}
+        "ts" | "typescript" | "js" => bail!(
+            "--lang {}: TypeScript hooks are not supported yet; write the hook in Rust (--lang rust), \
+             or build any language to a component for the define-hook world and put the .wasm under hooks/",
+            args.lang
+        ),
+        other => bail!("--lang {other}: unknown language; use `rust`"),
+    }
+    let (agent, slug) = split(&args.path)?;
+    let mut methods = Vec::new();
+    for kind in &args.events {
+        let kind = kind.trim();
+        if !is_subscribable(kind) {
+            bail!("--events: {}", hookrt::subscription_problem(kind));
+        }
+        if methods.iter().any(|(k, _)| k == kind) {
+            bail!("--events: `{kind}` is listed twice");
+        }
+        methods.push((kind.to_owned(), method(kind)?));
+    }
+    if methods.is_empty() {
+        bail!("--events: name at least one event kind, e.g. --events message.completed");
+    }
+    let hooks_dir = args.path.parent().unwrap_or(Path::new("."));
+    let name = slug.as_str().rsplit('/').next().unwrap_or(slug.as_str());
+    let target = if args.as_crate {
+        args.path.clone()
+    } else {
+        hooks_dir.join(format!("{name}.rs"))
+    };
+    for taken in [
+        hooks_dir.join(format!("{name}.rs")),
+        hooks_dir.join(format!("{name}.wasm")),
+        args.path.clone(),
+    ] {
+        if taken.exists() {
+            bail!(
+                "{} already exists: the slug `{slug}` is taken; pick another name or remove it",
+                taken.display()
+            );
+        }
+    }
+    let source = template(&slug, name, &methods);
+    if args.as_crate {
+        fs::create_dir_all(target.join("src"))?;
+        fs::write(target.join("Cargo.toml"), manifest(name))?;
+        fs::write(target.join("src").join("lib.rs"), source)?;
+    } else {
+        fs::create_dir_all(hooks_dir)?;
+        fs::write(&target, source)?;
+    }
+    println!("created {} (slug `{slug}`)", target.display());
+    let agent = agent.display();
+    println!("next:");
+    println!("  hookrt check {agent}");
+    println!(
+        "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl --update   # record what it does"
+    );
+    println!(
+        "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does"
+    );
+    if methods
+        .iter()
+        .any(|(k, _)| class_of(k) == EventClass::Decision)
+    {
+        println!(
+            "  it votes on a decision event: a failure denies by default; say so in {agent}/hookrt.toml \
+             with [hooks.\"{slug}\"] on_failure = \"deny\" (or \"abstain\")"
+        );
+    }
+    Ok(())
+}
+
+/// AGENT and SLUG from AGENT/hooks/SLUG (the last `hooks` component).
+fn split(path: &Path) -> Result<(PathBuf, Slug)> {
+    let parts: Vec<Component> = path.components().collect();
+    let Some(at) = parts
+        .iter()
+        .rposition(|c| c.as_os_str() == "hooks")
+        .filter(|at| at + 1 < parts.len())
+    else {
+        bail!(
+            "{}: expected AGENT/hooks/SLUG (e.g. my-agent/hooks/tool-guard): a hook lives under an agent folder's hooks/",
+            path.display()
+        );
+    };
+    // A subagent's hooks (AGENT/subagents/ID/hooks/SLUG) belong to AGENT.
+    let end = if at >= 2 && parts[at - 2].as_os_str() == "subagents" {
+        at - 2
+    } else {
+        at
+    };
+    let agent: PathBuf = if end == 0 {
+        PathBuf::from(".")
+    } else {
+        parts[..end].iter().collect()
+    };
+    let rest: Vec<String> = parts[at + 1..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let raw = rest.join("/");
+    let raw = raw.strip_suffix(".rs").unwrap_or(&raw);
+    let slug = Slug::parse(raw).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: {e}; fix: use lowercase letters, digits, `_` or `-`",
+            path.display()
+        )
+    })?;
+    Ok((agent, slug))
+}
+
+/// The `Hook` method for a subscription.
+fn method(kind: &str) -> Result<String> {
+    if kind == WILDCARD {
+        return Ok("any".to_owned());
+    }
+    if let Some(k) = kind.strip_prefix("observe:") {
+        return Ok(format!("{}_observed", k.replace('.', "_")));
+    }
+    if hookrt_sdk_method_exists(kind) {
+        return Ok(kind.replace('.', "_"));
+    }
+    bail!(
+        "--events: `{kind}` has no typed method in the SDK yet (Eve's and `custom.` kinds): use `*` and check `event.kind()`"
+    )
+}
+
+/// The kinds the SDK's `Hook` trait has a method for: hookrt's own vocabulary.
+fn hookrt_sdk_method_exists(kind: &str) -> bool {
+    const TYPED: &[&str] = &[
+        "session.started",
+        "session.completed",
+        "session.failed",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "step.started",
+        "step.completed",
+        "message.received",
+        "message.completed",
+        "actions.requested",
+        "action.result",
+        "input.requested",
+        "input.received",
+        "file.edit.requested",
+    ];
+    TYPED.contains(&kind)
+}
+
+fn type_name(name: &str) -> String {
+    name.split(['-', '_'])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect::<String>()
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .to_owned()
+}
+
+fn data_type(kind: &str) -> String {
+    kind.split('.')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn template(slug: &Slug, name: &str, methods: &[(String, String)]) -> String {
+    let ty = match type_name(name) {
+        t if t.is_empty() => "MyHook".to_owned(),
+        t => t,
+    };
+    let mut s = format!(
+        "//! Hook `{slug}`: TODO say what it does.\n//!\n\
+         //! Written with the SDK's typed `Hook` trait (docs/authoring.md): each method below is\n\
+         //! one subscription, and `#[hookrt_sdk::hook]` exports the ones written here.\n\n\
+         use hookrt_sdk::prelude::*;\n\n\
+         #[derive(Default)]\npub struct {ty};\n\n\
+         #[hookrt_sdk::hook]\nimpl Hook for {ty} {{\n"
+    );
+    for (i, (kind, method)) in methods.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        if method == "any" {
+            s.push_str(
+                "    /// Every event of this hook's scope.\n    fn any(&mut self, event: &Event, cx: &Context) -> HookResult {\n        \
+                 safe_log(event, cx); // ids, kind and timing only, never event data\n        Ok(())\n    }\n",
+            );
+            continue;
+        }
+        let watched = kind.strip_prefix("observe:");
+        let base = watched.unwrap_or(kind);
+        let data = data_type(base);
+        let (answer, body) = match (watched, class_of(base), base) {
+            (Some(_), _, _) | (None, EventClass::Observe, _) => (
+                "HookResult".to_owned(),
+                "safe_log(event, cx); // ids, kind and timing only, never event data\n        let _ = data;\n        Ok(())".to_owned(),
+            ),
+            (None, _, "actions.requested") => (
+                "HookResult<Vec<Approval>>".to_owned(),
+                "safe_log(event, cx);\n        // One answer per requested call, in order: Allow, Approval::ask(..), Approval::deny(..).\n        \
+                 Ok(vec![Approval::Abstain; data.actions.len()])"
+                    .to_owned(),
+            ),
+            (None, _, "file.edit.requested") => (
+                "HookResult<FileEditAnswer>".to_owned(),
+                "safe_log(event, cx);\n        let _ = data;\n        // Own the write with Applied or FileEditAnswer::failed(..); NotHandled lets it go on.\n        \
+                 Ok(FileEditAnswer::NotHandled)"
+                    .to_owned(),
+            ),
+            (None, _, _) => (
+                "HookResult<Option<AgentInput>>".to_owned(),
+                "safe_log(event, cx);\n        let _ = data;\n        // Some(input) replaces the agent input state (data.state); None keeps it.\n        Ok(None)"
+                    .to_owned(),
+            ),
+        };
+        s.push_str(&format!(
+            "    /// `{kind}`.\n    fn {method}(&mut self, data: {data}, event: &Event, cx: &Context) -> {answer} {{\n        {body}\n    }}\n"
+        ));
+    }
+    s.push_str("}\n");
+    s
+}
+
+fn manifest(name: &str) -> String {
+    format!(
+        "[package]\nname = \"{}-hook\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [lib]\ncrate-type = [\"cdylib\"]\n\n\
+         [dependencies]\n# hookrt supplies the SDK it was built with (a cargo patch), so no path is needed.\n\
+         hookrt-sdk = \"{}\"\n\n\
+         # Built on its own by hookrt, not as part of an enclosing workspace.\n[workspace]\n\n\
+         [profile.release]\nopt-level = \"s\"\nlto = true\nstrip = true\n",
+        name.replace('_', "-"),
+        hookrt::SDK_REQ
+    )
+}

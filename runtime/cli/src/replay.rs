@@ -1,0 +1,90 @@
+//! `hookrt test DIR --events FILE --expect FILE [--update]`: replays a recorded
+//! session through the hooks deterministically and compares what they did
+//! with an expectation file (`hookrt::replay`).
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use hookrt::{Envelope, Runtime};
+
+/// Arguments of `hookrt test`.
+#[derive(clap::Args)]
+pub struct TestArgs {
+    /// The agent folder.
+    pub dir: PathBuf,
+    /// The recorded session: JSONL envelopes, delivered as written (a repeated
+    /// id with `"attempt": 2` is a redelivery and reaches the hooks again).
+    #[arg(long)]
+    pub events: PathBuf,
+    /// The expectation: what each hook logged, decided and edited, and its outcome
+    /// (JSONL, written by --update).
+    #[arg(long)]
+    pub expect: PathBuf,
+    /// Write (or rewrite) the expectation from this replay instead of comparing.
+    #[arg(long)]
+    pub update: bool,
+}
+
+/// Replays and compares (or writes, with `--update`).
+pub fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
+    let text = fs::read_to_string(&args.events)
+        .with_context(|| format!("cannot read the events file {}", args.events.display()))?;
+    let mut events = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let e = Envelope::from_json(line).with_context(|| {
+            format!("{}:{}: not a valid envelope", args.events.display(), n + 1)
+        })?;
+        events.push(e);
+    }
+    let replay = hookrt::replay(&rt, &events)?;
+    if args.update {
+        fs::write(&args.expect, replay.to_jsonl())
+            .with_context(|| format!("cannot write {}", args.expect.display()))?;
+        println!(
+            "wrote {} record(s) of {} event(s) to {}",
+            replay.records.len(),
+            events.len(),
+            args.expect.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let expected = match fs::read_to_string(&args.expect) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+            "{} does not exist: run `hookrt test {} --events {} --expect {} --update` to record what the hooks do now",
+            args.expect.display(),
+            args.dir.display(),
+            args.events.display(),
+            args.expect.display()
+        ),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read {}", args.expect.display()));
+        }
+    };
+    let diffs = replay
+        .compare(&expected)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.expect.display()))?;
+    if diffs.is_empty() {
+        println!(
+            "ok: {} record(s) of {} event(s) match {}",
+            replay.records.len(),
+            events.len(),
+            args.expect.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for d in &diffs {
+        eprintln!("{d}");
+    }
+    eprintln!(
+        "{} difference(s) from {}; if the change is intended, run again with --update",
+        diffs.len(),
+        args.expect.display()
+    );
+    Ok(ExitCode::FAILURE)
+}

@@ -94,7 +94,16 @@ const SDK: &[&str] = &[
 
 /// The `hookrt` command.
 const CLI: &[&str] = &[
-    "claude", "retention", "journal", "run", "serve", "worker", "export", "new", "replay", "main",
+    "claude",
+    "retention",
+    "journal",
+    "run",
+    "serve",
+    "worker",
+    "export",
+    "new",
+    "replay",
+    "main",
 ];
 
 /// The HTTP server (`hookrt serve`).

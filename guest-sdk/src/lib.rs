@@ -100,9 +100,9 @@ pub use serde;
 pub use serde_json;
 
 pub use error::{HookError, HookResult};
+pub use event::{Context, Coordinates, Durability, Event, EventClass, Scope, Transport};
 pub use hook::{Hook, NoConfig};
 pub use hookrt_sdk_macros::hook;
-pub use event::{Context, Coordinates, Durability, Event, EventClass, Scope, Transport};
 pub use idempotency::idempotency_key;
 pub use log::safe_log;
 pub use response::{Approval, FileEditAnswer, IntoResponse, Response};
@@ -127,8 +127,8 @@ pub mod prelude {
     pub use crate::events::*;
     pub use crate::{
         Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, Hook,
-        HookError, HookResult, IntoResponse, NoConfig, Response, Scope, Transport,
-        idempotency_key, safe_log,
+        HookError, HookResult, IntoResponse, NoConfig, Response, Scope, Transport, idempotency_key,
+        safe_log,
     };
     pub use crate::{log, metrics, state};
     pub use serde::{Deserialize, Serialize};

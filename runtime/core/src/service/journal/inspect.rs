@@ -1,9 +1,11 @@
 //! Reading and re-driving the journal for `hookrt journal`: counts,
 //! pending deliveries, dead letters, and putting dead letters back.
 
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::params;
 
-use super::{DeadLetter, Journal, JournalError, JournalStatus, PendingDelivery, now_ms};
+use super::{
+    DeadLetter, Journal, JournalError, JournalStatus, PendingDelivery, now_ms, sqlite_error,
+};
 
 impl Journal {
     /// Counts of events and deliveries by state.
@@ -79,15 +81,8 @@ impl Journal {
         hook: Option<&str>,
         event_id: Option<&str>,
     ) -> Result<usize, JournalError> {
-        let path = self.path.clone();
-        let err = |source| JournalError::Sqlite {
-            path: path.clone(),
-            sqlite: source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
         let filter = "(?1 IS NULL OR hook = ?1) AND (?2 IS NULL OR event_id = ?2)";
         tx.execute(
             &format!(

@@ -300,6 +300,14 @@ pub struct Journal {
     path: PathBuf,
 }
 
+/// Maps a SQLite error to one naming the journal at `path`.
+fn sqlite_error(path: &Path) -> impl Fn(rusqlite::Error) -> JournalError + Copy + '_ {
+    move |sqlite| JournalError::Sqlite {
+        path: path.to_path_buf(),
+        sqlite,
+    }
+}
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -390,6 +398,16 @@ impl Journal {
     /// The journal file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Starts a write transaction, `IMMEDIATE` (see the module's doc), and
+    /// gives the journal's path with it for error messages.
+    fn write_transaction(&mut self) -> Result<(rusqlite::Transaction<'_>, &Path), JournalError> {
+        let Journal { conn, path } = self;
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sqlite_error(path))?;
+        Ok((tx, path))
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {

@@ -1,9 +1,9 @@
 //! Recovery: what an earlier run left unacked, each delivery one attempt
 //! higher, with the answers already given for its event.
 
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::params;
 
-use super::{Answered, Journal, JournalError, PendingDelivery, PendingEvent, now_ms};
+use super::{Answered, Journal, JournalError, PendingDelivery, PendingEvent, now_ms, sqlite_error};
 use crate::sandbox::outcome::Outcome;
 
 impl Journal {
@@ -11,15 +11,8 @@ impl Journal {
     /// attempts raised by one first (committed), so a delivery that may have
     /// run before a crash is never repeated with the same attempt.
     pub fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
-        let path = self.path.clone();
-        let err = |source| JournalError::Sqlite {
-            path: path.clone(),
-            sqlite: source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
         tx.execute(
             "UPDATE deliveries SET attempts = attempts + 1 WHERE state = 'pending'",
             [],

@@ -15,9 +15,9 @@
 
 use std::time::Duration;
 
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::params;
 
-use super::{Journal, JournalError, now_ms};
+use super::{Journal, JournalError, now_ms, sqlite_error};
 
 /// Events removed by one pruning transaction at most, so that a backlog is
 /// pruned in steps that never hold the write lock for long.
@@ -34,15 +34,8 @@ impl Journal {
     /// are never handed out twice.
     pub fn prune(&mut self, age: Duration, limit: usize) -> Result<usize, JournalError> {
         let cutoff = now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
-        let path = self.path.clone();
-        let err = |source| JournalError::Sqlite {
-            path: path.clone(),
-            sqlite: source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
         let seqs: Vec<i64> = {
             let mut q = tx
                 .prepare_cached(

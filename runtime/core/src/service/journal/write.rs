@@ -1,9 +1,9 @@
 //! Writing the journal: events with their planned deliveries (group
 //! commit), acks with answers and resolutions, the start of a retry.
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
-use super::{Ack, Inserted, Journal, JournalError, Plan, now_ms};
+use super::{Ack, Inserted, Journal, JournalError, Plan, now_ms, sqlite_error};
 use crate::event::envelope::Envelope;
 
 impl Journal {
@@ -15,15 +15,8 @@ impl Journal {
         &mut self,
         batch: &[(&Envelope, &Plan, &str)],
     ) -> Result<Vec<Inserted>, JournalError> {
-        let path = self.path.clone();
-        let err = |source| JournalError::Sqlite {
-            path: path.clone(),
-            sqlite: source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
         let mut out = Vec::with_capacity(batch.len());
         {
             let mut find = tx
@@ -48,7 +41,7 @@ impl Journal {
                     continue;
                 }
                 let json = serde_json::to_string(env).map_err(|e| JournalError::Corrupt {
-                    path: path.clone(),
+                    path: path.to_path_buf(),
                     seq: 0,
                     message: format!("event `{}` cannot be encoded: {e}", env.id),
                 })?;
@@ -73,15 +66,8 @@ impl Journal {
         if acks.is_empty() && resolutions.is_empty() {
             return Ok(());
         }
-        let path = self.path.clone();
-        let err = |source| JournalError::Sqlite {
-            path: path.clone(),
-            sqlite: source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
         {
             let mut done = tx
                 .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6")

@@ -69,3 +69,93 @@ fn sdk_version_newest_world_and_build_requirement_agree() {
         "the SDK crate carries its WIT (guest-sdk/wit), so `cargo package` includes it"
     );
 }
+
+/// The fields of each data struct in the SDK's `events.rs`, as
+/// `name` or `name?` (an `Option`), and each kind's struct from `kind!`.
+fn sdk_data_structs() -> (
+    std::collections::HashMap<String, Vec<String>>,
+    std::collections::HashMap<String, String>,
+) {
+    let src =
+        std::fs::read_to_string(crate::common::repo().join("guest-sdk/src/events.rs")).unwrap();
+    let mut structs = std::collections::HashMap::new();
+    let mut current: Option<(String, Vec<String>)> = None;
+    for line in src.lines() {
+        if let Some(name) = line
+            .strip_prefix("pub struct ")
+            .and_then(|r| r.strip_suffix(" {"))
+        {
+            current = Some((name.to_owned(), Vec::new()));
+        } else if line == "}" {
+            if let Some((name, fields)) = current.take() {
+                structs.insert(name, fields);
+            }
+        } else if let Some((_, fields)) = current.as_mut()
+            && let Some((name, ty)) = line.trim().strip_prefix("pub ").and_then(|f| f.split_once(": "))
+        {
+            let optional = if ty.starts_with("Option<") { "?" } else { "" };
+            fields.push(format!("{name}{optional}"));
+        }
+    }
+    let kinds = src
+        .lines()
+        .filter_map(|l| {
+            let (ty, kind) = l.strip_prefix("kind!(")?.split_once(" => \"")?;
+            Some((kind.strip_suffix("\");")?.to_owned(), ty.to_owned()))
+        })
+        .collect();
+    (structs, kinds)
+}
+
+/// The top-level fields a Data cell names: the first backquoted word of each
+/// part between commas outside parentheses.
+fn documented_fields(cell: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut depth = 0;
+    for c in cell.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        parts.last_mut().unwrap().push(c);
+    }
+    parts
+        .iter()
+        .map(|p| p.split('`').nth(1).expect("a backquoted field").to_owned())
+        .collect()
+}
+
+/// docs/envelope.md's table of hookrt's own kinds is checked against the
+/// runtime's vocabulary (kind, class, when) and the SDK's data structs
+/// (struct, every field, which are optional): the reference cannot drift
+/// from the code unnoticed.
+#[test]
+fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
+    let doc = std::fs::read_to_string(crate::common::repo().join("docs/envelope.md")).unwrap();
+    let (structs, struct_of) = sdk_data_structs();
+    let rows: Vec<Vec<&str>> = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| Kind | Class | Emitted when | SDK struct | Data |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let own: Vec<&hookrt::EventKind> = hookrt::KINDS
+        .iter()
+        .filter(|k| struct_of.contains_key(k.name))
+        .collect();
+    assert_eq!(rows.len(), own.len(), "one row per kind with an SDK struct");
+    for (row, kind) in rows.iter().zip(own) {
+        let ty = &struct_of[kind.name];
+        assert_eq!(row[0], format!("`{}`", kind.name));
+        assert_eq!(row[1], format!("{:?}", kind.class).to_lowercase(), "{}", kind.name);
+        assert_eq!(row[2], kind.when, "{}", kind.name);
+        assert_eq!(row[3], format!("`{ty}`"), "{}", kind.name);
+        assert_eq!(documented_fields(row[4]), structs[ty], "{}'s data", kind.name);
+    }
+}

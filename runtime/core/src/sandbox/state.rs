@@ -124,7 +124,7 @@ impl StateAccess {
         let mut inner = self.lock();
         let used = inner.stored(&self.slug)?;
         let old = inner.size_of(&self.slug, key)?;
-        let total = used - old + key.len() + value.len();
+        let total = used.saturating_sub(old) + key.len() + value.len();
         if total > MAX_HOOK_BYTES {
             return Err(format!(
                 "state of hook `{}` would exceed {MAX_HOOK_BYTES} bytes",
@@ -155,7 +155,7 @@ impl StateAccess {
                     params![self.slug, key],
                 )
                 .map_err(|e| e.to_string())?;
-            inner.used.insert(self.slug.clone(), used - old);
+            inner.used.insert(self.slug.clone(), used.saturating_sub(old));
             Ok::<_, String>(())
         })();
         if let Err(e) = gone {

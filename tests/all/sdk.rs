@@ -91,7 +91,10 @@ fn sdk_data_structs() -> (
                 structs.insert(name, fields);
             }
         } else if let Some((_, fields)) = current.as_mut()
-            && let Some((name, ty)) = line.trim().strip_prefix("pub ").and_then(|f| f.split_once(": "))
+            && let Some((name, ty)) = line
+                .trim()
+                .strip_prefix("pub ")
+                .and_then(|f| f.split_once(": "))
         {
             let optional = if ty.starts_with("Option<") { "?" } else { "" };
             fields.push(format!("{name}{optional}"));
@@ -153,9 +156,19 @@ fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
     for (row, kind) in rows.iter().zip(own) {
         let ty = &struct_of[kind.name];
         assert_eq!(row[0], format!("`{}`", kind.name));
-        assert_eq!(row[1], format!("{:?}", kind.class).to_lowercase(), "{}", kind.name);
+        assert_eq!(
+            row[1],
+            format!("{:?}", kind.class).to_lowercase(),
+            "{}",
+            kind.name
+        );
         assert_eq!(row[2], kind.when, "{}", kind.name);
         assert_eq!(row[3], format!("`{ty}`"), "{}", kind.name);
-        assert_eq!(documented_fields(row[4]), structs[ty], "{}'s data", kind.name);
+        assert_eq!(
+            documented_fields(row[4]),
+            structs[ty],
+            "{}'s data",
+            kind.name
+        );
     }
 }

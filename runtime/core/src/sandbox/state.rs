@@ -155,7 +155,9 @@ impl StateAccess {
                     params![self.slug, key],
                 )
                 .map_err(|e| e.to_string())?;
-            inner.used.insert(self.slug.clone(), used.saturating_sub(old));
+            inner
+                .used
+                .insert(self.slug.clone(), used.saturating_sub(old));
             Ok::<_, String>(())
         })();
         if let Err(e) = gone {

@@ -16,65 +16,22 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hookrt::{BuildOptions, Envelope, HookService, Observation, Runtime};
+use hookrt::{Envelope, HookService, Observation};
 use hookrt_serve::{ServeOptions, Tokens};
 
 /// Rounds per figure; the median is printed.
 const ROUNDS: usize = 3;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_path_buf()
-}
+// The library benches' helpers: the repository, the shared hook cache, the
+// three-observer agent and the transcript (this crate is runtime/serve, as
+// deep as runtime/core, and both benches share target/tmp).
+#[path = "../../core/benches/support/mod.rs"]
+mod support;
 
-/// The throughput bench's agent: three observe hooks.
-fn three_observers() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let hooks = dir.path().join("hooks");
-    std::fs::create_dir_all(hooks.join("observability")).unwrap();
-    let ex = repo().join("example-hooks");
-    for (from, to) in [
-        ("agent/hooks/audit.rs", "audit.rs"),
-        (
-            "agent/hooks/observability/metrics.rs",
-            "observability/metrics.rs",
-        ),
-        ("hostile/hooks/witness.rs", "witness.rs"),
-    ] {
-        std::fs::copy(ex.join(from), hooks.join(to)).unwrap();
-    }
-    std::fs::write(
-        dir.path().join("hookrt.toml"),
-        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
-    )
-    .unwrap();
-    dir
-}
-
-fn build_options(agent: &Path) -> BuildOptions {
-    let mut o = BuildOptions::for_agent(agent);
-    o.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
-    o
-}
-
-fn load(agent: &Path) -> Runtime {
-    Runtime::load(agent, &build_options(agent), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
-}
-
-fn transcript() -> Vec<Envelope> {
-    let text =
-        std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| Envelope::from_json(l).unwrap())
-        .collect()
-}
+use support::{load, three_observers, transcript};
 
 /// `n` events of the transcript's mix with ids unique to `tag`.
 fn events(base: &[Envelope], tag: &str, n: usize) -> Vec<Envelope> {
@@ -164,7 +121,7 @@ impl Server {
         options.insecure_no_auth = true;
         options.rate_limit = 0.0;
         options.decide_timeout = Duration::from_secs(120);
-        options.build = Some(build_options(agent));
+        options.build = Some(support::opts(agent));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (listening, addr) = std::sync::mpsc::channel();
         let runtime = load(agent);

@@ -10,6 +10,13 @@
 //! `step.completed` / `turn.completed` -> `Option<AgentInput>`). Returning an approval
 //! from an observe handler does not compile.
 //!
+//! Every kind of the vocabulary has a method. The kinds only Eve's stream carries
+//! (`session.waiting`, `reasoning.appended`, `task.started`, ...) receive Eve's data
+//! ([`crate::eve`]); the kinds hookrt's own streams carry receive hookrt's data
+//! ([`crate::events`]): on the Eve bridge, where those kinds carry Eve's shape, read
+//! them in `any` with `event.data::<eve::MessageCompleted>()`. `custom.` kinds have no
+//! method: handle them in `any` and match `event.kind()`.
+//!
 //! A decision or edit event can also be watched without a vote: the `*_observed`
 //! methods (`actions_requested_observed`, ...) subscribe as `observe:<kind>`. The
 //! runtime delivers the event to them like to any handler, but what they return and
@@ -148,6 +155,60 @@ handlers! {
     step_completed, "step.completed", StepCompleted, Option<AgentInput>, |d| None;
     /// `turn.completed` (edit): `Some(input)` replaces the agent input state, `None` keeps it.
     turn_completed, "turn.completed", TurnCompleted, Option<AgentInput>, |d| None;
+    /// `session.waiting` (observe, Eve's stream only): the session parks until the next user message.
+    session_waiting, "session.waiting", crate::eve::SessionWaiting, (), |d| ();
+    /// `turn.waiting` (observe, Eve's stream only): an open turn parks for input or tasks.
+    turn_waiting, "turn.waiting", crate::eve::TurnWaiting, (), |d| ();
+    /// `turn.cancelled` (observe, Eve's stream only): a turn is cancelled; not a failure.
+    turn_cancelled, "turn.cancelled", crate::eve::TurnCancelled, (), |d| ();
+    /// `step.failed` (observe, Eve's stream only): a model step fails.
+    step_failed, "step.failed", crate::eve::StepFailed, (), |d| ();
+    /// `reasoning.appended` (observe, Eve's stream only): a delta of the model's reasoning.
+    reasoning_appended, "reasoning.appended", crate::eve::ReasoningAppended, (), |d| ();
+    /// `reasoning.completed` (observe, Eve's stream only): a reasoning block is final.
+    reasoning_completed, "reasoning.completed", crate::eve::ReasoningCompleted, (), |d| ();
+    /// `message.appended` (observe, Eve's stream only): a delta of the assistant's text.
+    message_appended, "message.appended", crate::eve::MessageAppended, (), |d| ();
+    /// `result.completed` (observe, Eve's stream only): a structured result of an output-schema turn.
+    result_completed, "result.completed", crate::eve::ResultCompleted, (), |d| ();
+    /// `action.input.appended` (observe, Eve's stream only): a delta of a tool call's raw input text, before it is requested.
+    action_input_appended, "action.input.appended", crate::eve::ActionInputAppended, (), |d| ();
+    /// `action.partial` (observe, Eve's stream only): a preliminary result of a streaming tool.
+    action_partial, "action.partial", crate::eve::ActionPartial, (), |d| ();
+    /// `input.resolved` (observe, Eve's stream only): the server accepted answers to input requests (Eve; hookrt's own streams say input.received).
+    input_resolved, "input.resolved", crate::eve::InputResolved, (), |d| ();
+    /// `approval.candidate` (observe, Eve's stream only): one responder's approval candidate changed.
+    approval_candidate, "approval.candidate", crate::eve::ApprovalCandidate, (), |d| ();
+    /// `approval.settled` (observe, Eve's stream only): an approval request settled.
+    approval_settled, "approval.settled", crate::eve::ApprovalSettled, (), |d| ();
+    /// `task.started` (observe, Eve's stream only): an agent or workflow call started a task, maybe a child session.
+    task_started, "task.started", crate::eve::TaskStarted, (), |d| ();
+    /// `task.detached` (observe, Eve's stream only): a waited task moved to the background.
+    task_detached, "task.detached", crate::eve::TaskDetached, (), |d| ();
+    /// `task.settled` (observe, Eve's stream only): a task reached its first outcome.
+    task_settled, "task.settled", crate::eve::TaskSettled, (), |d| ();
+    /// `task.ended` (observe, Eve's stream only): a task ended after its last outcome.
+    task_ended, "task.ended", crate::eve::TaskEnded, (), |d| ();
+    /// `agent.started` (observe, Eve's stream only): a workflow opened a child agent session.
+    agent_started, "agent.started", crate::eve::AgentStarted, (), |d| ();
+    /// `compaction.requested` (observe, Eve's stream only): history compaction began.
+    compaction_requested, "compaction.requested", crate::eve::CompactionRequested, (), |d| ();
+    /// `compaction.completed` (observe, Eve's stream only): a compaction checkpoint was written.
+    compaction_completed, "compaction.completed", crate::eve::CompactionCompleted, (), |d| ();
+    /// `context.cleared` (observe, Eve's stream only): the model-message history was cleared.
+    context_cleared, "context.cleared", crate::eve::ContextCleared, (), |d| ();
+    /// `authorization.required` (observe, Eve's stream only): a connection needs the user to sign in.
+    authorization_required, "authorization.required", crate::eve::AuthorizationRequired, (), |d| ();
+    /// `authorization.completed` (observe, Eve's stream only): a sign-in resolved.
+    authorization_completed, "authorization.completed", crate::eve::AuthorizationCompleted, (), |d| ();
+    /// `subagent.called` (observe, Eve's stream only): a parent started a subagent session (Eve's streams before version 25).
+    subagent_called, "subagent.called", crate::eve::SubagentCalled, (), |d| ();
+    /// `subagent.started` (observe, Eve's stream only): an inline subagent began (Eve's streams before version 25).
+    subagent_started, "subagent.started", crate::eve::SubagentStarted, (), |d| ();
+    /// `subagent.event` (observe, Eve's stream only): one event of a subagent, wrapped by its parent (Eve's streams before version 25).
+    subagent_event, "subagent.event", crate::eve::SubagentEvent, (), |d| ();
+    /// `subagent.completed` (observe, Eve's stream only): a subagent finished (Eve's streams before version 25).
+    subagent_completed, "subagent.completed", crate::eve::SubagentCompleted, (), |d| ();
     /// `actions.requested` watched without a vote (`observe:actions.requested`): the
     /// hook's answer and failure count for nothing in the tool approval.
     actions_requested_observed, "observe:actions.requested", ActionsRequested, (), |d| ();

@@ -130,7 +130,7 @@ pub mod prelude {
         HookError, HookResult, IntoResponse, NoConfig, Response, Scope, Transport, idempotency_key,
         safe_log,
     };
-    pub use crate::{log, metrics, state};
+    pub use crate::{eve, log, metrics, state};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

@@ -6,6 +6,51 @@ fn sdk_and_runtime_share_one_vocabulary() {
     assert_eq!(host, hookrt_sdk::events::KINDS);
 }
 
+/// The typed `Hook` trait has a method for every kind of the vocabulary (and an
+/// `_observed` one for every decision and edit kind), typed with `eve::` data
+/// exactly for the kinds only Eve's stream carries: `hookrt new` relies on it.
+#[test]
+fn every_kind_has_a_typed_method_in_the_sdk() {
+    let mut expected = vec![("any".to_owned(), "*".to_owned())];
+    for k in hookrt::KINDS {
+        expected.push((k.name.replace('.', "_"), k.name.to_owned()));
+    }
+    for k in hookrt::KINDS {
+        if k.class != hookrt::EventClass::Observe {
+            expected.push((
+                format!("{}_observed", k.name.replace('.', "_")),
+                format!("observe:{}", k.name),
+            ));
+        }
+    }
+    let mut methods: Vec<(String, String)> = hookrt_sdk::hook::METHODS
+        .iter()
+        .map(|(m, k)| (m.to_string(), k.to_string()))
+        .collect();
+    methods.sort();
+    expected.sort();
+    assert_eq!(methods, expected);
+    let src = std::fs::read_to_string(crate::common::repo().join("guest-sdk/src/hook.rs")).unwrap();
+    for k in hookrt::KINDS {
+        let line = src
+            .lines()
+            .find(|l| {
+                l.trim_start().starts_with(&format!(
+                    "{}, \"{}\", ",
+                    k.name.replace('.', "_"),
+                    k.name
+                ))
+            })
+            .unwrap_or_else(|| panic!("no handler line for {}", k.name));
+        assert_eq!(
+            line.contains("crate::eve::"),
+            k.origin == hookrt::Origin::Eve,
+            "{}: {line}",
+            k.name
+        );
+    }
+}
+
 #[test]
 fn every_transcript_event_is_valid_for_the_runtime() {
     let events = crate::common::transcript();

@@ -1002,13 +1002,15 @@ fn new_writes_a_hook_that_passes_check_and_test() {
         "new",
         &format!("{a}/hooks/tool-guard"),
         "--events",
-        "actions.requested,message.completed,observe:file.edit.requested",
+        "actions.requested,message.completed,observe:file.edit.requested,task.started",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let source = fs::read_to_string(agent.join("hooks/tool-guard.rs")).unwrap();
     assert!(source.contains("impl Hook for ToolGuard"), "{source}");
     assert!(source.contains("fn actions_requested(&mut self, data: ActionsRequested"));
     assert!(source.contains("fn file_edit_requested_observed(&mut self, data: FileEditRequested"));
+    // A kind only Eve's stream carries gets Eve's data type.
+    assert!(source.contains("fn task_started(&mut self, data: eve::TaskStarted"));
     let out = run(&[
         "new",
         &format!("{a}/hooks/watcher"),
@@ -1069,6 +1071,20 @@ fn new_writes_a_hook_that_passes_check_and_test() {
     assert!(
         text(&out.stderr)
             .contains("unknown event kind `mesage.completed` (did you mean `message.completed`?)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/deploys"),
+        "--events",
+        "custom.deploy.finished",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(
+            "`custom.deploy.finished` is an agent server's own kind: the SDK has no typed method for it; use `*`"
+        ),
         "{}",
         text(&out.stderr)
     );

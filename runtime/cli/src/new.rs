@@ -148,34 +148,12 @@ fn method(kind: &str) -> Result<String> {
     if let Some(k) = kind.strip_prefix("observe:") {
         return Ok(format!("{}_observed", k.replace('.', "_")));
     }
-    if hookrt_sdk_method_exists(kind) {
+    if hookrt::KINDS.iter().any(|k| k.name == kind) {
         return Ok(kind.replace('.', "_"));
     }
     bail!(
-        "--events: `{kind}` has no typed method in the SDK yet (Eve's and `custom.` kinds): use `*` and check `event.kind()`"
+        "--events: `{kind}` is an agent server's own kind: the SDK has no typed method for it; use `*` and match `event.kind()`"
     )
-}
-
-/// The kinds the SDK's `Hook` trait has a method for: hookrt's own vocabulary.
-fn hookrt_sdk_method_exists(kind: &str) -> bool {
-    const TYPED: &[&str] = &[
-        "session.started",
-        "session.completed",
-        "session.failed",
-        "turn.started",
-        "turn.completed",
-        "turn.failed",
-        "step.started",
-        "step.completed",
-        "message.received",
-        "message.completed",
-        "actions.requested",
-        "action.result",
-        "input.requested",
-        "input.received",
-        "file.edit.requested",
-    ];
-    TYPED.contains(&kind)
 }
 
 fn type_name(name: &str) -> String {
@@ -192,15 +170,21 @@ fn type_name(name: &str) -> String {
         .to_owned()
 }
 
+/// The SDK type of `kind`'s data: `eve::` for the kinds only Eve's stream carries.
 fn data_type(kind: &str) -> String {
-    kind.split('.')
+    let eve = hookrt::KINDS
+        .iter()
+        .any(|k| k.name == kind && k.origin == hookrt::Origin::Eve);
+    let name: String = kind
+        .split('.')
         .map(|w| {
             let mut c = w.chars();
             c.next()
                 .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
                 .unwrap_or_default()
         })
-        .collect()
+        .collect();
+    if eve { format!("eve::{name}") } else { name }
 }
 
 fn template(slug: &Slug, name: &str, methods: &[(String, String)]) -> String {

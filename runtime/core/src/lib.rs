@@ -46,8 +46,8 @@ pub use event::envelope::{
 };
 pub use event::eve::{EveError, EveStream};
 pub use event::kind::{
-    CUSTOM_PREFIX, EventClass, EventKind, KINDS, OBSERVE_PREFIX, WILDCARD, class_of, is_known,
-    is_subscribable, observed_kind, subscription_problem, unknown_kind_message,
+    CUSTOM_PREFIX, EventClass, EventKind, KINDS, OBSERVE_PREFIX, Origin, WILDCARD, class_of,
+    is_known, is_subscribable, observed_kind, subscription_problem, unknown_kind_message,
 };
 pub use event::ordinal::{MAX_OPEN_STEPS, Ordinals};
 pub use event::scope::{Scope, Transport};

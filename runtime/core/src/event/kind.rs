@@ -38,9 +38,24 @@ pub struct EventKind {
     pub when: &'static str,
     /// What hooks may do with it.
     pub class: EventClass,
+    /// Which streams carry it: hookrt's own and Eve's, or Eve's alone. The
+    /// SDK types its data after it (`events::` or `eve::`).
+    pub origin: Origin,
+}
+
+/// Which streams carry an event kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// hookrt's own vocabulary: every transport sends it (Eve's stream too,
+    /// with Eve's own data: see `docs/adr/0002-eve-bridge.md`).
+    Hookrt,
+    /// Only Eve's stream sends it (`hookrt run --format eve`, the Eve bridge).
+    Eve,
 }
 
 use EventClass::{Decision, Edit, Observe};
+use Origin::{Eve, Hookrt};
 
 /// Every known kind, in lifecycle order.
 pub const KINDS: &[EventKind] = &[
@@ -48,212 +63,254 @@ pub const KINDS: &[EventKind] = &[
         name: "session.started",
         when: "a new session begins",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "session.completed",
         when: "the session ends successfully",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "session.failed",
         when: "the session ends with a terminal failure",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "turn.started",
         when: "a new turn begins within the session",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "turn.completed",
         when: "a turn finishes successfully",
         class: Edit,
+        origin: Hookrt,
     },
     EventKind {
         name: "turn.failed",
         when: "a turn finishes with an error",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "step.started",
         when: "a model step (one model call) begins",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "step.completed",
         when: "a model step finishes, after its tool results are committed",
         class: Edit,
+        origin: Hookrt,
     },
     EventKind {
         name: "message.received",
         when: "a user message arrives",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "message.completed",
         when: "the model completes a message",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "actions.requested",
         when: "the model requests tool calls, before they run",
         class: Decision,
+        origin: Hookrt,
     },
     EventKind {
         name: "action.result",
         when: "a tool call returns a result",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "input.requested",
         when: "a tool or the model asks a human for input",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "input.received",
         when: "the human answers an input request",
         class: Observe,
+        origin: Hookrt,
     },
     EventKind {
         name: "file.edit.requested",
         when: "the agent is about to write a file",
         class: Decision,
+        origin: Hookrt,
     },
     // The rest of Eve's stream (docs/adr/0002-eve-bridge.md): observed.
     EventKind {
         name: "session.waiting",
         when: "the session parks until the next user message (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "turn.waiting",
         when: "an open turn parks for input or tasks (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "turn.cancelled",
         when: "a turn is cancelled; not a failure (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "step.failed",
         when: "a model step fails (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "reasoning.appended",
         when: "a delta of the model's reasoning (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "reasoning.completed",
         when: "a reasoning block is final (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "message.appended",
         when: "a delta of the assistant's text (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "result.completed",
         when: "a structured result of an output-schema turn (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "action.input.appended",
         when: "a delta of a tool call's raw input text, before it is requested (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "action.partial",
         when: "a preliminary result of a streaming tool (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "input.resolved",
         when: "the server accepted answers to input requests (Eve; hookrt's own streams say input.received)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "approval.candidate",
         when: "one responder's approval candidate changed (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "approval.settled",
         when: "an approval request settled (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "task.started",
         when: "an agent or workflow call started a task, maybe a child session (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "task.detached",
         when: "a waited task moved to the background (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "task.settled",
         when: "a task reached its first outcome (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "task.ended",
         when: "a task ended after its last outcome (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "agent.started",
         when: "a workflow opened a child agent session (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "compaction.requested",
         when: "history compaction began (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "compaction.completed",
         when: "a compaction checkpoint was written (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "context.cleared",
         when: "the model-message history was cleared (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "authorization.required",
         when: "a connection needs the user to sign in (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "authorization.completed",
         when: "a sign-in resolved (Eve)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "subagent.called",
         when: "a parent started a subagent session (Eve, before stream version 25)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "subagent.started",
         when: "an inline subagent began (Eve, before stream version 25)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "subagent.event",
         when: "one event of a subagent, wrapped by its parent (Eve, before stream version 25)",
         class: Observe,
+        origin: Eve,
     },
     EventKind {
         name: "subagent.completed",
         when: "a subagent finished (Eve, before stream version 25)",
         class: Observe,
+        origin: Eve,
     },
 ];
 

@@ -123,6 +123,23 @@ fn sdk_data_structs() -> (
 ) {
     let src =
         std::fs::read_to_string(crate::common::repo().join("guest-sdk/src/events.rs")).unwrap();
+    let structs = struct_fields(&src, |name| name.to_owned());
+    let kinds = src
+        .lines()
+        .filter_map(|l| {
+            let (ty, kind) = l.strip_prefix("kind!(")?.split_once(" => \"")?;
+            Some((kind.strip_suffix("\");")?.to_owned(), ty.to_owned()))
+        })
+        .collect();
+    (structs, kinds)
+}
+
+/// The fields of each struct in `src`, each renamed by `rename` and marked `?`
+/// when it is an `Option`.
+fn struct_fields(
+    src: &str,
+    rename: impl Fn(&str) -> String,
+) -> std::collections::HashMap<String, Vec<String>> {
     let mut structs = std::collections::HashMap::new();
     let mut current: Option<(String, Vec<String>)> = None;
     for line in src.lines() {
@@ -142,17 +159,10 @@ fn sdk_data_structs() -> (
                 .and_then(|f| f.split_once(": "))
         {
             let optional = if ty.starts_with("Option<") { "?" } else { "" };
-            fields.push(format!("{name}{optional}"));
+            fields.push(format!("{}{optional}", rename(name)));
         }
     }
-    let kinds = src
-        .lines()
-        .filter_map(|l| {
-            let (ty, kind) = l.strip_prefix("kind!(")?.split_once(" => \"")?;
-            Some((kind.strip_suffix("\");")?.to_owned(), ty.to_owned()))
-        })
-        .collect();
-    (structs, kinds)
+    structs
 }
 
 /// The top-level fields a Data cell names: the first backquoted word of each
@@ -182,17 +192,101 @@ fn documented_fields(cell: &str) -> Vec<String> {
 /// runtime's vocabulary (kind, class, when) and the SDK's data structs
 /// (struct, every field, which are optional): the reference cannot drift
 /// from the code unnoticed.
+/// The rows of docs/envelope.md's table under the header line `header`.
+fn reference_rows(doc: &str, header: &str) -> Vec<Vec<String>> {
+    doc.lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// docs/envelope.md's table of Eve's data is checked against the runtime's
+/// vocabulary (kind, class, when) and the SDK's `eve` structs (struct, every
+/// field by its camelCase name on the wire, all optional): one row per kind
+/// `eve.rs` types, in the vocabulary's order.
+#[test]
+fn the_eve_reference_matches_the_vocabulary_and_the_sdk_structs() {
+    let doc = std::fs::read_to_string(crate::common::repo().join("docs/envelope.md")).unwrap();
+    let src = std::fs::read_to_string(crate::common::repo().join("guest-sdk/src/eve.rs")).unwrap();
+    let camel = |name: &str| {
+        let mut out = String::new();
+        for (i, word) in name.split('_').enumerate() {
+            let mut c = word.chars();
+            if i == 0 {
+                out.push_str(word);
+            } else if let Some(first) = c.next() {
+                out.push(first.to_ascii_uppercase());
+                out.push_str(c.as_str());
+            }
+        }
+        out
+    };
+    let structs = struct_fields(&src, camel);
+    let lines: Vec<&str> = src.lines().collect();
+    let struct_of: std::collections::HashMap<String, String> = lines
+        .windows(2)
+        .filter_map(|w| {
+            let ty = w[0]
+                .strip_prefix("impl EventData for ")?
+                .strip_suffix(" {")?;
+            let kind = w[1]
+                .trim()
+                .strip_prefix("const KIND: &'static str = \"")?
+                .strip_suffix("\";")?;
+            Some((kind.to_owned(), ty.to_owned()))
+        })
+        .collect();
+    let rows = reference_rows(
+        &doc,
+        "| Kind | Class | Emitted when | SDK struct | Data (Eve's stream) |",
+    );
+    let typed: Vec<&hookrt::EventKind> = hookrt::KINDS
+        .iter()
+        .filter(|k| struct_of.contains_key(k.name))
+        .collect();
+    assert_eq!(rows.len(), typed.len(), "one row per kind eve.rs types");
+    for kind in hookrt::KINDS
+        .iter()
+        .filter(|k| k.origin == hookrt::Origin::Eve)
+    {
+        assert!(
+            struct_of.contains_key(kind.name),
+            "eve.rs types {}",
+            kind.name
+        );
+    }
+    for (row, kind) in rows.iter().zip(typed) {
+        let ty = &struct_of[kind.name];
+        assert_eq!(row[0], format!("`{}`", kind.name));
+        assert_eq!(
+            row[1],
+            format!("{:?}", kind.class).to_lowercase(),
+            "{}",
+            kind.name
+        );
+        assert_eq!(row[2], kind.when, "{}", kind.name);
+        assert_eq!(row[3], format!("`eve::{ty}`"), "{}", kind.name);
+        assert_eq!(
+            documented_fields(&row[4]),
+            structs[ty],
+            "{}'s data",
+            kind.name
+        );
+    }
+}
+
 #[test]
 fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
     let doc = std::fs::read_to_string(crate::common::repo().join("docs/envelope.md")).unwrap();
     let (structs, struct_of) = sdk_data_structs();
-    let rows: Vec<Vec<&str>> = doc
-        .lines()
-        .skip_while(|l| !l.starts_with("| Kind | Class | Emitted when | SDK struct | Data |"))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
-        .collect();
+    let rows = reference_rows(&doc, "| Kind | Class | Emitted when | SDK struct | Data |");
     let own: Vec<&hookrt::EventKind> = hookrt::KINDS
         .iter()
         .filter(|k| struct_of.contains_key(k.name))
@@ -210,7 +304,7 @@ fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
         assert_eq!(row[2], kind.when, "{}", kind.name);
         assert_eq!(row[3], format!("`{ty}`"), "{}", kind.name);
         assert_eq!(
-            documented_fields(row[4]),
+            documented_fields(&row[4]),
             structs[ty],
             "{}'s data",
             kind.name

@@ -14,3 +14,4 @@ mod commands;
 mod crash;
 mod ingest;
 mod journal;
+mod tutorial;

@@ -237,8 +237,19 @@ fn template(slug: &Slug, name: &str, methods: &[(String, String)]) -> String {
                     .to_owned(),
             ),
         };
+        // As rustfmt lays it out: one line when it fits in 100 columns.
+        let one_line = format!(
+            "    fn {method}(&mut self, data: {data}, event: &Event, cx: &Context) -> {answer} {{"
+        );
+        let signature = if one_line.len() <= 100 {
+            one_line
+        } else {
+            format!(
+                "    fn {method}(\n        &mut self,\n        data: {data},\n        event: &Event,\n        cx: &Context,\n    ) -> {answer} {{"
+            )
+        };
         s.push_str(&format!(
-            "    /// `{kind}`.\n    fn {method}(&mut self, data: {data}, event: &Event, cx: &Context) -> {answer} {{\n        {body}\n    }}\n"
+            "    /// `{kind}`.\n{signature}\n        {body}\n    }}\n"
         ));
     }
     s.push_str("}\n");

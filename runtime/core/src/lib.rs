@@ -54,11 +54,13 @@ pub use event::scope::{Scope, Transport};
 
 // Layer 2: the sandbox.
 pub use sandbox::capture::LogLine;
-pub use sandbox::engine::{Allocator, MAX_WORKERS, SandboxError, engine_config};
+pub use sandbox::engine::{
+    Allocator, MAX_WORKERS, SandboxError, engine_config, engine_config_metered,
+};
 pub use sandbox::grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
 pub use sandbox::http::MAX_RESPONSE_BYTES;
 pub use sandbox::limits::{
-    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES,
+    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES, Metering,
 };
 pub use sandbox::metrics::{Metrics, Series};
 pub use sandbox::outcome::Outcome;

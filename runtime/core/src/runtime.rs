@@ -21,6 +21,7 @@ use crate::hooks::lock::Lock;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
 use crate::hooks::registry::Registry;
 use crate::sandbox::engine::{self, Allocator, Sandbox};
+use crate::sandbox::limits::Metering;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
@@ -164,7 +165,10 @@ impl Runtime {
         } else {
             Allocator::OnDemand
         };
-        let sandbox = Sandbox::with_allocator(want).map_err(|e| {
+        let epoch_only = discovery.hooks.iter().any(|h| {
+            config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch
+        });
+        let sandbox = Sandbox::with_meterings(want, epoch_only).map_err(|e| {
             Problems(vec![Problem::new(
                 ProblemKind::Sandbox,
                 agent_dir,

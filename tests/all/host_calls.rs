@@ -124,3 +124,18 @@ fn a_slow_drip_http_response_ends_timeout_at_the_deadline() {
         "the connection was kept open"
     );
 }
+
+#[test]
+fn an_epoch_only_hook_sleeping_in_a_host_call_still_ends_timeout() {
+    let agent = TempAgent::new()
+        .hook("testing/hooks/sleeper.rs", "sleeper.rs")
+        .config("[hooks.sleeper]\nmetering = \"epoch\"\ndeadline_ms = 200\n");
+    let rt = load(agent.path());
+    let start = Instant::now();
+    let d = rt.dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    let took = start.elapsed();
+    assert_eq!(d.outcome, Outcome::Timeout, "{:?}", d.error);
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert_eq!(d.fuel_used, 0);
+    assert!(d.logs.iter().all(|l| l.message != "woke up"));
+}

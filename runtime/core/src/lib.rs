@@ -84,7 +84,7 @@ pub use hooks::slug::{Slug, SlugError};
 
 // Layer 4: delivery.
 pub use delivery::cascade::{Failure, SESSION_FAILED, TURN_FAILED, cascade_event};
-pub use delivery::decision::{CallDecision, FileEditDecision, ToolApproval, Vote};
+pub use delivery::decision::{CallDecision, DecisionWorkers, FileEditDecision, ToolApproval, Vote};
 pub use delivery::edit::{EditAccount, EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::delivery::decision::DecisionWorkers;
 use crate::delivery::dispatch;
 use crate::delivery::record::{Delivery, Dispatch};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
@@ -35,6 +36,7 @@ pub struct Runtime {
     metrics: Arc<Metrics>,
     transport: Transport,
     redactor: Redactor,
+    decisions: DecisionWorkers,
 }
 
 /// The static part of loading: discovery plus configuration, no building.
@@ -212,6 +214,7 @@ impl Runtime {
             metrics: Metrics::new(),
             transport: Transport::default(),
             redactor: config.redactor().clone(),
+            decisions: DecisionWorkers::default(),
         })
     }
 
@@ -253,6 +256,21 @@ impl Runtime {
     /// What hooks reported through the `metrics` import.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
+    }
+
+    /// Runs the hooks of each tool approval (`actions.requested`) on
+    /// `workers` threads side by side, the caller's included (default 1:
+    /// one after another). The resolution and the order of the deliveries
+    /// are the same either way; only the latency changes. Starts
+    /// `workers - 1` threads, kept until the runtime is dropped.
+    pub fn set_decision_workers(&mut self, workers: usize) -> std::io::Result<()> {
+        self.decisions = DecisionWorkers::new(workers)?;
+        Ok(())
+    }
+
+    /// The threads a tool approval's hooks run on ([`Runtime::set_decision_workers`]).
+    pub fn decision_workers(&self) -> &DecisionWorkers {
+        &self.decisions
     }
 
     /// Tells hooks how events reach them (default `in-process`).
@@ -303,6 +321,7 @@ impl Runtime {
     pub fn dispatch(&self, envelope: &Envelope) -> Result<Dispatch, EnvelopeError> {
         dispatch::dispatch(
             &self.services(),
+            &self.decisions,
             &self.registry,
             envelope,
             Durability::Accepted,
@@ -323,6 +342,7 @@ impl Runtime {
     ) -> Result<Dispatch, EnvelopeError> {
         dispatch::dispatch_some(
             &self.services(),
+            &self.decisions,
             &self.registry,
             envelope,
             durability,

@@ -296,13 +296,17 @@ impl Runtime {
     }
 
     /// Takes over what a running service gave `old`: its cancel flag, hooks'
-    /// `state`, hooks' `metrics` and the transport, so a reload swaps the
+    /// `state`, hooks' `metrics`, the transport and the decision workers, so a reload swaps the
     /// hooks and nothing else (hooks keep their state; shutdown stops them).
     pub(crate) fn adopt(&mut self, old: &Runtime) {
         self.sandbox.share_cancel(old.sandbox.cancel_flag());
         self.state = old.state.clone();
         self.metrics = old.metrics.clone();
         self.transport = old.transport.clone();
+        if self.decisions.workers() != old.decisions.workers() {
+            // Still correct on one thread, only slower.
+            self.decisions = DecisionWorkers::new(old.decisions.workers()).unwrap_or_default();
+        }
     }
 
     /// The agent folder this runtime was loaded from.

@@ -150,7 +150,10 @@ fn an_infinite_loop_in_an_epoch_only_hook_ends_timeout_at_its_deadline() {
         .hook("hostile/hooks/infinite_loop.rs", "spin.rs")
         .config("[hooks.spin]\nmetering = \"epoch\"\nfuel = 1_000_000\ndeadline_ms = 40\n");
     let rt = load(agent.path());
-    assert_eq!(rt.hooks()[0].settings.limits.metering, hookrt::Metering::Epoch);
+    assert_eq!(
+        rt.hooks()[0].settings.limits.metering,
+        hookrt::Metering::Epoch
+    );
     let audit = hookrt::audit(&rt).to_text();
     assert!(
         audit.contains("limits     epoch-only (no fuel; the deadline binds) | deadline 40 ms"),
@@ -197,5 +200,8 @@ fn an_unknown_metering_is_refused_with_the_choices() {
         Ok(_) => panic!("loaded"),
         Err(p) => p.to_string(),
     };
-    assert!(problems.contains("unknown variant `none`, expected `fuel` or `epoch`"), "{problems}");
+    assert!(
+        problems.contains("unknown variant `none`, expected `fuel` or `epoch`"),
+        "{problems}"
+    );
 }

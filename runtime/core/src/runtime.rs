@@ -167,9 +167,10 @@ impl Runtime {
         } else {
             Allocator::OnDemand
         };
-        let epoch_only = discovery.hooks.iter().any(|h| {
-            config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch
-        });
+        let epoch_only = discovery
+            .hooks
+            .iter()
+            .any(|h| config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch);
         let sandbox = Sandbox::with_meterings(want, epoch_only).map_err(|e| {
             Problems(vec![Problem::new(
                 ProblemKind::Sandbox,

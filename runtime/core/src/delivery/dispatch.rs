@@ -68,9 +68,7 @@ pub(crate) fn dispatch_some(
                 &Scope::of_event(envelope.coordinates.subagent.as_deref()),
             )
             .into_iter()
-            .filter(|p| {
-                !skip.is_some_and(|skip| skip(&registry.hooks()[p.index].id(), p.handler))
-            })
+            .filter(|p| !skip.is_some_and(|skip| skip(&registry.hooks()[p.index].id(), p.handler)))
             .collect();
         let hooks: Vec<usize> = plan.iter().map(|p| p.index).collect();
         let tasks = decision::tasks_by_hook(&hooks);
@@ -81,7 +79,14 @@ pub(crate) fn dispatch_some(
                 .iter()
                 .map(|&i| {
                     let hook = &registry.hooks()[plan[i].index];
-                    deliver(services, hook, envelope, wit, plan[i].handler, envelope.attempt)
+                    deliver(
+                        services,
+                        hook,
+                        envelope,
+                        wit,
+                        plan[i].handler,
+                        envelope.attempt,
+                    )
                 })
                 .collect::<Vec<_>>()
         })) {
@@ -92,7 +97,12 @@ pub(crate) fn dispatch_some(
         let mut deliveries = Vec::with_capacity(plan.len());
         for (planned, result) in plan.iter().zip(done) {
             let Some((d, r)) = result else { continue };
-            run.record(&registry.hooks()[planned.index], planned.handler, d.outcome, r.answer);
+            run.record(
+                &registry.hooks()[planned.index],
+                planned.handler,
+                d.outcome,
+                r.answer,
+            );
             finished(&d);
             deliveries.push(d);
         }

@@ -221,9 +221,8 @@ fn engine(want: Allocator, metering: Metering) -> Result<(Engine, Allocator), Sa
             return Err(SandboxError::Allocator(other.to_owned()));
         }
     };
-    let on_demand = || {
-        Engine::new(&base_config(metering)).map_err(|e| SandboxError::Setup(e.to_string()))
-    };
+    let on_demand =
+        || Engine::new(&base_config(metering)).map_err(|e| SandboxError::Setup(e.to_string()));
     match want {
         Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
         Allocator::Pooling => match Engine::new(&pooling_config(metering)) {

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use crate::delivery::cascade::{self, Failure};
 use crate::delivery::decision;
-use crate::delivery::record::Delivery;
 use crate::delivery::dispatch::EventRun;
+use crate::delivery::record::Delivery;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Answer;
 use crate::event::envelope::{Durability, Envelope};
@@ -292,22 +292,22 @@ impl Dispatcher {
                 settled
             } else {
                 settle(
-                &self.rt,
-                hook,
-                &w.envelope,
-                &run.wit,
-                pd,
-                &mut |d, attempt| {
-                    count(stats, d, attempt);
-                    (lock(observer))(Observation::Delivery(d));
-                },
-                &mut |attempt| {
-                    if let Some(j) = lock(journal).as_mut()
-                        && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
-                    {
-                        tracing::error!("journal: cannot record retry: {e}");
-                    }
-                },
+                    &self.rt,
+                    hook,
+                    &w.envelope,
+                    &run.wit,
+                    pd,
+                    &mut |d, attempt| {
+                        count(stats, d, attempt);
+                        (lock(observer))(Observation::Delivery(d));
+                    },
+                    &mut |attempt| {
+                        if let Some(j) = lock(journal).as_mut()
+                            && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
+                        {
+                            tracing::error!("journal: cannot record retry: {e}");
+                        }
+                    },
                 )
             };
             let Some(s) = settled else {

@@ -16,7 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use hookrt::Envelope;
 use hookrt::build;
 use hookrt::discover;
-use hookrt::{Allocator, engine_config};
+use hookrt::{Allocator, Metering, engine_config, engine_config_metered};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -31,6 +31,11 @@ use raw::hookrt::hook::{log, metrics, state, types};
 
 /// An agent of `bench_parse` copies: `specific` subscribed to action.result, `wildcard` to `*`.
 fn agent(specific: usize, wildcard: usize, instance: &str) -> tempfile::TempDir {
+    agent_with(specific, wildcard, &format!("instance = \"{instance}\"\n"))
+}
+
+/// [`agent`] with `defaults` as its `[defaults]` table.
+fn agent_with(specific: usize, wildcard: usize, defaults: &str) -> tempfile::TempDir {
     let src = bench_parse();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
@@ -46,7 +51,7 @@ fn agent(specific: usize, wildcard: usize, instance: &str) -> tempfile::TempDir 
     }
     std::fs::write(
         dir.path().join("hookrt.toml"),
-        format!("[defaults]\ninstance = \"{instance}\"\n"),
+        format!("[defaults]\n{defaults}"),
     )
     .unwrap();
     dir
@@ -199,6 +204,26 @@ fn calls(c: &mut Criterion) {
             })
         });
     }
+    // Epoch interruption only (no fuel): what `metering = "epoch"` hooks run under.
+    let epoch = Engine::new(&engine_config_metered(Allocator::OnDemand, Metering::Epoch)).unwrap();
+    let epoch_component = Component::from_file(&epoch, &built[0].component).unwrap();
+    let mut epoch_linker = Linker::new(&epoch);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut epoch_linker).unwrap();
+    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut epoch_linker, |s| s).unwrap();
+    let epoch_pre =
+        raw::DefineHookPre::new(epoch_linker.instantiate_pre(&epoch_component).unwrap()).unwrap();
+    {
+        let mut store = raw_store(&epoch);
+        store.set_epoch_deadline(u64::MAX / 2);
+        let hook = epoch_pre.instantiate(&mut store).unwrap();
+        hook.call_configure(&mut store, "{}").unwrap().unwrap();
+        g.bench_function("raw_wasmtime_warm_epoch", |b| {
+            b.iter(|| {
+                store.set_epoch_deadline(u64::MAX / 2);
+                hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
+            })
+        });
+    }
     g.bench_function("raw_wasmtime_fresh", |b| {
         b.iter(|| {
             let mut store = raw_store(&engine);
@@ -233,6 +258,15 @@ fn calls(c: &mut Criterion) {
 
     let warm = load(one.path());
     g.bench_function("hookrt_warm", |b| b.iter(|| warm.dispatch(&e).unwrap()));
+    let epoch_agent = agent_with(0, 1, "instance = \"reuse\"\nmetering = \"epoch\"\n");
+    let epoch_only = load(epoch_agent.path());
+    assert_eq!(
+        epoch_only.dispatch(&e).unwrap().deliveries[0].outcome,
+        hookrt::Outcome::Ok
+    );
+    g.bench_function("hookrt_warm_epoch_only", |b| {
+        b.iter(|| epoch_only.dispatch(&e).unwrap())
+    });
     let fresh_agent = agent(0, 1, "fresh");
     let fresh = load(fresh_agent.path());
     g.bench_function("hookrt_fresh", |b| b.iter(|| fresh.dispatch(&e).unwrap()));

@@ -25,8 +25,8 @@ const SLOW: u64 = 300_000;
 
 /// An agent of `busy_policy` copies, one per entry of `rounds`.
 fn agent(rounds: &[u64]) -> tempfile::TempDir {
-    let src = std::fs::read_to_string(repo().join("example-hooks/testing/hooks/busy_policy.rs"))
-        .unwrap();
+    let src =
+        std::fs::read_to_string(repo().join("example-hooks/testing/hooks/busy_policy.rs")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
     let mut toml = String::new();
@@ -64,7 +64,11 @@ fn median(rt: &Runtime, e: &Envelope, n: usize) -> Duration {
             let t = Instant::now();
             let d = rt.dispatch(e).unwrap();
             let took = t.elapsed();
-            assert!(d.deliveries.iter().all(|d| d.outcome == hookrt::Outcome::Ok));
+            assert!(
+                d.deliveries
+                    .iter()
+                    .all(|d| d.outcome == hookrt::Outcome::Ok)
+            );
             took
         })
         .collect();
@@ -104,21 +108,21 @@ fn decide(c: &mut Criterion) {
             v.sort();
             v[v.len() / 2]
         };
-        rows.push((
-            *name,
-            mid(&mut t_alone),
-            mid(&mut t_one),
-            mid(&mut t_two),
-        ));
+        rows.push((*name, mid(&mut t_alone), mid(&mut t_one), mid(&mut t_two)));
     }
     g.finish();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "\n4 policy hooks, one actions.requested, fresh instances; {} cores, load average {}",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
-    println!("| set | slowest alone | 1 worker | 2 workers | 2 workers / slowest (goal ≤ 1.3) | 1 worker / 2 workers |");
+    println!(
+        "| set | slowest alone | 1 worker | 2 workers | 2 workers / slowest (goal ≤ 1.3) | 1 worker / 2 workers |"
+    );
     println!("|---|---|---|---|---|---|");
     for (name, alone, one, two) in rows {
         println!(

@@ -40,6 +40,7 @@ pub const WORLD: &str = "hookrt:hook/define-hook";
 // Layer 1: events.
 pub use event::answer::{Answer, Approval, FileEdit};
 pub use event::claude::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
+pub use event::data::Data;
 pub use event::envelope::{
     Coordinates, Durability, Envelope, EnvelopeError, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION,
     idempotency_key, now_rfc3339,

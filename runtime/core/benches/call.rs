@@ -170,14 +170,11 @@ fn calls(c: &mut Criterion) {
     raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).unwrap();
     let pre = raw::DefineHookPre::new(linker.instantiate_pre(&component).unwrap()).unwrap();
     let (env, cx) = (raw_envelope(&e), raw_context());
-    {
-        let mut store = raw_store(&engine);
-        let hook = pre.instantiate(&mut store).unwrap();
-        hook.call_configure(&mut store, "{}").unwrap().unwrap();
-        g.bench_function("raw_wasmtime_warm", |b| {
-            b.iter(|| hook.call_handle(&mut store, &env, &cx).unwrap().unwrap())
-        });
-    }
+    let mut store = raw_store(&engine);
+    let hook = pre.instantiate(&mut store).unwrap();
+    hook.call_configure(&mut store, "{}").unwrap().unwrap();
+    let mut raw_warm = || hook.call_handle(&mut store, &env, &cx).unwrap().unwrap();
+    g.bench_function("raw_wasmtime_warm", |b| b.iter(&mut raw_warm));
     // The same, with the instrumentation hookrt's engine compiles in (fuel
     // and epoch interruption), budgets set too large to ever fire: what the
     // limits themselves cost, apart from the runtime around the call.
@@ -190,20 +187,25 @@ fn calls(c: &mut Criterion) {
     let limited_pre =
         raw::DefineHookPre::new(limited_linker.instantiate_pre(&limited_component).unwrap())
             .unwrap();
-    {
-        let mut store = raw_store(&limited);
-        store.set_fuel(u64::MAX).unwrap();
-        store.set_epoch_deadline(u64::MAX / 2);
-        let hook = limited_pre.instantiate(&mut store).unwrap();
-        hook.call_configure(&mut store, "{}").unwrap().unwrap();
-        g.bench_function("raw_wasmtime_warm_fuel_epoch", |b| {
-            b.iter(|| {
-                store.set_fuel(u64::MAX).unwrap();
-                store.set_epoch_deadline(u64::MAX / 2);
-                hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
-            })
-        });
-    }
+    let mut limited_store = raw_store(&limited);
+    limited_store.set_fuel(u64::MAX).unwrap();
+    limited_store.set_epoch_deadline(u64::MAX / 2);
+    let limited_hook = limited_pre.instantiate(&mut limited_store).unwrap();
+    limited_hook
+        .call_configure(&mut limited_store, "{}")
+        .unwrap()
+        .unwrap();
+    let mut raw_warm_limited = || {
+        limited_store.set_fuel(u64::MAX).unwrap();
+        limited_store.set_epoch_deadline(u64::MAX / 2);
+        limited_hook
+            .call_handle(&mut limited_store, &env, &cx)
+            .unwrap()
+            .unwrap()
+    };
+    g.bench_function("raw_wasmtime_warm_fuel_epoch", |b| {
+        b.iter(&mut raw_warm_limited)
+    });
     // Epoch interruption only (no fuel): what `metering = "epoch"` hooks run under.
     let epoch = Engine::new(&engine_config_metered(Allocator::OnDemand, Metering::Epoch)).unwrap();
     let epoch_component = Component::from_file(&epoch, &built[0].component).unwrap();
@@ -212,18 +214,21 @@ fn calls(c: &mut Criterion) {
     raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut epoch_linker, |s| s).unwrap();
     let epoch_pre =
         raw::DefineHookPre::new(epoch_linker.instantiate_pre(&epoch_component).unwrap()).unwrap();
-    {
-        let mut store = raw_store(&epoch);
-        store.set_epoch_deadline(u64::MAX / 2);
-        let hook = epoch_pre.instantiate(&mut store).unwrap();
-        hook.call_configure(&mut store, "{}").unwrap().unwrap();
-        g.bench_function("raw_wasmtime_warm_epoch", |b| {
-            b.iter(|| {
-                store.set_epoch_deadline(u64::MAX / 2);
-                hook.call_handle(&mut store, &env, &cx).unwrap().unwrap()
-            })
-        });
-    }
+    let mut epoch_store = raw_store(&epoch);
+    epoch_store.set_epoch_deadline(u64::MAX / 2);
+    let epoch_hook = epoch_pre.instantiate(&mut epoch_store).unwrap();
+    epoch_hook
+        .call_configure(&mut epoch_store, "{}")
+        .unwrap()
+        .unwrap();
+    let mut raw_warm_epoch = || {
+        epoch_store.set_epoch_deadline(u64::MAX / 2);
+        epoch_hook
+            .call_handle(&mut epoch_store, &env, &cx)
+            .unwrap()
+            .unwrap()
+    };
+    g.bench_function("raw_wasmtime_warm_epoch", |b| b.iter(&mut raw_warm_epoch));
     g.bench_function("raw_wasmtime_fresh", |b| {
         b.iter(|| {
             let mut store = raw_store(&engine);
@@ -270,6 +275,73 @@ fn calls(c: &mut Criterion) {
     let fresh_agent = agent(0, 1, "fresh");
     let fresh = load(fresh_agent.path());
     g.bench_function("hookrt_fresh", |b| b.iter(|| fresh.dispatch(&e).unwrap()));
+    // The warm goals' ratios, measured side by side: rounds in which every
+    // variant runs 30 batches of 200 calls in turn, so a load that comes and
+    // goes on the machine falls on all of them alike.
+    let mut variants: Vec<(&str, Box<dyn FnMut() + '_>)> = vec![
+        ("raw Wasmtime, defaults", Box::new(|| drop(raw_warm()))),
+        (
+            "raw Wasmtime, epoch only",
+            Box::new(|| drop(raw_warm_epoch())),
+        ),
+        (
+            "raw Wasmtime, fuel + epoch",
+            Box::new(|| drop(raw_warm_limited())),
+        ),
+        (
+            "hookrt warm (fuel + epoch)",
+            Box::new(|| drop(warm.dispatch(&e).unwrap())),
+        ),
+        (
+            "hookrt warm, metering = epoch",
+            Box::new(|| drop(epoch_only.dispatch(&e).unwrap())),
+        ),
+    ];
+    let mut medians: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    for _ in 0..7 {
+        for (i, (_, f)) in variants.iter_mut().enumerate() {
+            let mut batches: Vec<f64> = (0..30)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    for _ in 0..200 {
+                        f();
+                    }
+                    t.elapsed().as_secs_f64() * 1e6 / 200.0
+                })
+                .collect();
+            batches.sort_by(f64::total_cmp);
+            medians[i].push(batches[15]);
+        }
+    }
+    let mid: Vec<f64> = medians
+        .iter_mut()
+        .map(|m| {
+            m.sort_by(f64::total_cmp);
+            m[m.len() / 2]
+        })
+        .collect();
+    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "\nwarm call, side by side (median of 7 rounds' medians); load average {}",
+        loadavg
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!("| what | per event | × raw defaults | × raw, same engine settings |");
+    println!("|---|---|---|---|");
+    let same = [0, 1, 2, 2, 1];
+    for (i, (name, _)) in variants.iter().enumerate() {
+        println!(
+            "| {name} | {:.2} µs | {:.2} × | {:.2} × |",
+            mid[i],
+            mid[i] / mid[0],
+            mid[i] / mid[same[i]]
+        );
+    }
+    drop(variants);
+
     let ten_agent = agent(5, 5, "reuse");
     let ten = load(ten_agent.path());
     assert_eq!(ten.dispatch(&e).unwrap().deliveries.len(), 10);

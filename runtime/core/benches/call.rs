@@ -275,9 +275,11 @@ fn calls(c: &mut Criterion) {
     let fresh_agent = agent(0, 1, "fresh");
     let fresh = load(fresh_agent.path());
     g.bench_function("hookrt_fresh", |b| b.iter(|| fresh.dispatch(&e).unwrap()));
-    // The warm goals' ratios, measured side by side: rounds in which every
-    // variant runs 30 batches of 200 calls in turn, so a load that comes and
-    // goes on the machine falls on all of them alike.
+    // The warm goals' ratios, measured side by side: 100 rounds in which
+    // every variant runs 4 batches of 100 calls in turn, so a load that comes
+    // and goes on the machine falls on all of them alike. Per variant, the
+    // median and the 10th percentile of its 400 batches (the latter is the
+    // least disturbed by other work on a busy machine).
     let mut variants: Vec<(&str, Box<dyn FnMut() + '_>)> = vec![
         ("raw Wasmtime, defaults", Box::new(|| drop(raw_warm()))),
         (
@@ -297,47 +299,52 @@ fn calls(c: &mut Criterion) {
             Box::new(|| drop(epoch_only.dispatch(&e).unwrap())),
         ),
     ];
-    let mut medians: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
-    for _ in 0..7 {
+    let mut batches: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    for _ in 0..100 {
         for (i, (_, f)) in variants.iter_mut().enumerate() {
-            let mut batches: Vec<f64> = (0..30)
-                .map(|_| {
-                    let t = std::time::Instant::now();
-                    for _ in 0..200 {
-                        f();
-                    }
-                    t.elapsed().as_secs_f64() * 1e6 / 200.0
-                })
-                .collect();
-            batches.sort_by(f64::total_cmp);
-            medians[i].push(batches[15]);
+            for _ in 0..4 {
+                let t = std::time::Instant::now();
+                for _ in 0..100 {
+                    f();
+                }
+                batches[i].push(t.elapsed().as_secs_f64() * 1e6 / 100.0);
+            }
         }
     }
-    let mid: Vec<f64> = medians
-        .iter_mut()
-        .map(|m| {
-            m.sort_by(f64::total_cmp);
-            m[m.len() / 2]
-        })
-        .collect();
+    let at = |q: f64| -> Vec<f64> {
+        batches
+            .iter()
+            .map(|b| {
+                let mut b = b.clone();
+                b.sort_by(f64::total_cmp);
+                b[((b.len() - 1) as f64 * q) as usize]
+            })
+            .collect()
+    };
+    let (mid, p10) = (at(0.5), at(0.1));
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "\nwarm call, side by side (median of 7 rounds' medians); load average {}",
+        "\nwarm call, side by side (100 interleaved rounds); load average {}",
         loadavg
             .split_whitespace()
             .take(3)
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!("| what | per event | × raw defaults | × raw, same engine settings |");
-    println!("|---|---|---|---|");
+    println!(
+        "| what | median | p10 | × raw defaults (median; p10) | × raw, same engine settings (median; p10) |"
+    );
+    println!("|---|---|---|---|---|");
     let same = [0, 1, 2, 2, 1];
     for (i, (name, _)) in variants.iter().enumerate() {
         println!(
-            "| {name} | {:.2} µs | {:.2} × | {:.2} × |",
+            "| {name} | {:.2} µs | {:.2} µs | {:.2} ×; {:.2} × | {:.2} ×; {:.2} × |",
             mid[i],
+            p10[i],
             mid[i] / mid[0],
-            mid[i] / mid[same[i]]
+            p10[i] / p10[0],
+            mid[i] / mid[same[i]],
+            p10[i] / p10[same[i]],
         );
     }
     drop(variants);

@@ -98,14 +98,14 @@ pub struct Envelope {
     keyed: KeyMemo,
 }
 
-/// A fingerprint of what an envelope's idempotency key was derived from
-/// (kind, coordinates, the key itself), taken when [`Envelope::validate`]
-/// derived it: a delivery re-derives the key (SHA-256) only when the
-/// fingerprint changed, i.e. when code changed the envelope since. The
-/// fingerprint is SipHash under a key random per process, so inputs cannot
-/// be crafted to collide with it. Never part of an envelope's equality.
-#[derive(Debug, Clone, Copy, Default)]
-struct KeyMemo(Option<u64>);
+/// What an envelope's idempotency key was derived from (kind, coordinates,
+/// and the key itself), recorded when [`Envelope::validate`] derived it: a
+/// delivery re-derives the key (SHA-256) only when the envelope no longer
+/// says exactly this, i.e. when code changed it since. Compared byte for
+/// byte (no hash, so nothing can collide). Never part of an envelope's
+/// equality.
+#[derive(Debug, Clone, Default)]
+struct KeyMemo(Option<Box<[u8]>>);
 
 impl PartialEq for KeyMemo {
     fn eq(&self, _: &KeyMemo) -> bool {
@@ -116,14 +116,54 @@ impl PartialEq for KeyMemo {
 impl Eq for KeyMemo {}
 
 impl KeyMemo {
-    fn of(kind: &str, c: &Coordinates, key: &str) -> u64 {
-        use std::hash::{BuildHasher, Hash, Hasher};
-        static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
-            std::sync::OnceLock::new();
-        let mut h = SEED.get_or_init(Default::default).build_hasher();
-        (kind, &c.agent, &c.session, &c.turn, &c.step, c.sequence).hash(&mut h);
-        (c.ordinal, &c.subagent, key).hash(&mut h);
-        h.finish()
+    /// Feeds the key's inputs to `out`, each length-prefixed and tagged (so
+    /// absent differs from empty and no two input lists give the same bytes).
+    fn inputs(kind: &str, c: &Coordinates, key: &str, out: &mut dyn FnMut(&[u8])) {
+        for part in [
+            Some(kind),
+            Some(c.agent.as_str()),
+            c.subagent.as_deref(),
+            Some(c.session.as_str()),
+            c.turn.as_deref(),
+            c.step.as_deref(),
+            Some(key),
+        ] {
+            match part {
+                None => out(&[0]),
+                Some(p) => {
+                    out(&[1]);
+                    out(&(p.len() as u64).to_le_bytes());
+                    out(p.as_bytes());
+                }
+            }
+        }
+        out(&c.sequence.to_le_bytes());
+        match c.ordinal {
+            None => out(&[0]),
+            Some(o) => {
+                out(&[1]);
+                out(&o.to_le_bytes());
+            }
+        }
+    }
+
+    fn record(kind: &str, c: &Coordinates, key: &str) -> KeyMemo {
+        let mut bytes = Vec::with_capacity(64 + kind.len() + key.len());
+        KeyMemo::inputs(kind, c, key, &mut |b| bytes.extend_from_slice(b));
+        KeyMemo(Some(bytes.into()))
+    }
+
+    /// Whether the envelope still says what was recorded.
+    fn holds(&self, kind: &str, c: &Coordinates, key: &str) -> bool {
+        let Some(recorded) = &self.0 else {
+            return false;
+        };
+        let (mut rest, mut same) = (&recorded[..], true);
+        KeyMemo::inputs(kind, c, key, &mut |b| {
+            same = same && rest.starts_with(b);
+            rest = rest.get(b.len()..).unwrap_or_default();
+        });
+        same && rest.is_empty()
     }
 }
 
@@ -368,11 +408,7 @@ impl Envelope {
             return Err(EnvelopeError::DataTooLarge(size));
         }
         self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
-        self.keyed = KeyMemo(Some(KeyMemo::of(
-            &self.kind,
-            &self.coordinates,
-            &self.idempotency_key,
-        )));
+        self.keyed = KeyMemo::record(&self.kind, &self.coordinates, &self.idempotency_key);
         Ok(())
     }
 
@@ -406,11 +442,13 @@ impl Envelope {
     /// [`Envelope::validate`] derived, unless kind, coordinates or key
     /// changed since.
     fn current_key(&self) -> String {
-        match self.keyed.0 {
-            Some(fp) if fp == KeyMemo::of(&self.kind, &self.coordinates, &self.idempotency_key) => {
-                self.idempotency_key.clone()
-            }
-            _ => idempotency_key(&self.kind, &self.coordinates),
+        if self
+            .keyed
+            .holds(&self.kind, &self.coordinates, &self.idempotency_key)
+        {
+            self.idempotency_key.clone()
+        } else {
+            idempotency_key(&self.kind, &self.coordinates)
         }
     }
 

@@ -393,12 +393,17 @@ impl Prepared {
 
 /// Arms fuel and the wall-clock deadline for the next call into `store`.
 pub fn begin_delivery(store: &mut Store<StoreData>, limits: &Limits) {
+    begin_delivery_at(store, limits, Instant::now());
+}
+
+/// [`begin_delivery`] with the deadline counted from `now`.
+pub fn begin_delivery_at(store: &mut Store<StoreData>, limits: &Limits, now: Instant) {
     if limits.metering == Metering::Fuel {
         // set_fuel only fails when fuel is not enabled, which the fuel engine guarantees.
         let _ = store.set_fuel(limits.fuel);
     }
     let state = store.data_mut();
-    state.arm(Instant::now() + limits.deadline());
+    state.arm(now + limits.deadline());
     state.limiter.exceeded = false;
     store.set_epoch_deadline(1);
 }

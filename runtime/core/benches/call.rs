@@ -101,6 +101,15 @@ impl metrics::Host for RawState {
     fn gauge(&mut self, _: String, _: f64, _: Vec<(String, String)>) {}
 }
 
+/// The component at `path` compiled for `engine` and linked, nothing else around it.
+fn raw_pre(engine: &Engine, path: &std::path::Path) -> raw::DefineHookPre<RawState> {
+    let component = Component::from_file(engine, path).unwrap();
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).unwrap();
+    raw::DefineHookPre::new(linker.instantiate_pre(&component).unwrap()).unwrap()
+}
+
 fn raw_store(engine: &Engine) -> Store<RawState> {
     Store::new(
         engine,
@@ -164,11 +173,7 @@ fn calls(c: &mut Criterion) {
     let mut config = Config::new();
     config.wasm_component_model(true);
     let engine = Engine::new(&config).unwrap();
-    let component = Component::from_file(&engine, &built[0].component).unwrap();
-    let mut linker = Linker::new(&engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
-    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).unwrap();
-    let pre = raw::DefineHookPre::new(linker.instantiate_pre(&component).unwrap()).unwrap();
+    let pre = raw_pre(&engine, &built[0].component);
     let (env, cx) = (raw_envelope(&e), raw_context());
     let mut store = raw_store(&engine);
     let hook = pre.instantiate(&mut store).unwrap();
@@ -178,15 +183,8 @@ fn calls(c: &mut Criterion) {
     // The same, with the instrumentation hookrt's engine compiles in (fuel
     // and epoch interruption), budgets set too large to ever fire: what the
     // limits themselves cost, apart from the runtime around the call.
-    let limited = engine_config(Allocator::OnDemand);
-    let limited = Engine::new(&limited).unwrap();
-    let limited_component = Component::from_file(&limited, &built[0].component).unwrap();
-    let mut limited_linker = Linker::new(&limited);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut limited_linker).unwrap();
-    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut limited_linker, |s| s).unwrap();
-    let limited_pre =
-        raw::DefineHookPre::new(limited_linker.instantiate_pre(&limited_component).unwrap())
-            .unwrap();
+    let limited = Engine::new(&engine_config(Allocator::OnDemand)).unwrap();
+    let limited_pre = raw_pre(&limited, &built[0].component);
     let mut limited_store = raw_store(&limited);
     limited_store.set_fuel(u64::MAX).unwrap();
     limited_store.set_epoch_deadline(u64::MAX / 2);
@@ -208,12 +206,7 @@ fn calls(c: &mut Criterion) {
     });
     // Epoch interruption only (no fuel): what `metering = "epoch"` hooks run under.
     let epoch = Engine::new(&engine_config_metered(Allocator::OnDemand, Metering::Epoch)).unwrap();
-    let epoch_component = Component::from_file(&epoch, &built[0].component).unwrap();
-    let mut epoch_linker = Linker::new(&epoch);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut epoch_linker).unwrap();
-    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut epoch_linker, |s| s).unwrap();
-    let epoch_pre =
-        raw::DefineHookPre::new(epoch_linker.instantiate_pre(&epoch_component).unwrap()).unwrap();
+    let epoch_pre = raw_pre(&epoch, &built[0].component);
     let mut epoch_store = raw_store(&epoch);
     epoch_store.set_epoch_deadline(u64::MAX / 2);
     let epoch_hook = epoch_pre.instantiate(&mut epoch_store).unwrap();
@@ -251,12 +244,7 @@ fn calls(c: &mut Criterion) {
     // And with hookrt's pooling allocator too: the same engine settings as
     // hookrt's fresh deliveries.
     let pooled = Engine::new(&engine_config(Allocator::Pooling)).unwrap();
-    let pooled_component = Component::from_file(&pooled, &built[0].component).unwrap();
-    let mut pooled_linker = Linker::new(&pooled);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut pooled_linker).unwrap();
-    raw::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut pooled_linker, |s| s).unwrap();
-    let pooled_pre =
-        raw::DefineHookPre::new(pooled_linker.instantiate_pre(&pooled_component).unwrap()).unwrap();
+    let pooled_pre = raw_pre(&pooled, &built[0].component);
     g.bench_function("raw_wasmtime_fresh_pooling_fuel_epoch", |b| {
         b.iter(|| fresh_raw(&pooled, &pooled_pre))
     });

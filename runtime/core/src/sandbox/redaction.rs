@@ -52,9 +52,15 @@ static COMPILED_BUILTIN: LazyLock<Vec<(String, Regex)>> = LazyLock::new(|| {
         .collect()
 });
 
+/// The built-in redactor, set up once: `empty` runs every pattern, and the
+/// first search on a cloned `Regex` sets up its cache, which a fresh store's
+/// redactor must not pay for.
+static DEFAULT: LazyLock<Redactor> =
+    LazyLock::new(|| Redactor::from_patterns(COMPILED_BUILTIN.clone()));
+
 impl Default for Redactor {
     fn default() -> Self {
-        Redactor::from_patterns(COMPILED_BUILTIN.clone())
+        DEFAULT.clone()
     }
 }
 

@@ -19,6 +19,7 @@ use regex::Regex;
 const RUNTIME: &[&str] = &[
     // event/: the vocabulary and the records every layer speaks; no Wasmtime.
     "event::kind",
+    "event::data",
     "event::envelope",
     "event::ordinal",
     "event::eve",

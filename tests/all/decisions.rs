@@ -263,7 +263,7 @@ fn an_approval_request_without_calls_is_refused_with_the_reason() {
         ),
     ] {
         let mut e = event("actions.requested");
-        e.data = data;
+        e.data = data.into();
         let err = rt.dispatch(&e).expect_err("refused").to_string();
         assert!(
             err.starts_with(&format!("actions.requested data is not valid: {reason}")),

@@ -9,11 +9,12 @@ use hookrt::Outcome;
 use crate::common::{TempAgent, load, transcript};
 use crate::journal::start;
 
-#[test]
-fn a_hook_sleeping_past_its_deadline_ends_timeout_in_under_a_second() {
+/// The sleeper under `[hooks.sleeper]` `settings` with a 200 ms deadline:
+/// it ends `timeout` in under a second, never having woken up.
+fn sleeper_times_out(settings: &str) -> hookrt::Delivery {
     let agent = TempAgent::new()
         .hook("testing/hooks/sleeper.rs", "sleeper.rs")
-        .config("[hooks.sleeper]\ndeadline_ms = 200\n");
+        .config(&format!("[hooks.sleeper]\n{settings}deadline_ms = 200\n"));
     let rt = load(agent.path());
     let start = Instant::now();
     let d = rt.dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
@@ -21,6 +22,12 @@ fn a_hook_sleeping_past_its_deadline_ends_timeout_in_under_a_second() {
     assert_eq!(d.outcome, Outcome::Timeout, "{:?}", d.error);
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(d.logs.iter().all(|l| l.message != "woke up"));
+    d
+}
+
+#[test]
+fn a_hook_sleeping_past_its_deadline_ends_timeout_in_under_a_second() {
+    sleeper_times_out("");
 }
 
 #[test]
@@ -123,4 +130,10 @@ fn a_slow_drip_http_response_ends_timeout_at_the_deadline() {
         waited.elapsed() < Duration::from_millis(2900),
         "the connection was kept open"
     );
+}
+
+#[test]
+fn an_epoch_only_hook_sleeping_in_a_host_call_still_ends_timeout() {
+    let d = sleeper_times_out("metering = \"epoch\"\n");
+    assert_eq!(d.fuel_used, 0, "an epoch-only hook counts no fuel");
 }

@@ -141,3 +141,67 @@ fn a_reused_instance_is_replaced_after_its_reuse_limit() {
     let fresh = "[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n";
     assert_eq!(counts(fresh), ["1", "1", "1", "1", "1"]);
 }
+
+#[test]
+fn an_infinite_loop_in_an_epoch_only_hook_ends_timeout_at_its_deadline() {
+    // No fuel is counted (the hook runs on the engine without fuel), so only
+    // the epoch deadline can stop the loop; a fuel limit set too is not used.
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/infinite_loop.rs", "spin.rs")
+        .config("[hooks.spin]\nmetering = \"epoch\"\nfuel = 1_000_000\ndeadline_ms = 40\n");
+    let rt = load(agent.path());
+    assert_eq!(
+        rt.hooks()[0].settings.limits.metering,
+        hookrt::Metering::Epoch
+    );
+    let audit = hookrt::audit(&rt).to_text();
+    assert!(
+        audit.contains("limits     epoch-only (no fuel; the deadline binds) | deadline 40 ms"),
+        "{audit}"
+    );
+    let mut ds = rt.dispatch(&transcript()[0]).unwrap().deliveries;
+    let d = ds.remove(0);
+    assert_eq!(d.outcome, Outcome::Timeout, "{:?}", d.error);
+    assert!(
+        d.duration_us >= 40_000,
+        "interrupted after {} us, before its 40 ms deadline",
+        d.duration_us
+    );
+    assert_eq!(d.fuel_used, 0, "an epoch-only hook counts no fuel");
+    // The instance that timed out is gone: the next delivery is stopped the same way.
+    let again = rt.dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    assert_eq!(again.outcome, Outcome::Timeout);
+}
+
+#[test]
+fn epoch_only_and_fuel_metered_hooks_run_side_by_side() {
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/infinite_loop.rs", "spin.rs")
+        .hook("testing/hooks/bench_parse.rs", "parse.rs")
+        .config(
+            "[hooks.spin]\nfuel = 1_000_000\ndeadline_ms = 60000\n\
+             [hooks.parse]\nmetering = \"epoch\"\ninstance = \"reuse\"\n",
+        );
+    let rt = load(agent.path());
+    let ds = rt.dispatch(&transcript()[0]).unwrap().deliveries;
+    let by = |hook: &str| ds.iter().find(|d| d.hook == hook).unwrap();
+    assert_eq!(by("spin").outcome, Outcome::OutOfFuel);
+    assert_eq!(by("spin").fuel_used, 1_000_000);
+    assert_eq!(by("parse").outcome, Outcome::Ok, "{:?}", by("parse").error);
+    assert_eq!(by("parse").fuel_used, 0);
+}
+
+#[test]
+fn an_unknown_metering_is_refused_with_the_choices() {
+    let agent = TempAgent::new()
+        .hook("testing/hooks/bench_parse.rs", "parse.rs")
+        .config("[hooks.parse]\nmetering = \"none\"\n");
+    let problems = match hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {}) {
+        Ok(_) => panic!("loaded"),
+        Err(p) => p.to_string(),
+    };
+    assert!(
+        problems.contains("unknown variant `none`, expected `fuel` or `epoch`"),
+        "{problems}"
+    );
+}

@@ -35,6 +35,7 @@ mod resolutions;
 mod sandbox;
 mod scopes;
 mod sdk;
+mod side_by_side;
 mod state_and_config;
 mod trust;
 mod typed_hooks;

@@ -11,7 +11,7 @@ use crate::hooks::discovery::SourceKind;
 use crate::hooks::lock::{Lock, LockStatus};
 use crate::hooks::settings::{InstancePolicy, OnFailure, RetryPolicy};
 use crate::runtime::Runtime;
-use crate::sandbox::limits::Limits;
+use crate::sandbox::limits::{Limits, Metering};
 
 /// One hook as an auditor sees it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -247,8 +247,11 @@ impl Audit {
             }
             let _ = writeln!(
                 s,
-                "   limits     fuel {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {}",
-                l.fuel,
+                "   limits     {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {}",
+                match l.metering {
+                    Metering::Fuel => format!("fuel {}", l.fuel),
+                    Metering::Epoch => "epoch-only (no fuel; the deadline binds)".to_owned(),
+                },
                 l.deadline_ms,
                 l.memory_bytes >> 20,
                 l.tables,

@@ -40,6 +40,7 @@ pub const WORLD: &str = "hookrt:hook/define-hook";
 // Layer 1: events.
 pub use event::answer::{Answer, Approval, FileEdit};
 pub use event::claude::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
+pub use event::data::Data;
 pub use event::envelope::{
     Coordinates, Durability, Envelope, EnvelopeError, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION,
     idempotency_key, now_rfc3339,
@@ -54,11 +55,13 @@ pub use event::scope::{Scope, Transport};
 
 // Layer 2: the sandbox.
 pub use sandbox::capture::LogLine;
-pub use sandbox::engine::{Allocator, MAX_WORKERS, SandboxError, engine_config};
+pub use sandbox::engine::{
+    Allocator, MAX_WORKERS, SandboxError, engine_config, engine_config_metered,
+};
 pub use sandbox::grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
 pub use sandbox::http::MAX_RESPONSE_BYTES;
 pub use sandbox::limits::{
-    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES,
+    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES, Metering,
 };
 pub use sandbox::metrics::{Metrics, Series};
 pub use sandbox::outcome::Outcome;
@@ -82,7 +85,7 @@ pub use hooks::slug::{Slug, SlugError};
 
 // Layer 4: delivery.
 pub use delivery::cascade::{Failure, SESSION_FAILED, TURN_FAILED, cascade_event};
-pub use delivery::decision::{CallDecision, FileEditDecision, ToolApproval, Vote};
+pub use delivery::decision::{CallDecision, DecisionWorkers, FileEditDecision, ToolApproval, Vote};
 pub use delivery::edit::{EditAccount, EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
 

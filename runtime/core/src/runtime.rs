@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::delivery::decision::DecisionWorkers;
 use crate::delivery::dispatch;
 use crate::delivery::record::{Delivery, Dispatch};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
@@ -21,6 +22,7 @@ use crate::hooks::lock::Lock;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
 use crate::hooks::registry::Registry;
 use crate::sandbox::engine::{self, Allocator, Sandbox};
+use crate::sandbox::limits::Metering;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
@@ -34,6 +36,7 @@ pub struct Runtime {
     metrics: Arc<Metrics>,
     transport: Transport,
     redactor: Redactor,
+    decisions: DecisionWorkers,
 }
 
 /// The static part of loading: discovery plus configuration, no building.
@@ -164,7 +167,11 @@ impl Runtime {
         } else {
             Allocator::OnDemand
         };
-        let sandbox = Sandbox::with_allocator(want).map_err(|e| {
+        let epoch_only = discovery
+            .hooks
+            .iter()
+            .any(|h| config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch);
+        let sandbox = Sandbox::with_meterings(want, epoch_only).map_err(|e| {
             Problems(vec![Problem::new(
                 ProblemKind::Sandbox,
                 agent_dir,
@@ -208,6 +215,7 @@ impl Runtime {
             metrics: Metrics::new(),
             transport: Transport::default(),
             redactor: config.redactor().clone(),
+            decisions: DecisionWorkers::default(),
         })
     }
 
@@ -251,6 +259,21 @@ impl Runtime {
         &self.metrics
     }
 
+    /// Runs the hooks of each tool approval (`actions.requested`) on
+    /// `workers` threads side by side, the caller's included (default 1:
+    /// one after another). The resolution and the order of the deliveries
+    /// are the same either way; only the latency changes. Starts
+    /// `workers - 1` threads, kept until the runtime is dropped.
+    pub fn set_decision_workers(&mut self, workers: usize) -> std::io::Result<()> {
+        self.decisions = DecisionWorkers::new(workers)?;
+        Ok(())
+    }
+
+    /// The threads a tool approval's hooks run on ([`Runtime::set_decision_workers`]).
+    pub fn decision_workers(&self) -> &DecisionWorkers {
+        &self.decisions
+    }
+
     /// Tells hooks how events reach them (default `in-process`).
     pub fn set_transport(&mut self, transport: Transport) {
         self.transport = transport;
@@ -274,13 +297,17 @@ impl Runtime {
     }
 
     /// Takes over what a running service gave `old`: its cancel flag, hooks'
-    /// `state`, hooks' `metrics` and the transport, so a reload swaps the
+    /// `state`, hooks' `metrics`, the transport and the decision workers, so a reload swaps the
     /// hooks and nothing else (hooks keep their state; shutdown stops them).
     pub(crate) fn adopt(&mut self, old: &Runtime) {
         self.sandbox.share_cancel(old.sandbox.cancel_flag());
         self.state = old.state.clone();
         self.metrics = old.metrics.clone();
         self.transport = old.transport.clone();
+        if self.decisions.workers() != old.decisions.workers() {
+            // Still correct on one thread, only slower.
+            self.decisions = DecisionWorkers::new(old.decisions.workers()).unwrap_or_default();
+        }
     }
 
     /// The agent folder this runtime was loaded from.
@@ -299,6 +326,7 @@ impl Runtime {
     pub fn dispatch(&self, envelope: &Envelope) -> Result<Dispatch, EnvelopeError> {
         dispatch::dispatch(
             &self.services(),
+            &self.decisions,
             &self.registry,
             envelope,
             Durability::Accepted,
@@ -319,6 +347,7 @@ impl Runtime {
     ) -> Result<Dispatch, EnvelopeError> {
         dispatch::dispatch_some(
             &self.services(),
+            &self.decisions,
             &self.registry,
             envelope,
             durability,

@@ -1,14 +1,16 @@
 //! Dispatch: running one event through the registry's planned deliveries.
 //!
 //! Deliveries of one event run one after another in the planned order
-//! (specific handlers, then `*` handlers). A failing delivery never stops the
+//! (specific handlers, then `*` handlers), except a tool approval's, which
+//! run side by side on the decision workers and are recorded in plan order
+//! (see `decision`). A failing delivery never stops the
 //! ones after it: each is contained by the sandbox and recorded with its
 //! outcome. Observe events ignore what handlers return; decision and edit
 //! events gather answers ([`EventRun`]) into a [`Resolution`]. One exception
 //! to "every planned delivery runs": once a hook owns a file edit (`applied`
 //! or `failed`), the hooks after it are not asked, so nobody writes twice.
 
-use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
+use crate::delivery::decision::{self, DecisionWorkers, FileEditDecision, RequestedCall, Vote};
 use crate::delivery::edit::EditSession;
 use crate::delivery::record::{Delivery, Dispatch, Resolution};
 use crate::event::answer::{Answer, Approval, FileEdit};
@@ -25,11 +27,20 @@ use crate::sandbox::wit::{WitEnvelope, to_wit};
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
 pub(crate) fn dispatch(
     services: &Services<'_>,
+    workers: &DecisionWorkers,
     registry: &Registry,
     envelope: &Envelope,
     durability: Durability,
 ) -> Result<Dispatch, EnvelopeError> {
-    dispatch_some(services, registry, envelope, durability, None, &mut |_| {})
+    dispatch_some(
+        services,
+        workers,
+        registry,
+        envelope,
+        durability,
+        None,
+        &mut |_| {},
+    )
 }
 
 /// Which planned deliveries to leave out, by (hook id, handler): those a
@@ -37,10 +48,12 @@ pub(crate) fn dispatch(
 pub(crate) type Skip<'s> = Option<&'s dyn Fn(&str, &str) -> bool>;
 
 /// [`dispatch`] without the deliveries `skip` names, telling `finished`
-/// about each delivery as soon as it ends (before the next one starts), so a
-/// caller can record it while the event is still running.
+/// about each delivery as soon as it ends (before the next one starts; for
+/// a tool approval run side by side, once all have ended, in plan order), so
+/// a caller can record it while the event is still running.
 pub(crate) fn dispatch_some(
     services: &Services<'_>,
+    workers: &DecisionWorkers,
     registry: &Registry,
     envelope: &Envelope,
     durability: Durability,
@@ -48,6 +61,58 @@ pub(crate) fn dispatch_some(
     finished: &mut dyn FnMut(&Delivery),
 ) -> Result<Dispatch, EnvelopeError> {
     let mut run = EventRun::new(envelope, durability)?;
+    if run.side_by_side() && workers.workers() > 1 {
+        let plan: Vec<_> = registry
+            .plan(
+                &envelope.kind,
+                &Scope::of_event(envelope.coordinates.subagent.as_deref()),
+            )
+            .into_iter()
+            .filter(|p| !skip.is_some_and(|skip| skip(&registry.hooks()[p.index].id(), p.handler)))
+            .collect();
+        let hooks: Vec<usize> = plan.iter().map(|p| p.index).collect();
+        let tasks = decision::tasks_by_hook(&hooks);
+        let wit = &run.wit;
+        let mut done: Vec<Option<(Delivery, Call)>> = plan.iter().map(|_| None).collect();
+        for (task, results) in tasks.iter().zip(workers.run(tasks.len(), |t| {
+            tasks[t]
+                .iter()
+                .map(|&i| {
+                    let hook = &registry.hooks()[plan[i].index];
+                    deliver(
+                        services,
+                        hook,
+                        envelope,
+                        wit,
+                        plan[i].handler,
+                        envelope.attempt,
+                    )
+                })
+                .collect::<Vec<_>>()
+        })) {
+            for (&i, result) in task.iter().zip(results) {
+                done[i] = Some(result);
+            }
+        }
+        let mut deliveries = Vec::with_capacity(plan.len());
+        for (planned, result) in plan.iter().zip(done) {
+            let Some((d, r)) = result else { continue };
+            run.record(
+                &registry.hooks()[planned.index],
+                planned.handler,
+                d.outcome,
+                r.answer,
+            );
+            finished(&d);
+            deliveries.push(d);
+        }
+        return Ok(Dispatch {
+            event_id: envelope.id.clone(),
+            kind: envelope.kind.clone(),
+            deliveries,
+            resolution: run.finish(),
+        });
+    }
     let mut deliveries = Vec::new();
     for planned in registry.plan(
         &envelope.kind,
@@ -114,6 +179,12 @@ impl<'e> EventRun<'e> {
             wit: to_wit(envelope, durability)?,
             answers,
         })
+    }
+
+    /// Whether the event's deliveries may run side by side: a tool approval,
+    /// whose merge waits for every answer and depends on plan order only.
+    pub(crate) fn side_by_side(&self) -> bool {
+        matches!(self.answers, Answers::Approval(..))
     }
 
     /// True once a file-edit owner answered: the hooks after it are not asked.

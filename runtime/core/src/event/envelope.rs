@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::event::data::Data;
 use crate::event::kind;
 
 /// The only envelope layout this runtime reads and writes.
@@ -89,8 +90,81 @@ pub struct Envelope {
     /// Set by the runtime; any value an input carries is replaced.
     #[serde(default)]
     pub durability: Durability,
-    /// The kind's data: a JSON object.
-    pub data: serde_json::Value,
+    /// The kind's data: a JSON object, with its JSON text (an input's own
+    /// text is passed through to hooks unchanged).
+    pub data: Data,
+    /// What the key was derived from, when it was (see [`KeyMemo`]).
+    #[serde(skip)]
+    keyed: KeyMemo,
+}
+
+/// What an envelope's idempotency key was derived from (kind, coordinates,
+/// and the key itself), recorded when [`Envelope::validate`] derived it: a
+/// delivery re-derives the key (SHA-256) only when the envelope no longer
+/// says exactly this, i.e. when code changed it since. Compared byte for
+/// byte (no hash, so nothing can collide). Never part of an envelope's
+/// equality.
+#[derive(Debug, Clone, Default)]
+struct KeyMemo(Option<Box<[u8]>>);
+
+impl PartialEq for KeyMemo {
+    fn eq(&self, _: &KeyMemo) -> bool {
+        true
+    }
+}
+
+impl Eq for KeyMemo {}
+
+impl KeyMemo {
+    /// Feeds the key's inputs to `out`, each length-prefixed and tagged (so
+    /// absent differs from empty and no two input lists give the same bytes).
+    fn inputs(kind: &str, c: &Coordinates, key: &str, out: &mut dyn FnMut(&[u8])) {
+        for part in [
+            Some(kind),
+            Some(c.agent.as_str()),
+            c.subagent.as_deref(),
+            Some(c.session.as_str()),
+            c.turn.as_deref(),
+            c.step.as_deref(),
+            Some(key),
+        ] {
+            match part {
+                None => out(&[0]),
+                Some(p) => {
+                    out(&[1]);
+                    out(&(p.len() as u64).to_le_bytes());
+                    out(p.as_bytes());
+                }
+            }
+        }
+        out(&c.sequence.to_le_bytes());
+        match c.ordinal {
+            None => out(&[0]),
+            Some(o) => {
+                out(&[1]);
+                out(&o.to_le_bytes());
+            }
+        }
+    }
+
+    fn record(kind: &str, c: &Coordinates, key: &str) -> KeyMemo {
+        let mut bytes = Vec::with_capacity(64 + kind.len() + key.len());
+        KeyMemo::inputs(kind, c, key, &mut |b| bytes.extend_from_slice(b));
+        KeyMemo(Some(bytes.into()))
+    }
+
+    /// Whether the envelope still says what was recorded.
+    fn holds(&self, kind: &str, c: &Coordinates, key: &str) -> bool {
+        let Some(recorded) = &self.0 else {
+            return false;
+        };
+        let (mut rest, mut same) = (&recorded[..], true);
+        KeyMemo::inputs(kind, c, key, &mut |b| {
+            same = same && rest.starts_with(b);
+            rest = rest.get(b.len()..).unwrap_or_default();
+        });
+        same && rest.is_empty()
+    }
 }
 
 fn first_attempt() -> u32 {
@@ -282,6 +356,7 @@ impl Envelope {
         coordinates: Coordinates,
         data: serde_json::Value,
     ) -> Envelope {
+        let data = Data::new(data);
         Envelope {
             schema_version: SCHEMA_VERSION,
             id,
@@ -292,6 +367,7 @@ impl Envelope {
             idempotency_key: String::new(),
             durability: Durability::default(),
             data,
+            keyed: KeyMemo::default(),
         }
     }
 
@@ -325,11 +401,14 @@ impl Envelope {
     /// keyed by what it now says.
     pub fn validate(&mut self) -> Result<(), EnvelopeError> {
         self.check_fields()?;
-        let size = data_size(&self.data);
+        // The text hooks will receive (the input's own, or serialized once
+        // and kept for the first delivery).
+        let size = self.data.text().len();
         if size > MAX_DATA_BYTES {
             return Err(EnvelopeError::DataTooLarge(size));
         }
         self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
+        self.keyed = KeyMemo::record(&self.kind, &self.coordinates, &self.idempotency_key);
         Ok(())
     }
 
@@ -338,7 +417,9 @@ impl Envelope {
     /// that differs from it.
     pub fn check(&self) -> Result<String, EnvelopeError> {
         self.check_fields()?;
-        let size = data_size(&self.data);
+        // The text hooks will receive (the input's own, or serialized once
+        // and kept for the first delivery).
+        let size = self.data.text().len();
         if size > MAX_DATA_BYTES {
             return Err(EnvelopeError::DataTooLarge(size));
         }
@@ -346,12 +427,29 @@ impl Envelope {
     }
 
     /// What a delivery needs, checked: the idempotency key (derived from
-    /// what the envelope says now) and `data` as JSON text. The data is
-    /// serialized once, and its size checked on that text.
-    pub(crate) fn checked_parts(&self) -> Result<(String, String), EnvelopeError> {
+    /// what the envelope says now) and `data` as JSON text (the input's own,
+    /// or serialized once), its size checked on that text.
+    pub(crate) fn checked_parts(&self) -> Result<(String, &str), EnvelopeError> {
         self.check_fields()?;
-        let data = self.data_text()?;
-        Ok((idempotency_key(&self.kind, &self.coordinates), data))
+        let data = self.data.text();
+        if data.len() > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(data.len()));
+        }
+        Ok((self.current_key(), data))
+    }
+
+    /// The key derived from what the envelope says now: the one
+    /// [`Envelope::validate`] derived, unless kind, coordinates or key
+    /// changed since.
+    fn current_key(&self) -> String {
+        if self
+            .keyed
+            .holds(&self.kind, &self.coordinates, &self.idempotency_key)
+        {
+            self.idempotency_key.clone()
+        } else {
+            idempotency_key(&self.kind, &self.coordinates)
+        }
     }
 
     /// The derived idempotency key, refusing a given one that differs.
@@ -422,13 +520,11 @@ impl Envelope {
 
     /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
     pub fn data_text(&self) -> Result<String, EnvelopeError> {
-        // Straight into a buffer (`to_string` on the value goes through the
-        // formatter, about twice as slow); serializing a `Value` cannot fail.
-        let text = serde_json::to_string(&self.data).unwrap_or_default();
+        let text = self.data.text();
         if text.len() > MAX_DATA_BYTES {
             return Err(EnvelopeError::DataTooLarge(text.len()));
         }
-        Ok(text)
+        Ok(text.to_owned())
     }
 }
 
@@ -461,24 +557,6 @@ fn check_actions(data: &serde_json::Value) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Bytes of `data` as JSON text, counted without building the text.
-fn data_size(data: &serde_json::Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Serializing a `Value` into a writer that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut count, data);
-    count.0
 }
 
 /// Feeds optional text parts to a hash, each tagged and length-prefixed, so
@@ -629,6 +707,36 @@ mod tests {
         assert_eq!(b.attempt, 3);
         let c = Envelope::from_json(&LINE.replace("\"t1\"", "\"t2\"")).unwrap();
         assert_ne!(a.idempotency_key, c.idempotency_key);
+    }
+
+    #[test]
+    fn a_delivery_passes_the_input_data_text_through_until_the_envelope_changes() {
+        let line = LINE.replace("\"data\":{}", "\"data\":{ \"a\" : 1.0 }");
+        let mut e = Envelope::from_json(&line).unwrap();
+        let (key, text) = e.checked_parts().unwrap();
+        assert_eq!(
+            (key.as_str(), text),
+            (e.idempotency_key.as_str(), "{ \"a\" : 1.0 }")
+        );
+        // A change through the value drops the input's text; a changed
+        // coordinate gets the key derived from what the envelope says now.
+        e.data["a"] = 2.into();
+        e.coordinates.turn = Some("t9".into());
+        let (key, text) = e.checked_parts().unwrap();
+        assert_eq!(text, "{\"a\":2}");
+        assert_eq!(key, idempotency_key(&e.kind, &e.coordinates));
+        assert_ne!(key, e.idempotency_key);
+        // A key changed by hand is not passed on either.
+        let mut f = Envelope::from_json(&line).unwrap();
+        f.idempotency_key = "forged".into();
+        assert_eq!(
+            f.checked_parts().unwrap().0,
+            idempotency_key(&f.kind, &f.coordinates)
+        );
+        // Parsed from a value (an item of a JSON array): serialized once.
+        let g = Envelope::from_value(serde_json::from_str(&line).unwrap()).unwrap();
+        assert_eq!(g.checked_parts().unwrap().1, "{\"a\":1.0}");
+        assert_eq!(g, Envelope::from_json(&line).unwrap());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod claude;
+pub(crate) mod data;
 pub(crate) mod envelope;
 pub(crate) mod eve;
 pub(crate) mod kind;

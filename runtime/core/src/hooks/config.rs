@@ -10,6 +10,9 @@
 //! instance = "reuse"           # keep a warm instance between deliveries
 //! reuse_limit = 10_000         # ...replaced by a fresh one after this many
 //! fuel = 5_000_000
+//!
+//! [hooks.policy]
+//! metering = "epoch"           # no fuel counting; the deadline still binds
 //! ```
 //! Unknown keys, out-of-range values and slugs that name no hook are problems,
 //! reported all at once with the fix.
@@ -38,6 +41,7 @@ pub const CONFIG_FILE: &str = "hookrt.toml";
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSettings {
+    metering: Option<limits::Metering>,
     fuel: Option<u64>,
     deadline_ms: Option<u64>,
     memory_mib: Option<u64>,
@@ -369,6 +373,9 @@ fn parse_scope(
 
 fn apply(s: &mut HookSettings, raw: &RawSettings) {
     let l = &mut s.limits;
+    if let Some(v) = raw.metering {
+        l.metering = v
+    }
     if let Some(v) = raw.fuel {
         l.fuel = v
     }

@@ -117,8 +117,10 @@ impl LoadedHook {
             ));
         }
         let component_sha256 = build::component_digest(built)?;
+        let metering = settings.limits.metering;
+        let engine = sandbox.engine_for(metering);
         let loaded = cache::load(
-            sandbox.engine(),
+            engine,
             cache_dir,
             &component_sha256,
             &built.component,
@@ -137,7 +139,6 @@ impl LoadedHook {
                 "check disk space and permissions of the cache dir",
             ),
         })?;
-        let engine = sandbox.engine();
         let imports: Vec<String> = loaded
             .component
             .component_type()
@@ -147,7 +148,7 @@ impl LoadedHook {
         let table = built.hook.scope.config_table(built.hook.slug.as_str());
         let import_audit = grants::check(&imports, &settings.grants, &table)
             .map_err(|m| Problem::new(ProblemKind::Load, path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
-        let pre = sandbox.prepare(&loaded.component).map_err(|e| {
+        let pre = sandbox.prepare(&loaded.component, metering).map_err(|e| {
             Problem::new(ProblemKind::Load,
                 path,
                 format!("does not implement the `{WORLD}` world (any of versions {}): {}", wit::SUPPORTED_VERSIONS.join(", "), one_line(&e)),

@@ -3,7 +3,10 @@
 //! Everything that narrows Wasmtime to what hookrt uses lives here (like
 //! `spin-core`): fuel and epoch interruption on, the WASI p2 imports linked with
 //! nothing granted, the host imports of the `define-hook` world, and the epoch
-//! ticker that turns wall-clock deadlines into interrupts.
+//! ticker that turns wall-clock deadlines into interrupts. Hooks that opt into
+//! epoch-only metering (`metering = "epoch"`) run on a second engine, built
+//! only when one does, that compiles no fuel counting into them: fuel is an
+//! engine-wide setting compiled into the code, not a per-store switch.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +21,7 @@ use wasmtime::{
 
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
-use crate::sandbox::limits::Limits;
+use crate::sandbox::limits::{Limits, Metering};
 use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::state::StateAccess;
@@ -54,16 +57,42 @@ impl SandboxError {
     }
 }
 
-/// One engine, one linker, one epoch ticker: shared by every hook.
+/// One engine and linker per metering in use, one epoch ticker: shared by
+/// every hook.
 pub struct Sandbox {
-    engine: Engine,
+    fuel: Flavor,
+    /// For hooks under [`Metering::Epoch`]; built only when one is loaded.
+    epoch: Option<Flavor>,
     allocator: Allocator,
-    linker: Linker<StoreData>,
     cancel: Arc<AtomicBool>,
     /// Replay mode: stores created from now on see a fixed clock and fixed
     /// randomness (see [`Sandbox::pin`]).
     pinned: AtomicBool,
     _ticker: Ticker,
+}
+
+/// An engine and the linker of the host imports on it.
+struct Flavor {
+    engine: Engine,
+    linker: Linker<StoreData>,
+}
+
+impl Flavor {
+    fn new(engine: Engine) -> Result<Flavor, SandboxError> {
+        let mut linker = Linker::new(&engine);
+        crate::sandbox::host::link_wasi(&mut linker)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        // Linked for everyone, importable only with the `http` grant (checked at load).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        // Every supported world version's host imports, side by side: their
+        // interface names carry the version, so they never collide.
+        v0_2_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        Ok(Flavor { engine, linker })
+    }
 }
 
 /// Where instances' memories and tables come from.
@@ -122,25 +151,31 @@ pub fn fits_pool(limits: &Limits) -> bool {
 /// The engine settings hookrt runs hooks under with `allocator` (public so
 /// benchmarks can hold raw Wasmtime to the same settings).
 pub fn engine_config(allocator: Allocator) -> Config {
+    engine_config_metered(allocator, Metering::Fuel)
+}
+
+/// [`engine_config`] for hooks under `metering`.
+pub fn engine_config_metered(allocator: Allocator, metering: Metering) -> Config {
     match allocator {
-        Allocator::Pooling => pooling_config(),
-        Allocator::OnDemand => base_config(),
+        Allocator::Pooling => pooling_config(metering),
+        Allocator::OnDemand => base_config(metering),
     }
 }
 
 /// The engine settings every hook runs under.
-fn base_config() -> Config {
+fn base_config(metering: Metering) -> Config {
     let mut config = Config::new();
     // Fuel bounds CPU per delivery deterministically; epochs bound wall time
-    // (including time spent in host calls, which fuel does not see).
-    config.consume_fuel(true);
+    // (including time spent in host calls, which fuel does not see). Hooks
+    // that opt out of fuel keep the epoch deadline.
+    config.consume_fuel(metering == Metering::Fuel);
     config.epoch_interruption(true);
     config.wasm_component_model(true);
     config.parallel_compilation(true);
     config
 }
 
-fn pooling_config() -> Config {
+fn pooling_config(metering: Metering) -> Config {
     use crate::sandbox::limits::{
         DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES,
     };
@@ -169,7 +204,7 @@ fn pooling_config() -> Config {
         // Few idle slots stay warm: bounds what the kept pages add to RSS.
         .max_unused_warm_slots(POOL_WARM_SLOTS)
         .decommit_batch_size(POOL_WARM_SLOTS as usize);
-    let mut config = base_config();
+    let mut config = base_config(metering);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     config
 }
@@ -178,7 +213,7 @@ fn pooling_config() -> Config {
 /// the machine lets it reserve its address space (as Spin probes: some hosts
 /// cap virtual memory), else with on-demand allocation.
 /// `HOOKRT_ALLOCATOR=on-demand` turns the pool off (`auto` is the default).
-fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
+fn engine(want: Allocator, metering: Metering) -> Result<(Engine, Allocator), SandboxError> {
     let want = match std::env::var("HOOKRT_ALLOCATOR").as_deref() {
         Err(_) | Ok("") | Ok("auto") => want,
         Ok("on-demand") => Allocator::OnDemand,
@@ -186,10 +221,11 @@ fn engine(want: Allocator) -> Result<(Engine, Allocator), SandboxError> {
             return Err(SandboxError::Allocator(other.to_owned()));
         }
     };
-    let on_demand = || Engine::new(&base_config()).map_err(|e| SandboxError::Setup(e.to_string()));
+    let on_demand =
+        || Engine::new(&base_config(metering)).map_err(|e| SandboxError::Setup(e.to_string()));
     match want {
         Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
-        Allocator::Pooling => match Engine::new(&pooling_config()) {
+        Allocator::Pooling => match Engine::new(&pooling_config(metering)) {
             Ok(engine) => Ok((engine, Allocator::Pooling)),
             Err(e) => {
                 tracing::info!("pooling allocator unavailable ({e}); allocating on demand");
@@ -207,25 +243,31 @@ impl Sandbox {
 
     /// Builds the engine preferring `want` (see [`Allocator`]) and the linker.
     pub fn with_allocator(want: Allocator) -> Result<Sandbox, SandboxError> {
-        let (engine, allocator) = engine(want)?;
-        let mut linker = Linker::new(&engine);
-        crate::sandbox::host::link_wasi(&mut linker)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        // Linked for everyone, importable only with the `http` grant (checked at load).
-        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        // Every supported world version's host imports, side by side: their
-        // interface names carry the version, so they never collide.
-        v0_2_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        let ticker = Ticker::start(engine.clone())
+        Sandbox::with_meterings(want, false)
+    }
+
+    /// [`Sandbox::with_allocator`], plus the engine for [`Metering::Epoch`]
+    /// hooks when `epoch_only` (some hook opted in).
+    pub fn with_meterings(want: Allocator, epoch_only: bool) -> Result<Sandbox, SandboxError> {
+        let (fuel_engine, allocator) = engine(want, Metering::Fuel)?;
+        let fuel = Flavor::new(fuel_engine)?;
+        let epoch = if epoch_only {
+            // The same allocator as the fuel engine got (or on demand, should
+            // the machine refuse a second pool).
+            Some(Flavor::new(engine(allocator, Metering::Epoch)?.0)?)
+        } else {
+            None
+        };
+        let engines = std::iter::once(&fuel)
+            .chain(&epoch)
+            .map(|f| f.engine.clone())
+            .collect();
+        let ticker = Ticker::start(engines)
             .map_err(|e| SandboxError::Setup(format!("epoch ticker thread: {e}")))?;
         Ok(Sandbox {
-            engine,
+            fuel,
+            epoch,
             allocator,
-            linker,
             cancel: Arc::new(AtomicBool::new(false)),
             pinned: AtomicBool::new(false),
             _ticker: ticker,
@@ -251,9 +293,24 @@ impl Sandbox {
         self.cancel = flag;
     }
 
-    /// The shared engine.
+    /// The shared engine of fuel-metered hooks.
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.fuel.engine
+    }
+
+    /// The engine hooks under `metering` run on.
+    pub fn engine_for(&self, metering: Metering) -> &Engine {
+        &self.flavor(metering).engine
+    }
+
+    /// The engine and linker of `metering`. Only hooks whose settings were
+    /// known when the sandbox was built are loaded, so an epoch-only hook
+    /// always finds its engine; the fuel engine is the safe fallback.
+    fn flavor(&self, metering: Metering) -> &Flavor {
+        match (metering, &self.epoch) {
+            (Metering::Epoch, Some(epoch)) => epoch,
+            _ => &self.fuel,
+        }
     }
 
     /// Which allocator the engine uses.
@@ -261,9 +318,10 @@ impl Sandbox {
         self.allocator
     }
 
-    /// Links `component` against the host imports and checks it implements the world.
-    pub fn prepare(&self, component: &Component) -> wasmtime::Result<Prepared> {
-        let pre = self.linker.instantiate_pre(component)?;
+    /// Links `component` (compiled for [`Sandbox::engine_for`] `metering`)
+    /// against the host imports and checks it implements the world.
+    pub fn prepare(&self, component: &Component, metering: Metering) -> wasmtime::Result<Prepared> {
+        let pre = self.flavor(metering).linker.instantiate_pre(component)?;
         match v0_2_0::DefineHookPre::new(pre.clone()) {
             Ok(p) => Ok(Prepared::V2(p)),
             Err(newest) => match v0_1_0::DefineHookPre::new(pre) {
@@ -287,7 +345,7 @@ impl Sandbox {
         if self.pinned() {
             data.pin();
         }
-        let mut store = Store::new(&self.engine, data);
+        let mut store = Store::new(self.engine_for(limits.metering), data);
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut cx| {
             if cx.data_mut().check_interrupt() {
@@ -335,17 +393,27 @@ impl Prepared {
 
 /// Arms fuel and the wall-clock deadline for the next call into `store`.
 pub fn begin_delivery(store: &mut Store<StoreData>, limits: &Limits) {
-    // set_fuel only fails when fuel is not enabled, which `Sandbox::new` guarantees.
-    let _ = store.set_fuel(limits.fuel);
+    begin_delivery_at(store, limits, Instant::now());
+}
+
+/// [`begin_delivery`] with the deadline counted from `now`.
+pub fn begin_delivery_at(store: &mut Store<StoreData>, limits: &Limits, now: Instant) {
+    if limits.metering == Metering::Fuel {
+        // set_fuel only fails when fuel is not enabled, which the fuel engine guarantees.
+        let _ = store.set_fuel(limits.fuel);
+    }
     let state = store.data_mut();
-    state.arm(Instant::now() + limits.deadline());
+    state.arm(now + limits.deadline());
     state.limiter.exceeded = false;
     store.set_epoch_deadline(1);
 }
 
-/// Fuel consumed since [`begin_delivery`].
+/// Fuel consumed since [`begin_delivery`] (0 under [`Metering::Epoch`]: not counted).
 pub fn fuel_used(store: &Store<StoreData>, limits: &Limits) -> u64 {
-    limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0))
+    match limits.metering {
+        Metering::Fuel => limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
+        Metering::Epoch => 0,
+    }
 }
 
 /// Names the limit (or fault) behind a failed call into the hook.
@@ -371,14 +439,14 @@ pub fn describe(err: &wasmtime::Error) -> String {
     line.chars().take(500).collect()
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+/// Advances the engines' epochs every [`EPOCH_TICK`] until dropped.
 struct Ticker {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Ticker {
-    fn start(engine: Engine) -> std::io::Result<Ticker> {
+    fn start(engines: Vec<Engine>) -> std::io::Result<Ticker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -386,7 +454,9 @@ impl Ticker {
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
+                    for engine in &engines {
+                        engine.increment_epoch();
+                    }
                 }
             })?;
         Ok(Ticker {

@@ -50,10 +50,37 @@ pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
 /// Highest output cap accepted.
 pub const MAX_OUTPUT_BYTES: u64 = 64 << 20;
 
+/// What bounds a hook's CPU within a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metering {
+    /// Fuel (deterministic: the same input stops at the same instruction)
+    /// and the wall-clock deadline.
+    #[default]
+    Fuel,
+    /// The wall-clock deadline only (epoch interruption): no fuel counting
+    /// is compiled into the hook, so its calls are faster, but where a busy
+    /// loop stops depends on the machine's speed. The deadline still binds,
+    /// in guest code and in host calls alike.
+    Epoch,
+}
+
+impl Metering {
+    /// Its word in `hookrt.toml` and `hookrt audit`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metering::Fuel => "fuel",
+            Metering::Epoch => "epoch",
+        }
+    }
+}
+
 /// The limits in force for one hook.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Limits {
-    /// Fuel units per delivery.
+    /// What bounds CPU: fuel and the deadline, or the deadline alone.
+    pub metering: Metering,
+    /// Fuel units per delivery (not counted under [`Metering::Epoch`]).
     pub fuel: u64,
     /// Wall-clock budget per delivery, in milliseconds.
     pub deadline_ms: u64,
@@ -76,6 +103,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
+            metering: Metering::Fuel,
             fuel: DEFAULT_FUEL,
             deadline_ms: DEFAULT_DEADLINE.as_millis() as u64,
             memory_bytes: DEFAULT_MEMORY_BYTES,

@@ -107,8 +107,9 @@ pub struct HookService {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServiceOptions {
     /// Threads delivering observe events side by side across hooks (each
-    /// hook still gets its deliveries one at a time, in order; decision and
-    /// edit events run alone). 1 delivers everything on one thread, in plan
+    /// hook still gets its deliveries one at a time, in order), and the
+    /// hooks of a tool approval side by side (recorded in plan order);
+    /// file-edit and edit events run hook after hook. 1 delivers everything on one thread, in plan
     /// order across hooks too. At most [`MAX_WORKERS`](crate::MAX_WORKERS).
     pub workers: usize,
     /// How long the journal keeps an event whose every delivery finished

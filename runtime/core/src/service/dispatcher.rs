@@ -9,14 +9,18 @@
 //!
 //! With more than one worker, runs of observe events are delivered in
 //! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in order.
-//! Decision and edit events always run alone, hook after hook, because each
-//! answer depends on the ones before it.
+//! Decision and edit events never enter lanes. A tool approval's hooks run
+//! side by side on the runtime's decision workers (as many as the service's
+//! workers) and are recorded in plan order; file-edit ownership and edits run
+//! hook after hook, because each answer depends on the ones before it.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, mpsc};
 
 use crate::delivery::cascade::{self, Failure};
+use crate::delivery::decision;
 use crate::delivery::dispatch::EventRun;
+use crate::delivery::record::Delivery;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Answer;
 use crate::event::envelope::{Durability, Envelope};
@@ -31,6 +35,10 @@ use crate::service::lanes::{self, Job, Pool};
 use crate::service::report::{Observation, Observer, Reloaded, Stats};
 use crate::service::retry::{FinalAttempt, count, settle};
 use crate::service::work::{MAX_BATCH, Msg, Seen, Work, lock};
+
+/// One delivery settled ahead on a decision worker: every attempt it made
+/// (for stats and the observer) and how it ended (`None`: cancelled).
+type Settled = (Vec<(Delivery, u32)>, Option<FinalAttempt>);
 
 /// The thread that owns the hooks and delivers events in journal order.
 pub(crate) struct Dispatcher {
@@ -73,12 +81,14 @@ impl Dispatcher {
         } else {
             Durability::Accepted
         };
+        let workers = workers.clamp(1, MAX_WORKERS);
+        let mut rt = rt;
+        rt.set_decision_workers(workers)?;
         let cx = lanes::Context {
             rt: Arc::new(rt),
             observer: Arc::new(Mutex::new(observer)),
             journal: Arc::new(Mutex::new(journal)),
         };
-        let workers = workers.clamp(1, MAX_WORKERS);
         let pool = if workers > 1 {
             Some(Pool::start(cx.clone(), workers - 1)?)
         } else {
@@ -248,6 +258,7 @@ impl Dispatcher {
         // each (an edit's is the whole agent input) would be thrown away.
         let keeps_answers = kind::class_of(&w.envelope.kind) != EventClass::Observe
             && lock(&self.journal).is_some();
+        let mut side_by_side = self.settle_side_by_side(&w, &run);
         for (i, pd) in w.deliveries.iter().enumerate() {
             while let Some(a) = answered.next_if(|a| a.position < pd.position) {
                 self.replay(&mut run, a);
@@ -271,24 +282,34 @@ impl Dispatcher {
             };
             let hook = &self.rt.hooks()[index];
             let (stats, observer, journal) = (&mut self.stats, &self.observer, &self.journal);
-            let settled = settle(
-                &self.rt,
-                hook,
-                &w.envelope,
-                &run.wit,
-                pd,
-                &mut |d, attempt| {
-                    count(stats, d, attempt);
+            let early = side_by_side.as_mut().and_then(|s| s[i].take());
+            let settled = if let Some((attempts, settled)) = early {
+                // Settled on a decision worker: told now, in plan order.
+                for (d, attempt) in &attempts {
+                    count(stats, d, *attempt);
                     (lock(observer))(Observation::Delivery(d));
-                },
-                &mut |attempt| {
-                    if let Some(j) = lock(journal).as_mut()
-                        && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
-                    {
-                        tracing::error!("journal: cannot record retry: {e}");
-                    }
-                },
-            );
+                }
+                settled
+            } else {
+                settle(
+                    &self.rt,
+                    hook,
+                    &w.envelope,
+                    &run.wit,
+                    pd,
+                    &mut |d, attempt| {
+                        count(stats, d, attempt);
+                        (lock(observer))(Observation::Delivery(d));
+                    },
+                    &mut |attempt| {
+                        if let Some(j) = lock(journal).as_mut()
+                            && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
+                        {
+                            tracing::error!("journal: cannot record retry: {e}");
+                        }
+                    },
+                )
+            };
             let Some(s) = settled else {
                 self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                 return follow_ups;
@@ -324,6 +345,59 @@ impl Dispatcher {
             let _ = tx.send(resolution);
         }
         follow_ups
+    }
+
+    /// A tool approval's deliveries settled side by side on the decision
+    /// workers, each with the attempts it made, by position in `w`'s
+    /// deliveries (none for a hook no longer loaded); `None` for any other
+    /// event, or with one worker. The caller records them in plan order.
+    fn settle_side_by_side(&self, w: &Work, run: &EventRun<'_>) -> Option<Vec<Option<Settled>>> {
+        let workers = self.rt.decision_workers();
+        if !run.side_by_side() || workers.workers() < 2 {
+            return None;
+        }
+        let (rt, journal, seq) = (&self.rt, &self.journal, w.seq);
+        let (envelope, pending, wit) = (&w.envelope, &w.deliveries, &run.wit);
+        let found: Vec<(usize, usize)> = pending
+            .iter()
+            .enumerate()
+            .filter_map(|(i, pd)| Some((i, rt.hooks().iter().position(|h| h.has_id(&pd.hook))?)))
+            .collect();
+        let hooks: Vec<usize> = found.iter().map(|&(_, hook)| hook).collect();
+        let tasks = decision::tasks_by_hook(&hooks);
+        let results = workers.run(tasks.len(), |t| {
+            tasks[t]
+                .iter()
+                .map(|&k| {
+                    let (i, hook) = found[k];
+                    let pd = &pending[i];
+                    let mut attempts = Vec::new();
+                    let settled = settle(
+                        rt,
+                        &rt.hooks()[hook],
+                        envelope,
+                        wit,
+                        pd,
+                        &mut |d, attempt| attempts.push((d.clone(), attempt)),
+                        &mut |attempt| {
+                            if let Some(j) = lock(journal).as_mut()
+                                && let Err(e) = j.start_attempt(seq, pd.position, attempt)
+                            {
+                                tracing::error!("journal: cannot record retry: {e}");
+                            }
+                        },
+                    );
+                    (attempts, settled)
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut settled: Vec<Option<Settled>> = pending.iter().map(|_| None).collect();
+        for (task, results) in tasks.iter().zip(results) {
+            for (&k, result) in task.iter().zip(results) {
+                settled[found[k].0] = Some(result);
+            }
+        }
+        Some(settled)
     }
 
     /// Counts an answer acked before a restart into `run`, as its hook gave it.

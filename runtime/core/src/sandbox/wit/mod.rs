@@ -49,7 +49,7 @@ pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope
             Durability::Accepted => WitDurability::Accepted,
             Durability::Persisted => WitDurability::Persisted,
         },
-        data,
+        data: data.to_owned(),
     })
 }
 

@@ -63,6 +63,12 @@ pub fn bench_parse() -> String {
 /// An agent with three observe hooks: `audit` and `witness` (`*`, a fresh
 /// instance per delivery) and `observability/metrics` (`*`, reusing its instance).
 pub fn three_observers() -> tempfile::TempDir {
+    three_observers_as(None)
+}
+
+/// [`three_observers`] with every hook's instance policy `instance`
+/// (`"fresh"` or `"reuse"`), or as there (`None`).
+pub fn three_observers_as(instance: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let hooks = dir.path().join("hooks");
     std::fs::create_dir_all(hooks.join("observability")).unwrap();
@@ -77,10 +83,31 @@ pub fn three_observers() -> tempfile::TempDir {
     ] {
         std::fs::copy(ex.join(from), hooks.join(to)).unwrap();
     }
-    std::fs::write(
-        dir.path().join("hookrt.toml"),
-        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
-    )
-    .unwrap();
+    let config = match instance {
+        None => "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n".to_owned(),
+        Some(mode) => format!(
+            "[defaults]\ninstance = \"{mode}\"\n[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n"
+        ),
+    };
+    std::fs::write(dir.path().join("hookrt.toml"), config).unwrap();
     dir
+}
+
+/// The load average (1, 5, 15 minutes) from `/proc/loadavg`, as printed
+/// beside every ratio: on a shared machine it says how much else ran.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The median of `xs` (sorted in place).
+pub fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
 }

@@ -1,0 +1,114 @@
+//! Cores (issue 16, goals 4 and 6): events/s through `HookService` with 2
+//! workers against 1, ten paired runs, every ratio printed with the load
+//! average. Observe events (the example transcript's) through the three
+//! observe hooks, every hook `fresh`, then every hook `reuse`; and the
+//! transcript's mix (observe, decision and edit events) through the
+//! throughput bench's hooks (two fresh, one reuse).
+//!
+//! Not a criterion bench (the criterion figures for 1 and 2 workers are
+//! `scripts/bench throughput`): it prints each run's ratio, because the goal
+//! counts runs ("at least 9 of 10").
+//!
+//! Run: `scripts/bench cores` (see docs/performance.md). `HOOKRT_BENCH_RUNS`
+//! (default 10) and `HOOKRT_BENCH_EVENTS` (default 3000) change the size.
+
+use std::time::{Duration, Instant};
+
+use hookrt::{Envelope, EventClass, HookService, Observation, ServiceOptions};
+
+mod support;
+use support::{load, load_average, median, three_observers_as, transcript};
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `n` events cycling through `base`, with ids unique to `round`.
+fn events(base: &[Envelope], n: usize, round: u64) -> Vec<Envelope> {
+    (0..n)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            e.id = format!("r{round}-{i}");
+            e.coordinates.sequence = i as u64;
+            e.idempotency_key.clear();
+            e
+        })
+        .collect()
+}
+
+/// Seconds to submit every event, wait for every receipt and flush.
+fn run(service: &HookService, events: Vec<Envelope>) -> f64 {
+    let start = Instant::now();
+    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+    start.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let runs = env_or("HOOKRT_BENCH_RUNS", 10);
+    let n = env_or("HOOKRT_BENCH_EVENTS", 3000);
+    let mix = transcript();
+    let observe: Vec<Envelope> = mix
+        .iter()
+        .filter(|e| hookrt::class_of(&e.kind) == EventClass::Observe)
+        .cloned()
+        .collect();
+    let cases = [
+        ("observe, all fresh", Some("fresh"), &observe, 1.8),
+        ("observe, all reuse", Some("reuse"), &observe, 1.8),
+        ("transcript mix", None, &mix, 1.3),
+    ];
+    println!(
+        "2 workers / 1 worker, {n} events a run, {runs} paired runs, accepted; {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let mut round = 0u64;
+    for (name, instance, base, goal) in cases {
+        let agent = three_observers_as(instance);
+        let start = |workers| {
+            HookService::start_with(
+                load(agent.path()),
+                None,
+                Box::new(|_: Observation<'_>| {}),
+                ServiceOptions {
+                    workers,
+                    ..ServiceOptions::default()
+                },
+            )
+            .unwrap()
+        };
+        let (one, two) = (start(1), start(2));
+        // Warm up both (instances, caches, the pool's threads).
+        for s in [&one, &two] {
+            round += 1;
+            run(s, events(base, n / 4, round));
+        }
+        let load_before = load_average();
+        let (mut ratios, mut rate1) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            round += 1;
+            let t1 = run(&one, events(base, n, round));
+            round += 1;
+            let t2 = run(&two, events(base, n, round));
+            ratios.push(t1 / t2);
+            rate1.push(n as f64 / t1);
+        }
+        let met = ratios.iter().filter(|&&r| r >= goal).count();
+        let list: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+        println!(
+            "{name}: 2/1 = [{}]; median {:.2}; {met} of {runs} runs ≥ {goal}; 1 worker median {:.0} events/s; load average {load_before} → {}",
+            list.join(", "),
+            median(&mut ratios.clone()),
+            median(&mut rate1),
+            load_average()
+        );
+        one.shutdown_blocking(Duration::from_secs(30));
+        two.shutdown_blocking(Duration::from_secs(30));
+    }
+}

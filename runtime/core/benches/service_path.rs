@@ -151,7 +151,9 @@ fn main() {
         "service path / Runtime::dispatch loop, {BATCH} observe events x 3 hooks per round, {rounds} paired rounds, 1 worker; load average before: {}",
         load_average()
     );
-    println!("| hooks | dispatch loop µs/event | accepted µs/event | persisted µs/event | accepted / loop (min–max) | persisted / loop (min–max) |");
+    println!(
+        "| hooks | dispatch loop µs/event | accepted µs/event | persisted µs/event | accepted / loop (min–max) | persisted / loop (min–max) |"
+    );
     println!("|---|---|---|---|---|---|");
     for (name, p) in &all {
         let (mut lo, mut ac, mut pe, mut ra, mut rp) = (vec![], vec![], vec![], vec![], vec![]);

@@ -7,10 +7,13 @@
 //! acks each batch in one transaction. The observer sees every finished
 //! delivery before it is acked.
 //!
-//! With more than one worker, runs of observe events are delivered in
-//! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in order.
-//! Decision and edit events always run alone, hook after hook, because each
-//! answer depends on the ones before it.
+//! With more than one worker, runs of events are delivered in
+//! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in
+//! order. A decision or edit event's hooks are still asked one after another
+//! in plan order, because each answer depends on the ones before it, but the
+//! other hooks go on with their own events meanwhile. Short runs, events
+//! recovered with answers already given, and observe events someone waits on
+//! run here, one delivery after another.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, mpsc};
@@ -27,9 +30,9 @@ use crate::sandbox::engine::MAX_WORKERS;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::to_wit;
 use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
-use crate::service::lanes::{self, Job, Pool};
+use crate::service::lanes::{self, Done, Job, Pool};
 use crate::service::report::{Observation, Observer, Reloaded, Stats};
-use crate::service::retry::{FinalAttempt, count, settle};
+use crate::service::retry::{count, settle};
 use crate::service::work::{MAX_BATCH, Msg, Seen, Work, lock};
 
 /// The thread that owns the hooks and delivers events in journal order.
@@ -73,11 +76,11 @@ impl Dispatcher {
         } else {
             Durability::Accepted
         };
-        let cx = lanes::Context {
-            rt: Arc::new(rt),
-            observer: Arc::new(Mutex::new(observer)),
-            journal: Arc::new(Mutex::new(journal)),
-        };
+        let cx = lanes::Context::new(
+            Arc::new(rt),
+            Arc::new(Mutex::new(observer)),
+            Arc::new(Mutex::new(journal)),
+        );
         let workers = workers.clamp(1, MAX_WORKERS);
         let pool = if workers > 1 {
             Some(Pool::start(cx.clone(), workers - 1)?)
@@ -159,11 +162,8 @@ impl Dispatcher {
         self.critical = critical_ids(&runtime);
         self.rt = Arc::new(runtime);
         if self.workers > 1 {
-            let cx = lanes::Context {
-                rt: self.rt.clone(),
-                observer: self.observer.clone(),
-                journal: self.journal.clone(),
-            };
+            let cx =
+                lanes::Context::new(self.rt.clone(), self.observer.clone(), self.journal.clone());
             match Pool::start(cx, self.workers - 1) {
                 Ok(pool) => self.pool = Some(pool),
                 // Still correct on one thread, only slower.
@@ -207,7 +207,7 @@ impl Dispatcher {
             }
             // A short run is cheaper on this thread alone than handed around.
             let run = match self.pool {
-                Some(_) => lanes_run(&queue, &self.critical),
+                Some(_) => lanes_run(&queue, &self.critical, &self.rt),
                 None => 0,
             };
             let follow_ups = if run > 0 {
@@ -327,7 +327,7 @@ impl Dispatcher {
     }
 
     /// Counts an answer acked before a restart into `run`, as its hook gave it.
-    fn replay(&self, run: &mut EventRun<'_>, a: &Answered) {
+    fn replay(&self, run: &mut EventRun, a: &Answered) {
         let Some(hook) = self.rt.hooks().iter().find(|h| h.has_id(&a.hook)) else {
             return; // the hook is no longer loaded: it has no say
         };
@@ -405,22 +405,34 @@ impl Dispatcher {
         cascade::cascade_event(&failure).and_then(|e| self.emit_cascade(e))
     }
 
-    /// Delivers a run of observe events in lanes (see [`crate::service::lanes`]),
+    /// Delivers a run of events in lanes (see [`crate::service::lanes`]),
     /// then acks in event order; returns the cascade events to run next.
-    fn run_lanes(&mut self, work: Vec<Work>) -> Vec<Work> {
+    fn run_lanes(&mut self, mut work: Vec<Work>) -> Vec<Work> {
         let mut wits = Vec::with_capacity(work.len());
-        for w in &work {
-            match to_wit(&w.envelope, self.durability) {
-                Ok(wit) => wits.push(Some(wit)),
+        let mut runs = Vec::with_capacity(work.len());
+        for w in &mut work {
+            let (wit, run) = if kind::class_of(&w.envelope.kind) == EventClass::Observe {
+                (to_wit(&w.envelope, self.durability).map(Some), None)
+            } else {
+                match EventRun::new(&w.envelope, self.durability) {
+                    Ok(run) => (Ok(None), Some(run)),
+                    Err(e) => (Err(e), None),
+                }
+            };
+            match wit {
+                Ok(wit) => wits.push(wit),
                 Err(e) => {
                     self.undeliverable(w, &e.to_string());
+                    // Nobody waits on an undeliverable event forever.
+                    w.resolve = None;
                     wits.push(None);
                 }
             }
+            runs.push(run);
         }
         let mut lanes: Vec<lanes::Lane> = Vec::new();
         for (event, w) in work.iter().enumerate() {
-            if wits[event].is_none() {
+            if wits[event].is_none() && runs[event].is_none() {
                 continue;
             }
             for (delivery, pd) in w.deliveries.iter().enumerate() {
@@ -437,39 +449,49 @@ impl Dispatcher {
                 }
             }
         }
-        let job = Arc::new(Job::new(work, wits, lanes));
-        self.pool
-            .as_ref()
-            .expect("lanes run only with a pool")
-            .run(&job);
-        let (done, stats) = job.results();
-        self.stats.merge(stats);
+        let keeps_answers = lock(&self.journal).is_some();
+        let job = Arc::new(Job::new(work, wits, runs, lanes, keeps_answers));
+        let pool = self.pool.as_ref().expect("lanes run only with a pool");
+        pool.run(&job);
+        let results = job.results(pool.context());
+        self.stats.merge(results.stats);
+        self.resolutions.extend(results.resolutions);
         // Ack in event order, so cascades come out as a sequential run would.
-        let mut settled: Vec<(usize, usize, usize, Option<FinalAttempt>)> = job
+        let mut settled: Vec<(usize, usize, usize, Done)> = job
             .lanes
             .iter()
-            .zip(done)
+            .zip(results.done)
             .flat_map(|(lane, done)| {
                 lane.items
                     .iter()
                     .zip(done)
-                    .map(|(&(event, delivery), s)| (event, delivery, lane.hook, s))
+                    .map(|(&(event, delivery), d)| (event, delivery, lane.hook, d))
             })
             .collect();
         settled.sort_by_key(|&(event, delivery, ..)| (event, delivery));
         let mut follow_ups = Vec::new();
-        for (event, delivery, hook, s) in settled {
+        for (event, delivery, hook, done) in settled {
             let w = &job.work[event];
-            match s {
-                Some(s) => {
+            let pd = &w.deliveries[delivery];
+            match done {
+                Done::Settled(s, answer) => {
                     let critical = self.rt.hooks()[hook].settings.critical;
-                    let pd = &w.deliveries[delivery];
-                    if let Some(next) = self.settled(w, pd, s.attempt, s.outcome, s.error, critical)
-                    {
-                        follow_ups.push(next);
+                    let next = self.settled(w, pd, s.attempt, s.outcome, s.error, critical);
+                    if let Some(ack) = self.acks.last_mut() {
+                        ack.answer = answer;
                     }
+                    follow_ups.extend(next);
                 }
-                None => self.stats.left_unacked += 1,
+                Done::Skipped => self.acks.push(Ack {
+                    event_seq: w.seq,
+                    position: pd.position,
+                    attempts: pd.attempts,
+                    outcome: Outcome::Ok,
+                    dead: None,
+                    skipped: true,
+                    answer: None,
+                }),
+                Done::Left => self.stats.left_unacked += 1,
             }
         }
         follow_ups
@@ -555,12 +577,11 @@ fn critical_ids(rt: &Runtime) -> HashSet<String> {
 }
 
 /// How many events at the head of `queue` go to the workers together: the
-/// observe events before the next decision or edit event, up to and with the
-/// first one a critical hook receives, if they make [`LANES_FROM`]
-/// deliveries or more; else none.
-fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>) -> usize {
+/// events that may run in lanes, up to and with the first one a critical
+/// hook receives, if they make [`LANES_FROM`] deliveries or more; else none.
+fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>, rt: &Runtime) -> usize {
     let (mut deliveries, mut events) = (0, 0);
-    for w in queue.iter().take_while(|w| side_by_side(w)) {
+    for w in queue.iter().take_while(|w| in_lanes(w, rt)) {
         deliveries += w.deliveries.len();
         events += 1;
         // A critical hook's failure here raises a cascade event that must be
@@ -573,7 +594,17 @@ fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>) -> usize {
     if deliveries >= LANES_FROM { events } else { 0 }
 }
 
-/// Whether an event may run in lanes: an observe event nobody waits on.
-fn side_by_side(w: &Work) -> bool {
-    w.resolve.is_none() && kind::class_of(&w.envelope.kind) == EventClass::Observe
+/// Whether an event may run in lanes: an observe event nobody waits on, or
+/// a decision or edit event whose hooks are all loaded and none of which
+/// answered before a restart (those replay their stored answers, alone).
+fn in_lanes(w: &Work, rt: &Runtime) -> bool {
+    match kind::class_of(&w.envelope.kind) {
+        EventClass::Observe => w.resolve.is_none(),
+        EventClass::Decision | EventClass::Edit => {
+            w.answered.is_empty()
+                && w.deliveries
+                    .iter()
+                    .all(|pd| rt.hooks().iter().any(|h| h.has_id(&pd.hook)))
+        }
+    }
 }

@@ -198,6 +198,9 @@ impl Dispatcher {
 
     /// Delivers the work in order, then acks it in one transaction.
     pub(crate) fn run(&mut self, work: Vec<Work>) {
+        if work.is_empty() {
+            return;
+        }
         let mut queue: VecDeque<Work> = work.into();
         while !queue.is_empty() {
             if self.cancelled() {
@@ -221,6 +224,8 @@ impl Dispatcher {
                 queue.push_front(follow_up);
             }
         }
+        // What the observer wrote must be out before the journal counts it done.
+        (lock(&self.observer))(Observation::EndOfBatch);
         let acks = std::mem::take(&mut self.acks);
         let resolutions = std::mem::take(&mut self.resolutions);
         if let Some(j) = lock(&self.journal).as_mut()

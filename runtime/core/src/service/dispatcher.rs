@@ -4,8 +4,9 @@
 //! runs each event's deliveries in plan order (specific handlers, then `*`),
 //! retries failed deliveries per the hook's policy, dead-letters final
 //! failures, turns a critical hook's final failure into the cascade event, and
-//! acks each batch in one transaction. The observer sees every finished
-//! delivery before it is acked.
+//! acks each batch in one transaction, committed on its own thread while the
+//! next batch runs. The observer sees every finished delivery before it is
+//! acked.
 //!
 //! With more than one worker, runs of events are delivered in
 //! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in
@@ -47,6 +48,8 @@ pub(crate) struct Dispatcher {
     /// Without a journal: cascade ids already emitted.
     cascaded: Seen,
     acks: Vec<Ack>,
+    /// With a journal: the thread committing acks.
+    acker: Option<Acker>,
     /// With more than one worker: the threads besides this one.
     pool: Option<Pool>,
     /// Threads delivering, this one included.
@@ -88,7 +91,12 @@ impl Dispatcher {
             None
         };
         let critical = critical_ids(&cx.rt);
+        let acker = match durability {
+            Durability::Persisted => Some(Acker::start(cx.journal.clone())?),
+            Durability::Accepted => None,
+        };
         Ok(Dispatcher {
+            acker,
             critical,
             resolutions: Vec::new(),
             rt: cx.rt,
@@ -138,6 +146,12 @@ impl Dispatcher {
                 };
             }
             self.run(work);
+            if !(flushes.is_empty() && lookups.is_empty())
+                && let Some(acker) = &self.acker
+            {
+                // A flush returns, and a lookup reads, only what is committed.
+                acker.sync();
+            }
             for f in flushes {
                 let _ = f.send(());
             }
@@ -228,11 +242,8 @@ impl Dispatcher {
         (lock(&self.observer))(Observation::EndOfBatch);
         let acks = std::mem::take(&mut self.acks);
         let resolutions = std::mem::take(&mut self.resolutions);
-        if let Some(j) = lock(&self.journal).as_mut()
-            && let Err(e) = j.ack(&acks, &resolutions)
-        {
-            // Unacked deliveries run again after a restart: at-least-once holds.
-            tracing::error!("journal ack failed (deliveries will repeat after restart): {e}");
+        if let Some(acker) = &self.acker {
+            acker.commit(acks, resolutions);
         }
     }
 
@@ -251,8 +262,8 @@ impl Dispatcher {
         let mut answered = w.answered.iter().peekable();
         // Answers are kept for the journal only: without one, serializing
         // each (an edit's is the whole agent input) would be thrown away.
-        let keeps_answers = kind::class_of(&w.envelope.kind) != EventClass::Observe
-            && lock(&self.journal).is_some();
+        let keeps_answers =
+            kind::class_of(&w.envelope.kind) != EventClass::Observe && self.acker.is_some();
         for (i, pd) in w.deliveries.iter().enumerate() {
             while let Some(a) = answered.next_if(|a| a.position < pd.position) {
                 self.replay(&mut run, a);
@@ -313,7 +324,7 @@ impl Dispatcher {
         }
         let resolution = run.finish();
         if let Some(r) = &resolution
-            && lock(&self.journal).is_some()
+            && self.acker.is_some()
         {
             self.resolutions
                 .push((w.seq, serde_json::to_string(r).unwrap_or_default()));
@@ -454,7 +465,7 @@ impl Dispatcher {
                 }
             }
         }
-        let keeps_answers = lock(&self.journal).is_some();
+        let keeps_answers = self.acker.is_some();
         let job = Arc::new(Job::new(work, wits, runs, lanes, keeps_answers));
         let pool = self.pool.as_ref().expect("lanes run only with a pool");
         pool.run(&job);
@@ -569,6 +580,83 @@ impl Dispatcher {
             resolve: None,
             answered: Vec::new(),
         })
+    }
+}
+
+/// The thread that commits each batch's acks (and resolutions), so the
+/// dispatcher delivers the next batch while the last one's commit waits for
+/// the disk. At most one batch waits for it; a flush or a lookup waits until
+/// everything before it is committed ([`Acker::sync`]); dropping it commits
+/// what is queued and joins the thread. A crash before a commit leaves those
+/// deliveries unacked: they run again at the next start (at-least-once).
+struct Acker {
+    tx: Option<mpsc::SyncSender<AckMsg>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+enum AckMsg {
+    Commit(Vec<Ack>, Vec<(i64, String)>),
+    Sync(mpsc::Sender<()>),
+}
+
+impl Acker {
+    fn start(journal: Arc<Mutex<Option<Journal>>>) -> std::io::Result<Acker> {
+        let (tx, rx) = mpsc::sync_channel::<AckMsg>(1);
+        let thread = std::thread::Builder::new()
+            .name("hookrt-ack".into())
+            .spawn(move || {
+                for msg in rx {
+                    match msg {
+                        AckMsg::Commit(acks, resolutions) => {
+                            if let Some(j) = lock(&journal).as_mut()
+                                && let Err(e) = j.ack(&acks, &resolutions)
+                            {
+                                // Unacked deliveries run again after a restart:
+                                // at-least-once holds.
+                                tracing::error!(
+                                    "journal ack failed (deliveries will repeat after restart): {e}"
+                                );
+                            }
+                        }
+                        AckMsg::Sync(reply) => {
+                            let _ = reply.send(());
+                        }
+                    }
+                }
+            })?;
+        Ok(Acker {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues a batch's acks (waits while the batch before it is queued).
+    fn commit(&self, acks: Vec<Ack>, resolutions: Vec<(i64, String)>) {
+        if acks.is_empty() && resolutions.is_empty() {
+            return;
+        }
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(AckMsg::Commit(acks, resolutions));
+        }
+    }
+
+    /// Returns once every batch queued before it is committed.
+    fn sync(&self) {
+        let (reply, done) = mpsc::channel();
+        if let Some(tx) = &self.tx
+            && tx.send(AckMsg::Sync(reply)).is_ok()
+        {
+            let _ = done.recv();
+        }
+    }
+}
+
+impl Drop for Acker {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 

@@ -5,7 +5,9 @@
 //! Criterion times each path; then paired rounds print the ratios, each
 //! round timing the three paths one after the other on fresh events, so
 //! the ratios compare runs made seconds apart (the machine is shared), with
-//! the load average beside them.
+//! the load average beside them, and the ratios of the CPU time the process
+//! spent (all its threads: the service's writer, dispatcher and ack threads
+//! besides the submitting one), which other work on the machine moves less.
 //!
 //! Run: `scripts/bench service_path` (see docs/performance.md).
 //! `HOOKRT_BENCH_ROUNDS` changes the paired rounds (default 11).
@@ -16,7 +18,7 @@ use criterion::{Criterion, Throughput};
 use hookrt::{Envelope, EventClass, HookService, Observation, Runtime, ServiceOptions};
 
 mod support;
-use support::{load, load_average, median, three_observers_as, transcript};
+use support::{load, load_average, median, process_cpu, three_observers_as, transcript};
 
 /// Events per measured iteration.
 const BATCH: usize = 1000;
@@ -152,27 +154,33 @@ fn main() {
         load_average()
     );
     println!(
-        "| hooks | dispatch loop µs/event | accepted µs/event | persisted µs/event | accepted / loop (min–max) | persisted / loop (min–max) |"
+        "| hooks | dispatch loop µs/event | accepted µs/event | persisted µs/event | accepted / loop (min–max) | persisted / loop (min–max) | CPU accepted / loop | CPU persisted / loop |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for (name, p) in &all {
         let (mut lo, mut ac, mut pe, mut ra, mut rp) = (vec![], vec![], vec![], vec![], vec![]);
+        let (mut ca, mut cp) = (vec![], vec![]);
         for _ in 0..rounds {
+            // Wall µs per event, and the process's CPU seconds.
             let mut time = |f: &mut dyn FnMut(Vec<Envelope>)| {
                 round += 1;
                 let batch = events(&base, round);
+                let cpu = process_cpu();
                 let start = Instant::now();
                 f(batch);
-                start.elapsed().as_secs_f64() * 1e6 / BATCH as f64
+                let wall = start.elapsed().as_secs_f64() * 1e6 / BATCH as f64;
+                (wall, process_cpu() - cpu)
             };
-            let l = time(&mut |b| dispatch_all(&p.rt, &b));
-            let a = time(&mut |b| emit_all(&p.accepted, b));
-            let s = time(&mut |b| emit_all(&p.persisted, b));
+            let (l, lc) = time(&mut |b| dispatch_all(&p.rt, &b));
+            let (a, acpu) = time(&mut |b| emit_all(&p.accepted, b));
+            let (s, scpu) = time(&mut |b| emit_all(&p.persisted, b));
             lo.push(l);
             ac.push(a);
             pe.push(s);
             ra.push(a / l);
             rp.push(s / l);
+            ca.push(acpu / lc);
+            cp.push(scpu / lc);
         }
         let range = |xs: &[f64]| {
             let (min, max) = xs
@@ -182,12 +190,14 @@ fn main() {
         };
         let (rar, rpr) = (range(&ra), range(&rp));
         println!(
-            "| {name} | {:.1} | {:.1} | {:.1} | **{:.2}** ({rar}) | **{:.2}** ({rpr}) |",
+            "| {name} | {:.1} | {:.1} | {:.1} | **{:.2}** ({rar}) | **{:.2}** ({rpr}) | {:.2} | {:.2} |",
             median(&mut lo),
             median(&mut ac),
             median(&mut pe),
             median(&mut ra),
             median(&mut rp),
+            median(&mut ca),
+            median(&mut cp),
         );
     }
     println!("load average after: {}", load_average());

@@ -21,29 +21,16 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use hookrt::{Envelope, EventClass, HookService, Observation, ServiceOptions};
+use hookrt::{Envelope, HookService, Observation, ServiceOptions};
 
 mod support;
-use support::{load, load_average, median, three_observers_as, transcript};
+use support::{load, load_average, median, observe_only, renamed, three_observers_as, transcript};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// `n` events cycling through `base`, with ids unique to `round`.
-fn events(base: &[Envelope], n: usize, round: u64) -> Vec<Envelope> {
-    (0..n)
-        .map(|i| {
-            let mut e = base[i % base.len()].clone();
-            e.id = format!("r{round}-{i}");
-            e.coordinates.sequence = i as u64;
-            e.idempotency_key.clear();
-            e
-        })
-        .collect()
 }
 
 /// CPU time (ns, from `/proc/self/task/*/schedstat`) of this process's
@@ -100,11 +87,7 @@ fn main() {
     let runs = env_or("HOOKRT_BENCH_RUNS", 10);
     let n = env_or("HOOKRT_BENCH_EVENTS", 3000);
     let mix = transcript();
-    let observe: Vec<Envelope> = mix
-        .iter()
-        .filter(|e| hookrt::class_of(&e.kind) == EventClass::Observe)
-        .cloned()
-        .collect();
+    let observe = observe_only(&mix);
     let cases = [
         ("observe, all fresh", Some("fresh"), &observe, 1.8),
         ("observe, all reuse", Some("reuse"), &observe, 1.8),
@@ -133,15 +116,15 @@ fn main() {
         // Warm up both (instances, caches, the pool's threads).
         for s in [&one, &two] {
             round += 1;
-            run(s, events(base, n / 4, round));
+            run(s, renamed(base, n / 4, round));
         }
         let load_before = load_average();
         let (mut ratios, mut bounds, mut rate1) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
             round += 1;
-            let r1 = run(&one, events(base, n, round));
+            let r1 = run(&one, renamed(base, n, round));
             round += 1;
-            let r2 = run(&two, events(base, n, round));
+            let r2 = run(&two, renamed(base, n, round));
             ratios.push(r1.wall / r2.wall);
             // On free cores two workers take at least as long as their
             // busiest thread's CPU time: one worker's delivering CPU over

@@ -15,34 +15,16 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use hookrt::{Envelope, EventClass, HookService, Observation, Runtime, ServiceOptions};
+use hookrt::{Envelope, HookService, Observation, Runtime, ServiceOptions};
 
 mod support;
-use support::{load, load_average, median, process_cpu, three_observers_as, transcript};
+use support::{
+    emit_all, load, load_average, median, observe_only, process_cpu, renamed, three_observers_as,
+    transcript,
+};
 
 /// Events per measured iteration.
 const BATCH: usize = 1000;
-
-/// The example transcript's observe events.
-fn observe_events() -> Vec<Envelope> {
-    transcript()
-        .into_iter()
-        .filter(|e| hookrt::class_of(&e.kind) == EventClass::Observe)
-        .collect()
-}
-
-/// `BATCH` events with ids unique to `round`.
-fn events(base: &[Envelope], round: u64) -> Vec<Envelope> {
-    (0..BATCH)
-        .map(|i| {
-            let mut e = base[i % base.len()].clone();
-            e.id = format!("r{round}-{i}");
-            e.coordinates.sequence = i as u64;
-            e.idempotency_key.clear();
-            e
-        })
-        .collect()
-}
 
 /// Every event through `Runtime::dispatch`, one after another.
 fn dispatch_all(rt: &Runtime, events: &[Envelope]) {
@@ -52,14 +34,8 @@ fn dispatch_all(rt: &Runtime, events: &[Envelope]) {
     }
 }
 
-/// Every event through the service: submit all, every receipt, flush.
-fn emit_all(service: &HookService, events: Vec<Envelope>) {
-    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
-    for p in pending {
-        p.wait().unwrap();
-    }
-    service.flush_blocking();
-}
+/// One way of delivering a batch of events.
+type Path<'a> = &'a dyn Fn(Vec<Envelope>);
 
 /// The three paths for one agent.
 struct Paths {
@@ -86,7 +62,7 @@ fn paths(agent: &std::path::Path) -> Paths {
 }
 
 fn main() {
-    let base = observe_events();
+    let base = observe_only(&transcript());
     let modes = [
         ("two_fresh_one_reuse", None),
         ("all_fresh", Some("fresh")),
@@ -110,28 +86,20 @@ fn main() {
         let mut group = c.benchmark_group("service_path");
         group.throughput(Throughput::Elements(BATCH as u64));
         for (name, p) in &all {
-            group.bench_function(format!("{name}/dispatch_loop"), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        round += 1;
-                        let batch = events(&base, round);
-                        let start = Instant::now();
-                        dispatch_all(&p.rt, &batch);
-                        total += start.elapsed();
-                    }
-                    total
-                })
-            });
-            for (label, service) in [("accepted", &p.accepted), ("persisted", &p.persisted)] {
-                group.bench_function(format!("{name}/service_{label}"), |b| {
+            let paths: [(&str, Path<'_>); 3] = [
+                ("dispatch_loop", &|batch| dispatch_all(&p.rt, &batch)),
+                ("service_accepted", &|batch| emit_all(&p.accepted, batch)),
+                ("service_persisted", &|batch| emit_all(&p.persisted, batch)),
+            ];
+            for (label, path) in paths {
+                group.bench_function(format!("{name}/{label}"), |b| {
                     b.iter_custom(|iters| {
                         let mut total = Duration::ZERO;
                         for _ in 0..iters {
                             round += 1;
-                            let batch = events(&base, round);
+                            let batch = renamed(&base, BATCH, round);
                             let start = Instant::now();
-                            emit_all(service, batch);
+                            path(batch);
                             total += start.elapsed();
                         }
                         total
@@ -164,7 +132,7 @@ fn main() {
             // Wall µs per event, and the process's CPU seconds.
             let mut time = |f: &mut dyn FnMut(Vec<Envelope>)| {
                 round += 1;
-                let batch = events(&base, round);
+                let batch = renamed(&base, BATCH, round);
                 let cpu = process_cpu();
                 let start = Instant::now();
                 f(batch);

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hookrt::BuildOptions;
-use hookrt::{Envelope, Runtime};
+use hookrt::{Envelope, HookService, Runtime};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -53,6 +53,38 @@ pub fn transcript() -> Vec<Envelope> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| Envelope::from_json(l).unwrap())
         .collect()
+}
+
+/// The observe events of `events` (what workers run side by side).
+pub fn observe_only(events: &[Envelope]) -> Vec<Envelope> {
+    events
+        .iter()
+        .filter(|e| hookrt::class_of(&e.kind) == hookrt::EventClass::Observe)
+        .cloned()
+        .collect()
+}
+
+/// `n` events cycling through `base`, with ids unique to `round` (so the
+/// service never takes one for a duplicate).
+pub fn renamed(base: &[Envelope], n: usize, round: u64) -> Vec<Envelope> {
+    (0..n)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            e.id = format!("r{round}-{i}");
+            e.coordinates.sequence = i as u64;
+            e.idempotency_key.clear();
+            e
+        })
+        .collect()
+}
+
+/// Every event through `service`: submit all, wait for every receipt, flush.
+pub fn emit_all(service: &HookService, events: Vec<Envelope>) {
+    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
 }
 
 /// The source of the benchmark hook (parses the data, looks at one field).

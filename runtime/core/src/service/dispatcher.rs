@@ -270,15 +270,7 @@ impl Dispatcher {
             }
             if run.decided() {
                 // A file-edit owner answered: the rest are not asked.
-                self.acks.push(Ack {
-                    event_seq: w.seq,
-                    position: pd.position,
-                    attempts: pd.attempts,
-                    outcome: Outcome::Ok,
-                    dead: None,
-                    skipped: true,
-                    answer: None,
-                });
+                self.skipped(&w, pd);
                 continue;
             }
             let Some(index) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
@@ -498,19 +490,24 @@ impl Dispatcher {
                     }
                     follow_ups.extend(next);
                 }
-                Done::Skipped => self.acks.push(Ack {
-                    event_seq: w.seq,
-                    position: pd.position,
-                    attempts: pd.attempts,
-                    outcome: Outcome::Ok,
-                    dead: None,
-                    skipped: true,
-                    answer: None,
-                }),
+                Done::Skipped => self.skipped(w, pd),
                 Done::Left => self.stats.left_unacked += 1,
             }
         }
         follow_ups
+    }
+
+    /// Acks a delivery not asked because a file-edit owner before it answered.
+    fn skipped(&mut self, w: &Work, pd: &PendingDelivery) {
+        self.acks.push(Ack {
+            event_seq: w.seq,
+            position: pd.position,
+            attempts: pd.attempts,
+            outcome: Outcome::Ok,
+            dead: None,
+            skipped: true,
+            answer: None,
+        });
     }
 
     /// An event stored by an older hookrt that this one refuses: settled as

@@ -146,7 +146,7 @@ fn with_two_workers_a_failing_critical_hook_still_fails_each_turn_exactly_once()
 }
 
 #[test]
-fn with_two_workers_a_decision_between_observe_events_runs_alone_and_in_order() {
+fn with_two_workers_a_decision_between_observe_events_keeps_each_hooks_order() {
     let agent = observers().hook("testing/hooks/deny_all.rs", "deny_all.rs");
     let (service, seen) = start_with(agent.path(), None, two());
     let events = many(3);
@@ -177,20 +177,83 @@ fn with_two_workers_a_decision_between_observe_events_runs_alone_and_in_order() 
     let seen = seen.lock().unwrap().clone();
     let witness: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
     assert_eq!(per_hook(&seen)["witness"], witness);
-    // Every delivery of the decision event came after every delivery of the
-    // events before it, and before any of the events after it.
-    let at = |id: &str| seen.iter().position(|d| d.event_id == id);
-    let decision_first = at(&events[requested].id).unwrap();
-    let decision_last = seen
+    // Each hook got the decision after its deliveries of the events before
+    // it and before its deliveries of the events after it; the decision's
+    // own deliveries came in plan order (its subscriber, then `*` hooks in
+    // registration order), each after the one before it had answered.
+    let decision = &events[requested].id;
+    for (hook, ids) in per_hook(&seen) {
+        if let Some(at) = ids.iter().position(|id| id == decision) {
+            let emitted = |id: &String| events.iter().position(|e| &e.id == id).unwrap();
+            assert!(ids[..at].iter().all(|id| emitted(id) < requested), "{hook}");
+            assert!(
+                ids[at + 1..].iter().all(|id| emitted(id) > requested),
+                "{hook}"
+            );
+        }
+    }
+    let order: Vec<&str> = seen
         .iter()
-        .rposition(|d| d.event_id == events[requested].id)
+        .filter(|d| &d.event_id == decision)
+        .map(|d| d.hook.as_str())
+        .collect();
+    assert_eq!(
+        order,
+        ["deny_all", "audit", "observability/metrics", "witness"]
+    );
+}
+
+#[test]
+fn with_two_workers_the_transcript_decides_and_edits_as_with_one() {
+    // The example agent: tool approval, file-edit ownership, context edits
+    // and observers. With two workers its decision and edit events run in
+    // lanes beside observe events; every hook must see the same events in
+    // the same order, and every event must decide the same, as with one.
+    let run = |options: ServiceOptions| {
+        let agent = crate::common::example("agent");
+        let dir = tempfile::tempdir().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Delivery>::new()));
+        let decided = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+        let (sink, decisions) = (seen.clone(), decided.clone());
+        let observer = Box::new(move |o: hookrt::Observation<'_>| match o {
+            hookrt::Observation::Delivery(d) => sink.lock().unwrap().push(d.clone()),
+            hookrt::Observation::Resolved {
+                event_id,
+                resolution,
+                ..
+            } => {
+                decisions.lock().unwrap().insert(
+                    event_id.to_owned(),
+                    serde_json::to_value(resolution).unwrap(),
+                );
+            }
+            _ => {}
+        });
+        let db = dir.path().join("journal.db");
+        let service = hookrt::HookService::start_with(
+            crate::common::load(&agent),
+            Some(&db),
+            observer,
+            options,
+        )
         .unwrap();
-    for e in &events[..requested] {
-        assert!(seen.iter().rposition(|d| d.event_id == e.id).unwrap() < decision_first);
-    }
-    for e in &events[requested + 1..] {
-        assert!(at(&e.id).unwrap() > decision_last);
-    }
+        let stats = run_all(service, &many(6));
+        let status = Journal::open(&db).unwrap().status().unwrap();
+        let seen = seen.lock().unwrap().clone();
+        let decided = decided.lock().unwrap().clone();
+        (per_hook(&seen), decided, stats.deliveries, status.pending)
+    };
+    let (one_order, one_decided, one_deliveries, _) = run(ServiceOptions::default());
+    let (two_order, two_decided, two_deliveries, pending) = run(two());
+    assert!(
+        one_decided.len() >= 6 * 5,
+        "decisions and edits: {}",
+        one_decided.len()
+    );
+    assert_eq!(two_order, one_order, "each hook's events, in order");
+    assert_eq!(two_decided, one_decided, "what each event decided");
+    assert_eq!(two_deliveries, one_deliveries);
+    assert_eq!(pending, 0, "every delivery acked");
 }
 
 #[test]

@@ -58,6 +58,42 @@ impl Reader {
     }
 }
 
+/// A delivery's output line (without `--logs`): its fields in the order
+/// `serde_json::Value` prints them (sorted), as with `--logs`, without
+/// building a `Value` per delivery.
+#[derive(serde::Serialize)]
+struct DeliveryLine<'a> {
+    attempt: u32,
+    duration_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    event_id: &'a str,
+    fuel_used: u64,
+    handler: &'a str,
+    hook: &'a str,
+    kind: &'a str,
+    outcome: Outcome,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    output_truncated: bool,
+}
+
+impl<'a> DeliveryLine<'a> {
+    fn of(d: &'a hookrt::Delivery) -> DeliveryLine<'a> {
+        DeliveryLine {
+            attempt: d.attempt,
+            duration_us: d.duration_us,
+            error: d.error.as_deref(),
+            event_id: &d.event_id,
+            fuel_used: d.fuel_used,
+            handler: &d.handler,
+            hook: &d.hook,
+            kind: &d.kind,
+            outcome: d.outcome,
+            output_truncated: d.output_truncated,
+        }
+    }
+}
+
 /// Receipts waited for at once; bounds memory on long streams.
 const RECEIPT_WINDOW: usize = 1024;
 
@@ -169,18 +205,23 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         detail: None,
     });
     let (logs, full_state) = (args.logs, args.state);
-    // Each delivery is written (and flushed into the pipe) before it is acked,
-    // so output never misses a delivery the journal counts as done.
+    // With a journal each line is written out (flushed into the pipe) before
+    // its delivery is acked, and every delivery that ran shows, even one a
+    // crash then repeats. Without one, lines are buffered and written out at
+    // the end of each batch (`Observation::EndOfBatch`): no write per
+    // delivery, and with workers the observer's lock is held only to format
+    // one line.
+    let flush_each = args.journal.is_some();
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout());
     let observer = Box::new(move |report: Observation<'_>| {
-        let v = match report {
-            Observation::Delivery(d) => {
+        let written = match report {
+            Observation::Delivery(d) if logs => {
                 let mut v = serde_json::to_value(d).unwrap_or_default();
-                if logs {
-                    v["logs"] = serde_json::to_value(&d.logs).unwrap_or_default();
-                    v["console"] = serde_json::Value::String(d.console.clone());
-                }
-                v
+                v["logs"] = serde_json::to_value(&d.logs).unwrap_or_default();
+                v["console"] = serde_json::Value::String(d.console.clone());
+                serde_json::to_writer(&mut out, &v)
             }
+            Observation::Delivery(d) => serde_json::to_writer(&mut out, &DeliveryLine::of(d)),
             Observation::Resolved {
                 event_id,
                 kind,
@@ -191,21 +232,32 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 {
                     edit.remove("state");
                 }
-                serde_json::json!({"event_id": event_id, "kind": kind, "resolution": r})
+                let v = serde_json::json!({"event_id": event_id, "kind": kind, "resolution": r});
+                serde_json::to_writer(&mut out, &v)
             }
             // The agent must end this turn (or session): say so on its own line.
-            Observation::Cascaded(e) => serde_json::json!({"cascade": {
-                "event_id": e.id,
-                "kind": e.kind,
-                "session": e.coordinates.session,
-                "turn": e.coordinates.turn,
-                "subagent": e.coordinates.subagent,
-                "reason": e.data.get("reason"),
-            }}),
+            Observation::Cascaded(e) => {
+                let v = serde_json::json!({"cascade": {
+                    "event_id": e.id,
+                    "kind": e.kind,
+                    "session": e.coordinates.session,
+                    "turn": e.coordinates.turn,
+                    "subagent": e.coordinates.subagent,
+                    "reason": e.data.get("reason"),
+                }});
+                serde_json::to_writer(&mut out, &v)
+            }
+            Observation::EndOfBatch => {
+                let _ = out.flush();
+                return;
+            }
         };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{v}");
-        let _ = out.flush();
+        if written.is_ok() {
+            let _ = out.write_all(b"\n");
+        }
+        if flush_each {
+            let _ = out.flush();
+        }
     });
     let options = ServiceOptions {
         workers: usize::from(args.workers),

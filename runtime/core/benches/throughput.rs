@@ -9,45 +9,18 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use hookrt::Envelope;
-use hookrt::EventClass;
 use hookrt::{HookService, Observation, ServiceOptions};
 
 mod support;
-use support::{load, three_observers, transcript};
+use support::{emit_all, load, observe_only, renamed, three_observers, transcript};
 
 /// Events per measured iteration.
 const BATCH: usize = 1000;
 
-/// `BATCH` events with ids unique to `round`.
-fn events(base: &[Envelope], round: u64) -> Vec<Envelope> {
-    (0..BATCH)
-        .map(|i| {
-            let mut e = base[i % base.len()].clone();
-            e.id = format!("r{round}-{i}");
-            e.coordinates.sequence = i as u64;
-            e.idempotency_key.clear();
-            e
-        })
-        .collect()
-}
-
-fn emit_all(service: &HookService, events: Vec<Envelope>) {
-    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
-    for p in pending {
-        p.wait().unwrap();
-    }
-    service.flush_blocking();
-}
-
 fn throughput(c: &mut Criterion) {
     let agent = three_observers();
     let mix = transcript();
-    let observe: Vec<Envelope> = mix
-        .iter()
-        .filter(|e| hookrt::class_of(&e.kind) == EventClass::Observe)
-        .cloned()
-        .collect();
+    let observe = observe_only(&mix);
     let mut group = c.benchmark_group("throughput_3_hooks");
     group.throughput(Throughput::Elements(BATCH as u64));
     group
@@ -83,7 +56,7 @@ fn throughput(c: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     round += 1;
-                    let batch = events(base, round);
+                    let batch = renamed(base, BATCH, round);
                     let start = Instant::now();
                     emit_all(&service, batch);
                     total += start.elapsed();

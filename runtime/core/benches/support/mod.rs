@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hookrt::BuildOptions;
-use hookrt::{Envelope, Runtime};
+use hookrt::{Envelope, HookService, Runtime};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -55,6 +55,38 @@ pub fn transcript() -> Vec<Envelope> {
         .collect()
 }
 
+/// The observe events of `events` (what workers run side by side).
+pub fn observe_only(events: &[Envelope]) -> Vec<Envelope> {
+    events
+        .iter()
+        .filter(|e| hookrt::class_of(&e.kind) == hookrt::EventClass::Observe)
+        .cloned()
+        .collect()
+}
+
+/// `n` events cycling through `base`, with ids unique to `round` (so the
+/// service never takes one for a duplicate).
+pub fn renamed(base: &[Envelope], n: usize, round: u64) -> Vec<Envelope> {
+    (0..n)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            e.id = format!("r{round}-{i}");
+            e.coordinates.sequence = i as u64;
+            e.idempotency_key.clear();
+            e
+        })
+        .collect()
+}
+
+/// Every event through `service`: submit all, wait for every receipt, flush.
+pub fn emit_all(service: &HookService, events: Vec<Envelope>) {
+    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+}
+
 /// The source of the benchmark hook (parses the data, looks at one field).
 pub fn bench_parse() -> String {
     std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap()
@@ -63,6 +95,12 @@ pub fn bench_parse() -> String {
 /// An agent with three observe hooks: `audit` and `witness` (`*`, a fresh
 /// instance per delivery) and `observability/metrics` (`*`, reusing its instance).
 pub fn three_observers() -> tempfile::TempDir {
+    three_observers_as(None)
+}
+
+/// [`three_observers`] with every hook's instance policy `instance`
+/// (`"fresh"` or `"reuse"`), or as there (`None`).
+pub fn three_observers_as(instance: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let hooks = dir.path().join("hooks");
     std::fs::create_dir_all(hooks.join("observability")).unwrap();
@@ -77,10 +115,46 @@ pub fn three_observers() -> tempfile::TempDir {
     ] {
         std::fs::copy(ex.join(from), hooks.join(to)).unwrap();
     }
-    std::fs::write(
-        dir.path().join("hookrt.toml"),
-        "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n",
-    )
-    .unwrap();
+    let config = match instance {
+        None => "[hooks.\"observability/metrics\"]\ninstance = \"reuse\"\ngrants = [\"log\", \"metrics\"]\n".to_owned(),
+        Some(mode) => format!(
+            "[defaults]\ninstance = \"{mode}\"\n[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n"
+        ),
+    };
+    std::fs::write(dir.path().join("hookrt.toml"), config).unwrap();
     dir
+}
+
+/// The load average (1, 5, 15 minutes) from `/proc/loadavg`, as printed
+/// beside every ratio: on a shared machine it says how much else ran.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// CPU time this process's threads have used so far, in seconds (the sum of
+/// `/proc/self/task/*/schedstat`, in ns): what a run costs whatever else
+/// shares the machine.
+pub fn process_cpu() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    ns as f64 / 1e9
+}
+
+/// The median of `xs` (sorted in place).
+pub fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
 }

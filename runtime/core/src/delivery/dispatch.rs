@@ -147,8 +147,10 @@ pub(crate) fn dispatch_some(
 
 /// One event's deliveries in progress: the WIT record lent to each hook (its
 /// data updated after each applied edit) and the answers gathered so far.
-pub(crate) struct EventRun<'e> {
-    envelope: &'e Envelope,
+///
+/// It owns what it needs (no borrow of the envelope), so the service's
+/// workers can share one between threads while its hooks run one at a time.
+pub(crate) struct EventRun {
     /// The record hooks receive.
     pub(crate) wit: WitEnvelope,
     answers: Answers,
@@ -158,24 +160,28 @@ enum Answers {
     Observe,
     Approval(Vec<RequestedCall>, Vec<Vote<Vec<Approval>>>),
     FileEdit(Vec<Vote<FileEdit>>),
-    Edit(EditSession),
+    /// The edits so far, and the event's data as it came (each hook gets it
+    /// with the state as the hooks before it left it).
+    Edit(EditSession, Box<serde_json::Value>),
 }
 
-impl<'e> EventRun<'e> {
+impl EventRun {
     pub(crate) fn new(
-        envelope: &'e Envelope,
+        envelope: &Envelope,
         durability: Durability,
-    ) -> Result<EventRun<'e>, EnvelopeError> {
+    ) -> Result<EventRun, EnvelopeError> {
         let answers = match (kind::class_of(&envelope.kind), envelope.kind.as_str()) {
             (EventClass::Decision, "actions.requested") => {
                 Answers::Approval(decision::requested_calls(&envelope.data), Vec::new())
             }
             (EventClass::Decision, _) => Answers::FileEdit(Vec::new()),
-            (EventClass::Edit, _) => Answers::Edit(EditSession::new(&envelope.data)),
+            (EventClass::Edit, _) => Answers::Edit(
+                EditSession::new(&envelope.data),
+                Box::new(envelope.data.value().clone()),
+            ),
             (EventClass::Observe, _) => Answers::Observe,
         };
         Ok(EventRun {
-            envelope,
             wit: to_wit(envelope, durability)?,
             answers,
         })
@@ -303,17 +309,17 @@ impl<'e> EventRun<'e> {
                 };
                 answers.push(vote);
             }
-            Answers::Edit(session) if handler == kind::WILDCARD && outcome != Outcome::Ok => {
+            Answers::Edit(session, _) if handler == kind::WILDCARD && outcome != Outcome::Ok => {
                 session.observer_failed(&slug, outcome);
             }
-            Answers::Edit(session) => {
+            Answers::Edit(session, data) => {
                 let given = match (outcome, answer) {
                     (Outcome::Ok, Answer::Edit(json)) => Ok(Some(json)),
                     (Outcome::Ok, _) => Ok(None),
                     (failed, _) => Err(failed),
                 };
                 session.apply(&slug, hook.slug.as_str(), given);
-                self.wit.data = session.data_for_next(&self.envelope.data);
+                self.wit.data = session.data_for_next(data);
             }
         }
     }
@@ -334,7 +340,7 @@ impl<'e> EventRun<'e> {
                     answers,
                 }))
             }
-            Answers::Edit(session) => Some(Resolution::Edit(session.finish())),
+            Answers::Edit(session, _) => Some(Resolution::Edit(session.finish())),
         }
     }
 }

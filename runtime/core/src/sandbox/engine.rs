@@ -137,8 +137,11 @@ pub fn pool_components() -> u32 {
 /// instances and reset in place (a JSON-parsing Rust hook dirties a few
 /// hundred KiB per delivery).
 pub const POOL_KEEP_RESIDENT: usize = 1 << 20;
-/// Idle pool slots kept warm (resident) for reuse.
-pub const POOL_WARM_SLOTS: u32 = 16;
+/// Idle pool slots kept warm (resident) for reuse. A slot remembers the
+/// last hook's memory image: with fewer warm slots than fresh hooks, every
+/// fresh delivery found none of its own and mapped its image again (two
+/// `mmap`s, a TLB flush on every core running a worker).
+pub const POOL_WARM_SLOTS: u32 = 64;
 
 /// Whether hooks with these limits fit the pool's fixed slot sizes.
 pub fn fits_pool(limits: &Limits) -> bool {
@@ -203,7 +206,10 @@ fn pooling_config(metering: Metering) -> Config {
         .pagemap_scan(Enabled::Auto)
         // Few idle slots stay warm: bounds what the kept pages add to RSS.
         .max_unused_warm_slots(POOL_WARM_SLOTS)
-        .decommit_batch_size(POOL_WARM_SLOTS as usize);
+        // Each freed slot is ready again at once: a batch held freed slots
+        // back, so the next delivery of the same hook took another slot and
+        // mapped its image there.
+        .decommit_batch_size(1);
     let mut config = base_config(metering);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     config

@@ -4,15 +4,20 @@
 //! runs each event's deliveries in plan order (specific handlers, then `*`),
 //! retries failed deliveries per the hook's policy, dead-letters final
 //! failures, turns a critical hook's final failure into the cascade event, and
-//! acks each batch in one transaction. The observer sees every finished
-//! delivery before it is acked.
+//! acks each batch in one transaction, committed on its own thread while the
+//! next batch runs. The observer sees every finished delivery before it is
+//! acked.
 //!
-//! With more than one worker, runs of observe events are delivered in
-//! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in order.
-//! Decision and edit events never enter lanes. A tool approval's hooks run
-//! side by side on the runtime's decision workers (as many as the service's
-//! workers) and are recorded in plan order; file-edit ownership and edits run
-//! hook after hook, because each answer depends on the ones before it.
+//! With more than one worker, runs of events are delivered in
+//! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in
+//! order. A decision or edit event's hooks are still asked one after another
+//! in plan order there, because each answer depends on the ones before it, but
+//! the other hooks go on with their own events meanwhile. Short runs, events
+//! recovered with answers already given, and observe events someone waits on
+//! run here, one event after another; here a tool approval's hooks run side
+//! by side on the runtime's decision workers (as many as the service's
+//! workers) and are recorded in plan order, while file-edit ownership and
+//! edits run hook after hook.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, mpsc};
@@ -31,7 +36,7 @@ use crate::sandbox::engine::MAX_WORKERS;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::to_wit;
 use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
-use crate::service::lanes::{self, Job, Pool};
+use crate::service::lanes::{self, Done, Job, Pool};
 use crate::service::report::{Observation, Observer, Reloaded, Stats};
 use crate::service::retry::{FinalAttempt, count, settle};
 use crate::service::work::{MAX_BATCH, Msg, Seen, Work, lock};
@@ -52,6 +57,8 @@ pub(crate) struct Dispatcher {
     /// Without a journal: cascade ids already emitted.
     cascaded: Seen,
     acks: Vec<Ack>,
+    /// With a journal: the thread committing acks.
+    acker: Option<Acker>,
     /// With more than one worker: the threads besides this one.
     pool: Option<Pool>,
     /// Threads delivering, this one included.
@@ -84,18 +91,23 @@ impl Dispatcher {
         let workers = workers.clamp(1, MAX_WORKERS);
         let mut rt = rt;
         rt.set_decision_workers(workers)?;
-        let cx = lanes::Context {
-            rt: Arc::new(rt),
-            observer: Arc::new(Mutex::new(observer)),
-            journal: Arc::new(Mutex::new(journal)),
-        };
+        let cx = lanes::Context::new(
+            Arc::new(rt),
+            Arc::new(Mutex::new(observer)),
+            Arc::new(Mutex::new(journal)),
+        );
         let pool = if workers > 1 {
             Some(Pool::start(cx.clone(), workers - 1)?)
         } else {
             None
         };
         let critical = critical_ids(&cx.rt);
+        let acker = match durability {
+            Durability::Persisted => Some(Acker::start(cx.journal.clone())?),
+            Durability::Accepted => None,
+        };
         Ok(Dispatcher {
+            acker,
             critical,
             resolutions: Vec::new(),
             rt: cx.rt,
@@ -145,6 +157,12 @@ impl Dispatcher {
                 };
             }
             self.run(work);
+            if !(flushes.is_empty() && lookups.is_empty())
+                && let Some(acker) = &self.acker
+            {
+                // A flush returns, and a lookup reads, only what is committed.
+                acker.sync();
+            }
             for f in flushes {
                 let _ = f.send(());
             }
@@ -169,11 +187,8 @@ impl Dispatcher {
         self.critical = critical_ids(&runtime);
         self.rt = Arc::new(runtime);
         if self.workers > 1 {
-            let cx = lanes::Context {
-                rt: self.rt.clone(),
-                observer: self.observer.clone(),
-                journal: self.journal.clone(),
-            };
+            let cx =
+                lanes::Context::new(self.rt.clone(), self.observer.clone(), self.journal.clone());
             match Pool::start(cx, self.workers - 1) {
                 Ok(pool) => self.pool = Some(pool),
                 // Still correct on one thread, only slower.
@@ -208,6 +223,9 @@ impl Dispatcher {
 
     /// Delivers the work in order, then acks it in one transaction.
     pub(crate) fn run(&mut self, work: Vec<Work>) {
+        if work.is_empty() {
+            return;
+        }
         let mut queue: VecDeque<Work> = work.into();
         while !queue.is_empty() {
             if self.cancelled() {
@@ -217,7 +235,7 @@ impl Dispatcher {
             }
             // A short run is cheaper on this thread alone than handed around.
             let run = match self.pool {
-                Some(_) => lanes_run(&queue, &self.critical),
+                Some(_) => lanes_run(&queue, &self.critical, &self.rt),
                 None => 0,
             };
             let follow_ups = if run > 0 {
@@ -231,13 +249,12 @@ impl Dispatcher {
                 queue.push_front(follow_up);
             }
         }
+        // What the observer wrote must be out before the journal counts it done.
+        (lock(&self.observer))(Observation::EndOfBatch);
         let acks = std::mem::take(&mut self.acks);
         let resolutions = std::mem::take(&mut self.resolutions);
-        if let Some(j) = lock(&self.journal).as_mut()
-            && let Err(e) = j.ack(&acks, &resolutions)
-        {
-            // Unacked deliveries run again after a restart: at-least-once holds.
-            tracing::error!("journal ack failed (deliveries will repeat after restart): {e}");
+        if let Some(acker) = &self.acker {
+            acker.commit(acks, resolutions);
         }
     }
 
@@ -256,8 +273,8 @@ impl Dispatcher {
         let mut answered = w.answered.iter().peekable();
         // Answers are kept for the journal only: without one, serializing
         // each (an edit's is the whole agent input) would be thrown away.
-        let keeps_answers = kind::class_of(&w.envelope.kind) != EventClass::Observe
-            && lock(&self.journal).is_some();
+        let keeps_answers =
+            kind::class_of(&w.envelope.kind) != EventClass::Observe && self.acker.is_some();
         let mut side_by_side = self.settle_side_by_side(&w, &run);
         for (i, pd) in w.deliveries.iter().enumerate() {
             while let Some(a) = answered.next_if(|a| a.position < pd.position) {
@@ -265,15 +282,7 @@ impl Dispatcher {
             }
             if run.decided() {
                 // A file-edit owner answered: the rest are not asked.
-                self.acks.push(Ack {
-                    event_seq: w.seq,
-                    position: pd.position,
-                    attempts: pd.attempts,
-                    outcome: Outcome::Ok,
-                    dead: None,
-                    skipped: true,
-                    answer: None,
-                });
+                self.skipped(&w, pd);
                 continue;
             }
             let Some(index) = self.rt.hooks().iter().position(|h| h.has_id(&pd.hook)) else {
@@ -329,7 +338,7 @@ impl Dispatcher {
         }
         let resolution = run.finish();
         if let Some(r) = &resolution
-            && lock(&self.journal).is_some()
+            && self.acker.is_some()
         {
             self.resolutions
                 .push((w.seq, serde_json::to_string(r).unwrap_or_default()));
@@ -351,7 +360,7 @@ impl Dispatcher {
     /// workers, each with the attempts it made, by position in `w`'s
     /// deliveries (none for a hook no longer loaded); `None` for any other
     /// event, or with one worker. The caller records them in plan order.
-    fn settle_side_by_side(&self, w: &Work, run: &EventRun<'_>) -> Option<Vec<Option<Settled>>> {
+    fn settle_side_by_side(&self, w: &Work, run: &EventRun) -> Option<Vec<Option<Settled>>> {
         let workers = self.rt.decision_workers();
         if !run.side_by_side() || workers.workers() < 2 {
             return None;
@@ -401,7 +410,7 @@ impl Dispatcher {
     }
 
     /// Counts an answer acked before a restart into `run`, as its hook gave it.
-    fn replay(&self, run: &mut EventRun<'_>, a: &Answered) {
+    fn replay(&self, run: &mut EventRun, a: &Answered) {
         let Some(hook) = self.rt.hooks().iter().find(|h| h.has_id(&a.hook)) else {
             return; // the hook is no longer loaded: it has no say
         };
@@ -479,22 +488,34 @@ impl Dispatcher {
         cascade::cascade_event(&failure).and_then(|e| self.emit_cascade(e))
     }
 
-    /// Delivers a run of observe events in lanes (see [`crate::service::lanes`]),
+    /// Delivers a run of events in lanes (see [`crate::service::lanes`]),
     /// then acks in event order; returns the cascade events to run next.
-    fn run_lanes(&mut self, work: Vec<Work>) -> Vec<Work> {
+    fn run_lanes(&mut self, mut work: Vec<Work>) -> Vec<Work> {
         let mut wits = Vec::with_capacity(work.len());
-        for w in &work {
-            match to_wit(&w.envelope, self.durability) {
-                Ok(wit) => wits.push(Some(wit)),
+        let mut runs = Vec::with_capacity(work.len());
+        for w in &mut work {
+            let (wit, run) = if kind::class_of(&w.envelope.kind) == EventClass::Observe {
+                (to_wit(&w.envelope, self.durability).map(Some), None)
+            } else {
+                match EventRun::new(&w.envelope, self.durability) {
+                    Ok(run) => (Ok(None), Some(run)),
+                    Err(e) => (Err(e), None),
+                }
+            };
+            match wit {
+                Ok(wit) => wits.push(wit),
                 Err(e) => {
                     self.undeliverable(w, &e.to_string());
+                    // Nobody waits on an undeliverable event forever.
+                    w.resolve = None;
                     wits.push(None);
                 }
             }
+            runs.push(run);
         }
         let mut lanes: Vec<lanes::Lane> = Vec::new();
         for (event, w) in work.iter().enumerate() {
-            if wits[event].is_none() {
+            if wits[event].is_none() && runs[event].is_none() {
                 continue;
             }
             for (delivery, pd) in w.deliveries.iter().enumerate() {
@@ -511,42 +532,57 @@ impl Dispatcher {
                 }
             }
         }
-        let job = Arc::new(Job::new(work, wits, lanes));
-        self.pool
-            .as_ref()
-            .expect("lanes run only with a pool")
-            .run(&job);
-        let (done, stats) = job.results();
-        self.stats.merge(stats);
+        let keeps_answers = self.acker.is_some();
+        let job = Arc::new(Job::new(work, wits, runs, lanes, keeps_answers));
+        let pool = self.pool.as_ref().expect("lanes run only with a pool");
+        pool.run(&job);
+        let results = job.results(pool.context());
+        self.stats.merge(results.stats);
+        self.resolutions.extend(results.resolutions);
         // Ack in event order, so cascades come out as a sequential run would.
-        let mut settled: Vec<(usize, usize, usize, Option<FinalAttempt>)> = job
+        let mut settled: Vec<(usize, usize, usize, Done)> = job
             .lanes
             .iter()
-            .zip(done)
+            .zip(results.done)
             .flat_map(|(lane, done)| {
                 lane.items
                     .iter()
                     .zip(done)
-                    .map(|(&(event, delivery), s)| (event, delivery, lane.hook, s))
+                    .map(|(&(event, delivery), d)| (event, delivery, lane.hook, d))
             })
             .collect();
         settled.sort_by_key(|&(event, delivery, ..)| (event, delivery));
         let mut follow_ups = Vec::new();
-        for (event, delivery, hook, s) in settled {
+        for (event, delivery, hook, done) in settled {
             let w = &job.work[event];
-            match s {
-                Some(s) => {
+            let pd = &w.deliveries[delivery];
+            match done {
+                Done::Settled(s, answer) => {
                     let critical = self.rt.hooks()[hook].settings.critical;
-                    let pd = &w.deliveries[delivery];
-                    if let Some(next) = self.settled(w, pd, s.attempt, s.outcome, s.error, critical)
-                    {
-                        follow_ups.push(next);
+                    let next = self.settled(w, pd, s.attempt, s.outcome, s.error, critical);
+                    if let Some(ack) = self.acks.last_mut() {
+                        ack.answer = answer;
                     }
+                    follow_ups.extend(next);
                 }
-                None => self.stats.left_unacked += 1,
+                Done::Skipped => self.skipped(w, pd),
+                Done::Left => self.stats.left_unacked += 1,
             }
         }
         follow_ups
+    }
+
+    /// Acks a delivery not asked because a file-edit owner before it answered.
+    fn skipped(&mut self, w: &Work, pd: &PendingDelivery) {
+        self.acks.push(Ack {
+            event_seq: w.seq,
+            position: pd.position,
+            attempts: pd.attempts,
+            outcome: Outcome::Ok,
+            dead: None,
+            skipped: true,
+            answer: None,
+        });
     }
 
     /// An event stored by an older hookrt that this one refuses: settled as
@@ -619,6 +655,83 @@ impl Dispatcher {
     }
 }
 
+/// The thread that commits each batch's acks (and resolutions), so the
+/// dispatcher delivers the next batch while the last one's commit waits for
+/// the disk. At most one batch waits for it; a flush or a lookup waits until
+/// everything before it is committed ([`Acker::sync`]); dropping it commits
+/// what is queued and joins the thread. A crash before a commit leaves those
+/// deliveries unacked: they run again at the next start (at-least-once).
+struct Acker {
+    tx: Option<mpsc::SyncSender<AckMsg>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+enum AckMsg {
+    Commit(Vec<Ack>, Vec<(i64, String)>),
+    Sync(mpsc::Sender<()>),
+}
+
+impl Acker {
+    fn start(journal: Arc<Mutex<Option<Journal>>>) -> std::io::Result<Acker> {
+        let (tx, rx) = mpsc::sync_channel::<AckMsg>(1);
+        let thread = std::thread::Builder::new()
+            .name("hookrt-ack".into())
+            .spawn(move || {
+                for msg in rx {
+                    match msg {
+                        AckMsg::Commit(acks, resolutions) => {
+                            if let Some(j) = lock(&journal).as_mut()
+                                && let Err(e) = j.ack(&acks, &resolutions)
+                            {
+                                // Unacked deliveries run again after a restart:
+                                // at-least-once holds.
+                                tracing::error!(
+                                    "journal ack failed (deliveries will repeat after restart): {e}"
+                                );
+                            }
+                        }
+                        AckMsg::Sync(reply) => {
+                            let _ = reply.send(());
+                        }
+                    }
+                }
+            })?;
+        Ok(Acker {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues a batch's acks (waits while the batch before it is queued).
+    fn commit(&self, acks: Vec<Ack>, resolutions: Vec<(i64, String)>) {
+        if acks.is_empty() && resolutions.is_empty() {
+            return;
+        }
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(AckMsg::Commit(acks, resolutions));
+        }
+    }
+
+    /// Returns once every batch queued before it is committed.
+    fn sync(&self) {
+        let (reply, done) = mpsc::channel();
+        if let Some(tx) = &self.tx
+            && tx.send(AckMsg::Sync(reply)).is_ok()
+        {
+            let _ = done.recv();
+        }
+    }
+}
+
+impl Drop for Acker {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Ids of `rt`'s critical hooks, whose final failures cascade.
 fn critical_ids(rt: &Runtime) -> HashSet<String> {
     rt.hooks()
@@ -629,12 +742,11 @@ fn critical_ids(rt: &Runtime) -> HashSet<String> {
 }
 
 /// How many events at the head of `queue` go to the workers together: the
-/// observe events before the next decision or edit event, up to and with the
-/// first one a critical hook receives, if they make [`LANES_FROM`]
-/// deliveries or more; else none.
-fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>) -> usize {
+/// events that may run in lanes, up to and with the first one a critical
+/// hook receives, if they make [`LANES_FROM`] deliveries or more; else none.
+fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>, rt: &Runtime) -> usize {
     let (mut deliveries, mut events) = (0, 0);
-    for w in queue.iter().take_while(|w| side_by_side(w)) {
+    for w in queue.iter().take_while(|w| in_lanes(w, rt)) {
         deliveries += w.deliveries.len();
         events += 1;
         // A critical hook's failure here raises a cascade event that must be
@@ -647,7 +759,17 @@ fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>) -> usize {
     if deliveries >= LANES_FROM { events } else { 0 }
 }
 
-/// Whether an event may run in lanes: an observe event nobody waits on.
-fn side_by_side(w: &Work) -> bool {
-    w.resolve.is_none() && kind::class_of(&w.envelope.kind) == EventClass::Observe
+/// Whether an event may run in lanes: an observe event nobody waits on, or
+/// a decision or edit event whose hooks are all loaded and none of which
+/// answered before a restart (those replay their stored answers, alone).
+fn in_lanes(w: &Work, rt: &Runtime) -> bool {
+    match kind::class_of(&w.envelope.kind) {
+        EventClass::Observe => w.resolve.is_none(),
+        EventClass::Decision | EventClass::Edit => {
+            w.answered.is_empty()
+                && w.deliveries
+                    .iter()
+                    .all(|pd| rt.hooks().iter().any(|h| h.has_id(&pd.hook)))
+        }
+    }
 }

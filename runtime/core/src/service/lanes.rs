@@ -1,26 +1,37 @@
-//! Lanes: observe deliveries run side by side across hooks.
+//! Lanes: deliveries run side by side across hooks.
 //!
-//! A run of observe events (a [`Job`]) is split into one lane per hook,
-//! holding that hook's deliveries in event order. The dispatcher's thread and
-//! the [`Pool`]'s worker threads each take a few deliveries from the head of
-//! the longest lane no other worker holds, run them, and give the lane back.
-//! So a hook never runs two deliveries at once and sees its events in order,
-//! while different hooks run at the same time, and a slow hook holds up only
-//! its own lane. Decision and edit events never come here: their answers
-//! depend on the hooks before them (see [`crate::service::dispatcher`]).
+//! A run of events (a [`Job`]) is split into one lane per hook, holding that
+//! hook's deliveries in event order. The dispatcher's thread and the
+//! [`Pool`]'s worker threads each take a few deliveries from the head of a
+//! lane no other worker holds (the one with the most work left, by the
+//! hook's measured cost), run them, and give the lane back. So a hook never
+//! runs two deliveries at once and sees its events in order, while different
+//! hooks run at the same time, and a slow hook holds up only its own lane.
+//!
+//! A decision or edit event's deliveries also wait for each other: its
+//! hooks are asked one at a time, in plan order, each after the one before
+//! it answered (an answer depends on the ones before it: an edit sees the
+//! state as the hooks before it left it, a file-edit owner stops the rest).
+//! Such an event is no barrier for the other hooks: a hook that is not its
+//! turn yet goes on with its own earlier events, and a hook done with it
+//! goes on with its later ones. The event's resolution is told as soon as
+//! its last hook answered.
 //!
 //! The workers live as long as the dispatcher: a run of a few events costs a
 //! wake-up, not a thread start.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use crate::delivery::dispatch::EventRun;
+use crate::event::answer::Answer;
 use crate::runtime::Runtime;
 use crate::sandbox::wit::WitEnvelope;
 use crate::service::journal::Journal;
 use crate::service::report::{Observation, Observer, Stats};
 use crate::service::retry::{FinalAttempt, count, settle};
-use crate::service::work::{Work, lock};
+use crate::service::work::{ResolutionTx, Work, lock};
 
 /// Deliveries a worker takes from a lane at a time: enough to keep the
 /// lock out of the way, few enough to share a short run between workers.
@@ -32,6 +43,42 @@ pub(crate) struct Context {
     pub(crate) rt: Arc<Runtime>,
     pub(crate) observer: Arc<Mutex<Observer>>,
     pub(crate) journal: Arc<Mutex<Option<Journal>>>,
+    /// Per hook (by index): the mean duration of its recent deliveries in
+    /// µs, which orders the lanes by the work they have left.
+    pub(crate) costs: Arc<Vec<AtomicU64>>,
+}
+
+impl Context {
+    pub(crate) fn new(
+        rt: Arc<Runtime>,
+        observer: Arc<Mutex<Observer>>,
+        journal: Arc<Mutex<Option<Journal>>>,
+    ) -> Context {
+        let costs = rt.hooks().iter().map(|_| AtomicU64::new(0)).collect();
+        Context {
+            rt,
+            observer,
+            journal,
+            costs: Arc::new(costs),
+        }
+    }
+
+    /// Folds a finished delivery's duration into its hook's mean (a moving
+    /// average over about the last eight).
+    fn measured(&self, hook: usize, duration_us: u64) {
+        let cost = &self.costs[hook];
+        let old = cost.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            duration_us.max(1)
+        } else {
+            (old * 7 + duration_us.max(1)) / 8
+        };
+        cost.store(new, Ordering::Relaxed);
+    }
+
+    fn cost(&self, hook: usize) -> u64 {
+        self.costs[hook].load(Ordering::Relaxed).max(1)
+    }
 }
 
 /// One hook's deliveries, in event order.
@@ -42,11 +89,35 @@ pub(crate) struct Lane {
     pub(crate) items: Vec<(usize, usize)>,
 }
 
-/// A run of observe events for the workers.
+/// How a delivery of a job ended.
+pub(crate) enum Done {
+    /// Not run, or interrupted by shutdown: it stays unacked.
+    Left,
+    /// Settled (after its retries), with its answer as JSON when the journal
+    /// keeps answers.
+    Settled(FinalAttempt, Option<String>),
+    /// Not asked: a file-edit owner before it answered.
+    Skipped,
+}
+
+/// A decision or edit event in a job: asked one hook at a time.
+pub(crate) struct InTurn {
+    /// Its answers so far; taken when its last hook answered.
+    run: Mutex<Option<EventRun>>,
+    /// Who waits for what it decides.
+    resolve: Mutex<Option<ResolutionTx>>,
+}
+
+/// A run of events for the workers.
 pub(crate) struct Job {
     pub(crate) work: Vec<Work>,
-    /// Per event, the record its hooks are lent (`None`: undeliverable).
+    /// Per observe event, the record its hooks are lent (`None`:
+    /// undeliverable, or a decision or edit event).
     pub(crate) wits: Vec<Option<WitEnvelope>>,
+    /// Per decision or edit event, its answers (`None` for observe events).
+    pub(crate) turns: Vec<Option<InTurn>>,
+    /// Answers are kept (as JSON) for the journal.
+    keeps_answers: bool,
     pub(crate) lanes: Vec<Lane>,
     board: Mutex<Board>,
     freed: Condvar,
@@ -58,41 +129,120 @@ struct Board {
     next: Vec<usize>,
     /// Per lane: a worker is running its items.
     held: Vec<bool>,
-    /// Per lane and item: how it settled (`None`: not run, or interrupted).
-    done: Vec<Vec<Option<FinalAttempt>>>,
+    /// Per event: how many of its deliveries finished (a decision or edit
+    /// event's delivery `d` may start once `d` of them did).
+    turn: Vec<usize>,
+    /// Per lane and item: how it ended.
+    done: Vec<Vec<Done>>,
     /// Shutdown interrupted a delivery: take nothing more.
     stopped: bool,
     /// Counts of every finished attempt.
     stats: Stats,
+    /// What finished decision and edit events decided (journal seq, JSON).
+    resolutions: Vec<(i64, String)>,
+}
+
+/// What a job leaves for the dispatcher to ack.
+pub(crate) struct Results {
+    /// Per lane and item, how each delivery ended.
+    pub(crate) done: Vec<Vec<Done>>,
+    /// Counts of every attempt.
+    pub(crate) stats: Stats,
+    /// Resolutions to commit with the acks (journal seq, JSON).
+    pub(crate) resolutions: Vec<(i64, String)>,
 }
 
 impl Job {
-    pub(crate) fn new(work: Vec<Work>, wits: Vec<Option<WitEnvelope>>, lanes: Vec<Lane>) -> Job {
+    /// A job over `work`: `wits` for its observe events, `runs` for its
+    /// decision and edit events (taking their `resolve` senders), `lanes`
+    /// holding every delivery to run.
+    pub(crate) fn new(
+        mut work: Vec<Work>,
+        wits: Vec<Option<WitEnvelope>>,
+        runs: Vec<Option<EventRun>>,
+        lanes: Vec<Lane>,
+        keeps_answers: bool,
+    ) -> Job {
+        let turns = work
+            .iter_mut()
+            .zip(runs)
+            .map(|(w, run)| {
+                run.map(|run| InTurn {
+                    run: Mutex::new(Some(run)),
+                    resolve: Mutex::new(w.resolve.take()),
+                })
+            })
+            .collect();
         let board = Board {
             next: vec![0; lanes.len()],
             held: vec![false; lanes.len()],
+            turn: vec![0; work.len()],
             done: lanes
                 .iter()
-                .map(|l| l.items.iter().map(|_| None).collect())
+                .map(|l| l.items.iter().map(|_| Done::Left).collect())
                 .collect(),
             stopped: false,
             stats: Stats::default(),
+            resolutions: Vec::new(),
         };
         Job {
             work,
             wits,
+            turns,
+            keeps_answers,
             lanes,
             board: Mutex::new(board),
             freed: Condvar::new(),
         }
     }
 
-    /// Per lane and item, how each delivery settled (`None` for those shutdown
-    /// left unacked), and the counts of every attempt. Called once, after
-    /// [`Pool::run`].
-    pub(crate) fn results(&self) -> (Vec<Vec<Option<FinalAttempt>>>, Stats) {
+    /// How each delivery ended, the counts of every attempt and the
+    /// resolutions; decision and edit events no hook was asked about (none
+    /// subscribed) are concluded here. Called once, after [`Pool::run`].
+    pub(crate) fn results(&self, cx: &Context) -> Results {
+        for (event, turn) in self.turns.iter().enumerate() {
+            if let Some(turn) = turn
+                && self.work[event].deliveries.is_empty()
+            {
+                self.conclude(cx, event, turn);
+            }
+        }
         let mut b = lock(&self.board);
-        (std::mem::take(&mut b.done), std::mem::take(&mut b.stats))
+        Results {
+            done: std::mem::take(&mut b.done),
+            stats: std::mem::take(&mut b.stats),
+            resolutions: std::mem::take(&mut b.resolutions),
+        }
+    }
+
+    /// Whether item `(event, delivery)` may start: any observe delivery; a
+    /// decision or edit event's once every delivery before it finished.
+    fn ready(&self, b: &Board, (event, delivery): (usize, usize)) -> bool {
+        self.turns[event].is_none() || b.turn[event] == delivery
+    }
+
+    /// Tells what decision or edit event `event` decided: the observer, the
+    /// journal's resolutions and whoever waits for it.
+    fn conclude(&self, cx: &Context, event: usize, turn: &InTurn) {
+        let Some(run) = lock(&turn.run).take() else {
+            return;
+        };
+        let w = &self.work[event];
+        let resolution = run.finish();
+        if let Some(r) = &resolution {
+            if self.keeps_answers {
+                let json = serde_json::to_string(r).unwrap_or_default();
+                lock(&self.board).resolutions.push((w.seq, json));
+            }
+            (lock(&cx.observer))(Observation::Resolved {
+                event_id: &w.envelope.id,
+                kind: &w.envelope.kind,
+                resolution: r,
+            });
+        }
+        if let Some(tx) = lock(&turn.resolve).take() {
+            let _ = tx.send(resolution);
+        }
     }
 }
 
@@ -145,6 +295,11 @@ impl Pool {
         Ok(Pool { cx, slot, threads })
     }
 
+    /// What the workers share with the dispatcher.
+    pub(crate) fn context(&self) -> &Context {
+        &self.cx
+    }
+
     /// Runs `job` on every worker and this thread; returns once no delivery
     /// of it is running (all settled, or shutdown interrupted them).
     pub(crate) fn run(&self, job: &Arc<Job>) {
@@ -177,7 +332,8 @@ impl Drop for Pool {
 fn work(cx: &Context, job: &Job) {
     let rt = &cx.rt;
     loop {
-        // Take the longest free lane's next items, or wait for one to free up.
+        // Take the next items of the free lane with the most work left, or
+        // wait for one to free up.
         let (lane, from, to) = {
             let mut b = lock(&job.board);
             loop {
@@ -185,11 +341,27 @@ fn work(cx: &Context, job: &Job) {
                     return;
                 }
                 let free = (0..job.lanes.len())
-                    .filter(|&l| !b.held[l] && b.next[l] < job.lanes[l].items.len())
-                    .max_by_key(|&l| job.lanes[l].items.len() - b.next[l]);
+                    .filter(|&l| {
+                        !b.held[l]
+                            && b.next[l] < job.lanes[l].items.len()
+                            && job.ready(&b, job.lanes[l].items[b.next[l]])
+                    })
+                    .max_by_key(|&l| {
+                        (job.lanes[l].items.len() - b.next[l]) as u64 * cx.cost(job.lanes[l].hook)
+                    });
                 if let Some(l) = free {
+                    let items = &job.lanes[l].items;
                     let from = b.next[l];
-                    let to = (from + TAKE).min(job.lanes[l].items.len());
+                    // A decision or edit event's delivery is taken alone (the
+                    // next one of its event waits for it); observe deliveries
+                    // a few at a time.
+                    let to = if job.turns[items[from].0].is_some() {
+                        from + 1
+                    } else {
+                        (from + 1..items.len().min(from + TAKE))
+                            .find(|&i| job.turns[items[i].0].is_some())
+                            .unwrap_or(items.len().min(from + TAKE))
+                    };
                     b.next[l] = to;
                     b.held[l] = true;
                     break (l, from, to);
@@ -200,41 +372,90 @@ fn work(cx: &Context, job: &Job) {
                 b = job.freed.wait(b).unwrap_or_else(|e| e.into_inner());
             }
         };
-        let hook = &rt.hooks()[job.lanes[lane].hook];
+        let hook_index = job.lanes[lane].hook;
+        let hook = &rt.hooks()[hook_index];
         let mut stats = Stats::default();
         let mut results = Vec::with_capacity(to - from);
+        let mut turned = None;
         for &(event, delivery) in &job.lanes[lane].items[from..to] {
             let w = &job.work[event];
             let pd = &w.deliveries[delivery];
-            let wit = job.wits[event]
-                .as_ref()
-                .expect("lanes hold deliverable events only");
-            let s = settle(
-                rt,
-                hook,
-                &w.envelope,
-                wit,
-                pd,
-                &mut |d, attempt| {
-                    count(&mut stats, d, attempt);
-                    (lock(&cx.observer))(Observation::Delivery(d));
-                },
-                &mut |attempt| {
-                    if let Some(j) = lock(&cx.journal).as_mut()
-                        && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
-                    {
-                        tracing::error!("journal: cannot record retry: {e}");
+            let mut finished = |d: &crate::delivery::record::Delivery, attempt| {
+                count(&mut stats, d, attempt);
+                cx.measured(hook_index, d.duration_us);
+                (lock(&cx.observer))(Observation::Delivery(d));
+            };
+            let mut retrying = |attempt| {
+                if let Some(j) = lock(&cx.journal).as_mut()
+                    && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
+                {
+                    tracing::error!("journal: cannot record retry: {e}");
+                }
+            };
+            let done = match &job.turns[event] {
+                None => {
+                    let wit = job.wits[event]
+                        .as_ref()
+                        .expect("lanes hold deliverable events only");
+                    match settle(rt, hook, &w.envelope, wit, pd, &mut finished, &mut retrying) {
+                        Some(s) => Done::Settled(s, None),
+                        None => Done::Left,
                     }
-                },
-            );
-            let interrupted = s.is_none();
-            results.push(s);
+                }
+                Some(turn) => {
+                    let mut run = lock(&turn.run);
+                    let run = run.as_mut().expect("an event in turn is concluded last");
+                    let done = if run.decided() {
+                        Done::Skipped
+                    } else {
+                        let s = settle(
+                            rt,
+                            hook,
+                            &w.envelope,
+                            &run.wit,
+                            pd,
+                            &mut finished,
+                            &mut retrying,
+                        );
+                        match s {
+                            Some(mut s) => {
+                                let answer = std::mem::replace(&mut s.answer, Answer::None);
+                                let json = job
+                                    .keeps_answers
+                                    .then(|| serde_json::to_string(&answer).unwrap_or_default());
+                                run.record(hook, &pd.handler, s.outcome, answer);
+                                Done::Settled(s, json)
+                            }
+                            None => Done::Left,
+                        }
+                    };
+                    turned = Some(event);
+                    done
+                }
+            };
+            let interrupted = matches!(done, Done::Left);
+            results.push(done);
             if interrupted {
                 break;
             }
         }
+        let interrupted = results.last().is_some_and(|d| matches!(d, Done::Left));
+        // The event's last hook answered: tell what it decided now, not at
+        // the end of the job (someone may be waiting for it).
+        if let Some(event) = turned
+            && !interrupted
+            && job.lanes[lane].items[from].1 + 1 == job.work[event].deliveries.len()
+            && let Some(turn) = &job.turns[event]
+        {
+            job.conclude(cx, event, turn);
+        }
         let mut b = lock(&job.board);
-        b.stopped |= results.last().is_some_and(Option::is_none);
+        b.stopped |= interrupted;
+        if let Some(event) = turned
+            && !interrupted
+        {
+            b.turn[event] += 1;
+        }
         for (i, s) in results.into_iter().enumerate() {
             b.done[lane][from + i] = s;
         }

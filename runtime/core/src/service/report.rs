@@ -75,6 +75,13 @@ pub enum Observation<'a> {
     /// server should end that turn (or session); later events of it are still
     /// delivered (docs/failure-cascade.md).
     Cascaded(&'a Envelope),
+    /// The end of a batch: every delivery and resolution told since the last
+    /// one is about to be acked (committed to the journal, when there is
+    /// one). An observer that buffers what it writes flushes it here, so its
+    /// output never misses a delivery the journal counts as done, without a
+    /// write per delivery. Told once per batch of work (up to
+    /// [`MAX_BATCH`](crate::MAX_BATCH) events), with or without a journal.
+    EndOfBatch,
 }
 
 /// Called on the dispatcher thread with every finished delivery (before it is

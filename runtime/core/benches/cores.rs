@@ -1,0 +1,158 @@
+//! Cores (issue 16, goals 4 and 6): events/s through `HookService` with 2
+//! workers against 1, ten paired runs, every ratio printed with the load
+//! average. Observe events (the example transcript's) through the three
+//! observe hooks, every hook `fresh`, then every hook `reuse`; and the
+//! transcript's mix (observe, decision and edit events) through the
+//! throughput bench's hooks (two fresh, one reuse).
+//!
+//! Beside each wall-clock ratio it prints a bound that a shared machine can
+//! measure: one worker's delivering CPU time over the busiest delivering
+//! thread's with two workers (per-thread CPU from `/proc`), the speed-up two
+//! workers would reach on otherwise idle cores if the threads never waited
+//! for each other.
+//!
+//! Not a criterion bench (the criterion figures for 1 and 2 workers are
+//! `scripts/bench throughput`): it prints each run's ratio, because the goal
+//! counts runs ("at least 9 of 10").
+//!
+//! Run: `scripts/bench cores` (see docs/performance.md). `HOOKRT_BENCH_RUNS`
+//! (default 10) and `HOOKRT_BENCH_EVENTS` (default 3000) change the size.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use hookrt::{Envelope, HookService, Observation, ServiceOptions};
+
+mod support;
+use support::{load, load_average, median, observe_only, renamed, three_observers_as, transcript};
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// CPU time (ns, from `/proc/self/task/*/schedstat`) of this process's
+/// delivering threads (`hookrt-dispatch`, `hookrt-worker-*`), by thread id.
+fn delivering_cpu() -> HashMap<String, u64> {
+    let mut cpu = HashMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return cpu;
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        if !(name.starts_with("hookrt-dispatch") || name.starts_with("hookrt-worker")) {
+            continue;
+        }
+        let ns = std::fs::read_to_string(path.join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        cpu.insert(task.file_name().to_string_lossy().into_owned(), ns);
+    }
+    cpu
+}
+
+/// One run: wall seconds to submit every event, wait for every receipt and
+/// flush; the delivering threads' CPU seconds, all together and the busiest.
+struct Run {
+    wall: f64,
+    cpu: f64,
+    busiest: f64,
+}
+
+fn run(service: &HookService, events: Vec<Envelope>) -> Run {
+    let before = delivering_cpu();
+    let start = Instant::now();
+    let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
+    for p in pending {
+        p.wait().unwrap();
+    }
+    service.flush_blocking();
+    let wall = start.elapsed().as_secs_f64();
+    let used: Vec<f64> = delivering_cpu()
+        .into_iter()
+        .map(|(tid, ns)| (ns - before.get(&tid).copied().unwrap_or(0)) as f64 / 1e9)
+        .collect();
+    Run {
+        wall,
+        cpu: used.iter().sum(),
+        busiest: used.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+fn main() {
+    let runs = env_or("HOOKRT_BENCH_RUNS", 10);
+    let n = env_or("HOOKRT_BENCH_EVENTS", 3000);
+    let mix = transcript();
+    let observe = observe_only(&mix);
+    let cases = [
+        ("observe, all fresh", Some("fresh"), &observe, 1.8),
+        ("observe, all reuse", Some("reuse"), &observe, 1.8),
+        ("transcript mix", None, &mix, 1.3),
+    ];
+    println!(
+        "2 workers / 1 worker, {n} events a run, {runs} paired runs, accepted; {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let mut round = 0u64;
+    for (name, instance, base, goal) in cases {
+        let agent = three_observers_as(instance);
+        let start = |workers| {
+            HookService::start_with(
+                load(agent.path()),
+                None,
+                Box::new(|_: Observation<'_>| {}),
+                ServiceOptions {
+                    workers,
+                    ..ServiceOptions::default()
+                },
+            )
+            .unwrap()
+        };
+        let (one, two) = (start(1), start(2));
+        // Warm up both (instances, caches, the pool's threads).
+        for s in [&one, &two] {
+            round += 1;
+            run(s, renamed(base, n / 4, round));
+        }
+        let load_before = load_average();
+        let (mut ratios, mut bounds, mut rate1) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            round += 1;
+            let r1 = run(&one, renamed(base, n, round));
+            round += 1;
+            let r2 = run(&two, renamed(base, n, round));
+            ratios.push(r1.wall / r2.wall);
+            // On free cores two workers take at least as long as their
+            // busiest thread's CPU time: one worker's delivering CPU over
+            // that is the most two can gain (an upper bound: waits between
+            // the threads are not counted).
+            bounds.push(r1.cpu / r2.busiest);
+            rate1.push(n as f64 / r1.wall);
+        }
+        let met = ratios.iter().filter(|&&r| r >= goal).count();
+        let list = |xs: &[f64]| {
+            xs.iter()
+                .map(|r| format!("{r:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        println!(
+            "{name}: wall 2/1 = [{}]; median {:.2}; {met} of {runs} runs ≥ {goal}; 1 worker median {:.0} events/s; load average {load_before} → {}",
+            list(&ratios),
+            median(&mut ratios.clone()),
+            median(&mut rate1),
+            load_average()
+        );
+        println!(
+            "{name}: CPU bound 2/1 (1 worker's delivering CPU / 2 workers' busiest thread) = [{}]; median {:.2}",
+            list(&bounds),
+            median(&mut bounds.clone()),
+        );
+        one.shutdown_blocking(Duration::from_secs(30));
+        two.shutdown_blocking(Duration::from_secs(30));
+    }
+}

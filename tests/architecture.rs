@@ -48,6 +48,7 @@ const RUNTIME: &[&str] = &[
     "hooks::digest",
     "hooks::cache_dir",
     "hooks::cargo",
+    "hooks::typescript",
     "hooks::build",
     "hooks::cache",
     "hooks::load",

@@ -318,7 +318,7 @@ fn load(dir: &Path, loading: Loading) -> Result<Runtime, Problems> {
                 bar.enable_steady_tick(std::time::Duration::from_millis(120));
             }
         }
-        BuildEvent::CrateCompiled(name) => {
+        BuildEvent::CrateCompiled(name) | BuildEvent::Componentized(name) => {
             bar.inc(1);
             bar.set_message(name);
         }

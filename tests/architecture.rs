@@ -103,6 +103,7 @@ const CLI: &[&str] = &[
     "worker",
     "export",
     "new",
+    "new_ts",
     "replay",
     "main",
 ];

@@ -38,4 +38,5 @@ mod sdk;
 mod state_and_config;
 mod trust;
 mod typed_hooks;
+mod typescript;
 mod workers;

@@ -4,6 +4,7 @@ mod claude;
 mod export;
 mod journal;
 mod new;
+mod new_ts;
 mod replay;
 mod retention;
 mod run;
@@ -214,6 +215,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 Err(p) => return Ok(report(&p)),
             };
             run::run(rt, &args)
+        }
+        Command::New(args) if new_ts::wants(&args) => {
+            new_ts::new(&args).map(|()| ExitCode::SUCCESS)
         }
         Command::New(args) => new::new(&args).map(|()| ExitCode::SUCCESS),
         Command::Test(args) => {

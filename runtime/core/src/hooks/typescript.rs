@@ -3,8 +3,10 @@
 //!
 //! The toolchain (componentize-js, esbuild, typescript at the versions of
 //! `guest-sdk/ts/package-lock.json`) is installed by `scripts/js-toolchain`
-//! into `$HOOKRT_JS_TOOLCHAIN`, else `<per-user cache dir>/js-toolchain`:
-//! never into an agent folder, and hookrt never installs it on its own.
+//! into `$HOOKRT_JS_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/js-toolchain` or
+//! `~/.cache/hookrt/js-toolchain`: never into an agent folder, and hookrt
+//! never installs it on its own. It is per user, not per cache dir: a
+//! `--cache-dir` of its own (a test's, a service's) uses the same tools.
 //!
 //! Trust boundary: the agent folder is untrusted, so nothing in it runs on
 //! the host. hookrt reads the hook file itself and hands its text to
@@ -50,13 +52,25 @@ pub fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
     sdk_dir.join("ts")
 }
 
-/// Where the JS toolchain is: `$HOOKRT_JS_TOOLCHAIN`, else `js-toolchain` in
-/// the per-user cache dir (the same folder `scripts/js-toolchain` fills).
+/// Where the JS toolchain is (the folder `scripts/js-toolchain` fills):
+/// `$HOOKRT_JS_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/js-toolchain`, else
+/// `$HOME/.cache/hookrt/js-toolchain`, else a folder in the temp dir.
 pub fn toolchain_dir() -> PathBuf {
-    std::env::var_os("HOOKRT_JS_TOOLCHAIN")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::hooks::cache_dir::default_cache_dir().join("js-toolchain"))
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = var("HOOKRT_JS_TOOLCHAIN") {
+        return dir;
+    }
+    if let Some(xdg) = var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        return xdg.join("hookrt").join("js-toolchain");
+    }
+    match var("HOME") {
+        Some(home) => home.join(".cache").join("hookrt").join("js-toolchain"),
+        None => std::env::temp_dir().join("hookrt-js-toolchain"),
+    }
 }
 
 /// The sha256 of the toolchain lock: what a matching install is stamped with.

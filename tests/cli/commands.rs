@@ -146,8 +146,8 @@ fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
             .filter(|d| d["hook"] != "infinite_loop")
             .all(|d| d["outcome"] == "ok")
     );
-    assert_eq!(summary["summary"]["deliveries"], 139 + 38);
-    assert_eq!(summary["summary"]["outcomes"]["ok"], 139);
+    assert_eq!(summary["summary"]["deliveries"], 151 + 38);
+    assert_eq!(summary["summary"]["outcomes"]["ok"], 151);
     assert_eq!(summary["summary"]["durability"], "accepted");
     for key in [
         "event_id",
@@ -407,7 +407,7 @@ fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
             s["events"].as_u64(),
             s["deliveries"].as_u64()
         ),
-        (Some("persisted"), Some(38), Some(139))
+        (Some("persisted"), Some(38), Some(151))
     );
     assert!(
         first
@@ -428,7 +428,7 @@ fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
         serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
     assert_eq!(
         status,
-        serde_json::json!({"events": 38, "pending": 0, "done": 139, "dead": 0, "repeated": 0})
+        serde_json::json!({"events": 38, "pending": 0, "done": 151, "dead": 0, "repeated": 0})
     );
 }
 

@@ -22,7 +22,7 @@ use crate::common::repo;
 
 /// Deliveries the example agent plans for one copy of the transcript, and
 /// the gate's (one `*` handler on each of its 38 events).
-const PER_COPY: usize = 139 + 38;
+const PER_COPY: usize = 151 + 38;
 
 /// A critical hook failing every `action.result`: each turn fails once.
 const GATE: &str = r#"

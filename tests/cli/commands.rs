@@ -1009,6 +1009,23 @@ fn a_skipped_duplicate_is_said_on_stderr() {
     assert_eq!(json_lines(&out).last().unwrap()["summary"]["duplicates"], 1);
 }
 
+/// `hookrt test AGENT` on the example transcript against `expect` (`--update` to write it).
+fn replay_transcript(agent: &str, expect: &Path, update: bool) -> Output {
+    let events = repo().join("example-hooks/agent/transcript.jsonl");
+    let mut args = vec![
+        "test",
+        agent,
+        "--events",
+        events.to_str().unwrap(),
+        "--expect",
+        expect.to_str().unwrap(),
+    ];
+    if update {
+        args.push("--update");
+    }
+    run(&args)
+}
+
 #[test]
 fn new_writes_a_hook_that_passes_check_and_test() {
     let dir = tempfile::tempdir().unwrap();
@@ -1045,22 +1062,8 @@ fn new_writes_a_hook_that_passes_check_and_test() {
         text(&out.stderr)
     );
 
-    let events = repo().join("example-hooks/agent/transcript.jsonl");
     let expect = dir.path().join("expected.jsonl");
-    let test = |update: bool| {
-        let mut args = vec![
-            "test",
-            a,
-            "--events",
-            events.to_str().unwrap(),
-            "--expect",
-            expect.to_str().unwrap(),
-        ];
-        if update {
-            args.push("--update");
-        }
-        run(&args)
-    };
+    let test = |update: bool| replay_transcript(a, &expect, update);
     let out = test(false);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("expected.jsonl does not exist: run `hookrt test"));
@@ -1126,22 +1129,8 @@ fn new_ts_writes_a_hook_that_checks_and_tests() {
 
     let out = run(&["check", a]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let events = repo().join("example-hooks/agent/transcript.jsonl");
     let expect = dir.path().join("expected.jsonl");
-    let test = |update: bool| {
-        let mut args = vec![
-            "test",
-            a,
-            "--events",
-            events.to_str().unwrap(),
-            "--expect",
-            expect.to_str().unwrap(),
-        ];
-        if update {
-            args.push("--update");
-        }
-        run(&args)
-    };
+    let test = |update: bool| replay_transcript(a, &expect, update);
     let out = test(true);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = test(false);

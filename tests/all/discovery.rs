@@ -232,7 +232,9 @@ fn code_hookrt_cannot_run_under_hooks_is_refused_not_skipped() {
         p.message,
         "`.py` is not a kind of hook hookrt runs: hooks are WebAssembly components"
     );
-    assert!(p.fix.starts_with("write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript"));
+    assert!(p.fix.starts_with(
+        "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript"
+    ));
 }
 
 #[test]

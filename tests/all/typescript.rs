@@ -61,7 +61,10 @@ fn a_ts_hook_imports_only_the_host_interfaces_it_uses() {
     let timer = rt.hooks().iter().find(|h| h.id() == "tool_timer").unwrap();
     let mut imports = timer.imports.clone();
     imports.sort();
-    assert_eq!(imports, ["hookrt:hook/log@0.2.0", "hookrt:hook/types@0.2.0"]);
+    assert_eq!(
+        imports,
+        ["hookrt:hook/log@0.2.0", "hookrt:hook/types@0.2.0"]
+    );
 }
 
 #[test]
@@ -78,10 +81,16 @@ fn a_ts_hook_using_state_without_the_grant_is_refused_at_load() {
 #[test]
 fn ts_answers_of_each_class_reach_the_merge() {
     let rt = load(probe("").path());
-    let Some(Resolution::ToolApproval(t)) = rt.dispatch(&event("actions.requested")).unwrap().resolution else {
+    let Some(Resolution::ToolApproval(t)) =
+        rt.dispatch(&event("actions.requested")).unwrap().resolution
+    else {
         panic!("no tool approval");
     };
-    let verdicts: Vec<(&str, &Approval)> = t.calls.iter().map(|c| (c.call_id.as_str(), &c.verdict)).collect();
+    let verdicts: Vec<(&str, &Approval)> = t
+        .calls
+        .iter()
+        .map(|c| (c.call_id.as_str(), &c.verdict))
+        .collect();
     assert_eq!(
         verdicts,
         [
@@ -89,16 +98,26 @@ fn ts_answers_of_each_class_reach_the_merge() {
             ("call_02", &Approval::Deny("no shell: call_02".into()))
         ]
     );
-    let Some(Resolution::FileEdit(f)) = rt.dispatch(&event("file.edit.requested")).unwrap().resolution else {
+    let Some(Resolution::FileEdit(f)) = rt
+        .dispatch(&event("file.edit.requested"))
+        .unwrap()
+        .resolution
+    else {
         panic!("no file-edit decision");
     };
-    assert_eq!(f.result, FileEdit::Failed("probe owns src/config.rs".into()));
+    assert_eq!(
+        f.result,
+        FileEdit::Failed("probe owns src/config.rs".into())
+    );
     let step = event("step.completed");
     let Some(Resolution::Edit(r)) = rt.dispatch(&step).unwrap().resolution else {
         panic!("no edit result");
     };
     assert!(r.changed && r.rolled_back.is_none());
-    assert_eq!(r.state["extras"]["ts_probe"], serde_json::json!({"step": step.data["index"]}));
+    assert_eq!(
+        r.state["extras"]["ts_probe"],
+        serde_json::json!({"step": step.data["index"]})
+    );
     assert_eq!(r.accounts[0].status, EditStatus::Applied);
 }
 
@@ -107,7 +126,10 @@ fn state_and_metrics_work_from_a_ts_hook_with_their_grants() {
     let rt = load(probe("").path());
     let d = deliver(&rt, "message.received");
     assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
-    assert_eq!(last_field(&d, "last").as_deref(), Some(event("message.received").id.as_str()));
+    assert_eq!(
+        last_field(&d, "last").as_deref(),
+        Some(event("message.received").id.as_str())
+    );
 }
 
 #[test]
@@ -122,7 +144,9 @@ fn a_ts_hook_top_level_ran_inside_webassembly_not_node() {
 
 #[test]
 fn a_ts_hook_in_an_endless_loop_ends_out_of_fuel_or_at_its_deadline() {
-    let rt = load(probe("config = { mode = \"spin\" }\nfuel = 20_000_000\ndeadline_ms = 60000\n").path());
+    let rt = load(
+        probe("config = { mode = \"spin\" }\nfuel = 20_000_000\ndeadline_ms = 60000\n").path(),
+    );
     let d = deliver(&rt, "session.started");
     assert_eq!(d.outcome, Outcome::OutOfFuel, "{:?}", d.error);
     assert_eq!(d.fuel_used, 20_000_000);
@@ -135,7 +159,9 @@ fn a_ts_hook_in_an_endless_loop_ends_out_of_fuel_or_at_its_deadline() {
 
 #[test]
 fn a_ts_hook_that_allocates_without_end_is_stopped_by_its_memory_limit() {
-    let rt = load(probe("config = { mode = \"alloc\" }\nfuel = 10_000_000_000\ndeadline_ms = 60000\n").path());
+    let rt = load(
+        probe("config = { mode = \"alloc\" }\nfuel = 10_000_000_000\ndeadline_ms = 60000\n").path(),
+    );
     let d = deliver(&rt, "session.started");
     // SpiderMonkey turns the refused allocation into an exception the SDK
     // reports; the outcome still names the limit.

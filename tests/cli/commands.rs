@@ -1124,7 +1124,10 @@ fn new_ts_writes_a_hook_that_checks_and_tests() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let source = fs::read_to_string(agent.join("hooks/tool-notes.ts")).unwrap();
     assert!(source.contains("export default defineHook({"), "{source}");
-    assert!(source.contains("  \"actions.requested\"(event, ctx) {"), "{source}");
+    assert!(
+        source.contains("  \"actions.requested\"(event, ctx) {"),
+        "{source}"
+    );
     assert!(text(&out.stdout).contains("scripts/js-toolchain"));
 
     let out = run(&["check", a]);
@@ -1135,14 +1138,24 @@ fn new_ts_writes_a_hook_that_checks_and_tests() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = test(false);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).starts_with("ok: "), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("ok: "),
+        "{}",
+        text(&out.stdout)
+    );
     let recorded = fs::read_to_string(&expect).unwrap();
     assert!(recorded.contains("tool-notes"), "{recorded}");
 
     // The slug is taken whatever the language; a crate is Rust only.
     let out = run(&["new", &format!("{a}/hooks/tool-notes")]);
     assert!(text(&out.stderr).contains("already exists: the slug `tool-notes` is taken"));
-    let out = run(&["new", &format!("{a}/hooks/other"), "--lang", "ts", "--crate"]);
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/other"),
+        "--lang",
+        "ts",
+        "--crate",
+    ]);
     assert!(text(&out.stderr).contains("a TypeScript hook is one file"));
 }
 

@@ -11,7 +11,10 @@ use crate::new::{NewArgs, split};
 
 /// Whether `--lang` asks for TypeScript (or JavaScript, written as TypeScript).
 pub fn wants(args: &NewArgs) -> bool {
-    matches!(args.lang.as_str(), "ts" | "typescript" | "js" | "javascript")
+    matches!(
+        args.lang.as_str(),
+        "ts" | "typescript" | "js" | "javascript"
+    )
 }
 
 /// Writes `SLUG.ts` and says what to run next.
@@ -53,7 +56,9 @@ pub fn new(args: &NewArgs) -> Result<()> {
     println!("created {} (slug `{slug}`)", target.display());
     let agent = agent.display();
     println!("next:");
-    println!("  scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js");
+    println!(
+        "  scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js"
+    );
     println!("  hookrt check {agent}");
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl --update   # record what it does"
@@ -92,9 +97,10 @@ fn template(slug: &Slug, kinds: &[String]) -> String {
         }
         let (doc, body) = match (kind.as_str(), class_of(kind)) {
             (WILDCARD, _) => ("Every event of this hook's scope.", String::new()),
-            (k, _) if k.starts_with("observe:") => {
-                ("Watched without a vote: what it returns or throws decides nothing.", String::new())
-            }
+            (k, _) if k.starts_with("observe:") => (
+                "Watched without a vote: what it returns or throws decides nothing.",
+                String::new(),
+            ),
             ("actions.requested", _) => (
                 "One answer per requested call, in order: \"allow\", \"abstain\", { ask: \"question\" } or { deny: \"reason\" }.",
                 "\n    return event.data.actions.map((): Approval => \"abstain\");".to_owned(),

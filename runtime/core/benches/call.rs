@@ -256,7 +256,9 @@ fn calls(c: &mut Criterion) {
     };
     let ts_warm_agent = ts_agent("reuse");
     let ts_warm = load(ts_warm_agent.path());
-    g.bench_function("hookrt_ts_warm", |b| b.iter(|| ts_warm.dispatch(&e).unwrap()));
+    g.bench_function("hookrt_ts_warm", |b| {
+        b.iter(|| ts_warm.dispatch(&e).unwrap())
+    });
     let ts_fresh_agent = ts_agent("fresh");
     let ts_fresh = load(ts_fresh_agent.path());
     g.bench_function("hookrt_ts_fresh", |b| {

@@ -34,7 +34,11 @@ pub(crate) fn source_hash(
         SourceKind::TypeScript => {
             h.update(b"hookrt typescript v1\0");
             // `.ts` is type-checked, `.js` is not: the same text builds differently.
-            h.update(hook.path.extension().map_or(&b""[..], |e| e.as_encoded_bytes()));
+            h.update(
+                hook.path
+                    .extension()
+                    .map_or(&b""[..], |e| e.as_encoded_bytes()),
+            );
             h.update([0]);
             h.update(fs::read(&hook.path)?);
         }

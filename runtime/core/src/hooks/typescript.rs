@@ -116,12 +116,20 @@ struct Report {
 
 /// Builds one TS/JS hook; returns the component, written into `work` (a fresh
 /// folder the caller removes).
-pub(crate) fn build(hook: &DiscoveredHook, sdk_dir: &Path, work: &Path) -> Result<PathBuf, Problem> {
+pub(crate) fn build(
+    hook: &DiscoveredHook,
+    sdk_dir: &Path,
+    work: &Path,
+) -> Result<PathBuf, Problem> {
     let toolchain = toolchain_dir();
     check_toolchain(&toolchain, sdk_dir)?;
     let problem = |what: String, fix: &str| Problem::new(ProblemKind::Build, &hook.path, what, fix);
-    let source = std::fs::read_to_string(&hook.path)
-        .map_err(|e| problem(format!("cannot read as UTF-8 text: {e}"), "save the hook as UTF-8"))?;
+    let source = std::fs::read_to_string(&hook.path).map_err(|e| {
+        problem(
+            format!("cannot read as UTF-8 text: {e}"),
+            "save the hook as UTF-8",
+        )
+    })?;
     let cwd = work.join("cwd");
     let tmp = work.join("tmp");
     for dir in [&cwd, &tmp] {
@@ -247,6 +255,8 @@ fn run(mut child: Child, input: String, limit: Duration) -> Result<(bool, String
         }
     };
     let _ = writer.join();
-    let text = |h: Option<std::thread::JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+    let text = |h: Option<std::thread::JoinHandle<String>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
     Ok((status.success(), text(out), text(err)))
 }

@@ -163,10 +163,9 @@ fn a_ts_hook_that_allocates_without_end_is_stopped_by_its_memory_limit() {
         probe("config = { mode = \"alloc\" }\nfuel = 10_000_000_000\ndeadline_ms = 60000\n").path(),
     );
     let d = deliver(&rt, "session.started");
-    // SpiderMonkey turns the refused allocation into an exception the SDK
-    // reports; the outcome still names the limit.
+    // SpiderMonkey turns the refused allocation into an exception; the SDK
+    // traps on it, so the outcome names the limit as for a Rust hook.
     assert_eq!(d.outcome, Outcome::OutOfMemory, "{:?}", d.error);
-    assert_eq!(d.error.as_deref(), Some("session.started: out of memory"));
 }
 
 #[test]

@@ -354,6 +354,21 @@ export const state = {
 
 const OBSERVE_PREFIX = "observe:";
 
+/** SpiderMonkey's report of an allocation the memory limit refused. */
+const OUT_OF_MEMORY = "out of memory";
+
+/**
+ * What a caught exception becomes. An allocation past the hook's memory limit
+ * must end the delivery `out_of_memory`, as in a Rust hook: the runtime names
+ * that outcome for a call that traps after a refused growth, and a thrown
+ * Error (unlike a string) traps the export. Anything else is the world's
+ * err(message): a thrown string.
+ */
+function failure(where: string, e: unknown): unknown {
+  if (errorText(e) === OUT_OF_MEMORY) return new Error(OUT_OF_MEMORY);
+  return `${where}: ${errorText(e)}`;
+}
+
 function errorText(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;
   if (typeof e === "object" && e !== null && "payload" in e) return String((e as { payload: unknown }).payload);
@@ -427,7 +442,7 @@ export function defineHook<Config = Record<string, unknown>>(def: HookDefinition
       try {
         def.configure?.(JSON.parse(config) as Config);
       } catch (e) {
-        throw `configure: ${errorText(e)}`; // a thrown string is the world's err(message)
+        throw failure("configure", e);
       }
     },
     subscriptions(): string[] {
@@ -442,7 +457,7 @@ export function defineHook<Config = Record<string, unknown>>(def: HookDefinition
         return response(envelope.kind, context.handler.startsWith(OBSERVE_PREFIX) || context.handler === "*", out);
       } catch (e) {
         // A thrown Error would trap without a word; the world's err(message) keeps it.
-        throw `${context.handler}: ${errorText(e)}`;
+        throw failure(context.handler, e);
       }
     },
   };

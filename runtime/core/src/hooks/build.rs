@@ -431,7 +431,7 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
             problems.push(Problem::new(
                 ProblemKind::Build,
                 &hook.path,
-                "is a source hook, and this agent folder is loaded in `prebuilt` mode: nothing is compiled (no cargo, no node)",
+                "is a source hook, and this agent folder is loaded in `prebuilt` mode: nothing is compiled",
                 "build the folder where building is trusted (`hookrt build DIR --out OUT`) and ship OUT, which holds the .wasm components",
             ));
             continue;

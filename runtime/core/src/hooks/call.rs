@@ -131,14 +131,6 @@ impl LoadedHook {
             Ok(returned) => {
                 let (outcome, error, answer) = match returned {
                     Ok(answer) => (Outcome::Ok, None, answer),
-                    // A guest that catches a refused allocation and reports it
-                    // (SpiderMonkey's "out of memory", so any TypeScript hook)
-                    // ran out of memory all the same.
-                    Err(msg) if store.data().limiter.exceeded => (
-                        Outcome::OutOfMemory,
-                        Some(msg.chars().take(1000).collect()),
-                        Answer::None,
-                    ),
                     Err(msg) => (
                         Outcome::Error,
                         Some(msg.chars().take(1000).collect()),
@@ -154,9 +146,8 @@ impl LoadedHook {
                     cancelled: false,
                     answer,
                 };
-                // A handler that returned (even an error) left its instance
-                // sound; one that ran out of memory holds what it grew.
-                if reuse && outcome != Outcome::OutOfMemory {
+                // A handler that returned (even an error) left its instance sound.
+                if reuse {
                     *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Warm {
                         store,
                         bindings,

@@ -779,6 +779,7 @@ fn build_out_writes_a_prebuilt_folder_that_runs_without_the_sdk_or_cargo() {
             "hooks/observability/metrics.wasm",
             "hooks/policy.wasm",
             "hooks/protected-paths.wasm",
+            "hooks/tool_timer.wasm",
         ]
     );
     let from_source = run(&["run", agent.to_str().unwrap(), "--events", &transcript()]);

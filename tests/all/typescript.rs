@@ -278,7 +278,8 @@ fn a_ts_build_runs_and_bundles_nothing_the_agent_folder_holds() {
             "node_modules/hookrt/index.js",
             &format!("{};\nexport const defineHook = () => 'PLANTED-HOOKRT';\n", touch("sdk")),
         )
-        // Its own text (not the example's), so this load builds it here.
+        // Its own text (not the example's), so a cold cache builds it here
+        // (scripts/test builds the same text beforehand, off the clock).
         .file("hooks/tool_timer.ts", &format!("{timer}\n// built in a planted agent folder\n"))
         .file(
             "hooks/padder.ts",

@@ -1110,6 +1110,31 @@ fn new_writes_a_hook_that_passes_check_and_test() {
 }
 
 #[test]
+fn a_ts_hook_whose_top_level_never_ends_stops_its_build_at_the_timeout() {
+    // The top level runs while the component is built (Wizer), with no fuel:
+    // the build timeout stops node and Wizer together.
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("hooks")).unwrap();
+    fs::write(
+        dir.path().join("hooks/stuck.ts"),
+        "import { defineHook } from \"hookrt\";\nwhile (Date.now() > 0) {}\nexport default defineHook({ \"*\"() {} });\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = hookrt(&["check", dir.path().to_str().unwrap()])
+        .env("HOOKRT_JS_BUILD_TIMEOUT_S", "5")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the TS build ran longer than 5 s and was stopped"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(120));
+}
+
+#[test]
 fn new_ts_writes_a_hook_that_checks_and_tests() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent");

@@ -4,3 +4,8 @@ channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
 if ! rustup target list --installed --toolchain "$channel" 2>/dev/null | grep -qx wasm32-wasip2; then
     rustup toolchain install "$channel" --profile minimal --target wasm32-wasip2
 fi
+# The example agent has a TypeScript hook: the pinned JS toolchain (npm,
+# Node.js 20+) is installed once per user, and every hookrt and test process
+# started from here is pointed at it, whatever its HOME or cache dir.
+HOOKRT_JS_TOOLCHAIN=$(scripts/js-toolchain)
+export HOOKRT_JS_TOOLCHAIN

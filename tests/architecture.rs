@@ -49,6 +49,7 @@ const RUNTIME: &[&str] = &[
     "hooks::digest",
     "hooks::cache_dir",
     "hooks::cargo",
+    "hooks::typescript",
     "hooks::build",
     "hooks::cache",
     "hooks::load",
@@ -103,6 +104,7 @@ const CLI: &[&str] = &[
     "worker",
     "export",
     "new",
+    "new_ts",
     "replay",
     "main",
 ];

@@ -15,6 +15,8 @@ fn files_crates_and_components_get_path_slugs() {
         .file("hooks/policy/src/lib.rs", "")
         .file("hooks/policy/src/helper.rs", "")
         .file("hooks/alerts.wasm", "")
+        .file("hooks/timer.ts", "")
+        .file("hooks/js/legacy.js", "")
         .file("hooks/README.md", "notes");
     let d = discover(agent.path()).expect("valid layout");
     let found: Vec<(&str, SourceKind)> =
@@ -24,8 +26,10 @@ fn files_crates_and_components_get_path_slugs() {
         [
             ("alerts", SourceKind::Component),
             ("audit", SourceKind::SingleFile),
+            ("js/legacy", SourceKind::TypeScript),
             ("observability/metrics", SourceKind::SingleFile),
             ("policy", SourceKind::Crate),
+            ("timer", SourceKind::TypeScript),
         ]
     );
     assert_eq!(d.ignored, [agent.path().join("hooks/README.md")]);
@@ -217,18 +221,20 @@ fn a_symlink_leaving_a_crate_hooks_folder_is_refused() {
 fn code_hookrt_cannot_run_under_hooks_is_refused_not_skipped() {
     let agent = TempAgent::new()
         .hook("agent/hooks/audit.rs", "audit.rs")
-        .file("hooks/alerts.ts", "export default { '*': () => {} }")
+        .file("hooks/alerts.py", "def hook(event): pass")
         .file("hooks/notes/README.md", "# notes");
-    let problems = hookrt::discover(agent.path()).expect_err("a .ts hook is refused");
+    let problems = hookrt::discover(agent.path()).expect_err("a .py hook is refused");
     assert_eq!(problems.0.len(), 1);
     let p = &problems.0[0];
     assert_eq!(p.kind, hookrt::ProblemKind::Layout);
-    assert_eq!(p.path, agent.path().join("hooks/alerts.ts"));
+    assert_eq!(p.path, agent.path().join("hooks/alerts.py"));
     assert_eq!(
         p.message,
-        "`.ts` is not a kind of hook hookrt runs: hooks are WebAssembly components"
+        "`.py` is not a kind of hook hookrt runs: hooks are WebAssembly components"
     );
-    assert!(p.fix.starts_with("write the hook in Rust"));
+    assert!(p.fix.starts_with(
+        "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript"
+    ));
 }
 
 #[test]

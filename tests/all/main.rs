@@ -39,4 +39,5 @@ mod side_by_side;
 mod state_and_config;
 mod trust;
 mod typed_hooks;
+mod typescript;
 mod workers;

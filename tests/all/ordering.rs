@@ -34,7 +34,8 @@ fn specific_handlers_run_before_wildcards_in_registration_order() {
             "context-pruner",
             "observability/metrics",
             "policy",
-            "protected-paths"
+            "protected-paths",
+            "tool_timer"
         ]
     );
     assert_eq!(
@@ -42,6 +43,7 @@ fn specific_handlers_run_before_wildcards_in_registration_order() {
         pairs(&[
             ("alerts", "action.result"),
             ("protected-paths", "action.result"),
+            ("tool_timer", "action.result"),
             ("audit", "*"),
             ("alerts", "*"),
             ("observability/metrics", "*"),
@@ -60,6 +62,7 @@ fn specific_handlers_run_before_wildcards_in_registration_order() {
         plan(&rt, "actions.requested"),
         pairs(&[
             ("policy", "actions.requested"),
+            ("tool_timer", "observe:actions.requested"),
             ("audit", "*"),
             ("alerts", "*"),
             ("observability/metrics", "*")
@@ -106,8 +109,9 @@ fn the_same_transcript_gives_the_same_deliveries_every_run() {
     let second = triples(&run_transcript(&load(&example("agent"))));
     // 38 events x 3 wildcards, plus the specific handlers: alerts and
     // protected-paths on 6 action.result, policy on 5 actions.requested,
-    // context-pruner on 7 step.completed, protected-paths on 1 file edit.
-    assert_eq!(first.len(), 139);
+    // context-pruner on 7 step.completed, protected-paths on 1 file edit,
+    // tool_timer on 6 action.result, 5 actions.requested and 1 session.completed.
+    assert_eq!(first.len(), 151);
     assert_eq!(first, second);
     assert!(first.iter().all(|(_, _, outcome)| outcome == "ok"));
 }

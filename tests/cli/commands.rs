@@ -146,8 +146,8 @@ fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
             .filter(|d| d["hook"] != "infinite_loop")
             .all(|d| d["outcome"] == "ok")
     );
-    assert_eq!(summary["summary"]["deliveries"], 139 + 38);
-    assert_eq!(summary["summary"]["outcomes"]["ok"], 139);
+    assert_eq!(summary["summary"]["deliveries"], 151 + 38);
+    assert_eq!(summary["summary"]["outcomes"]["ok"], 151);
     assert_eq!(summary["summary"]["durability"], "accepted");
     for key in [
         "event_id",
@@ -181,8 +181,8 @@ fn a_second_run_with_unchanged_hooks_compiles_nothing() {
     let second = run(&args);
     let err = text(&second.stderr);
     assert!(
-        err.contains("7 hook(s) ready in")
-            && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 7 loaded from cache"),
+        err.contains("8 hook(s) ready in")
+            && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 8 loaded from cache"),
         "{err}"
     );
     assert!(!err.contains("cargo_built=true") && !err.contains("cranelift_compiled=true"));
@@ -306,7 +306,8 @@ fn audit_json_reports_the_real_configuration() {
             "context-pruner",
             "observability/metrics",
             "policy",
-            "protected-paths"
+            "protected-paths",
+            "tool_timer"
         ]
     );
     let metrics = &hooks[3];
@@ -353,6 +354,21 @@ fn audit_json_reports_the_real_configuration() {
             .all(|i| i["granted"] == true)
     }));
     assert_eq!(hooks[5]["grants"], serde_json::json!(["log", "state"]));
+    // The TypeScript hook: built by componentize-js with every WASI feature
+    // off, it imports the world's types and `log`, nothing else.
+    assert_eq!(hooks[6]["source_kind"], "typescript");
+    assert_eq!(
+        imports(6),
+        ["hookrt:hook/log@0.2.0", "hookrt:hook/types@0.2.0"]
+    );
+    assert_eq!(
+        hooks[6]["subscriptions"],
+        serde_json::json!([
+            {"kind": "observe:actions.requested", "class": "observe"},
+            {"kind": "action.result", "class": "observe"},
+            {"kind": "session.completed", "class": "observe"}
+        ])
+    );
     assert!(
         imports(0).contains(&"hookrt:hook/log@0.2.0".to_owned()),
         "audit logs: {:?}",
@@ -391,7 +407,7 @@ fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
             s["events"].as_u64(),
             s["deliveries"].as_u64()
         ),
-        (Some("persisted"), Some(38), Some(139))
+        (Some("persisted"), Some(38), Some(151))
     );
     assert!(
         first
@@ -412,7 +428,7 @@ fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
         serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
     assert_eq!(
         status,
-        serde_json::json!({"events": 38, "pending": 0, "done": 139, "dead": 0, "repeated": 0})
+        serde_json::json!({"events": 38, "pending": 0, "done": 151, "dead": 0, "repeated": 0})
     );
 }
 
@@ -763,6 +779,7 @@ fn build_out_writes_a_prebuilt_folder_that_runs_without_the_sdk_or_cargo() {
             "hooks/observability/metrics.wasm",
             "hooks/policy.wasm",
             "hooks/protected-paths.wasm",
+            "hooks/tool_timer.wasm",
         ]
     );
     let from_source = run(&["run", agent.to_str().unwrap(), "--events", &transcript()]);
@@ -884,7 +901,7 @@ fn the_default_cache_is_per_user_private_and_nothing_is_read_from_or_written_to_
     let cache = xdg.join("hookrt");
     assert_eq!(mode(&cache), 0o700);
     let artifacts = walk(&cache.join("artifacts"));
-    assert_eq!(artifacts.len(), 6, "{artifacts:?}");
+    assert_eq!(artifacts.len(), 7, "{artifacts:?}");
     assert!(artifacts.iter().all(|a| mode(a) == 0o600));
     assert_eq!(walk(&agent.join(".hookrt")), [planted]);
 }
@@ -993,6 +1010,23 @@ fn a_skipped_duplicate_is_said_on_stderr() {
     assert_eq!(json_lines(&out).last().unwrap()["summary"]["duplicates"], 1);
 }
 
+/// `hookrt test AGENT` on the example transcript against `expect` (`--update` to write it).
+fn replay_transcript(agent: &str, expect: &Path, update: bool) -> Output {
+    let events = repo().join("example-hooks/agent/transcript.jsonl");
+    let mut args = vec![
+        "test",
+        agent,
+        "--events",
+        events.to_str().unwrap(),
+        "--expect",
+        expect.to_str().unwrap(),
+    ];
+    if update {
+        args.push("--update");
+    }
+    run(&args)
+}
+
 #[test]
 fn new_writes_a_hook_that_passes_check_and_test() {
     let dir = tempfile::tempdir().unwrap();
@@ -1031,22 +1065,8 @@ fn new_writes_a_hook_that_passes_check_and_test() {
         text(&out.stderr)
     );
 
-    let events = repo().join("example-hooks/agent/transcript.jsonl");
     let expect = dir.path().join("expected.jsonl");
-    let test = |update: bool| {
-        let mut args = vec![
-            "test",
-            a,
-            "--events",
-            events.to_str().unwrap(),
-            "--expect",
-            expect.to_str().unwrap(),
-        ];
-        if update {
-            args.push("--update");
-        }
-        run(&args)
-    };
+    let test = |update: bool| replay_transcript(a, &expect, update);
     let out = test(false);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("expected.jsonl does not exist: run `hookrt test"));
@@ -1103,9 +1123,82 @@ fn new_writes_a_hook_that_passes_check_and_test() {
         "the next steps name the agent folder: {}",
         text(&out.stdout)
     );
-    let out = run(&["new", &format!("{a}/hooks/ts-hook"), "--lang", "ts"]);
+}
+
+#[test]
+fn a_ts_hook_whose_top_level_never_ends_stops_its_build_at_the_timeout() {
+    // The top level runs while the component is built (Wizer), with no fuel:
+    // the build timeout stops node and Wizer together.
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("hooks")).unwrap();
+    fs::write(
+        dir.path().join("hooks/stuck.ts"),
+        "import { defineHook } from \"hookrt\";\nwhile (Date.now() > 0) {}\nexport default defineHook({ \"*\"() {} });\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = hookrt(&["check", dir.path().to_str().unwrap()])
+        .env("HOOKRT_JS_BUILD_TIMEOUT_S", "5")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("TypeScript hooks are not supported yet"));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the TS build ran longer than 5 s and was stopped"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(120));
+}
+
+#[test]
+fn new_ts_writes_a_hook_that_checks_and_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let a = agent.to_str().unwrap();
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/tool-notes"),
+        "--lang",
+        "ts",
+        "--events",
+        "actions.requested,action.result,file.edit.requested,step.completed,observe:turn.completed,*",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let source = fs::read_to_string(agent.join("hooks/tool-notes.ts")).unwrap();
+    assert!(source.contains("export default defineHook({"), "{source}");
+    assert!(
+        source.contains("  \"actions.requested\"(event, ctx) {"),
+        "{source}"
+    );
+    assert!(text(&out.stdout).contains("scripts/js-toolchain"));
+
+    let out = run(&["check", a]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expect = dir.path().join("expected.jsonl");
+    let test = |update: bool| replay_transcript(a, &expect, update);
+    let out = test(true);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = test(false);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("ok: "),
+        "{}",
+        text(&out.stdout)
+    );
+    let recorded = fs::read_to_string(&expect).unwrap();
+    assert!(recorded.contains("tool-notes"), "{recorded}");
+
+    // The slug is taken whatever the language; a crate is Rust only.
+    let out = run(&["new", &format!("{a}/hooks/tool-notes")]);
+    assert!(text(&out.stderr).contains("already exists: the slug `tool-notes` is taken"));
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/other"),
+        "--lang",
+        "ts",
+        "--crate",
+    ]);
+    assert!(text(&out.stderr).contains("a TypeScript hook is one file"));
 }
 
 /// A temp agent with `typed_policy` blocking `blocked`, and the transcript with

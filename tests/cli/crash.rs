@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use crate::common::repo;
 
-/// Deliveries the example agent plans for one copy of the transcript, and
-/// the gate's (one `*` handler on each of its 38 events).
+/// Deliveries the example agent's Rust hooks plan for one copy of the
+/// transcript, and the gate's (one `*` handler on each of its 38 events).
 const PER_COPY: usize = 139 + 38;
 
 /// A critical hook failing every `action.result`: each turn fails once.
@@ -116,13 +116,21 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
     let db = dir.path().join("journal.db");
     // The example agent and the gate, with a deadline no loaded machine can
     // hit: a timeout would dead-letter a delivery; this test is about crashes.
+    // Without the TypeScript hook: loading its 43 MB artifact takes longer
+    // than the kill delays (5 to 125 ms), so every kill would land in the load.
     let agent = dir.path().join("agent");
     copy_tree(
         &repo().join("example-hooks/agent/hooks"),
         &agent.join("hooks"),
     );
+    fs::remove_file(agent.join("hooks/tool_timer.ts")).unwrap();
     fs::write(agent.join("hooks/gate.rs"), GATE).unwrap();
     let config = fs::read_to_string(repo().join("example-hooks/agent/hookrt.toml")).unwrap();
+    let config = config
+        .split_once("\n# Tool timer (TypeScript)")
+        .expect("the example config has the TS hook's table last")
+        .0
+        .to_owned();
     fs::write(
         agent.join("hookrt.toml"),
         config.replace("deadline_ms = 200", "deadline_ms = 60000")

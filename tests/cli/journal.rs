@@ -111,7 +111,7 @@ fn a_second_run_on_a_journal_in_use_is_refused_naming_the_pid() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    assert_eq!(status(&db)["done"], 139);
+    assert_eq!(status(&db)["done"], 151);
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod claude;
 mod export;
 mod journal;
 mod new;
+mod new_ts;
 mod replay;
 mod retention;
 mod run;
@@ -215,6 +216,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             };
             run::run(rt, &args)
         }
+        Command::New(args) if new_ts::wants(&args) => {
+            new_ts::new(&args).map(|()| ExitCode::SUCCESS)
+        }
         Command::New(args) => new::new(&args).map(|()| ExitCode::SUCCESS),
         Command::Test(args) => {
             let rt = match load(&args.dir, cache) {
@@ -318,7 +322,7 @@ fn load(dir: &Path, loading: Loading) -> Result<Runtime, Problems> {
                 bar.enable_steady_tick(std::time::Duration::from_millis(120));
             }
         }
-        BuildEvent::CrateCompiled(name) => {
+        BuildEvent::CrateCompiled(name) | BuildEvent::Componentized(name) => {
             bar.inc(1);
             bar.set_message(name);
         }

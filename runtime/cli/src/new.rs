@@ -13,7 +13,7 @@ pub struct NewArgs {
     /// Where the hook goes: AGENT/hooks/SLUG (or AGENT/subagents/ID/hooks/SLUG);
     /// writes SLUG.rs, or SLUG/ as a crate with --crate.
     pub path: PathBuf,
-    /// The hook's language (`rust`; `ts` is not supported yet).
+    /// The hook's language: `rust`, or `ts` (one SLUG.ts file, docs/typescript.md).
     #[arg(long, default_value = "rust")]
     pub lang: String,
     /// The event kinds it handles, comma-separated: a kind, `observe:<kind>` to
@@ -29,12 +29,7 @@ pub struct NewArgs {
 pub fn new(args: &NewArgs) -> Result<()> {
     match args.lang.as_str() {
         "rust" | "rs" => {}
-        "ts" | "typescript" | "js" => bail!(
-            "--lang {}: TypeScript hooks are not supported yet; write the hook in Rust (--lang rust), \
-             or build any language to a component for the define-hook world and put the .wasm under hooks/",
-            args.lang
-        ),
-        other => bail!("--lang {other}: unknown language; use `rust`"),
+        other => bail!("--lang {other}: unknown language; use `rust` or `ts`"),
     }
     let (agent, slug) = split(&args.path)?;
     let mut methods = Vec::new();
@@ -61,6 +56,8 @@ pub fn new(args: &NewArgs) -> Result<()> {
     for taken in [
         hooks_dir.join(format!("{name}.rs")),
         hooks_dir.join(format!("{name}.wasm")),
+        hooks_dir.join(format!("{name}.ts")),
+        hooks_dir.join(format!("{name}.js")),
         args.path.clone(),
     ] {
         if taken.exists() {
@@ -102,7 +99,7 @@ pub fn new(args: &NewArgs) -> Result<()> {
 }
 
 /// AGENT and SLUG from AGENT/hooks/SLUG (the last `hooks` component).
-fn split(path: &Path) -> Result<(PathBuf, Slug)> {
+pub(crate) fn split(path: &Path) -> Result<(PathBuf, Slug)> {
     let parts: Vec<Component> = path.components().collect();
     let Some(at) = parts
         .iter()
@@ -130,7 +127,10 @@ fn split(path: &Path) -> Result<(PathBuf, Slug)> {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     let raw = rest.join("/");
-    let raw = raw.strip_suffix(".rs").unwrap_or(&raw);
+    let raw = [".rs", ".ts", ".js"]
+        .iter()
+        .find_map(|ext| raw.strip_suffix(ext))
+        .unwrap_or(&raw);
     let slug = Slug::parse(raw).map_err(|e| {
         anyhow::anyhow!(
             "{}: {e}; fix: use lowercase letters, digits, `_` or `-`",

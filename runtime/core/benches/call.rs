@@ -3,7 +3,9 @@
 //! Wasmtime (no runtime around it: with Wasmtime's defaults, then with
 //! hookrt's engine settings — fuel and epoch interruption compiled in, and
 //! the pooling allocator for fresh instances), through hookrt (warm and fresh
-//! instance, and one event through 10 hooks), and as a subprocess hook (the
+//! instance, and one event through 10 hooks), the same handler written in
+//! TypeScript (`bench_parse.ts`, built by componentize-js: warm and fresh),
+//! and as a subprocess hook (the
 //! way Claude Code, Codex and Gemini CLI run hooks: a program spawned per
 //! event reading the envelope on stdin). Extism is in `runtime/peer-bench`.
 //!
@@ -337,6 +339,32 @@ fn calls(c: &mut Criterion) {
     }
     drop(variants);
 
+    // The same handler in TypeScript: SpiderMonkey inside the component.
+    let ts_agent = |instance: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
+        std::fs::copy(
+            support::repo().join("example-hooks/testing/hooks/bench_parse.ts"),
+            dir.path().join("hooks/bench_parse.ts"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("hookrt.toml"),
+            format!("[defaults]\ninstance = \"{instance}\"\n"),
+        )
+        .unwrap();
+        dir
+    };
+    let ts_warm_agent = ts_agent("reuse");
+    let ts_warm = load(ts_warm_agent.path());
+    g.bench_function("hookrt_ts_warm", |b| {
+        b.iter(|| ts_warm.dispatch(&e).unwrap())
+    });
+    let ts_fresh_agent = ts_agent("fresh");
+    let ts_fresh = load(ts_fresh_agent.path());
+    g.bench_function("hookrt_ts_fresh", |b| {
+        b.iter(|| ts_fresh.dispatch(&e).unwrap())
+    });
     let ten_agent = agent(5, 5, "reuse");
     let ten = load(ten_agent.path());
     assert_eq!(ten.dispatch(&e).unwrap().deliveries.len(), 10);

@@ -75,10 +75,15 @@ pub fn author_warnings(hook: &crate::hooks::load::LoadedHook) -> Vec<String> {
     }
     for kind in &hook.subscriptions {
         if class_of(kind) == EventClass::Decision {
-            let method = kind.replace('.', "_");
+            let method = match hook.kind {
+                SourceKind::TypeScript => {
+                    format!("the key `\"observe:{kind}\"` in defineHook")
+                }
+                _ => format!("the SDK's `{}_observed`", kind.replace('.', "_")),
+            };
             out.push(format!(
                 "`{}` votes on `{kind}` and fails closed by default (on_failure = \"deny\"): if it fails, {}. \
-                 fix: if it only watches, subscribe to `observe:{kind}` (the SDK's `{method}_observed`); \
+                 fix: if it only watches, subscribe to `observe:{kind}` ({method}); \
                  if it decides, say so with `on_failure = \"deny\"` (or \"abstain\") in its [hooks.\"{}\"] table",
                 hook.id(),
                 if kind == "actions.requested" {

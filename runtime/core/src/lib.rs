@@ -82,6 +82,7 @@ pub use hooks::lock::{LOCK_FILE, Lock, LockStatus, Pin};
 pub use hooks::problem::{Problem, ProblemKind, Problems};
 pub use hooks::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
 pub use hooks::slug::{Slug, SlugError};
+pub use hooks::typescript::{BUILD_TIMEOUT as JS_BUILD_TIMEOUT, toolchain_dir as js_toolchain_dir};
 
 // Layer 4: delivery.
 pub use delivery::cascade::{Failure, SESSION_FAILED, TURN_FAILED, cascade_event};

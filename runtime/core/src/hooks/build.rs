@@ -2,7 +2,9 @@
 //!
 //! Two modes, chosen explicitly. `build` (the default): single-file hooks
 //! become members of one generated cargo workspace under the cache dir; crate
-//! hooks are built from their folder. Compiling Rust runs the source's build
+//! hooks are built from their folder; TypeScript/JavaScript hooks are built by
+//! componentize-js (`hooks/typescript.rs`), which runs none of their code on
+//! the host. Compiling Rust runs the source's build
 //! code on the host (`build.rs`, proc macros), so cargo gets a scrubbed
 //! environment and no agent-folder cargo configuration (`hooks/cargo.rs`).
 //! `prebuilt` (`--prebuilt`, `mode = "prebuilt"`): the agent folder holds
@@ -22,9 +24,11 @@ use crate::hooks::cache_dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cargo::{
     self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem, run_cargo,
 };
-use crate::hooks::digest::{sdk_fingerprint, source_hash};
+use crate::hooks::digest::{sdk_fingerprint, source_hash, ts_fingerprint};
 use crate::hooks::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::typescript;
+
 /// The version requirement hooks use for `hookrt-sdk`.
 pub const SDK_REQ: &str = "0.2";
 /// The SDK this runtime was built next to; `HOOKRT_SDK_DIR` overrides it.
@@ -85,6 +89,8 @@ pub enum BuildEvent {
     },
     /// cargo finished compiling one crate (a dependency or a hook).
     CrateCompiled(String),
+    /// componentize-js finished building one TypeScript/JavaScript hook (its slug).
+    Componentized(String),
 }
 
 /// A hook with a component on disk.
@@ -117,17 +123,27 @@ pub fn build(
         sdk_dir: absolute(&opts.sdk_dir),
         ..opts.clone()
     };
+    let needs = |kinds: &[SourceKind]| hooks.iter().any(|h| kinds.contains(&h.kind));
     let sdk = match sdk_fingerprint(&opts.sdk_dir) {
         Ok(fp) => fp,
-        Err(p) if hooks.iter().any(|h| h.kind != SourceKind::Component) => {
+        Err(p) if needs(&[SourceKind::SingleFile, SourceKind::Crate]) => {
             return (Vec::new(), vec![p]);
         }
+        Err(_) => String::new(),
+    };
+    let ts_sdk = match ts_fingerprint(&opts.sdk_dir) {
+        Ok(fp) => fp,
+        Err(p) if needs(&[SourceKind::TypeScript]) => return (Vec::new(), vec![p]),
         Err(_) => String::new(),
     };
     let components_dir = opts.cache_dir.join("components");
     let mut stale: Vec<(DiscoveredHook, String)> = Vec::new();
     for hook in hooks {
-        let hash = match source_hash(hook, &sdk, opts.toolchain.as_deref()) {
+        let hashed = match hook.kind {
+            SourceKind::TypeScript => source_hash(hook, &ts_sdk, None),
+            _ => source_hash(hook, &sdk, opts.toolchain.as_deref()),
+        };
+        let hash = match hashed {
             Ok(h) => h,
             Err(e) => {
                 problems.push(Problem::new(
@@ -190,6 +206,38 @@ pub fn build(
             source_sha256: hash,
             compiled: false,
         });
+    }
+    let (scripts, stale): (Vec<_>, Vec<_>) = stale
+        .into_iter()
+        .partition(|(h, _)| h.kind == SourceKind::TypeScript);
+    for (hook, hash) in scripts {
+        // A fresh folder per build, keyed like the output: node's cwd and temp dir.
+        let work = opts.cache_dir.join("js-build").join(&hash);
+        let _ = fs::remove_dir_all(&work);
+        let out = components_dir.join(format!("{hash}.wasm"));
+        let result = typescript::build(&hook, &opts.sdk_dir, &work).and_then(|wasm| {
+            install(&wasm, &out).map_err(|e| {
+                Problem::new(
+                    ProblemKind::Build,
+                    &hook.path,
+                    e,
+                    "check disk space and permissions of the cache dir",
+                )
+            })
+        });
+        let _ = fs::remove_dir_all(&work);
+        match result {
+            Ok(()) => {
+                progress(BuildEvent::Componentized(hook.slug.to_string()));
+                built.push(BuiltHook {
+                    hook,
+                    component: out,
+                    source_sha256: hash,
+                    compiled: true,
+                });
+            }
+            Err(p) => problems.push(p),
+        }
     }
     let (singles, crates): (Vec<_>, Vec<_>) = stale
         .into_iter()

@@ -31,6 +31,17 @@ pub(crate) fn source_hash(
             h.update(b"hookrt crate v1\0");
             hash_tree(&mut h, &hook.path)?;
         }
+        SourceKind::TypeScript => {
+            h.update(b"hookrt typescript v1\0");
+            // `.ts` is type-checked, `.js` is not: the same text builds differently.
+            h.update(
+                hook.path
+                    .extension()
+                    .map_or(&b""[..], |e| e.as_encoded_bytes()),
+            );
+            h.update([0]);
+            h.update(fs::read(&hook.path)?);
+        }
     }
     h.update(sdk.as_bytes());
     h.update(toolchain.unwrap_or("").as_bytes());
@@ -58,6 +69,31 @@ fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Digest of the TS SDK (`guest-sdk/ts`: its sources, the build driver, the
+/// toolchain lock with every pinned version) and the WIT it builds against.
+pub(crate) fn ts_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
+    let ts = sdk_dir.join("ts");
+    let missing = || {
+        Problem::new(
+            ProblemKind::Build,
+            &ts,
+            "the TypeScript SDK (src/hookrt.ts, build.mjs, package-lock.json) is not there",
+            "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
+        )
+    };
+    let mut h = Sha256::new();
+    h.update(b"hookrt ts sdk v1\0");
+    hash_tree(&mut h, &ts.join("src")).map_err(|_| missing())?;
+    for file in [
+        ts.join("build.mjs"),
+        ts.join("package-lock.json"),
+        sdk_dir.join("wit").join("v0.2.0").join("hook.wit"),
+    ] {
+        h.update(fs::read(file).map_err(|_| missing())?);
+    }
+    Ok(hex::encode(h.finalize()))
 }
 
 /// Digest of the SDK crate and the WIT it is generated from.

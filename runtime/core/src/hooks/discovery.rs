@@ -1,8 +1,9 @@
 //! Discovery: finding the hooks of an agent folder and naming each by its slug.
 //!
-//! `hooks/**` holds three kinds of hook source: single-file Rust hooks (`*.rs`),
-//! crate hooks (a folder with a `Cargo.toml`, not descended into) and prebuilt
-//! components (`*.wasm`). Everything that could make a slug ambiguous or let a
+//! `hooks/**` holds four kinds of hook source: single-file Rust hooks (`*.rs`),
+//! crate hooks (a folder with a `Cargo.toml`, not descended into), TypeScript
+//! or JavaScript hooks (`*.ts`, `*.js`, see `hooks/typescript.rs`) and
+//! prebuilt components (`*.wasm`). Everything that could make a slug ambiguous or let a
 //! hook reach outside the folder is rejected with the path and the fix.
 
 use std::collections::BTreeMap;
@@ -30,6 +31,9 @@ pub enum SourceKind {
     Crate,
     /// A prebuilt `.wasm` component.
     Component,
+    /// A single `.ts` or `.js` file built with the TS SDK and componentize-js.
+    #[serde(rename = "typescript")]
+    TypeScript,
 }
 
 /// A hook found on disk, not yet built or loaded.
@@ -58,9 +62,8 @@ pub struct Discovery {
 
 /// Extensions of code hookrt cannot run, refused under `hooks/` instead of
 /// skipped (other files, such as a README, are left alone and reported).
-pub const FOREIGN_CODE: [&str; 16] = [
-    "ts", "mts", "cts", "js", "mjs", "cjs", "tsx", "jsx", "py", "go", "sh", "rb", "java", "kt",
-    "wat", "wit",
+pub const FOREIGN_CODE: [&str; 14] = [
+    "mts", "cts", "mjs", "cjs", "tsx", "jsx", "py", "go", "sh", "rb", "java", "kt", "wat", "wit",
 ];
 
 /// The most hooks one agent folder may hold, every scope together. Each hook
@@ -334,6 +337,7 @@ fn walk_scope(
         let kind = match path.extension().and_then(|e| e.to_str()) {
             Some("rs") => SourceKind::SingleFile,
             Some("wasm") => SourceKind::Component,
+            Some("ts" | "js") => SourceKind::TypeScript,
             Some(ext) if FOREIGN_CODE.contains(&ext) => {
                 // Someone meant this to run (an Eve `audit.ts`, a script):
                 // silently skipping it would drop a hook without a word.
@@ -341,7 +345,7 @@ fn walk_scope(
                     ProblemKind::Layout,
                     &path,
                     format!("`.{ext}` is not a kind of hook hookrt runs: hooks are WebAssembly components"),
-                    "write the hook in Rust (a .rs file or a crate with hookrt-sdk), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
+                    "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript (one .ts or .js file: rename .mts/.cts/.mjs/.cjs; no JSX), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
                 ));
                 continue;
             }

@@ -22,10 +22,16 @@ use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
+use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
 use crate::sandbox::wit::{self, WitContext, v0_1_0, v0_2_0};
+
+/// The least wall clock a hook's start at load (instantiate, `configure`,
+/// `subscriptions`) gets, whatever its `deadline_ms`: the first instantiation
+/// also builds the component's memory image. Deliveries keep `deadline_ms`.
+pub const START_DEADLINE_MS: u64 = 5_000;
 
 /// A hook ready to receive deliveries.
 pub struct LoadedHook {
@@ -230,7 +236,15 @@ impl LoadedHook {
             Metrics::new().access(&self.id(), &Redactor::default()),
             HttpPolicy::default(),
         );
-        engine::begin_delivery(&mut store, limits);
+        // The first instantiation of a component also builds its memory image
+        // (a TypeScript hook's is ~10 MB of engine snapshot), which on a busy
+        // machine can outlast a 200 ms deadline: starting at load gets at
+        // least START_DEADLINE_MS of wall clock. Fuel still bounds it as set.
+        let start = Limits {
+            deadline_ms: limits.deadline_ms.max(START_DEADLINE_MS),
+            ..limits.clone()
+        };
+        engine::begin_delivery(&mut store, &start);
         let subs = match self.instantiate(&mut store) {
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),

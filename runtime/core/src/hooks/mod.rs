@@ -1,5 +1,5 @@
 //! Layer 3, hooks: from an agent folder to loaded, ordered hooks. Slugs,
-//! discovery, `hookrt.toml`, building sources into components, the artifact
+//! discovery, `hookrt.toml`, building sources (Rust, TypeScript) into components, the artifact
 //! cache, loading into the sandbox, calling a hook, and the registry.
 
 pub(crate) mod build;
@@ -16,3 +16,4 @@ pub(crate) mod problem;
 pub(crate) mod registry;
 pub(crate) mod settings;
 pub(crate) mod slug;
+pub(crate) mod typescript;

@@ -1,0 +1,46 @@
+// The host imports of the define-hook world (wit/v0.2.0/hook.wit) as
+// componentize-js binds them. Only src/hookrt.ts imports these; a hook
+// imports "hookrt".
+
+declare module "hookrt:hook/log@0.2.0" {
+  export function log(
+    level: "trace" | "debug" | "info" | "warn" | "error",
+    message: string,
+    fields: { key: string; value: string }[],
+  ): void;
+}
+
+declare module "hookrt:hook/metrics@0.2.0" {
+  export function counter(name: string, delta: bigint, labels: [string, string][]): void;
+  export function gauge(name: string, value: number, labels: [string, string][]): void;
+}
+
+declare module "hookrt:hook/state@0.2.0" {
+  export function get(key: string): Uint8Array | undefined;
+  /** Throws the host's message when a size cap would be exceeded. */
+  export function set(key: string, value: Uint8Array): void;
+  function del(key: string): void;
+  export { del as delete };
+}
+
+// Globals of componentize-js's engine (StarlingMonkey) that hooks may use.
+// Others it has (fetch, timers, crypto) are refused or inert here: the
+// component is built without wasi:http, clocks, random or stdio.
+
+declare class TextEncoder {
+  encode(input?: string): Uint8Array;
+}
+declare class TextDecoder {
+  constructor(label?: string);
+  decode(input?: Uint8Array): string;
+}
+declare var console: {
+  log(...data: unknown[]): void;
+  info(...data: unknown[]): void;
+  debug(...data: unknown[]): void;
+  warn(...data: unknown[]): void;
+  error(...data: unknown[]): void;
+};
+declare function atob(data: string): string;
+declare function btoa(data: string): string;
+declare function structuredClone<T>(value: T): T;

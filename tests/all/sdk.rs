@@ -311,3 +311,83 @@ fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
         );
     }
 }
+
+/// The TypeScript SDK (`guest-sdk/ts/src/hookrt.ts`) types the same kinds as
+/// the Rust SDK with the same data fields (and the same optional ones), and
+/// lists exactly the rest of the vocabulary, Eve's stream kinds, as untyped:
+/// the two SDKs cannot drift apart unnoticed.
+#[test]
+fn the_ts_sdk_types_the_same_kinds_and_fields_as_the_rust_sdk() {
+    let ts =
+        std::fs::read_to_string(crate::common::repo().join("guest-sdk/ts/src/hookrt.ts")).unwrap();
+    let body = |from: &str| -> String {
+        let start = ts.find(from).unwrap_or_else(|| panic!("{from}")) + from.len();
+        let mut depth = 1;
+        let mut end = start;
+        for (i, c) in ts[start..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                end = start + i;
+                break;
+            }
+        }
+        ts[start..end].to_owned()
+    };
+    let field = regex::Regex::new(r"(?m)(?:^|[{;]|\n)\s*([a-z_]+)(\??):").unwrap();
+    let fields = |text: &str| -> Vec<String> {
+        field
+            .captures_iter(text)
+            .map(|c| format!("{}{}", &c[1], &c[2]))
+            .collect()
+    };
+    let map = body("export interface EventDataMap {");
+    let entry = regex::Regex::new(r#""([a-z.]+)":\s*(\{[^}]*\}|[A-Za-z]+);"#).unwrap();
+    let mut typed = std::collections::HashMap::new();
+    for c in entry.captures_iter(&map) {
+        let shape = &c[2];
+        let f = if shape.starts_with('{') {
+            fields(shape)
+        } else {
+            fields(&body(&format!("export interface {shape} {{")))
+        };
+        typed.insert(c[1].to_owned(), f);
+    }
+    let (structs, struct_of) = sdk_data_structs();
+    for k in hookrt::KINDS {
+        match k.origin {
+            hookrt::Origin::Hookrt => assert_eq!(
+                typed.get(k.name),
+                Some(&structs[&struct_of[k.name]]),
+                "{}: the TS SDK's data fields against the Rust SDK's",
+                k.name
+            ),
+            hookrt::Origin::Eve => assert!(
+                !typed.contains_key(k.name),
+                "{}: Eve's stream kinds are untyped in the TS SDK",
+                k.name
+            ),
+        }
+    }
+    assert_eq!(
+        typed.len(),
+        hookrt::KINDS
+            .iter()
+            .filter(|k| k.origin == hookrt::Origin::Hookrt)
+            .count()
+    );
+    let other_start = ts.find("export type OtherKind =").unwrap();
+    let other = &ts[other_start..other_start + ts[other_start..].find(';').unwrap()];
+    let mut listed: Vec<&str> = other.split('"').skip(1).step_by(2).collect();
+    let mut eve: Vec<&str> = hookrt::KINDS
+        .iter()
+        .filter(|k| k.origin == hookrt::Origin::Eve)
+        .map(|k| k.name)
+        .collect();
+    listed.sort();
+    eve.sort();
+    assert_eq!(listed, eve, "OtherKind lists Eve's stream kinds");
+}

@@ -1041,10 +1041,31 @@ fn new_writes_a_hook_that_passes_check_and_test() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let source = fs::read_to_string(agent.join("hooks/tool-guard.rs")).unwrap();
     assert!(source.contains("impl Hook for ToolGuard"), "{source}");
-    assert!(source.contains("fn actions_requested(&mut self, data: ActionsRequested"));
-    assert!(source.contains("fn file_edit_requested_observed(&mut self, data: FileEditRequested"));
-    // A kind only Eve's stream carries gets Eve's data type.
-    assert!(source.contains("fn task_started(&mut self, data: eve::TaskStarted"));
+    // Laid out as rustfmt does: a signature over 100 columns on several lines.
+    assert!(
+        source.contains(
+            "    fn actions_requested(\n        &mut self,\n        data: ActionsRequested,\n"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("        data: FileEditRequested,\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains(
+            "    fn message_completed(\n        &mut self,\n        data: MessageCompleted,\n"
+        ),
+        "{source}"
+    );
+    // 99 columns: one line.
+    assert!(
+        source.contains(
+            "    fn task_started(&mut self, data: eve::TaskStarted, event: &Event, cx: &Context) -> HookResult {\n"
+        ),
+        "{source}"
+    );
+    // A kind only Eve's stream carries gets Eve's data type (above).
     let out = run(&[
         "new",
         &format!("{a}/hooks/watcher"),

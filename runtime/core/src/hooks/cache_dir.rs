@@ -26,21 +26,30 @@ const KEY_LEN: usize = 32;
 /// The per-user cache dir: `$HOOKRT_CACHE_DIR`, `$XDG_CACHE_HOME/hookrt`,
 /// `$HOME/.cache/hookrt`, or (no home at all) a folder in the temp dir.
 pub fn default_cache_dir() -> PathBuf {
-    let var = |k: &str| {
+    per_user_dir("HOOKRT_CACHE_DIR", None)
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("hookrt-cache-{}", user_tag())))
+}
+
+/// A per-user folder of hookrt's: `$<var>` when set, else `leaf` (or the
+/// folder itself) under `$XDG_CACHE_HOME/hookrt`, else under
+/// `$HOME/.cache/hookrt`; `None` without a home.
+pub(crate) fn per_user_dir(var: &str, leaf: Option<&str>) -> Option<PathBuf> {
+    let get = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    if let Some(dir) = var("HOOKRT_CACHE_DIR") {
-        return dir;
+    if let Some(dir) = get(var) {
+        return Some(dir);
     }
-    if let Some(xdg) = var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
-        return xdg.join("hookrt");
-    }
-    if let Some(home) = var("HOME") {
-        return home.join(".cache").join("hookrt");
-    }
-    std::env::temp_dir().join(format!("hookrt-cache-{}", user_tag()))
+    let base = get("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .map(|xdg| xdg.join("hookrt"))
+        .or_else(|| get("HOME").map(|home| home.join(".cache").join("hookrt")))?;
+    Some(match leaf {
+        Some(leaf) => base.join(leaf),
+        None => base,
+    })
 }
 
 /// Something that tells users apart in the shared temp dir: our uid.

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::hooks::cache_dir::create_private_dir;
+use crate::hooks::cache_dir::{create_private_dir, per_user_dir};
 use crate::hooks::discovery::DiscoveredHook;
 use crate::hooks::problem::{Problem, ProblemKind};
 
@@ -56,21 +56,8 @@ pub fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
 /// `$HOOKRT_JS_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/js-toolchain`, else
 /// `$HOME/.cache/hookrt/js-toolchain`, else a folder in the temp dir.
 pub fn toolchain_dir() -> PathBuf {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(dir) = var("HOOKRT_JS_TOOLCHAIN") {
-        return dir;
-    }
-    if let Some(xdg) = var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
-        return xdg.join("hookrt").join("js-toolchain");
-    }
-    match var("HOME") {
-        Some(home) => home.join(".cache").join("hookrt").join("js-toolchain"),
-        None => std::env::temp_dir().join("hookrt-js-toolchain"),
-    }
+    per_user_dir("HOOKRT_JS_TOOLCHAIN", Some("js-toolchain"))
+        .unwrap_or_else(|| std::env::temp_dir().join("hookrt-js-toolchain"))
 }
 
 /// The sha256 of the toolchain lock: what a matching install is stamped with.

@@ -110,15 +110,94 @@ impl Serialize for Data {
 impl<'de> Deserialize<'de> for Data {
     /// Keeps the input's text beside the parsed value. The text is taken as
     /// serde_json scanned it (valid JSON); the value is parsed from it with
-    /// the same checks (recursion limit) as any other field.
+    /// the same checks (recursion limit) as any other field, and an object
+    /// that names a key twice is refused: hooks get the text, and a hook's
+    /// parser could take the first of two keys where the runtime's takes the
+    /// last, so the two would read different data.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Data, D::Error> {
         let raw: Box<serde_json::value::RawValue> = Deserialize::deserialize(d)?;
-        let value: serde_json::Value =
+        let UniqueKeys(value) =
             serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?;
         let text: Arc<str> = Arc::from(raw.get());
         Ok(Data {
             value,
             text: OnceLock::from(text),
         })
+    }
+}
+
+/// A JSON value whose objects name each key once (serde_json's `Value` keeps
+/// the last of two equal keys without a word).
+struct UniqueKeys(serde_json::Value);
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<UniqueKeys, D::Error> {
+        d.deserialize_any(UniqueKeysVisitor).map(UniqueKeys)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<serde_json::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueKeys(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<serde_json::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{key}` appears twice in one object; send each key once"
+                )));
+            }
+            let UniqueKeys(v) = map.next_value()?;
+            object.insert(key, v);
+        }
+        Ok(serde_json::Value::Object(object))
     }
 }

@@ -739,6 +739,29 @@ mod tests {
         assert_eq!(g, Envelope::from_json(&line).unwrap());
     }
 
+    /// Hooks get the input's data text, so an object naming a key twice
+    /// (which the runtime would read as the last, a hook's parser maybe as
+    /// the first) is refused, at any depth, naming `data` and the key.
+    #[test]
+    fn data_that_names_a_key_twice_is_refused_naming_the_key() {
+        for data in [
+            r#"{"a":1,"a":2}"#,
+            r#"{"actions":[{"call_id":"c1","tool":"t","tool":"u"}]}"#,
+        ] {
+            let err =
+                Envelope::from_json(&LINE.replace("\"data\":{}", &format!("\"data\":{data}")))
+                    .unwrap_err();
+            assert_eq!(err.field(), Some("data"), "{err}");
+            assert!(
+                err.to_string().contains("appears twice in one object"),
+                "{err}"
+            );
+        }
+        // Equal keys in different objects are fine.
+        let ok = LINE.replace("\"data\":{}", r#""data":{"a":{"b":1},"c":{"b":2}}"#);
+        assert_eq!(Envelope::from_json(&ok).unwrap().data["c"]["b"], 2);
+    }
+
     #[test]
     fn rfc3339_timestamps_with_offsets_are_accepted_and_loose_ones_refused() {
         for ok in [

@@ -236,17 +236,7 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 serde_json::to_writer(&mut out, &v)
             }
             // The agent must end this turn (or session): say so on its own line.
-            Observation::Cascaded(e) => {
-                let v = serde_json::json!({"cascade": {
-                    "event_id": e.id,
-                    "kind": e.kind,
-                    "session": e.coordinates.session,
-                    "turn": e.coordinates.turn,
-                    "subagent": e.coordinates.subagent,
-                    "reason": e.data.get("reason"),
-                }});
-                serde_json::to_writer(&mut out, &v)
-            }
+            Observation::Cascaded(e) => serde_json::to_writer(&mut out, &hookrt::cascade_line(e)),
             Observation::EndOfBatch => {
                 let _ = out.flush();
                 return;

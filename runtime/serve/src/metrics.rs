@@ -293,14 +293,7 @@ pub fn observer(metrics: Arc<ServerMetrics>) -> Observer {
 
 /// Writes a cascade on stdout in `hookrt run`'s form, and logs it.
 fn cascade_line(e: &Envelope) {
-    let line = serde_json::json!({"cascade": {
-        "event_id": e.id,
-        "kind": e.kind,
-        "session": e.coordinates.session,
-        "turn": e.coordinates.turn,
-        "subagent": e.coordinates.subagent,
-        "reason": e.data.get("reason"),
-    }});
+    let line = hookrt::cascade_line(e);
     tracing::warn!(target: "hookrt", event_id = %e.id, kind = %e.kind, session = %e.coordinates.session,
         "failure cascade: the agent server should end this turn (or session)");
     let mut out = std::io::stdout().lock();

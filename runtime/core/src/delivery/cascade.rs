@@ -80,3 +80,17 @@ fn cascade_id(kind: &str, c: &Coordinates) -> String {
     );
     format!("hookrt-{kind}-{}", &hex::encode(h.finalize())[..24])
 }
+
+/// A cascade event as `hookrt run` and `hookrt serve` print it on its own
+/// stdout line: `{"cascade": {event_id, kind, session, turn, subagent, reason}}`
+/// (docs/failure-cascade.md).
+pub fn cascade_line(e: &Envelope) -> serde_json::Value {
+    serde_json::json!({"cascade": {
+        "event_id": e.id,
+        "kind": e.kind,
+        "session": e.coordinates.session,
+        "turn": e.coordinates.turn,
+        "subagent": e.coordinates.subagent,
+        "reason": e.data.get("reason"),
+    }})
+}

@@ -48,6 +48,7 @@ const RUNTIME: &[&str] = &[
     "hooks::config",
     "hooks::digest",
     "hooks::cache_dir",
+    "hooks::stamp",
     "hooks::cargo",
     "hooks::typescript",
     "hooks::build",

@@ -3,6 +3,8 @@
 //! a cached component is checked against the digest recorded at build time.
 
 use std::fs;
+
+use sha2::Digest as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -128,7 +130,10 @@ fn artifact_of(cache: &Path, sha256: &str) -> PathBuf {
     let found: Vec<PathBuf> = fs::read_dir(cache.join("artifacts"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(sha256))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(sha256) && name.ends_with(".cwasm")
+        })
         .collect();
     assert_eq!(found.len(), 1, "{found:?}");
     found[0].clone()
@@ -163,10 +168,41 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
         (0o700, 0o700, 0o600, 0o600)
     );
 
-    // A valid artifact of another component, and garbage, under the exact name.
-    let foreign = fs::read(artifact_of(&cache, &other.hooks()[0].component_sha256)).unwrap();
-    for planted in [foreign, b"\x7fELF not an artifact".to_vec()] {
-        fs::write(&artifact, &planted).unwrap();
+    // Past the stamp's settle time, a load checks the MAC once more and
+    // stamps the file: later loads map it unread while it stays that file.
+    let mac_file = |a: &Path| PathBuf::from(format!("{}.mac", a.display()));
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let stamped = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    assert!(!stamped.hooks()[0].compiled, "the signed artifact is used");
+    assert_eq!(
+        fs::read(mac_file(&artifact)).unwrap().len(),
+        64,
+        "MAC and stamp"
+    );
+    let own_macs = fs::read(mac_file(&artifact)).unwrap();
+
+    // Planted under the exact name, written in place with the modification
+    // time put back: a valid artifact of another component with its own MAC
+    // file; the same with this artifact's stamped MAC file; garbage.
+    let foreign_artifact = artifact_of(&cache, &other.hooks()[0].component_sha256);
+    let foreign = fs::read(&foreign_artifact).unwrap();
+    let foreign_macs = fs::read(mac_file(&foreign_artifact)).unwrap();
+    let garbage = b"\x7fELF not an artifact".to_vec();
+    for (planted, macs) in [
+        (&foreign, &foreign_macs),
+        (&foreign, &own_macs),
+        (&garbage, &own_macs),
+    ] {
+        let mtime = fs::metadata(&artifact).unwrap().modified().unwrap();
+        let mut file = fs::File::options()
+            .write(true)
+            .truncate(true)
+            .open(&artifact)
+            .unwrap();
+        std::io::Write::write_all(&mut file, planted).unwrap();
+        file.set_modified(mtime).unwrap();
+        drop(file);
+        fs::write(mac_file(&artifact), macs).unwrap();
         let rt = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
         let h = &rt.hooks()[0];
         assert!(
@@ -178,7 +214,7 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
             "the hook is itself, not the planted one"
         );
         assert_ne!(
-            fs::read(&artifact).unwrap(),
+            &fs::read(&artifact).unwrap(),
             planted,
             "the planted file was replaced"
         );
@@ -209,19 +245,50 @@ fn a_forged_component_digest_record_is_detected() {
     let rt = Runtime::load(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
     assert!(!rt.hooks()[0].cargo_built, "the cached component was used");
 
-    let forged = "0".repeat(64);
-    fs::write(&record, &forged).unwrap();
-    assert_eq!(
-        problems(agent.path(), &opts_in(cache.path())),
+    // Past the stamp's settle time a load stamps the record: later loads take
+    // the digest without reading the component while it stays that file.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    Runtime::load(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
+    let stamped = fs::read_to_string(&record).unwrap();
+    let (digest, stamp) = stamped.trim().split_once('\n').expect("digest and stamp");
+    assert_eq!((digest, stamp.len()), (h.component_sha256.as_str(), 64));
+
+    let refused = |recorded: &str, found: &str| {
         [(
             ProblemKind::Load,
             component.clone(),
             format!(
                 "cached component of `forged` does not match the digest recorded when it was built \
-                 (recorded {forged}, found {}): the cache was changed",
-                h.component_sha256
-            )
+                 (recorded {recorded}, found {found}): the cache was changed"
+            ),
         )]
+    };
+    // A forged digest, alone or with the stamp of the true one.
+    let forged = "0".repeat(64);
+    for record_text in [forged.clone(), format!("{forged}\n{stamp}\n")] {
+        fs::write(&record, &record_text).unwrap();
+        assert_eq!(
+            problems(agent.path(), &opts_in(cache.path())),
+            refused(&forged, &h.component_sha256)
+        );
+    }
+    // The stamped record kept, the component changed in place with its
+    // modification time put back.
+    fs::write(&record, &stamped).unwrap();
+    let mtime = fs::metadata(&component).unwrap().modified().unwrap();
+    let mut bytes = fs::read(&component).unwrap();
+    bytes.extend_from_slice(b"\0\x05extra");
+    let planted = hex::encode(sha2::Sha256::digest(&bytes));
+    fs::write(&component, &bytes).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&component)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(
+        problems(agent.path(), &opts_in(cache.path())),
+        refused(&h.component_sha256, &planted)
     );
 }
 

@@ -27,6 +27,7 @@ use crate::hooks::cargo::{
 use crate::hooks::digest::{sdk_fingerprint, source_hash, ts_fingerprint};
 use crate::hooks::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::stamp;
 use crate::hooks::typescript;
 
 /// The version requirement hooks use for `hookrt-sdk`.
@@ -454,50 +455,74 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
     (built, problems)
 }
 
-/// The sha256 of a built hook's component, from its bytes (a ~100 KB
-/// component hashes in well under a millisecond). A component cargo built
-/// has its digest recorded beside it when it was installed
-/// (`<component>.sha256`); bytes that no longer match it mean the cache was
-/// changed behind hookrt's back, and the component is refused. A missing or
-/// unreadable record (an older cache) is written again.
-pub fn component_digest(built: &BuiltHook) -> Result<String, Problem> {
+/// The sha256 of a built hook's component. A component cargo or the JS
+/// toolchain built has its digest recorded beside it when it was installed
+/// (`<component>.sha256`); the component's bytes are hashed and must match it,
+/// or the cache was changed behind hookrt's back and the component is
+/// refused. A missing or unreadable record (an older cache) is written again.
+/// Once checked, the record also holds a stamp of the component file
+/// (`hooks/stamp.rs`, under the key of `cache_dir`): while the file still
+/// matches it, the digest is taken without reading the component.
+pub fn component_digest(built: &BuiltHook, cache_dir: &Path) -> Result<String, Problem> {
     // A `.wasm` hook's source digest was taken from its bytes in this very load.
     if built.hook.kind == SourceKind::Component {
         return Ok(built.source_sha256.clone());
     }
-    let bytes = fs::read(&built.component).map_err(|e| {
+    let unreadable = |e: std::io::Error| {
         Problem::new(
             ProblemKind::Load,
             &built.component,
             format!("cannot read component: {e}"),
             "run `hookrt build` again",
         )
-    })?;
-    let digest = hex::encode(Sha256::digest(&bytes));
+    };
+    let mut file = fs::File::open(&built.component).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
     let sidecar = built.component.with_extension("wasm.sha256");
     let recorded = fs::read_to_string(&sidecar).ok();
-    match recorded.as_deref().map(str::trim) {
-        Some(r) if r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            if r != digest {
-                return Err(Problem::new(
-                    ProblemKind::Load,
-                    &built.component,
-                    format!(
-                        "cached component of `{}` does not match the digest recorded when it was built \
-                         (recorded {r}, found {digest}): the cache was changed",
-                        built.hook.slug
-                    ),
-                    format!(
-                        "delete {} and its .sha256 (hookrt rebuilds it), and check who can write to the cache dir",
-                        built.component.display()
-                    ),
-                ));
-            }
+    let mut lines = recorded.as_deref().unwrap_or("").lines().map(str::trim);
+    let (digest_line, stamp_line) = (lines.next(), lines.next());
+    let key = cache_dir::mac_key(cache_dir).ok();
+    let stamped = |r: &str| {
+        let stored = stamp_line.and_then(|s| hex::decode(s).ok());
+        matches!((&key, stored), (Some(k), Some(s)) if stamp::matches(k, r.as_bytes(), &meta, &s))
+    };
+    let digest = match digest_line {
+        Some(r) if r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()) && stamped(r) => {
+            return Ok(r.to_owned());
         }
-        // Best effort: without the record the next load writes it again.
         _ => {
-            let _ = cache_dir::write_private(&sidecar, digest.as_bytes());
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes).map_err(unreadable)?;
+            hex::encode(Sha256::digest(&bytes))
         }
+    };
+    match digest_line {
+        Some(r) if r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()) && r != digest => {
+            return Err(Problem::new(
+                ProblemKind::Load,
+                &built.component,
+                format!(
+                    "cached component of `{}` does not match the digest recorded when it was built \
+                     (recorded {r}, found {digest}): the cache was changed",
+                    built.hook.slug
+                ),
+                format!(
+                    "delete {} and its .sha256 (hookrt rebuilds it), and check who can write to the cache dir",
+                    built.component.display()
+                ),
+            ));
+        }
+        _ => {}
+    }
+    // Best effort: without the record (or its stamp) the next load hashes again.
+    let stamp = key.and_then(|k| stamp::stamp(&k, digest.as_bytes(), &meta));
+    let record = match stamp {
+        Some(s) => format!("{digest}\n{}\n", hex::encode(s)),
+        None => digest.clone(),
+    };
+    if recorded.as_deref() != Some(record.as_str()) {
+        let _ = cache_dir::write_private(&sidecar, record.as_bytes());
     }
     Ok(digest)
 }

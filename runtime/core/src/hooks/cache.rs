@@ -3,26 +3,29 @@
 //! An artifact is keyed by the component's sha256 and the engine's
 //! `precompile_compatibility_hash`, so a hit never runs Cranelift again.
 //! Deserializing an artifact maps it as native code, so a file under the
-//! expected name is not trusted for being there: each artifact starts with an
-//! HMAC-SHA256, under the cache's private key (`hooks/cache_dir.rs`), of the
-//! engine's compatibility hash, the component's sha256 and the artifact bytes.
-//! The bytes are read into memory, checked, and deserialized from memory (no
-//! window between check and use). A planted, foreign or damaged artifact is
-//! never deserialized: it is recompiled from the component and replaced, with
-//! a warning.
+//! expected name is not trusted for being there: beside each artifact
+//! (`<artifact>.mac`) is an HMAC-SHA256, under the cache's private key
+//! (`hooks/cache_dir.rs`), of the engine's compatibility hash, the
+//! component's sha256 and the artifact bytes. The first load after a change
+//! reads the bytes into memory, checks them, and deserializes them from
+//! memory (no window between check and use), then stamps the file
+//! (`hooks/stamp.rs`); later loads map the stamped file without reading it.
+//! A planted, foreign or damaged artifact is never deserialized: it is
+//! recompiled from the component and replaced, with a warning.
 
 use std::hash::{Hash, Hasher};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::hooks::cache_dir;
+use crate::hooks::{cache_dir, stamp};
 
 /// Folder under the cache dir holding precompiled artifacts.
 pub const ARTIFACTS_DIR: &str = "artifacts";
-/// Length of the MAC every artifact file starts with.
+/// Length of an artifact's MAC.
 const MAC_LEN: usize = 32;
 
 /// A component ready to instantiate, and whether it came from the cache.
@@ -78,13 +81,20 @@ fn mac(key: &[u8], engine: &[u8; 32], sha256: &str, artifact: &[u8]) -> [u8; MAC
     cache_dir::hmac_sha256(
         key,
         &[
-            b"hookrt artifact v1\0",
+            b"hookrt artifact v2\0",
             engine,
             sha256.as_bytes(),
             b"\0",
             artifact,
         ],
     )
+}
+
+/// The MAC file beside an artifact.
+fn mac_path(artifact: &Path) -> PathBuf {
+    let mut name = artifact.as_os_str().to_owned();
+    name.push(".mac");
+    PathBuf::from(name)
 }
 
 /// Loads the component at `path` (with digest `sha256`) from the cache; on a
@@ -103,38 +113,27 @@ pub fn load(
         cache_dir::mac_key(cache_dir).map_err(|e| io("set up the cache key in", cache_dir, e))?;
     let id = engine_id(engine);
     let artifact = artifact_path(engine, cache_dir, sha256);
-    match std::fs::read(&artifact) {
-        Ok(file) if file.len() > MAC_LEN => {
-            let (stored, bytes) = file.split_at(MAC_LEN);
-            if cache_dir::same_mac(stored, &mac(&key, &id, sha256, bytes)) {
-                // SAFETY: these exact bytes (in memory, not re-read) carry a MAC
-                // under the cache's private key over this engine's compatibility
-                // hash and this component's digest: only `store` below, fed by
-                // this engine's `precompile_component`, writes such a MAC.
-                match unsafe { Component::deserialize(engine, bytes) } {
-                    Ok(component) => {
-                        return Ok(Loaded {
-                            component,
-                            compiled: false,
-                        });
-                    }
-                    Err(e) => {
-                        tracing::warn!(artifact = %artifact.display(), "cached artifact does not deserialize ({e}); recompiling")
-                    }
-                }
-            } else {
-                tracing::warn!(artifact = %artifact.display(), "cached artifact has no valid MAC (planted, foreign or damaged); it is not loaded but recompiled");
-            }
+    match cached(engine, &key, &id, sha256, &artifact) {
+        Ok(Some(component)) => {
+            return Ok(Loaded {
+                component,
+                compiled: false,
+            });
         }
-        Ok(_) => {
-            tracing::warn!(artifact = %artifact.display(), "cached artifact is truncated; recompiling")
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            tracing::warn!(artifact = %artifact.display(), "cannot read cached artifact ({e}); recompiling")
+        Ok(None) => {}
+        Err(why) => {
+            tracing::warn!(artifact = %artifact.display(), "cached artifact {why}; it is not loaded but recompiled")
         }
     }
     let bytes = std::fs::read(path).map_err(|e| io("read", path, e))?;
+    // The artifact is filed under `sha256`: compile exactly those bytes.
+    let found = hex::encode(Sha256::digest(&bytes));
+    if found != sha256 {
+        return Err(CacheError::Io(format!(
+            "{} changed while it was loaded (digest {found}, expected {sha256})",
+            path.display()
+        )));
+    }
     let compiled = engine
         .precompile_component(&bytes)
         .map_err(|e| CacheError::Invalid(format!("{e:#}")))?;
@@ -149,14 +148,81 @@ pub fn load(
     })
 }
 
-/// Writes MAC + artifact as one owner-only file, atomically (two threads may
-/// compile the same component at once; either result is valid).
+/// The cached artifact for `sha256`: `None` when there is none, an error
+/// (why it is not used) when it is there but not trusted or not loadable.
+///
+/// An artifact whose MAC file holds a stamp matching the open file is mapped
+/// from the file as it is, unread (the stamp says it holds the bytes once
+/// checked, see `hooks/stamp.rs`). Otherwise its bytes are read from the open
+/// file, their MAC checked, and deserialized from memory (no window between
+/// check and use); the file is then stamped for the next load.
+fn cached(
+    engine: &Engine,
+    key: &[u8],
+    id: &[u8; 32],
+    sha256: &str,
+    artifact: &Path,
+) -> Result<Option<Component>, String> {
+    let mut file = match std::fs::File::open(artifact) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot be read ({e})")),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    let macs = match std::fs::read(mac_path(artifact)) {
+        Ok(m) if m.len() == MAC_LEN || m.len() == MAC_LEN + stamp::STAMP_LEN => m,
+        Ok(_) => return Err("has a damaged MAC file".to_owned()),
+        Err(_) => return Err("has no MAC file (planted, foreign or damaged)".to_owned()),
+    };
+    let (content_mac, stored_stamp) = macs.split_at(MAC_LEN);
+    if !stored_stamp.is_empty()
+        && stamp::matches(key, content_mac, &meta, stored_stamp)
+        && let Some(component) = mapped(engine, &file)
+    {
+        return Ok(Some(component));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if !cache_dir::same_mac(content_mac, &mac(key, id, sha256, &bytes)) {
+        return Err("has no valid MAC (planted, foreign or damaged)".to_owned());
+    }
+    // SAFETY: these exact bytes (in memory, not re-read) carry a MAC under
+    // the cache's private key over this engine's compatibility hash and this
+    // component's digest: only `store` below, fed by this engine's
+    // `precompile_component`, writes such a MAC.
+    let component = unsafe { Component::deserialize(engine, &bytes) }
+        .map_err(|e| format!("does not deserialize ({e})"))?;
+    // Best effort: without a stamp the next load checks the MAC again.
+    if let Some(s) = stamp::stamp(key, content_mac, &meta) {
+        let _ = cache_dir::write_private(&mac_path(artifact), &[content_mac, &s].concat());
+    }
+    Ok(Some(component))
+}
+
+/// Maps the open artifact `file` as code, through `/proc/self/fd` so that
+/// Wasmtime opens the very file whose stamp was checked, not whatever its
+/// name points to by then; `None` where that is not possible.
+fn mapped(engine: &Engine, file: &std::fs::File) -> Option<Component> {
+    use std::os::fd::AsRawFd;
+    let fd = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    // SAFETY: `file` is open, and its stamp (a MAC under the cache's private
+    // key) says it holds bytes whose MAC was checked, which only `store`
+    // writes for this engine's own `precompile_component` output.
+    unsafe { Component::deserialize_file(engine, &fd) }
+        .inspect_err(|e| tracing::debug!("cannot map cached artifact ({e:#}); reading it"))
+        .ok()
+}
+
+/// Writes the artifact as an owner-only file and its MAC beside it, each
+/// atomically (two threads may compile the same component at once; either
+/// result is valid).
 fn store(artifact: &Path, mac: &[u8; MAC_LEN], compiled: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = artifact.parent() {
         cache_dir::create_private_dir(dir)?;
     }
-    let mut file = Vec::with_capacity(MAC_LEN + compiled.len());
-    file.extend_from_slice(mac);
-    file.extend_from_slice(compiled);
-    cache_dir::write_private(artifact, &file)
+    cache_dir::write_private(artifact, compiled)?;
+    cache_dir::write_private(&mac_path(artifact), mac)
 }

@@ -93,10 +93,35 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The cache's MAC key, created on first use (32 random bytes, 0600). A key
 /// others can read, or one of the wrong size, is replaced: every artifact
-/// signed with it is then recompiled once.
+/// signed with it is then recompiled once. A key already read in this process
+/// is taken again while its file is unchanged (one `stat`, not a read).
 pub fn mac_key(cache_dir: &Path) -> std::io::Result<[u8; KEY_LEN]> {
-    create_private_dir(cache_dir)?;
+    use std::os::unix::fs::MetadataExt;
+    type Known = Vec<(PathBuf, (u64, u64, i64, i64, u32), [u8; KEY_LEN])>;
+    static KNOWN: std::sync::Mutex<Known> = std::sync::Mutex::new(Vec::new());
     let path = cache_dir.join(KEY_FILE);
+    let identity = |m: &fs::Metadata| (m.dev(), m.ino(), m.ctime(), m.ctime_nsec(), m.mode());
+    let now = fs::symlink_metadata(&path).ok().map(|m| identity(&m));
+    let mut known = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&(_, _, key)) = known
+        .iter()
+        .find(|(p, id, _)| *p == path && Some(*id) == now)
+    {
+        return Ok(key);
+    }
+    let key = read_or_create_key(cache_dir, &path)?;
+    if let Ok(m) = fs::symlink_metadata(&path) {
+        known.retain(|(p, _, _)| *p != path);
+        known.push((path, identity(&m), key));
+    }
+    Ok(key)
+}
+
+fn read_or_create_key(cache_dir: &Path, path: &Path) -> std::io::Result<[u8; KEY_LEN]> {
+    let path = path.to_path_buf();
+    create_private_dir(cache_dir)?;
     for _ in 0..3 {
         if let Some(key) = read_key(&path)? {
             return Ok(key);

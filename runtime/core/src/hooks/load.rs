@@ -122,7 +122,7 @@ impl LoadedHook {
                 "a hook component is usually well under 10 MiB; build it in release mode and strip it",
             ));
         }
-        let component_sha256 = build::component_digest(built)?;
+        let component_sha256 = build::component_digest(built, cache_dir)?;
         let metering = settings.limits.metering;
         let engine = sandbox.engine_for(metering);
         let loaded = cache::load(

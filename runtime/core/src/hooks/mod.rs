@@ -16,4 +16,5 @@ pub(crate) mod problem;
 pub(crate) mod registry;
 pub(crate) mod settings;
 pub(crate) mod slug;
+pub(crate) mod stamp;
 pub(crate) mod typescript;

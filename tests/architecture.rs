@@ -53,6 +53,7 @@ const RUNTIME: &[&str] = &[
     "hooks::typescript",
     "hooks::build",
     "hooks::cache",
+    "hooks::start",
     "hooks::load",
     "hooks::lock",
     "hooks::call",

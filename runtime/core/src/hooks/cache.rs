@@ -51,7 +51,7 @@ impl Hasher for Sha256Hasher {
 }
 
 /// The engine's compatibility hash as 32 bytes.
-fn engine_id(engine: &Engine) -> [u8; 32] {
+pub(crate) fn engine_id(engine: &Engine) -> [u8; 32] {
     let mut h = Sha256Hasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut h);
     h.0.finalize().into()

@@ -18,6 +18,7 @@ use crate::hooks::discovery::SourceKind;
 use crate::hooks::problem::{Problem, ProblemKind};
 use crate::hooks::settings::HookSettings;
 use crate::hooks::slug::Slug;
+use crate::hooks::start::{self, StartKey};
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
@@ -182,6 +183,32 @@ impl LoadedHook {
             warm: Mutex::new(None),
             log_window: Mutex::new((Instant::now(), 0, 0)),
         };
+        // A start that succeeded before with all the same inputs is not run again.
+        let grants: Vec<&str> = hook.settings.grants.iter().map(String::as_str).collect();
+        let start = StartKey::new(
+            &cache::engine_id(engine),
+            &hook.component_sha256,
+            hook.world_version,
+            &hook.id(),
+            &hook.config_json,
+            &grants,
+            &hook.settings.limits,
+        );
+        if let Some(subscriptions) = start::recall(cache_dir, &start) {
+            // What the start would have built: the memory images (a mapped
+            // artifact's come from its file), so a first delivery never
+            // spends its deadline building them.
+            if let Err(e) = loaded.component.initialize_copy_on_write_image() {
+                return Err(Problem::new(
+                    ProblemKind::Load,
+                    path,
+                    format!("cannot prepare its memory image: {}", one_line(&e)),
+                    "check memory limits (ulimit -v) and the cache dir; `hookrt check` shows the whole error",
+                ));
+            }
+            hook.subscriptions = subscriptions;
+            return Ok(hook);
+        }
         hook.subscriptions = hook
             .ask_subscriptions(sandbox, scratch)
             .map_err(|(m, bad)| {
@@ -201,6 +228,7 @@ impl LoadedHook {
                 };
                 Problem::new(ProblemKind::Load, path, m, fix)
             })?;
+        start::remember(cache_dir, &start, &hook.subscriptions);
         Ok(hook)
     }
 

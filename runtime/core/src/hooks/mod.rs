@@ -17,4 +17,5 @@ pub(crate) mod registry;
 pub(crate) mod settings;
 pub(crate) mod slug;
 pub(crate) mod stamp;
+pub(crate) mod start;
 pub(crate) mod typescript;

@@ -106,6 +106,54 @@ fn a_hook_that_rejects_its_config_fails_the_load_with_its_own_message() {
 }
 
 #[test]
+fn a_remembered_start_is_done_again_when_the_config_changes() {
+    let cache = tempfile::tempdir().unwrap();
+    let opts = hookrt::BuildOptions {
+        cache_dir: cache.path().to_path_buf(),
+        ..crate::common::opts()
+    };
+    let agent = TempAgent::new().hook("testing/hooks/config_checker.rs", "checker.rs");
+    let config = |threshold: i64| {
+        std::fs::write(
+            agent.path().join("hookrt.toml"),
+            format!("[hooks.checker]\nconfig = {{ threshold = {threshold} }}\n"),
+        )
+        .unwrap()
+    };
+    let records = || std::fs::read_dir(cache.path().join("starts")).map_or(0, |d| d.count());
+    config(2);
+    let first = hookrt::Runtime::load(agent.path(), &opts, &mut |_| {}).unwrap();
+    assert_eq!(records(), 1, "the start that succeeded is recorded");
+    let again = hookrt::Runtime::load(agent.path(), &opts, &mut |_| {}).unwrap();
+    assert_eq!(
+        again.hooks()[0].subscriptions,
+        first.hooks()[0].subscriptions
+    );
+    assert_eq!(records(), 1, "the same start is not recorded twice");
+    assert_eq!(
+        again.dispatch(&transcript()[0]).unwrap().deliveries[0].outcome,
+        hookrt::Outcome::Ok,
+        "a hook whose start was remembered delivers"
+    );
+
+    // A config the hook refuses: started again, refused, nothing recorded.
+    config(0);
+    for _ in 0..2 {
+        let err = hookrt::Runtime::load(agent.path(), &opts, &mut |_| {})
+            .err()
+            .expect("refused");
+        assert_eq!(
+            err.0[0].message,
+            "refused its configuration: config.threshold must be a number >= 1"
+        );
+    }
+    assert_eq!(records(), 1);
+    config(3);
+    hookrt::Runtime::load(agent.path(), &opts, &mut |_| {}).unwrap();
+    assert_eq!(records(), 2, "another config, another start");
+}
+
+#[test]
 fn config_name_and_description_belong_to_one_hook() {
     let agent = TempAgent::new()
         .hook("testing/hooks/config_checker.rs", "checker.rs")

@@ -3,10 +3,10 @@
 //! a cached component is checked against the digest recorded at build time.
 
 use std::fs;
-
-use sha2::Digest as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+
+use sha2::Digest as _;
 
 use hookrt::{BuildOptions, ProblemKind, Runtime};
 
@@ -224,6 +224,58 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
         !again.hooks()[0].compiled,
         "the replacement is signed and used"
     );
+}
+
+/// The start records (`starts/` in the cache) of a cache, by file name.
+fn start_records(cache: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir(cache.join("starts"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_planted_start_record_never_changes_what_a_hook_subscribes_to() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().join("cache");
+    let witness = component_agent(&[("witness", &component_of("hostile/hooks/witness.rs"))]);
+    let deny = component_agent(&[("deny_all", &component_of("testing/hooks/deny_all.rs"))]);
+    let first = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let expected = first.hooks()[0].subscriptions.clone();
+    let records = start_records(&cache);
+    assert_eq!(records.len(), 1, "its start was recorded");
+    let own = fs::read_to_string(&records[0]).unwrap();
+    let other = Runtime::load(deny.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let foreign_subs = other.hooks()[0].subscriptions.clone();
+    assert_ne!(foreign_subs, expected);
+    let foreign = start_records(&cache)
+        .into_iter()
+        .find(|p| *p != records[0])
+        .map(|p| fs::read_to_string(p).unwrap())
+        .unwrap();
+
+    // Another hook's valid record, and this record's MAC over other
+    // subscriptions, under this hook's record name.
+    let (own_mac, _) = own.split_once('\n').unwrap();
+    let edited = format!(
+        "{own_mac}\n{}",
+        serde_json::to_string(&foreign_subs).unwrap()
+    );
+    for planted in [foreign, edited] {
+        fs::write(&records[0], &planted).unwrap();
+        let rt = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+        assert_eq!(
+            rt.hooks()[0].subscriptions,
+            expected,
+            "the hook was started again and told its own subscriptions"
+        );
+        assert_eq!(
+            fs::read_to_string(&records[0]).unwrap(),
+            own,
+            "the planted record was replaced by the true one"
+        );
+    }
 }
 
 #[test]

@@ -900,9 +900,16 @@ fn the_default_cache_is_per_user_private_and_nothing_is_read_from_or_written_to_
     let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let cache = xdg.join("hookrt");
     assert_eq!(mode(&cache), 0o700);
+    // One artifact and its MAC file per hook, and one start record each.
     let artifacts = walk(&cache.join("artifacts"));
-    assert_eq!(artifacts.len(), 7, "{artifacts:?}");
-    assert!(artifacts.iter().all(|a| mode(a) == 0o600));
+    let code = artifacts
+        .iter()
+        .filter(|a| a.extension().is_some_and(|e| e == "cwasm"));
+    assert_eq!((code.count(), artifacts.len()), (7, 14), "{artifacts:?}");
+    let starts = walk(&cache.join("starts"));
+    assert_eq!(starts.len(), 7, "{starts:?}");
+    assert!(artifacts.iter().chain(&starts).all(|a| mode(a) == 0o600));
+    assert_eq!(mode(&cache.join("starts")), 0o700);
     assert_eq!(walk(&agent.join(".hookrt")), [planted]);
 }
 

@@ -174,7 +174,11 @@ fn cached(
     let macs = match std::fs::read(mac_path(artifact)) {
         Ok(m) if m.len() == MAC_LEN || m.len() == MAC_LEN + stamp::STAMP_LEN => m,
         Ok(_) => return Err("has a damaged MAC file".to_owned()),
-        Err(_) => return Err("has no MAC file (planted, foreign or damaged)".to_owned()),
+        Err(_) => {
+            return Err(
+                "has no MAC file beside it (an older hookrt's cache, or planted)".to_owned(),
+            );
+        }
     };
     let (content_mac, stored_stamp) = macs.split_at(MAC_LEN);
     if !stored_stamp.is_empty()

@@ -1,6 +1,6 @@
 //! `hookrt claude-hook` as Claude Code runs it: one process per event, three
 //! hooks (audit, policy, metrics) loaded from the cache, one `PreToolUse`
-//! decided. Goal: under 20 ms a process (docs/performance.md).
+//! decided. Goal: at most 15 ms a process (docs/performance.md).
 //! Run: `scripts/bench claude_hook`.
 
 use std::io::Write;
@@ -67,19 +67,25 @@ fn claude_hook(c: &mut Criterion) {
         String::from_utf8_lossy(&built.stderr)
     );
     let input = std::fs::read(repo().join("tests/fixtures/claude/PreToolUse.json")).unwrap();
+    let once = || {
+        let mut child = Command::new(bin)
+            .args(["claude-hook", agent.path().to_str().unwrap()])
+            .env("HOOKRT_CACHE_DIR", &cache)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        assert!(child.wait().unwrap().success());
+    };
+    // A start once the cache has settled checks and stamps its files
+    // (hooks/stamp.rs) and records the hooks' starts: what every later
+    // process finds.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    once();
     c.bench_function("claude_hook/3_cached_hooks_one_pretooluse", |b| {
-        b.iter(|| {
-            let mut child = Command::new(bin)
-                .args(["claude-hook", agent.path().to_str().unwrap()])
-                .env("HOOKRT_CACHE_DIR", &cache)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            child.stdin.take().unwrap().write_all(&input).unwrap();
-            assert!(child.wait().unwrap().success());
-        })
+        b.iter(once)
     });
 }
 

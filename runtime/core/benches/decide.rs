@@ -5,9 +5,12 @@
 //!
 //! The hooks are `example-hooks/testing/hooks/busy_policy.rs` (one source,
 //! its cost set by `config.rounds`), fresh instance per delivery (the
-//! default). Two sets: `equal` (4 × the same cost: with 2 workers the best
+//! default). Three sets: `equal` (4 × the same cost: with 2 workers the best
 //! possible is 2 × one hook) and `mixed` (one slow hook and three at a
-//! third of its cost: 2 workers can hide the fast ones behind the slow one).
+//! third of its cost: 2 workers can hide the fast ones behind the slow one),
+//! and `mixed_slow_last`, the same with the slow hook last in plan order
+//! (workers start the costliest hook first, by its past deliveries, so it
+//! is not left to run alone at the end).
 //! After criterion, prints the medians' ratios from its own timing loop.
 //!
 //! Run: `scripts/bench decide` (see docs/performance.md).
@@ -78,9 +81,10 @@ fn median(rt: &Runtime, e: &Envelope, n: usize) -> Duration {
 
 fn decide(c: &mut Criterion) {
     let e = event();
-    let sets: [(&str, Vec<u64>); 2] = [
+    let sets: [(&str, Vec<u64>); 3] = [
         ("equal", vec![SLOW; 4]),
         ("mixed", vec![SLOW, SLOW / 3, SLOW / 3, SLOW / 3]),
+        ("mixed_slow_last", vec![SLOW / 3, SLOW / 3, SLOW / 3, SLOW]),
     ];
     let mut g = c.benchmark_group("decide");
     let mut rows = Vec::new();

@@ -17,8 +17,9 @@
 //! Because the tool-approval merge reads every answer only once all are in
 //! (it depends on their plan order, not on when they arrive), the hooks of
 //! one `actions.requested` event can run side by side on the **decision
-//! workers** ([`DecisionWorkers`]); their deliveries are then recorded in
-//! plan order, as if they had run one after another. File-edit ownership
+//! workers** ([`DecisionWorkers`]), the costliest hooks (by their past
+//! deliveries) first; their deliveries are then recorded in plan order, as
+//! if they had run one after another. File-edit ownership
 //! stays sequential (the first owner stops the rest), and so do edits (each
 //! hook sees the edits before it).
 
@@ -70,20 +71,29 @@ impl DecisionWorkers {
     }
 
     /// `task(0)` .. `task(tasks - 1)` on the workers, each task once, any
-    /// worker taking the next one left; the results in task order.
-    pub(crate) fn run<T: Send>(&self, tasks: usize, task: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    /// worker taking the next one left, in the order of `cost` from the
+    /// highest (ties, in task order): a costly task taken last would keep
+    /// the others waiting while one worker runs it alone. The results in
+    /// task order.
+    pub(crate) fn run<T: Send>(
+        &self,
+        tasks: usize,
+        cost: impl Fn(usize) -> u64,
+        task: impl Fn(usize) -> T + Sync,
+    ) -> Vec<T> {
         let Some(pool) = self.pool.as_ref().filter(|_| tasks > 1) else {
             return (0..tasks).map(task).collect();
         };
+        let order = costliest_first(tasks, cost);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let done: Vec<std::sync::Mutex<Option<T>>> =
             (0..tasks).map(|_| std::sync::Mutex::new(None)).collect();
         let work = || {
             loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= tasks {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = order.get(n) else {
                     return;
-                }
+                };
                 let result = task(i);
                 *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
             }
@@ -102,6 +112,14 @@ impl DecisionWorkers {
             })
             .collect()
     }
+}
+
+/// Task indexes `0..tasks` by `cost`, highest first; ties keep task order.
+/// An unknown cost (0: a hook not yet delivered to) counts as the highest.
+fn costliest_first(tasks: usize, cost: impl Fn(usize) -> u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..tasks).collect();
+    order.sort_by_key(|&t| std::cmp::Reverse(Some(cost(t)).filter(|&c| c > 0).unwrap_or(u64::MAX)));
+    order
 }
 
 /// The deliveries `plan` (one hook index each, in plan order) as tasks for
@@ -259,6 +277,30 @@ mod tests {
             answer: a,
             failure: None,
         }
+    }
+
+    #[test]
+    fn tasks_start_costliest_first_unknown_first_ties_in_task_order() {
+        let costs = [300, 0, 900, 300, 100];
+        assert_eq!(costliest_first(5, |t| costs[t]), [1, 2, 0, 3, 4]);
+    }
+
+    #[test]
+    fn two_workers_run_every_task_once_and_answer_in_task_order() {
+        let workers = DecisionWorkers::new(2).unwrap();
+        let ran = std::sync::Mutex::new(Vec::new());
+        let out = workers.run(
+            4,
+            |t| [1, 5, 2, 9][t],
+            |t| {
+                ran.lock().unwrap().push(t);
+                t * 10
+            },
+        );
+        assert_eq!(out, [0, 10, 20, 30]);
+        let mut ran = ran.into_inner().unwrap();
+        ran.sort();
+        assert_eq!(ran, [0, 1, 2, 3]);
     }
 
     #[test]

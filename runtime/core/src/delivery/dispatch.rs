@@ -74,7 +74,11 @@ pub(crate) fn dispatch_some(
         let tasks = decision::tasks_by_hook(&hooks);
         let wit = &run.wit;
         let mut done: Vec<Option<(Delivery, Call)>> = plan.iter().map(|_| None).collect();
-        for (task, results) in tasks.iter().zip(workers.run(tasks.len(), |t| {
+        let cost = |t: usize| {
+            let hook = &registry.hooks()[plan[tasks[t][0]].index];
+            hook.cost_us() * tasks[t].len() as u64
+        };
+        for (task, results) in tasks.iter().zip(workers.run(tasks.len(), cost, |t| {
             tasks[t]
                 .iter()
                 .map(|&i| {
@@ -392,6 +396,7 @@ pub(crate) fn deliver(
         hook.call(services, wit, handler, class)
     };
     hook.cap_log_rate(&mut r.output);
+    hook.note_cost(r.duration_us);
     let d = Delivery {
         event_id: envelope.id.clone(),
         kind: envelope.kind.clone(),

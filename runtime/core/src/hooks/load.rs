@@ -69,6 +69,10 @@ pub struct LoadedHook {
     pub(crate) warm: Mutex<Option<Warm>>,
     /// Start of the current minute, and the log bytes and lines kept in it.
     pub(crate) log_window: Mutex<(Instant, u64, u64)>,
+    /// What its deliveries take, in µs (a moving average; 0 before the
+    /// first): lanes give workers the most work left by it, and decision
+    /// workers start the costliest hooks first.
+    pub(crate) cost_us: std::sync::atomic::AtomicU64,
 }
 
 /// A live instance's exports, by world version.
@@ -182,6 +186,7 @@ impl LoadedHook {
             config_json,
             warm: Mutex::new(None),
             log_window: Mutex::new((Instant::now(), 0, 0)),
+            cost_us: std::sync::atomic::AtomicU64::new(0),
         };
         // A start that succeeded before with all the same inputs is not run again.
         let grants: Vec<&str> = hook.settings.grants.iter().map(String::as_str).collect();
@@ -333,6 +338,24 @@ impl LoadedHook {
             return HttpPolicy::default();
         }
         HttpPolicy::new(&self.settings.http_allow, redactor.clone())
+    }
+
+    /// What its deliveries take, in µs: a moving average over about the
+    /// last eight, 0 before the first.
+    pub fn cost_us(&self) -> u64 {
+        self.cost_us.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a delivery that took `us` into [`LoadedHook::cost_us`].
+    pub(crate) fn note_cost(&self, us: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let old = self.cost_us.load(Relaxed);
+        let new = if old == 0 {
+            us.max(1)
+        } else {
+            (old * 3 + us) / 4
+        };
+        self.cost_us.store(new.max(1), Relaxed);
     }
 
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).

@@ -374,7 +374,8 @@ impl Dispatcher {
             .collect();
         let hooks: Vec<usize> = found.iter().map(|&(_, hook)| hook).collect();
         let tasks = decision::tasks_by_hook(&hooks);
-        let results = workers.run(tasks.len(), |t| {
+        let cost = |t: usize| rt.hooks()[found[tasks[t][0]].1].cost_us() * tasks[t].len() as u64;
+        let results = workers.run(tasks.len(), cost, |t| {
             tasks[t]
                 .iter()
                 .map(|&k| {

@@ -20,7 +20,6 @@
 //! The workers live as long as the dispatcher: a run of a few events costs a
 //! wake-up, not a thread start.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -43,9 +42,6 @@ pub(crate) struct Context {
     pub(crate) rt: Arc<Runtime>,
     pub(crate) observer: Arc<Mutex<Observer>>,
     pub(crate) journal: Arc<Mutex<Option<Journal>>>,
-    /// Per hook (by index): the mean duration of its recent deliveries in
-    /// µs, which orders the lanes by the work they have left.
-    pub(crate) costs: Arc<Vec<AtomicU64>>,
 }
 
 impl Context {
@@ -54,30 +50,16 @@ impl Context {
         observer: Arc<Mutex<Observer>>,
         journal: Arc<Mutex<Option<Journal>>>,
     ) -> Context {
-        let costs = rt.hooks().iter().map(|_| AtomicU64::new(0)).collect();
         Context {
             rt,
             observer,
             journal,
-            costs: Arc::new(costs),
         }
     }
 
-    /// Folds a finished delivery's duration into its hook's mean (a moving
-    /// average over about the last eight).
-    fn measured(&self, hook: usize, duration_us: u64) {
-        let cost = &self.costs[hook];
-        let old = cost.load(Ordering::Relaxed);
-        let new = if old == 0 {
-            duration_us.max(1)
-        } else {
-            (old * 7 + duration_us.max(1)) / 8
-        };
-        cost.store(new, Ordering::Relaxed);
-    }
-
+    /// The hook's measured cost per delivery ([`LoadedHook::cost_us`]).
     fn cost(&self, hook: usize) -> u64 {
-        self.costs[hook].load(Ordering::Relaxed).max(1)
+        self.rt.hooks()[hook].cost_us().max(1)
     }
 }
 
@@ -382,7 +364,6 @@ fn work(cx: &Context, job: &Job) {
             let pd = &w.deliveries[delivery];
             let mut finished = |d: &crate::delivery::record::Delivery, attempt| {
                 count(&mut stats, d, attempt);
-                cx.measured(hook_index, d.duration_us);
                 (lock(&cx.observer))(Observation::Delivery(d));
             };
             let mut retrying = |attempt| {

@@ -139,12 +139,20 @@ fn artifact_of(cache: &Path, sha256: &str) -> PathBuf {
     found[0].clone()
 }
 
-#[test]
-fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
-    let cache = tempfile::tempdir().unwrap();
-    let cache = cache.path().join("cache");
+/// A private cache (its folder kept by the first value) and two agents of
+/// one component hook each, `witness` and `deny_all`, which subscribe
+/// differently.
+fn witness_and_deny() -> (tempfile::TempDir, PathBuf, TempAgent, TempAgent) {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
     let witness = component_agent(&[("witness", &component_of("hostile/hooks/witness.rs"))]);
     let deny = component_agent(&[("deny_all", &component_of("testing/hooks/deny_all.rs"))]);
+    (dir, cache, witness, deny)
+}
+
+#[test]
+fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
+    let (_dir, cache, witness, deny) = witness_and_deny();
     let first = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     let expected = first.hooks()[0].subscriptions.clone();
     let sha = first.hooks()[0].component_sha256.clone();
@@ -237,10 +245,7 @@ fn start_records(cache: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_planted_start_record_never_changes_what_a_hook_subscribes_to() {
-    let cache = tempfile::tempdir().unwrap();
-    let cache = cache.path().join("cache");
-    let witness = component_agent(&[("witness", &component_of("hostile/hooks/witness.rs"))]);
-    let deny = component_agent(&[("deny_all", &component_of("testing/hooks/deny_all.rs"))]);
+    let (_dir, cache, witness, deny) = witness_and_deny();
     let first = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     let expected = first.hooks()[0].subscriptions.clone();
     let records = start_records(&cache);

@@ -188,6 +188,16 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
         "MAC and stamp"
     );
     let own_macs = fs::read(mac_file(&artifact)).unwrap();
+    // The stamped artifact is mapped as it is, and runs.
+    let mapped = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    assert!(!mapped.hooks()[0].compiled);
+    let d = mapped.dispatch(&crate::common::transcript()[0]).unwrap();
+    assert_eq!(d.deliveries[0].outcome, hookrt::Outcome::Ok);
+    assert_eq!(
+        fs::read(mac_file(&artifact)).unwrap(),
+        own_macs,
+        "stamp kept"
+    );
 
     // Planted under the exact name, written in place with the modification
     // time put back: a valid artifact of another component with its own MAC

@@ -199,8 +199,11 @@ fn cached(
     // `precompile_component`, writes such a MAC.
     let component = unsafe { Component::deserialize(engine, &bytes) }
         .map_err(|e| format!("does not deserialize ({e})"))?;
-    // Best effort: without a stamp the next load checks the MAC again.
-    if let Some(s) = stamp::stamp(key, content_mac, &meta) {
+    // Best effort: without a stamp the next load checks the MAC again. (The
+    // stamp may be there already, where the file could not be mapped.)
+    if let Some(s) = stamp::stamp(key, content_mac, &meta)
+        && stored_stamp != s
+    {
         let _ = cache_dir::write_private(&mac_path(artifact), &[content_mac, &s].concat());
     }
     Ok(Some(component))

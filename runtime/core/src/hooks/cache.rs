@@ -223,13 +223,16 @@ fn mapped(engine: &Engine, file: &std::fs::File) -> Option<Component> {
         .ok()
 }
 
-/// Writes the artifact as an owner-only file and its MAC beside it, each
-/// atomically (two threads may compile the same component at once; either
-/// result is valid).
+/// Writes the artifact's MAC and then the artifact, as owner-only files,
+/// each atomically. In that order, a process that finds the artifact also
+/// finds its MAC (the other order would let it see a new artifact without
+/// one, take it for planted and compile again). Two processes may compile
+/// the same component at once: Cranelift's output, and so the MAC, is the
+/// same.
 fn store(artifact: &Path, mac: &[u8; MAC_LEN], compiled: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = artifact.parent() {
         cache_dir::create_private_dir(dir)?;
     }
-    cache_dir::write_private(artifact, compiled)?;
-    cache_dir::write_private(&mac_path(artifact), mac)
+    cache_dir::write_private(&mac_path(artifact), mac)?;
+    cache_dir::write_private(artifact, compiled)
 }

@@ -350,11 +350,7 @@ impl LoadedHook {
     pub(crate) fn note_cost(&self, us: u64) {
         use std::sync::atomic::Ordering::Relaxed;
         let old = self.cost_us.load(Relaxed);
-        let new = if old == 0 {
-            us.max(1)
-        } else {
-            (old * 3 + us) / 4
-        };
+        let new = if old == 0 { us } else { (old * 7 + us) / 8 };
         self.cost_us.store(new.max(1), Relaxed);
     }
 

@@ -487,33 +487,32 @@ pub fn component_digest(built: &BuiltHook, cache_dir: &Path) -> Result<String, P
         let stored = stamp_line.and_then(|s| hex::decode(s).ok());
         matches!((&key, stored), (Some(k), Some(s)) if stamp::matches(k, r.as_bytes(), &meta, &s))
     };
-    let digest = match digest_line {
-        Some(r) if r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()) && stamped(r) => {
-            return Ok(r.to_owned());
-        }
-        _ => {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut file, &mut bytes).map_err(unreadable)?;
-            hex::encode(Sha256::digest(&bytes))
-        }
-    };
-    match digest_line {
-        Some(r) if r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()) && r != digest => {
-            return Err(Problem::new(
-                ProblemKind::Load,
-                &built.component,
-                format!(
-                    "cached component of `{}` does not match the digest recorded when it was built \
-                     (recorded {r}, found {digest}): the cache was changed",
-                    built.hook.slug
-                ),
-                format!(
-                    "delete {} and its .sha256 (hookrt rebuilds it), and check who can write to the cache dir",
-                    built.component.display()
-                ),
-            ));
-        }
-        _ => {}
+    let recorded_digest =
+        digest_line.filter(|r| r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()));
+    if let Some(r) = recorded_digest
+        && stamped(r)
+    {
+        return Ok(r.to_owned());
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(unreadable)?;
+    let digest = hex::encode(Sha256::digest(&bytes));
+    if let Some(r) = recorded_digest
+        && r != digest
+    {
+        return Err(Problem::new(
+            ProblemKind::Load,
+            &built.component,
+            format!(
+                "cached component of `{}` does not match the digest recorded when it was built \
+                 (recorded {r}, found {digest}): the cache was changed",
+                built.hook.slug
+            ),
+            format!(
+                "delete {} and its .sha256 (hookrt rebuilds it), and check who can write to the cache dir",
+                built.component.display()
+            ),
+        ));
     }
     // Best effort: without the record (or its stamp) the next load hashes again.
     let stamp = key.and_then(|k| stamp::stamp(&k, digest.as_bytes(), &meta));

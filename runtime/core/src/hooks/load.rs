@@ -199,7 +199,10 @@ impl LoadedHook {
             &grants,
             &hook.settings.limits,
         );
-        if let Some(subscriptions) = start::recall(cache_dir, &start) {
+        // (Checked again: a record is only as current as the hookrt that wrote it.)
+        if let Some(subscriptions) =
+            start::recall(cache_dir, &start).and_then(|s| check_subscriptions(s).ok())
+        {
             // What the start would have built: the memory images (a mapped
             // artifact's come from its file), so a first delivery never
             // spends its deadline building them.
@@ -305,31 +308,7 @@ impl LoadedHook {
                 Vec::new(),
             )
         })?;
-        let mut problems = Vec::new();
-        let mut bad = Vec::new();
-        if subs.is_empty() {
-            problems.push("subscribes to no event".to_owned());
-        }
-        for (i, s) in subs.iter().enumerate() {
-            if subs[..i].contains(s) {
-                problems.push(format!("subscribes to `{s}` twice"));
-                bad.push(s.clone());
-            } else if kind::observed_kind(s).is_some_and(|k| subs.iter().any(|o| o == k)) {
-                problems.push(format!(
-                    "subscribes to both `{}` and `{s}`: a hook either votes on an event or watches it",
-                    kind::observed_kind(s).unwrap_or_default()
-                ));
-                bad.push(s.clone());
-            } else if !kind::is_subscribable(s) {
-                problems.push(kind::subscription_problem(s));
-                bad.push(s.clone());
-            }
-        }
-        if problems.is_empty() {
-            Ok(subs)
-        } else {
-            Err((problems.join("; "), bad))
-        }
+        check_subscriptions(subs)
     }
 
     /// The outbound HTTP policy of its stores (nothing allowed without the grant).
@@ -369,6 +348,36 @@ impl LoadedHook {
                 .is_some_and(|slug| slug == self.slug.as_str()),
             _ => id == self.slug.as_str(),
         }
+    }
+}
+
+/// `subs` when a hook may subscribe to them; otherwise the problems and the
+/// keys at fault.
+fn check_subscriptions(subs: Vec<String>) -> Result<Vec<String>, (String, Vec<String>)> {
+    let mut problems = Vec::new();
+    let mut bad = Vec::new();
+    if subs.is_empty() {
+        problems.push("subscribes to no event".to_owned());
+    }
+    for (i, s) in subs.iter().enumerate() {
+        if subs[..i].contains(s) {
+            problems.push(format!("subscribes to `{s}` twice"));
+            bad.push(s.clone());
+        } else if kind::observed_kind(s).is_some_and(|k| subs.iter().any(|o| o == k)) {
+            problems.push(format!(
+                "subscribes to both `{}` and `{s}`: a hook either votes on an event or watches it",
+                kind::observed_kind(s).unwrap_or_default()
+            ));
+            bad.push(s.clone());
+        } else if !kind::is_subscribable(s) {
+            problems.push(kind::subscription_problem(s));
+            bad.push(s.clone());
+        }
+    }
+    if problems.is_empty() {
+        Ok(subs)
+    } else {
+        Err((problems.join("; "), bad))
     }
 }
 

@@ -461,9 +461,9 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
 /// or the cache was changed behind hookrt's back and the component is
 /// refused. A missing or unreadable record (an older cache) is written again.
 /// Once checked, the record also holds a stamp of the component file
-/// (`hooks/stamp.rs`, under the key of `cache_dir`): while the file still
+/// (`hooks/stamp.rs`, under the cache's MAC `key`): while the file still
 /// matches it, the digest is taken without reading the component.
-pub fn component_digest(built: &BuiltHook, cache_dir: &Path) -> Result<String, Problem> {
+pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
     // A `.wasm` hook's source digest was taken from its bytes in this very load.
     if built.hook.kind == SourceKind::Component {
         return Ok(built.source_sha256.clone());
@@ -482,10 +482,10 @@ pub fn component_digest(built: &BuiltHook, cache_dir: &Path) -> Result<String, P
     let recorded = fs::read_to_string(&sidecar).ok();
     let mut lines = recorded.as_deref().unwrap_or("").lines().map(str::trim);
     let (digest_line, stamp_line) = (lines.next(), lines.next());
-    let key = cache_dir::mac_key(cache_dir).ok();
     let stamped = |r: &str| {
-        let stored = stamp_line.and_then(|s| hex::decode(s).ok());
-        matches!((&key, stored), (Some(k), Some(s)) if stamp::matches(k, r.as_bytes(), &meta, &s))
+        stamp_line
+            .and_then(|s| hex::decode(s).ok())
+            .is_some_and(|s| stamp::matches(key, r.as_bytes(), &meta, &s))
     };
     let recorded_digest =
         digest_line.filter(|r| r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()));
@@ -515,8 +515,7 @@ pub fn component_digest(built: &BuiltHook, cache_dir: &Path) -> Result<String, P
         ));
     }
     // Best effort: without the record (or its stamp) the next load hashes again.
-    let stamp = key.and_then(|k| stamp::stamp(&k, digest.as_bytes(), &meta));
-    let record = match stamp {
+    let record = match stamp::stamp(key, digest.as_bytes(), &meta) {
         Some(s) => format!("{digest}\n{}\n", hex::encode(s)),
         None => digest.clone(),
     };

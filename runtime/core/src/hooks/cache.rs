@@ -57,9 +57,10 @@ pub(crate) fn engine_id(engine: &Engine) -> [u8; 32] {
     h.0.finalize().into()
 }
 
-/// The artifact path for a component with `sha256` under `cache_dir`.
-pub fn artifact_path(engine: &Engine, cache_dir: &Path, sha256: &str) -> PathBuf {
-    let id = hex::encode(&engine_id(engine)[..8]);
+/// The artifact path for a component with `sha256` under `cache_dir`, for
+/// the engine whose [`engine_id`] is `id`.
+pub fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
+    let id = hex::encode(&id[..8]);
     cache_dir
         .join(ARTIFACTS_DIR)
         .join(format!("{sha256}-{id}.cwasm"))
@@ -97,23 +98,23 @@ fn mac_path(artifact: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Loads the component at `path` (with digest `sha256`) from the cache; on a
-/// miss, or an artifact whose MAC does not check, reads and compiles it and
+/// Loads the component at `path` (with digest `sha256`) from the cache of
+/// `cache_dir` (MAC key `key`) for `engine` (whose [`engine_id`] is `id`); on
+/// a miss, or an artifact whose MAC does not check, reads and compiles it and
 /// stores the artifact.
 pub fn load(
     engine: &Engine,
+    id: &[u8; 32],
     cache_dir: &Path,
+    key: &[u8],
     sha256: &str,
     path: &Path,
 ) -> Result<Loaded, CacheError> {
     let io = |what: &str, p: &Path, e: std::io::Error| {
         CacheError::Io(format!("cannot {what} {}: {e}", p.display()))
     };
-    let key =
-        cache_dir::mac_key(cache_dir).map_err(|e| io("set up the cache key in", cache_dir, e))?;
-    let id = engine_id(engine);
-    let artifact = artifact_path(engine, cache_dir, sha256);
-    match cached(engine, &key, &id, sha256, &artifact) {
+    let artifact = artifact_path(id, cache_dir, sha256);
+    match cached(engine, key, id, sha256, &artifact) {
         Ok(Some(component)) => {
             return Ok(Loaded {
                 component,
@@ -137,7 +138,7 @@ pub fn load(
     let compiled = engine
         .precompile_component(&bytes)
         .map_err(|e| CacheError::Invalid(format!("{e:#}")))?;
-    store(&artifact, &mac(&key, &id, sha256, &compiled), &compiled)
+    store(&artifact, &mac(key, id, sha256, &compiled), &compiled)
         .map_err(|e| io("write", &artifact, e))?;
     // SAFETY: `compiled` is this engine's own precompile output, in memory.
     let component = unsafe { Component::deserialize(engine, &compiled) }

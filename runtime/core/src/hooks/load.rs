@@ -13,12 +13,12 @@ use crate::WORLD;
 use crate::event::kind;
 use crate::event::scope::Scope;
 use crate::hooks::build::{self, BuiltHook};
-use crate::hooks::cache;
 use crate::hooks::discovery::SourceKind;
 use crate::hooks::problem::{Problem, ProblemKind};
 use crate::hooks::settings::HookSettings;
 use crate::hooks::slug::Slug;
 use crate::hooks::start::{self, StartKey};
+use crate::hooks::{cache, cache_dir};
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
@@ -127,16 +127,7 @@ impl LoadedHook {
                 "a hook component is usually well under 10 MiB; build it in release mode and strip it",
             ));
         }
-        let component_sha256 = build::component_digest(built, cache_dir)?;
-        let metering = settings.limits.metering;
-        let engine = sandbox.engine_for(metering);
-        let loaded = cache::load(
-            engine,
-            cache_dir,
-            &component_sha256,
-            &built.component,
-        )
-        .map_err(|e| match e {
+        let cache_problem = |e| match e {
             cache::CacheError::Invalid(e) => Problem::new(
                 ProblemKind::Load,
                 path,
@@ -149,7 +140,27 @@ impl LoadedHook {
                 format!("cannot cache its compiled artifact: {e}"),
                 "check disk space and permissions of the cache dir",
             ),
+        };
+        // The cache's MAC key, read once for the digest, the artifact and the start record.
+        let key = cache_dir::mac_key(cache_dir).map_err(|e| {
+            cache_problem(cache::CacheError::Io(format!(
+                "cannot set up the cache key in {}: {e}",
+                cache_dir.display()
+            )))
         })?;
+        let component_sha256 = build::component_digest(built, &key)?;
+        let metering = settings.limits.metering;
+        let engine = sandbox.engine_for(metering);
+        let engine_id = cache::engine_id(engine);
+        let loaded = cache::load(
+            engine,
+            &engine_id,
+            cache_dir,
+            &key,
+            &component_sha256,
+            &built.component,
+        )
+        .map_err(cache_problem)?;
         let imports: Vec<String> = loaded
             .component
             .component_type()
@@ -191,7 +202,7 @@ impl LoadedHook {
         // A start that succeeded before with all the same inputs is not run again.
         let grants: Vec<&str> = hook.settings.grants.iter().map(String::as_str).collect();
         let start = StartKey::new(
-            &cache::engine_id(engine),
+            &engine_id,
             &hook.component_sha256,
             hook.world_version,
             &hook.id(),
@@ -201,7 +212,7 @@ impl LoadedHook {
         );
         // (Checked again: a record is only as current as the hookrt that wrote it.)
         if let Some(subscriptions) =
-            start::recall(cache_dir, &start).and_then(|s| check_subscriptions(s).ok())
+            start::recall(cache_dir, &key, &start).and_then(|s| check_subscriptions(s).ok())
         {
             // What the start would have built: the memory images (a mapped
             // artifact's come from its file), so a first delivery never
@@ -236,7 +247,7 @@ impl LoadedHook {
                 };
                 Problem::new(ProblemKind::Load, path, m, fix)
             })?;
-        start::remember(cache_dir, &start, &hook.subscriptions);
+        start::remember(cache_dir, &key, &start, &hook.subscriptions);
         Ok(hook)
     }
 

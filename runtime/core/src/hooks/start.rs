@@ -69,29 +69,25 @@ impl StartKey {
     }
 }
 
-/// The subscriptions recorded for `start`, if a record with a valid MAC is
-/// there.
-pub fn recall(cache_dir: &Path, start: &StartKey) -> Option<Vec<String>> {
+/// The subscriptions recorded for `start` in the cache of `cache_dir` (MAC
+/// key `key`), if a record with a valid MAC is there.
+pub fn recall(cache_dir: &Path, key: &[u8], start: &StartKey) -> Option<Vec<String>> {
     let text = std::fs::read_to_string(start.path(cache_dir)).ok()?;
     let (mac, subscriptions) = text.split_once('\n')?;
-    let key = cache_dir::mac_key(cache_dir).ok()?;
     let mac = hex::decode(mac).ok()?;
-    if !cache_dir::same_mac(&mac, &start.mac(&key, subscriptions)) {
+    if !cache_dir::same_mac(&mac, &start.mac(key, subscriptions)) {
         tracing::warn!(record = %start.path(cache_dir).display(), "start record has no valid MAC (planted, foreign or damaged); the hook is started again");
         return None;
     }
     serde_json::from_str(subscriptions).ok()
 }
 
-/// Records `subscriptions` for `start` (best effort: without a record the
-/// next load starts the hook again).
-pub fn remember(cache_dir: &Path, start: &StartKey, subscriptions: &[String]) {
-    let Ok(key) = cache_dir::mac_key(cache_dir) else {
-        return;
-    };
+/// Records `subscriptions` for `start` in the cache of `cache_dir` (MAC key
+/// `key`; best effort: without a record the next load starts the hook again).
+pub fn remember(cache_dir: &Path, key: &[u8], start: &StartKey, subscriptions: &[String]) {
     let json = serde_json::to_string(subscriptions).unwrap_or_default();
     let path = start.path(cache_dir);
-    let text = format!("{}\n{json}", hex::encode(start.mac(&key, &json)));
+    let text = format!("{}\n{json}", hex::encode(start.mac(key, &json)));
     let written = cache_dir::create_private_dir(&cache_dir.join(STARTS_DIR))
         .and_then(|()| cache_dir::write_private(&path, text.as_bytes()));
     if let Err(e) = written {
@@ -115,25 +111,28 @@ mod tests {
         )
     }
 
+    /// The cache's MAC key in these tests.
+    const MAC_KEY: [u8; 32] = [7; 32];
+
     #[test]
     fn a_record_is_recalled_for_the_same_start_only_and_a_forged_one_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let subs = vec!["session.started".to_owned(), "*".to_owned()];
-        remember(dir.path(), &key("{}"), &subs);
-        assert_eq!(recall(dir.path(), &key("{}")), Some(subs));
+        remember(dir.path(), &MAC_KEY, &key("{}"), &subs);
+        assert_eq!(recall(dir.path(), &MAC_KEY, &key("{}")), Some(subs));
         assert_eq!(
-            recall(dir.path(), &key("{\"x\":1}")),
+            recall(dir.path(), &MAC_KEY, &key("{\"x\":1}")),
             None,
             "another config"
         );
         let other = StartKey::new(b"engine", "abc", "0.2.0", "audit", "{}", &["log"], &(1, 3));
-        assert_eq!(recall(dir.path(), &other), None, "other limits");
+        assert_eq!(recall(dir.path(), &MAC_KEY, &other), None, "other limits");
 
         // Edited subscriptions under the old MAC: ignored.
         let path = key("{}").path(dir.path());
         let text = std::fs::read_to_string(&path).unwrap();
         let (mac, _) = text.split_once('\n').unwrap();
         std::fs::write(&path, format!("{mac}\n[\"*\"]")).unwrap();
-        assert_eq!(recall(dir.path(), &key("{}")), None);
+        assert_eq!(recall(dir.path(), &MAC_KEY, &key("{}")), None);
     }
 }

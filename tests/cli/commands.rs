@@ -1034,6 +1034,19 @@ fn replay_transcript(agent: &str, expect: &Path, update: bool) -> Output {
     run(&args)
 }
 
+/// `hookrt test --update` records `expect`, then `hookrt test` passes against it.
+fn records_then_passes(agent: &str, expect: &Path) {
+    let out = replay_transcript(agent, expect, true);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = replay_transcript(agent, expect, false);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("ok: "),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
 #[test]
 fn new_writes_a_hook_that_passes_check_and_test() {
     let dir = tempfile::tempdir().unwrap();
@@ -1094,19 +1107,10 @@ fn new_writes_a_hook_that_passes_check_and_test() {
     );
 
     let expect = dir.path().join("expected.jsonl");
-    let test = |update: bool| replay_transcript(a, &expect, update);
-    let out = test(false);
+    let out = replay_transcript(a, &expect, false);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("expected.jsonl does not exist: run `hookrt test"));
-    let out = test(true);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = test(false);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).starts_with("ok: "),
-        "{}",
-        text(&out.stdout)
-    );
+    records_then_passes(a, &expect);
 
     // Refusals name what is wrong and the fix.
     let out = run(&[
@@ -1203,16 +1207,7 @@ fn new_ts_writes_a_hook_that_checks_and_tests() {
     let out = run(&["check", a]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let expect = dir.path().join("expected.jsonl");
-    let test = |update: bool| replay_transcript(a, &expect, update);
-    let out = test(true);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = test(false);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).starts_with("ok: "),
-        "{}",
-        text(&out.stdout)
-    );
+    records_then_passes(a, &expect);
     let recorded = fs::read_to_string(&expect).unwrap();
     assert!(recorded.contains("tool-notes"), "{recorded}");
 

@@ -31,8 +31,9 @@ use crate::hooks::cache_dir::{create_private_dir, per_user_dir};
 use crate::hooks::discovery::DiscoveredHook;
 use crate::hooks::problem::{Problem, ProblemKind};
 
-/// The toolchain folder's stamp: the sha256 of the lock it was installed from.
-pub const STAMP_FILE: &str = "hookrt-toolchain.sha256";
+/// The file in the toolchain folder that records the sha256 of the lock it
+/// was installed from.
+pub const LOCK_RECORD_FILE: &str = "hookrt-toolchain.sha256";
 /// The world file the TS SDK is built against, under the SDK dir.
 pub const WIT_FILE: &str = "wit/v0.2.0/hook.wit";
 /// How long one TS build may run before it is killed. A hook's top level runs
@@ -60,7 +61,7 @@ pub fn toolchain_dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("hookrt-js-toolchain"))
 }
 
-/// The sha256 of the toolchain lock: what a matching install is stamped with.
+/// The sha256 of the toolchain lock: what a matching install records.
 fn lock_digest(sdk_dir: &Path) -> std::io::Result<String> {
     let lock = std::fs::read(ts_sdk_dir(sdk_dir).join("package-lock.json"))?;
     Ok(hex::encode(Sha256::digest(lock)))
@@ -76,11 +77,11 @@ fn check_toolchain(dir: &Path, sdk_dir: &Path) -> Result<(), Problem> {
             "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
         )
     })?;
-    let have = std::fs::read_to_string(dir.join(STAMP_FILE)).unwrap_or_default();
+    let have = std::fs::read_to_string(dir.join(LOCK_RECORD_FILE)).unwrap_or_default();
     if have.trim() == want && dir.join("node_modules").is_dir() {
         return Ok(());
     }
-    let what = if dir.join(STAMP_FILE).is_file() {
+    let what = if dir.join(LOCK_RECORD_FILE).is_file() {
         "holds another version of the JS toolchain"
     } else {
         "does not hold the JS toolchain that builds TypeScript hooks"

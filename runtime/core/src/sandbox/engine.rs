@@ -204,7 +204,8 @@ fn pooling_config(metering: Metering) -> Config {
         .linear_memory_keep_resident(POOL_KEEP_RESIDENT)
         .table_keep_resident(64 << 10)
         .pagemap_scan(Enabled::Auto)
-        // Few idle slots stay warm: bounds what the kept pages add to RSS.
+        // At most POOL_WARM_SLOTS idle slots stay warm: bounds what the kept
+        // pages add to RSS.
         .max_unused_warm_slots(POOL_WARM_SLOTS)
         // Each freed slot is ready again at once: a batch held freed slots
         // back, so the next delivery of the same hook took another slot and

@@ -22,7 +22,7 @@ use crate::hooks::load::LoadedHook;
 use crate::hooks::registry::Registry;
 use crate::hooks::settings::OnFailure;
 use crate::sandbox::outcome::Outcome;
-use crate::sandbox::wit::{WitEnvelope, to_wit};
+use crate::sandbox::wit::CheckedEvent;
 
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
 pub(crate) fn dispatch(
@@ -61,18 +61,15 @@ pub(crate) fn dispatch_some(
     finished: &mut dyn FnMut(&Delivery),
 ) -> Result<Dispatch, EnvelopeError> {
     let mut run = EventRun::new(envelope, durability)?;
+    let scope = Scope::of_event(envelope.coordinates.subagent.as_deref());
     if run.side_by_side() && workers.workers() > 1 {
         let plan: Vec<_> = registry
-            .plan(
-                &envelope.kind,
-                &Scope::of_event(envelope.coordinates.subagent.as_deref()),
-            )
-            .into_iter()
+            .plan(&envelope.kind, &scope)
             .filter(|p| !skip.is_some_and(|skip| skip(&registry.hooks()[p.index].id(), p.handler)))
             .collect();
         let hooks: Vec<usize> = plan.iter().map(|p| p.index).collect();
         let tasks = decision::tasks_by_hook(&hooks);
-        let wit = &run.wit;
+        let checked = &run.checked;
         let mut done: Vec<Option<(Delivery, Call)>> = plan.iter().map(|_| None).collect();
         let cost = |t: usize| {
             let hook = &registry.hooks()[plan[tasks[t][0]].index];
@@ -87,7 +84,7 @@ pub(crate) fn dispatch_some(
                         services,
                         hook,
                         envelope,
-                        wit,
+                        checked,
                         plan[i].handler,
                         envelope.attempt,
                     )
@@ -118,10 +115,7 @@ pub(crate) fn dispatch_some(
         });
     }
     let mut deliveries = Vec::new();
-    for planned in registry.plan(
-        &envelope.kind,
-        &Scope::of_event(envelope.coordinates.subagent.as_deref()),
-    ) {
+    for planned in registry.plan(&envelope.kind, &scope) {
         if run.decided() {
             break;
         }
@@ -133,7 +127,7 @@ pub(crate) fn dispatch_some(
             services,
             hook,
             envelope,
-            &run.wit,
+            &run.checked,
             planned.handler,
             envelope.attempt,
         );
@@ -149,14 +143,14 @@ pub(crate) fn dispatch_some(
     })
 }
 
-/// One event's deliveries in progress: the WIT record lent to each hook (its
-/// data updated after each applied edit) and the answers gathered so far.
+/// One event's deliveries in progress: the checked event its hooks are lent
+/// (its data updated after each applied edit) and the answers gathered so far.
 ///
 /// It owns what it needs (no borrow of the envelope), so the service's
 /// workers can share one between threads while its hooks run one at a time.
 pub(crate) struct EventRun {
-    /// The record hooks receive.
-    pub(crate) wit: WitEnvelope,
+    /// What hooks are lent besides the envelope's own fields.
+    pub(crate) checked: CheckedEvent,
     answers: Answers,
 }
 
@@ -186,7 +180,7 @@ impl EventRun {
             (EventClass::Observe, _) => Answers::Observe,
         };
         Ok(EventRun {
-            wit: to_wit(envelope, durability)?,
+            checked: CheckedEvent::new(envelope, durability)?,
             answers,
         })
     }
@@ -217,6 +211,9 @@ impl EventRun {
         outcome: Outcome,
         answer: Answer,
     ) {
+        if matches!(self.answers, Answers::Observe) {
+            return; // nothing to gather
+        }
         if hook.scope == Scope::Aggregate {
             return; // an observer of every scope decides nothing in any
         }
@@ -323,7 +320,7 @@ impl EventRun {
                     (failed, _) => Err(failed),
                 };
                 session.apply(&slug, hook.slug.as_str(), given);
-                self.wit.data = session.data_for_next(data);
+                self.checked.data = Some(session.data_for_next(data));
             }
         }
     }
@@ -359,42 +356,21 @@ fn describe(answer: &Answer) -> String {
     }
 }
 
-/// Runs one delivery of `envelope` (already converted to `wit`) to `hook`'s
-/// `handler` as attempt `attempt`. The record `wit` is lent as it is; a copy
-/// is made only for a repeated attempt or an aggregate observer (which sees
-/// no data). The flag is true when the runtime cancelled it (shutdown): then
+/// Runs one delivery of `envelope` (already checked as `checked`) to
+/// `hook`'s `handler` as attempt `attempt`. The hook is lent the record, no
+/// copy. The flag is true when the runtime cancelled it (shutdown): then
 /// the record is not an outcome of the hook.
 pub(crate) fn deliver(
     services: &Services<'_>,
     hook: &LoadedHook,
     envelope: &Envelope,
-    wit: &WitEnvelope,
+    checked: &CheckedEvent,
     handler: &str,
     attempt: u32,
 ) -> (Delivery, Call) {
     let class = kind::class_of(&envelope.kind);
-    let aggregate = hook.scope == Scope::Aggregate;
-    let mut r = if aggregate || wit.attempt != attempt {
-        let copy = WitEnvelope {
-            schema_version: wit.schema_version,
-            id: wit.id.clone(),
-            kind: wit.kind.clone(),
-            timestamp: wit.timestamp.clone(),
-            coordinates: wit.coordinates.clone(),
-            attempt,
-            idempotency_key: wit.idempotency_key.clone(),
-            durability: wit.durability,
-            // Aggregate observers see every scope's ids, never its payloads.
-            data: if aggregate {
-                "{}".into()
-            } else {
-                wit.data.clone()
-            },
-        };
-        hook.call(services, &copy, handler, class)
-    } else {
-        hook.call(services, wit, handler, class)
-    };
+    let lent = checked.lend(envelope, attempt, hook.scope == Scope::Aggregate);
+    let mut r = hook.call(services, lent, handler, class);
     hook.cap_log_rate(&mut r.output);
     hook.note_cost(r.duration_us);
     let d = Delivery {

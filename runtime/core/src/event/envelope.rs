@@ -4,6 +4,8 @@
 //! runtime fills in what it owns: the delivery `attempt`, the derived
 //! `idempotency_key` and the `durability` word it can actually prove.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -93,40 +95,45 @@ pub struct Envelope {
     /// The kind's data: a JSON object, with its JSON text (an input's own
     /// text is passed through to hooks unchanged).
     pub data: Data,
-    /// What the key was derived from, when it was (see [`KeyMemo`]).
+    /// What validation checked and derived the key from (see [`Validated`]).
     #[serde(skip)]
-    keyed: KeyMemo,
+    validated: Validated,
 }
 
-/// What an envelope's idempotency key was derived from (kind, coordinates,
-/// and the key itself), recorded when [`Envelope::validate`] derived it: a
-/// delivery re-derives the key (SHA-256) only when the envelope no longer
-/// says exactly this, i.e. when code changed it since. Compared byte for
-/// byte (no hash, so nothing can collide). Never part of an envelope's
-/// equality.
+/// What [`Envelope::validate`] checked as text and derived the idempotency
+/// key from: the id, kind, timestamp and coordinates, and the key itself.
+/// While the envelope still says exactly this, a delivery neither checks
+/// those texts again nor re-derives the key (SHA-256); once code changed
+/// any of them, it does both. Compared byte for byte (no hash, so nothing
+/// can collide). Never part of an envelope's equality.
 #[derive(Debug, Clone, Default)]
-struct KeyMemo(Option<Box<[u8]>>);
+struct Validated(Option<Box<[u8]>>);
 
-impl PartialEq for KeyMemo {
-    fn eq(&self, _: &KeyMemo) -> bool {
+impl PartialEq for Validated {
+    fn eq(&self, _: &Validated) -> bool {
         true
     }
 }
 
-impl Eq for KeyMemo {}
+impl Eq for Validated {}
 
-impl KeyMemo {
+impl Validated {
     /// Feeds the key's inputs to `out`, each length-prefixed and tagged (so
     /// absent differs from empty and no two input lists give the same bytes).
-    fn inputs(kind: &str, c: &Coordinates, key: &str, out: &mut dyn FnMut(&[u8])) {
+    // Inlined, so that each small part compares in place (no call per part).
+    #[inline(always)]
+    fn inputs(e: &Envelope, mut out: impl FnMut(&[u8])) {
+        let c = &e.coordinates;
         for part in [
-            Some(kind),
+            Some(e.id.as_str()),
+            Some(e.timestamp.as_str()),
+            Some(e.kind.as_str()),
             Some(c.agent.as_str()),
             c.subagent.as_deref(),
             Some(c.session.as_str()),
             c.turn.as_deref(),
             c.step.as_deref(),
-            Some(key),
+            Some(e.idempotency_key.as_str()),
         ] {
             match part {
                 None => out(&[0]),
@@ -147,23 +154,25 @@ impl KeyMemo {
         }
     }
 
-    fn record(kind: &str, c: &Coordinates, key: &str) -> KeyMemo {
-        let mut bytes = Vec::with_capacity(64 + kind.len() + key.len());
-        KeyMemo::inputs(kind, c, key, &mut |b| bytes.extend_from_slice(b));
-        KeyMemo(Some(bytes.into()))
+    fn record(e: &Envelope) -> Validated {
+        let mut bytes = Vec::with_capacity(
+            80 + e.id.len() + e.timestamp.len() + e.kind.len() + e.idempotency_key.len(),
+        );
+        Validated::inputs(e, |b| bytes.extend_from_slice(b));
+        Validated(Some(bytes.into()))
     }
 
-    /// Whether the envelope still says what was recorded.
-    fn holds(&self, kind: &str, c: &Coordinates, key: &str) -> bool {
+    /// Whether `e` still says what was recorded.
+    fn holds(&self, e: &Envelope) -> bool {
         let Some(recorded) = &self.0 else {
             return false;
         };
-        let (mut rest, mut same) = (&recorded[..], true);
-        KeyMemo::inputs(kind, c, key, &mut |b| {
-            same = same && rest.starts_with(b);
-            rest = rest.get(b.len()..).unwrap_or_default();
+        let (mut at, mut same) = (0, true);
+        Validated::inputs(e, |b| {
+            same &= recorded.get(at..at + b.len()) == Some(b);
+            at += b.len();
         });
-        same && rest.is_empty()
+        same && at == recorded.len()
     }
 }
 
@@ -367,7 +376,7 @@ impl Envelope {
             idempotency_key: String::new(),
             durability: Durability::default(),
             data,
-            keyed: KeyMemo::default(),
+            validated: Validated::default(),
         }
     }
 
@@ -408,7 +417,7 @@ impl Envelope {
             return Err(EnvelopeError::DataTooLarge(size));
         }
         self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
-        self.keyed = KeyMemo::record(&self.kind, &self.coordinates, &self.idempotency_key);
+        self.validated = Validated::record(self);
         Ok(())
     }
 
@@ -427,29 +436,27 @@ impl Envelope {
     }
 
     /// What a delivery needs, checked: the idempotency key (derived from
-    /// what the envelope says now) and `data` as JSON text (the input's own,
-    /// or serialized once), its size checked on that text.
-    pub(crate) fn checked_parts(&self) -> Result<(String, &str), EnvelopeError> {
-        self.check_fields()?;
+    /// what the envelope says now: the envelope's own, borrowed, unless code
+    /// changed it since validation) and `data` as JSON text (the input's own,
+    /// or serialized once), its size checked on that text. Texts validation
+    /// checked and that still say the same are not checked again.
+    pub(crate) fn checked_parts(&self) -> Result<(Cow<'_, str>, &str), EnvelopeError> {
+        self.check_version()?;
+        let unchanged = self.validated.holds(self);
+        if !unchanged {
+            self.check_texts()?;
+        }
+        self.check_values()?;
         let data = self.data.text();
         if data.len() > MAX_DATA_BYTES {
             return Err(EnvelopeError::DataTooLarge(data.len()));
         }
-        Ok((self.current_key(), data))
-    }
-
-    /// The key derived from what the envelope says now: the one
-    /// [`Envelope::validate`] derived, unless kind, coordinates or key
-    /// changed since.
-    fn current_key(&self) -> String {
-        if self
-            .keyed
-            .holds(&self.kind, &self.coordinates, &self.idempotency_key)
-        {
-            self.idempotency_key.clone()
+        let key = if unchanged {
+            Cow::Borrowed(self.idempotency_key.as_str())
         } else {
-            idempotency_key(&self.kind, &self.coordinates)
-        }
+            Cow::Owned(idempotency_key(&self.kind, &self.coordinates))
+        };
+        Ok((key, data))
     }
 
     /// The derived idempotency key, refusing a given one that differs.
@@ -466,9 +473,20 @@ impl Envelope {
 
     /// Every check but the data's size and the idempotency key.
     fn check_fields(&self) -> Result<(), EnvelopeError> {
+        self.check_version()?;
+        self.check_texts()?;
+        self.check_values()
+    }
+
+    fn check_version(&self) -> Result<(), EnvelopeError> {
         if self.schema_version != SCHEMA_VERSION {
             return Err(EnvelopeError::SchemaVersion(self.schema_version));
         }
+        Ok(())
+    }
+
+    /// The checks of the texts [`Validated`] records: ids, kind, timestamp.
+    fn check_texts(&self) -> Result<(), EnvelopeError> {
         let c = &self.coordinates;
         let optional = [
             ("coordinates.turn", &c.turn),
@@ -501,6 +519,11 @@ impl Envelope {
         if !is_rfc3339(&self.timestamp) {
             return Err(EnvelopeError::Timestamp(self.timestamp.clone()));
         }
+        Ok(())
+    }
+
+    /// The checks of what [`Validated`] does not record: attempt and data.
+    fn check_values(&self) -> Result<(), EnvelopeError> {
         if self.attempt == 0 {
             return Err(EnvelopeError::Attempt);
         }
@@ -714,8 +737,9 @@ mod tests {
         let line = LINE.replace("\"data\":{}", "\"data\":{ \"a\" : 1.0 }");
         let mut e = Envelope::from_json(&line).unwrap();
         let (key, text) = e.checked_parts().unwrap();
+        assert!(matches!(key, Cow::Borrowed(_)));
         assert_eq!(
-            (key.as_str(), text),
+            (&*key, text),
             (e.idempotency_key.as_str(), "{ \"a\" : 1.0 }")
         );
         // A change through the value drops the input's text; a changed
@@ -725,7 +749,7 @@ mod tests {
         let (key, text) = e.checked_parts().unwrap();
         assert_eq!(text, "{\"a\":2}");
         assert_eq!(key, idempotency_key(&e.kind, &e.coordinates));
-        assert_ne!(key, e.idempotency_key);
+        assert_ne!(&*key, e.idempotency_key);
         // A key changed by hand is not passed on either.
         let mut f = Envelope::from_json(&line).unwrap();
         f.idempotency_key = "forged".into();
@@ -737,6 +761,31 @@ mod tests {
         let g = Envelope::from_value(serde_json::from_str(&line).unwrap()).unwrap();
         assert_eq!(g.checked_parts().unwrap().1, "{\"a\":1.0}");
         assert_eq!(g, Envelope::from_json(&line).unwrap());
+    }
+
+    /// A delivery skips checking the texts validation checked only while
+    /// they say the same: any one changed since is checked again, and a bad
+    /// one refused.
+    #[test]
+    fn a_text_changed_after_validation_is_checked_again_at_delivery() {
+        let valid = Envelope::from_json(LINE).unwrap();
+        assert!(valid.checked_parts().is_ok());
+        let changes: [(fn(&mut Envelope), &str); 5] = [
+            (|e| e.id.clear(), "`id` must be 1 to"),
+            (|e| e.timestamp = "yesterday".into(), "yesterday"),
+            (|e| e.kind = "turn.begun".into(), "turn.begun"),
+            (
+                |e| e.coordinates.step = Some(String::new()),
+                "`coordinates.step`",
+            ),
+            (|e| e.attempt = 0, "attempt"),
+        ];
+        for (change, says) in changes {
+            let mut e = valid.clone();
+            change(&mut e);
+            let err = e.checked_parts().unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+        }
     }
 
     /// Hooks get the input's data text, so an object naming a key twice

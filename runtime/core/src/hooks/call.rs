@@ -49,7 +49,7 @@ impl LoadedHook {
     pub fn call(
         &self,
         services: &Services<'_>,
-        envelope: &WitEnvelope,
+        envelope: WitEnvelope<'_>,
         handler: &str,
         class: EventClass,
     ) -> Call {
@@ -65,12 +65,12 @@ impl LoadedHook {
         // A warm instance that served its `reuse_limit` is replaced.
         let warm = warm.filter(|w| w.uses < self.settings.reuse_limit);
         let warmed = warm.is_some();
-        let (mut store, bindings, cx, uses) = match warm {
+        let (mut store, bindings, uses) = match warm {
             Some(w) => {
                 let mut store = w.store;
                 // Armed from `start`: one clock read fewer on the hot path.
                 engine::begin_delivery_at(&mut store, limits, start);
-                (store, w.bindings, w.cx, w.uses)
+                (store, w.bindings, w.uses)
             }
             None => {
                 let mut store = sandbox.new_store(
@@ -81,7 +81,7 @@ impl LoadedHook {
                 );
                 engine::begin_delivery(&mut store, limits);
                 match self.instantiate(&mut store) {
-                    Ok(b) => (store, b, None, 0),
+                    Ok(b) => (store, b, 0),
                     Err(Failed::Wasm(e)) => return self.failed(&store, start, &e),
                     Err(Failed::Refused(msg)) => {
                         let output = store.data().capture.take();
@@ -113,20 +113,19 @@ impl LoadedHook {
                 .saturating_duration_since(Instant::now())
                 .as_millis() as u64
         };
-        let mut cx = cx;
         let result = match &bindings {
             Bindings::V2(b) => {
-                let cx = self.context(&mut cx, services, envelope, handler, budget_ms, class);
+                let cx = self.context(services, &envelope, handler, budget_ms, class);
                 b.call_handle(&mut store, envelope, cx)
                     .map(|r| r.map(Answer::from))
             }
             Bindings::V1(b) => {
                 let cx = v0_1_0::hookrt::hook::types::Context {
-                    handler: handler.to_owned(),
-                    slug: self.slug.to_string(),
+                    handler,
+                    slug: self.slug.as_str(),
                     budget_ms,
                 };
-                b.call_handle(&mut store, &v0_1_0::envelope_down(envelope), &cx)
+                b.call_handle(&mut store, v0_1_0::envelope_down(&envelope), cx)
                     .map(|r| r.map(|()| Answer::None))
             }
         };
@@ -154,7 +153,6 @@ impl LoadedHook {
                     *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Warm {
                         store,
                         bindings,
-                        cx,
                         uses: uses + 1,
                     });
                 }
@@ -164,54 +162,37 @@ impl LoadedHook {
         }
     }
 
-    /// The context of one call, refilled in `cached` (allocating only the
-    /// first time, or when a text grows).
-    fn context<'c>(
-        &self,
-        cached: &'c mut Option<WitContext>,
-        services: &Services<'_>,
-        envelope: &WitEnvelope,
-        handler: &str,
+    /// The context of one call: references into the hook, the envelope
+    /// and the runtime (nothing copied).
+    fn context<'a>(
+        &'a self,
+        services: &Services<'a>,
+        envelope: &WitEnvelope<'a>,
+        handler: &'a str,
         budget_ms: u64,
         class: EventClass,
-    ) -> &'c WitContext {
-        let cx = cached.get_or_insert_with(|| WitContext {
-            handler: String::new(),
-            slug: self.slug.to_string(),
-            budget_ms: 0,
-            class: WitEventClass::Observe,
-            agent: String::new(),
-            session: String::new(),
+    ) -> WitContext<'a> {
+        WitContext {
+            handler,
+            slug: self.slug.as_str(),
+            budget_ms,
+            class: match class {
+                EventClass::Observe => WitEventClass::Observe,
+                EventClass::Decision => WitEventClass::Decision,
+                EventClass::Edit => WitEventClass::Edit,
+            },
+            agent: envelope.coordinates.agent,
+            session: envelope.coordinates.session,
             scope: match &self.scope {
                 Scope::Primary => WitScope::Primary,
-                Scope::Subagent(id) => WitScope::Subagent(id.clone()),
+                Scope::Subagent(id) => WitScope::Subagent(id),
                 Scope::Aggregate => WitScope::Aggregate,
             },
             transport: WitTransport {
-                kind: String::new(),
-                detail: None,
+                kind: &services.transport.kind,
+                detail: services.transport.detail.as_deref(),
             },
-        });
-        let set = |to: &mut String, from: &str| {
-            if to != from {
-                to.clear();
-                to.push_str(from);
-            }
-        };
-        set(&mut cx.handler, handler);
-        set(&mut cx.agent, &envelope.coordinates.agent);
-        set(&mut cx.session, &envelope.coordinates.session);
-        set(&mut cx.transport.kind, &services.transport.kind);
-        if cx.transport.detail != services.transport.detail {
-            cx.transport.detail.clone_from(&services.transport.detail);
         }
-        cx.budget_ms = budget_ms;
-        cx.class = match class {
-            EventClass::Observe => WitEventClass::Observe,
-            EventClass::Decision => WitEventClass::Decision,
-            EventClass::Edit => WitEventClass::Edit,
-        };
-        cx
     }
 
     /// `text` with the generated crate of a single-file hook
@@ -301,6 +282,9 @@ impl LoadedHook {
     /// hook line that starts with [`RUNTIME_PREFIX`], so one that starts
     /// with it here is the runtime's.
     pub(crate) fn cap_log_rate(&self, output: &mut Output) {
+        if output.logs.is_empty() && output.stdout.is_empty() && output.stderr.is_empty() {
+            return; // nothing to count or cut (most deliveries): no lock, no clock
+        }
         let cap = self.settings.limits.log_bytes_per_minute;
         let mut window = self.log_window.lock().unwrap_or_else(|e| e.into_inner());
         if window.0.elapsed() >= std::time::Duration::from_secs(60) {

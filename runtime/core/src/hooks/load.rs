@@ -27,7 +27,7 @@ use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
-use crate::sandbox::wit::{self, WitContext, v0_1_0, v0_2_0};
+use crate::sandbox::wit::{self, v0_1_0, v0_2_0};
 
 /// The least wall clock a hook's start at load (instantiate, `configure`,
 /// `subscriptions`) gets, whatever its `deadline_ms`: the first instantiation
@@ -85,8 +85,6 @@ pub(crate) enum Bindings {
 pub(crate) struct Warm {
     pub(crate) store: Store<StoreData>,
     pub(crate) bindings: Bindings,
-    /// The last call's context, refilled in place (no allocation when warm).
-    pub(crate) cx: Option<WitContext>,
     /// Deliveries it has served.
     pub(crate) uses: u64,
 }

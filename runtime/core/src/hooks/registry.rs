@@ -57,8 +57,13 @@ impl Registry {
         &self.hooks
     }
 
-    /// The deliveries one event of `kind` in scope `scope` gets, in order.
-    pub fn plan<'a>(&'a self, kind: &'a str, scope: &Scope) -> Vec<Planned<'a>> {
+    /// The deliveries one event of `kind` in scope `scope` gets, in order
+    /// (made as they are taken: nothing allocated).
+    pub fn plan<'a>(
+        &'a self,
+        kind: &'a str,
+        scope: &'a Scope,
+    ) -> impl Iterator<Item = Planned<'a>> + 'a {
         plan(
             self.hooks
                 .iter()
@@ -104,35 +109,30 @@ impl Planner {
 /// The event's own scope first, then aggregate observers; within each,
 /// specific handlers in registration order, then `*` handlers.
 fn plan<'a>(
-    hooks: impl Iterator<Item = (&'a Scope, &'a [String])> + Clone,
+    hooks: impl Iterator<Item = (&'a Scope, &'a [String])> + Clone + 'a,
     kind: &'a str,
-    scope: &Scope,
-) -> Vec<Planned<'a>> {
-    let has = |subs: &[String], key: &str| subs.iter().any(|s| s == key);
+    scope: &'a Scope,
+) -> impl Iterator<Item = Planned<'a>> + 'a {
+    static AGGREGATE: Scope = Scope::Aggregate;
     // The hook's key for `kind`: the kind itself, or `observe:<kind>`.
-    let specific = |subs: &'a [String]| -> Option<&'a str> {
+    let specific = move |subs: &'a [String]| -> Option<&'a str> {
         subs.iter()
             .find_map(|s| (s == kind || observed_kind(s) == Some(kind)).then_some(s.as_str()))
     };
-    let mut out = Vec::new();
-    for group in [scope, &Scope::Aggregate] {
+    [scope, &AGGREGATE].into_iter().flat_map(move |group| {
         let members = hooks
             .clone()
             .enumerate()
-            .filter(|(_, (sc, _))| *sc == group);
-        out.extend(
-            members.clone().filter_map(|(index, (_, s))| {
-                specific(s).map(|handler| Planned { index, handler })
-            }),
-        );
-        out.extend(
-            members
-                .filter(|(_, (_, s))| has(s, WILDCARD))
-                .map(|(index, _)| Planned {
-                    index,
-                    handler: WILDCARD,
-                }),
-        );
-    }
-    out
+            .filter(move |(_, (sc, _))| *sc == group);
+        let specific = members.clone().filter_map(move |(index, (_, s))| {
+            specific(s).map(|handler| Planned { index, handler })
+        });
+        let wildcard = members
+            .filter(|(_, (_, s))| s.iter().any(|s| s == WILDCARD))
+            .map(|(index, _)| Planned {
+                index,
+                handler: WILDCARD,
+            });
+        specific.chain(wildcard)
+    })
 }

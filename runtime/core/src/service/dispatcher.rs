@@ -34,7 +34,7 @@ use crate::event::scope::Scope;
 use crate::runtime::Runtime;
 use crate::sandbox::engine::MAX_WORKERS;
 use crate::sandbox::outcome::Outcome;
-use crate::sandbox::wit::to_wit;
+use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
 use crate::service::lanes::{self, Done, Job, Pool};
 use crate::service::report::{Observation, Observer, Reloaded, Stats};
@@ -304,7 +304,7 @@ impl Dispatcher {
                     &self.rt,
                     hook,
                     &w.envelope,
-                    &run.wit,
+                    &run.checked,
                     pd,
                     &mut |d, attempt| {
                         count(stats, d, attempt);
@@ -366,7 +366,7 @@ impl Dispatcher {
             return None;
         }
         let (rt, journal, seq) = (&self.rt, &self.journal, w.seq);
-        let (envelope, pending, wit) = (&w.envelope, &w.deliveries, &run.wit);
+        let (envelope, pending, checked) = (&w.envelope, &w.deliveries, &run.checked);
         let found: Vec<(usize, usize)> = pending
             .iter()
             .enumerate()
@@ -386,7 +386,7 @@ impl Dispatcher {
                         rt,
                         &rt.hooks()[hook],
                         envelope,
-                        wit,
+                        checked,
                         pd,
                         &mut |d, attempt| attempts.push((d.clone(), attempt)),
                         &mut |attempt| {
@@ -492,31 +492,34 @@ impl Dispatcher {
     /// Delivers a run of events in lanes (see [`crate::service::lanes`]),
     /// then acks in event order; returns the cascade events to run next.
     fn run_lanes(&mut self, mut work: Vec<Work>) -> Vec<Work> {
-        let mut wits = Vec::with_capacity(work.len());
+        let mut checked = Vec::with_capacity(work.len());
         let mut runs = Vec::with_capacity(work.len());
         for w in &mut work {
-            let (wit, run) = if kind::class_of(&w.envelope.kind) == EventClass::Observe {
-                (to_wit(&w.envelope, self.durability).map(Some), None)
+            let (event, run) = if kind::class_of(&w.envelope.kind) == EventClass::Observe {
+                (
+                    CheckedEvent::new(&w.envelope, self.durability).map(Some),
+                    None,
+                )
             } else {
                 match EventRun::new(&w.envelope, self.durability) {
                     Ok(run) => (Ok(None), Some(run)),
                     Err(e) => (Err(e), None),
                 }
             };
-            match wit {
-                Ok(wit) => wits.push(wit),
+            match event {
+                Ok(event) => checked.push(event),
                 Err(e) => {
                     self.undeliverable(w, &e.to_string());
                     // Nobody waits on an undeliverable event forever.
                     w.resolve = None;
-                    wits.push(None);
+                    checked.push(None);
                 }
             }
             runs.push(run);
         }
         let mut lanes: Vec<lanes::Lane> = Vec::new();
         for (event, w) in work.iter().enumerate() {
-            if wits[event].is_none() && runs[event].is_none() {
+            if checked[event].is_none() && runs[event].is_none() {
                 continue;
             }
             for (delivery, pd) in w.deliveries.iter().enumerate() {
@@ -534,7 +537,7 @@ impl Dispatcher {
             }
         }
         let keeps_answers = self.acker.is_some();
-        let job = Arc::new(Job::new(work, wits, runs, lanes, keeps_answers));
+        let job = Arc::new(Job::new(work, checked, runs, lanes, keeps_answers));
         let pool = self.pool.as_ref().expect("lanes run only with a pool");
         pool.run(&job);
         let results = job.results(pool.context());

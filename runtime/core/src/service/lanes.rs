@@ -26,7 +26,7 @@ use std::thread::JoinHandle;
 use crate::delivery::dispatch::EventRun;
 use crate::event::answer::Answer;
 use crate::runtime::Runtime;
-use crate::sandbox::wit::WitEnvelope;
+use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::Journal;
 use crate::service::report::{Observation, Observer, Stats};
 use crate::service::retry::{FinalAttempt, count, settle};
@@ -93,9 +93,9 @@ pub(crate) struct InTurn {
 /// A run of events for the workers.
 pub(crate) struct Job {
     pub(crate) work: Vec<Work>,
-    /// Per observe event, the record its hooks are lent (`None`:
+    /// Per observe event, the event checked for its hooks (`None`:
     /// undeliverable, or a decision or edit event).
-    pub(crate) wits: Vec<Option<WitEnvelope>>,
+    pub(crate) checked: Vec<Option<CheckedEvent>>,
     /// Per decision or edit event, its answers (`None` for observe events).
     pub(crate) turns: Vec<Option<InTurn>>,
     /// Answers are kept (as JSON) for the journal.
@@ -135,12 +135,12 @@ pub(crate) struct Results {
 }
 
 impl Job {
-    /// A job over `work`: `wits` for its observe events, `runs` for its
+    /// A job over `work`: `checked` for its observe events, `runs` for its
     /// decision and edit events (taking their `resolve` senders), `lanes`
     /// holding every delivery to run.
     pub(crate) fn new(
         mut work: Vec<Work>,
-        wits: Vec<Option<WitEnvelope>>,
+        checked: Vec<Option<CheckedEvent>>,
         runs: Vec<Option<EventRun>>,
         lanes: Vec<Lane>,
         keeps_answers: bool,
@@ -169,7 +169,7 @@ impl Job {
         };
         Job {
             work,
-            wits,
+            checked,
             turns,
             keeps_answers,
             lanes,
@@ -375,10 +375,18 @@ fn work(cx: &Context, job: &Job) {
             };
             let done = match &job.turns[event] {
                 None => {
-                    let wit = job.wits[event]
+                    let checked = job.checked[event]
                         .as_ref()
                         .expect("lanes hold deliverable events only");
-                    match settle(rt, hook, &w.envelope, wit, pd, &mut finished, &mut retrying) {
+                    match settle(
+                        rt,
+                        hook,
+                        &w.envelope,
+                        checked,
+                        pd,
+                        &mut finished,
+                        &mut retrying,
+                    ) {
                         Some(s) => Done::Settled(s, None),
                         None => Done::Left,
                     }
@@ -393,7 +401,7 @@ fn work(cx: &Context, job: &Job) {
                             rt,
                             hook,
                             &w.envelope,
-                            &run.wit,
+                            &run.checked,
                             pd,
                             &mut finished,
                             &mut retrying,

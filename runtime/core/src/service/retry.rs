@@ -11,7 +11,7 @@ use crate::event::envelope::Envelope;
 use crate::hooks::load::LoadedHook;
 use crate::runtime::Runtime;
 use crate::sandbox::outcome::Outcome;
-use crate::sandbox::wit::WitEnvelope;
+use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::PendingDelivery;
 use crate::service::report::Stats;
 
@@ -36,14 +36,21 @@ pub(crate) fn settle(
     rt: &Runtime,
     hook: &LoadedHook,
     envelope: &Envelope,
-    wit: &WitEnvelope,
+    checked: &CheckedEvent,
     pd: &PendingDelivery,
     finished: &mut dyn FnMut(&Delivery, u32),
     retrying: &mut dyn FnMut(u32),
 ) -> Option<FinalAttempt> {
     let mut attempt = pd.attempts;
     loop {
-        let (mut d, r) = deliver(&rt.services(), hook, envelope, wit, &pd.handler, attempt);
+        let (mut d, r) = deliver(
+            &rt.services(),
+            hook,
+            envelope,
+            checked,
+            &pd.handler,
+            attempt,
+        );
         if r.cancelled {
             return None;
         }

@@ -15,6 +15,8 @@ pub(crate) use v0_2_0::{
     WitEventClass, WitFileEdit, WitResponse, WitScope, WitTransport,
 };
 
+use std::borrow::Cow;
+
 use crate::event::answer::{Answer, Approval, FileEdit};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 
@@ -24,33 +26,72 @@ pub const SUPPORTED_VERSIONS: [&str; 2] = ["0.2.0", "0.1.0"];
 /// The newest world version: the one `hookrt-sdk` builds hooks for.
 pub const NEWEST_VERSION: &str = SUPPORTED_VERSIONS[0];
 
-/// The envelope as the WIT record hooks receive.
-pub(crate) fn to_wit(e: &Envelope, durability: Durability) -> Result<WitEnvelope, EnvelopeError> {
-    let c = &e.coordinates;
-    // Checks the envelope (it may have been changed since it was parsed).
-    let (idempotency_key, data) = e.checked_parts()?;
-    Ok(WitEnvelope {
-        schema_version: e.schema_version,
-        id: e.id.clone(),
-        kind: e.kind.clone(),
-        timestamp: e.timestamp.clone(),
-        coordinates: WitCoordinates {
-            agent: c.agent.clone(),
-            session: c.session.clone(),
-            turn: c.turn.clone(),
-            step: c.step.clone(),
-            sequence: c.sequence,
-            subagent: c.subagent.clone(),
-        },
-        attempt: e.attempt,
-        // An envelope built in code may leave the key to hookrt.
-        idempotency_key,
-        durability: match durability {
-            Durability::Accepted => WitDurability::Accepted,
-            Durability::Persisted => WitDurability::Persisted,
-        },
-        data: data.to_owned(),
-    })
+/// An event's envelope checked for delivery, and what its deliveries lend
+/// hooks besides the envelope's own fields: the idempotency key when it had
+/// to be derived again (code changed the envelope after it was validated),
+/// the data after an edit, and how the event is held. Owned, so the service's
+/// workers can share it; each call borrows the record it lends from it and
+/// from the envelope it was checked from, copying no text.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckedEvent {
+    /// `None`: the envelope's own key holds.
+    key: Option<String>,
+    /// `None`: the envelope's data text; the data as the hooks before left
+    /// it after an edit.
+    pub(crate) data: Option<String>,
+    durability: WitDurability,
+}
+
+impl CheckedEvent {
+    /// Checks `e` (it may have been changed since it was parsed), held as `durability`.
+    pub(crate) fn new(e: &Envelope, durability: Durability) -> Result<CheckedEvent, EnvelopeError> {
+        let (key, _) = e.checked_parts()?;
+        Ok(CheckedEvent {
+            key: match key {
+                Cow::Borrowed(_) => None,
+                Cow::Owned(derived) => Some(derived),
+            },
+            data: None,
+            durability: match durability {
+                Durability::Accepted => WitDurability::Accepted,
+                Durability::Persisted => WitDurability::Persisted,
+            },
+        })
+    }
+
+    /// The record one call lends a hook: `e` (the envelope this was checked
+    /// from, unchanged since) as attempt `attempt`; an aggregate observer sees
+    /// every scope's ids, never its payloads (`{}`).
+    pub(crate) fn lend<'a>(
+        &'a self,
+        e: &'a Envelope,
+        attempt: u32,
+        aggregate: bool,
+    ) -> WitEnvelope<'a> {
+        let c = &e.coordinates;
+        WitEnvelope {
+            schema_version: e.schema_version,
+            id: &e.id,
+            kind: &e.kind,
+            timestamp: &e.timestamp,
+            coordinates: WitCoordinates {
+                agent: &c.agent,
+                session: &c.session,
+                turn: c.turn.as_deref(),
+                step: c.step.as_deref(),
+                sequence: c.sequence,
+                subagent: c.subagent.as_deref(),
+            },
+            attempt,
+            idempotency_key: self.key.as_deref().unwrap_or(&e.idempotency_key),
+            durability: self.durability,
+            data: if aggregate {
+                "{}"
+            } else {
+                self.data.as_deref().unwrap_or_else(|| e.data.text())
+            },
+        }
+    }
 }
 
 impl From<WitResponse> for Answer {

@@ -6,32 +6,33 @@ use super::v0_2_0::{Level, WitDurability, WitEnvelope};
 wasmtime::component::bindgen!({
     path: "../../wit/v0.1.0",
     world: "define-hook",
+    ownership: Borrowing { duplicate_if_necessary: false },
 });
 
-/// The newest envelope converted for a 0.1.0 hook.
-pub(crate) fn envelope_down(e: &WitEnvelope) -> hookrt::hook::types::Envelope {
+/// The newest envelope converted for a 0.1.0 hook (the same references).
+pub(crate) fn envelope_down<'a>(e: &WitEnvelope<'a>) -> hookrt::hook::types::Envelope<'a> {
     use hookrt::hook::types as t;
     let c = &e.coordinates;
     t::Envelope {
         schema_version: e.schema_version,
-        id: e.id.clone(),
-        kind: e.kind.clone(),
-        timestamp: e.timestamp.clone(),
+        id: e.id,
+        kind: e.kind,
+        timestamp: e.timestamp,
         coordinates: t::Coordinates {
-            agent: c.agent.clone(),
-            session: c.session.clone(),
-            turn: c.turn.clone(),
-            step: c.step.clone(),
+            agent: c.agent,
+            session: c.session,
+            turn: c.turn,
+            step: c.step,
             sequence: c.sequence,
-            subagent: c.subagent.clone(),
+            subagent: c.subagent,
         },
         attempt: e.attempt,
-        idempotency_key: e.idempotency_key.clone(),
+        idempotency_key: e.idempotency_key,
         durability: match e.durability {
             WitDurability::Accepted => t::Durability::Accepted,
             WitDurability::Persisted => t::Durability::Persisted,
         },
-        data: e.data.clone(),
+        data: e.data,
     }
 }
 

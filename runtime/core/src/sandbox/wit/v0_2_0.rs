@@ -4,6 +4,9 @@
 wasmtime::component::bindgen!({
     path: "../../wit/v0.2.0",
     world: "define-hook",
+    // What `handle` takes (envelope, context) is lent: records of references
+    // into what the runtime holds, so a delivery copies no text on the host.
+    ownership: Borrowing { duplicate_if_necessary: false },
 });
 
 pub(crate) use hookrt::hook::log::{Field, Level};

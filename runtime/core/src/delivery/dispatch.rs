@@ -168,7 +168,8 @@ impl EventRun {
         envelope: &Envelope,
         durability: Durability,
     ) -> Result<EventRun, EnvelopeError> {
-        let answers = match (kind::class_of(&envelope.kind), envelope.kind.as_str()) {
+        let checked = CheckedEvent::new(envelope, durability)?;
+        let answers = match (checked.class, envelope.kind.as_str()) {
             (EventClass::Decision, "actions.requested") => {
                 Answers::Approval(decision::requested_calls(&envelope.data), Vec::new())
             }
@@ -179,10 +180,7 @@ impl EventRun {
             ),
             (EventClass::Observe, _) => Answers::Observe,
         };
-        Ok(EventRun {
-            checked: CheckedEvent::new(envelope, durability)?,
-            answers,
-        })
+        Ok(EventRun { checked, answers })
     }
 
     /// Whether the event's deliveries may run side by side: a tool approval,
@@ -368,9 +366,8 @@ pub(crate) fn deliver(
     handler: &str,
     attempt: u32,
 ) -> (Delivery, Call) {
-    let class = kind::class_of(&envelope.kind);
     let lent = checked.lend(envelope, attempt, hook.scope == Scope::Aggregate);
-    let mut r = hook.call(services, lent, handler, class);
+    let mut r = hook.call(services, lent, handler, checked.class);
     hook.cap_log_rate(&mut r.output);
     hook.note_cost(r.duration_us);
     let d = Delivery {

@@ -19,6 +19,7 @@ use std::borrow::Cow;
 
 use crate::event::answer::{Answer, Approval, FileEdit};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
+use crate::event::kind::{self, EventClass};
 
 /// Every world version this runtime binds, newest first.
 pub const SUPPORTED_VERSIONS: [&str; 2] = ["0.2.0", "0.1.0"];
@@ -40,6 +41,8 @@ pub(crate) struct CheckedEvent {
     /// it after an edit.
     pub(crate) data: Option<String>,
     durability: WitDurability,
+    /// The kind's class, looked up once per event.
+    pub(crate) class: EventClass,
 }
 
 impl CheckedEvent {
@@ -52,6 +55,7 @@ impl CheckedEvent {
                 Cow::Owned(derived) => Some(derived),
             },
             data: None,
+            class: kind::class_of(&e.kind),
             durability: match durability {
                 Durability::Accepted => WitDurability::Accepted,
                 Durability::Persisted => WitDurability::Persisted,

@@ -118,8 +118,9 @@ impl PartialEq for Validated {
 impl Eq for Validated {}
 
 impl Validated {
-    /// Feeds the key's inputs to `out`, each length-prefixed and tagged (so
-    /// absent differs from empty and no two input lists give the same bytes).
+    /// Feeds what is recorded (id, timestamp, then the key's inputs and the
+    /// key) to `out`, each length-prefixed and tagged (so absent differs
+    /// from empty and no two input lists give the same bytes).
     // Inlined, so that each small part compares in place (no call per part).
     #[inline(always)]
     fn inputs(e: &Envelope, mut out: impl FnMut(&[u8])) {

@@ -118,7 +118,10 @@ impl DecisionWorkers {
 /// An unknown cost (0: a hook not yet delivered to) counts as the highest.
 fn costliest_first(tasks: usize, cost: impl Fn(usize) -> u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..tasks).collect();
-    order.sort_by_key(|&t| std::cmp::Reverse(Some(cost(t)).filter(|&c| c > 0).unwrap_or(u64::MAX)));
+    order.sort_by_key(|&t| match cost(t) {
+        0 => std::cmp::Reverse(u64::MAX),
+        c => std::cmp::Reverse(c),
+    });
     order
 }
 

@@ -100,7 +100,6 @@ impl Planner {
             kind,
             scope,
         )
-        .into_iter()
         .map(|p| (self.hooks[p.index].0.clone(), p.handler.to_owned()))
         .collect()
     }

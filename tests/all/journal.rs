@@ -319,6 +319,32 @@ fn the_journal_and_its_wal_files_are_readable_by_their_owner_only() {
     );
 }
 
+#[test]
+fn six_connections_opening_one_new_journal_at_once_all_succeed() {
+    // `hookrt journal status` may open a journal while `hookrt run` creates
+    // it: each open sets the schema up (and adds columns newer than schema
+    // 1), which must happen once, not once per opener.
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join(format!("j{round}.db"));
+        let start = std::sync::Barrier::new(6);
+        let opened: Vec<Result<(), String>> = std::thread::scope(|s| {
+            let opens: Vec<_> = (0..6)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        Journal::open(&db).map(drop).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            opens.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert_eq!(opened, vec![Ok(()); 6], "round {round}");
+        let status = Journal::open(&db).unwrap().status().unwrap();
+        assert_eq!((status.events, status.pending), (0, 0));
+    }
+}
+
 /// The example transcript with a hook that dead-letters every
 /// `action.result` at its first failure, through a service that keeps
 /// every event; returns the agent, the journal and the events.

@@ -1,7 +1,7 @@
 //! `hookrt journal`: inspect and re-drive a journal.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -73,9 +73,8 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
             }
         }
         JournalCommand::Retry { path, hook, event } => {
-            let mut journal = Journal::open_existing(&path)?;
             // Not under a running service's feet: it would not see the change.
-            let _owner = hookrt::JournalLock::acquire(&path)?;
+            let (_owner, mut journal) = owned(&path)?;
             let n = journal.redrive(hook.as_deref(), event.as_deref())?;
             writeln!(
                 out,
@@ -92,8 +91,7 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
                 writeln!(out, "0 event(s) pruned: `forever` keeps every event")?;
                 return Ok(ExitCode::SUCCESS);
             };
-            let mut journal = Journal::open_existing(&path)?;
-            let _owner = hookrt::JournalLock::acquire(&path)?;
+            let (_owner, mut journal) = owned(&path)?;
             let mut pruned = 0;
             loop {
                 let n = journal.prune(age, hookrt::PRUNE_BATCH)?;
@@ -113,4 +111,14 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Owns the existing journal at `path`, then opens it: a journal in use is
+/// refused naming its owner before this process reads or writes it.
+fn owned(path: &Path) -> Result<(hookrt::JournalLock, Journal)> {
+    if !path.is_file() {
+        return Err(hookrt::JournalError::Missing(path.to_path_buf()).into());
+    }
+    let owner = hookrt::JournalLock::acquire(path)?;
+    Ok((owner, Journal::open_existing(path)?))
 }

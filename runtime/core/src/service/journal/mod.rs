@@ -308,6 +308,28 @@ fn sqlite_error(path: &Path) -> impl Fn(rusqlite::Error) -> JournalError + Copy 
     }
 }
 
+/// How long an open or a write waits for another connection's lock.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Puts the journal in WAL mode (kept in the file: a no-op once done). Two
+/// connections switching a new journal at once can each hold what the other
+/// needs; SQLite answers one of them "database is locked" at once, without
+/// waiting, so the switch is tried again until [`BUSY_WAIT`] has passed.
+fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_WAIT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            answer => return answer.map(drop),
+        }
+    }
+}
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -328,24 +350,29 @@ impl Journal {
             path: path.to_path_buf(),
             io: e,
         })?;
-        let conn = Connection::open(path).map_err(err)?;
+        let mut conn = Connection::open(path).map_err(err)?;
+        // Before anything that may wait on another opener's lock.
+        conn.busy_timeout(BUSY_WAIT).map_err(err)?;
+        use_wal(&conn).map_err(err)?;
         // FULL: a commit returns only after the WAL is synced, so `persisted`
         // holds across power loss, not just process crashes.
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
-        )
-        .map_err(err)?;
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(err)?;
         state::make_private_sidecars(path).map_err(|e| JournalError::Io {
             path: path.to_path_buf(),
             io: e,
         })?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
+        // One write transaction: a journal opened by several processes at
+        // once (`hookrt journal status` while `hookrt run` creates it) gets
+        // its schema, and each column added since, exactly once.
+        let setup = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
-        conn.execute_batch(SCHEMA).map_err(err)?;
+        setup.execute_batch(SCHEMA).map_err(err)?;
         // Added after schema 1 was released: each acked delivery's answer
         // (decision and edit events), so one interrupted by a crash is
         // finished with the answers given before it.
-        let has_answer: bool = conn
+        let has_answer: bool = setup
             .query_row(
                 "SELECT count(*) FROM pragma_table_info('deliveries') WHERE name = 'answer'",
                 [],
@@ -354,10 +381,11 @@ impl Journal {
             .map_err(err)?
             > 0;
         if !has_answer {
-            conn.execute_batch("ALTER TABLE deliveries ADD COLUMN answer TEXT")
+            setup
+                .execute_batch("ALTER TABLE deliveries ADD COLUMN answer TEXT")
                 .map_err(err)?;
         }
-        let found: Option<String> = conn
+        let found: Option<String> = setup
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
                 [],
@@ -374,13 +402,15 @@ impl Journal {
             }
             Some(_) => {}
             None => {
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
-                    [SCHEMA_VERSION.to_string()],
-                )
-                .map_err(err)?;
+                setup
+                    .execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
+                        [SCHEMA_VERSION.to_string()],
+                    )
+                    .map_err(err)?;
             }
         }
+        setup.commit().map_err(err)?;
         Ok(Journal {
             conn,
             path: path.to_path_buf(),

@@ -291,6 +291,78 @@ fn events_can_come_from_stdin() {
 }
 
 #[test]
+fn a_typescript_hooks_mapped_artifact_is_read_in_at_load_not_in_its_first_delivery() {
+    use std::io::BufRead;
+    // Mapped pages are read from disk when first touched: a TypeScript
+    // hook's artifact (~40 MB) is read in at load instead, so its first
+    // delivery never waits on the disk inside its deadline.
+    let agent = repo().join("example-hooks/agent");
+    let mut child = hookrt(&["run", agent.to_str().unwrap(), "--events", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&fs::read(transcript()).unwrap()).unwrap();
+    // A delivery printed: the hooks are loaded. Stdin stays open, so the
+    // process stays up to be looked at.
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("\"outcome\""), "{first}");
+    let smaps = fs::read_to_string(format!("/proc/{}/smaps", child.id())).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // Each artifact's read-only mapping (its code and metadata; a writable
+    // one is an instance's memory image), as (file, size, resident) in kB.
+    let mut artifacts: Vec<(String, u64, u64)> = Vec::new();
+    let mut current: Option<usize> = None;
+    for line in smaps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields
+            .first()
+            .is_some_and(|f| f.contains('-') && !f.ends_with(':'))
+        {
+            current = None;
+            let (perms, path) = (fields[1], fields.get(5).copied().unwrap_or(""));
+            if path.ends_with(".cwasm") && !perms.contains('w') {
+                let at = match artifacts.iter().position(|a| a.0 == path) {
+                    Some(at) => at,
+                    None => {
+                        artifacts.push((path.to_owned(), 0, 0));
+                        artifacts.len() - 1
+                    }
+                };
+                current = Some(at);
+            }
+        } else if let Some(at) = current {
+            let kb = || fields[1].parse::<u64>().unwrap();
+            match fields[0] {
+                "Size:" => artifacts[at].1 += kb(),
+                "Rss:" => artifacts[at].2 += kb(),
+                _ => {}
+            }
+        }
+    }
+    let large: Vec<_> = artifacts
+        .iter()
+        .filter(|(_, size, _)| *size >= 4 << 10)
+        .collect();
+    assert_eq!(
+        large.len(),
+        1,
+        "one artifact of 4 MiB or more, tool_timer.ts's: {artifacts:?}"
+    );
+    let (path, size, resident) = large[0];
+    assert_eq!(
+        resident, size,
+        "every page of {path} is in memory before any TypeScript delivery"
+    );
+}
+
+#[test]
 fn audit_json_reports_the_real_configuration() {
     let agent = repo().join("example-hooks/agent");
     let out = run(&["audit", agent.to_str().unwrap(), "--json"]);

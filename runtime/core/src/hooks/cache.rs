@@ -184,7 +184,7 @@ fn cached(
     let (content_mac, stored_stamp) = macs.split_at(MAC_LEN);
     if !stored_stamp.is_empty()
         && stamp::matches(key, content_mac, &meta, stored_stamp)
-        && let Some(component) = mapped(engine, &file)
+        && let Some(component) = mapped(engine, &file, meta.len())
     {
         return Ok(Some(component));
     }
@@ -213,15 +213,53 @@ fn cached(
 /// Maps the open artifact `file` as code, through `/proc/self/fd` so that
 /// Wasmtime opens the very file whose stamp was checked, not whatever its
 /// name points to by then; `None` where that is not possible.
-fn mapped(engine: &Engine, file: &std::fs::File) -> Option<Component> {
+fn mapped(engine: &Engine, file: &std::fs::File, len: u64) -> Option<Component> {
     use std::os::fd::AsRawFd;
     let fd = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     // SAFETY: `file` is open, and its stamp (a MAC under the cache's private
     // key) says it holds bytes whose MAC was checked, which only `store`
     // writes for this engine's own `precompile_component` output.
-    unsafe { Component::deserialize_file(engine, &fd) }
+    let component = unsafe { Component::deserialize_file(engine, &fd) }
         .inspect_err(|e| tracing::debug!("cannot map cached artifact ({e:#}); reading it"))
-        .ok()
+        .ok()?;
+    if len >= READ_IN_AT_LOAD {
+        read_in(&component);
+    }
+    Some(component)
+}
+
+/// A mapped artifact this large or larger is read in at load ([`read_in`]):
+/// a TypeScript hook's (~40 MB). A Rust hook's (~0.5–1.5 MB) is not: its
+/// first delivery touches little of it, and 100 such hooks must be ready in
+/// 15 ms (docs/performance.md, Start).
+const READ_IN_AT_LOAD: u64 = 4 << 20;
+
+/// Faults every page of `component`'s mapped artifact in now, at load.
+/// Mapped pages are otherwise read when first touched, inside the first
+/// delivery's deadline: a TypeScript hook whose artifact had left the page
+/// cache spent 30–40 ms of its first delivery waiting on the disk (1.2 ms
+/// after this; measured in docs/performance.md). Advice only: a kernel
+/// without `MADV_POPULATE_READ` (before Linux 5.14) leaves the pages to be
+/// read on first touch, as before.
+fn read_in(component: &Component) {
+    let range = component.image_range();
+    let len = range.end as usize - range.start as usize;
+    // SAFETY: the range is the artifact's mapping, alive while `component`
+    // is; MADV_POPULATE_READ only reads it, as a load would, and changes
+    // neither its contents nor its protection.
+    let rc = unsafe {
+        libc::madvise(
+            range.start as *mut libc::c_void,
+            len,
+            libc::MADV_POPULATE_READ,
+        )
+    };
+    if rc != 0 {
+        tracing::debug!(
+            "cannot read the mapped artifact in at load ({}); its pages are read on first use",
+            std::io::Error::last_os_error()
+        );
+    }
 }
 
 /// Writes the artifact's MAC and then the artifact, as owner-only files,

@@ -1240,9 +1240,12 @@ fn a_ts_hook_whose_top_level_never_ends_stops_its_build_at_the_timeout() {
         "import { defineHook } from \"hookrt\";\nwhile (Date.now() > 0) {}\nexport default defineHook({ \"*\"() {} });\n",
     )
     .unwrap();
+    // A cache of its own: the build's processes name it in their arguments.
+    let cache = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
     let out = hookrt(&["check", dir.path().to_str().unwrap()])
         .env("HOOKRT_JS_BUILD_TIMEOUT_S", "5")
+        .env("HOOKRT_CACHE_DIR", cache.path())
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -1252,6 +1255,26 @@ fn a_ts_hook_whose_top_level_never_ends_stops_its_build_at_the_timeout() {
         "{err}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(120));
+    // Nothing of the build outlives it: not node, not the Wizer node started
+    // (SIGKILL is delivered at once; the dead are reaped within moments).
+    let building = || -> Vec<String> {
+        let needle = cache.path().to_string_lossy().into_owned();
+        fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| fs::read(e.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&needle))
+            .collect()
+    };
+    let waited = std::time::Instant::now();
+    while !building().is_empty() && waited.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        building(),
+        Vec::<String>::new(),
+        "the build's processes were all stopped"
+    );
 }
 
 #[test]

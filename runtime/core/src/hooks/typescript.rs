@@ -226,11 +226,14 @@ fn run(mut child: Child, input: String, limit: Duration) -> Result<(bool, String
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() > limit => {
-                // The group: node's children (wizer) outlive a kill of node alone.
-                let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(format!("-{}", child.id()))
-                    .status();
+                // The group: node's children (wizer) outlive a kill of node
+                // alone. (Through `kill(1)` it missed them: procps-ng 4.0.2's
+                // `kill -KILL -PGID` answered 0 and left the group running.)
+                if let Ok(group) = libc::pid_t::try_from(child.id()) {
+                    // SAFETY: a plain system call; node leads its own group
+                    // (`process_group(0)` above), so only the build is signalled.
+                    unsafe { libc::kill(-group, libc::SIGKILL) };
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(

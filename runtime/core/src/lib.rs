@@ -86,7 +86,8 @@ pub use hooks::typescript::{BUILD_TIMEOUT as JS_BUILD_TIMEOUT, toolchain_dir as 
 
 // Layer 4: delivery.
 pub use delivery::cascade::{Failure, SESSION_FAILED, TURN_FAILED, cascade_event, cascade_line};
-pub use delivery::decision::{CallDecision, DecisionWorkers, FileEditDecision, ToolApproval, Vote};
+pub use delivery::decision::{CallDecision, FileEditDecision, ToolApproval, Vote};
+pub use delivery::decision_workers::DecisionWorkers;
 pub use delivery::edit::{EditAccount, EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
 

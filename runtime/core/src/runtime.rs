@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::delivery::decision::DecisionWorkers;
+use crate::delivery::decision_workers::DecisionWorkers;
 use crate::delivery::dispatch;
 use crate::delivery::record::{Delivery, Dispatch};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};

@@ -17,7 +17,7 @@
 //! Because the tool-approval merge reads every answer only once all are in
 //! (it depends on their plan order, not on when they arrive), the hooks of
 //! one `actions.requested` event can run side by side on the **decision
-//! workers** ([`DecisionWorkers`]), the costliest hooks (by their past
+//! workers** (`decision_workers.rs`), the costliest hooks (by their past
 //! deliveries) first; their deliveries are then recorded in plan order, as
 //! if they had run one after another. File-edit ownership
 //! stays sequential (the first owner stops the rest), and so do edits (each
@@ -28,117 +28,6 @@ use serde::{Deserialize, Serialize};
 use crate::event::answer::{Approval, FileEdit};
 use crate::hooks::settings::OnFailure;
 use crate::sandbox::outcome::Outcome;
-
-/// Threads that run one tool-approval event's hooks side by side: the
-/// caller's thread and `workers - 1` kept ones. One worker (the default)
-/// runs them one after another on the caller's thread.
-pub struct DecisionWorkers {
-    /// The threads besides the caller's (none with one worker).
-    pool: Option<rayon::ThreadPool>,
-    workers: usize,
-}
-
-impl Default for DecisionWorkers {
-    fn default() -> Self {
-        DecisionWorkers {
-            pool: None,
-            workers: 1,
-        }
-    }
-}
-
-impl DecisionWorkers {
-    /// `workers` threads in all (cut to 1..=[`crate::sandbox::engine::MAX_WORKERS`]),
-    /// the caller's included; starts `workers - 1` threads.
-    pub fn new(workers: usize) -> std::io::Result<DecisionWorkers> {
-        let workers = workers.clamp(1, crate::sandbox::engine::MAX_WORKERS);
-        let pool = if workers > 1 {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(workers - 1)
-                .thread_name(|i| format!("hookrt-decide-{i}"))
-                .build()
-                .map_err(std::io::Error::other)?;
-            Some(pool)
-        } else {
-            None
-        };
-        Ok(DecisionWorkers { pool, workers })
-    }
-
-    /// Threads in all, the caller's included.
-    pub fn workers(&self) -> usize {
-        self.workers
-    }
-
-    /// `task(0)` .. `task(tasks - 1)` on the workers, each task once, any
-    /// worker taking the next one left, in the order of `cost` from the
-    /// highest (ties, in task order): a costly task taken last would keep
-    /// the others waiting while one worker runs it alone. The results in
-    /// task order.
-    pub(crate) fn run<T: Send>(
-        &self,
-        tasks: usize,
-        cost: impl Fn(usize) -> u64,
-        task: impl Fn(usize) -> T + Sync,
-    ) -> Vec<T> {
-        let Some(pool) = self.pool.as_ref().filter(|_| tasks > 1) else {
-            return (0..tasks).map(task).collect();
-        };
-        let order = costliest_first(tasks, cost);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let done: Vec<std::sync::Mutex<Option<T>>> =
-            (0..tasks).map(|_| std::sync::Mutex::new(None)).collect();
-        let work = || {
-            loop {
-                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = order.get(n) else {
-                    return;
-                };
-                let result = task(i);
-                *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-            }
-        };
-        pool.in_place_scope(|scope| {
-            for _ in 1..self.workers.min(tasks) {
-                scope.spawn(|_| work());
-            }
-            work();
-        });
-        done.into_iter()
-            .map(|slot| {
-                slot.into_inner()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .expect("every task ran: the scope waits for its spawned work")
-            })
-            .collect()
-    }
-}
-
-/// Task indexes `0..tasks` by `cost`, highest first; ties keep task order.
-/// An unknown cost (0: a hook not yet delivered to) counts as the highest.
-fn costliest_first(tasks: usize, cost: impl Fn(usize) -> u64) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..tasks).collect();
-    order.sort_by_key(|&t| match cost(t) {
-        0 => std::cmp::Reverse(u64::MAX),
-        c => std::cmp::Reverse(c),
-    });
-    order
-}
-
-/// The deliveries `plan` (one hook index each, in plan order) as tasks for
-/// [`DecisionWorkers::run`]: one per hook, holding that hook's deliveries in
-/// plan order (a hook never runs two deliveries at once, and its warm
-/// instance sees them in order).
-pub(crate) fn tasks_by_hook(plan: &[usize]) -> Vec<Vec<usize>> {
-    let mut tasks: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (position, &hook) in plan.iter().enumerate() {
-        match tasks.iter_mut().find(|(h, _)| *h == hook) {
-            Some((_, positions)) => positions.push(position),
-            None => tasks.push((hook, vec![position])),
-        }
-    }
-    tasks.into_iter().map(|(_, positions)| positions).collect()
-}
 
 /// A hook's vote: what it answered to a decision event as the merge counts it,
 /// and whether it stands in for a failed delivery.
@@ -280,30 +169,6 @@ mod tests {
             answer: a,
             failure: None,
         }
-    }
-
-    #[test]
-    fn tasks_start_costliest_first_unknown_first_ties_in_task_order() {
-        let costs = [300, 0, 900, 300, 100];
-        assert_eq!(costliest_first(5, |t| costs[t]), [1, 2, 0, 3, 4]);
-    }
-
-    #[test]
-    fn two_workers_run_every_task_once_and_answer_in_task_order() {
-        let workers = DecisionWorkers::new(2).unwrap();
-        let ran = std::sync::Mutex::new(Vec::new());
-        let out = workers.run(
-            4,
-            |t| [1, 5, 2, 9][t],
-            |t| {
-                ran.lock().unwrap().push(t);
-                t * 10
-            },
-        );
-        assert_eq!(out, [0, 10, 20, 30]);
-        let mut ran = ran.into_inner().unwrap();
-        ran.sort();
-        assert_eq!(ran, [0, 1, 2, 3]);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! to "every planned delivery runs": once a hook owns a file edit (`applied`
 //! or `failed`), the hooks after it are not asked, so nobody writes twice.
 
-use crate::delivery::decision::{self, DecisionWorkers, FileEditDecision, RequestedCall, Vote};
+use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
+use crate::delivery::decision_workers::{self, DecisionWorkers};
 use crate::delivery::edit::EditSession;
 use crate::delivery::record::{Delivery, Dispatch, Resolution};
 use crate::event::answer::{Answer, Approval, FileEdit};
@@ -68,7 +69,7 @@ pub(crate) fn dispatch_some(
             .filter(|p| !skip.is_some_and(|skip| skip(&registry.hooks()[p.index].id(), p.handler)))
             .collect();
         let hooks: Vec<usize> = plan.iter().map(|p| p.index).collect();
-        let tasks = decision::tasks_by_hook(&hooks);
+        let tasks = decision_workers::tasks_by_hook(&hooks);
         let checked = &run.checked;
         let mut done: Vec<Option<(Delivery, Call)>> = plan.iter().map(|_| None).collect();
         let cost = |t: usize| {

@@ -23,7 +23,7 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, mpsc};
 
 use crate::delivery::cascade::{self, Failure};
-use crate::delivery::decision;
+use crate::delivery::decision_workers;
 use crate::delivery::dispatch::EventRun;
 use crate::delivery::record::Delivery;
 use crate::delivery::record::Resolution;
@@ -373,7 +373,7 @@ impl Dispatcher {
             .filter_map(|(i, pd)| Some((i, rt.hooks().iter().position(|h| h.has_id(&pd.hook))?)))
             .collect();
         let hooks: Vec<usize> = found.iter().map(|&(_, hook)| hook).collect();
-        let tasks = decision::tasks_by_hook(&hooks);
+        let tasks = decision_workers::tasks_by_hook(&hooks);
         let cost = |t: usize| rt.hooks()[found[tasks[t][0]].1].cost_us() * tasks[t].len() as u64;
         let results = workers.run(tasks.len(), cost, |t| {
             tasks[t]

@@ -60,6 +60,7 @@ const RUNTIME: &[&str] = &[
     "hooks::registry",
     // delivery/: one event through its hooks.
     "delivery::decision",
+    "delivery::decision_workers",
     "delivery::edit",
     "delivery::record",
     "delivery::cascade",

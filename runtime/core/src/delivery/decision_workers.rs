@@ -11,7 +11,9 @@
 //! machine a sleeping thread woke 25–90 µs after it was signalled (p50 to
 //! p99), and a decision paid that twice (offer, then the last answer) with
 //! the rayon pool used before. Back-to-back decisions now find their
-//! helpers awake; a helper spins at most [`SPIN`] after a decision.
+//! helpers awake; a helper spins at most [`SPIN`] after a decision. With
+//! more workers than the machine has cores, nobody spins: a spinning thread
+//! would take the core a working one needs.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -19,8 +21,34 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long a thread waiting for the other side spins before it sleeps.
+/// How long a thread waiting for the other side spins before it sleeps
+/// (here, and in the service's lanes).
 pub const SPIN: Duration = Duration::from_micros(200);
+
+/// How long each of `threads` working threads spins when it waits:
+/// [`SPIN`], or nothing when they outnumber the cores.
+pub(crate) fn spin_for(threads: usize) -> Duration {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if threads <= cores {
+        SPIN
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// Spins for at most `spin` until `done()`; whether it came true.
+pub(crate) fn spin_until(spin: Duration, done: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + spin;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+}
 
 /// Threads that run one tool-approval event's hooks side by side: the
 /// caller's thread and `workers - 1` kept ones. One worker (the default)
@@ -152,6 +180,8 @@ struct Shared {
     running: AtomicUsize,
     offered: Condvar,
     idle: Condvar,
+    /// [`SPIN`], or nothing when the threads outnumber the cores.
+    spin: Duration,
 }
 
 struct State {
@@ -179,6 +209,7 @@ impl Helpers {
             running: AtomicUsize::new(0),
             offered: Condvar::new(),
             idle: Condvar::new(),
+            spin: spin_for(n + 1),
         });
         let mut helpers = Helpers {
             shared: shared.clone(),
@@ -254,10 +285,9 @@ impl Offer<'_> {
     /// panic, if any.
     fn withdraw(&self) -> Option<Box<dyn std::any::Any + Send>> {
         self.shared.lock().job = None;
-        let spin_until = Instant::now() + SPIN;
-        while self.shared.running.load(Ordering::Acquire) != 0 && Instant::now() < spin_until {
-            std::hint::spin_loop();
-        }
+        spin_until(self.shared.spin, || {
+            self.shared.running.load(Ordering::Acquire) == 0
+        });
         let mut state = self.shared.lock();
         while self.shared.running.load(Ordering::Acquire) != 0 {
             state = self
@@ -277,15 +307,14 @@ impl Drop for Offer<'_> {
     }
 }
 
-/// A helper thread: waits for a job (spinning [`SPIN`], then sleeping),
+/// A helper thread: waits for a job (spinning up to [`SPIN`], then sleeping),
 /// runs it, and waits again, until the helpers are stopped.
 fn helper(shared: &Shared) {
     let mut seen = 0;
     loop {
-        let spin_until = Instant::now() + SPIN;
-        while shared.generation.load(Ordering::Acquire) == seen && Instant::now() < spin_until {
-            std::hint::spin_loop();
-        }
+        spin_until(shared.spin, || {
+            shared.generation.load(Ordering::Acquire) != seen
+        });
         let job = {
             let mut state = shared.lock();
             while shared.generation.load(Ordering::Acquire) == seen && !state.stop {

@@ -21,13 +21,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long a thread waiting for the other side spins before it sleeps
-/// (here, and in the service's lanes).
+/// How long a thread waiting for the other side spins before it sleeps.
 pub const SPIN: Duration = Duration::from_micros(200);
 
 /// How long each of `threads` working threads spins when it waits:
 /// [`SPIN`], or nothing when they outnumber the cores.
-pub(crate) fn spin_for(threads: usize) -> Duration {
+fn spin_for(threads: usize) -> Duration {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     if threads <= cores {
         SPIN
@@ -37,7 +36,7 @@ pub(crate) fn spin_for(threads: usize) -> Duration {
 }
 
 /// Spins for at most `spin` until `done()`; whether it came true.
-pub(crate) fn spin_until(spin: Duration, done: impl Fn() -> bool) -> bool {
+fn spin_until(spin: Duration, done: impl Fn() -> bool) -> bool {
     let until = Instant::now() + spin;
     loop {
         if done() {

@@ -20,12 +20,9 @@
 //! The workers live as long as the dispatcher: a run of a few events costs a
 //! wake-up, not a thread start.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
-use crate::delivery::decision_workers::{spin_for, spin_until};
 use crate::delivery::dispatch::EventRun;
 use crate::event::answer::Answer;
 use crate::runtime::Runtime;
@@ -45,9 +42,6 @@ pub(crate) struct Context {
     pub(crate) rt: Arc<Runtime>,
     pub(crate) observer: Arc<Mutex<Observer>>,
     pub(crate) journal: Arc<Mutex<Option<Journal>>>,
-    /// How long a waiting worker spins before it sleeps (set by
-    /// [`Pool::start`] from the number of threads).
-    spin: Duration,
 }
 
 impl Context {
@@ -60,7 +54,6 @@ impl Context {
             rt,
             observer,
             journal,
-            spin: Duration::ZERO,
         }
     }
 
@@ -110,9 +103,6 @@ pub(crate) struct Job {
     pub(crate) lanes: Vec<Lane>,
     board: Mutex<Board>,
     freed: Condvar,
-    /// Lanes given back so far (bumped under `board`'s lock): a waiting
-    /// worker spins on it before it sleeps on `freed`.
-    frees: AtomicU64,
 }
 
 /// Which lanes are held and how far each got.
@@ -185,7 +175,6 @@ impl Job {
             lanes,
             board: Mutex::new(board),
             freed: Condvar::new(),
-            frees: AtomicU64::new(0),
         }
     }
 
@@ -206,25 +195,6 @@ impl Job {
             stats: std::mem::take(&mut b.stats),
             resolutions: std::mem::take(&mut b.resolutions),
         }
-    }
-
-    /// Waits, holding `b`, until a lane is given back (spinning first,
-    /// without the lock); the caller looks at the board again.
-    fn await_release<'a>(
-        &'a self,
-        cx: &Context,
-        b: MutexGuard<'a, Board>,
-    ) -> MutexGuard<'a, Board> {
-        let seen = self.frees.load(Ordering::Acquire);
-        drop(b);
-        spin_until(cx.spin, || self.frees.load(Ordering::Acquire) != seen);
-        let b = lock(&self.board);
-        // Bumped under the lock: unchanged here means no lane was given
-        // back since, and the next one notifies after this waits.
-        if self.frees.load(Ordering::Acquire) != seen {
-            return b;
-        }
-        self.freed.wait(b).unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether item `(event, delivery)` may start: any observe delivery; a
@@ -262,10 +232,6 @@ impl Job {
 pub(crate) struct Pool {
     cx: Context,
     slot: Arc<(Mutex<Slot>, Condvar)>,
-    /// `Slot::generation`, readable without the lock: a waiting worker
-    /// spins on it before it sleeps (a sleeping thread wakes 25–90 µs after
-    /// it is signalled on the project's 2-vCPU machine).
-    offered: Arc<AtomicU64>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -279,20 +245,17 @@ struct Slot {
 
 impl Pool {
     /// Starts `helpers` worker threads (the dispatcher's own thread works too).
-    pub(crate) fn start(mut cx: Context, helpers: usize) -> std::io::Result<Pool> {
-        cx.spin = spin_for(helpers + 1);
+    pub(crate) fn start(cx: Context, helpers: usize) -> std::io::Result<Pool> {
         let slot: Arc<(Mutex<Slot>, Condvar)> = Arc::default();
-        let offered = Arc::new(AtomicU64::new(0));
         let mut threads = Vec::with_capacity(helpers);
         for i in 0..helpers {
-            let (cx, slot, offered) = (cx.clone(), slot.clone(), offered.clone());
+            let (cx, slot) = (cx.clone(), slot.clone());
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("hookrt-worker-{}", i + 1))
                     .spawn(move || {
                         let mut seen = 0;
                         loop {
-                            spin_until(cx.spin, || offered.load(Ordering::Acquire) != seen);
                             let job = {
                                 let mut s = lock(&slot.0);
                                 while s.generation == seen && !s.stop {
@@ -311,12 +274,7 @@ impl Pool {
                     })?,
             );
         }
-        Ok(Pool {
-            cx,
-            slot,
-            offered,
-            threads,
-        })
+        Ok(Pool { cx, slot, threads })
     }
 
     /// What the workers share with the dispatcher.
@@ -331,14 +289,13 @@ impl Pool {
             let mut s = lock(&self.slot.0);
             s.generation += 1;
             s.job = Some(job.clone());
-            self.offered.store(s.generation, Ordering::Release);
         }
         self.slot.1.notify_all();
         work(&self.cx, job);
         lock(&self.slot.0).job = None;
         let mut b = lock(&job.board);
         while b.held.iter().any(|&h| h) {
-            b = job.await_release(&self.cx, b);
+            b = job.freed.wait(b).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
@@ -394,7 +351,7 @@ fn work(cx: &Context, job: &Job) {
                 if !b.held.iter().any(|&h| h) {
                     return; // nothing held, nothing free: all done
                 }
-                b = job.await_release(cx, b);
+                b = job.freed.wait(b).unwrap_or_else(|e| e.into_inner());
             }
         };
         let hook_index = job.lanes[lane].hook;
@@ -493,7 +450,6 @@ fn work(cx: &Context, job: &Job) {
         }
         b.held[lane] = false;
         b.stats.merge(stats);
-        job.frees.fetch_add(1, Ordering::Release);
         drop(b);
         job.freed.notify_all();
     }

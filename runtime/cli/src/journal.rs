@@ -120,5 +120,5 @@ fn owned(path: &Path) -> Result<(hookrt::JournalLock, Journal)> {
         return Err(hookrt::JournalError::Missing(path.to_path_buf()).into());
     }
     let owner = hookrt::JournalLock::acquire(path)?;
-    Ok((owner, Journal::open_existing(path)?))
+    Ok((owner, Journal::open(path)?))
 }

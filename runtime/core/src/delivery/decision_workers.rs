@@ -244,7 +244,6 @@ impl Helpers {
         self.shared.offered.notify_all();
         Offer {
             shared: &self.shared,
-            _work: std::marker::PhantomData,
         }
     }
 }
@@ -266,8 +265,8 @@ impl Drop for Helpers {
 /// A job on offer; ending it (or dropping it) withdraws the job and waits
 /// until no helper runs it.
 struct Offer<'a> {
+    /// Borrowed for as long as the job's `work`: the offer cannot outlive it.
     shared: &'a Shared,
-    _work: std::marker::PhantomData<&'a ()>,
 }
 
 impl Offer<'_> {

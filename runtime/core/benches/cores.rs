@@ -9,14 +9,18 @@
 //! measure: one worker's delivering CPU time over the busiest delivering
 //! thread's with two workers (per-thread CPU from `/proc`), the speed-up two
 //! workers would reach on otherwise idle cores if the threads never waited
-//! for each other.
+//! for each other; and a second bound for machines with few cores: with two
+//! workers every thread (the submitting one and the writer too) shares the
+//! cores, while with one worker they run beside it. It also prints the CPU
+//! time per event of the delivering threads and of the others.
 //!
 //! Not a criterion bench (the criterion figures for 1 and 2 workers are
 //! `scripts/bench throughput`): it prints each run's ratio, because the goal
 //! counts runs ("at least 9 of 10").
 //!
 //! Run: `scripts/bench cores` (see docs/performance.md). `HOOKRT_BENCH_RUNS`
-//! (default 10) and `HOOKRT_BENCH_EVENTS` (default 3000) change the size.
+//! (default 10) and `HOOKRT_BENCH_EVENTS` (default 3000) change the size;
+//! `HOOKRT_BENCH_CASE` runs only the cases whose name holds it (`reuse`).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -33,9 +37,9 @@ fn env_or(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// CPU time (ns, from `/proc/self/task/*/schedstat`) of this process's
-/// delivering threads (`hookrt-dispatch`, `hookrt-worker-*`), by thread id.
-fn delivering_cpu() -> HashMap<String, u64> {
+/// CPU time (ns, from `/proc/self/task/*/schedstat`) of each of this
+/// process's threads, by thread id: its name and the time.
+fn thread_cpu() -> HashMap<String, (String, u64)> {
     let mut cpu = HashMap::new();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return cpu;
@@ -43,28 +47,37 @@ fn delivering_cpu() -> HashMap<String, u64> {
     for task in tasks.flatten() {
         let path = task.path();
         let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        if !(name.starts_with("hookrt-dispatch") || name.starts_with("hookrt-worker")) {
-            continue;
-        }
         let ns = std::fs::read_to_string(path.join("schedstat"))
             .ok()
             .and_then(|s| s.split_whitespace().next()?.parse().ok())
             .unwrap_or(0);
-        cpu.insert(task.file_name().to_string_lossy().into_owned(), ns);
+        cpu.insert(
+            task.file_name().to_string_lossy().into_owned(),
+            (name.trim().to_string(), ns),
+        );
     }
     cpu
 }
 
+/// Whether a thread of that name delivers (`hookrt-dispatch`,
+/// `hookrt-worker-*`).
+fn delivers(name: &str) -> bool {
+    name.starts_with("hookrt-dispatch") || name.starts_with("hookrt-worker")
+}
+
 /// One run: wall seconds to submit every event, wait for every receipt and
-/// flush; the delivering threads' CPU seconds, all together and the busiest.
+/// flush; the delivering threads' CPU seconds, all together and the busiest;
+/// the CPU seconds of every other thread (this one submitting, the writer,
+/// the decision workers).
 struct Run {
     wall: f64,
     cpu: f64,
     busiest: f64,
+    others: f64,
 }
 
 fn run(service: &HookService, events: Vec<Envelope>) -> Run {
-    let before = delivering_cpu();
+    let before = thread_cpu();
     let start = Instant::now();
     let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
     for p in pending {
@@ -72,14 +85,19 @@ fn run(service: &HookService, events: Vec<Envelope>) -> Run {
     }
     service.flush_blocking();
     let wall = start.elapsed().as_secs_f64();
-    let used: Vec<f64> = delivering_cpu()
+    let used: Vec<(bool, f64)> = thread_cpu()
         .into_iter()
-        .map(|(tid, ns)| (ns - before.get(&tid).copied().unwrap_or(0)) as f64 / 1e9)
+        .map(|(tid, (name, ns))| {
+            let was = before.get(&tid).map_or(0, |(_, ns)| *ns);
+            (delivers(&name), (ns - was) as f64 / 1e9)
+        })
         .collect();
+    let delivering = used.iter().filter(|(d, _)| *d).map(|(_, s)| *s);
     Run {
         wall,
-        cpu: used.iter().sum(),
-        busiest: used.iter().copied().fold(0.0, f64::max),
+        cpu: delivering.clone().sum(),
+        busiest: delivering.fold(0.0, f64::max),
+        others: used.iter().filter(|(d, _)| !*d).map(|(_, s)| s).sum(),
     }
 }
 
@@ -93,12 +111,14 @@ fn main() {
         ("observe, all reuse", Some("reuse"), &observe, 1.8),
         ("transcript mix", None, &mix, 1.3),
     ];
-    println!(
-        "2 workers / 1 worker, {n} events a run, {runs} paired runs, accepted; {} cores",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("2 workers / 1 worker, {n} events a run, {runs} paired runs, accepted; {cores} cores");
     let mut round = 0u64;
+    let only = std::env::var("HOOKRT_BENCH_CASE").unwrap_or_default();
     for (name, instance, base, goal) in cases {
+        if !name.contains(&only) {
+            continue;
+        }
         let agent = three_observers_as(instance);
         let start = |workers| {
             HookService::start_with(
@@ -120,6 +140,9 @@ fn main() {
         }
         let load_before = load_average();
         let (mut ratios, mut bounds, mut rate1) = (Vec::new(), Vec::new(), Vec::new());
+        let mut shared = Vec::new();
+        // µs of CPU per event: delivering and other threads, 1 and 2 workers.
+        let mut per_event = [[0.0f64; 2]; 2];
         for _ in 0..runs {
             round += 1;
             let r1 = run(&one, renamed(base, n, round));
@@ -131,7 +154,16 @@ fn main() {
             // that is the most two can gain (an upper bound: waits between
             // the threads are not counted).
             bounds.push(r1.cpu / r2.busiest);
+            // All threads share the machine's cores: with two workers the
+            // wall time is at least every thread's CPU time over the cores,
+            // while one worker's wall time is about its delivering CPU time
+            // (the submitting thread and the writer run beside it).
+            shared.push(cores as f64 * r1.cpu / (r2.cpu + r2.others));
             rate1.push(n as f64 / r1.wall);
+            for (i, r) in [&r1, &r2].into_iter().enumerate() {
+                per_event[i][0] += r.cpu * 1e6 / (n * runs) as f64;
+                per_event[i][1] += r.others * 1e6 / (n * runs) as f64;
+            }
         }
         let met = ratios.iter().filter(|&&r| r >= goal).count();
         let list = |xs: &[f64]| {
@@ -151,6 +183,15 @@ fn main() {
             "{name}: CPU bound 2/1 (1 worker's delivering CPU / 2 workers' busiest thread) = [{}]; median {:.2}",
             list(&bounds),
             median(&mut bounds.clone()),
+        );
+        println!(
+            "{name}: cores bound 2/1 ({cores} cores x 1 worker's delivering CPU / 2 workers' CPU of every thread) = [{}]; median {:.2}",
+            list(&shared),
+            median(&mut shared.clone()),
+        );
+        println!(
+            "{name}: CPU per event, delivering threads + the others (submitting, writer, decision workers): 1 worker {:.1} + {:.1} µs, 2 workers {:.1} + {:.1} µs",
+            per_event[0][0], per_event[0][1], per_event[1][0], per_event[1][1],
         );
         one.shutdown_blocking(Duration::from_secs(30));
         two.shutdown_blocking(Duration::from_secs(30));

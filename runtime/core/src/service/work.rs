@@ -3,7 +3,7 @@
 //! backpressure, and the small helpers every thread shares.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::oneshot;
 
@@ -110,23 +110,45 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Ids seen recently (without a journal): a set plus insertion order.
+/// Ids seen recently (without a journal): a set plus insertion order, both
+/// sharing one copy of each id.
 #[derive(Default)]
-pub(crate) struct Seen(HashSet<String>, VecDeque<String>);
+pub(crate) struct Seen(HashSet<Arc<str>>, VecDeque<Arc<str>>);
 
 impl Seen {
     /// Remembers `id`; false when it was already seen.
     pub(crate) fn insert(&mut self, id: &str) -> bool {
-        if self.0.contains(id) {
+        let id: Arc<str> = Arc::from(id);
+        if !self.0.insert(id.clone()) {
             return false;
         }
-        self.0.insert(id.to_owned());
-        self.1.push_back(id.to_owned());
+        self.1.push_back(id);
         if self.1.len() > MEMORY_DEDUP_WINDOW
             && let Some(old) = self.1.pop_front()
         {
             self.0.remove(&old);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_refuses_an_id_again_within_the_window_and_forgets_the_oldest_past_it() {
+        let mut seen = Seen::default();
+        assert!(seen.insert("first"));
+        assert!(!seen.insert("first"), "a second time within the window");
+        for i in 1..MEMORY_DEDUP_WINDOW {
+            assert!(seen.insert(&format!("e{i}")));
+        }
+        assert!(!seen.insert("first"), "still within the window");
+        assert!(seen.insert("one more"));
+        assert!(seen.insert("first"), "pushed out by the newest id");
+        assert!(!seen.insert(&format!("e{}", MEMORY_DEDUP_WINDOW - 1)));
+        assert_eq!(seen.0.len(), MEMORY_DEDUP_WINDOW);
+        assert_eq!(seen.1.len(), MEMORY_DEDUP_WINDOW);
     }
 }

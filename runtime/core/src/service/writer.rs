@@ -41,15 +41,12 @@ impl Writer {
         work: mpsc::SyncSender<Msg>,
     ) {
         while let Some(first) = rx.blocking_recv() {
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(c) => batch.push(c),
-                    Err(_) => break,
-                }
-            }
-            let mut emits = Vec::new();
-            for c in batch {
+            // Every queued command (up to MAX_BATCH), taken one at a time
+            // into place: no batch of commands is built and moved again.
+            let mut emits = Vec::with_capacity((rx.len() + 1).min(MAX_BATCH));
+            let (mut next, mut taken) = (Some(first), 0);
+            while let Some(c) = next {
+                taken += 1;
                 match c {
                     Command::Emit(e, reply, resolve) => emits.push((e, reply, resolve)),
                     Command::Flush(reply) => {
@@ -68,6 +65,11 @@ impl Writer {
                         let _ = work.send(Msg::Reload(runtime, reply));
                     }
                 }
+                next = if taken < MAX_BATCH {
+                    rx.try_recv().ok()
+                } else {
+                    None
+                };
             }
             let (new, lookups) = self.take(emits);
             send(&work, new, lookups);
@@ -157,7 +159,7 @@ impl Writer {
         } else {
             Durability::Accepted
         };
-        let (mut work, mut lookups) = (Vec::new(), Vec::new());
+        let (mut work, mut lookups) = (Vec::with_capacity(emits.len()), Vec::new());
         for (((envelope, reply, resolve), plan), inserted) in
             emits.into_iter().zip(plans).zip(stored)
         {

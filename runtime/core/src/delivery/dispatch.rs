@@ -159,9 +159,9 @@ enum Answers {
     Observe,
     Approval(Vec<RequestedCall>, Vec<Vote<Vec<Approval>>>),
     FileEdit(Vec<Vote<FileEdit>>),
-    /// The edits so far, and the event's data as it came (each hook gets it
-    /// with the state as the hooks before it left it).
-    Edit(EditSession, Box<serde_json::Value>),
+    /// The edits so far (each hook gets the event's data with the state as
+    /// the hooks before it left it).
+    Edit(EditSession),
 }
 
 impl EventRun {
@@ -175,10 +175,7 @@ impl EventRun {
                 Answers::Approval(decision::requested_calls(&envelope.data), Vec::new())
             }
             (EventClass::Decision, _) => Answers::FileEdit(Vec::new()),
-            (EventClass::Edit, _) => Answers::Edit(
-                EditSession::new(&envelope.data),
-                Box::new(envelope.data.value().clone()),
-            ),
+            (EventClass::Edit, _) => Answers::Edit(EditSession::new(&envelope.data)),
             (EventClass::Observe, _) => Answers::Observe,
         };
         Ok(EventRun { checked, answers })
@@ -309,17 +306,17 @@ impl EventRun {
                 };
                 answers.push(vote);
             }
-            Answers::Edit(session, _) if handler == kind::WILDCARD && outcome != Outcome::Ok => {
+            Answers::Edit(session) if handler == kind::WILDCARD && outcome != Outcome::Ok => {
                 session.observer_failed(&slug, outcome);
             }
-            Answers::Edit(session, data) => {
+            Answers::Edit(session) => {
                 let given = match (outcome, answer) {
                     (Outcome::Ok, Answer::Edit(json)) => Ok(Some(json)),
                     (Outcome::Ok, _) => Ok(None),
                     (failed, _) => Err(failed),
                 };
                 session.apply(&slug, hook.slug.as_str(), given);
-                self.checked.data = Some(session.data_for_next(data));
+                self.checked.data = session.data_for_next();
             }
         }
     }
@@ -340,7 +337,7 @@ impl EventRun {
                     answers,
                 }))
             }
-            Answers::Edit(session, _) => Some(Resolution::Edit(session.finish())),
+            Answers::Edit(session) => Some(Resolution::Edit(session.finish())),
         }
     }
 }

@@ -60,35 +60,66 @@ pub struct EditResult {
 
 /// The edits of one event in progress.
 pub struct EditSession {
+    /// The event's data as it came, its `state` taken out (left `null`, in
+    /// its place); `None` when the data is no object.
+    rest: Option<serde_json::Map<String, Value>>,
+    /// The state as the event carried it (`null` when it carried none): the
+    /// one backup, restored by a rollback.
     backup: Value,
-    current: Value,
+    /// The state after the last valid edit; `None` while it is the backup
+    /// (no edit yet, or rolled back), so nothing is copied until a hook edits.
+    current: Option<Value>,
     rolled_back: Option<String>,
     accounts: Vec<EditAccount>,
 }
 
 impl EditSession {
-    /// Starts from the event's `data.state`. When the event has none, every
-    /// edit is invalid: there is nothing to validate it against.
+    /// Starts from the event's `data.state`, copying the data once. When
+    /// the event has none, every edit is invalid: there is nothing to
+    /// validate it against.
     pub fn new(data: &Value) -> EditSession {
-        let state = data.get("state").cloned().unwrap_or(Value::Null);
+        let mut rest = data.as_object().cloned();
+        let backup = rest
+            .as_mut()
+            .and_then(|d| d.get_mut("state"))
+            .map(Value::take)
+            .unwrap_or(Value::Null);
         EditSession {
-            backup: state.clone(),
-            current: state,
+            rest,
+            backup,
+            current: None,
             rolled_back: None,
             accounts: Vec::new(),
         }
     }
 
-    /// The event's data with the current state, for the next hook.
-    pub fn data_for_next(&self, data: &Value) -> String {
-        if self.backup.is_null() {
-            return data.to_string();
+    /// The state as the hooks so far left it.
+    fn state(&self) -> &Value {
+        self.current.as_ref().unwrap_or(&self.backup)
+    }
+
+    /// The event's data with the current state, as JSON text for the next
+    /// hook; `None` while no edit holds (the next hook gets the event's data
+    /// as it came, its own text).
+    pub fn data_for_next(&self) -> Option<String> {
+        let (Some(rest), Some(state)) = (&self.rest, &self.current) else {
+            return None;
+        };
+        // The data's members in their order, `state` in its place: what
+        // inserting the state into a copy of the data would serialize to.
+        struct WithState<'a>(&'a serde_json::Map<String, Value>, &'a Value);
+        impl Serialize for WithState<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = s.serialize_map(Some(self.0.len()))?;
+                for (key, value) in self.0 {
+                    map.serialize_entry(key, if key == "state" { self.1 } else { value })?;
+                }
+                map.end()
+            }
         }
-        let mut d = data.clone();
-        if let Some(obj) = d.as_object_mut() {
-            obj.insert("state".into(), self.current.clone());
-        }
-        d.to_string()
+        // Serializing values cannot fail.
+        serde_json::to_string(&WithState(rest, state)).ok()
     }
 
     /// Records one hook's delivery: `Ok(None)` no edit, `Ok(Some(json))` an
@@ -114,12 +145,12 @@ impl EditSession {
                     let checked = serde_json::from_str::<Value>(&text)
                         .map_err(|e| format!("the edit is not JSON: {e}"))
                         .and_then(|new| {
-                            validate(&new, &self.current, &self.backup, slug, text.len())
+                            validate(&new, self.state(), &self.backup, slug, text.len())
                                 .map(|()| new)
                         });
                     match checked {
                         Ok(new) => {
-                            self.current = new;
+                            self.current = Some(new);
                             EditStatus::Applied
                         }
                         Err(reason) => {
@@ -147,7 +178,7 @@ impl EditSession {
     }
 
     fn rollback(&mut self, reason: String) {
-        self.current = self.backup.clone();
+        self.current = None;
         self.rolled_back = Some(reason);
         for a in &mut self.accounts {
             a.rolled_back |= a.status == EditStatus::Applied;
@@ -157,8 +188,8 @@ impl EditSession {
     /// The final state and the accounts.
     pub fn finish(self) -> EditResult {
         EditResult {
-            changed: self.current != self.backup,
-            state: self.current,
+            changed: self.current.as_ref().is_some_and(|c| *c != self.backup),
+            state: self.current.unwrap_or(self.backup),
             rolled_back: self.rolled_back,
             accounts: self.accounts,
         }
@@ -184,7 +215,9 @@ pub fn validate(
             "the edited state is {size} bytes, above the {MAX_DATA_BYTES}-byte limit"
         ));
     }
-    let arr = |v: &Value, k: &str| v.get(k).and_then(Value::as_array).cloned();
+    fn arr<'v>(v: &'v Value, k: &str) -> Option<&'v Vec<Value>> {
+        v.get(k).and_then(Value::as_array)
+    }
     let (Some(messages), Some(calls), Some(results)) = (
         arr(new, "messages"),
         arr(new, "tool_calls"),
@@ -198,7 +231,9 @@ pub fn validate(
         return Err("the edited state must keep an `extras` object".into());
     };
     // Absent and null are the same (an SDK may write back `null` or `0` for them).
-    let field = |v: &Value, k: &str| v.get(k).cloned().unwrap_or(Value::Null);
+    fn field<'v>(v: &'v Value, k: &str) -> &'v Value {
+        v.get(k).unwrap_or(&Value::Null)
+    }
     if field(new, "progress") != field(original, "progress") {
         return Err("reserved `progress` fields were changed".into());
     }
@@ -211,7 +246,7 @@ pub fn validate(
         return Err("`immutable_history` was changed".into());
     }
     let frozen = frozen_of(original) as usize;
-    let original_messages = arr(original, "messages").unwrap_or_default();
+    let original_messages = arr(original, "messages").map_or(&[][..], Vec::as_slice);
     for i in 0..frozen.min(original_messages.len()) {
         if messages.get(i) != original_messages.get(i) {
             return Err(format!(
@@ -229,7 +264,7 @@ pub fn validate(
             })
             .collect::<Vec<_>>()
     };
-    let (call_ids, result_ids) = (ids(&calls), ids(&results));
+    let (call_ids, result_ids) = (ids(calls), ids(results));
     for id in &call_ids {
         match result_ids.iter().filter(|r| *r == id).count() {
             1 => {}
@@ -301,6 +336,26 @@ mod tests {
                 (&EditStatus::Ignored, false)
             ]
         );
+    }
+
+    #[test]
+    fn the_next_hook_gets_the_data_with_the_state_the_last_valid_edit_left() {
+        let data = json!({"index": 0, "state": state(), "zeta": [1, 2]});
+        let mut s = EditSession::new(&data);
+        assert_eq!(s.data_for_next(), None, "no edit yet: the event's own data");
+        s.apply("a", "a", Ok(None));
+        assert_eq!(s.data_for_next(), None, "an unchanged state is no edit");
+        let mut edited = state();
+        edited["extras"]["a"] = json!({"n": 1});
+        s.apply("a", "a", Ok(Some(edited.to_string())));
+        let mut expected = data.clone();
+        expected["state"] = edited;
+        // Byte for byte what the data with the state put in its place serializes to.
+        assert_eq!(s.data_for_next(), Some(expected.to_string()));
+        s.apply("b", "b", Err(Outcome::Trap));
+        assert_eq!(s.data_for_next(), None, "rolled back: the event's own data");
+        let r = s.finish();
+        assert_eq!((r.state, r.changed), (state(), false));
     }
 
     #[test]

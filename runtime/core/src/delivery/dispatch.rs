@@ -22,6 +22,7 @@ use crate::hooks::call::{Call, Services};
 use crate::hooks::load::LoadedHook;
 use crate::hooks::registry::Registry;
 use crate::hooks::settings::OnFailure;
+use crate::sandbox::capture::LogLine;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::CheckedEvent;
 
@@ -392,16 +393,25 @@ pub(crate) fn deliver(
 
 /// Forwards a delivery's log lines to `tracing` (target `hook`) and records failures.
 fn trace_delivery(d: &Delivery) {
+    /// A log line as `tracing` gets it, written out only when a subscriber
+    /// takes the event (most deliveries log, and most runs keep no log).
+    struct Line<'a>(&'a Delivery, &'a LogLine);
+    impl std::fmt::Display for Line<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            let Line(d, line) = self;
+            write!(
+                f,
+                "[{} {} {}] {}",
+                d.hook, d.event_id, d.handler, line.message
+            )?;
+            for (k, v) in &line.fields {
+                write!(f, " {k}={v}")?;
+            }
+            Ok(())
+        }
+    }
     for line in &d.logs {
-        let fields: String = line
-            .fields
-            .iter()
-            .map(|(k, v)| format!(" {k}={v}"))
-            .collect();
-        let msg = format!(
-            "[{} {} {}] {}{fields}",
-            d.hook, d.event_id, d.handler, line.message
-        );
+        let msg = Line(d, line);
         match line.level {
             "error" => tracing::error!(target: "hook", "{msg}"),
             "warn" => tracing::warn!(target: "hook", "{msg}"),

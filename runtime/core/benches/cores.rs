@@ -22,41 +22,20 @@
 //! (default 10) and `HOOKRT_BENCH_EVENTS` (default 3000) change the size;
 //! `HOOKRT_BENCH_CASE` runs only the cases whose name holds it (`reuse`).
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use hookrt::{Envelope, HookService, Observation, ServiceOptions};
 
 mod support;
-use support::{load, load_average, median, observe_only, renamed, three_observers_as, transcript};
+use support::{
+    load, load_average, median, observe_only, renamed, thread_cpu, three_observers_as, transcript,
+};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// CPU time (ns, from `/proc/self/task/*/schedstat`) of each of this
-/// process's threads, by thread id: its name and the time.
-fn thread_cpu() -> HashMap<String, (String, u64)> {
-    let mut cpu = HashMap::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return cpu;
-    };
-    for task in tasks.flatten() {
-        let path = task.path();
-        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        let ns = std::fs::read_to_string(path.join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
-        cpu.insert(
-            task.file_name().to_string_lossy().into_owned(),
-            (name.trim().to_string(), ns),
-        );
-    }
-    cpu
 }
 
 /// Whether a thread of that name delivers (`hookrt-dispatch`,

@@ -10,8 +10,12 @@
 //! besides the submitting one), which other work on the machine moves less.
 //!
 //! Run: `scripts/bench service_path` (see docs/performance.md).
-//! `HOOKRT_BENCH_ROUNDS` changes the paired rounds (default 11).
+//! `HOOKRT_BENCH_ROUNDS` changes the paired rounds (default 11);
+//! `HOOKRT_BENCH_CASE` keeps the sets of hooks whose name holds it
+//! (`all_reuse`). After the table, the persisted path's CPU per event by
+//! thread (the submitting one is this bench's main thread).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
@@ -19,8 +23,8 @@ use hookrt::{Envelope, HookService, Observation, Runtime, ServiceOptions};
 
 mod support;
 use support::{
-    emit_all, load, load_average, median, observe_only, process_cpu, renamed, three_observers_as,
-    transcript,
+    emit_all, load, load_average, median, observe_only, process_cpu, renamed, thread_cpu,
+    three_observers_as, transcript,
 };
 
 /// Events per measured iteration.
@@ -68,8 +72,10 @@ fn main() {
         ("all_fresh", Some("fresh")),
         ("all_reuse", Some("reuse")),
     ];
+    let only = std::env::var("HOOKRT_BENCH_CASE").unwrap_or_default();
     let agents: Vec<_> = modes
         .iter()
+        .filter(|(name, _)| name.contains(&only))
         .map(|&(name, instance)| (name, three_observers_as(instance)))
         .collect();
     let all: Vec<(&str, Paths)> = agents
@@ -125,8 +131,11 @@ fn main() {
         "| hooks | dispatch loop µs/event | accepted µs/event | persisted µs/event | accepted / loop (min–max) | persisted / loop (min–max) | CPU accepted / loop | CPU persisted / loop |"
     );
     println!("|---|---|---|---|---|---|---|---|");
+    let mut threads = Vec::new();
     for (name, p) in &all {
         let (mut lo, mut ac, mut pe, mut ra, mut rp) = (vec![], vec![], vec![], vec![], vec![]);
+        // The persisted path's CPU nanoseconds by thread name, over every round.
+        let mut by_thread: BTreeMap<String, u64> = BTreeMap::new();
         let (mut ca, mut cp) = (vec![], vec![]);
         for _ in 0..rounds {
             // Wall µs per event, and the process's CPU seconds.
@@ -141,7 +150,12 @@ fn main() {
             };
             let (l, lc) = time(&mut |b| dispatch_all(&p.rt, &b));
             let (a, acpu) = time(&mut |b| emit_all(&p.accepted, b));
+            let before = thread_cpu();
             let (s, scpu) = time(&mut |b| emit_all(&p.persisted, b));
+            for (tid, (thread, ns)) in thread_cpu() {
+                let was = before.get(&tid).map_or(0, |(_, ns)| *ns);
+                *by_thread.entry(thread).or_default() += ns.saturating_sub(was);
+            }
             lo.push(l);
             ac.push(a);
             pe.push(s);
@@ -167,8 +181,24 @@ fn main() {
             median(&mut ca),
             median(&mut cp),
         );
+        let per_event = |ns: u64| ns as f64 / 1e3 / (rounds * BATCH) as f64;
+        let total: u64 = by_thread.values().sum();
+        let parts: Vec<String> = by_thread
+            .iter()
+            .filter(|(_, ns)| per_event(**ns) >= 0.05)
+            .map(|(thread, ns)| format!("{thread} {:.1}", per_event(*ns)))
+            .collect();
+        threads.push(format!(
+            "{name}: {:.1} in all; {}",
+            per_event(total),
+            parts.join(", ")
+        ));
     }
     println!("load average after: {}", load_average());
+    println!("persisted path, CPU µs per event by thread (every round):");
+    for line in threads {
+        println!("  {line}");
+    }
     for (_, p) in all {
         p.accepted.shutdown_blocking(Duration::from_secs(30));
         p.persisted.shutdown_blocking(Duration::from_secs(30));

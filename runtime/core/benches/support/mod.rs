@@ -3,6 +3,7 @@
 // Each bench uses part of this module.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use hookrt::BuildOptions;
@@ -146,6 +147,28 @@ pub fn process_cpu() -> f64 {
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum();
     ns as f64 / 1e9
+}
+
+/// CPU time (ns, from `/proc/self/task/*/schedstat`) of each of this
+/// process's threads, by thread id: its name and the time.
+pub fn thread_cpu() -> HashMap<String, (String, u64)> {
+    let mut cpu = HashMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return cpu;
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        let ns = std::fs::read_to_string(path.join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        cpu.insert(
+            task.file_name().to_string_lossy().into_owned(),
+            (name.trim().to_string(), ns),
+        );
+    }
+    cpu
 }
 
 /// The median of `xs` (sorted in place).

@@ -6,11 +6,14 @@
 //! in code serializes it once, on first delivery. Any change made through
 //! [`Data`]'s mutable access (`DerefMut`) drops the kept text, so hooks
 //! never see text that differs from the value the runtime decides on.
+//! Serializing an envelope (to the journal, to JetStream) writes the kept
+//! text as it is too, instead of escaping every string of the value again.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 
 /// A kind's data (a JSON value; an object in a valid envelope) and its JSON text.
 /// Reads like a [`serde_json::Value`] (`data["actions"]`, `data.get(..)`).
@@ -18,7 +21,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Data {
     value: serde_json::Value,
     /// The value as JSON text: the input's own, or serialized on first use.
-    text: OnceLock<Arc<str>>,
+    text: OnceLock<Arc<RawValue>>,
 }
 
 impl Data {
@@ -43,14 +46,17 @@ impl Data {
     /// The JSON text hooks receive: the input's own text when the envelope
     /// was parsed and not changed since, else the value serialized (once).
     pub fn text(&self) -> &str {
-        self.text.get_or_init(|| {
-            // Straight into a buffer (`to_string` on the value goes through
-            // the formatter, about twice as slow); serializing a `Value`
-            // cannot fail.
-            serde_json::to_string(&self.value)
-                .unwrap_or_default()
-                .into()
-        })
+        self.text
+            .get_or_init(|| {
+                // Straight into a buffer (`to_string` on the value goes
+                // through the formatter, about twice as slow), and taken as
+                // it is: serializing a `Value` cannot fail, and what it
+                // writes is JSON.
+                serde_json::value::to_raw_value(&self.value)
+                    .unwrap_or_else(|_| RawValue::NULL.to_owned())
+                    .into()
+            })
+            .get()
     }
 }
 
@@ -102,8 +108,13 @@ impl std::fmt::Display for Data {
 }
 
 impl Serialize for Data {
+    /// The kept text as it is, when there is one (JSON serializers write it
+    /// verbatim; `serde_json::to_value` parses it back), else the value.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.value.serialize(s)
+        match self.text.get() {
+            Some(text) => text.serialize(s),
+            None => self.value.serialize(s),
+        }
     }
 }
 
@@ -118,10 +129,9 @@ impl<'de> Deserialize<'de> for Data {
         let raw: Box<serde_json::value::RawValue> = Deserialize::deserialize(d)?;
         let UniqueKeys(value) =
             serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?;
-        let text: Arc<str> = Arc::from(raw.get());
         Ok(Data {
             value,
-            text: OnceLock::from(text),
+            text: OnceLock::from(Arc::from(raw)),
         })
     }
 }
@@ -199,5 +209,35 @@ impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
             object.insert(key, v);
         }
         Ok(serde_json::Value::Object(object))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys out of order, an escaped character, a number with its own
+    /// spelling, spaces: none of which serializing the value keeps.
+    const INPUT: &str = r#"{"zeta": 1.50, "alpha": "caf\u00e9", "list": [ 1, 2 ]}"#;
+
+    #[test]
+    fn serializing_parsed_data_writes_the_input_text_as_it_came() {
+        let data: Data = serde_json::from_str(INPUT).unwrap();
+        assert_eq!(serde_json::to_string(&data).unwrap(), INPUT);
+        // The text is JSON: read back, it is the same value.
+        let again: Data = serde_json::from_str(&serde_json::to_string(&data).unwrap()).unwrap();
+        assert_eq!(again, data);
+        assert_eq!(serde_json::to_value(&data).unwrap(), *data.value());
+    }
+
+    #[test]
+    fn serializing_changed_data_writes_the_value_not_the_old_text() {
+        let mut data: Data = serde_json::from_str(INPUT).unwrap();
+        data["alpha"] = serde_json::json!("tea");
+        assert_eq!(
+            serde_json::to_string(&data).unwrap(),
+            r#"{"alpha":"tea","list":[1,2],"zeta":1.5}"#
+        );
+        assert_eq!(data.text(), r#"{"alpha":"tea","list":[1,2],"zeta":1.5}"#);
     }
 }

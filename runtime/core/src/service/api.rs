@@ -173,7 +173,7 @@ impl HookService {
                 let mut j = Journal::open(path)?;
                 // Read before the writer starts, so nothing is both recovered and new.
                 let pending = j.recover()?;
-                (Some(Journal::open(path)?), Some(j), pending)
+                (Some(j.open_beside()?), Some(j), pending)
             }
             None => (None, None, Vec::new()),
         };

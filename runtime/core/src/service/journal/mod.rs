@@ -12,6 +12,7 @@
 //! answers "database is locked" at once instead of waiting). The schema is documented in `docs/journal.md` for `sqlite3` users.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension};
@@ -298,6 +299,9 @@ pub struct JournalStatus {
 pub struct Journal {
     conn: Connection,
     path: PathBuf,
+    /// Taken around every write transaction, and shared by the connections
+    /// [`Journal::open_beside`] opened: see [`Journal::write_transaction`].
+    writing: Arc<Mutex<()>>,
 }
 
 /// Maps a SQLite error to one naming the journal at `path`.
@@ -329,6 +333,10 @@ fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
         }
     }
 }
+
+/// A write transaction with this process's turn to write, and the journal's
+/// path for error messages (see [`Journal::write_transaction`]).
+type Writing<'a> = (MutexGuard<'a, ()>, rusqlite::Transaction<'a>, &'a Path);
 
 fn now_ms() -> i64 {
     SystemTime::now()
@@ -414,6 +422,18 @@ impl Journal {
         Ok(Journal {
             conn,
             path: path.to_path_buf(),
+            writing: Arc::default(),
+        })
+    }
+
+    /// Another connection to this journal, for another thread of the same
+    /// process (the service's writer beside its dispatcher): the two take
+    /// turns writing through an in-process lock instead of SQLite's busy
+    /// wait (see [`Journal::write_transaction`]).
+    pub fn open_beside(&self) -> Result<Journal, JournalError> {
+        Ok(Journal {
+            writing: self.writing.clone(),
+            ..Journal::open(&self.path)?
         })
     }
 
@@ -431,13 +451,26 @@ impl Journal {
     }
 
     /// Starts a write transaction, `IMMEDIATE` (see the module's doc), and
-    /// gives the journal's path with it for error messages.
-    fn write_transaction(&mut self) -> Result<(rusqlite::Transaction<'_>, &Path), JournalError> {
-        let Journal { conn, path } = self;
+    /// gives the journal's path with it for error messages. It holds the
+    /// in-process write lock shared with the connections beside this one
+    /// until dropped: a connection that finds SQLite's write lock taken
+    /// sleeps in SQLite's busy handler (1 ms, then longer), while one
+    /// waiting on this lock starts the moment the other commits (the
+    /// commit's fsync included). Keep the guard first in the tuple you bind,
+    /// so it is released after the transaction (bindings drop last to first).
+    fn write_transaction(&mut self) -> Result<Writing<'_>, JournalError> {
+        let Journal {
+            conn,
+            path,
+            writing,
+        } = self;
+        // A panic while writing leaves nothing behind this lock to repair
+        // (SQLite rolls the transaction back): take it all the same.
+        let turn = writing.lock().unwrap_or_else(|e| e.into_inner());
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sqlite_error(path))?;
-        Ok((tx, path))
+        Ok((turn, tx, path))
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
@@ -445,5 +478,77 @@ impl Journal {
             path: self.path.clone(),
             sqlite: source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::envelope::Coordinates;
+
+    fn event(i: u64) -> Envelope {
+        Envelope::new(
+            format!("e{i}"),
+            "message.received",
+            Coordinates::new("agent", "session", i),
+            serde_json::json!({"message": {"id": format!("m{i}"), "role": "user", "content": "hi"}}),
+        )
+        .unwrap()
+    }
+
+    /// Without the shared lock, a connection that finds the other's write
+    /// transaction open gets "database is locked" at once here (no busy
+    /// wait at all): with it, each waits its turn.
+    #[test]
+    fn connections_beside_each_other_write_in_turns_without_sqlite_busy_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = Journal::open(&dir.path().join("journal.db")).unwrap();
+        let mut acker = writer.open_beside().unwrap();
+        for j in [&writer, &acker] {
+            j.conn.busy_timeout(std::time::Duration::ZERO).unwrap();
+        }
+        let plan: Plan = vec![("audit".into(), "*".into())];
+        let first = event(0);
+        let seq = match writer.insert(&[(&first, &plan, "agent")]).unwrap()[0] {
+            Inserted::New(seq) => seq,
+            other => panic!("expected a new event, got {other:?}"),
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 1..=200 {
+                    let e = event(i);
+                    let inserted = writer.insert(&[(&e, &plan, "agent")]).unwrap();
+                    assert!(matches!(inserted[..], [Inserted::New(_)]));
+                }
+            });
+            s.spawn(|| {
+                for attempt in 1..=200 {
+                    acker.start_attempt(seq, 0, attempt).unwrap();
+                }
+            });
+        });
+        assert_eq!(writer.status().unwrap().events, 201);
+    }
+
+    #[test]
+    fn an_id_seen_before_in_the_batch_or_the_journal_is_a_duplicate_with_its_seq() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(&dir.path().join("journal.db")).unwrap();
+        let plan: Plan = vec![("audit".into(), "*".into())];
+        let (a, b) = (event(1), event(2));
+        let first = j
+            .insert(&[(&a, &plan, "agent"), (&a, &plan, "agent")])
+            .unwrap();
+        let Inserted::New(seq) = first[0] else {
+            panic!("expected a new event, got {first:?}")
+        };
+        assert_eq!(first[1], Inserted::Duplicate(seq));
+        let again = j
+            .insert(&[(&b, &plan, "agent"), (&a, &plan, "agent")])
+            .unwrap();
+        assert!(matches!(again[0], Inserted::New(s) if s != seq));
+        assert_eq!(again[1], Inserted::Duplicate(seq));
+        // One delivery each for the two stored events, none for the duplicates.
+        assert_eq!(j.status().unwrap().pending, 2);
     }
 }

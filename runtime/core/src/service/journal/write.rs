@@ -15,15 +15,17 @@ impl Journal {
         &mut self,
         batch: &[(&Envelope, &Plan, &str)],
     ) -> Result<Vec<Inserted>, JournalError> {
-        let (tx, path) = self.write_transaction()?;
+        let (_turn, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let mut out = Vec::with_capacity(batch.len());
         {
+            // A new id is inserted; a known one changes nothing and is then
+            // looked up (re-submissions are rare: no lookup before each insert).
+            let mut add = tx
+                .prepare_cached("INSERT INTO events(id, kind, origin, envelope, received_ms) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO NOTHING")
+                .map_err(err)?;
             let mut find = tx
                 .prepare_cached("SELECT seq FROM events WHERE id = ?1")
-                .map_err(err)?;
-            let mut add = tx
-                .prepare_cached("INSERT INTO events(id, kind, origin, envelope, received_ms) VALUES (?1, ?2, ?3, ?4, ?5)")
                 .map_err(err)?;
             let mut plan = tx
                 .prepare_cached(
@@ -32,21 +34,22 @@ impl Journal {
                 .map_err(err)?;
             let now = now_ms();
             for (env, deliveries, origin) in batch {
-                if let Some(seq) = find
-                    .query_row([&env.id], |r| r.get::<_, i64>(0))
-                    .optional()
-                    .map_err(err)?
-                {
-                    out.push(Inserted::Duplicate(seq));
-                    continue;
-                }
                 let json = serde_json::to_string(env).map_err(|e| JournalError::Corrupt {
                     path: path.to_path_buf(),
                     seq: 0,
                     message: format!("event `{}` cannot be encoded: {e}", env.id),
                 })?;
-                add.execute(params![env.id, env.kind, origin, json, now])
-                    .map_err(err)?;
+                if add
+                    .execute(params![env.id, env.kind, origin, json, now])
+                    .map_err(err)?
+                    == 0
+                {
+                    let seq = find
+                        .query_row([&env.id], |r| r.get::<_, i64>(0))
+                        .map_err(err)?;
+                    out.push(Inserted::Duplicate(seq));
+                    continue;
+                }
                 let seq = tx.last_insert_rowid();
                 for (i, (hook, handler)) in deliveries.iter().enumerate() {
                     plan.execute(params![seq, i as i64, hook, handler, now])
@@ -66,7 +69,7 @@ impl Journal {
         if acks.is_empty() && resolutions.is_empty() {
             return Ok(());
         }
-        let (tx, path) = self.write_transaction()?;
+        let (_turn, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         {
             let mut done = tx
@@ -139,13 +142,13 @@ impl Journal {
         position: i64,
         attempts: u32,
     ) -> Result<(), JournalError> {
-        // A single statement is its own transaction and takes the write lock first.
-        self.conn
-            .execute(
-                "UPDATE deliveries SET attempts = ?1, updated_ms = ?2 WHERE event_seq = ?3 AND position = ?4",
-                params![attempts, now_ms(), event_seq, position],
-            )
-            .map(|_| ())
-            .map_err(self.err())
+        let (_turn, tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
+        tx.execute(
+            "UPDATE deliveries SET attempts = ?1, updated_ms = ?2 WHERE event_seq = ?3 AND position = ?4",
+            params![attempts, now_ms(), event_seq, position],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)
     }
 }

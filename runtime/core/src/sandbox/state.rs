@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -28,6 +28,19 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS hook_state (
     PRIMARY KEY (hook, key)
 );";
 
+/// Turns at writing one database file, shared by the connections one process
+/// holds to it (the journal's writer and ack connections, and the state):
+/// a connection that finds SQLite's write lock taken sleeps in SQLite's busy
+/// handler (1 ms, then longer), while one waiting for its turn here starts
+/// the moment the other commits.
+pub(crate) type WriteTurns = Arc<Mutex<()>>;
+
+/// Waits for the turn to write. A panic while writing leaves nothing behind
+/// the lock to repair (SQLite rolls its transaction back): taken all the same.
+pub(crate) fn take_turn(turns: &WriteTurns) -> MutexGuard<'_, ()> {
+    turns.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The state of every hook of a runtime.
 pub struct StateStore {
     inner: Mutex<Inner>,
@@ -39,6 +52,8 @@ pub struct StateStore {
 struct Inner {
     conn: Connection,
     used: HashMap<String, usize>,
+    /// Shared with the journal's connections to the same file.
+    turns: Option<WriteTurns>,
 }
 
 /// A hook's view of the store: only its own keys.
@@ -54,29 +69,47 @@ impl StateStore {
         // An in-memory database cannot fail to open short of allocation failure.
         let conn = Connection::open_in_memory().and_then(|c| c.execute_batch(SCHEMA).map(|_| c));
         match conn {
-            Ok(conn) => Arc::new(StateStore::with(conn)),
+            Ok(conn) => Arc::new(StateStore::with(conn, None)),
             Err(e) => panic!("cannot open an in-memory SQLite database: {e}"),
         }
     }
 
     /// State kept in the database at `path` (the journal's).
     pub fn open(path: &Path) -> rusqlite::Result<Arc<StateStore>> {
+        StateStore::open_taking_turns(path, WriteTurns::default())
+    }
+
+    /// [`StateStore::open`], writing in `turns` with the journal's
+    /// connections to the same file.
+    pub(crate) fn open_taking_turns(
+        path: &Path,
+        turns: WriteTurns,
+    ) -> rusqlite::Result<Arc<StateStore>> {
         make_private(path).map_err(io_error)?;
         let conn = Connection::open(path)?;
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
         make_private_sidecars(path).map_err(io_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Arc::new(StateStore::with(conn)))
+        Ok(Arc::new(StateStore::with(conn, Some(turns))))
     }
 
-    fn with(conn: Connection) -> StateStore {
+    fn with(conn: Connection, turns: Option<WriteTurns>) -> StateStore {
         StateStore {
             inner: Mutex::new(Inner {
                 conn,
                 used: HashMap::new(),
+                turns,
             }),
         }
+    }
+
+    /// Makes a write that finds the file's write lock taken fail at once
+    /// ("database is locked"), for tests that show nothing ever waits on it.
+    #[cfg(test)]
+    pub(crate) fn never_wait_for_locks(&self) {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.conn.busy_timeout(std::time::Duration::ZERO).unwrap();
     }
 
     /// The view of hook `slug`.
@@ -131,6 +164,8 @@ impl StateAccess {
                 self.slug
             ));
         }
+        let turns = inner.turns.clone();
+        let _turn = turns.as_ref().map(take_turn);
         inner
             .conn
             .execute(
@@ -145,6 +180,8 @@ impl StateAccess {
     /// Removes `key`.
     pub fn delete(&self, key: &str) {
         let mut inner = self.lock();
+        let turns = inner.turns.clone();
+        let _turn = turns.as_ref().map(take_turn);
         let gone = (|| {
             let used = inner.stored(&self.slug)?;
             let old = inner.size_of(&self.slug, key)?;

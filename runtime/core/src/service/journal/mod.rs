@@ -12,14 +12,14 @@
 //! answers "database is locked" at once instead of waiting). The schema is documented in `docs/journal.md` for `sqlite3` users.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::event::envelope::Envelope;
 use crate::sandbox::outcome::Outcome;
-use crate::sandbox::state;
+use crate::sandbox::state::{self, WriteTurns};
 use crate::service::owner::{self, JournalLock, Refusal};
 
 mod inspect;
@@ -301,7 +301,7 @@ pub struct Journal {
     path: PathBuf,
     /// Taken around every write transaction, and shared by the connections
     /// [`Journal::open_beside`] opened: see [`Journal::write_transaction`].
-    writing: Arc<Mutex<()>>,
+    turns: WriteTurns,
 }
 
 /// Maps a SQLite error to one naming the journal at `path`.
@@ -422,7 +422,7 @@ impl Journal {
         Ok(Journal {
             conn,
             path: path.to_path_buf(),
-            writing: Arc::default(),
+            turns: WriteTurns::default(),
         })
     }
 
@@ -432,9 +432,15 @@ impl Journal {
     /// wait (see [`Journal::write_transaction`]).
     pub fn open_beside(&self) -> Result<Journal, JournalError> {
         Ok(Journal {
-            writing: self.writing.clone(),
+            turns: self.turns.clone(),
             ..Journal::open(&self.path)?
         })
+    }
+
+    /// The turns at writing this journal's file, for the hooks' state kept
+    /// in it ([`StateStore`](crate::StateStore)).
+    pub(crate) fn write_turns(&self) -> WriteTurns {
+        self.turns.clone()
     }
 
     /// Opens an existing journal; never creates one (for inspection).
@@ -451,22 +457,14 @@ impl Journal {
     }
 
     /// Starts a write transaction, `IMMEDIATE` (see the module's doc), and
-    /// gives the journal's path with it for error messages. It holds the
-    /// in-process write lock shared with the connections beside this one
-    /// until dropped: a connection that finds SQLite's write lock taken
-    /// sleeps in SQLite's busy handler (1 ms, then longer), while one
-    /// waiting on this lock starts the moment the other commits (the
-    /// commit's fsync included). Keep the guard first in the tuple you bind,
-    /// so it is released after the transaction (bindings drop last to first).
+    /// gives the journal's path with it for error messages. It holds this
+    /// process's turn at writing the file ([`WriteTurns`], shared with the
+    /// connections beside this one and the hooks' state) until dropped.
+    /// Keep the guard first in the tuple you bind, so it is released after
+    /// the transaction (bindings drop last to first).
     fn write_transaction(&mut self) -> Result<Writing<'_>, JournalError> {
-        let Journal {
-            conn,
-            path,
-            writing,
-        } = self;
-        // A panic while writing leaves nothing behind this lock to repair
-        // (SQLite rolls the transaction back): take it all the same.
-        let turn = writing.lock().unwrap_or_else(|e| e.into_inner());
+        let Journal { conn, path, turns } = self;
+        let turn = state::take_turn(turns);
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sqlite_error(path))?;
@@ -528,6 +526,37 @@ mod tests {
             });
         });
         assert_eq!(writer.status().unwrap().events, 201);
+    }
+
+    #[test]
+    fn hooks_state_in_the_journal_file_writes_in_turn_with_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.db");
+        let mut writer = Journal::open(&path).unwrap();
+        writer.conn.busy_timeout(std::time::Duration::ZERO).unwrap();
+        let store = crate::StateStore::open_taking_turns(&path, writer.write_turns()).unwrap();
+        store.never_wait_for_locks();
+        let state = store.access("counter");
+        let plan: Plan = vec![("counter".into(), "*".into())];
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 0..200 {
+                    let e = event(i);
+                    writer.insert(&[(&e, &plan, "agent")]).unwrap();
+                }
+            });
+            s.spawn(|| {
+                for n in 0..200u32 {
+                    state.set("n", &n.to_le_bytes()).unwrap();
+                    if n % 2 == 1 {
+                        // A failed delete is only logged: seen by the read.
+                        state.delete("n");
+                        assert_eq!(state.get("n"), None);
+                    }
+                }
+            });
+        });
+        assert_eq!(writer.status().unwrap().events, 200);
     }
 
     #[test]

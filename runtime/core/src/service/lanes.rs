@@ -20,7 +20,7 @@
 //! The workers live as long as the dispatcher: a run of a few events costs a
 //! wake-up, not a thread start.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::delivery::dispatch::EventRun;
@@ -118,6 +118,9 @@ struct Board {
     done: Vec<Vec<Done>>,
     /// Shutdown interrupted a delivery: take nothing more.
     stopped: bool,
+    /// Threads waiting on `freed`: a lane given back wakes them only when
+    /// there are some (a wake-up is a system call even when nobody waits).
+    waiting: usize,
     /// Counts of every finished attempt.
     stats: Stats,
     /// What finished decision and edit events decided (journal seq, JSON).
@@ -164,6 +167,7 @@ impl Job {
                 .map(|l| l.items.iter().map(|_| Done::Left).collect())
                 .collect(),
             stopped: false,
+            waiting: 0,
             stats: Stats::default(),
             resolutions: Vec::new(),
         };
@@ -195,6 +199,15 @@ impl Job {
             stats: std::mem::take(&mut b.stats),
             resolutions: std::mem::take(&mut b.resolutions),
         }
+    }
+
+    /// Waits until a lane is given back (counted in `waiting`, so the one
+    /// giving it back knows to wake this thread).
+    fn wait_for_a_lane<'a>(&self, mut b: MutexGuard<'a, Board>) -> MutexGuard<'a, Board> {
+        b.waiting += 1;
+        let mut b = self.freed.wait(b).unwrap_or_else(|e| e.into_inner());
+        b.waiting -= 1;
+        b
     }
 
     /// Whether item `(event, delivery)` may start: any observe delivery; a
@@ -295,7 +308,7 @@ impl Pool {
         lock(&self.slot.0).job = None;
         let mut b = lock(&job.board);
         while b.held.iter().any(|&h| h) {
-            b = job.freed.wait(b).unwrap_or_else(|e| e.into_inner());
+            b = job.wait_for_a_lane(b);
         }
     }
 }
@@ -351,7 +364,7 @@ fn work(cx: &Context, job: &Job) {
                 if !b.held.iter().any(|&h| h) {
                     return; // nothing held, nothing free: all done
                 }
-                b = job.freed.wait(b).unwrap_or_else(|e| e.into_inner());
+                b = job.wait_for_a_lane(b);
             }
         };
         let hook_index = job.lanes[lane].hook;
@@ -450,7 +463,10 @@ fn work(cx: &Context, job: &Job) {
         }
         b.held[lane] = false;
         b.stats.merge(stats);
+        let wake = b.waiting > 0;
         drop(b);
-        job.freed.notify_all();
+        if wake {
+            job.freed.notify_all();
+        }
     }
 }

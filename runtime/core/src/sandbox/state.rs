@@ -28,17 +28,18 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS hook_state (
     PRIMARY KEY (hook, key)
 );";
 
-/// Turns at writing one database file, shared by the connections one process
-/// holds to it (the journal's writer and ack connections, and the state):
-/// a connection that finds SQLite's write lock taken sleeps in SQLite's busy
-/// handler (1 ms, then longer), while one waiting for its turn here starts
-/// the moment the other commits.
-pub(crate) type WriteTurns = Arc<Mutex<()>>;
+/// The lock that orders the writes to one database file of the connections
+/// one process holds to it (the journal's writer and ack connections, and
+/// the state): a connection that finds SQLite's write lock taken sleeps in
+/// SQLite's busy handler (1 ms, then longer), while one waiting on this lock
+/// starts the moment the other commits.
+pub(crate) type WriteLock = Arc<Mutex<()>>;
 
-/// Waits for the turn to write. A panic while writing leaves nothing behind
-/// the lock to repair (SQLite rolls its transaction back): taken all the same.
-pub(crate) fn take_turn(turns: &WriteTurns) -> MutexGuard<'_, ()> {
-    turns.lock().unwrap_or_else(|e| e.into_inner())
+/// Waits until this thread may write. A panic while writing leaves nothing
+/// behind the lock to repair (SQLite rolls its transaction back): taken all
+/// the same.
+pub(crate) fn lock_writes(writes: &WriteLock) -> MutexGuard<'_, ()> {
+    writes.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The state of every hook of a runtime.
@@ -53,7 +54,7 @@ struct Inner {
     conn: Connection,
     used: HashMap<String, usize>,
     /// Shared with the journal's connections to the same file.
-    turns: Option<WriteTurns>,
+    writes: Option<WriteLock>,
 }
 
 /// A hook's view of the store: only its own keys.
@@ -76,14 +77,14 @@ impl StateStore {
 
     /// State kept in the database at `path` (the journal's).
     pub fn open(path: &Path) -> rusqlite::Result<Arc<StateStore>> {
-        StateStore::open_taking_turns(path, WriteTurns::default())
+        StateStore::open_with_write_lock(path, WriteLock::default())
     }
 
-    /// [`StateStore::open`], writing in `turns` with the journal's
-    /// connections to the same file.
-    pub(crate) fn open_taking_turns(
+    /// [`StateStore::open`], its writes ordered by `writes` with the
+    /// journal's connections to the same file.
+    pub(crate) fn open_with_write_lock(
         path: &Path,
-        turns: WriteTurns,
+        writes: WriteLock,
     ) -> rusqlite::Result<Arc<StateStore>> {
         make_private(path).map_err(io_error)?;
         let conn = Connection::open(path)?;
@@ -91,15 +92,15 @@ impl StateStore {
         make_private_sidecars(path).map_err(io_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Arc::new(StateStore::with(conn, Some(turns))))
+        Ok(Arc::new(StateStore::with(conn, Some(writes))))
     }
 
-    fn with(conn: Connection, turns: Option<WriteTurns>) -> StateStore {
+    fn with(conn: Connection, writes: Option<WriteLock>) -> StateStore {
         StateStore {
             inner: Mutex::new(Inner {
                 conn,
                 used: HashMap::new(),
-                turns,
+                writes,
             }),
         }
     }
@@ -164,8 +165,8 @@ impl StateAccess {
                 self.slug
             ));
         }
-        let turns = inner.turns.clone();
-        let _turn = turns.as_ref().map(take_turn);
+        let writes = inner.writes.clone();
+        let _writing = writes.as_ref().map(lock_writes);
         inner
             .conn
             .execute(
@@ -180,8 +181,8 @@ impl StateAccess {
     /// Removes `key`.
     pub fn delete(&self, key: &str) {
         let mut inner = self.lock();
-        let turns = inner.turns.clone();
-        let _turn = turns.as_ref().map(take_turn);
+        let writes = inner.writes.clone();
+        let _writing = writes.as_ref().map(lock_writes);
         let gone = (|| {
             let used = inner.stored(&self.slug)?;
             let old = inner.size_of(&self.slug, key)?;

@@ -210,14 +210,13 @@ impl HookService {
         let mut runtime = runtime;
         if let Some(path) = journal {
             // Hooks' state lives beside the events, so it survives restarts;
-            // it writes the file in turn with the journal's connections.
-            let turns = dispatcher_journal.as_ref().map(Journal::write_turns);
-            let store = StateStore::open_taking_turns(path, turns.unwrap_or_default()).map_err(
-                |sqlite| JournalError::Sqlite {
+            // its writes share the journal's write lock.
+            let writes = dispatcher_journal.as_ref().map(Journal::write_lock);
+            let store = StateStore::open_with_write_lock(path, writes.unwrap_or_default())
+                .map_err(|sqlite| JournalError::Sqlite {
                     path: path.to_path_buf(),
                     sqlite,
-                },
-            )?;
+                })?;
             runtime.use_state(store);
         }
         let mut dispatcher =

@@ -81,7 +81,7 @@ impl Journal {
         hook: Option<&str>,
         event_id: Option<&str>,
     ) -> Result<usize, JournalError> {
-        let (_turn, tx, path) = self.write_transaction()?;
+        let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let filter = "(?1 IS NULL OR hook = ?1) AND (?2 IS NULL OR event_id = ?2)";
         tx.execute(

@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::event::envelope::Envelope;
 use crate::sandbox::outcome::Outcome;
-use crate::sandbox::state::{self, WriteTurns};
+use crate::sandbox::state::{self, WriteLock};
 use crate::service::owner::{self, JournalLock, Refusal};
 
 mod inspect;
@@ -301,7 +301,7 @@ pub struct Journal {
     path: PathBuf,
     /// Taken around every write transaction, and shared by the connections
     /// [`Journal::open_beside`] opened: see [`Journal::write_transaction`].
-    turns: WriteTurns,
+    writes: WriteLock,
 }
 
 /// Maps a SQLite error to one naming the journal at `path`.
@@ -334,7 +334,7 @@ fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
-/// A write transaction with this process's turn to write, and the journal's
+/// A write transaction holding this process's write lock, and the journal's
 /// path for error messages (see [`Journal::write_transaction`]).
 type Writing<'a> = (MutexGuard<'a, ()>, rusqlite::Transaction<'a>, &'a Path);
 
@@ -422,25 +422,25 @@ impl Journal {
         Ok(Journal {
             conn,
             path: path.to_path_buf(),
-            turns: WriteTurns::default(),
+            writes: WriteLock::default(),
         })
     }
 
     /// Another connection to this journal, for another thread of the same
-    /// process (the service's writer beside its dispatcher): the two take
-    /// turns writing through an in-process lock instead of SQLite's busy
-    /// wait (see [`Journal::write_transaction`]).
+    /// process (the service's writer beside its dispatcher): the two share
+    /// an in-process write lock instead of SQLite's busy wait (see
+    /// [`Journal::write_transaction`]).
     pub fn open_beside(&self) -> Result<Journal, JournalError> {
         Ok(Journal {
-            turns: self.turns.clone(),
+            writes: self.writes.clone(),
             ..Journal::open(&self.path)?
         })
     }
 
-    /// The turns at writing this journal's file, for the hooks' state kept
+    /// The write lock of this journal's file, for the hooks' state kept
     /// in it ([`StateStore`](crate::StateStore)).
-    pub(crate) fn write_turns(&self) -> WriteTurns {
-        self.turns.clone()
+    pub(crate) fn write_lock(&self) -> WriteLock {
+        self.writes.clone()
     }
 
     /// Opens an existing journal; never creates one (for inspection).
@@ -458,17 +458,17 @@ impl Journal {
 
     /// Starts a write transaction, `IMMEDIATE` (see the module's doc), and
     /// gives the journal's path with it for error messages. It holds this
-    /// process's turn at writing the file ([`WriteTurns`], shared with the
+    /// process's write lock of the file ([`WriteLock`], shared with the
     /// connections beside this one and the hooks' state) until dropped.
     /// Keep the guard first in the tuple you bind, so it is released after
     /// the transaction (bindings drop last to first).
     fn write_transaction(&mut self) -> Result<Writing<'_>, JournalError> {
-        let Journal { conn, path, turns } = self;
-        let turn = state::take_turn(turns);
+        let Journal { conn, path, writes } = self;
+        let writing = state::lock_writes(writes);
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sqlite_error(path))?;
-        Ok((turn, tx, path))
+        Ok((writing, tx, path))
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
@@ -496,9 +496,9 @@ mod tests {
 
     /// Without the shared lock, a connection that finds the other's write
     /// transaction open gets "database is locked" at once here (no busy
-    /// wait at all): with it, each waits its turn.
+    /// wait at all): with it, each waits for the other's commit.
     #[test]
-    fn connections_beside_each_other_write_in_turns_without_sqlite_busy_waits() {
+    fn connections_beside_each_other_share_a_write_lock_without_sqlite_busy_waits() {
         let dir = tempfile::tempdir().unwrap();
         let mut writer = Journal::open(&dir.path().join("journal.db")).unwrap();
         let mut acker = writer.open_beside().unwrap();
@@ -529,12 +529,12 @@ mod tests {
     }
 
     #[test]
-    fn hooks_state_in_the_journal_file_writes_in_turn_with_the_journal() {
+    fn hooks_state_in_the_journal_file_shares_the_journals_write_lock() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal.db");
         let mut writer = Journal::open(&path).unwrap();
         writer.conn.busy_timeout(std::time::Duration::ZERO).unwrap();
-        let store = crate::StateStore::open_taking_turns(&path, writer.write_turns()).unwrap();
+        let store = crate::StateStore::open_with_write_lock(&path, writer.write_lock()).unwrap();
         store.never_wait_for_locks();
         let state = store.access("counter");
         let plan: Plan = vec![("counter".into(), "*".into())];

@@ -11,7 +11,7 @@ impl Journal {
     /// attempts raised by one first (committed), so a delivery that may have
     /// run before a crash is never repeated with the same attempt.
     pub fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
-        let (_turn, tx, path) = self.write_transaction()?;
+        let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         tx.execute(
             "UPDATE deliveries SET attempts = attempts + 1 WHERE state = 'pending'",

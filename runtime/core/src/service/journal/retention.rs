@@ -34,7 +34,7 @@ impl Journal {
     /// are never handed out twice.
     pub fn prune(&mut self, age: Duration, limit: usize) -> Result<usize, JournalError> {
         let cutoff = now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
-        let (_turn, tx, path) = self.write_transaction()?;
+        let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let seqs: Vec<i64> = {
             let mut q = tx

@@ -15,7 +15,7 @@ impl Journal {
         &mut self,
         batch: &[(&Envelope, &Plan, &str)],
     ) -> Result<Vec<Inserted>, JournalError> {
-        let (_turn, tx, path) = self.write_transaction()?;
+        let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let mut out = Vec::with_capacity(batch.len());
         {
@@ -69,7 +69,7 @@ impl Journal {
         if acks.is_empty() && resolutions.is_empty() {
             return Ok(());
         }
-        let (_turn, tx, path) = self.write_transaction()?;
+        let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         {
             let mut done = tx
@@ -142,7 +142,7 @@ impl Journal {
         position: i64,
         attempts: u32,
     ) -> Result<(), JournalError> {
-        let (_turn, tx, path) = self.write_transaction()?;
+        let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         tx.execute(
             "UPDATE deliveries SET attempts = ?1, updated_ms = ?2 WHERE event_seq = ?3 AND position = ?4",

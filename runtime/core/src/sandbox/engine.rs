@@ -30,8 +30,7 @@ use crate::sandbox::wit::{v0_1_0, v0_2_0};
 /// How often the epoch advances. A deadline is noticed within one tick of
 /// passing, so this bounds how far past its budget a hook can run. 1 ms costs
 /// one wake-up per millisecond on one thread, for every runtime of the process
-/// together, and none while no delivery runs (from a second or two after the
-/// last armed deadline).
+/// together, and none while no runtime is alive.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Why the sandbox could not be set up.
@@ -411,12 +410,10 @@ pub fn begin_delivery_at(store: &mut Store<StoreData>, limits: &Limits, now: Ins
         // set_fuel only fails when fuel is not enabled, which the fuel engine guarantees.
         let _ = store.set_fuel(limits.fuel);
     }
-    let deadline = now + limits.deadline();
     let state = store.data_mut();
-    state.arm(deadline);
+    state.arm(now + limits.deadline());
     state.limiter.exceeded = false;
     store.set_epoch_deadline(1);
-    Ticker::tick_until(deadline);
 }
 
 /// Fuel consumed since [`begin_delivery`] (0 under [`Metering::Epoch`]: not counted).
@@ -451,17 +448,14 @@ pub fn describe(err: &wasmtime::Error) -> String {
 }
 
 /// The process's one epoch ticker: a thread that advances the epoch of every
-/// registered engine every [`EPOCH_TICK`] while a delivery may need it (until
-/// [`TICK_PAST_DEADLINE`] after the last armed deadline), and sleeps
-/// otherwise: an idle process does not wake. Every runtime of the process
-/// shares it: a server holding a runtime per agent wakes once a millisecond,
-/// not once per runtime.
+/// registered engine every [`EPOCH_TICK`], and sleeps while none is. Every
+/// runtime of the process shares it: a server holding a runtime per agent
+/// wakes once a millisecond, not once per runtime.
 #[derive(Default)]
 struct Ticker {
     /// The engines of each live sandbox, by registration.
     engines: Mutex<Vec<(u64, Vec<Engine>)>>,
-    /// Signalled when engines are registered, or a delivery armed while the
-    /// ticker sleeps.
+    /// Signalled when engines are registered.
     registered: Condvar,
     /// The next registration's id.
     next: AtomicU64,
@@ -469,26 +463,6 @@ struct Ticker {
 
 /// The ticker, once its thread runs (started by the first sandbox).
 static TICKER: Mutex<Option<Arc<Ticker>>> = Mutex::new(None);
-
-/// Until when (ms after [`since`]'s origin) some armed delivery may need a
-/// tick: its deadline plus [`TICK_PAST_DEADLINE`], raised [`TICK_AHEAD`]
-/// further each time so that back-to-back deliveries seldom write it.
-static TICK_UNTIL: AtomicU64 = AtomicU64::new(0);
-/// The ticker sleeps: nothing armed needs a tick.
-static ASLEEP: AtomicBool = AtomicBool::new(false);
-/// How long past an armed deadline the ticker keeps ticking: a delivery
-/// waiting in a host call returns by its deadline (every wait races it), and
-/// its first tick back in the guest then stops it.
-const TICK_PAST_DEADLINE: Duration = Duration::from_secs(1);
-/// How much further than needed [`TICK_UNTIL`] is raised at once.
-const TICK_AHEAD: Duration = Duration::from_secs(1);
-
-/// Milliseconds from the process's first use of the ticker to `t`.
-fn since(t: Instant) -> u64 {
-    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    let origin = *ORIGIN.get_or_init(Instant::now);
-    t.saturating_duration_since(origin).as_millis() as u64
-}
 
 impl Ticker {
     /// The process's ticker, its thread started if it is not running yet.
@@ -510,52 +484,17 @@ impl Ticker {
         loop {
             {
                 let mut engines = self.engines.lock().unwrap_or_else(|e| e.into_inner());
-                loop {
-                    let needed = || since(Instant::now()) <= TICK_UNTIL.load(Ordering::SeqCst);
-                    if !engines.is_empty() && needed() {
-                        break;
-                    }
-                    // Asleep is said before the last look, and a delivery
-                    // armed after it looks at it after raising TICK_UNTIL:
-                    // one of the two sees the other (see `tick_until`).
-                    ASLEEP.store(true, Ordering::SeqCst);
-                    if !engines.is_empty() && needed() {
-                        ASLEEP.store(false, Ordering::SeqCst);
-                        break;
-                    }
+                while engines.is_empty() {
                     engines = self
                         .registered
                         .wait(engines)
                         .unwrap_or_else(|e| e.into_inner());
-                    ASLEEP.store(false, Ordering::SeqCst);
                 }
                 for engine in engines.iter().flat_map(|(_, e)| e) {
                     engine.increment_epoch();
                 }
-                #[cfg(test)]
-                tests::TICKS.fetch_add(1, Ordering::Relaxed);
             }
             std::thread::sleep(EPOCH_TICK);
-        }
-    }
-
-    /// Keeps the ticker ticking until past `deadline` (a delivery was just
-    /// armed with it), waking it if it sleeps. Back-to-back deliveries only
-    /// read [`TICK_UNTIL`]: it is raised [`TICK_AHEAD`] further than needed.
-    fn tick_until(deadline: Instant) {
-        let needed = since(deadline + TICK_PAST_DEADLINE);
-        if needed <= TICK_UNTIL.load(Ordering::Relaxed) {
-            return;
-        }
-        TICK_UNTIL.fetch_max(needed + TICK_AHEAD.as_millis() as u64, Ordering::SeqCst);
-        if ASLEEP.load(Ordering::SeqCst) {
-            let running = TICKER.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            if let Some(ticker) = running {
-                // Under the lock the ticker holds until it waits: the
-                // signal cannot come before its wait.
-                let _engines = ticker.engines.lock().unwrap_or_else(|e| e.into_inner());
-                ticker.registered.notify_all();
-            }
         }
     }
 }
@@ -603,50 +542,6 @@ impl Drop for Ticking {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Ticks the ticker made (every engine's epoch advanced once).
-    pub(super) static TICKS: AtomicU64 = AtomicU64::new(0);
-
-    /// Waits up to `within` for `done()`.
-    fn eventually(within: Duration, done: impl Fn() -> bool) -> bool {
-        let until = Instant::now() + within;
-        while !done() {
-            if Instant::now() >= until {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        true
-    }
-
-    /// No unit test of this crate arms a delivery but this one, so what the
-    /// ticker does here is what it does for an idle process.
-    #[test]
-    fn the_ticker_sleeps_while_no_delivery_is_armed_and_ticks_past_an_armed_deadline() {
-        let _sandbox = Sandbox::with_allocator(Allocator::OnDemand).unwrap();
-        let asleep = || ASLEEP.load(Ordering::SeqCst);
-        assert!(
-            eventually(Duration::from_secs(10), asleep),
-            "an idle ticker sleeps"
-        );
-        let ticks = TICKS.load(Ordering::Relaxed);
-        std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(
-            TICKS.load(Ordering::Relaxed),
-            ticks,
-            "asleep, it does not tick"
-        );
-        // A delivery armed with a 10 ms deadline wakes it...
-        let armed = Instant::now();
-        Ticker::tick_until(armed + Duration::from_millis(10));
-        assert!(eventually(Duration::from_secs(1), || {
-            TICKS.load(Ordering::Relaxed) >= ticks + 20
-        }));
-        // ...and it ticks past the deadline by at least TICK_PAST_DEADLINE
-        // before it sleeps again.
-        assert!(eventually(Duration::from_secs(10), asleep));
-        assert!(armed.elapsed() >= Duration::from_millis(10) + TICK_PAST_DEADLINE);
-    }
 
     /// Threads of this process named `hookrt-epoch`, once the ticker has
     /// named itself (a spawned thread takes its name when it starts to run).

@@ -26,7 +26,12 @@ fn each_hostile_hook_is_contained_with_its_outcome_and_the_witness_never_fails()
             "flaky" => {
                 flaky += 1;
                 let n: u32 = last_field(d, "n_in_instance")
-                    .expect("flaky logs its count")
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "flaky logs its count; {} on {}: {:?} {:?}",
+                            d.outcome, d.event_id, d.error, d.logs
+                        )
+                    })
                     .parse()
                     .unwrap();
                 assert_eq!(

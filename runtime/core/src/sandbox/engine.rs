@@ -457,7 +457,6 @@ struct Ticker {
     engines: Mutex<Vec<(u64, Vec<Engine>)>>,
     /// Signalled when engines are registered.
     registered: Condvar,
-    /// The next registration's id.
     next: AtomicU64,
 }
 
@@ -543,18 +542,8 @@ impl Drop for Ticking {
 mod tests {
     use super::*;
 
-    /// Threads of this process named `hookrt-epoch`, once the ticker has
-    /// named itself (a spawned thread takes its name when it starts to run).
+    /// Threads of this process named `hookrt-epoch`.
     fn tickers() -> usize {
-        let named = || count_tickers() > 0;
-        let until = Instant::now() + Duration::from_secs(10);
-        while !named() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        count_tickers()
-    }
-
-    fn count_tickers() -> usize {
         std::fs::read_dir("/proc/self/task")
             .map(|tasks| {
                 tasks

@@ -205,30 +205,3 @@ fn an_unknown_metering_is_refused_with_the_choices() {
         "{problems}"
     );
 }
-
-#[test]
-fn a_deadline_still_binds_in_a_runtime_after_another_runtime_of_the_process_is_dropped() {
-    // Every runtime's engines are on the process's one epoch ticker: dropping
-    // one runtime takes its engines off, never the others'.
-    for metering in ["fuel", "epoch"] {
-        let agent = TempAgent::new()
-            .hook("hostile/hooks/infinite_loop.rs", "spin.rs")
-            .config(&format!(
-                "[hooks.spin]\nmetering = \"{metering}\"\nfuel = 10_000_000_000\ndeadline_ms = 40\n"
-            ));
-        let first = load(agent.path());
-        let second = load(agent.path());
-        drop(first);
-        let d = second
-            .dispatch(&transcript()[0])
-            .unwrap()
-            .deliveries
-            .remove(0);
-        assert_eq!(d.outcome, Outcome::Timeout, "{metering}: {:?}", d.error);
-        assert!(
-            d.duration_us >= 40_000,
-            "{metering}: interrupted after {} us, before its 40 ms deadline",
-            d.duration_us
-        );
-    }
-}

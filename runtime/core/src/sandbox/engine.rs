@@ -3,14 +3,14 @@
 //! Everything that narrows Wasmtime to what hookrt uses lives here (like
 //! `spin-core`): fuel and epoch interruption on, the WASI p2 imports linked with
 //! nothing granted, the host imports of the `define-hook` world, and the epoch
-//! ticker that turns wall-clock deadlines into interrupts (one thread for the
-//! process, shared by every sandbox). Hooks that opt into
+//! ticker that turns wall-clock deadlines into interrupts. Hooks that opt into
 //! epoch-only metering (`metering = "epoch"`) run on a second engine, built
 //! only when one does, that compiles no fuel counting into them: fuel is an
 //! engine-wide setting compiled into the code, not a per-store switch.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -29,8 +29,7 @@ use crate::sandbox::wit::{v0_1_0, v0_2_0};
 
 /// How often the epoch advances. A deadline is noticed within one tick of
 /// passing, so this bounds how far past its budget a hook can run. 1 ms costs
-/// one wake-up per millisecond on one thread, for every runtime of the process
-/// together, and none while no runtime is alive.
+/// one wake-up per millisecond on one thread.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Why the sandbox could not be set up.
@@ -58,8 +57,8 @@ impl SandboxError {
     }
 }
 
-/// One engine and linker per metering in use, shared by every hook; its
-/// engines on the process's one epoch ticker.
+/// One engine and linker per metering in use, one epoch ticker: shared by
+/// every hook.
 pub struct Sandbox {
     fuel: Flavor,
     /// For hooks under [`Metering::Epoch`]; built only when one is loaded.
@@ -69,7 +68,7 @@ pub struct Sandbox {
     /// Replay mode: stores created from now on see a fixed clock and fixed
     /// randomness (see [`Sandbox::pin`]).
     pinned: AtomicBool,
-    _ticking: Ticking,
+    _ticker: Ticker,
 }
 
 /// An engine and the linker of the host imports on it.
@@ -270,7 +269,7 @@ impl Sandbox {
             .chain(&epoch)
             .map(|f| f.engine.clone())
             .collect();
-        let ticking = Ticking::start(engines)
+        let ticker = Ticker::start(engines)
             .map_err(|e| SandboxError::Setup(format!("epoch ticker thread: {e}")))?;
         Ok(Sandbox {
             fuel,
@@ -278,7 +277,7 @@ impl Sandbox {
             allocator,
             cancel: Arc::new(AtomicBool::new(false)),
             pinned: AtomicBool::new(false),
-            _ticking: ticking,
+            _ticker: ticker,
         })
     }
 
@@ -447,137 +446,38 @@ pub fn describe(err: &wasmtime::Error) -> String {
     line.chars().take(500).collect()
 }
 
-/// The process's one epoch ticker: a thread that advances the epoch of every
-/// registered engine every [`EPOCH_TICK`], and sleeps while none is. Every
-/// runtime of the process shares it: a server holding a runtime per agent
-/// wakes once a millisecond, not once per runtime.
-#[derive(Default)]
+/// Advances the engines' epochs every [`EPOCH_TICK`] until dropped.
 struct Ticker {
-    /// The engines of each live sandbox, by registration.
-    engines: Mutex<Vec<(u64, Vec<Engine>)>>,
-    /// Signalled when engines are registered.
-    registered: Condvar,
-    next: AtomicU64,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
 }
-
-/// The ticker, once its thread runs (started by the first sandbox).
-static TICKER: Mutex<Option<Arc<Ticker>>> = Mutex::new(None);
 
 impl Ticker {
-    /// The process's ticker, its thread started if it is not running yet.
-    fn shared() -> std::io::Result<Arc<Ticker>> {
-        let mut running = TICKER.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(ticker) = running.as_ref() {
-            return Ok(ticker.clone());
-        }
-        let ticker = Arc::new(Ticker::default());
-        let runs = ticker.clone();
-        std::thread::Builder::new()
+    fn start(engines: Vec<Engine>) -> std::io::Result<Ticker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
             .name("hookrt-epoch".into())
-            .spawn(move || runs.run())?;
-        *running = Some(ticker.clone());
-        Ok(ticker)
-    }
-
-    fn run(&self) {
-        loop {
-            {
-                let mut engines = self.engines.lock().unwrap_or_else(|e| e.into_inner());
-                while engines.is_empty() {
-                    engines = self
-                        .registered
-                        .wait(engines)
-                        .unwrap_or_else(|e| e.into_inner());
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    for engine in &engines {
+                        engine.increment_epoch();
+                    }
                 }
-                for engine in engines.iter().flat_map(|(_, e)| e) {
-                    engine.increment_epoch();
-                }
-            }
-            std::thread::sleep(EPOCH_TICK);
-        }
+            })?;
+        Ok(Ticker {
+            stop,
+            thread: Some(thread),
+        })
     }
 }
 
-/// A sandbox's engines on the process's ticker, until dropped.
-struct Ticking {
-    ticker: Arc<Ticker>,
-    id: u64,
-}
-
-impl Ticking {
-    fn start(engines: Vec<Engine>) -> std::io::Result<Ticking> {
-        let ticker = Ticker::shared()?;
-        let id = ticker.next.fetch_add(1, Ordering::Relaxed);
-        ticker
-            .engines
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((id, engines));
-        ticker.registered.notify_one();
-        Ok(Ticking { ticker, id })
-    }
-}
-
-impl Drop for Ticking {
+impl Drop for Ticker {
     fn drop(&mut self) {
-        let gone = {
-            let mut engines = self
-                .ticker
-                .engines
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            engines
-                .iter()
-                .position(|(id, _)| *id == self.id)
-                .map(|i| engines.swap_remove(i))
-        };
-        // The engines are dropped here, outside the lock: the last clone of
-        // an engine frees its code, which the other sandboxes' ticks need
-        // not wait for.
-        drop(gone);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Threads of this process named `hookrt-epoch`.
-    fn tickers() -> usize {
-        std::fs::read_dir("/proc/self/task")
-            .map(|tasks| {
-                tasks
-                    .flatten()
-                    .filter(|t| {
-                        std::fs::read_to_string(t.path().join("comm"))
-                            .is_ok_and(|name| name.trim() == "hookrt-epoch")
-                    })
-                    .count()
-            })
-            .unwrap_or(0)
-    }
-
-    #[test]
-    fn every_sandbox_of_the_process_shares_one_epoch_ticker_thread() {
-        let sandboxes: Vec<Sandbox> = (0..4)
-            .map(|i| Sandbox::with_meterings(Allocator::OnDemand, i % 2 == 1).unwrap())
-            .collect();
-        assert_eq!(tickers(), 1);
-        let ticker = Ticker::shared().unwrap();
-        let ids: Vec<u64> = sandboxes.iter().map(|s| s._ticking.id).collect();
-        // Other tests of this process may hold sandboxes of their own.
-        let registered = |id: u64| {
-            let engines = ticker.engines.lock().unwrap_or_else(|e| e.into_inner());
-            engines
-                .iter()
-                .find(|(i, _)| *i == id)
-                .map(|(_, engines)| engines.len())
-        };
-        // The fuel engine, and the epoch-only one where it was asked for.
-        let engines: Vec<_> = ids.iter().map(|&id| registered(id)).collect();
-        assert_eq!(engines, [Some(1), Some(2), Some(1), Some(2)]);
-        drop(sandboxes);
-        assert!(ids.iter().all(|&id| registered(id).is_none()));
-        assert_eq!(tickers(), 1);
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }

@@ -45,6 +45,9 @@ pub(crate) fn lock_writes(writes: &WriteLock) -> MutexGuard<'_, ()> {
 /// The state of every hook of a runtime.
 pub struct StateStore {
     inner: Mutex<Inner>,
+    /// Taken around each write; shared with the journal's connections to the
+    /// same file ([`StateStore::open_with_write_lock`]).
+    writes: WriteLock,
 }
 
 /// The connection, and each hook's stored bytes (keys and values), counted
@@ -53,8 +56,6 @@ pub struct StateStore {
 struct Inner {
     conn: Connection,
     used: HashMap<String, usize>,
-    /// Shared with the journal's connections to the same file.
-    writes: Option<WriteLock>,
 }
 
 /// A hook's view of the store: only its own keys.
@@ -70,7 +71,7 @@ impl StateStore {
         // An in-memory database cannot fail to open short of allocation failure.
         let conn = Connection::open_in_memory().and_then(|c| c.execute_batch(SCHEMA).map(|_| c));
         match conn {
-            Ok(conn) => Arc::new(StateStore::with(conn, None)),
+            Ok(conn) => Arc::new(StateStore::with(conn, WriteLock::default())),
             Err(e) => panic!("cannot open an in-memory SQLite database: {e}"),
         }
     }
@@ -92,16 +93,16 @@ impl StateStore {
         make_private_sidecars(path).map_err(io_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Arc::new(StateStore::with(conn, Some(writes))))
+        Ok(Arc::new(StateStore::with(conn, writes)))
     }
 
-    fn with(conn: Connection, writes: Option<WriteLock>) -> StateStore {
+    fn with(conn: Connection, writes: WriteLock) -> StateStore {
         StateStore {
             inner: Mutex::new(Inner {
                 conn,
                 used: HashMap::new(),
-                writes,
             }),
+            writes,
         }
     }
 
@@ -165,8 +166,7 @@ impl StateAccess {
                 self.slug
             ));
         }
-        let writes = inner.writes.clone();
-        let _writing = writes.as_ref().map(lock_writes);
+        let _writing = lock_writes(&self.store.writes);
         inner
             .conn
             .execute(
@@ -181,8 +181,7 @@ impl StateAccess {
     /// Removes `key`.
     pub fn delete(&self, key: &str) {
         let mut inner = self.lock();
-        let writes = inner.writes.clone();
-        let _writing = writes.as_ref().map(lock_writes);
+        let _writing = lock_writes(&self.store.writes);
         let gone = (|| {
             let used = inner.stored(&self.slug)?;
             let old = inner.size_of(&self.slug, key)?;

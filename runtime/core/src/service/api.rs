@@ -208,14 +208,15 @@ impl HookService {
             );
         }
         let mut runtime = runtime;
-        if let Some(path) = journal {
+        if let (Some(path), Some(j)) = (journal, dispatcher_journal.as_ref()) {
             // Hooks' state lives beside the events, so it survives restarts;
             // its writes share the journal's write lock.
-            let writes = dispatcher_journal.as_ref().map(Journal::write_lock);
-            let store = StateStore::open_with_write_lock(path, writes.unwrap_or_default())
-                .map_err(|sqlite| JournalError::Sqlite {
-                    path: path.to_path_buf(),
-                    sqlite,
+            let store =
+                StateStore::open_with_write_lock(path, j.write_lock()).map_err(|sqlite| {
+                    JournalError::Sqlite {
+                        path: path.to_path_buf(),
+                        sqlite,
+                    }
                 })?;
             runtime.use_state(store);
         }

@@ -4,6 +4,8 @@
 //!
 //! - `from_cache/N`: N single-file hooks whose components and compiled
 //!   artifacts are cached (the first run builds them: a few minutes for 100);
+//! - `drop/N`: dropping the runtime `from_cache/N` made ready (what a reload
+//!   pays for the hooks it replaces, and a process at its end);
 //! - `compile/N`: N component (`.wasm`) hooks with no compiled artifact
 //!   (Cranelift runs; hooks compile in parallel);
 //! - `from_source/1`: one single-file hook whose source changed (cargo builds
@@ -116,6 +118,10 @@ fn cold_start(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("from_cache", n), &n, |b, _| {
             // Ready is the figure: the runtime is dropped outside the timing.
             b.iter_with_large_drop(|| load(a.path()))
+        });
+        // What a reload (the old hooks) and the end of a process pay.
+        g.bench_with_input(BenchmarkId::new("drop", n), &n, |b, _| {
+            b.iter_batched(|| load(a.path()), drop, criterion::BatchSize::PerIteration)
         });
     }
 

@@ -460,7 +460,11 @@ impl Ticker {
             .name("hookrt-epoch".into())
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
+                    // Parked, not asleep: dropping the ticker wakes it at once
+                    // instead of waiting out the tick (up to 1 ms on every
+                    // runtime's drop: a reload, the end of `claude-hook`). An
+                    // early wake only ticks early: deadlines read the clock.
+                    std::thread::park_timeout(EPOCH_TICK);
                     for engine in &engines {
                         engine.increment_epoch();
                     }
@@ -477,6 +481,7 @@ impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
     }

@@ -4,7 +4,9 @@
 //! every repeat carried a higher attempt, at least one delivery really ran
 //! twice, each hook saw events in stream order, and every failed turn
 //! cascaded exactly once (a critical `gate` hook fails every `action.result`,
-//! so kills land during cascades too). With one worker and with two.
+//! so kills land during cascades too). With one worker and with two. And one
+//! crash made exact: an edit repeated after a crash before its ack decides
+//! what it decided the first time.
 //!
 //! The 100-kill run: `scripts/crash` (`HOOKRT_CRASH_KILLS=100 cargo test
 //! --release -p hookrt-tests --test cli crash::hundred -- --ignored
@@ -369,4 +371,113 @@ fn with_two_workers_sigkill_loses_no_delivery_either() {
 #[ignore = "long: run by scripts/crash"]
 fn hundred_kills_lose_no_delivery() {
     crash_run(600, kills(100), 1, 0x0100_c0de);
+}
+
+/// The crash `crash_run` once hit at random, made exact: `protected-paths`
+/// let `evt_0020`'s edit through and stored the edit's content as the file's
+/// known content (its `state::set` is written at once), then hookrt died
+/// before the event's acks. Recovery delivers the edit again (attempt 2): the
+/// hook must recognise its own repeat and let it through again, so the event
+/// decides what it decided the first time and no hook is left `skipped`.
+#[test]
+fn an_edit_repeated_after_a_crash_before_its_ack_decides_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let agent = repo().join("example-hooks/agent");
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    let run = |events: &Path| {
+        let out = Command::new(crate::common::hookrt_bin())
+            .env("HOOKRT_CACHE_DIR", &cache)
+            .arg("run")
+            .arg(&agent)
+            .arg("--events")
+            .arg(events)
+            .arg("--journal")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let resolution = |stdout: &str| -> Value {
+        stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["event_id"] == "evt_0020" && v.get("resolution").is_some())
+            .expect("a resolution line for evt_0020")["resolution"]
+            .clone()
+    };
+    let first = resolution(&run(&repo().join("example-hooks/agent/transcript.jsonl")));
+    assert_eq!(
+        first["file_edit"]["result"]["answer"], "not_handled",
+        "{first}"
+    );
+
+    // The crash: every delivery of evt_0020 ran, none was acked.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let seq: i64 = conn
+        .query_row("SELECT seq FROM events WHERE id = 'evt_0020'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let reset = conn
+        .execute(
+            "UPDATE deliveries SET state = 'pending', outcome = NULL, answer = NULL WHERE event_seq = ?1",
+            [seq],
+        )
+        .unwrap();
+    assert_eq!(
+        reset, 4,
+        "protected-paths, audit, alerts, observability/metrics"
+    );
+    conn.execute("DELETE FROM resolutions WHERE event_seq = ?1", [seq])
+        .unwrap();
+
+    let nothing = dir.path().join("none.jsonl");
+    fs::write(&nothing, "").unwrap();
+    let again = run(&nothing);
+    let repeats: Vec<(String, u64, String)> = again
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event_id"] == "evt_0020" && v.get("hook").is_some())
+        .map(|v| {
+            (
+                v["hook"].as_str().unwrap().to_owned(),
+                v["attempt"].as_u64().unwrap(),
+                v["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        repeats,
+        [
+            "protected-paths",
+            "audit",
+            "alerts",
+            "observability/metrics"
+        ]
+        .map(|h| (h.to_owned(), 2, "ok".to_owned()))
+    );
+    assert_eq!(resolution(&again), first, "the repeat decides the same");
+    let states: Vec<(String, String)> = conn
+        .prepare("SELECT hook, state FROM deliveries WHERE event_seq = ?1 ORDER BY position")
+        .unwrap()
+        .query_map([seq], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "protected-paths",
+            "audit",
+            "alerts",
+            "observability/metrics"
+        ]
+        .map(|h| (h.to_owned(), "done".to_owned()))
+    );
 }

@@ -77,14 +77,22 @@ impl ProtectedPaths {
             )));
         }
         let key = read_key(path);
-        if let (Some(before), Some(read)) = (&edit.before_content, state::get_json::<String>(&key)?)
+        if let (Some(before), Some(known)) =
+            (&edit.before_content, state::get_json::<String>(&key)?)
         {
-            if fingerprint(before) != read {
+            let written = fingerprint(&edit.content);
+            if fingerprint(before) != known {
+                // Delivery is at-least-once: after a crash between this hook's `set` below
+                // and the delivery's ack, the same edit comes again and finds its own content
+                // known. It overwrites nothing, so it is let through again.
+                if event.is_retry() && known == written {
+                    return Ok(FileEditAnswer::NotHandled);
+                }
                 log::warn("stale edit refused", &[("event_id", event.id())]);
                 return Ok(FileEditAnswer::failed(CONFLICT));
             }
             // The agent now knows the file as its new content; a later edit starts from it.
-            state::set_json(&key, &fingerprint(&edit.content))?;
+            state::set_json(&key, &written)?;
         }
         Ok(FileEditAnswer::NotHandled)
     }
@@ -127,10 +135,21 @@ mod tests {
     }
 
     fn edit(hook: &mut ProtectedPaths, path: &str, before: &str) -> FileEditAnswer {
-        let e = event(
-            "file.edit.requested",
-            serde_json::json!({"path": path, "content": "new", "before_content": before, "global_storage": false}),
-        );
+        edit_attempt(hook, path, before, "new", 1)
+    }
+
+    fn edit_attempt(
+        hook: &mut ProtectedPaths,
+        path: &str,
+        before: &str,
+        content: &str,
+        attempt: u32,
+    ) -> FileEditAnswer {
+        let mut line = serde_json::json!({"schema_version": 1, "id": "e", "kind": "file.edit.requested",
+            "timestamp": "t", "coordinates": {"agent": "a", "session": "s", "sequence": 0},
+            "data": {"path": path, "content": content, "before_content": before, "global_storage": false}});
+        line["attempt"] = attempt.into();
+        let e = Event::from_json(&line.to_string()).expect("event");
         hook.file_edit(
             &e,
             &Context::new("file.edit.requested", "protected-paths", 100),
@@ -194,6 +213,40 @@ mod tests {
     }
 
     #[test]
+    fn a_repeat_of_an_edit_it_let_through_is_let_through_again_and_only_a_repeat() {
+        let mut hook = configured();
+        let read = event(
+            "action.result",
+            serde_json::json!({"call_id": "c", "tool": "read_file", "status": "ok",
+            "output": {"path": "src/c.rs", "content": "old"}}),
+        );
+        hook.action_result(
+            &read,
+            &Context::new("action.result", "protected-paths", 100),
+        )
+        .expect("remembered");
+        assert_eq!(
+            edit(&mut hook, "src/c.rs", "old"),
+            FileEditAnswer::NotHandled
+        );
+        // A crash after the `set` and before the ack: the same edit, attempt 2.
+        assert_eq!(
+            edit_attempt(&mut hook, "src/c.rs", "old", "new", 2),
+            FileEditAnswer::NotHandled
+        );
+        // A first delivery from the old content is stale, whatever it writes.
+        assert_eq!(
+            edit(&mut hook, "src/c.rs", "old"),
+            FileEditAnswer::failed(CONFLICT)
+        );
+        // A repeat that writes other than the known content is stale too.
+        assert_eq!(
+            edit_attempt(&mut hook, "src/c.rs", "old", "other", 2),
+            FileEditAnswer::failed(CONFLICT)
+        );
+    }
+
+    #[test]
     fn a_read_through_dot_slash_is_the_same_path_as_the_edit() {
         let mut hook = configured();
         let read = event(
@@ -201,8 +254,11 @@ mod tests {
             serde_json::json!({"call_id": "c", "tool": "read_file", "status": "ok",
             "output": {"path": "./src/b.rs", "content": "old"}}),
         );
-        hook.action_result(&read, &Context::new("action.result", "protected-paths", 100))
-            .expect("remembered");
+        hook.action_result(
+            &read,
+            &Context::new("action.result", "protected-paths", 100),
+        )
+        .expect("remembered");
         assert_eq!(
             edit(&mut hook, "src/b.rs", "changed meanwhile"),
             FileEditAnswer::failed(CONFLICT)

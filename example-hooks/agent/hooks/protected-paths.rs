@@ -157,6 +157,20 @@ mod tests {
         .expect("answer")
     }
 
+    /// The agent read `content` from `path` with `read_file`.
+    fn read(hook: &mut ProtectedPaths, path: &str, content: &str) {
+        let read = event(
+            "action.result",
+            serde_json::json!({"call_id": "c", "tool": "read_file", "status": "ok",
+            "output": {"path": path, "content": content}}),
+        );
+        hook.action_result(
+            &read,
+            &Context::new("action.result", "protected-paths", 100),
+        )
+        .expect("remembered");
+    }
+
     fn configured() -> ProtectedPaths {
         let mut hook = ProtectedPaths::default();
         hook.setup(&serde_json::json!({"protected": ["secrets/", ".env"]}))
@@ -183,16 +197,7 @@ mod tests {
     #[test]
     fn an_edit_from_stale_content_conflicts_and_a_fresh_one_passes() {
         let mut hook = configured();
-        let read = event(
-            "action.result",
-            serde_json::json!({"call_id": "c", "tool": "read_file", "status": "ok",
-            "output": {"path": "src/a.rs", "content": "old"}}),
-        );
-        hook.action_result(
-            &read,
-            &Context::new("action.result", "protected-paths", 100),
-        )
-        .expect("remembered");
+        read(&mut hook, "src/a.rs", "old");
         assert_eq!(
             edit(&mut hook, "src/a.rs", "changed meanwhile"),
             FileEditAnswer::failed(CONFLICT)
@@ -215,16 +220,7 @@ mod tests {
     #[test]
     fn a_repeat_of_an_edit_it_let_through_is_let_through_again_and_only_a_repeat() {
         let mut hook = configured();
-        let read = event(
-            "action.result",
-            serde_json::json!({"call_id": "c", "tool": "read_file", "status": "ok",
-            "output": {"path": "src/c.rs", "content": "old"}}),
-        );
-        hook.action_result(
-            &read,
-            &Context::new("action.result", "protected-paths", 100),
-        )
-        .expect("remembered");
+        read(&mut hook, "src/c.rs", "old");
         assert_eq!(
             edit(&mut hook, "src/c.rs", "old"),
             FileEditAnswer::NotHandled
@@ -249,16 +245,7 @@ mod tests {
     #[test]
     fn a_read_through_dot_slash_is_the_same_path_as_the_edit() {
         let mut hook = configured();
-        let read = event(
-            "action.result",
-            serde_json::json!({"call_id": "c", "tool": "read_file", "status": "ok",
-            "output": {"path": "./src/b.rs", "content": "old"}}),
-        );
-        hook.action_result(
-            &read,
-            &Context::new("action.result", "protected-paths", 100),
-        )
-        .expect("remembered");
+        read(&mut hook, "./src/b.rs", "old");
         assert_eq!(
             edit(&mut hook, "src/b.rs", "changed meanwhile"),
             FileEditAnswer::failed(CONFLICT)

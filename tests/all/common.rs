@@ -2,6 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::{Context, Result};
 use hookrt::BuildOptions;
@@ -20,10 +21,16 @@ pub fn example(rel: &str) -> PathBuf {
     repo().join("example-hooks").join(rel)
 }
 
+/// The build cache shared by every test (`target/tmp/hookrt-cache`): hooks
+/// compile once, whether a test loads them or runs `hookrt`.
+pub fn shared_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache")
+}
+
 /// Build options with the cache shared by every test.
 pub fn opts() -> BuildOptions {
     let mut o = BuildOptions::for_agent(&repo());
-    o.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    o.cache_dir = shared_cache();
     o
 }
 
@@ -139,4 +146,12 @@ pub fn hookrt_bin() -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// [`hookrt_bin`] with the [shared cache](shared_cache).
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
+pub fn hookrt_command() -> Command {
+    let mut c = Command::new(hookrt_bin());
+    c.env("HOOKRT_CACHE_DIR", shared_cache());
+    c
 }

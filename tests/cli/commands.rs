@@ -11,13 +11,8 @@ use serde_json::Value;
 use crate::common::repo;
 
 fn hookrt(args: &[&str]) -> Command {
-    let mut c = Command::new(crate::common::hookrt_bin());
-    c.args(args)
-        .env(
-            "HOOKRT_CACHE_DIR",
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache"),
-        )
-        .env("NO_COLOR", "1");
+    let mut c = crate::common::hookrt_command();
+    c.args(args).env("NO_COLOR", "1");
     c
 }
 

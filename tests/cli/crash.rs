@@ -14,13 +14,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::repo;
+use crate::common::{hookrt_command, repo};
 
 /// Deliveries the example agent's Rust hooks plan for one copy of the
 /// transcript, and the gate's (one `*` handler on each of its 38 events).
@@ -139,14 +139,8 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
             + "\n[hooks.gate]\ncritical = true\n",
     )
     .unwrap();
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
-    let hookrt = || {
-        let mut c = Command::new(crate::common::hookrt_bin());
-        c.env("HOOKRT_CACHE_DIR", &cache);
-        c
-    };
     // Built before the first kill, so no kill lands in a build.
-    let built = hookrt()
+    let built = hookrt_command()
         .args(["build", agent.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -164,7 +158,7 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
         );
         let out_path = dir.path().join(format!("run-{run:03}.jsonl"));
         let err_path = dir.path().join(format!("run-{run:03}.stderr"));
-        let mut child = hookrt()
+        let mut child = hookrt_command()
             .args(["run", agent.to_str().unwrap(), "--events"])
             .arg(&events)
             .arg("--journal")
@@ -384,10 +378,8 @@ fn an_edit_repeated_after_a_crash_before_its_ack_decides_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("journal.db");
     let agent = repo().join("example-hooks/agent");
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
     let run = |events: &Path| {
-        let out = Command::new(crate::common::hookrt_bin())
-            .env("HOOKRT_CACHE_DIR", &cache)
+        let out = hookrt_command()
             .arg("run")
             .arg(&agent)
             .arg("--events")

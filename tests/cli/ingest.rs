@@ -9,12 +9,12 @@
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::common::{TempAgent, hookrt_bin};
+use crate::common::{TempAgent, hookrt_command};
 
 /// A hook that subscribes to `session.completed` only and logs its session, so a
 /// run's deliveries say exactly which events reached a hook.
@@ -89,7 +89,7 @@ impl Run {
 fn run(agent: &Path, events: &Path) -> Run {
     let out = tempfile::tempdir().expect("tempdir");
     let (stdout, stderr) = (out.path().join("stdout"), out.path().join("stderr"));
-    let mut command = Command::new(hookrt_bin());
+    let mut command = hookrt_command();
     // SAFETY: the closure only returns; with it std forks instead of using
     // posix_spawn's vfork, whose child would count this test process's
     // memory as its own peak (Linux keeps the larger of the two at exec).
@@ -108,10 +108,6 @@ fn run(agent: &Path, events: &Path) -> Run {
             "--events",
         ])
         .arg(events)
-        .env(
-            "HOOKRT_CACHE_DIR",
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache"),
-        )
         .env("NO_COLOR", "1")
         // Two malloc arenas: peak memory then says what the host keeps, not
         // how many arenas glibc opened for threads that met under load (a

@@ -5,7 +5,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use crate::common::repo;
 
@@ -86,7 +85,6 @@ fn set_blocked(dir: &Path, from: &str, to: &str) {
 fn the_tutorial_runs_as_written() {
     let page = fs::read_to_string(repo().join("docs/authoring.md")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
     let mut commands = 0;
     let (mut wrote_rust, mut wrote_toml) = (false, false);
     for (lang, lines) in blocks(&page) {
@@ -135,10 +133,9 @@ fn the_tutorial_runs_as_written() {
             if differs {
                 set_blocked(dir.path(), "[\"run_shell\"]", "[]");
             }
-            let out = Command::new(crate::common::hookrt_bin())
+            let out = crate::common::hookrt_command()
                 .args(&words[1..])
                 .current_dir(dir.path())
-                .env("HOOKRT_CACHE_DIR", &cache)
                 .env("NO_COLOR", "1")
                 .output()
                 .unwrap();

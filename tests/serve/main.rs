@@ -29,12 +29,8 @@ pub const TOKEN: &str = "test-token-0123456789abcdef";
 
 /// `hookrt` with the shared cache.
 pub fn hookrt(args: &[&str]) -> Command {
-    let mut c = Command::new(common::hookrt_bin());
+    let mut c = common::hookrt_command();
     c.args(args)
-        .env(
-            "HOOKRT_CACHE_DIR",
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache"),
-        )
         .env("NO_COLOR", "1")
         .env("HOOKRT_LOG", "error")
         .env_remove("HOOKRT_TOKENS");

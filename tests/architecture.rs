@@ -60,11 +60,12 @@ const RUNTIME: &[&str] = &[
     "hooks::registry",
     // delivery/: one event through its hooks.
     "delivery::decision",
-    "delivery::decision_workers",
+    "delivery::threads",
     "delivery::edit",
     "delivery::record",
     "delivery::cascade",
     "delivery::dispatch",
+    "delivery::retry",
     // the facade.
     "runtime",
     "audit",
@@ -74,11 +75,13 @@ const RUNTIME: &[&str] = &[
     "service::journal",
     "service::report",
     "service::work",
-    "service::retry",
     "service::lanes",
     "service::dispatcher",
     "service::writer",
     "service::api",
+    // front/: what every front end shares.
+    "front::input",
+    "front::line",
 ];
 
 /// The guest SDK.
@@ -99,6 +102,7 @@ const SDK: &[&str] = &[
 
 /// The `hookrt` command.
 const CLI: &[&str] = &[
+    "args",
     "claude",
     "retention",
     "journal",

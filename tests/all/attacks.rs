@@ -325,7 +325,7 @@ fn the_wrong_world_and_an_oversized_component_are_refused_at_load() {
         agent.path().join("hooks/cli.wasm"),
     )
     .unwrap();
-    let big = hookrt::MAX_COMPONENT_BYTES as usize + 1;
+    let big = hookrt::sandbox::MAX_COMPONENT_BYTES as usize + 1;
     fs::write(agent.path().join("hooks/big.wasm"), vec![0u8; big]).unwrap();
     let p = load_problems(&agent);
     assert_eq!(

@@ -10,7 +10,7 @@ const LINE_CAP: usize = 1_000;
 const FIELD_CAP: usize = 32;
 const LABEL_CAP: usize = 16;
 
-fn hook_lines(d: &hookrt::Delivery) -> Vec<&hookrt::LogLine> {
+fn hook_lines(d: &hookrt::Delivery) -> Vec<&hookrt::sandbox::LogLine> {
     d.logs
         .iter()
         .filter(|l| !l.message.starts_with("[hookrt]"))

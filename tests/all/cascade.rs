@@ -141,7 +141,7 @@ fn the_cascade_happens_once_even_when_the_run_is_repeated_on_the_same_journal() 
 
 #[test]
 fn the_cascade_event_names_hook_event_and_outcome_and_has_a_stable_id() {
-    use hookrt::{Failure, cascade_event};
+    use hookrt::delivery::{Failure, cascade_event};
     let events = transcript();
     let result = events.iter().find(|e| e.kind == "action.result").unwrap();
     let f = Failure {

@@ -1,7 +1,8 @@
 //! The Claude Code bridge, input side: each documented hook input
 //! (tests/fixtures/claude/<Event>.json) as an envelope.
 
-use hookrt::{CLAUDE_EVENTS, ClaudeError, EventClass, class_of, claude_envelope};
+use hookrt::event::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
+use hookrt::{EventClass, class_of};
 use serde_json::json;
 
 use crate::common::repo;

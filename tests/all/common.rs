@@ -8,11 +8,13 @@ use anyhow::{Context, Result};
 use hookrt::BuildOptions;
 use hookrt::{Delivery, Envelope, Runtime};
 
-/// The repository root.
+/// The repository root: the folder above the test's package (`tests/`,
+/// or `runtime/cli/` for the tests that run the command) holding `example-hooks/`.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
+        .ancestors()
+        .find(|dir| dir.join("example-hooks").is_dir())
+        .expect("the test's package is inside the repository")
         .to_path_buf()
 }
 
@@ -129,23 +131,17 @@ pub fn last_field(d: &Delivery, key: &str) -> Option<String> {
     })
 }
 
-/// The `hookrt` binary built beside this test (same target dir and profile),
-/// for the test binaries that run the command (`tests/cli`, `tests/serve`).
+/// The `hookrt` binary cargo built for this test (`CARGO_BIN_EXE_hookrt`:
+/// `tests/cli` and `tests/serve` are test targets of hookrt-cli, so
+/// `cargo test` builds it first, with the test's profile).
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
 pub fn hookrt_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows where it runs");
-    // target/<profile>/deps/<test> -> target/<profile>/hookrt
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from target/<profile>/deps")
-        .join(format!("hookrt{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} is missing: build it first with `cargo build --release -p hookrt-cli` (scripts/test does)",
-        bin.display()
-    );
-    bin
+    match option_env!("CARGO_BIN_EXE_hookrt") {
+        Some(bin) => PathBuf::from(bin),
+        None => panic!(
+            "no `hookrt` binary for this test: only hookrt-cli's test targets (tests/cli, tests/serve) run the command"
+        ),
+    }
 }
 
 /// [`hookrt_bin`] with the [shared cache](shared_cache).

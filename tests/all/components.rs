@@ -4,8 +4,8 @@
 use std::fs;
 
 use hookrt::Outcome;
-use hookrt::build;
-use hookrt::{SourceKind, discover};
+use hookrt::hooks::build;
+use hookrt::hooks::{SourceKind, discover};
 
 use crate::common::{TempAgent, opts, transcript};
 

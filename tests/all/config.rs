@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use hookrt::Slug;
 use hookrt::check;
-use hookrt::{Config, InstancePolicy};
+use hookrt::hooks::Slug;
+use hookrt::hooks::{Config, InstancePolicy};
 
 use crate::common::TempAgent;
 
@@ -56,7 +56,10 @@ fn hook_table_overrides_defaults_which_override_builtins() {
         (other.limits.fuel, other.limits.deadline_ms, other.instance),
         (7, 9, InstancePolicy::Fresh)
     );
-    assert_eq!(other.limits.memory_bytes, hookrt::DEFAULT_MEMORY_BYTES);
+    assert_eq!(
+        other.limits.memory_bytes,
+        hookrt::sandbox::DEFAULT_MEMORY_BYTES
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use hookrt::Config;
+use hookrt::hooks::Config;
 
 fn problems(text: &str) -> Vec<String> {
     match Config::parse(text, Path::new("hookrt.toml")) {

@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use hookrt::{SourceKind, discover};
+use hookrt::hooks::{SourceKind, discover};
 
 use crate::common::TempAgent;
 
@@ -223,7 +223,7 @@ fn code_hookrt_cannot_run_under_hooks_is_refused_not_skipped() {
         .hook("agent/hooks/audit.rs", "audit.rs")
         .file("hooks/alerts.py", "def hook(event): pass")
         .file("hooks/notes/README.md", "# notes");
-    let problems = hookrt::discover(agent.path()).expect_err("a .py hook is refused");
+    let problems = hookrt::hooks::discover(agent.path()).expect_err("a .py hook is refused");
     assert_eq!(problems.0.len(), 1);
     let p = &problems.0[0];
     assert_eq!(p.kind, hookrt::ProblemKind::Layout);
@@ -243,7 +243,7 @@ fn ten_thousand_hook_files_are_refused_at_discovery_before_anything_is_built() {
     for i in 0..10_000 {
         fs::write(agent.path().join(format!("hooks/h{i:05}.rs")), "").unwrap();
     }
-    assert_eq!(hookrt::MAX_HOOKS, 1024);
+    assert_eq!(hookrt::hooks::MAX_HOOKS, 1024);
     assert_eq!(
         problems_of(agent.path()),
         [(
@@ -280,7 +280,7 @@ fn a_planted_tree_of_many_files_is_read_to_the_entry_cap_only() {
     let agent = TempAgent::new().file("hooks/ok.rs", "");
     let notes = agent.path().join("hooks/notes");
     fs::create_dir(&notes).unwrap();
-    for i in 0..hookrt::MAX_ENTRIES {
+    for i in 0..hookrt::hooks::MAX_ENTRIES {
         fs::write(notes.join(format!("n{i}.txt")), "").unwrap();
     }
     assert_eq!(

@@ -21,10 +21,10 @@ fn an_envelope_built_in_code_is_stamped_keyed_and_first_attempt() {
     )
     .expect("a valid event");
     assert_eq!(e.attempt, 1);
-    assert_eq!(e.schema_version, hookrt::SCHEMA_VERSION);
+    assert_eq!(e.schema_version, hookrt::event::SCHEMA_VERSION);
     assert_eq!(
         e.idempotency_key,
-        hookrt::idempotency_key("message.completed", &at)
+        hookrt::event::idempotency_key("message.completed", &at)
     );
     assert!(matches!(
         Envelope::new("evt-2", "message.complete", at, serde_json::json!({})),
@@ -47,7 +47,7 @@ fn a_parsed_envelope_changed_in_code_is_rekeyed_not_refused() {
     assert_ne!(e.idempotency_key, before);
     assert_eq!(
         e.idempotency_key,
-        hookrt::idempotency_key(&e.kind, &e.coordinates)
+        hookrt::event::idempotency_key(&e.kind, &e.coordinates)
     );
 }
 
@@ -170,7 +170,8 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
     // thread's hands are ever held; the rest is refused, not buffered. An
     // event delivered meanwhile (one hook: one delivery) left its place.
     let finished = done.load(std::sync::atomic::Ordering::SeqCst);
-    let bound = hookrt::SUBMIT_QUEUE + (hookrt::DISPATCH_QUEUE + 2) * hookrt::MAX_BATCH;
+    let bound = hookrt::service::SUBMIT_QUEUE
+        + (hookrt::service::DISPATCH_QUEUE + 2) * hookrt::service::MAX_BATCH;
     assert!(
         queued <= bound + finished,
         "{queued} events queued, above the bound {bound} plus the {finished} delivered meanwhile"

@@ -17,7 +17,7 @@ fn valid_envelope_gets_attempt_one_and_a_derived_key() {
     // so a change to the derivation breaks this test, not just both sides.
     assert_eq!(e.idempotency_key, "ik1-e22542c6537d39db9810ea66fa6877f3");
     assert_eq!(
-        hookrt::idempotency_key("message.completed", &e.coordinates),
+        hookrt::event::idempotency_key("message.completed", &e.coordinates),
         e.idempotency_key
     );
 }
@@ -145,7 +145,7 @@ fn an_unknown_field_is_named_where_it_is() {
 
 #[test]
 fn ordinals_forget_a_session_once_it_ends() {
-    let mut ordinals = hookrt::Ordinals::new();
+    let mut ordinals = hookrt::event::Ordinals::new();
     for copy in 0..3 {
         for mut e in crate::common::transcript() {
             e.coordinates.session = format!("s{copy}");

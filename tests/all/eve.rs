@@ -2,7 +2,8 @@
 //! line per kind of Eve's public stream, shapes from Eve's docs and its
 //! conformance fixtures; line 9 is the docs' envelope example verbatim).
 
-use hookrt::{Envelope, EveStream, EventClass, Resolution, class_of};
+use hookrt::event::EveStream;
+use hookrt::{Envelope, EventClass, Resolution, class_of};
 
 use crate::common::{TempAgent, load, repo};
 

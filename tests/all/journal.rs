@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hookrt::journal::{Journal, Plan};
 use hookrt::{Delivery, Durability, Envelope, Outcome};
 use hookrt::{HookService, Observation, ServiceOptions, Stats};
-use hookrt::{Journal, Plan};
 
 use crate::common::{TempAgent, load, transcript};
 
@@ -106,7 +106,7 @@ fn unacked_deliveries_run_again_with_the_next_attempt_in_their_original_order() 
     let events: Vec<Envelope> = transcript().into_iter().take(5).collect();
     let plan: Plan = vec![("audit".into(), "*".into()), ("witness".into(), "*".into())];
     let batch: Vec<_> = events.iter().map(|e| (e, &plan, "agent")).collect();
-    Journal::open(&db).unwrap().insert(&batch).unwrap();
+    Journal::open(&db).unwrap().store_unacked(&batch).unwrap();
 
     let (service, seen) = start(agent.path(), Some(&db));
     let stats = run_all(service, &[]);

@@ -91,7 +91,7 @@ fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
 
 #[test]
 fn hooks_beyond_the_pools_slot_sizes_run_with_on_demand_allocation() {
-    use hookrt::Allocator;
+    use hookrt::sandbox::Allocator;
     let big_tables = TempAgent::new()
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .config("[hooks.witness]\ntable_elements = 50000\n");
@@ -152,9 +152,9 @@ fn an_infinite_loop_in_an_epoch_only_hook_ends_timeout_at_its_deadline() {
     let rt = load(agent.path());
     assert_eq!(
         rt.hooks()[0].settings.limits.metering,
-        hookrt::Metering::Epoch
+        hookrt::sandbox::Metering::Epoch
     );
-    let audit = hookrt::audit(&rt).to_text();
+    let audit = hookrt::audit::audit(&rt).to_text();
     assert!(
         audit.contains("limits     epoch-only (no fuel; the deadline binds) | deadline 40 ms"),
         "{audit}"

@@ -4,7 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use hookrt::{LOCK_FILE, Lock, LockStatus, ProblemKind, Runtime};
+use hookrt::hooks::{LOCK_FILE, Lock, LockStatus};
+use hookrt::{ProblemKind, Runtime};
 
 use crate::common::{TempAgent, load, opts};
 

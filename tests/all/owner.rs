@@ -6,7 +6,8 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use hookrt::{HookService, JournalError, StartError};
+use hookrt::journal::JournalError;
+use hookrt::{HookService, StartError};
 
 use crate::common::{TempAgent, load, transcript};
 use crate::journal::{run_all, start};

@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use hookrt::{Journal, Outcome};
+use hookrt::Outcome;
+use hookrt::journal::Journal;
 
 use crate::common::{TempAgent, last_field, load, transcript};
 use crate::journal::{fail_on, start};

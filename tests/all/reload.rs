@@ -55,7 +55,7 @@ fn a_reload_delivers_each_event_once_by_the_hooks_of_its_side_of_the_swap() {
                     journal.then(|| path.clone()),
                     observer,
                     ServiceOptions {
-                        workers,
+                        threads: workers,
                         ..ServiceOptions::default()
                     },
                 )

@@ -307,7 +307,7 @@ fn a_streamed_http_body_is_cut_at_the_response_cap() {
         .parse()
         .unwrap();
     assert!(
-        len <= hookrt::MAX_RESPONSE_BYTES as usize,
+        len <= hookrt::sandbox::MAX_RESPONSE_BYTES as usize,
         "read {len} bytes past the cap"
     );
     assert!(len > 0);

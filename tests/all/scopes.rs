@@ -4,7 +4,7 @@
 
 use hookrt::Envelope;
 use hookrt::Scope;
-use hookrt::discover;
+use hookrt::hooks::discover;
 
 use crate::common::{TempAgent, last_field, load, transcript};
 
@@ -209,7 +209,11 @@ fn the_service_delivers_to_subagent_hooks_by_their_id() {
     assert_eq!(
         (
             stats.optional_failures,
-            hookrt::Journal::open(&db).unwrap().status().unwrap().dead
+            hookrt::journal::Journal::open(&db)
+                .unwrap()
+                .status()
+                .unwrap()
+                .dead
         ),
         (0, 0)
     );

@@ -2,7 +2,7 @@
 
 #[test]
 fn sdk_and_runtime_share_one_vocabulary() {
-    let host: Vec<&str> = hookrt::KINDS.iter().map(|k| k.name).collect();
+    let host: Vec<&str> = hookrt::event::KINDS.iter().map(|k| k.name).collect();
     assert_eq!(host, hookrt_sdk::events::KINDS);
 }
 
@@ -12,10 +12,10 @@ fn sdk_and_runtime_share_one_vocabulary() {
 #[test]
 fn every_kind_has_a_typed_method_in_the_sdk() {
     let mut expected = vec![("any".to_owned(), "*".to_owned())];
-    for k in hookrt::KINDS {
+    for k in hookrt::event::KINDS {
         expected.push((k.name.replace('.', "_"), k.name.to_owned()));
     }
-    for k in hookrt::KINDS {
+    for k in hookrt::event::KINDS {
         if k.class != hookrt::EventClass::Observe {
             expected.push((
                 format!("{}_observed", k.name.replace('.', "_")),
@@ -31,7 +31,7 @@ fn every_kind_has_a_typed_method_in_the_sdk() {
     expected.sort();
     assert_eq!(methods, expected);
     let src = std::fs::read_to_string(crate::common::repo().join("guest-sdk/src/hook.rs")).unwrap();
-    for k in hookrt::KINDS {
+    for k in hookrt::event::KINDS {
         let line = src
             .lines()
             .find(|l| {
@@ -44,7 +44,7 @@ fn every_kind_has_a_typed_method_in_the_sdk() {
             .unwrap_or_else(|| panic!("no handler line for {}", k.name));
         assert_eq!(
             line.contains("crate::eve::"),
-            k.origin == hookrt::Origin::Eve,
+            k.origin == hookrt::event::Origin::Eve,
             "{}: {line}",
             k.name
         );
@@ -72,12 +72,12 @@ fn sdk_version_newest_world_and_build_requirement_agree() {
         .expect("guest-sdk/Cargo.toml states its own version");
     assert_eq!(
         version,
-        hookrt::NEWEST_VERSION,
+        hookrt::sandbox::NEWEST_VERSION,
         "the SDK's version is the newest world's"
     );
     let minor = version.rsplit_once('.').unwrap().0;
     assert_eq!(
-        hookrt::SDK_REQ,
+        hookrt::hooks::SDK_REQ,
         minor,
         "hooks require the SDK that builds the newest world"
     );
@@ -99,7 +99,7 @@ fn sdk_version_newest_world_and_build_requirement_agree() {
     worlds.reverse();
     assert_eq!(
         worlds,
-        hookrt::SUPPORTED_VERSIONS,
+        hookrt::sandbox::SUPPORTED_VERSIONS,
         "one wit/ folder per supported world"
     );
     let lib = std::fs::read_to_string(root.join("guest-sdk/src/lib.rs")).unwrap();
@@ -247,14 +247,14 @@ fn the_eve_reference_matches_the_vocabulary_and_the_sdk_structs() {
         &doc,
         "| Kind | Class | Emitted when | SDK struct | Data (Eve's stream) |",
     );
-    let typed: Vec<&hookrt::EventKind> = hookrt::KINDS
+    let typed: Vec<&hookrt::event::EventKind> = hookrt::event::KINDS
         .iter()
         .filter(|k| struct_of.contains_key(k.name))
         .collect();
     assert_eq!(rows.len(), typed.len(), "one row per kind eve.rs types");
-    for kind in hookrt::KINDS
+    for kind in hookrt::event::KINDS
         .iter()
-        .filter(|k| k.origin == hookrt::Origin::Eve)
+        .filter(|k| k.origin == hookrt::event::Origin::Eve)
     {
         assert!(
             struct_of.contains_key(kind.name),
@@ -270,7 +270,7 @@ fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
     let doc = std::fs::read_to_string(crate::common::repo().join("docs/envelope.md")).unwrap();
     let (structs, struct_of) = sdk_data_structs();
     let rows = reference_rows(&doc, "| Kind | Class | Emitted when | SDK struct | Data |");
-    let own: Vec<&hookrt::EventKind> = hookrt::KINDS
+    let own: Vec<&hookrt::event::EventKind> = hookrt::event::KINDS
         .iter()
         .filter(|k| struct_of.contains_key(k.name))
         .collect();
@@ -282,7 +282,7 @@ fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
 /// struct (written `{prefix}Struct`) and the struct's fields.
 fn check_rows(
     rows: &[Vec<String>],
-    kinds: &[&hookrt::EventKind],
+    kinds: &[&hookrt::event::EventKind],
     struct_of: &std::collections::HashMap<String, String>,
     structs: &std::collections::HashMap<String, Vec<String>>,
     prefix: &str,
@@ -352,15 +352,15 @@ fn the_ts_sdk_types_the_same_kinds_and_fields_as_the_rust_sdk() {
         typed.insert(c[1].to_owned(), f);
     }
     let (structs, struct_of) = sdk_data_structs();
-    for k in hookrt::KINDS {
+    for k in hookrt::event::KINDS {
         match k.origin {
-            hookrt::Origin::Hookrt => assert_eq!(
+            hookrt::event::Origin::Hookrt => assert_eq!(
                 typed.get(k.name),
                 Some(&structs[&struct_of[k.name]]),
                 "{}: the TS SDK's data fields against the Rust SDK's",
                 k.name
             ),
-            hookrt::Origin::Eve => assert!(
+            hookrt::event::Origin::Eve => assert!(
                 !typed.contains_key(k.name),
                 "{}: Eve's stream kinds are untyped in the TS SDK",
                 k.name
@@ -369,17 +369,17 @@ fn the_ts_sdk_types_the_same_kinds_and_fields_as_the_rust_sdk() {
     }
     assert_eq!(
         typed.len(),
-        hookrt::KINDS
+        hookrt::event::KINDS
             .iter()
-            .filter(|k| k.origin == hookrt::Origin::Hookrt)
+            .filter(|k| k.origin == hookrt::event::Origin::Hookrt)
             .count()
     );
     let other_start = ts.find("export type OtherKind =").unwrap();
     let other = &ts[other_start..other_start + ts[other_start..].find(';').unwrap()];
     let mut listed: Vec<&str> = other.split('"').skip(1).step_by(2).collect();
-    let mut eve: Vec<&str> = hookrt::KINDS
+    let mut eve: Vec<&str> = hookrt::event::KINDS
         .iter()
-        .filter(|k| k.origin == hookrt::Origin::Eve)
+        .filter(|k| k.origin == hookrt::event::Origin::Eve)
         .map(|k| k.name)
         .collect();
     listed.sort();

@@ -62,8 +62,8 @@ fn a_tool_approval_side_by_side_gives_the_same_deliveries_in_the_same_order_and_
     assert!(events.len() >= 2);
     let mut runs = Vec::new();
     for workers in [1, 2, 4] {
-        rt.set_decision_workers(workers).unwrap();
-        assert_eq!(rt.decision_workers().workers(), workers);
+        rt.set_threads(workers).unwrap();
+        assert_eq!(rt.threads().threads(), workers);
         let dispatched: Vec<_> = events.iter().map(|e| rt.dispatch(e).unwrap()).collect();
         runs.push((
             dispatched
@@ -114,7 +114,7 @@ fn a_failing_critical_policy_hook_side_by_side_cascades_exactly_as_one_after_ano
             agent.path(),
             None,
             ServiceOptions {
-                workers,
+                threads: workers,
                 ..Default::default()
             },
         );

@@ -1,7 +1,8 @@
 //! Typed hooks (`impl Hook` + `#[hookrt_sdk::hook]`): subscriptions from the methods
 //! written, typed config, and watching a decision event without a vote.
 
-use hookrt::{Approval, Outcome, Resolution, ToolApproval, author_warnings};
+use hookrt::audit::author_warnings;
+use hookrt::{Approval, Outcome, Resolution, ToolApproval};
 
 use crate::common::{TempAgent, example, load, opts, transcript, triples};
 
@@ -163,7 +164,7 @@ fn a_hook_that_votes_with_the_fail_closed_default_gets_a_warning() {
             ("tool_counter".into(), vec![]),
         ]
     );
-    let audit = hookrt::audit(&rt).to_text();
+    let audit = hookrt::audit::audit(&rt).to_text();
     assert!(
         audit.contains("   warning    `allow_all` votes on `actions.requested`"),
         "{audit}"
@@ -201,10 +202,10 @@ fn a_replay_pins_clock_and_randomness_and_gives_the_same_bytes_twice() {
             "[hooks.typed_policy]\non_failure = \"deny\"\nconfig = { blocked = [\"run_shell\"] }\n",
         );
     let events = transcript();
-    let first = hookrt::replay(&load(agent.path()), &events)
+    let first = hookrt::replay::replay(&load(agent.path()), &events)
         .unwrap()
         .to_jsonl();
-    let second = hookrt::replay(&load(agent.path()), &events)
+    let second = hookrt::replay::replay(&load(agent.path()), &events)
         .unwrap()
         .to_jsonl();
     assert_eq!(

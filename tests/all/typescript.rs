@@ -4,9 +4,8 @@
 
 use std::fs;
 
-use hookrt::{
-    Approval, Delivery, EditStatus, Envelope, FileEdit, Outcome, Resolution, Runtime, SourceKind,
-};
+use hookrt::hooks::SourceKind;
+use hookrt::{Approval, Delivery, EditStatus, Envelope, FileEdit, Outcome, Resolution, Runtime};
 
 use crate::common::{TempAgent, example, last_field, load, opts, run_transcript, transcript};
 

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use hookrt::Approval;
 use hookrt::EventClass;
-use hookrt::Journal;
 use hookrt::Resolution;
 use hookrt::ServiceOptions;
+use hookrt::journal::Journal;
 use hookrt::{Delivery, Envelope, Outcome};
 
 use crate::common::{TempAgent, transcript};
@@ -16,7 +16,7 @@ use crate::journal::{fail_on, run_all, start_with};
 
 fn two() -> ServiceOptions {
     ServiceOptions {
-        workers: 2,
+        threads: 2,
         ..ServiceOptions::default()
     }
 }
@@ -112,8 +112,8 @@ fn with_two_workers_a_second_thread_delivers_part_of_a_long_run() {
     let threads = threads.lock().unwrap().clone();
     assert_eq!(threads.values().sum::<usize>(), events.len() * 3);
     assert!(
-        threads.get("hookrt-worker-1").is_some_and(|&n| n > 0),
-        "the worker thread delivered nothing: {threads:?}"
+        threads.get("hookrt-thread-1").is_some_and(|&n| n > 0),
+        "the second delivery thread delivered nothing: {threads:?}"
     );
 }
 

@@ -722,7 +722,7 @@ fn claude_input(event: &str) -> Value {
 #[test]
 fn claude_hook_answers_each_documented_event_as_claude_code_expects() {
     let agent = repo().join("example-hooks/agent");
-    for event in hookrt::CLAUDE_EVENTS {
+    for event in hookrt::event::CLAUDE_EVENTS {
         let out = claude_hook(&agent, &claude_input(event).to_string());
         assert_eq!(out.status.code(), Some(0), "{event}: {}", text(&out.stderr));
         // npm test: the policy hook abstains, so Claude Code's own rules decide.

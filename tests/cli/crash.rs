@@ -9,7 +9,7 @@
 //! what it decided the first time.
 //!
 //! The 100-kill run: `scripts/crash` (`HOOKRT_CRASH_KILLS=100 cargo test
-//! --release -p hookrt-tests --test cli crash::hundred -- --ignored
+//! --release -p hookrt-cli --test cli crash::hundred -- --ignored
 //! --nocapture`); its figures are in `docs/reliability.md`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -104,7 +104,7 @@ struct Figures {
     cascades: usize,
 }
 
-/// Kills `hookrt run --journal --workers W` `kills` times over `copies`
+/// Kills `hookrt run --journal --threads W` `kills` times over `copies`
 /// copies of the transcript, then lets it finish, and checks everything.
 fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Figures {
     let dir = tempfile::tempdir().unwrap();
@@ -163,7 +163,7 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
             .arg(&events)
             .arg("--journal")
             .arg(&db)
-            .args(["--workers", &workers.to_string()])
+            .args(["--threads", &workers.to_string()])
             .stdout(Stdio::from(fs::File::create(&out_path).unwrap()))
             .stderr(Stdio::from(fs::File::create(&err_path).unwrap()))
             .spawn()

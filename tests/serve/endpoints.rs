@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use hookrt::{EventClass, Journal, class_of};
+use hookrt::journal::Journal;
+use hookrt::{EventClass, class_of};
 use serde_json::{Value, json};
 
 use crate::common::{self, TempAgent};

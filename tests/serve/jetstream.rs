@@ -54,13 +54,13 @@ impl Drop for Nats {
 
 /// A running `hookrt worker --print-deliveries`; its delivery lines are
 /// collected as they come; killed when dropped.
-struct Worker {
+pub(crate) struct Worker {
     child: Child,
     lines: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Worker {
-    fn start(agent: &Path, nats: &Nats, extra: &[&str]) -> Worker {
+    pub(crate) fn start(agent: &Path, nats: &Nats, extra: &[&str]) -> Worker {
         let mut args = vec![
             "worker",
             agent.to_str().unwrap(),
@@ -98,17 +98,18 @@ impl Worker {
         std::thread::spawn(move || {
             for line in reader.lines() {
                 let Ok(line) = line else { break };
+                // Delivery lines (the front-end kit's, with the placement).
                 if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && v.get("delivery").is_some()
+                    && v.get("handler").is_some()
                 {
-                    sink.lock().unwrap().push(v["delivery"].clone());
+                    sink.lock().unwrap().push(v);
                 }
             }
         });
         worker
     }
 
-    fn deliveries(&self) -> Vec<Value> {
+    pub(crate) fn deliveries(&self) -> Vec<Value> {
         self.lines.lock().unwrap().clone()
     }
 
@@ -126,7 +127,7 @@ impl Drop for Worker {
 }
 
 /// `hookrt publish` of `lines`: its receipts.
-fn publish(nats: &Nats, lines: &str, extra: &[&str]) -> Vec<Value> {
+pub(crate) fn publish(nats: &Nats, lines: &str, extra: &[&str]) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("events.jsonl");
     std::fs::write(&file, lines).unwrap();
@@ -163,7 +164,7 @@ fn fleet(nats: &Nats, args: &[&str]) -> Vec<Value> {
 }
 
 /// Polls `done` for up to two minutes.
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -173,7 +174,7 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 
 /// The example agent with a deadline no busy machine reaches: these tests
 /// count deliveries, and a 200 ms timeout under load would fail one.
-fn patient_agent(dir: &Path) -> PathBuf {
+pub(crate) fn patient_agent(dir: &Path) -> PathBuf {
     let patient = dir.join("agent");
     crate::common::copy(&agent(), &patient).unwrap();
     let config = std::fs::read_to_string(patient.join("hookrt.toml")).unwrap();

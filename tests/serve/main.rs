@@ -12,6 +12,7 @@ mod common;
 mod auth;
 mod cascade;
 mod endpoints;
+mod front_ends;
 mod jetstream;
 mod openapi;
 mod reload;

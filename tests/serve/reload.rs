@@ -99,7 +99,7 @@ fn reload_swaps_the_hooks_with_no_lost_or_doubled_delivery() {
             journal.to_str().unwrap(),
             "--rate-limit",
             "0",
-            "--workers",
+            "--threads",
             "2",
         ],
     );

@@ -15,7 +15,8 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hookrt::{Approval, BuildOptions, Dispatch, Resolution, Runtime, Transport, claude_envelope};
+use hookrt::event::claude_envelope;
+use hookrt::{Approval, BuildOptions, Dispatch, Resolution, Runtime, Transport};
 
 /// Largest input read: tool inputs can carry whole files.
 const MAX_INPUT_BYTES: u64 = 16 << 20;

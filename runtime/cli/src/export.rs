@@ -10,7 +10,8 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use hookrt::{CONFIG_FILE, LOCK_FILE, Runtime, Scope};
+use hookrt::hooks::{CONFIG_FILE, LOCK_FILE};
+use hookrt::{Runtime, Scope};
 
 /// Writes the components and configuration of `rt` into `out`.
 pub fn write_prebuilt(rt: &Runtime, out: &Path) -> Result<()> {

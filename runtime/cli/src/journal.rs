@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use hookrt::Journal;
+use hookrt::journal::Journal;
 
 #[derive(clap::Subcommand)]
 pub enum JournalCommand {
@@ -94,9 +94,9 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
             let (_owner, mut journal) = owned(&path)?;
             let mut pruned = 0;
             loop {
-                let n = journal.prune(age, hookrt::PRUNE_BATCH)?;
+                let n = journal.prune(age, hookrt::journal::PRUNE_BATCH)?;
                 pruned += n;
-                if n < hookrt::PRUNE_BATCH {
+                if n < hookrt::journal::PRUNE_BATCH {
                     break;
                 }
             }
@@ -115,10 +115,10 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
 
 /// Owns the existing journal at `path`, then opens it: a journal in use is
 /// refused naming its owner before this process reads or writes it.
-fn owned(path: &Path) -> Result<(hookrt::JournalLock, Journal)> {
+fn owned(path: &Path) -> Result<(hookrt::journal::JournalLock, Journal)> {
     if !path.is_file() {
-        return Err(hookrt::JournalError::Missing(path.to_path_buf()).into());
+        return Err(hookrt::journal::JournalError::Missing(path.to_path_buf()).into());
     }
-    let owner = hookrt::JournalLock::acquire(path)?;
+    let owner = hookrt::journal::JournalLock::acquire(path)?;
     Ok((owner, Journal::open(path)?))
 }

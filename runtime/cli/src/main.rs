@@ -1,5 +1,6 @@
 //! The `hookrt` command: check, build, run and audit an agent folder's hooks.
 
+mod args;
 mod claude;
 mod export;
 mod journal;
@@ -17,7 +18,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use hookrt::{BuildEvent, BuildOptions};
+use hookrt::BuildOptions;
+use hookrt::hooks::BuildEvent;
 use hookrt::{Problems, Runtime};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -159,7 +161,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             }
             Ok(match load(&dir, cache) {
                 Ok(rt) => {
-                    for w in rt.hooks().iter().flat_map(hookrt::author_warnings) {
+                    for w in rt.hooks().iter().flat_map(hookrt::audit::author_warnings) {
                         eprintln!("warning: {w}");
                     }
                     println!(
@@ -196,13 +198,18 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             };
             Ok(match load(&dir, loading) {
                 Ok(rt) => {
-                    hookrt::Lock::of(rt.hooks()).write(&dir).with_context(|| {
-                        format!("cannot write {}", dir.join(hookrt::LOCK_FILE).display())
-                    })?;
+                    hookrt::hooks::Lock::of(rt.hooks())
+                        .write(&dir)
+                        .with_context(|| {
+                            format!(
+                                "cannot write {}",
+                                dir.join(hookrt::hooks::LOCK_FILE).display()
+                            )
+                        })?;
                     println!(
                         "locked {} hook(s) in {}",
                         rt.hooks().len(),
-                        dir.join(hookrt::LOCK_FILE).display()
+                        dir.join(hookrt::hooks::LOCK_FILE).display()
                     );
                     ExitCode::SUCCESS
                 }
@@ -262,7 +269,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 },
             ) {
                 Ok(rt) => {
-                    let report = hookrt::audit(&rt);
+                    let report = hookrt::audit::audit(&rt);
                     if json {
                         println!("{}", serde_json::to_string_pretty(&report)?);
                     } else {

@@ -5,7 +5,9 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Result, bail};
-use hookrt::{EventClass, Slug, WILDCARD, class_of, is_subscribable};
+use hookrt::event::{WILDCARD, is_subscribable};
+use hookrt::hooks::Slug;
+use hookrt::{EventClass, class_of};
 
 /// Arguments of `hookrt new`.
 #[derive(clap::Args)]
@@ -36,7 +38,7 @@ pub fn new(args: &NewArgs) -> Result<()> {
     for kind in &args.events {
         let kind = kind.trim();
         if !is_subscribable(kind) {
-            bail!("--events: {}", hookrt::subscription_problem(kind));
+            bail!("--events: {}", hookrt::event::subscription_problem(kind));
         }
         if methods.iter().any(|(k, _)| k == kind) {
             bail!("--events: `{kind}` is listed twice");
@@ -148,7 +150,7 @@ fn method(kind: &str) -> Result<String> {
     if let Some(k) = kind.strip_prefix("observe:") {
         return Ok(format!("{}_observed", k.replace('.', "_")));
     }
-    if hookrt::KINDS.iter().any(|k| k.name == kind) {
+    if hookrt::event::KINDS.iter().any(|k| k.name == kind) {
         return Ok(kind.replace('.', "_"));
     }
     bail!(
@@ -172,9 +174,9 @@ fn type_name(name: &str) -> String {
 
 /// The SDK type of `kind`'s data: `eve::` for the kinds only Eve's stream carries.
 fn data_type(kind: &str) -> String {
-    let eve = hookrt::KINDS
+    let eve = hookrt::event::KINDS
         .iter()
-        .any(|k| k.name == kind && k.origin == hookrt::Origin::Eve);
+        .any(|k| k.name == kind && k.origin == hookrt::event::Origin::Eve);
     let name: String = kind
         .split('.')
         .map(|w| {
@@ -265,6 +267,6 @@ fn manifest(name: &str) -> String {
          # Built on its own by hookrt, not as part of an enclosing workspace.\n[workspace]\n\n\
          [profile.release]\nopt-level = \"s\"\nlto = true\nstrip = true\n",
         name.replace('_', "-"),
-        hookrt::SDK_REQ
+        hookrt::hooks::SDK_REQ
     )
 }

@@ -5,7 +5,9 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use hookrt::{EventClass, Slug, WILDCARD, class_of, is_subscribable};
+use hookrt::event::{WILDCARD, is_subscribable};
+use hookrt::hooks::Slug;
+use hookrt::{EventClass, class_of};
 
 use crate::new::{NewArgs, split};
 
@@ -27,7 +29,7 @@ pub fn new(args: &NewArgs) -> Result<()> {
     for kind in &args.events {
         let kind = kind.trim();
         if !is_subscribable(kind) {
-            bail!("--events: {}", hookrt::subscription_problem(kind));
+            bail!("--events: {}", hookrt::event::subscription_problem(kind));
         }
         if kinds.iter().any(|k| k == kind) {
             bail!("--events: `{kind}` is listed twice");

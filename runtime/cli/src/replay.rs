@@ -41,7 +41,7 @@ pub fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
         })?;
         events.push(e);
     }
-    let replay = hookrt::replay(&rt, &events)?;
+    let replay = hookrt::replay::replay(&rt, &events)?;
     if args.update {
         fs::write(&args.expect, replay.to_jsonl())
             .with_context(|| format!("cannot write {}", args.expect.display()))?;

@@ -6,9 +6,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use hookrt::front::input::{self, InputFormat, MAX_LINE_BYTES, Reader};
+use hookrt::front::line::write_delivery;
 use hookrt::{
-    Durability, Envelope, EveStream, HookService, Observation, Ordinals, Outcome, PendingReceipt,
-    Runtime, ServiceOptions, Transport,
+    Durability, HookService, Observation, Outcome, PendingReceipt, Runtime, ServiceOptions,
+    Transport,
 };
 
 /// The shape of the input lines.
@@ -20,131 +22,22 @@ pub enum Format {
     Eve,
 }
 
-/// Turns input lines into envelopes, numbering each event in its step.
-enum Reader {
-    Jsonl(Ordinals),
-    Eve(Box<EveStream>),
-}
-
-impl Reader {
-    fn new(args: &RunArgs) -> Reader {
-        match args.format {
-            Format::Jsonl => Reader::Jsonl(Ordinals::new()),
-            Format::Eve => {
-                let session = args.session.as_deref().unwrap_or_default();
-                // Accept the stream URL itself: /eve/v1/session/<id>/stream.
-                let session = session
-                    .split_once("/session/")
-                    .map_or(session, |(_, rest)| rest.split('/').next().unwrap_or(rest));
-                let mut stream = EveStream::new(args.agent.clone().unwrap_or_default(), session);
-                if let Some(name) = &args.subagent {
-                    stream = stream.for_subagent(name.clone());
-                }
-                Reader::Eve(Box::new(stream))
-            }
-        }
-    }
-
-    fn envelope(&mut self, line: &str) -> Result<Envelope, String> {
-        match self {
-            Reader::Jsonl(ordinals) => {
-                let mut e = Envelope::from_json(line).map_err(|e| e.to_string())?;
-                ordinals.assign(&mut e);
-                e.validate().map_err(|e| e.to_string())?;
-                Ok(e)
-            }
-            Reader::Eve(stream) => stream.envelope(line).map_err(|e| e.to_string()),
-        }
-    }
-}
-
-/// A delivery's output line (without `--logs`): its fields in the order
-/// `serde_json::Value` prints them (sorted), as with `--logs`, without
-/// building a `Value` per delivery.
-#[derive(serde::Serialize)]
-struct DeliveryLine<'a> {
-    attempt: u32,
-    duration_us: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-    event_id: &'a str,
-    fuel_used: u64,
-    handler: &'a str,
-    hook: &'a str,
-    kind: &'a str,
-    outcome: Outcome,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    output_truncated: bool,
-}
-
-impl<'a> DeliveryLine<'a> {
-    fn of(d: &'a hookrt::Delivery) -> DeliveryLine<'a> {
-        DeliveryLine {
-            attempt: d.attempt,
-            duration_us: d.duration_us,
-            error: d.error.as_deref(),
-            event_id: &d.event_id,
-            fuel_used: d.fuel_used,
-            handler: &d.handler,
-            hook: &d.hook,
-            kind: &d.kind,
-            outcome: d.outcome,
-            output_truncated: d.output_truncated,
+impl RunArgs {
+    /// What the input lines are, for the front-end kit's reader.
+    fn input_format(&self) -> InputFormat {
+        match self.format {
+            Format::Jsonl => InputFormat::Jsonl,
+            Format::Eve => InputFormat::Eve {
+                agent: self.agent.clone().unwrap_or_default(),
+                session: self.session.clone().unwrap_or_default(),
+                subagent: self.subagent.clone(),
+            },
         }
     }
 }
 
 /// Receipts waited for at once; bounds memory on long streams.
 const RECEIPT_WINDOW: usize = 1024;
-
-/// The longest input line read (the same bound `hookrt serve` applies): an
-/// envelope's `data` may hold up to `MAX_DATA_BYTES`, plus room for the other
-/// fields. A longer line is never held in memory whole: it is skipped to its
-/// newline and counted malformed.
-pub const MAX_LINE_BYTES: usize = hookrt_serve::MAX_LINE_BYTES;
-
-/// One line of input, read with a bound.
-enum Line {
-    /// The line, without its newline.
-    Text(Vec<u8>),
-    /// The line was longer than the bound; this many bytes were skipped.
-    TooLong(u64),
-}
-
-/// Reads the next line into at most `max` bytes of memory; `None` at the end.
-fn read_bounded_line(input: &mut dyn BufRead, max: usize) -> std::io::Result<Option<Line>> {
-    let mut line = Vec::new();
-    let mut skipped: u64 = 0;
-    let mut read_any = false;
-    loop {
-        let buf = input.fill_buf()?;
-        if buf.is_empty() {
-            break;
-        }
-        read_any = true;
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], Some(i + 1)),
-            None => (buf, None),
-        };
-        if skipped == 0 && line.len() + chunk.len() <= max {
-            line.extend_from_slice(chunk);
-        } else {
-            // Over the bound: drop what was kept and count the rest.
-            skipped += (line.len() + chunk.len()) as u64;
-            line = Vec::new();
-        }
-        let used = done.unwrap_or(chunk.len());
-        input.consume(used);
-        if done.is_some() {
-            break;
-        }
-    }
-    Ok(match (read_any, skipped) {
-        (false, _) => None,
-        (true, 0) => Some(Line::Text(line)),
-        (true, n) => Some(Line::TooLong(n)),
-    })
-}
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -168,11 +61,8 @@ pub struct RunArgs {
     /// secrets; by default only whether it changed and each hook's account).
     #[arg(long)]
     pub state: bool,
-    /// Threads delivering observe events side by side across hooks (each hook
-    /// still sees its events one at a time, in order). 1: everything in plan
-    /// order on one thread.
-    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub workers: u16,
+    #[command(flatten)]
+    pub threads: crate::args::ThreadsArgs,
     /// What the events are: hookrt envelopes (`jsonl`), or Eve's NDJSON
     /// session stream as it is (`eve`; needs --agent and --session).
     #[arg(long, value_enum, default_value = "jsonl")]
@@ -209,19 +99,13 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
     // its delivery is acked, and every delivery that ran shows, even one a
     // crash then repeats. Without one, lines are buffered and written out at
     // the end of each batch (`Observation::EndOfBatch`): no write per
-    // delivery, and with workers the observer's lock is held only to format
+    // delivery, and with several threads the observer's lock is held only to format
     // one line.
     let flush_each = args.journal.is_some();
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout());
     let observer = Box::new(move |report: Observation<'_>| {
         let written = match report {
-            Observation::Delivery(d) if logs => {
-                let mut v = serde_json::to_value(d).unwrap_or_default();
-                v["logs"] = serde_json::to_value(&d.logs).unwrap_or_default();
-                v["console"] = serde_json::Value::String(d.console.clone());
-                serde_json::to_writer(&mut out, &v)
-            }
-            Observation::Delivery(d) => serde_json::to_writer(&mut out, &DeliveryLine::of(d)),
+            Observation::Delivery(d) => write_delivery(&mut out, d, None, logs),
             Observation::Resolved {
                 event_id,
                 kind,
@@ -236,7 +120,9 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 serde_json::to_writer(&mut out, &v)
             }
             // The agent must end this turn (or session): say so on its own line.
-            Observation::Cascaded(e) => serde_json::to_writer(&mut out, &hookrt::cascade_line(e)),
+            Observation::Cascaded(e) => {
+                serde_json::to_writer(&mut out, &hookrt::delivery::cascade_line(e))
+            }
             Observation::EndOfBatch => {
                 let _ = out.flush();
                 return;
@@ -250,7 +136,7 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         }
     });
     let options = ServiceOptions {
-        workers: usize::from(args.workers),
+        threads: args.threads.count(),
         retention: args.retention.0,
     };
     let service = HookService::start_with(rt, args.journal.as_deref(), observer, options)?;
@@ -284,23 +170,17 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
                 }
             }
         };
-        let mut reader = Reader::new(args);
+        let mut reader = Reader::new(&args.input_format());
         let mut input = input;
         let mut n = 0u64;
         loop {
             n += 1;
-            let line = read_bounded_line(&mut input, MAX_LINE_BYTES)
+            let line = input::read_line(&mut input, MAX_LINE_BYTES)
                 .with_context(|| format!("{source}: cannot read line {n}"))?;
-            let parsed = match line {
-                None => break,
-                Some(Line::Text(bytes)) => match String::from_utf8(bytes) {
-                    Ok(line) if line.trim().is_empty() => continue,
-                    Ok(line) => reader.envelope(&line),
-                    Err(_) => Err("not valid UTF-8".to_owned()),
-                },
-                Some(Line::TooLong(len)) => Err(format!(
-                    "{len} bytes, longer than the {MAX_LINE_BYTES} bytes an envelope line may take; skipped"
-                )),
+            let Some(line) = line else { break };
+            let parsed = match input::text_of(line) {
+                None => continue,
+                Some(text) => text.and_then(|line| reader.envelope(&line)),
             };
             match parsed {
                 Ok(env) => pending.push(service.submit(env)),

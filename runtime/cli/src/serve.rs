@@ -75,18 +75,14 @@ pub struct ServeArgs {
     /// edits are still answered here (docs/worker.md).
     #[arg(long, value_name = "URL", conflicts_with = "journal")]
     pub nats: Option<String>,
-    /// With --nats: the stream (created if missing).
-    #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM, requires = "nats")]
-    pub stream: String,
-    /// With --nats: the subject prefix (as the workers').
-    #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX, requires = "nats")]
-    pub prefix: String,
-    /// With --nats: partitions (as the workers').
-    #[arg(long, default_value_t = hookrt_worker::DEFAULT_PARTITIONS, requires = "nats")]
-    pub partitions: u32,
-    /// Threads delivering observe events side by side across hooks.
-    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub workers: u16,
+    /// With --nats: where the events go (as the workers').
+    #[command(flatten)]
+    pub stream: crate::args::StreamArgs,
+    /// Print one JSON line per delivery on stdout (as `hookrt run` does).
+    #[arg(long)]
+    pub print_deliveries: bool,
+    #[command(flatten)]
+    pub threads: crate::args::ThreadsArgs,
 }
 
 /// The configured tokens: `--tokens FILE`, else `HOOKRT_TOKENS`.
@@ -111,7 +107,8 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
     options.rate_limit = args.rate_limit;
     options.rate_burst = args.rate_burst;
     options.drain_timeout = Duration::from_secs(args.drain_timeout);
-    options.workers = usize::from(args.workers);
+    options.threads = args.threads.count();
+    options.print_deliveries = args.print_deliveries;
     let hooks = rt.hooks().len();
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -120,9 +117,9 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
     if let Some(url) = &args.nats {
         let publisher = tokio.block_on(hookrt_worker::publisher(
             url,
-            &args.stream,
-            &args.prefix,
-            args.partitions,
+            &args.stream.stream,
+            &args.stream.prefix,
+            args.stream.partitions,
         ))?;
         options.forward = Some(Arc::new(ToJetStream(publisher)));
     }

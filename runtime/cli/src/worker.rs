@@ -63,15 +63,8 @@ pub struct WorkerArgs {
     /// The durable name the group's workers share.
     #[arg(long, default_value = "hooks")]
     pub durable: String,
-    /// The JetStream stream (created for `<prefix>.>` if missing).
-    #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM)]
-    pub stream: String,
-    /// The subject prefix: events are on `<prefix>.<agent>.<session>.<partition>`.
-    #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX)]
-    pub prefix: String,
-    /// Partitions sessions are hashed into (the same for every worker and publisher).
-    #[arg(long, default_value_t = hookrt_worker::DEFAULT_PARTITIONS)]
-    pub partitions: u32,
+    #[command(flatten)]
+    pub stream: crate::args::StreamArgs,
     /// Hooks' `state` in this SQLite file (in memory without).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
@@ -105,15 +98,8 @@ pub struct PublishArgs {
     /// The NATS server URL.
     #[arg(long)]
     pub nats: String,
-    /// The stream (created for `<prefix>.>` if missing, as the workers do).
-    #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM)]
-    pub stream: String,
-    /// The subject prefix (as the workers').
-    #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX)]
-    pub prefix: String,
-    /// Partitions (as the workers').
-    #[arg(long, default_value_t = hookrt_worker::DEFAULT_PARTITIONS)]
-    pub partitions: u32,
+    #[command(flatten)]
+    pub stream: crate::args::StreamArgs,
     /// Publish every line as it is to this one subject, unchecked and
     /// without a `Nats-Msg-Id` (for payloads that are not envelopes).
     #[arg(long, value_name = "SUBJECT")]
@@ -140,10 +126,10 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
     let options = WorkerOptions {
         nats: nats.to_owned(),
         names: Names {
-            stream: args.stream.clone(),
-            prefix: args.prefix.clone(),
+            stream: args.stream.stream.clone(),
+            prefix: args.stream.prefix.clone(),
             durable: args.durable.clone(),
-            partitions: args.partitions,
+            partitions: args.stream.partitions,
         },
         state: args.state.clone(),
         ack_wait: Duration::from_millis(args.ack_wait_ms),
@@ -159,7 +145,7 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
         print_deliveries: args.print_deliveries,
         drain_timeout: Duration::from_secs(args.drain_timeout),
     };
-    let (stream, durable) = (args.stream.clone(), args.durable.clone());
+    let (stream, durable) = (args.stream.stream.clone(), args.durable.clone());
     let summary = tokio()?.block_on(hookrt_worker::run(
         rt,
         options,
@@ -231,9 +217,13 @@ pub fn publish(args: &PublishArgs) -> Result<ExitCode> {
         envelopes.push(e);
     }
     rt.block_on(async {
-        let publisher =
-            hookrt_worker::publisher(&args.nats, &args.stream, &args.prefix, args.partitions)
-                .await?;
+        let publisher = hookrt_worker::publisher(
+            &args.nats,
+            &args.stream.stream,
+            &args.stream.prefix,
+            args.stream.partitions,
+        )
+        .await?;
         let mut pending = Vec::new();
         for e in &envelopes {
             let mut headers = async_nats_headers();

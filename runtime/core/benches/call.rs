@@ -16,9 +16,9 @@ use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hookrt::Envelope;
-use hookrt::build;
-use hookrt::discover;
-use hookrt::{Allocator, Metering, engine_config, engine_config_metered};
+use hookrt::hooks::build;
+use hookrt::hooks::discover;
+use hookrt::sandbox::{Allocator, Metering, engine_config, engine_config_metered};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};

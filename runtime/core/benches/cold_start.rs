@@ -20,8 +20,8 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use hookrt::build;
-use hookrt::discover;
+use hookrt::hooks::build;
+use hookrt::hooks::discover;
 
 mod support;
 use support::{bench_parse, load, load_in, opts};

@@ -39,9 +39,9 @@ fn env_or(name: &str, default: usize) -> usize {
 }
 
 /// Whether a thread of that name delivers (`hookrt-dispatch`,
-/// `hookrt-worker-*`).
+/// `hookrt-thread-*`).
 fn delivers(name: &str) -> bool {
-    name.starts_with("hookrt-dispatch") || name.starts_with("hookrt-worker")
+    name.starts_with("hookrt-dispatch") || name.starts_with("hookrt-thread")
 }
 
 /// One run: wall seconds to submit every event, wait for every receipt and
@@ -105,7 +105,7 @@ fn main() {
                 None,
                 Box::new(|_: Observation<'_>| {}),
                 ServiceOptions {
-                    workers,
+                    threads: workers,
                     ..ServiceOptions::default()
                 },
             )

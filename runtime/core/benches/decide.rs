@@ -53,7 +53,7 @@ fn event() -> Envelope {
 fn runtime(rounds: &[u64], workers: usize) -> (tempfile::TempDir, Runtime) {
     let dir = agent(rounds);
     let mut rt = load(dir.path());
-    rt.set_decision_workers(workers).unwrap();
+    rt.set_threads(workers).unwrap();
     (dir, rt)
 }
 

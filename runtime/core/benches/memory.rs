@@ -79,7 +79,7 @@ fn flat(total: usize) {
         None,
         Box::new(|_: Observation<'_>| {}),
         ServiceOptions {
-            workers: 2,
+            threads: 2,
             ..ServiceOptions::default()
         },
     )

@@ -46,7 +46,7 @@ fn throughput(c: &mut Criterion) {
             journal,
             Box::new(|_: Observation<'_>| {}),
             ServiceOptions {
-                workers,
+                threads: workers,
                 ..ServiceOptions::default()
             },
         )

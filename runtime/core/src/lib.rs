@@ -13,97 +13,77 @@
 //! | 1 | `event/` | kinds (the vocabulary), the envelope, scopes, answers |
 //! | 2 | `sandbox/` | the Wasmtime engine, limits, the store and host imports (log, state, metrics, http), capture, redaction, grants, one module per world version |
 //! | 3 | `hooks/` | slugs, discovery, `hookrt.toml`, build, the artifact cache, load, call, the registry |
-//! | 4 | `delivery/` | the delivery record, decision merge, edits, the failure cascade, dispatch |
+//! | 4 | `delivery/` | the delivery record, decision merge, edits, the failure cascade, retries and the final attempt ([`delivery`]), dispatch |
 //! | 5 | `runtime.rs`, `audit.rs`, `replay.rs` | the [`Runtime`] facade, [`audit`], and [`replay`] (`hookrt test`) |
-//! | 6 | `service/` | the journal, report and work types, retries, lanes, the dispatcher and writer threads, [`HookService`] |
+//! | 6 | `service/` | the journal, report and work types, lanes, the dispatcher and writer threads, [`HookService`] |
+//! | 7 | `front/` | the front-end kit ([`front`]): input with ordinals and line bounds, the delivery line |
 //!
-//! Every module is private; what embedders, the `hookrt` command and the
-//! tests use is re-exported here, so there is one import path: `hookrt::Name`.
+//! The surface is tiered, as axum's is: the crate root holds what an
+//! embedder needs (load a [`Runtime`], start a [`HookService`], build an
+//! [`Envelope`], read what came back: [`Receipt`], [`Delivery`],
+//! [`Resolution`] and the answers, the errors); a few public modules hold
+//! the rest, each with one concern:
+//!
+//! - [`event`]: the vocabulary of kinds, the envelope's limits and keys,
+//!   ordinals, Eve's and Claude Code's streams;
+//! - [`sandbox`]: limits, grants, the engine's settings, hooks' metrics and state;
+//! - [`hooks`]: discovery, building, `hookrt.toml`, the lock, slugs, a loaded hook;
+//! - [`delivery`]: the delivery policy (retries, dead letters, the cascade);
+//! - [`journal`]: reading and maintaining a journal (its writes are the service's);
+//! - [`service`]: the service's queue bounds;
+//! - [`audit`] and [`replay`]: what each hook may do, and `hookrt test`;
+//! - [`front`]: the front-end kit every way in shares.
+//!
 //! An embedder needs [`Runtime::load_async`], [`HookService::start_async`],
 //! [`Envelope::new`], [`class_of`] (to choose [`HookService::emit`] or
 //! [`HookService::resolve`]) and the types they return.
 
 #![warn(missing_docs)]
 
-mod audit;
-mod delivery;
-mod event;
-mod hooks;
-mod replay;
+pub mod audit;
+pub mod delivery;
+pub mod event;
+pub mod front;
+pub mod hooks;
+pub mod replay;
 mod runtime;
-mod sandbox;
-mod service;
+pub mod sandbox;
+pub mod service;
+
+/// Reading and maintaining a journal (docs/journal.md): its status, pending
+/// deliveries, dead letters and their re-drive, pruning, and the lock one
+/// process holds on it. Writing it is the service's alone.
+pub mod journal {
+    pub use crate::service::journal::{
+        DEFAULT_RETENTION, DeadLetter, Journal, JournalError, JournalStatus, PRUNE_BATCH,
+        PendingDelivery, Plan,
+    };
+    pub use crate::service::owner::{JournalLock, lock_path};
+}
 
 /// The WIT world every hook implements.
 pub const WORLD: &str = "hookrt:hook/define-hook";
 
-// Layer 1: events.
-pub use event::answer::{Answer, Approval, FileEdit};
-pub use event::claude::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
-pub use event::data::Data;
-pub use event::envelope::{
-    Coordinates, Durability, Envelope, EnvelopeError, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION,
-    idempotency_key, now_rfc3339,
-};
-pub use event::eve::{EveError, EveStream};
-pub use event::kind::{
-    CUSTOM_PREFIX, EventClass, EventKind, KINDS, OBSERVE_PREFIX, Origin, WILDCARD, class_of,
-    is_known, is_subscribable, observed_kind, subscription_problem, unknown_kind_message,
-};
-pub use event::ordinal::{MAX_OPEN_STEPS, Ordinals};
+// Events and the envelope.
+pub use event::envelope::{Coordinates, Durability, Envelope, EnvelopeError};
+pub use event::kind::{EventClass, class_of};
 pub use event::scope::{Scope, Transport};
 
-// Layer 2: the sandbox.
-pub use sandbox::capture::LogLine;
-pub use sandbox::engine::{
-    Allocator, MAX_WORKERS, SandboxError, engine_config, engine_config_metered,
-};
-pub use sandbox::grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
-pub use sandbox::http::MAX_RESPONSE_BYTES;
-pub use sandbox::limits::{
-    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES, Metering,
-};
-pub use sandbox::metrics::{Metrics, Series};
-pub use sandbox::outcome::Outcome;
-pub use sandbox::redaction::Redactor;
-pub use sandbox::state::StateStore;
-pub use sandbox::wit::{NEWEST_VERSION, SUPPORTED_VERSIONS};
-
-// Layer 3: hooks.
-pub use hooks::build::{BuildEvent, BuildOptions, BuiltHook, DEFAULT_SDK_DIR, SDK_REQ, build};
-pub use hooks::cache_dir::default_cache_dir;
-pub use hooks::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
-pub use hooks::config::{CONFIG_FILE, Config, Mode};
-pub use hooks::discovery::{
-    DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover,
-};
-pub use hooks::load::LoadedHook;
-pub use hooks::lock::{LOCK_FILE, Lock, LockStatus, Pin};
+// Loading hooks.
+pub use hooks::build::BuildOptions;
 pub use hooks::problem::{Problem, ProblemKind, Problems};
-pub use hooks::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
-pub use hooks::slug::{Slug, SlugError};
-pub use hooks::typescript::{BUILD_TIMEOUT as JS_BUILD_TIMEOUT, toolchain_dir as js_toolchain_dir};
 
-// Layer 4: delivery.
-pub use delivery::cascade::{Failure, SESSION_FAILED, TURN_FAILED, cascade_event, cascade_line};
-pub use delivery::decision::{CallDecision, FileEditDecision, ToolApproval, Vote};
-pub use delivery::decision_workers::DecisionWorkers;
-pub use delivery::edit::{EditAccount, EditResult, EditStatus};
+// Deliveries and what they decided.
+pub use delivery::decision::{CallDecision, FileEditDecision, ToolApproval};
+pub use delivery::edit::{EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
+pub use event::answer::{Approval, FileEdit};
+pub use sandbox::outcome::Outcome;
 
-// Layer 5: the facade.
-pub use audit::{Audit, HookAudit, Subscription, audit, author_warnings};
-pub use replay::{Difference, Replay, replay};
+// The facade.
 pub use runtime::{Runtime, check};
 
-// Layer 6: the service.
+// The service.
 pub use service::api::{HookService, PendingReceipt, ServiceOptions, StartError};
-pub use service::journal::{
-    Ack, Answered, DEFAULT_RETENTION, DeadLetter, Inserted, Journal, JournalError, JournalStatus,
-    PRUNE_BATCH, PendingDelivery, PendingEvent, Plan,
-};
-pub use service::owner::{JournalLock, lock_path};
 pub use service::report::{Observation, Observer, Receipt, Reloaded, ResolveReply, Stats};
-pub use service::work::{
-    DISPATCH_QUEUE, EmitError, MAX_BATCH, MEMORY_DEDUP_WINDOW, ReloadError, SUBMIT_QUEUE,
-};
+pub use service::work::{EmitError, ReloadError};

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::delivery::decision_workers::DecisionWorkers;
 use crate::delivery::dispatch;
 use crate::delivery::record::{Delivery, Dispatch};
+use crate::delivery::threads::Threads;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::scope::{Scope, Transport};
 use crate::hooks::build::{self, BuildEvent, BuildOptions, BuiltHook};
@@ -36,7 +36,7 @@ pub struct Runtime {
     metrics: Arc<Metrics>,
     transport: Transport,
     redactor: Redactor,
-    decisions: DecisionWorkers,
+    threads: Threads,
 }
 
 /// The static part of loading: discovery plus configuration, no building.
@@ -215,7 +215,7 @@ impl Runtime {
             metrics: Metrics::new(),
             transport: Transport::default(),
             redactor: config.redactor().clone(),
-            decisions: DecisionWorkers::default(),
+            threads: Threads::default(),
         })
     }
 
@@ -259,19 +259,20 @@ impl Runtime {
         &self.metrics
     }
 
-    /// Runs the hooks of each tool approval (`actions.requested`) on
-    /// `workers` threads side by side, the caller's included (default 1:
-    /// one after another). The resolution and the order of the deliveries
-    /// are the same either way; only the latency changes. Starts
-    /// `workers - 1` threads, kept until the runtime is dropped.
-    pub fn set_decision_workers(&mut self, workers: usize) -> std::io::Result<()> {
-        self.decisions = DecisionWorkers::new(workers)?;
+    /// Delivers on `threads` threads, the caller's included (default 1:
+    /// everything one after another): each tool approval's
+    /// (`actions.requested`) hooks side by side, and in a service, runs of
+    /// events in lanes. The resolution and the order of the deliveries are
+    /// the same either way; only the latency changes. Starts `threads - 1`
+    /// threads, kept until the runtime is dropped.
+    pub fn set_threads(&mut self, threads: usize) -> std::io::Result<()> {
+        self.threads = Threads::new(threads)?;
         Ok(())
     }
 
-    /// The threads a tool approval's hooks run on ([`Runtime::set_decision_workers`]).
-    pub fn decision_workers(&self) -> &DecisionWorkers {
-        &self.decisions
+    /// The runtime's delivery threads ([`Runtime::set_threads`]).
+    pub fn threads(&self) -> &Threads {
+        &self.threads
     }
 
     /// Tells hooks how events reach them (default `in-process`).
@@ -297,16 +298,16 @@ impl Runtime {
     }
 
     /// Takes over what a running service gave `old`: its cancel flag, hooks'
-    /// `state`, hooks' `metrics`, the transport and the decision workers, so a reload swaps the
-    /// hooks and nothing else (hooks keep their state; shutdown stops them).
+    /// `state`, hooks' `metrics`, the transport and the number of delivery
+    /// threads, so a reload swaps the hooks and nothing else (hooks keep their state; shutdown stops them).
     pub(crate) fn adopt(&mut self, old: &Runtime) {
         self.sandbox.share_cancel(old.sandbox.cancel_flag());
         self.state = old.state.clone();
         self.metrics = old.metrics.clone();
         self.transport = old.transport.clone();
-        if self.decisions.workers() != old.decisions.workers() {
+        if self.threads.threads() != old.threads.threads() {
             // Still correct on one thread, only slower.
-            self.decisions = DecisionWorkers::new(old.decisions.workers()).unwrap_or_default();
+            self.threads = Threads::new(old.threads.threads()).unwrap_or_default();
         }
     }
 
@@ -326,7 +327,7 @@ impl Runtime {
     pub fn dispatch(&self, envelope: &Envelope) -> Result<Dispatch, EnvelopeError> {
         dispatch::dispatch(
             &self.services(),
-            &self.decisions,
+            &self.threads,
             &self.registry,
             envelope,
             Durability::Accepted,
@@ -347,7 +348,7 @@ impl Runtime {
     ) -> Result<Dispatch, EnvelopeError> {
         dispatch::dispatch_some(
             &self.services(),
-            &self.decisions,
+            &self.threads,
             &self.registry,
             envelope,
             durability,

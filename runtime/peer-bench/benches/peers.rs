@@ -124,9 +124,9 @@ fn peers(c: &mut Criterion) {
     let wasm = plugin_wasm();
 
     // hookrt's default limits (runtime/src/limits.rs), for the Extism runs with limits.
-    let fuel = hookrt::DEFAULT_FUEL;
-    let timeout = hookrt::DEFAULT_DEADLINE;
-    let memory_pages = u32::try_from(hookrt::DEFAULT_MEMORY_BYTES >> 16).unwrap();
+    let fuel = hookrt::sandbox::DEFAULT_FUEL;
+    let timeout = hookrt::sandbox::DEFAULT_DEADLINE;
+    let memory_pages = u32::try_from(hookrt::sandbox::DEFAULT_MEMORY_BYTES >> 16).unwrap();
     let plain = Manifest::new([Wasm::data(wasm.clone())]);
     let with_timeout = plain.clone().with_timeout(timeout);
     let limited = with_timeout.clone().with_memory_max(memory_pages);

@@ -13,13 +13,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use hookrt::{Envelope, EveStream, MAX_DATA_BYTES, Ordinals, Receipt};
+use hookrt::event::Ordinals;
+use hookrt::front::input::{self, InputFormat, MAX_LINE_BYTES, Reader};
+use hookrt::{Envelope, Receipt};
 
 use crate::error::ApiError;
-
-/// The longest envelope line taken, as `hookrt run` reads them: `data` may
-/// hold up to `MAX_DATA_BYTES`, plus room for the other fields.
-pub const MAX_LINE_BYTES: usize = MAX_DATA_BYTES + 64 * 1024;
 
 /// Eve streams kept at most; past this every stream starts again.
 pub const MAX_EVE_STREAMS: usize = 4096;
@@ -57,15 +55,7 @@ pub struct Item {
 #[derive(Debug, Default)]
 pub struct Streams {
     ordinals: Mutex<Ordinals>,
-    eve: Mutex<HashMap<(String, String, Option<String>), EveStream>>,
-}
-
-/// The session id in `session`, which may be Eve's stream URL
-/// `/eve/v1/session/<id>/stream`.
-fn session_id(session: &str) -> &str {
-    session
-        .split_once("/session/")
-        .map_or(session, |(_, rest)| rest.split('/').next().unwrap_or(rest))
+    eve: Mutex<HashMap<(String, String, Option<String>), Reader>>,
 }
 
 impl Format {
@@ -97,7 +87,7 @@ impl Format {
                     })
                 };
                 let agent = need("agent")?;
-                let session = session_id(&need("session")?).to_owned();
+                let session = input::session_id(&need("session")?).to_owned();
                 Ok(Format::Eve {
                     agent,
                     session,
@@ -145,15 +135,13 @@ impl Streams {
                     streams.clear();
                 }
                 let stream = streams.entry(key).or_insert_with(|| {
-                    let s = EveStream::new(agent.clone(), session.clone());
-                    match subagent {
-                        Some(name) => s.for_subagent(name.clone()),
-                        None => s,
-                    }
+                    Reader::new(&InputFormat::Eve {
+                        agent: agent.clone(),
+                        session: session.clone(),
+                        subagent: subagent.clone(),
+                    })
                 });
-                Ok(self.lines(body, &mut |line| {
-                    stream.envelope(line).map_err(|e| e.to_string())
-                }))
+                Ok(self.lines(body, &mut |line| stream.envelope(line)))
             }
         }
     }
@@ -173,13 +161,9 @@ impl Streams {
     }
 
     /// `e` with its ordinal, validated.
-    fn numbered(&self, mut e: Envelope) -> Result<Envelope, String> {
-        self.ordinals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .assign(&mut e);
-        e.validate().map_err(|e| e.to_string())?;
-        Ok(e)
+    fn numbered(&self, e: Envelope) -> Result<Envelope, String> {
+        let mut ordinals = self.ordinals.lock().unwrap_or_else(|p| p.into_inner());
+        input::numbered(&mut ordinals, e)
     }
 
     fn json(&self, body: &[u8]) -> Result<Vec<Item>, ApiError> {
@@ -214,10 +198,7 @@ impl Streams {
         for (n, raw) in body.split(|&b| b == b'\n').enumerate() {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let parsed = if raw.len() > MAX_LINE_BYTES {
-                Err(format!(
-                    "{} bytes, longer than the {MAX_LINE_BYTES} bytes an envelope line may take; skipped",
-                    raw.len()
-                ))
+                Err(input::too_long(raw.len() as u64))
             } else {
                 match std::str::from_utf8(raw) {
                     Ok(line) if line.trim().is_empty() => continue,
@@ -261,11 +242,5 @@ mod tests {
         assert_eq!(items.len(), 2);
         assert_eq!(items[1].line, Some(3));
         assert!(items[0].parsed.is_err() && items[1].parsed.is_err());
-    }
-
-    #[test]
-    fn eve_session_may_be_its_stream_url() {
-        assert_eq!(session_id("/eve/v1/session/abc/stream"), "abc");
-        assert_eq!(session_id("abc"), "abc");
     }
 }

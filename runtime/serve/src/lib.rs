@@ -29,12 +29,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookrt::{BuildOptions, HookService, Journal, Runtime, ServiceOptions, Stats, Transport};
+use hookrt::journal::Journal;
+use hookrt::{BuildOptions, HookService, Runtime, ServiceOptions, Stats, Transport};
 use tokio::sync::RwLock;
 
 pub use auth::{MIN_TOKEN_LEN, RateLimiter, Tokens};
 pub use error::{ApiError, ServeError};
-pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_LINE_BYTES};
+pub use ingest::{Format, Forward, MAX_EVE_STREAMS};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};
 pub use routes::{AppState, ROUTES};
@@ -63,14 +64,17 @@ pub struct ServeOptions {
     pub rate_burst: f64,
     /// How long queued deliveries may run at shutdown before they are cancelled.
     pub drain_timeout: Duration,
-    /// Service workers ([`ServiceOptions::workers`]).
-    pub workers: usize,
+    /// Delivery threads ([`ServiceOptions::threads`]).
+    pub threads: usize,
     /// How hot reloads load the agent folder (cache, prebuilt, lock); `None`:
     /// [`BuildOptions::for_agent`].
     pub build: Option<BuildOptions>,
     /// Send `POST /v1/events` there instead of the local service
     /// (`hookrt serve --nats`); decisions and edits stay local.
     pub forward: Option<Arc<dyn Forward>>,
+    /// Print each delivery's line on stdout as it ends (the front-end
+    /// kit's delivery line, as `hookrt run` prints it).
+    pub print_deliveries: bool,
 }
 
 impl ServeOptions {
@@ -86,9 +90,10 @@ impl ServeOptions {
             rate_limit: 1000.0,
             rate_burst: 2000.0,
             drain_timeout: Duration::from_secs(30),
-            workers: 1,
+            threads: 1,
             build: None,
             forward: None,
+            print_deliveries: false,
         }
     }
 }
@@ -133,9 +138,9 @@ pub async fn serve(
     let service = HookService::start_async(
         runtime,
         options.journal.clone(),
-        metrics::observer(server_metrics.clone()),
+        metrics::observer(server_metrics.clone(), options.print_deliveries),
         ServiceOptions {
-            workers: options.workers,
+            threads: options.threads,
             ..ServiceOptions::default()
         },
     )

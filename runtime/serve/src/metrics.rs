@@ -256,8 +256,9 @@ impl Default for ServerMetrics {
     }
 }
 
-/// The service observer that keeps the delivery metrics.
-pub fn observer(metrics: Arc<ServerMetrics>) -> Observer {
+/// The service observer that keeps the delivery metrics and, with
+/// `print_deliveries`, writes each delivery's line on stdout.
+pub fn observer(metrics: Arc<ServerMetrics>, print_deliveries: bool) -> Observer {
     Box::new(move |observation: Observation<'_>| {
         if let Observation::Cascaded(e) = observation {
             metrics
@@ -269,6 +270,13 @@ pub fn observer(metrics: Arc<ServerMetrics>) -> Observer {
             cascade_line(e);
         }
         if let Observation::Delivery(d) = observation {
+            if print_deliveries {
+                let mut out = std::io::stdout().lock();
+                if hookrt::front::line::write_delivery(&mut out, d, None, false).is_ok() {
+                    let _ = writeln!(out);
+                }
+                let _ = out.flush();
+            }
             metrics
                 .deliveries
                 .get_or_create(&DeliveryLabels {
@@ -293,7 +301,7 @@ pub fn observer(metrics: Arc<ServerMetrics>) -> Observer {
 
 /// Writes a cascade on stdout in `hookrt run`'s form, and logs it.
 fn cascade_line(e: &Envelope) {
-    let line = hookrt::cascade_line(e);
+    let line = hookrt::delivery::cascade_line(e);
     tracing::warn!(target: "hookrt", event_id = %e.id, kind = %e.kind, session = %e.coordinates.session,
         "failure cascade: the agent server should end this turn (or session)");
     let mut out = std::io::stdout().lock();

@@ -18,9 +18,9 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
+use hookrt::journal::Journal;
 use hookrt::{
-    Durability, EmitError, Envelope, EventClass, HookService, Journal, PendingReceipt, Receipt,
-    class_of,
+    Durability, EmitError, Envelope, EventClass, HookService, PendingReceipt, Receipt, class_of,
 };
 use serde_json::json;
 use tokio::sync::RwLock;
@@ -144,7 +144,9 @@ impl AppState {
     }
 
     /// Journal status (pending deliveries, dead letters), read off the async threads.
-    async fn journal_status(self: &Arc<Self>) -> Option<Result<hookrt::JournalStatus, String>> {
+    async fn journal_status(
+        self: &Arc<Self>,
+    ) -> Option<Result<hookrt::journal::JournalStatus, String>> {
         self.journal.as_ref()?;
         let state = self.clone();
         let status = tokio::task::spawn_blocking(move || {
@@ -442,19 +444,9 @@ async fn resolve(
             .with_code("invalid_envelope"))
         }
         Ok(Err(e)) => {
-            let (reason, fix) = explain(&e);
-            state.metrics.refuse(reason);
+            state.metrics.refuse(explain(&e).0);
             state.metrics.decision(endpoint, "failed");
-            let reason = format!("{e}; failing closed");
-            let body = json!({
-                "code": reason,
-                "error": e.to_string(),
-                "fix": fix,
-                "receipt": null,
-                "resolution": fail_closed::resolution(&envelope, &reason),
-                "failed_closed": true,
-                "reason": reason,
-            });
+            let body = refused_body(&envelope, &e);
             Ok((StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response())
         }
         Err(_) => failed(
@@ -467,6 +459,23 @@ async fn resolve(
             None,
         ),
     }
+}
+
+/// The 503 body of a decision or edit the service could not take: the
+/// stable `code` (`shutting_down`, `journal`, ...), the error and its fix,
+/// and the fail-closed resolution.
+fn refused_body(envelope: &Envelope, e: &EmitError) -> serde_json::Value {
+    let (code, fix) = explain(e);
+    let reason = format!("{e}; failing closed");
+    json!({
+        "code": code,
+        "error": e.to_string(),
+        "fix": fix,
+        "receipt": null,
+        "resolution": fail_closed::resolution(envelope, &reason),
+        "failed_closed": true,
+        "reason": reason,
+    })
 }
 
 /// `POST /v1/admin/reload`: load the agent folder again and swap it in.
@@ -485,6 +494,43 @@ async fn reload(State(state): State<Shared>, headers: HeaderMap) -> Result<Respo
             let mut body = error.body();
             body["problems"] = failure.problems(dir);
             Ok((error.status, axum::Json(body)).into_response())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn approval() -> Envelope {
+        Envelope::new(
+            "evt_503",
+            "actions.requested",
+            hookrt::Coordinates::new("agent", "session", 1),
+            json!({"actions": [{"call_id": "c1", "tool": "read_file", "input": {}}]}),
+        )
+        .expect("a valid envelope")
+    }
+
+    #[test]
+    fn a_refused_decision_names_the_stable_code_not_the_message() {
+        for (e, code) in [
+            (EmitError::ShuttingDown("evt_503".into()), "shutting_down"),
+            (
+                EmitError::Journal {
+                    id: "evt_503".into(),
+                    message: "disk full".into(),
+                },
+                "journal",
+            ),
+        ] {
+            let body = refused_body(&approval(), &e);
+            assert_eq!(body["code"], code, "{body}");
+            assert_eq!(body["error"], e.to_string());
+            assert_eq!(body["failed_closed"], true);
+            assert_eq!(body["reason"], format!("{e}; failing closed"));
+            let verdict = &body["resolution"]["tool_approval"]["calls"][0]["verdict"]["answer"];
+            assert_eq!(verdict, "deny", "{body}");
         }
     }
 }

@@ -36,7 +36,8 @@ use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
 use futures_util::StreamExt;
-use hookrt::{Runtime, StateStore, Transport};
+use hookrt::sandbox::StateStore;
+use hookrt::{Runtime, Transport};
 
 pub use async_nats::HeaderMap;
 pub use completion::Completion;

@@ -19,10 +19,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_nats::jetstream::{self, AckKind, Message, consumer::PullConsumer};
 use futures_util::StreamExt;
-use hookrt::{
-    Durability, Envelope, EventClass, Failure, LoadedHook, Outcome, Runtime, WILDCARD,
-    cascade_event, class_of,
-};
+use hookrt::delivery::{Conclusion, Next};
+use hookrt::event::WILDCARD;
+use hookrt::front::line::{Placement, write_delivery};
+use hookrt::hooks::LoadedHook;
+use hookrt::{Delivery, Durability, Envelope, EventClass, Outcome, Runtime, class_of};
 
 use crate::completion::{self, Completion};
 use crate::dead::{self, Burial};
@@ -126,14 +127,11 @@ pub async fn consume(
     }
 }
 
-/// One finished delivery, as reported to the async side.
+/// One finished delivery (its record without the hook's logs), as reported
+/// to the async side.
 struct Finished {
-    hook: String,
-    handler: String,
-    attempt: u32,
-    outcome: Outcome,
-    error: Option<String>,
-    at_us: u128,
+    delivery: Delivery,
+    at_us: u64,
 }
 
 fn settings_of<'r>(runtime: &'r Runtime, hook: &str) -> Option<&'r LoadedHook> {
@@ -229,15 +227,18 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
                 &mut |d| {
                     let at_us = SystemTime::now()
                         .duration_since(UNIX_EPOCH)
-                        .map_or(0, |t| t.as_micros());
-                    let _ = tx.send(Finished {
+                        .map_or(0, |t| t.as_micros() as u64);
+                    let delivery = Delivery {
+                        event_id: d.event_id.clone(),
+                        kind: d.kind.clone(),
                         hook: d.hook.clone(),
                         handler: d.handler.clone(),
-                        attempt: d.attempt,
-                        outcome: d.outcome,
                         error: d.error.clone(),
-                        at_us,
-                    });
+                        logs: Vec::new(),
+                        console: String::new(),
+                        ..*d
+                    };
+                    let _ = tx.send(Finished { delivery, at_us });
                 },
             )
         })
@@ -247,16 +248,18 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
     while let Some(f) = rx.recv().await {
         shared.counts.deliveries.fetch_add(1, Ordering::Relaxed);
         if shared.print {
-            let line = serde_json::json!({ "delivery": {
-                "event_id": envelope.id, "session": envelope.coordinates.session,
-                "hook": f.hook, "handler": f.handler, "attempt": f.attempt,
-                "outcome": f.outcome.as_str(), "partition": partition,
-                "worker": shared.me, "at_us": f.at_us as u64,
-            }});
+            let placement = Placement {
+                partition,
+                worker: shared.me.clone(),
+                at_us: f.at_us,
+            };
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
+            if write_delivery(&mut out, &f.delivery, Some(&placement), false).is_ok() {
+                let _ = writeln!(out);
+            }
             let _ = out.flush();
         }
+        let f = f.delivery;
         if f.outcome == Outcome::Ok {
             let value =
                 serde_json::json!({ "attempt": f.attempt, "worker": shared.me }).to_string();
@@ -281,15 +284,20 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
         mark.await
             .map_err(|e| format!("completion mark not stored: {e}"))?;
     }
-    // A failure with retries left: redeliver after the hook's backoff; the
-    // finished deliveries are marked and will not run again.
+    // A failure with retries left (the delivery policy's decision, as in
+    // the service): redeliver after the longest backoff asked; the finished
+    // deliveries are marked and will not run again. Past the consumer's
+    // `max_deliver` JetStream would not redeliver: every failure is final.
     let out_of_deliveries = shared.max_deliver > 0 && i64::from(delivered) >= shared.max_deliver;
     let retry = failed
         .iter()
+        .filter(|_| !out_of_deliveries)
         .filter_map(|f| {
-            let h = settings_of(&shared.runtime, &f.hook)?;
-            (!out_of_deliveries && f.attempt < h.settings.retry.max_attempts)
-                .then(|| h.settings.retry.backoff(f.attempt + 1))
+            let hook = settings_of(&shared.runtime, &f.hook)?;
+            match hookrt::delivery::next(hook, f.outcome, f.attempt) {
+                Next::Retry(wait) => Some(wait),
+                Next::Final => None,
+            }
         })
         .max();
     if let Some(wait) = retry {
@@ -323,7 +331,7 @@ async fn bury_failures(
     shared: &Shared,
     message: &Message,
     envelope: &Envelope,
-    failed: &[Finished],
+    failed: &[Delivery],
     stream: &str,
     seq: u64,
 ) -> Result<(), String> {
@@ -348,20 +356,15 @@ async fn bury_failures(
     .map_err(|e| e.to_string())?;
     shared.counts.dead.fetch_add(1, Ordering::Relaxed);
     for f in failed {
-        let Some(h) = settings_of(&shared.runtime, &f.hook) else {
-            continue;
-        };
-        if !h.settings.critical {
-            continue;
-        }
-        let error = f.error.as_deref().unwrap_or_default();
-        let masked = shared.runtime.redactor().mask(error).into_owned();
-        let Some(cascade) = cascade_event(&Failure {
-            hook: &f.hook,
-            event: envelope,
-            outcome: f.outcome,
-            message: &masked,
-        }) else {
+        let critical = settings_of(&shared.runtime, &f.hook).is_some_and(|h| h.settings.critical);
+        // The error was masked once, when the delivery ended.
+        let conclusion =
+            hookrt::delivery::conclude(&f.hook, critical, envelope, f.outcome, f.error.as_deref());
+        let Conclusion::Cascade {
+            cascade: Some(cascade),
+            ..
+        } = conclusion
+        else {
             continue;
         };
         let marker = format!("cascade.{}", token(&cascade.id));

@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(input) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(mut e) = hookrt::claude_envelope("coder", input) {
+    if let Ok(mut e) = hookrt::event::claude_envelope("coder", input) {
         e.validate().expect("the Claude bridge makes valid envelopes");
     }
 });

@@ -7,6 +7,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = hookrt::Config::parse(text, Path::new("hookrt.toml"));
+        let _ = hookrt::hooks::Config::parse(text, Path::new("hookrt.toml"));
     }
 });

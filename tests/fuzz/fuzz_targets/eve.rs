@@ -2,7 +2,7 @@
 //! kept across lines): never panics, and every envelope it makes is valid.
 #![no_main]
 
-use hookrt::EveStream;
+use hookrt::event::EveStream;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,7 @@
 //! `Slug::parse`: never panics, and a slug it accepts parses to itself.
 #![no_main]
 
-use hookrt::Slug;
+use hookrt::hooks::Slug;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

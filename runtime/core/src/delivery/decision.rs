@@ -17,7 +17,7 @@
 //! Because the tool-approval merge reads every answer only once all are in
 //! (it depends on their plan order, not on when they arrive), the hooks of
 //! one `actions.requested` event can run side by side on the **decision
-//! workers** (`decision_workers.rs`), the costliest hooks (by their past
+//! workers** (`threads.rs`), the costliest hooks (by their past
 //! deliveries) first; their deliveries are then recorded in plan order, as
 //! if they had run one after another. File-edit ownership
 //! stays sequential (the first owner stops the rest), and so do edits (each

@@ -2,7 +2,7 @@
 //!
 //! Deliveries of one event run one after another in the planned order
 //! (specific handlers, then `*` handlers), except a tool approval's, which
-//! run side by side on the decision workers and are recorded in plan order
+//! run side by side on the runtime's delivery threads and are recorded in plan order
 //! (see `decision`). A failing delivery never stops the
 //! ones after it: each is contained by the sandbox and recorded with its
 //! outcome. Observe events ignore what handlers return; decision and edit
@@ -11,9 +11,9 @@
 //! or `failed`), the hooks after it are not asked, so nobody writes twice.
 
 use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
-use crate::delivery::decision_workers::{self, DecisionWorkers};
 use crate::delivery::edit::EditSession;
 use crate::delivery::record::{Delivery, Dispatch, Resolution};
+use crate::delivery::threads::{self, Threads};
 use crate::event::answer::{Answer, Approval, FileEdit};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::kind::{self, EventClass};
@@ -29,14 +29,14 @@ use crate::sandbox::wit::CheckedEvent;
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
 pub(crate) fn dispatch(
     services: &Services<'_>,
-    workers: &DecisionWorkers,
+    threads: &Threads,
     registry: &Registry,
     envelope: &Envelope,
     durability: Durability,
 ) -> Result<Dispatch, EnvelopeError> {
     dispatch_some(
         services,
-        workers,
+        threads,
         registry,
         envelope,
         durability,
@@ -55,7 +55,7 @@ pub(crate) type Skip<'s> = Option<&'s dyn Fn(&str, &str) -> bool>;
 /// a caller can record it while the event is still running.
 pub(crate) fn dispatch_some(
     services: &Services<'_>,
-    workers: &DecisionWorkers,
+    threads: &Threads,
     registry: &Registry,
     envelope: &Envelope,
     durability: Durability,
@@ -64,20 +64,20 @@ pub(crate) fn dispatch_some(
 ) -> Result<Dispatch, EnvelopeError> {
     let mut run = EventRun::new(envelope, durability)?;
     let scope = Scope::of_event(envelope.coordinates.subagent.as_deref());
-    if run.side_by_side() && workers.workers() > 1 {
+    if run.side_by_side() && threads.threads() > 1 {
         let plan: Vec<_> = registry
             .plan(&envelope.kind, &scope)
             .filter(|p| !skip.is_some_and(|skip| skip(&registry.hooks()[p.index].id(), p.handler)))
             .collect();
         let hooks: Vec<usize> = plan.iter().map(|p| p.index).collect();
-        let tasks = decision_workers::tasks_by_hook(&hooks);
+        let tasks = threads::tasks_by_hook(&hooks);
         let checked = &run.checked;
         let mut done: Vec<Option<(Delivery, Call)>> = plan.iter().map(|_| None).collect();
         let cost = |t: usize| {
             let hook = &registry.hooks()[plan[tasks[t][0]].index];
             hook.cost_us() * tasks[t].len() as u64
         };
-        for (task, results) in tasks.iter().zip(workers.run(tasks.len(), cost, |t| {
+        for (task, results) in tasks.iter().zip(threads.run(tasks.len(), cost, |t| {
             tasks[t]
                 .iter()
                 .map(|&i| {
@@ -149,7 +149,7 @@ pub(crate) fn dispatch_some(
 /// (its data updated after each applied edit) and the answers gathered so far.
 ///
 /// It owns what it needs (no borrow of the envelope), so the service's
-/// workers can share one between threads while its hooks run one at a time.
+/// delivery threads can share one while its hooks run one at a time.
 pub(crate) struct EventRun {
     /// What hooks are lent besides the envelope's own fields.
     pub(crate) checked: CheckedEvent,

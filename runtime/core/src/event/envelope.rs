@@ -61,7 +61,7 @@ pub struct Coordinates {
     /// turn, or session, outside one): 0 for the first. Stable when the agent
     /// retries a step, unlike `sequence`, so the idempotency key is derived
     /// from it when present. `hookrt run` and the bridges fill it in
-    /// ([`crate::Ordinals`]); without it the key falls back to `sequence`.
+    /// ([`crate::event::Ordinals`]); without it the key falls back to `sequence`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordinal: Option<u32>,
     /// The subagent scope; `None` for the primary agent.
@@ -389,7 +389,7 @@ impl Envelope {
         let mut env: Envelope =
             serde_path_to_error::deserialize(&mut json).map_err(EnvelopeError::at_field)?;
         json.end()?;
-        env.check()?;
+        env.validate_input()?;
         env.validate()?;
         Ok(env)
     }
@@ -400,7 +400,7 @@ impl Envelope {
     pub fn from_value(value: serde_json::Value) -> Result<Envelope, EnvelopeError> {
         let mut env: Envelope =
             serde_path_to_error::deserialize(value).map_err(EnvelopeError::at_field)?;
-        env.check()?;
+        env.validate_input()?;
         env.validate()?;
         Ok(env)
     }
@@ -410,13 +410,7 @@ impl Envelope {
     /// envelope whose kind or coordinates were changed after parsing is
     /// keyed by what it now says.
     pub fn validate(&mut self) -> Result<(), EnvelopeError> {
-        self.check_fields()?;
-        // The text hooks will receive (the input's own, or serialized once
-        // and kept for the first delivery).
-        let size = self.data.text().len();
-        if size > MAX_DATA_BYTES {
-            return Err(EnvelopeError::DataTooLarge(size));
-        }
+        self.validate_content()?;
         self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
         self.validated = Validated::record(self);
         Ok(())
@@ -425,15 +419,20 @@ impl Envelope {
     /// Checks every field without changing the envelope, as an input is
     /// checked; returns the derived idempotency key and refuses a given key
     /// that differs from it.
-    pub fn check(&self) -> Result<String, EnvelopeError> {
-        self.check_fields()?;
-        // The text hooks will receive (the input's own, or serialized once
-        // and kept for the first delivery).
+    pub(crate) fn validate_input(&self) -> Result<String, EnvelopeError> {
+        self.validate_content()?;
+        self.validated_key()
+    }
+
+    /// Every field, and the size of the text hooks will receive (the
+    /// input's own, or serialized once and kept for the first delivery).
+    fn validate_content(&self) -> Result<(), EnvelopeError> {
+        self.validate_fields()?;
         let size = self.data.text().len();
         if size > MAX_DATA_BYTES {
             return Err(EnvelopeError::DataTooLarge(size));
         }
-        self.checked_key()
+        Ok(())
     }
 
     /// What a delivery needs, checked: the idempotency key (derived from
@@ -441,13 +440,13 @@ impl Envelope {
     /// changed it since validation) and `data` as JSON text (the input's own,
     /// or serialized once), its size checked on that text. Texts validation
     /// checked and that still say the same are not checked again.
-    pub(crate) fn checked_parts(&self) -> Result<(Cow<'_, str>, &str), EnvelopeError> {
-        self.check_version()?;
+    pub(crate) fn validated_parts(&self) -> Result<(Cow<'_, str>, &str), EnvelopeError> {
+        self.validate_version()?;
         let unchanged = self.validated.holds(self);
         if !unchanged {
-            self.check_texts()?;
+            self.validate_texts()?;
         }
-        self.check_values()?;
+        self.validate_values()?;
         let data = self.data.text();
         if data.len() > MAX_DATA_BYTES {
             return Err(EnvelopeError::DataTooLarge(data.len()));
@@ -461,7 +460,7 @@ impl Envelope {
     }
 
     /// The derived idempotency key, refusing a given one that differs.
-    fn checked_key(&self) -> Result<String, EnvelopeError> {
+    fn validated_key(&self) -> Result<String, EnvelopeError> {
         let derived = idempotency_key(&self.kind, &self.coordinates);
         if !self.idempotency_key.is_empty() && self.idempotency_key != derived {
             return Err(EnvelopeError::IdempotencyKey {
@@ -473,13 +472,13 @@ impl Envelope {
     }
 
     /// Every check but the data's size and the idempotency key.
-    fn check_fields(&self) -> Result<(), EnvelopeError> {
-        self.check_version()?;
-        self.check_texts()?;
-        self.check_values()
+    fn validate_fields(&self) -> Result<(), EnvelopeError> {
+        self.validate_version()?;
+        self.validate_texts()?;
+        self.validate_values()
     }
 
-    fn check_version(&self) -> Result<(), EnvelopeError> {
+    fn validate_version(&self) -> Result<(), EnvelopeError> {
         if self.schema_version != SCHEMA_VERSION {
             return Err(EnvelopeError::SchemaVersion(self.schema_version));
         }
@@ -487,7 +486,7 @@ impl Envelope {
     }
 
     /// The checks of the texts [`Validated`] records: ids, kind, timestamp.
-    fn check_texts(&self) -> Result<(), EnvelopeError> {
+    fn validate_texts(&self) -> Result<(), EnvelopeError> {
         let c = &self.coordinates;
         let optional = [
             ("coordinates.turn", &c.turn),
@@ -524,7 +523,7 @@ impl Envelope {
     }
 
     /// The checks of what [`Validated`] does not record: attempt and data.
-    fn check_values(&self) -> Result<(), EnvelopeError> {
+    fn validate_values(&self) -> Result<(), EnvelopeError> {
         if self.attempt == 0 {
             return Err(EnvelopeError::Attempt);
         }
@@ -534,7 +533,7 @@ impl Envelope {
         if self.kind == "actions.requested" {
             // A tool approval about nothing would resolve to nothing: the
             // agent must hear why instead (fail closed).
-            check_actions(&self.data).map_err(|reason| EnvelopeError::BadData {
+            validate_actions(&self.data).map_err(|reason| EnvelopeError::BadData {
                 kind: self.kind.clone(),
                 reason,
             })?;
@@ -554,7 +553,7 @@ impl Envelope {
 
 /// `actions.requested` data: `actions`, a non-empty array of calls, each
 /// with a unique non-empty `call_id` and a `tool` name.
-fn check_actions(data: &serde_json::Value) -> Result<(), String> {
+fn validate_actions(data: &serde_json::Value) -> Result<(), String> {
     let expected = "expected `actions`: [{\"call_id\": \"...\", \"tool\": \"...\"}, ...]";
     let Some(actions) = data.get("actions") else {
         return Err(format!("`actions` is missing; {expected}"));
@@ -737,7 +736,7 @@ mod tests {
     fn a_delivery_passes_the_input_data_text_through_until_the_envelope_changes() {
         let line = LINE.replace("\"data\":{}", "\"data\":{ \"a\" : 1.0 }");
         let mut e = Envelope::from_json(&line).unwrap();
-        let (key, text) = e.checked_parts().unwrap();
+        let (key, text) = e.validated_parts().unwrap();
         assert!(matches!(key, Cow::Borrowed(_)));
         assert_eq!(
             (&*key, text),
@@ -747,7 +746,7 @@ mod tests {
         // coordinate gets the key derived from what the envelope says now.
         e.data["a"] = 2.into();
         e.coordinates.turn = Some("t9".into());
-        let (key, text) = e.checked_parts().unwrap();
+        let (key, text) = e.validated_parts().unwrap();
         assert_eq!(text, "{\"a\":2}");
         assert_eq!(key, idempotency_key(&e.kind, &e.coordinates));
         assert_ne!(&*key, e.idempotency_key);
@@ -755,12 +754,12 @@ mod tests {
         let mut f = Envelope::from_json(&line).unwrap();
         f.idempotency_key = "forged".into();
         assert_eq!(
-            f.checked_parts().unwrap().0,
+            f.validated_parts().unwrap().0,
             idempotency_key(&f.kind, &f.coordinates)
         );
         // Parsed from a value (an item of a JSON array): serialized once.
         let g = Envelope::from_value(serde_json::from_str(&line).unwrap()).unwrap();
-        assert_eq!(g.checked_parts().unwrap().1, "{\"a\":1.0}");
+        assert_eq!(g.validated_parts().unwrap().1, "{\"a\":1.0}");
         assert_eq!(g, Envelope::from_json(&line).unwrap());
     }
 
@@ -770,7 +769,7 @@ mod tests {
     #[test]
     fn a_text_changed_after_validation_is_checked_again_at_delivery() {
         let valid = Envelope::from_json(LINE).unwrap();
-        assert!(valid.checked_parts().is_ok());
+        assert!(valid.validated_parts().is_ok());
         let changes: [(fn(&mut Envelope), &str); 5] = [
             (|e| e.id.clear(), "`id` must be 1 to"),
             (|e| e.timestamp = "yesterday".into(), "yesterday"),
@@ -784,7 +783,7 @@ mod tests {
         for (change, says) in changes {
             let mut e = valid.clone();
             change(&mut e);
-            let err = e.checked_parts().unwrap_err().to_string();
+            let err = e.validated_parts().unwrap_err().to_string();
             assert!(err.contains(says), "{err}");
         }
     }

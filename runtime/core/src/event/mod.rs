@@ -9,3 +9,16 @@ pub(crate) mod eve;
 pub(crate) mod kind;
 pub(crate) mod ordinal;
 pub(crate) mod scope;
+
+// The vocabulary and the envelope's parts beyond what the crate root
+// re-exports (`Envelope`, `Coordinates`, `Durability`, `EventClass`, ...).
+pub use answer::Answer;
+pub use claude::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
+pub use data::Data;
+pub use envelope::{MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key, now_rfc3339};
+pub use eve::{EveError, EveStream};
+pub use kind::{
+    CUSTOM_PREFIX, EventKind, KINDS, OBSERVE_PREFIX, Origin, WILDCARD, is_known, is_subscribable,
+    observed_kind, subscription_problem, unknown_kind_message,
+};
+pub use ordinal::{MAX_OPEN_STEPS, Ordinals};

@@ -118,19 +118,19 @@ impl Allocator {
 /// Most threads that deliver at once in one runtime (a service's workers are
 /// cut to this): the pooling allocator keeps a fresh-instance slot for each,
 /// so the pool is sized from it.
-pub const MAX_WORKERS: usize = 64;
+pub const MAX_THREADS: usize = 64;
 
 /// Most hooks a runtime may have for the pool to be chosen.
 pub const POOL_MAX_HOOKS: usize = 200;
 
 /// Component instances the pool holds: a warm instance for each of up to
 /// [`POOL_MAX_HOOKS`] hooks, a fresh one per worker in flight
-/// ([`MAX_WORKERS`]), and one per loading thread. Each gets
+/// ([`MAX_THREADS`]), and one per loading thread. Each gets
 /// room for the most core instances, memories and tables a hook's limits
 /// allow, so the pool cannot run out.
 pub fn pool_components() -> u32 {
     let loading = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (POOL_MAX_HOOKS + MAX_WORKERS + loading) as u32
+    (POOL_MAX_HOOKS + MAX_THREADS + loading) as u32
 }
 
 /// Bytes at the bottom of each pooled linear memory kept resident between

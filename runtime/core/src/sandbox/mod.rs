@@ -16,3 +16,16 @@ pub(crate) mod outcome;
 pub(crate) mod redaction;
 pub(crate) mod state;
 pub(crate) mod wit;
+
+// What an embedder or an auditor may read or tune of the sandbox.
+pub use capture::LogLine;
+pub use engine::{Allocator, MAX_THREADS, SandboxError, engine_config, engine_config_metered};
+pub use grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
+pub use http::MAX_RESPONSE_BYTES;
+pub use limits::{
+    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES, Metering,
+};
+pub use metrics::{Metrics, Series};
+pub use redaction::Redactor;
+pub use state::StateStore;
+pub use wit::{NEWEST_VERSION, SUPPORTED_VERSIONS};

@@ -109,13 +109,14 @@ pub struct ServiceOptions {
     /// Threads delivering observe events side by side across hooks (each
     /// hook still gets its deliveries one at a time, in order), and the
     /// hooks of a tool approval side by side (recorded in plan order);
-    /// file-edit and edit events run hook after hook. 1 delivers everything on one thread, in plan
-    /// order across hooks too. At most [`MAX_WORKERS`](crate::MAX_WORKERS).
-    pub workers: usize,
+    /// file-edit and edit events run hook after hook. 1 delivers
+    /// everything on one thread, in plan order across hooks too. At most
+    /// [`MAX_THREADS`](crate::sandbox::MAX_THREADS).
+    pub threads: usize,
     /// How long the journal keeps an event whose every delivery finished
     /// (dead letters and pending deliveries are kept whatever their age);
     /// `None` keeps everything. Pruning runs on the writer thread between
-    /// commits, at most once a second, [`PRUNE_BATCH`](crate::PRUNE_BATCH)
+    /// commits, at most once a second, [`PRUNE_BATCH`](crate::journal::PRUNE_BATCH)
     /// events at a time. Without a journal it does nothing.
     pub retention: Option<Duration>,
 }
@@ -123,7 +124,7 @@ pub struct ServiceOptions {
 impl Default for ServiceOptions {
     fn default() -> Self {
         ServiceOptions {
-            workers: 1,
+            threads: 1,
             retention: Some(DEFAULT_RETENTION),
         }
     }
@@ -221,7 +222,7 @@ impl HookService {
             runtime.use_state(store);
         }
         let mut dispatcher =
-            Dispatcher::new(runtime, dispatcher_journal, observer, options.workers)?;
+            Dispatcher::new(runtime, dispatcher_journal, observer, options.threads)?;
         // Both senders drop when the dispatcher thread ends: that is the
         // signal `shutdown` waits for (no polling).
         let (ended_tx, ended) = mpsc::channel::<()>();
@@ -272,7 +273,7 @@ impl HookService {
 
     /// Validates and queues `envelope`; the receipt arrives once it is
     /// committed (or held in memory without a journal). When
-    /// [`SUBMIT_QUEUE`](crate::SUBMIT_QUEUE) events already wait, it blocks
+    /// [`SUBMIT_QUEUE`](crate::service::SUBMIT_QUEUE) events already wait, it blocks
     /// the thread for room, or, inside an async runtime, refuses the event as
     /// [`EmitError::Overloaded`] (use [`HookService::emit`] there).
     pub fn submit(&self, mut envelope: Envelope) -> PendingReceipt {

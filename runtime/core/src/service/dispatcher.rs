@@ -8,50 +8,49 @@
 //! next batch runs. The observer sees every finished delivery before it is
 //! acked.
 //!
-//! With more than one worker, runs of events are delivered in
+//! With more than one thread, runs of events are delivered in
 //! [`crate::service::lanes`]: hooks side by side, each hook's deliveries in
 //! order. A decision or edit event's hooks are still asked one after another
 //! in plan order there, because each answer depends on the ones before it, but
 //! the other hooks go on with their own events meanwhile. Short runs, events
 //! recovered with answers already given, and observe events someone waits on
 //! run here, one event after another; here a tool approval's hooks run side
-//! by side on the runtime's decision workers (as many as the service's
-//! workers) and are recorded in plan order, while file-edit ownership and
+//! by side on the runtime's delivery threads (as many as the service's
+//! threads) and are recorded in plan order, while file-edit ownership and
 //! edits run hook after hook.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, mpsc};
 
-use crate::delivery::cascade::{self, Failure};
-use crate::delivery::decision_workers;
 use crate::delivery::dispatch::EventRun;
 use crate::delivery::record::Delivery;
 use crate::delivery::record::Resolution;
+use crate::delivery::retry::{self, Conclusion, FinalAttempt};
+use crate::delivery::threads;
 use crate::event::answer::Answer;
 use crate::event::envelope::{Durability, Envelope};
 use crate::event::kind::{self, EventClass};
 use crate::event::scope::Scope;
 use crate::runtime::Runtime;
-use crate::sandbox::engine::MAX_WORKERS;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
-use crate::service::lanes::{self, Done, Job, Pool};
+use crate::service::lanes::{self, Done, Job};
 use crate::service::report::{Observation, Observer, Reloaded, Stats};
-use crate::service::retry::{FinalAttempt, count, settle};
 use crate::service::work::{MAX_BATCH, Msg, Seen, Work, lock};
 
-/// One delivery settled ahead on a decision worker: every attempt it made
-/// (for stats and the observer) and how it ended (`None`: cancelled).
-type Settled = (Vec<(Delivery, u32)>, Option<FinalAttempt>);
+/// One delivery run to its final attempt ahead, on another delivery thread:
+/// every attempt it made (for stats and the observer) and how it ended
+/// (`None`: cancelled).
+type Ahead = (Vec<(Delivery, u32)>, Option<FinalAttempt>);
 
 /// The thread that owns the hooks and delivers events in journal order.
 pub(crate) struct Dispatcher {
     rt: Arc<Runtime>,
-    /// Shared with the workers, which record retries.
+    /// Shared with the delivery threads, which record retries.
     journal: Arc<Mutex<Option<Journal>>>,
     durability: Durability,
-    /// Shared with the workers, which report their deliveries.
+    /// Shared with the delivery threads, which report their deliveries.
     observer: Arc<Mutex<Observer>>,
     stats: Stats,
     /// Without a journal: cascade ids already emitted.
@@ -59,10 +58,6 @@ pub(crate) struct Dispatcher {
     acks: Vec<Ack>,
     /// With a journal: the thread committing acks.
     acker: Option<Acker>,
-    /// With more than one worker: the threads besides this one.
-    pool: Option<Pool>,
-    /// Threads delivering, this one included.
-    workers: usize,
     /// Ids of the critical hooks, whose failures cascade.
     critical: HashSet<String>,
     /// What finished decision and edit events decided (journal seq, JSON),
@@ -70,37 +65,32 @@ pub(crate) struct Dispatcher {
     resolutions: Vec<(i64, String)>,
 }
 
-/// Fewest deliveries in a run of observe events for it to go to the workers:
-/// below this, waking them and waiting for them costs more than they save
+/// Fewest deliveries in a run of observe events for it to go to the
+/// delivery threads: below this, waking them and waiting for them costs more than they save
 /// (measured with `scripts/bench throughput`).
 const LANES_FROM: usize = 16;
 
 impl Dispatcher {
-    /// A dispatcher delivering on its own thread plus `workers - 1` more.
+    /// A dispatcher delivering on its own thread plus `threads - 1` more
+    /// (the runtime's [`threads`]).
     pub(crate) fn new(
         rt: Runtime,
         journal: Option<Journal>,
         observer: Observer,
-        workers: usize,
+        threads: usize,
     ) -> std::io::Result<Dispatcher> {
         let durability = if journal.is_some() {
             Durability::Persisted
         } else {
             Durability::Accepted
         };
-        let workers = workers.clamp(1, MAX_WORKERS);
         let mut rt = rt;
-        rt.set_decision_workers(workers)?;
+        rt.set_threads(threads)?;
         let cx = lanes::Context::new(
             Arc::new(rt),
             Arc::new(Mutex::new(observer)),
             Arc::new(Mutex::new(journal)),
         );
-        let pool = if workers > 1 {
-            Some(Pool::start(cx.clone(), workers - 1)?)
-        } else {
-            None
-        };
         let critical = critical_ids(&cx.rt);
         let acker = match durability {
             Durability::Persisted => Some(Acker::start(cx.journal.clone())?),
@@ -117,8 +107,6 @@ impl Dispatcher {
             stats: Stats::default(),
             cascaded: Seen::default(),
             acks: Vec::new(),
-            pool,
-            workers,
         })
     }
 
@@ -177,26 +165,14 @@ impl Dispatcher {
     }
 
     /// Makes `runtime` the one delivering from now on. Every event before the
-    /// reload was delivered (and acked) by the old hooks; their engine is
-    /// dropped here, after the pool that shared it.
+    /// reload was delivered (and acked) by the old hooks; their engine and
+    /// their delivery threads are dropped here.
     fn swap(&mut self, mut runtime: Runtime) -> Reloaded {
         runtime.adopt(&self.rt);
         let previous = self.rt.hooks().iter().map(|h| h.id()).collect();
         let hooks = runtime.hooks().iter().map(|h| h.id()).collect();
-        self.pool = None; // joins the workers, which hold the old runtime
         self.critical = critical_ids(&runtime);
         self.rt = Arc::new(runtime);
-        if self.workers > 1 {
-            let cx =
-                lanes::Context::new(self.rt.clone(), self.observer.clone(), self.journal.clone());
-            match Pool::start(cx, self.workers - 1) {
-                Ok(pool) => self.pool = Some(pool),
-                // Still correct on one thread, only slower.
-                Err(e) => tracing::error!(
-                    "cannot restart the delivery workers after a reload ({e}); delivering on one thread"
-                ),
-            }
-        }
         tracing::info!(previous = ?previous, hooks = ?hooks, "hooks reloaded");
         Reloaded { previous, hooks }
     }
@@ -234,9 +210,9 @@ impl Dispatcher {
                 break;
             }
             // A short run is cheaper on this thread alone than handed around.
-            let run = match self.pool {
-                Some(_) => lanes_run(&queue, &self.critical, &self.rt),
-                None => 0,
+            let run = match self.rt.threads().threads() {
+                1 => 0,
+                _ => lanes_run(&queue, &self.critical, &self.rt),
             };
             let follow_ups = if run > 0 {
                 let run: Vec<Work> = queue.drain(..run).collect();
@@ -275,7 +251,7 @@ impl Dispatcher {
         // each (an edit's is the whole agent input) would be thrown away.
         let keeps_answers =
             kind::class_of(&w.envelope.kind) != EventClass::Observe && self.acker.is_some();
-        let mut side_by_side = self.settle_side_by_side(&w, &run);
+        let mut side_by_side = self.run_side_by_side(&w, &run);
         for (i, pd) in w.deliveries.iter().enumerate() {
             while let Some(a) = answered.next_if(|a| a.position < pd.position) {
                 self.replay(&mut run, a);
@@ -292,22 +268,23 @@ impl Dispatcher {
             let hook = &self.rt.hooks()[index];
             let (stats, observer, journal) = (&mut self.stats, &self.observer, &self.journal);
             let early = side_by_side.as_mut().and_then(|s| s[i].take());
-            let settled = if let Some((attempts, settled)) = early {
-                // Settled on a decision worker: told now, in plan order.
+            let last = if let Some((attempts, last)) = early {
+                // Run ahead on another thread: told now, in plan order.
                 for (d, attempt) in &attempts {
-                    count(stats, d, *attempt);
+                    stats.count(d, *attempt);
                     (lock(observer))(Observation::Delivery(d));
                 }
-                settled
+                last
             } else {
-                settle(
-                    &self.rt,
+                retry::to_final(
+                    &self.rt.services(),
                     hook,
                     &w.envelope,
                     &run.checked,
-                    pd,
+                    &pd.handler,
+                    pd.attempts,
                     &mut |d, attempt| {
-                        count(stats, d, attempt);
+                        stats.count(d, attempt);
                         (lock(observer))(Observation::Delivery(d));
                     },
                     &mut |attempt| {
@@ -319,7 +296,7 @@ impl Dispatcher {
                     },
                 )
             };
-            let Some(s) = settled else {
+            let Some(s) = last else {
                 self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                 return follow_ups;
             };
@@ -327,7 +304,7 @@ impl Dispatcher {
                 keeps_answers.then(|| serde_json::to_string(&s.answer).unwrap_or_default());
             run.record(hook, &pd.handler, s.outcome, s.answer);
             let critical = hook.settings.critical;
-            let next = self.settled(&w, pd, s.attempt, s.outcome, s.error, critical);
+            let next = self.conclude(&w, pd, s.attempt, s.outcome, s.error, critical);
             if let Some(ack) = self.acks.last_mut() {
                 ack.answer = answer;
             }
@@ -356,13 +333,13 @@ impl Dispatcher {
         follow_ups
     }
 
-    /// A tool approval's deliveries settled side by side on the decision
-    /// workers, each with the attempts it made, by position in `w`'s
-    /// deliveries (none for a hook no longer loaded); `None` for any other
-    /// event, or with one worker. The caller records them in plan order.
-    fn settle_side_by_side(&self, w: &Work, run: &EventRun) -> Option<Vec<Option<Settled>>> {
-        let workers = self.rt.decision_workers();
-        if !run.side_by_side() || workers.workers() < 2 {
+    /// A tool approval's deliveries run to their final attempts side by
+    /// side on the delivery threads, each with the attempts it made, by
+    /// position in `w`'s deliveries (none for a hook no longer loaded); `None` for any other
+    /// event, or with one thread. The caller records them in plan order.
+    fn run_side_by_side(&self, w: &Work, run: &EventRun) -> Option<Vec<Option<Ahead>>> {
+        let threads = self.rt.threads();
+        if !run.side_by_side() || threads.threads() < 2 {
             return None;
         }
         let (rt, journal, seq) = (&self.rt, &self.journal, w.seq);
@@ -373,21 +350,22 @@ impl Dispatcher {
             .filter_map(|(i, pd)| Some((i, rt.hooks().iter().position(|h| h.has_id(&pd.hook))?)))
             .collect();
         let hooks: Vec<usize> = found.iter().map(|&(_, hook)| hook).collect();
-        let tasks = decision_workers::tasks_by_hook(&hooks);
+        let tasks = threads::tasks_by_hook(&hooks);
         let cost = |t: usize| rt.hooks()[found[tasks[t][0]].1].cost_us() * tasks[t].len() as u64;
-        let results = workers.run(tasks.len(), cost, |t| {
+        let results = threads.run(tasks.len(), cost, |t| {
             tasks[t]
                 .iter()
                 .map(|&k| {
                     let (i, hook) = found[k];
                     let pd = &pending[i];
                     let mut attempts = Vec::new();
-                    let settled = settle(
-                        rt,
+                    let last = retry::to_final(
+                        &rt.services(),
                         &rt.hooks()[hook],
                         envelope,
                         checked,
-                        pd,
+                        &pd.handler,
+                        pd.attempts,
                         &mut |d, attempt| attempts.push((d.clone(), attempt)),
                         &mut |attempt| {
                             if let Some(j) = lock(journal).as_mut()
@@ -397,17 +375,17 @@ impl Dispatcher {
                             }
                         },
                     );
-                    (attempts, settled)
+                    (attempts, last)
                 })
                 .collect::<Vec<_>>()
         });
-        let mut settled: Vec<Option<Settled>> = pending.iter().map(|_| None).collect();
+        let mut finals: Vec<Option<Ahead>> = pending.iter().map(|_| None).collect();
         for (task, results) in tasks.iter().zip(results) {
             for (&k, result) in task.iter().zip(results) {
-                settled[found[k].0] = Some(result);
+                finals[found[k].0] = Some(result);
             }
         }
-        Some(settled)
+        Some(finals)
     }
 
     /// Counts an answer acked before a restart into `run`, as its hook gave it.
@@ -449,9 +427,9 @@ impl Dispatcher {
         }
     }
 
-    /// Acks a settled delivery; a final failure is dead-lettered and, for a
+    /// Acks a delivery's final attempt; a final failure is dead-lettered and, for a
     /// critical hook, returns the cascade event to run next.
-    fn settled(
+    fn conclude(
         &mut self,
         w: &Work,
         pd: &PendingDelivery,
@@ -460,33 +438,35 @@ impl Dispatcher {
         error: Option<String>,
         critical: bool,
     ) -> Option<Work> {
-        let failed = outcome != Outcome::Ok;
-        let message = error.unwrap_or_default();
+        let conclusion =
+            retry::conclude(&pd.hook, critical, &w.envelope, outcome, error.as_deref());
+        let dead = match &conclusion {
+            Conclusion::Done => None,
+            Conclusion::Dead { message } | Conclusion::Cascade { message, .. } => {
+                Some(message.clone())
+            }
+        };
         self.acks.push(Ack {
             event_seq: w.seq,
             position: pd.position,
             attempts: attempt,
             outcome,
-            dead: failed.then(|| message.clone()),
+            dead,
             skipped: false,
             answer: None,
         });
-        if !failed {
-            return None;
+        match conclusion {
+            Conclusion::Done => None,
+            Conclusion::Dead { .. } => {
+                self.stats.optional_failures += 1;
+                tracing::warn!(hook = %pd.hook, event_id = %w.envelope.id, outcome = %outcome, "optional hook failed; {}", self.what_failure_did(w, pd));
+                None
+            }
+            Conclusion::Cascade { cascade, .. } => {
+                self.stats.critical_failures += 1;
+                cascade.and_then(|e| self.emit_cascade(*e))
+            }
         }
-        if !critical {
-            self.stats.optional_failures += 1;
-            tracing::warn!(hook = %pd.hook, event_id = %w.envelope.id, outcome = %outcome, "optional hook failed; {}", self.what_failure_did(w, pd));
-            return None;
-        }
-        self.stats.critical_failures += 1;
-        let failure = Failure {
-            hook: &pd.hook,
-            event: &w.envelope,
-            outcome,
-            message: &message,
-        };
-        cascade::cascade_event(&failure).and_then(|e| self.emit_cascade(e))
     }
 
     /// Delivers a run of events in lanes (see [`crate::service::lanes`]),
@@ -538,13 +518,13 @@ impl Dispatcher {
         }
         let keeps_answers = self.acker.is_some();
         let job = Arc::new(Job::new(work, checked, runs, lanes, keeps_answers));
-        let pool = self.pool.as_ref().expect("lanes run only with a pool");
-        pool.run(&job);
-        let results = job.results(pool.context());
+        let cx = lanes::Context::new(self.rt.clone(), self.observer.clone(), self.journal.clone());
+        lanes::run(&cx, &job);
+        let results = job.results(&cx);
         self.stats.merge(results.stats);
         self.resolutions.extend(results.resolutions);
         // Ack in event order, so cascades come out as a sequential run would.
-        let mut settled: Vec<(usize, usize, usize, Done)> = job
+        let mut finals: Vec<(usize, usize, usize, Done)> = job
             .lanes
             .iter()
             .zip(results.done)
@@ -555,15 +535,15 @@ impl Dispatcher {
                     .map(|(&(event, delivery), d)| (event, delivery, lane.hook, d))
             })
             .collect();
-        settled.sort_by_key(|&(event, delivery, ..)| (event, delivery));
+        finals.sort_by_key(|&(event, delivery, ..)| (event, delivery));
         let mut follow_ups = Vec::new();
-        for (event, delivery, hook, done) in settled {
+        for (event, delivery, hook, done) in finals {
             let w = &job.work[event];
             let pd = &w.deliveries[delivery];
             match done {
-                Done::Settled(s, answer) => {
+                Done::Final(s, answer) => {
                     let critical = self.rt.hooks()[hook].settings.critical;
-                    let next = self.settled(w, pd, s.attempt, s.outcome, s.error, critical);
+                    let next = self.conclude(w, pd, s.attempt, s.outcome, s.error, critical);
                     if let Some(ack) = self.acks.last_mut() {
                         ack.answer = answer;
                     }
@@ -589,7 +569,7 @@ impl Dispatcher {
         });
     }
 
-    /// An event stored by an older hookrt that this one refuses: settled as
+    /// An event stored by an older hookrt that this one refuses: concluded as
     /// dead rather than recovered forever.
     fn undeliverable(&mut self, w: &Work, error: &str) {
         tracing::error!(event_id = %w.envelope.id, "event cannot be delivered: {error}");
@@ -745,7 +725,7 @@ fn critical_ids(rt: &Runtime) -> HashSet<String> {
         .collect()
 }
 
-/// How many events at the head of `queue` go to the workers together: the
+/// How many events at the head of `queue` go to the delivery threads together: the
 /// events that may run in lanes, up to and with the first one a critical
 /// hook receives, if they make [`LANES_FROM`] deliveries or more; else none.
 fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>, rt: &Runtime) -> usize {

@@ -2,8 +2,8 @@
 //!
 //! A run of events (a [`Job`]) is split into one lane per hook, holding that
 //! hook's deliveries in event order. The dispatcher's thread and the
-//! [`Pool`]'s worker threads each take a few deliveries from the head of a
-//! lane no other worker holds (the one with the most work left, by the
+//! runtime's other delivery threads ([`crate::delivery::threads`]) each take
+//! a few deliveries from the head of a lane no other thread holds (the one with the most work left, by the
 //! hook's measured cost), run them, and give the lane back. So a hook never
 //! runs two deliveries at once and sees its events in order, while different
 //! hooks run at the same time, and a slow hook holds up only its own lane.
@@ -17,26 +17,25 @@
 //! goes on with its later ones. The event's resolution is told as soon as
 //! its last hook answered.
 //!
-//! The workers live as long as the dispatcher: a run of a few events costs a
+//! The threads live as long as the runtime: a run of a few events costs a
 //! wake-up, not a thread start.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 
 use crate::delivery::dispatch::EventRun;
+use crate::delivery::retry::{self, FinalAttempt};
 use crate::event::answer::Answer;
 use crate::runtime::Runtime;
 use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::Journal;
 use crate::service::report::{Observation, Observer, Stats};
-use crate::service::retry::{FinalAttempt, count, settle};
 use crate::service::work::{ResolutionTx, Work, lock};
 
-/// Deliveries a worker takes from a lane at a time: enough to keep the
-/// lock out of the way, few enough to share a short run between workers.
+/// Deliveries a thread takes from a lane at a time: enough to keep the
+/// lock out of the way, few enough to share a short run between threads.
 const TAKE: usize = 4;
 
-/// What workers share with the dispatcher for its whole life.
+/// What the delivery threads share with the dispatcher for its whole life.
 #[derive(Clone)]
 pub(crate) struct Context {
     pub(crate) rt: Arc<Runtime>,
@@ -75,9 +74,9 @@ pub(crate) struct Lane {
 pub(crate) enum Done {
     /// Not run, or interrupted by shutdown: it stays unacked.
     Left,
-    /// Settled (after its retries), with its answer as JSON when the journal
+    /// Its final attempt (after its retries), with its answer as JSON when the journal
     /// keeps answers.
-    Settled(FinalAttempt, Option<String>),
+    Final(FinalAttempt, Option<String>),
     /// Not asked: a file-edit owner before it answered.
     Skipped,
 }
@@ -90,7 +89,7 @@ pub(crate) struct InTurn {
     resolve: Mutex<Option<ResolutionTx>>,
 }
 
-/// A run of events for the workers.
+/// A run of events for the delivery threads.
 pub(crate) struct Job {
     pub(crate) work: Vec<Work>,
     /// Per observe event, the event checked for its hooks (`None`:
@@ -109,7 +108,7 @@ pub(crate) struct Job {
 struct Board {
     /// Per lane: index of the next item to take.
     next: Vec<usize>,
-    /// Per lane: a worker is running its items.
+    /// Per lane: a thread is running its items.
     held: Vec<bool>,
     /// Per event: how many of its deliveries finished (a decision or edit
     /// event's delivery `d` may start once `d` of them did).
@@ -184,7 +183,7 @@ impl Job {
 
     /// How each delivery ended, the counts of every attempt and the
     /// resolutions; decision and edit events no hook was asked about (none
-    /// subscribed) are concluded here. Called once, after [`Pool::run`].
+    /// subscribed) are concluded here. Called once, after [`run`].
     pub(crate) fn results(&self, cx: &Context) -> Results {
         for (event, turn) in self.turns.iter().enumerate() {
             if let Some(turn) = turn
@@ -241,86 +240,11 @@ impl Job {
     }
 }
 
-/// Worker threads waiting for jobs.
-pub(crate) struct Pool {
-    cx: Context,
-    slot: Arc<(Mutex<Slot>, Condvar)>,
-    threads: Vec<JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct Slot {
-    /// Bumped for every job, so each worker takes each job once.
-    generation: u64,
-    job: Option<Arc<Job>>,
-    stop: bool,
-}
-
-impl Pool {
-    /// Starts `helpers` worker threads (the dispatcher's own thread works too).
-    pub(crate) fn start(cx: Context, helpers: usize) -> std::io::Result<Pool> {
-        let slot: Arc<(Mutex<Slot>, Condvar)> = Arc::default();
-        let mut threads = Vec::with_capacity(helpers);
-        for i in 0..helpers {
-            let (cx, slot) = (cx.clone(), slot.clone());
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("hookrt-worker-{}", i + 1))
-                    .spawn(move || {
-                        let mut seen = 0;
-                        loop {
-                            let job = {
-                                let mut s = lock(&slot.0);
-                                while s.generation == seen && !s.stop {
-                                    s = slot.1.wait(s).unwrap_or_else(|e| e.into_inner());
-                                }
-                                if s.stop {
-                                    return;
-                                }
-                                seen = s.generation;
-                                s.job.clone()
-                            };
-                            if let Some(job) = job {
-                                work(&cx, &job);
-                            }
-                        }
-                    })?,
-            );
-        }
-        Ok(Pool { cx, slot, threads })
-    }
-
-    /// What the workers share with the dispatcher.
-    pub(crate) fn context(&self) -> &Context {
-        &self.cx
-    }
-
-    /// Runs `job` on every worker and this thread; returns once no delivery
-    /// of it is running (all settled, or shutdown interrupted them).
-    pub(crate) fn run(&self, job: &Arc<Job>) {
-        {
-            let mut s = lock(&self.slot.0);
-            s.generation += 1;
-            s.job = Some(job.clone());
-        }
-        self.slot.1.notify_all();
-        work(&self.cx, job);
-        lock(&self.slot.0).job = None;
-        let mut b = lock(&job.board);
-        while b.held.iter().any(|&h| h) {
-            b = job.wait_for_a_lane(b);
-        }
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        lock(&self.slot.0).stop = true;
-        self.slot.1.notify_all();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
+/// Runs `job` on every delivery thread of the runtime (the calling
+/// thread's included; see [`crate::delivery::threads`]); returns once no
+/// delivery of it is running (all finished, or shutdown interrupted them).
+pub(crate) fn run(cx: &Context, job: &Job) {
+    cx.rt.threads().run_everywhere(&|| work(cx, job));
 }
 
 /// Takes items from free lanes until none is left (or shutdown).
@@ -376,7 +300,7 @@ fn work(cx: &Context, job: &Job) {
             let w = &job.work[event];
             let pd = &w.deliveries[delivery];
             let mut finished = |d: &crate::delivery::record::Delivery, attempt| {
-                count(&mut stats, d, attempt);
+                stats.count(d, attempt);
                 (lock(&cx.observer))(Observation::Delivery(d));
             };
             let mut retrying = |attempt| {
@@ -391,16 +315,17 @@ fn work(cx: &Context, job: &Job) {
                     let checked = job.checked[event]
                         .as_ref()
                         .expect("lanes hold deliverable events only");
-                    match settle(
-                        rt,
+                    match retry::to_final(
+                        &rt.services(),
                         hook,
                         &w.envelope,
                         checked,
-                        pd,
+                        &pd.handler,
+                        pd.attempts,
                         &mut finished,
                         &mut retrying,
                     ) {
-                        Some(s) => Done::Settled(s, None),
+                        Some(s) => Done::Final(s, None),
                         None => Done::Left,
                     }
                 }
@@ -410,12 +335,13 @@ fn work(cx: &Context, job: &Job) {
                     let done = if run.decided() {
                         Done::Skipped
                     } else {
-                        let s = settle(
-                            rt,
+                        let s = retry::to_final(
+                            &rt.services(),
                             hook,
                             &w.envelope,
                             &run.checked,
-                            pd,
+                            &pd.handler,
+                            pd.attempts,
                             &mut finished,
                             &mut retrying,
                         );
@@ -426,7 +352,7 @@ fn work(cx: &Context, job: &Job) {
                                     .keeps_answers
                                     .then(|| serde_json::to_string(&answer).unwrap_or_default());
                                 run.record(hook, &pd.handler, s.outcome, answer);
-                                Done::Settled(s, json)
+                                Done::Final(s, json)
                             }
                             None => Done::Left,
                         }

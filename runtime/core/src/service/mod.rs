@@ -1,5 +1,5 @@
 //! Layer 6, the service: the runtime in the background. The journal, the
-//! report and work types, retries, lanes, the dispatcher and writer threads,
+//! report and work types, lanes, the dispatcher and writer threads,
 //! and the public `HookService`.
 
 pub(crate) mod api;
@@ -8,6 +8,8 @@ pub(crate) mod journal;
 pub(crate) mod lanes;
 pub(crate) mod owner;
 pub(crate) mod report;
-pub(crate) mod retry;
 pub(crate) mod work;
 pub(crate) mod writer;
+
+// The queue bounds that make backpressure (docs/embedding.md).
+pub use work::{DISPATCH_QUEUE, MAX_BATCH, MEMORY_DEDUP_WINDOW, SUBMIT_QUEUE};

@@ -53,6 +53,15 @@ impl Stats {
             *self.outcomes.entry(outcome).or_default() += n;
         }
     }
+
+    /// Counts one finished attempt of a delivery.
+    pub(crate) fn count(&mut self, d: &Delivery, attempt: u32) {
+        self.deliveries += 1;
+        *self.outcomes.entry(d.outcome).or_default() += 1;
+        if attempt > 1 {
+            self.repeats += 1;
+        }
+    }
 }
 
 /// What the observer is told.
@@ -80,7 +89,7 @@ pub enum Observation<'a> {
     /// one). An observer that buffers what it writes flushes it here, so its
     /// output never misses a delivery the journal counts as done, without a
     /// write per delivery. Told once per batch of work (up to
-    /// [`MAX_BATCH`](crate::MAX_BATCH) events), with or without a journal.
+    /// [`MAX_BATCH`](crate::service::MAX_BATCH) events), with or without a journal.
     EndOfBatch,
 }
 

@@ -48,7 +48,7 @@ pub(crate) struct CheckedEvent {
 impl CheckedEvent {
     /// Checks `e` (it may have been changed since it was parsed), held as `durability`.
     pub(crate) fn new(e: &Envelope, durability: Durability) -> Result<CheckedEvent, EnvelopeError> {
-        let (key, _) = e.checked_parts()?;
+        let (key, _) = e.validated_parts()?;
         Ok(CheckedEvent {
             key: match key {
                 Cow::Borrowed(_) => None,

@@ -30,7 +30,7 @@ mod write;
 pub use retention::{DEFAULT_RETENTION, PRUNE_BATCH};
 
 /// Version of the schema below; bumped with a migration when it changes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub(crate) const JOURNAL_VERSION: i64 = 1;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (
@@ -106,7 +106,7 @@ pub enum JournalError {
     Missing(PathBuf),
     /// The file was written by a newer hookrt.
     #[error(
-        "journal {path}: schema version {found} is newer than this hookrt supports ({SCHEMA_VERSION}); use a newer hookrt"
+        "journal {path}: schema version {found} is newer than this hookrt supports ({JOURNAL_VERSION}); use a newer hookrt"
     )]
     NewerSchema {
         /// The journal file.
@@ -174,7 +174,7 @@ impl JournalLock {
 
 /// Where an emitted event ended up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inserted {
+pub(crate) enum Inserted {
     /// Newly committed with this seq.
     New(i64),
     /// The id was already in the journal (with this seq): nothing was written.
@@ -214,7 +214,7 @@ impl PendingDelivery {
 
 /// An event with unacked deliveries.
 #[derive(Debug, Clone)]
-pub struct PendingEvent {
+pub(crate) struct PendingEvent {
     /// Journal order.
     pub seq: i64,
     /// The stored envelope.
@@ -227,7 +227,7 @@ pub struct PendingEvent {
 
 /// How a finished delivery is recorded.
 #[derive(Debug, Clone)]
-pub struct Ack {
+pub(crate) struct Ack {
     /// The event's seq.
     pub event_seq: i64,
     /// The delivery's position.
@@ -241,14 +241,14 @@ pub struct Ack {
     /// Not asked: an earlier hook already owned the file edit.
     pub skipped: bool,
     /// For decision and edit events: what the handler answered (JSON of
-    /// [`crate::Answer`]).
+    /// [`crate::event::Answer`]).
     pub answer: Option<String>,
 }
 
 /// A delivery of a decision or edit event acked before a restart, with its
 /// answer: part of the event's resolution when the rest is delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answered {
+pub(crate) struct Answered {
     /// Its position in the event's plan.
     pub position: i64,
     /// The hook id.
@@ -257,7 +257,7 @@ pub struct Answered {
     pub handler: String,
     /// How it ended.
     pub outcome: Outcome,
-    /// What it answered (JSON of [`crate::Answer`]).
+    /// What it answered (JSON of [`crate::event::Answer`]).
     pub answer: String,
 }
 
@@ -402,7 +402,7 @@ impl Journal {
             .optional()
             .map_err(err)?;
         match found.and_then(|v| v.parse::<i64>().ok()) {
-            Some(v) if v > SCHEMA_VERSION => {
+            Some(v) if v > JOURNAL_VERSION => {
                 return Err(JournalError::NewerSchema {
                     path: path.to_path_buf(),
                     found: v,
@@ -413,7 +413,7 @@ impl Journal {
                 setup
                     .execute(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
-                        [SCHEMA_VERSION.to_string()],
+                        [JOURNAL_VERSION.to_string()],
                     )
                     .map_err(err)?;
             }
@@ -438,7 +438,7 @@ impl Journal {
     }
 
     /// The write lock of this journal's file, for the hooks' state kept
-    /// in it ([`StateStore`](crate::StateStore)).
+    /// in it ([`StateStore`](crate::sandbox::StateStore)).
     pub(crate) fn write_lock(&self) -> WriteLock {
         self.writes.clone()
     }
@@ -534,7 +534,8 @@ mod tests {
         let path = dir.path().join("journal.db");
         let mut writer = Journal::open(&path).unwrap();
         writer.conn.busy_timeout(std::time::Duration::ZERO).unwrap();
-        let store = crate::StateStore::open_with_write_lock(&path, writer.write_lock()).unwrap();
+        let store =
+            crate::sandbox::StateStore::open_with_write_lock(&path, writer.write_lock()).unwrap();
         store.never_wait_for_locks();
         let state = store.access("counter");
         let plan: Plan = vec![("counter".into(), "*".into())];

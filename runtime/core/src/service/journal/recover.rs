@@ -10,7 +10,7 @@ impl Journal {
     /// Every event with unacked deliveries, in journal order, each delivery's
     /// attempts raised by one first (committed), so a delivery that may have
     /// run before a crash is never repeated with the same attempt.
-    pub fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
+    pub(crate) fn recover(&mut self) -> Result<Vec<PendingEvent>, JournalError> {
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         tx.execute(

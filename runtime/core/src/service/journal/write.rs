@@ -11,7 +11,7 @@ impl Journal {
     /// transaction (group commit). Ids already present are left untouched.
     /// Every delivery is recorded with `attempts = 1`: its first attempt may
     /// start as soon as this returns.
-    pub fn insert(
+    pub(crate) fn insert(
         &mut self,
         batch: &[(&Envelope, &Plan, &str)],
     ) -> Result<Vec<Inserted>, JournalError> {
@@ -62,10 +62,29 @@ impl Journal {
         Ok(out)
     }
 
+    /// Test support, not API: stores `batch` as a crash right after the
+    /// commit leaves it (every delivery pending, nothing acked); how many
+    /// events were new.
+    #[doc(hidden)]
+    pub fn store_unacked(
+        &mut self,
+        batch: &[(&Envelope, &Plan, &str)],
+    ) -> Result<usize, JournalError> {
+        let inserted = self.insert(batch)?;
+        Ok(inserted
+            .iter()
+            .filter(|i| matches!(i, Inserted::New(_)))
+            .count())
+    }
+
     /// Records finished deliveries, and what finished events decided
     /// (`(seq, resolution JSON)`), in one transaction. Final failures move to
     /// the dead-letter table.
-    pub fn ack(&mut self, acks: &[Ack], resolutions: &[(i64, String)]) -> Result<(), JournalError> {
+    pub(crate) fn ack(
+        &mut self,
+        acks: &[Ack],
+        resolutions: &[(i64, String)],
+    ) -> Result<(), JournalError> {
         if acks.is_empty() && resolutions.is_empty() {
             return Ok(());
         }
@@ -124,7 +143,7 @@ impl Journal {
     }
 
     /// What the event at `seq` decided, when it has been stored.
-    pub fn resolution(&self, seq: i64) -> Result<Option<String>, JournalError> {
+    pub(crate) fn resolution(&self, seq: i64) -> Result<Option<String>, JournalError> {
         self.conn
             .query_row(
                 "SELECT resolution FROM resolutions WHERE event_seq = ?1",
@@ -136,7 +155,7 @@ impl Journal {
     }
 
     /// Records that another attempt of a delivery is about to start.
-    pub fn start_attempt(
+    pub(crate) fn start_attempt(
         &mut self,
         event_seq: i64,
         position: i64,

@@ -1,19 +1,23 @@
-//! The decision workers: the threads a tool approval's hooks run on side by
-//! side (the merge in `decision.rs` reads their answers in plan order once
-//! all are in, so the order they ran in does not matter).
+//! Threads: the one pool of delivery threads a runtime keeps, the caller's
+//! thread working beside `threads - 1` kept **helper** threads.
 //!
-//! The caller's thread works too, beside `workers - 1` kept **helper**
-//! threads. Every task is taken once, costliest first (by the hook's past
-//! deliveries), by whichever thread is free.
+//! Two ways use it:
+//! - a tool approval's hooks side by side ([`Threads::run`]): every task
+//!   taken once, costliest first (by the hook's past deliveries), by
+//!   whichever thread is free; the merge in `decision.rs` reads their
+//!   answers in plan order once all are in, so the order they ran in does
+//!   not matter;
+//! - the service's lanes ([`Threads::run_everywhere`]): every thread runs
+//!   the same work loop, taking lanes until none is left.
 //!
 //! A helper that finished spins for [`SPIN`] before it sleeps, and the
-//! caller spins as long for the helpers' last tasks: on the project's 2-vCPU
-//! machine a sleeping thread woke 25–90 µs after it was signalled (p50 to
-//! p99), and a decision paid that twice (offer, then the last answer) with
-//! the rayon pool used before. Back-to-back decisions now find their
-//! helpers awake; a helper spins at most [`SPIN`] after a decision. With
-//! more workers than the machine has cores, nobody spins: a spinning thread
-//! would take the core a working one needs.
+//! caller spins as long for the helpers' last tasks: a sleeping thread
+//! wakes tens of microseconds after it is signalled, and a decision would
+//! pay that twice (offer, then the last answer). Back-to-back runs find
+//! their helpers awake; a helper spins at most [`SPIN`] after a run. With
+//! more threads than the machine has cores, nobody spins: a spinning thread
+//! would take the core a working one needs (docs/performance.md has the
+//! figures).
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -49,48 +53,60 @@ fn spin_until(spin: Duration, done: impl Fn() -> bool) -> bool {
     }
 }
 
-/// Threads that run one tool-approval event's hooks side by side: the
-/// caller's thread and `workers - 1` kept ones. One worker (the default)
-/// runs them one after another on the caller's thread.
-pub struct DecisionWorkers {
-    /// The threads besides the caller's (none with one worker).
+/// The delivery threads: the caller's thread and `threads - 1` kept ones.
+/// One thread (the default) runs everything on the caller's thread.
+pub struct Threads {
+    /// The threads besides the caller's (none with one thread).
     helpers: Option<Helpers>,
-    workers: usize,
+    threads: usize,
 }
 
-impl Default for DecisionWorkers {
+impl Default for Threads {
     fn default() -> Self {
-        DecisionWorkers {
+        Threads {
             helpers: None,
-            workers: 1,
+            threads: 1,
         }
     }
 }
 
-impl std::fmt::Debug for DecisionWorkers {
+impl std::fmt::Debug for Threads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DecisionWorkers")
-            .field("workers", &self.workers)
+        f.debug_struct("Threads")
+            .field("threads", &self.threads)
             .finish()
     }
 }
 
-impl DecisionWorkers {
-    /// `workers` threads in all (cut to 1..=[`crate::sandbox::engine::MAX_WORKERS`]),
-    /// the caller's included; starts `workers - 1` threads.
-    pub fn new(workers: usize) -> std::io::Result<DecisionWorkers> {
-        let workers = workers.clamp(1, crate::sandbox::engine::MAX_WORKERS);
-        let helpers = if workers > 1 {
-            Some(Helpers::start(workers - 1)?)
+impl Threads {
+    /// `threads` threads in all (cut to 1..=[`crate::sandbox::engine::MAX_THREADS`]),
+    /// the caller's included; starts `threads - 1` threads.
+    pub fn new(threads: usize) -> std::io::Result<Threads> {
+        let threads = threads.clamp(1, crate::sandbox::engine::MAX_THREADS);
+        let helpers = if threads > 1 {
+            Some(Helpers::start(threads - 1)?)
         } else {
             None
         };
-        Ok(DecisionWorkers { helpers, workers })
+        Ok(Threads { helpers, threads })
     }
 
     /// Threads in all, the caller's included.
-    pub fn workers(&self) -> usize {
-        self.workers
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs `work` on this thread and on every helper at once; returns once
+    /// none runs it. `work` is a loop that takes what is left until nothing
+    /// is (the lanes' loop), so it is correct on any number of threads:
+    /// while another caller has the helpers, it runs here alone.
+    pub(crate) fn run_everywhere(&self, work: &(dyn Fn() + Sync)) {
+        let Some((helpers, _turn)) = self.helpers.as_ref().and_then(Helpers::take_turn) else {
+            return work();
+        };
+        let offer = helpers.offer(work);
+        work();
+        offer.finish();
     }
 
     /// `task(0)` .. `task(tasks - 1)` on the workers, each task once, any
@@ -108,16 +124,11 @@ impl DecisionWorkers {
         cost: impl Fn(usize) -> u64,
         task: impl Fn(usize) -> T + Sync,
     ) -> Vec<T> {
-        let turn =
-            self.helpers
-                .as_ref()
-                .filter(|_| tasks > 1)
-                .and_then(|h| match h.turn.try_lock() {
-                    Ok(turn) => Some((h, turn)),
-                    // A task that panicked left it poisoned; the helpers are sound.
-                    Err(std::sync::TryLockError::Poisoned(e)) => Some((h, e.into_inner())),
-                    Err(std::sync::TryLockError::WouldBlock) => None,
-                });
+        let turn = self
+            .helpers
+            .as_ref()
+            .filter(|_| tasks > 1)
+            .and_then(Helpers::take_turn);
         let Some((helpers, _turn)) = turn else {
             return (0..tasks).map(task).collect();
         };
@@ -155,19 +166,19 @@ impl DecisionWorkers {
 struct Helpers {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
-    /// Held by the decision that has the helpers.
+    /// Held by the run that has the helpers.
     turn: Mutex<()>,
 }
 
-/// A job offered to the helpers: the caller's `work`, its lifetime erased.
+/// Work offered to the helpers: the caller's `work`, its lifetime erased.
 /// It is only called between [`Helpers::offer`] and the end of the
 /// [`Offer`], which waits for every helper that took it.
 #[derive(Clone, Copy)]
-struct Job(*const (dyn Fn() + Sync));
+struct Offered(*const (dyn Fn() + Sync));
 
 // SAFETY: the pointee is `Sync` (callable from any thread), and the offer
 // protocol keeps it alive while any helper may call it.
-unsafe impl Send for Job {}
+unsafe impl Send for Offered {}
 
 struct Shared {
     state: Mutex<State>,
@@ -184,7 +195,7 @@ struct Shared {
 }
 
 struct State {
-    job: Option<Job>,
+    job: Option<Offered>,
     stop: bool,
     /// A helper's task panicked: raised again on the caller's thread.
     panic: Option<Box<dyn std::any::Any + Send>>,
@@ -197,6 +208,16 @@ impl Shared {
 }
 
 impl Helpers {
+    /// The helpers for one run, unless another run has them.
+    fn take_turn(&self) -> Option<(&Helpers, MutexGuard<'_, ()>)> {
+        match self.turn.try_lock() {
+            Ok(turn) => Some((self, turn)),
+            // A task that panicked left it poisoned; the helpers are sound.
+            Err(std::sync::TryLockError::Poisoned(e)) => Some((self, e.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     fn start(n: usize) -> std::io::Result<Helpers> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -218,7 +239,7 @@ impl Helpers {
         for i in 0..n {
             let shared = shared.clone();
             let thread = std::thread::Builder::new()
-                .name(format!("hookrt-decide-{i}"))
+                .name(format!("hookrt-thread-{}", i + 1))
                 .spawn(move || helper(&shared))?;
             helpers.threads.push(thread);
         }
@@ -231,7 +252,7 @@ impl Helpers {
         // SAFETY: only the lifetime is erased; `Offer` (which borrows
         // `work` for 'a) withdraws the job and waits for every helper that
         // took it before 'a can end, unwinding included.
-        let job = Job(unsafe {
+        let job = Offered(unsafe {
             std::mem::transmute::<*const (dyn Fn() + Sync + 'a), *const (dyn Fn() + Sync)>(work)
         });
         {
@@ -359,7 +380,7 @@ fn costliest_first(tasks: usize, cost: impl Fn(usize) -> u64) -> Vec<usize> {
 }
 
 /// The deliveries `plan` (one hook index each, in plan order) as tasks for
-/// [`DecisionWorkers::run`]: one per hook, holding that hook's deliveries in
+/// [`Threads::run`]: one per hook, holding that hook's deliveries in
 /// plan order (a hook never runs two deliveries at once, and its warm
 /// instance sees them in order).
 pub(crate) fn tasks_by_hook(plan: &[usize]) -> Vec<Vec<usize>> {
@@ -385,7 +406,7 @@ mod tests {
 
     #[test]
     fn two_workers_run_every_task_once_and_answer_in_task_order() {
-        let workers = DecisionWorkers::new(2).unwrap();
+        let workers = Threads::new(2).unwrap();
         let ran = std::sync::Mutex::new(Vec::new());
         let out = workers.run(
             4,
@@ -403,7 +424,7 @@ mod tests {
 
     #[test]
     fn a_panicking_task_is_raised_on_the_caller_and_the_workers_go_on() {
-        let workers = DecisionWorkers::new(3).unwrap();
+        let workers = Threads::new(3).unwrap();
         for round in 0..50 {
             let panicked = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 workers.run(
@@ -424,7 +445,7 @@ mod tests {
 
     #[test]
     fn decisions_from_several_threads_at_once_each_run_every_task_once() {
-        let workers = DecisionWorkers::new(2).unwrap();
+        let workers = Threads::new(2).unwrap();
         std::thread::scope(|s| {
             for caller in 0..4 {
                 let workers = &workers;

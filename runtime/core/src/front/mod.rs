@@ -1,0 +1,11 @@
+//! Layer 7, the front-end kit: what every way in (`hookrt run`, `hookrt
+//! serve`, `hookrt worker`, the agents' bridges) shares, so they read and
+//! report alike.
+//!
+//! - [`input`]: envelopes from text (JSONL or Eve's NDJSON), numbered with
+//!   their ordinals and validated, lines read with one bound and refused
+//!   with one message;
+//! - [`line`]: the one JSON line a front end prints per delivery.
+
+pub mod input;
+pub mod line;

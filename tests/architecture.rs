@@ -1,9 +1,14 @@
 //! The layering rule, checked: in every crate of the workspace, a module
 //! imports only modules listed before it, so there is no import circle and no
-//! arrow climbs back up a layer.
+//! arrow climbs back up a layer. And the map, checked: docs/README.md names
+//! every module of the library in its layer and every package with its
+//! modules, and lib.rs's map names every layer.
 //!
-//! Each crate's order is written below. A new module fails this test until it
-//! is given a place in its layer: that is where a reader learns the design.
+//! Each crate's order is written below, a module of a nested folder by its
+//! whole path (`hooks::folder::slug`). A new module fails this test until it
+//! is given a place in its layer and in the map: that is where a reader
+//! learns the design. A folder's `mod.rs` that only declares and re-exports
+//! needs no place.
 //! References are found in `use crate::…`, `crate::…` paths, `super::…` and
 //! `self::…` in folder modules; names re-exported by `lib.rs` or a `mod.rs`
 //! are traced to the module that defines them, so a re-export cannot hide an
@@ -27,6 +32,8 @@ const RUNTIME: &[&str] = &[
     "event::scope",
     "event::answer",
     // sandbox/: the one owner of Wasmtime and of everything a hook can import.
+    "sandbox::wit::v0_2_0",
+    "sandbox::wit::v0_1_0",
     "sandbox::wit",
     "sandbox::outcome",
     "sandbox::limits",
@@ -40,24 +47,25 @@ const RUNTIME: &[&str] = &[
     "sandbox::metrics",
     "sandbox::host",
     "sandbox::engine",
-    // hooks/: from an agent folder to loaded, ordered hooks.
+    // hooks/: from an agent folder to loaded, ordered hooks; its folders in
+    // the order they use each other.
     "hooks::problem",
-    "hooks::slug",
-    "hooks::discovery",
-    "hooks::settings",
-    "hooks::config",
-    "hooks::digest",
-    "hooks::cache_dir",
-    "hooks::stamp",
-    "hooks::cargo",
-    "hooks::typescript",
-    "hooks::build",
-    "hooks::cache",
-    "hooks::start",
-    "hooks::load",
-    "hooks::lock",
-    "hooks::call",
-    "hooks::registry",
+    "hooks::folder::slug",
+    "hooks::folder::discovery",
+    "hooks::folder::settings",
+    "hooks::folder::config",
+    "hooks::cache::dir",
+    "hooks::cache::stamp",
+    "hooks::cache::artifact",
+    "hooks::cache::start",
+    "hooks::build::digest",
+    "hooks::build::cargo",
+    "hooks::build::typescript",
+    "hooks::build::component",
+    "hooks::loaded::load",
+    "hooks::loaded::lock",
+    "hooks::loaded::call",
+    "hooks::loaded::registry",
     // delivery/: one event through its hooks.
     "delivery::decision",
     "delivery::threads",
@@ -73,6 +81,10 @@ const RUNTIME: &[&str] = &[
     // service/: the runtime in the background.
     "service::owner",
     "service::journal",
+    "service::journal::write",
+    "service::journal::inspect",
+    "service::journal::recover",
+    "service::journal::retention",
     "service::report",
     "service::work",
     "service::lanes",
@@ -192,6 +204,38 @@ fn the_checker_sees_a_circle_through_a_re_export() {
     assert_eq!(found, vec!["a imports b, which comes after it".to_owned()]);
 }
 
+#[test]
+fn the_checker_sees_an_arrow_up_inside_a_nested_folder() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path();
+    fs::create_dir_all(src.join("a/low")).unwrap();
+    fs::create_dir_all(src.join("a/high")).unwrap();
+    fs::write(src.join("lib.rs"), "mod a;\n").unwrap();
+    fs::write(
+        src.join("a/mod.rs"),
+        "mod high;\nmod low;\npub use high::up::Up;\n",
+    )
+    .unwrap();
+    fs::write(src.join("a/low/mod.rs"), "pub(crate) mod base;\n").unwrap();
+    fs::write(src.join("a/high/mod.rs"), "pub(crate) mod up;\n").unwrap();
+    fs::write(src.join("a/high/up.rs"), "pub struct Up;\n").unwrap();
+    fs::write(
+        src.join("a/low/base.rs"),
+        "use super::super::Up;\nfn f(_: crate::a::high::up::Up) {}\n",
+    )
+    .unwrap();
+    let found = violations(src, &["a::low::base", "a::high::up"]);
+    assert_eq!(
+        found,
+        vec!["a::low::base imports a::high::up, which comes after it".to_owned()]
+    );
+    let unplaced = violations(src, &["a::low::base"]);
+    assert_eq!(
+        unplaced,
+        vec!["a::high::up has no place in the order: add it to its layer".to_owned()]
+    );
+}
+
 /// Fails with every violation in `src`, given the modules' order.
 fn check(src: &Path, order: &[&str]) {
     let found = violations(src, order);
@@ -203,21 +247,36 @@ fn check(src: &Path, order: &[&str]) {
     );
 }
 
-/// A module's name: `layer::file` for a file in a folder module (files of a
-/// deeper folder count as that folder), the file's stem at the top.
+/// A module's name: its path under `src` joined by `::` (`hooks::folder::slug`);
+/// a folder's `mod.rs` is named after the folder (`sandbox::wit`, `hooks`).
+/// `lib.rs` has none.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).ok()?;
-    let parts: Vec<String> = rel
+    let mut parts: Vec<String> = rel
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned())
         .collect();
-    match parts.as_slice() {
-        [one] if one == "lib" => None,
-        [one] => Some(one.clone()),
-        [layer, file] if file == "mod" => Some(format!("{layer}::mod")),
-        [layer, file, ..] => Some(format!("{layer}::{file}")),
-        [] => None,
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
     }
+    match parts.as_slice() {
+        [] => None,
+        [one] if one == "lib" => None,
+        _ => Some(parts.join("::")),
+    }
+}
+
+/// A folder's `mod.rs` that only declares and re-exports its children: a
+/// container, which needs no place in the order.
+fn is_container(file: &Path, text: &str) -> bool {
+    if file.file_name().is_none_or(|n| n != "mod.rs") {
+        return false;
+    }
+    let items = Regex::new(
+        r"(?s)#!?\[[^\]]*\]|(?:pub(?:\([a-z]+\))?\s+)?(?:mod\s+[A-Za-z0-9_]+|use\s+[^;]*);",
+    )
+    .unwrap();
+    items.replace_all(text, "").trim().is_empty()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -243,21 +302,44 @@ fn code(text: &str) -> String {
     }
 }
 
-fn violations(src: &Path, order: &[&str]) -> Vec<String> {
-    let rank: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+/// One module of a crate: its file, its name, and whether it only gathers
+/// its children.
+struct Module {
+    file: PathBuf,
+    name: String,
+    is_folder: bool,
+    container: bool,
+}
+
+fn modules_of(src: &Path) -> Vec<Module> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     files.sort();
-    let modules: BTreeMap<PathBuf, Option<String>> = files
-        .iter()
-        .map(|f| (f.clone(), module_of(src, f)))
-        .collect();
-    let known: Vec<String> = modules.values().flatten().cloned().collect();
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let name = module_of(src, &file)?;
+            let text = code(&fs::read_to_string(&file).unwrap());
+            Some(Module {
+                container: is_container(&file, &text),
+                is_folder: file.file_name().is_some_and(|n| n == "mod.rs"),
+                file,
+                name,
+            })
+        })
+        .collect()
+}
+
+fn violations(src: &Path, order: &[&str]) -> Vec<String> {
+    let rank: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+    let modules = modules_of(src);
+    let known: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
     let mut found = Vec::new();
-    for m in &known {
-        if !m.ends_with("::mod") && !rank.contains_key(m.as_str()) {
+    for m in &modules {
+        if !m.container && !rank.contains_key(m.name.as_str()) {
             found.push(format!(
-                "{m} has no place in the order: add it to its layer"
+                "{} has no place in the order: add it to its layer",
+                m.name
             ));
         }
     }
@@ -268,13 +350,15 @@ fn violations(src: &Path, order: &[&str]) -> Vec<String> {
     )
     .unwrap();
     let mut names: BTreeMap<(String, String), String> = BTreeMap::new();
-    for (file, module) in &modules {
-        let container = match module {
-            None => String::new(),
-            Some(m) if m.ends_with("::mod") => m.trim_end_matches("::mod").to_owned(),
-            Some(_) => continue,
-        };
-        let text = code(&fs::read_to_string(file).unwrap());
+    let top = PathBuf::from(src).join("lib.rs");
+    let containers = modules
+        .iter()
+        .filter(|m| m.is_folder)
+        .map(|m| (m.file.clone(), m.name.clone()))
+        .chain(std::iter::once((top.clone(), String::new())))
+        .filter(|(file, _)| file.exists());
+    for (file, container) in containers {
+        let text = code(&fs::read_to_string(&file).unwrap());
         for c in reexport.captures_iter(&text) {
             let base = c[1]
                 .trim_start_matches("crate::")
@@ -296,20 +380,22 @@ fn violations(src: &Path, order: &[&str]) -> Vec<String> {
     let group =
         Regex::new(r"(?s)\buse\s+(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{(.*?)\};")
             .unwrap();
-    for (file, module) in &modules {
-        let Some(me) = module else { continue };
-        if me.ends_with("::mod") {
+    for m in &modules {
+        if m.container {
             continue;
         }
-        let text = code(&fs::read_to_string(file).unwrap());
-        let folder = me.split_once("::").map(|(l, _)| l.to_owned());
+        let me = &m.name;
+        let text = code(&fs::read_to_string(&m.file).unwrap());
+        let own: Vec<String> = me.split("::").map(str::to_owned).collect();
+        // A file's `self` and `super` are its folder; a mod.rs's `self` is
+        // its folder and its `super` the folder above.
         let base = |kind: &str| -> Vec<String> {
-            match (kind, &folder) {
-                ("crate", _) => Vec::new(),
-                // `super` of `layer::file` is `layer`; `self` only matters in mod.rs.
-                (_, Some(l)) => vec![l.clone()],
-                (_, None) => Vec::new(),
-            }
+            let up = match kind {
+                "crate" => return Vec::new(),
+                "self" if m.is_folder => 0,
+                _ => 1,
+            };
+            own[..own.len().saturating_sub(up)].to_vec()
         };
         let mut refs: Vec<Vec<String>> = Vec::new();
         for c in path.captures_iter(&text) {
@@ -370,24 +456,23 @@ fn resolve_path(path: &str, container: &str, known: &[String]) -> Option<String>
             .iter()
             .any(|k| k == path || k.starts_with(&format!("{path}::")))
     {
-        segs.push(container.to_owned());
+        segs.extend(container.split("::").map(str::to_owned));
     }
     segs.extend(
         path.split("::")
             .filter(|s| !s.is_empty())
             .map(str::to_owned),
     );
-    module_named(&segs, known)
+    module_named(&segs, known).map(|(m, _)| m)
 }
 
-fn module_named(segs: &[String], known: &[String]) -> Option<String> {
-    if segs.len() >= 2 {
-        let two = format!("{}::{}", segs[0], segs[1]);
-        if known.contains(&two) {
-            return Some(two);
-        }
-    }
-    segs.first().filter(|s| known.contains(s)).cloned()
+/// The deepest module of ours that `segs` starts with, and how many
+/// segments name it.
+fn module_named(segs: &[String], known: &[String]) -> Option<(String, usize)> {
+    (1..=segs.len())
+        .rev()
+        .map(|n| (segs[..n].join("::"), n))
+        .find(|(m, _)| known.contains(m))
 }
 
 /// The module a reference lands in: a file module directly, or through a
@@ -397,16 +482,13 @@ fn target_of(
     known: &[String],
     names: &BTreeMap<(String, String), String>,
 ) -> Option<String> {
-    if let Some(m) = module_named(segs, known) {
-        return Some(m);
+    let (module, depth) = module_named(segs, known).unwrap_or((String::new(), 0));
+    if let Some(name) = segs.get(depth)
+        && let Some(target) = names.get(&(module.clone(), name.clone()))
+    {
+        return Some(target.clone());
     }
-    match segs {
-        [name, ..] if names.contains_key(&(String::new(), name.clone())) => {
-            names.get(&(String::new(), name.clone())).cloned()
-        }
-        [layer, name, ..] => names.get(&(layer.clone(), name.clone())).cloned(),
-        _ => None,
-    }
+    (depth > 0).then_some(module)
 }
 
 /// Every test a document names (`all/file.rs::test_name`, `cli/file.rs::test_name`, `serve/file.rs::test_name`,
@@ -454,4 +536,156 @@ fn rust_files_and_markdown(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// The backticked names of a markdown table cell: `` `hooks/` ``, `` `folder/slug.rs` ``.
+fn names_in(cell: &str) -> Vec<String> {
+    Regex::new(r"`([^`]+)`")
+        .unwrap()
+        .captures_iter(cell)
+        .map(|c| c[1].to_owned())
+        .collect()
+}
+
+/// The rows of the markdown table whose header line is `header`, as cells.
+fn table_rows(text: &str, header: &str) -> Vec<Vec<String>> {
+    let Some(at) = text.find(header) else {
+        panic!("docs/README.md has no table headed {header:?}");
+    };
+    text[at..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// A module file's name in the map: its path under its layer's folder, a
+/// folder module as `folder/`.
+fn map_name(rel: &Path) -> String {
+    let text = rel.to_string_lossy().into_owned();
+    match text.strip_suffix("/mod.rs") {
+        Some(folder) => format!("{folder}/"),
+        None => text,
+    }
+}
+
+/// docs/README.md's map names every module of the library in its layer's row,
+/// every package with each of its modules, and lib.rs's map names every
+/// layer: a module or package added without a place in the map fails here.
+#[test]
+fn the_docs_map_names_every_module_and_every_package() {
+    let map = fs::read_to_string(repo().join("docs/README.md")).unwrap();
+    let mut missing = Vec::new();
+
+    // The library's layers.
+    let layers = table_rows(
+        &map,
+        "| layer | folder | what lives there | glossary words |",
+    );
+    let src = repo().join("runtime/core/src");
+    let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
+    let lib_map: Vec<String> = lib
+        .lines()
+        .filter(|l| l.starts_with("//! |"))
+        .flat_map(names_in)
+        .collect();
+    for m in modules_of(&src).iter().filter(|m| !m.container) {
+        let rel = m.file.strip_prefix(&src).unwrap();
+        let mut parts = rel.iter();
+        let first = parts.next().unwrap().to_string_lossy().into_owned();
+        let (layer, name) = if rel.components().count() == 1 {
+            (first.clone(), first)
+        } else {
+            let layer = format!("{first}/");
+            (layer, map_name(parts.as_path()))
+        };
+        if !lib_map.contains(&layer) {
+            missing.push(format!("lib.rs's map has no `{layer}`"));
+        }
+        let row = layers.iter().find(|r| {
+            r.get(1)
+                .is_some_and(|folder| names_in(folder).contains(&layer))
+        });
+        match row {
+            None => missing.push(format!("docs/README.md's layers have no row for `{layer}`")),
+            Some(row) if !row.iter().any(|cell| names_in(cell).contains(&name)) => {
+                missing.push(format!(
+                    "the `{layer}` row does not name `{name}` ({})",
+                    m.name
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+
+    // The packages: every workspace member and the path dependencies inside it.
+    let packages = table_rows(&map, "| package | folder | modules |");
+    let root = fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let members = Regex::new(r"(?m)^members\s*=\s*\[([^\]]*)\]").unwrap();
+    let mut folders: Vec<String> = names_of_list(&members.captures(&root).expect("members")[1]);
+    let path_dep = Regex::new(r#"path\s*=\s*"([^"]+)""#).unwrap();
+    for folder in folders.clone() {
+        let manifest = fs::read_to_string(repo().join(&folder).join("Cargo.toml")).unwrap();
+        for c in path_dep.captures_iter(&manifest) {
+            let dir = repo().join(&folder).join(&c[1]);
+            if let Ok(dir) = dir.canonicalize()
+                && let Ok(rel) = dir.strip_prefix(repo().canonicalize().unwrap())
+                && dir.join("Cargo.toml").exists()
+            {
+                let rel = rel.to_string_lossy().into_owned();
+                if !folders.contains(&rel) {
+                    folders.push(rel);
+                }
+            }
+        }
+    }
+    assert!(folders.len() >= 7, "the workspace's packages: {folders:?}");
+    for folder in &folders {
+        let Some(row) = packages
+            .iter()
+            .find(|r| r.get(1).is_some_and(|f| names_in(f).contains(folder)))
+        else {
+            missing.push(format!(
+                "docs/README.md's packages have no row for `{folder}`"
+            ));
+            continue;
+        };
+        if folder == "runtime/core" || folder == "tests" {
+            continue;
+        }
+        let src = repo().join(folder).join("src");
+        let named = names_in(row.get(2).map_or("", String::as_str));
+        for m in modules_of(&src).iter().filter(|m| !m.container) {
+            let name = map_name(m.file.strip_prefix(&src).unwrap());
+            if !named.contains(&name) {
+                missing.push(format!("the `{folder}` row does not name `{name}`"));
+            }
+        }
+        if src.join("lib.rs").exists()
+            && modules_of(&src).is_empty()
+            && !named.contains(&"lib.rs".to_owned())
+        {
+            missing.push(format!("the `{folder}` row does not name `lib.rs`"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/README.md's map (or lib.rs's) misses part of the tree:\n- {}",
+        missing.join("\n- ")
+    );
+}
+
+/// The strings of a TOML list's text: `"a", "b"`.
+fn names_of_list(list: &str) -> Vec<String> {
+    Regex::new(r#""([^"]+)""#)
+        .unwrap()
+        .captures_iter(list)
+        .map(|c| c[1].to_owned())
+        .collect()
 }

@@ -292,7 +292,7 @@ fn a_typescript_hooks_mapped_artifact_is_read_in_at_load_not_in_its_first_delive
     // hook's artifact (~40 MB) is read in at load instead, so its first
     // delivery never waits on the disk inside its deadline.
     let agent = repo().join("example-hooks/agent");
-    // A load stamps an artifact it had to check (hooks/stamp.rs); only a
+    // A load stamps an artifact it had to check (hooks/cache/stamp.rs); only a
     // stamped one is mapped, the rest is read into memory whole.
     let checked = run(&["check", agent.to_str().unwrap()]);
     assert!(checked.status.success(), "{}", text(&checked.stderr));

@@ -80,7 +80,7 @@ fn claude_hook(c: &mut Criterion) {
         assert!(child.wait().unwrap().success());
     };
     // A start once the cache has settled checks and stamps its files
-    // (hooks/stamp.rs) and records the hooks' starts: what every later
+    // (hooks/cache/stamp.rs) and records the hooks' starts: what every later
     // process finds.
     std::thread::sleep(std::time::Duration::from_millis(2_100));
     once();

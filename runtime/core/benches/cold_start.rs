@@ -112,7 +112,7 @@ fn cold_start(c: &mut Criterion) {
         assert_eq!(rt.hooks().len(), n);
         drop(rt);
         // A load once the files have settled checks and stamps them
-        // (hooks/stamp.rs): what every later start from this cache sees.
+        // (hooks/cache/stamp.rs): what every later start from this cache sees.
         std::thread::sleep(Duration::from_millis(2_100));
         drop(load(a.path()));
         g.bench_with_input(BenchmarkId::new("from_cache", n), &n, |b, _| {

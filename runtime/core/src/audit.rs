@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 
 use crate::WORLD;
 use crate::event::kind::{EventClass, WILDCARD, class_of};
-use crate::hooks::discovery::SourceKind;
-use crate::hooks::lock::{Lock, LockStatus};
-use crate::hooks::settings::{InstancePolicy, OnFailure, RetryPolicy};
+use crate::hooks::folder::discovery::SourceKind;
+use crate::hooks::folder::settings::{InstancePolicy, OnFailure, RetryPolicy};
+use crate::hooks::loaded::lock::{Lock, LockStatus};
 use crate::runtime::Runtime;
 use crate::sandbox::limits::{Limits, Metering};
 
@@ -68,7 +68,7 @@ pub struct HookAudit {
 /// Warnings about a loaded hook an author should act on: a hook that votes on
 /// a decision event and fails closed only because nothing said otherwise (a
 /// bug in a tool-call counter would deny every tool call).
-pub fn author_warnings(hook: &crate::hooks::load::LoadedHook) -> Vec<String> {
+pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<String> {
     let mut out = Vec::new();
     if hook.settings.on_failure != OnFailure::Deny || hook.settings.on_failure_chosen {
         return out;

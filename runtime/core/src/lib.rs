@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | 1 | `event/` | kinds (the vocabulary), the envelope, scopes, answers |
 //! | 2 | `sandbox/` | the Wasmtime engine, limits, the store and host imports (log, state, metrics, http), capture, redaction, grants, one module per world version |
-//! | 3 | `hooks/` | slugs, discovery, `hookrt.toml`, build, the artifact cache, load, call, the registry |
+//! | 3 | `hooks/` | the agent folder (slugs, discovery, `hookrt.toml`), the cache dir (stamps, artifacts, start records), building sources into components, loaded hooks (load, call, the lock, the registry) |
 //! | 4 | `delivery/` | the delivery record, decision merge, edits, the failure cascade, retries and the final attempt ([`delivery`]), dispatch |
 //! | 5 | `runtime.rs`, `audit.rs`, `replay.rs` | the [`Runtime`] facade, [`audit`], and [`replay`] (`hookrt test`) |
 //! | 6 | `service/` | the journal, report and work types, lanes, the dispatcher and writer threads, [`HookService`] |
@@ -70,7 +70,7 @@ pub use event::kind::{EventClass, class_of};
 pub use event::scope::{Scope, Transport};
 
 // Loading hooks.
-pub use hooks::build::BuildOptions;
+pub use hooks::build::component::BuildOptions;
 pub use hooks::problem::{Problem, ProblemKind, Problems};
 
 // Deliveries and what they decided.

@@ -13,14 +13,14 @@ use crate::delivery::record::{Delivery, Dispatch};
 use crate::delivery::threads::Threads;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::scope::{Scope, Transport};
-use crate::hooks::build::{self, BuildEvent, BuildOptions, BuiltHook};
-use crate::hooks::call::Services;
-use crate::hooks::config::{Config, Mode};
-use crate::hooks::discovery::{self, Discovery};
-use crate::hooks::load::LoadedHook;
-use crate::hooks::lock::Lock;
+use crate::hooks::build::component::{self, BuildEvent, BuildOptions, BuiltHook};
+use crate::hooks::folder::config::{Config, Mode};
+use crate::hooks::folder::discovery::{self, Discovery};
+use crate::hooks::loaded::call::Services;
+use crate::hooks::loaded::load::LoadedHook;
+use crate::hooks::loaded::lock::Lock;
+use crate::hooks::loaded::registry::Registry;
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
-use crate::hooks::registry::Registry;
 use crate::sandbox::engine::{self, Allocator, Sandbox};
 use crate::sandbox::limits::Metering;
 use crate::sandbox::metrics::Metrics;
@@ -179,7 +179,7 @@ impl Runtime {
                 e.fix(),
             )])
         })?;
-        let (built, mut problems) = build::build(&discovery.hooks, opts, progress);
+        let (built, mut problems) = component::build(&discovery.hooks, opts, progress);
         // Load-time calls (configure, subscriptions) store into one throw-away place.
         let scratch = StateStore::in_memory();
         let mut hooks = Vec::new();

@@ -26,7 +26,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::answer::{Approval, FileEdit};
-use crate::hooks::settings::OnFailure;
+use crate::hooks::folder::settings::OnFailure;
 use crate::sandbox::outcome::Outcome;
 
 /// A hook's vote: what it answered to a decision event as the merge counts it,

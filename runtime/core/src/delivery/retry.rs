@@ -15,8 +15,8 @@ use crate::delivery::dispatch::deliver;
 use crate::delivery::record::Delivery;
 use crate::event::answer::Answer;
 use crate::event::envelope::Envelope;
-use crate::hooks::call::Services;
-use crate::hooks::load::LoadedHook;
+use crate::hooks::loaded::call::Services;
+use crate::hooks::loaded::load::LoadedHook;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::CheckedEvent;
 

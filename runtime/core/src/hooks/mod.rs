@@ -1,34 +1,34 @@
-//! Layer 3, hooks: from an agent folder to loaded, ordered hooks. Slugs,
-//! discovery, `hookrt.toml`, building sources (Rust, TypeScript) into components, the artifact
-//! cache, loading into the sandbox, calling a hook, and the registry.
+//! Layer 3, hooks: from an agent folder to loaded, ordered hooks, in four
+//! folders, each using only those before it:
+//!
+//! - `folder/`: the agent folder as written: slugs, discovery, `hookrt.toml`
+//!   and the settings it gives each hook;
+//! - `cache/`: the per-user cache dir: private writes, stamps, precompiled
+//!   artifacts and start records;
+//! - `build/`: hook sources into components (cargo for Rust, componentize-js
+//!   for TypeScript), keyed by source digests;
+//! - `loaded/`: components loaded into the sandbox, called under their limits,
+//!   pinned by `hookrt.lock`, and ordered in the registry.
+//!
+//! `problem` (the actionable errors every step reports) is below them all.
 
 pub(crate) mod build;
 pub(crate) mod cache;
-pub(crate) mod cache_dir;
-pub(crate) mod call;
-pub(crate) mod cargo;
-pub(crate) mod config;
-pub(crate) mod digest;
-pub(crate) mod discovery;
-pub(crate) mod load;
-pub(crate) mod lock;
+pub(crate) mod folder;
+pub(crate) mod loaded;
 pub(crate) mod problem;
-pub(crate) mod registry;
-pub(crate) mod settings;
-pub(crate) mod slug;
-pub(crate) mod stamp;
-pub(crate) mod start;
-pub(crate) mod typescript;
 
 // Building, discovering, configuring, locking and naming hooks, beyond what
 // the crate root re-exports (`BuildOptions`, `Problems`, ...).
-pub use build::{BuildEvent, BuiltHook, DEFAULT_SDK_DIR, SDK_REQ, build};
-pub use cache_dir::default_cache_dir;
-pub use cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
-pub use config::{CONFIG_FILE, Config, Mode};
-pub use discovery::{DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover};
-pub use load::LoadedHook;
-pub use lock::{LOCK_FILE, Lock, LockStatus, Pin};
-pub use settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
-pub use slug::{Slug, SlugError};
-pub use typescript::{BUILD_TIMEOUT as JS_BUILD_TIMEOUT, toolchain_dir as js_toolchain_dir};
+pub use build::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
+pub use build::component::{BuildEvent, BuiltHook, DEFAULT_SDK_DIR, SDK_REQ, build};
+pub use build::typescript::{BUILD_TIMEOUT as JS_BUILD_TIMEOUT, toolchain_dir as js_toolchain_dir};
+pub use cache::dir::default_cache_dir;
+pub use folder::config::{CONFIG_FILE, Config, Mode};
+pub use folder::discovery::{
+    DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover,
+};
+pub use folder::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
+pub use folder::slug::{Slug, SlugError};
+pub use loaded::load::LoadedHook;
+pub use loaded::lock::{LOCK_FILE, Lock, LockStatus, Pin};

@@ -409,7 +409,7 @@ impl Dispatcher {
         let deny = self.rt.hooks().iter().any(|h| {
             h.has_id(&pd.hook)
                 && h.scope != Scope::Aggregate
-                && h.settings.on_failure == crate::hooks::settings::OnFailure::Deny
+                && h.settings.on_failure == crate::hooks::folder::settings::OnFailure::Deny
         });
         match (
             kind::class_of(&w.envelope.kind),

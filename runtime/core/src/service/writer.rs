@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::event::envelope::{Durability, Envelope};
 use crate::event::scope::Scope;
-use crate::hooks::registry::Planner;
+use crate::hooks::loaded::registry::Planner;
 use crate::service::journal::{Inserted, Journal, PRUNE_BATCH, PendingDelivery, Plan};
 use crate::service::report::{Receipt, Stats};
 use crate::service::work::{

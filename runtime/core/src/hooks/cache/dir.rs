@@ -8,7 +8,7 @@
 //! `$XDG_CACHE_HOME/hookrt`, else `~/.cache/hookrt`), its folders are 0700 and
 //! its files 0600, and every artifact carries an HMAC-SHA256 under a random
 //! key kept in the cache (`key`, 0600): an artifact without a valid MAC is
-//! never deserialized (see `hooks/cache.rs`).
+//! never deserialized (see `hooks/cache/artifact.rs`).
 
 use std::fs;
 use std::io::{Read, Write};

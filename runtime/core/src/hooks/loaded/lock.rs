@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::hooks::load::LoadedHook;
+use crate::hooks::loaded::load::LoadedHook;
 use crate::hooks::problem::{Problem, ProblemKind};
 
 /// The lock file's name inside the agent folder.

@@ -11,7 +11,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
-use crate::hooks::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::{Problem, ProblemKind};
 
 /// Hash of everything a hook's component depends on besides cargo's registry.

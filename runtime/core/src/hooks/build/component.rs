@@ -3,10 +3,10 @@
 //! Two modes, chosen explicitly. `build` (the default): single-file hooks
 //! become members of one generated cargo workspace under the cache dir; crate
 //! hooks are built from their folder; TypeScript/JavaScript hooks are built by
-//! componentize-js (`hooks/typescript.rs`), which runs none of their code on
+//! componentize-js (`hooks/build/typescript.rs`), which runs none of their code on
 //! the host. Compiling Rust runs the source's build
 //! code on the host (`build.rs`, proc macros), so cargo gets a scrubbed
-//! environment and no agent-folder cargo configuration (`hooks/cargo.rs`).
+//! environment and no agent-folder cargo configuration (`hooks/build/cargo.rs`).
 //! `prebuilt` (`--prebuilt`, `mode = "prebuilt"`): the agent folder holds
 //! components only, cargo never starts, any source hook is a problem, and no
 //! SDK checkout is needed.
@@ -20,15 +20,15 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::hooks::cache_dir::{self, BuildLock, create_private_dir};
-use crate::hooks::cargo::{
+use crate::hooks::build::cargo::{
     self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem, run_cargo,
 };
-use crate::hooks::digest::{sdk_fingerprint, source_hash, ts_fingerprint};
-use crate::hooks::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::build::digest::{sdk_fingerprint, source_hash, ts_fingerprint};
+use crate::hooks::build::typescript;
+use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
+use crate::hooks::cache::stamp;
+use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::{Problem, ProblemKind};
-use crate::hooks::stamp;
-use crate::hooks::typescript;
 
 /// The version requirement hooks use for `hookrt-sdk`.
 pub const SDK_REQ: &str = "0.2";
@@ -54,10 +54,10 @@ pub struct BuildOptions {
 
 impl BuildOptions {
     /// Defaults for an agent folder: `build` mode, the per-user cache dir
-    /// (outside every agent folder, see `hooks/cache_dir.rs`), lock enforced.
+    /// (outside every agent folder, see `hooks/cache/dir.rs`), lock enforced.
     pub fn for_agent(_agent_dir: &Path) -> BuildOptions {
         BuildOptions {
-            cache_dir: cache_dir::default_cache_dir(),
+            cache_dir: dir::default_cache_dir(),
             sdk_dir: std::env::var_os("HOOKRT_SDK_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_SDK_DIR)),
@@ -412,8 +412,7 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 fn install(from: &Path, to: &Path) -> Result<(), String> {
     let bytes = fs::read(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
     let write = |path: &Path, bytes: &[u8]| {
-        cache_dir::write_private(path, bytes)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        dir::write_private(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     write(
         &to.with_extension("wasm.sha256"),
@@ -461,7 +460,7 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
 /// or the cache was changed behind hookrt's back and the component is
 /// refused. A missing or unreadable record (an older cache) is written again.
 /// Once checked, the record also holds a stamp of the component file
-/// (`hooks/stamp.rs`, under the cache's MAC `key`): while the file still
+/// (`hooks/cache/stamp.rs`, under the cache's MAC `key`): while the file still
 /// matches it, the digest is taken without reading the component.
 pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
     // A `.wasm` hook's source digest was taken from its bytes in this very load.
@@ -520,7 +519,7 @@ pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem
         None => digest.clone(),
     };
     if recorded.as_deref() != Some(record.as_str()) {
-        let _ = cache_dir::write_private(&sidecar, record.as_bytes());
+        let _ = dir::write_private(&sidecar, record.as_bytes());
     }
     Ok(digest)
 }

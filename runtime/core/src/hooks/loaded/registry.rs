@@ -11,8 +11,8 @@
 
 use crate::event::kind::{WILDCARD, observed_kind};
 use crate::event::scope::Scope;
-use crate::hooks::config::Config;
-use crate::hooks::load::LoadedHook;
+use crate::hooks::folder::config::Config;
+use crate::hooks::loaded::load::LoadedHook;
 
 /// Loaded hooks in registration order.
 pub struct Registry {

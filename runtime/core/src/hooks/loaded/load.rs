@@ -12,13 +12,13 @@ use wasmtime::Store;
 use crate::WORLD;
 use crate::event::kind;
 use crate::event::scope::Scope;
-use crate::hooks::build::{self, BuiltHook};
-use crate::hooks::discovery::SourceKind;
+use crate::hooks::build::component::{self, BuiltHook};
+use crate::hooks::cache::start::{self, StartKey};
+use crate::hooks::cache::{artifact, dir};
+use crate::hooks::folder::discovery::SourceKind;
+use crate::hooks::folder::settings::HookSettings;
+use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::{Problem, ProblemKind};
-use crate::hooks::settings::HookSettings;
-use crate::hooks::slug::Slug;
-use crate::hooks::start::{self, StartKey};
-use crate::hooks::{cache, cache_dir};
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
@@ -126,13 +126,13 @@ impl LoadedHook {
             ));
         }
         let cache_problem = |e| match e {
-            cache::CacheError::Invalid(e) => Problem::new(
+            artifact::CacheError::Invalid(e) => Problem::new(
                 ProblemKind::Load,
                 path,
                 format!("is not a valid WebAssembly component: {e}"),
                 "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
             ),
-            cache::CacheError::Io(e) => Problem::new(
+            artifact::CacheError::Io(e) => Problem::new(
                 ProblemKind::Load,
                 path,
                 format!("cannot cache its compiled artifact: {e}"),
@@ -140,17 +140,17 @@ impl LoadedHook {
             ),
         };
         // The cache's MAC key, read once for the digest, the artifact and the start record.
-        let key = cache_dir::mac_key(cache_dir).map_err(|e| {
-            cache_problem(cache::CacheError::Io(format!(
+        let key = dir::mac_key(cache_dir).map_err(|e| {
+            cache_problem(artifact::CacheError::Io(format!(
                 "cannot set up the cache key in {}: {e}",
                 cache_dir.display()
             )))
         })?;
-        let component_sha256 = build::component_digest(built, &key)?;
+        let component_sha256 = component::component_digest(built, &key)?;
         let metering = settings.limits.metering;
         let engine = sandbox.engine_for(metering);
-        let engine_id = cache::engine_id(engine);
-        let loaded = cache::load(
+        let engine_id = artifact::engine_id(engine);
+        let loaded = artifact::load(
             engine,
             &engine_id,
             cache_dir,

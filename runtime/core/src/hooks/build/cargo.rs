@@ -7,7 +7,7 @@
 //! its dependencies bring. That is documented (docs/configuration.md); what
 //! this module keeps out is everything else the host would lend the build:
 //! the operator's environment and `.cargo/config.toml` files under the agent
-//! folder. `prebuilt` mode (see `hooks/build.rs`) never starts cargo at all.
+//! folder. `prebuilt` mode (see `hooks/build/component.rs`) never starts cargo at all.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};

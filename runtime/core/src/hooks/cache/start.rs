@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::hooks::cache_dir;
+use crate::hooks::cache::dir;
 
 /// Folder under the cache dir holding start records.
 pub const STARTS_DIR: &str = "starts";
@@ -65,7 +65,7 @@ impl StartKey {
     }
 
     fn mac(&self, key: &[u8], subscriptions: &str) -> [u8; 32] {
-        cache_dir::hmac_sha256(key, &[&self.material, b"\0", subscriptions.as_bytes()])
+        dir::hmac_sha256(key, &[&self.material, b"\0", subscriptions.as_bytes()])
     }
 }
 
@@ -75,7 +75,7 @@ pub fn recall(cache_dir: &Path, key: &[u8], start: &StartKey) -> Option<Vec<Stri
     let text = std::fs::read_to_string(start.path(cache_dir)).ok()?;
     let (mac, subscriptions) = text.split_once('\n')?;
     let mac = hex::decode(mac).ok()?;
-    if !cache_dir::same_mac(&mac, &start.mac(key, subscriptions)) {
+    if !dir::same_mac(&mac, &start.mac(key, subscriptions)) {
         tracing::warn!(record = %start.path(cache_dir).display(), "start record has no valid MAC (planted, foreign or damaged); the hook is started again");
         return None;
     }
@@ -88,8 +88,8 @@ pub fn remember(cache_dir: &Path, key: &[u8], start: &StartKey, subscriptions: &
     let json = serde_json::to_string(subscriptions).unwrap_or_default();
     let path = start.path(cache_dir);
     let text = format!("{}\n{json}", hex::encode(start.mac(key, &json)));
-    let written = cache_dir::create_private_dir(&cache_dir.join(STARTS_DIR))
-        .and_then(|()| cache_dir::write_private(&path, text.as_bytes()));
+    let written = dir::create_private_dir(&cache_dir.join(STARTS_DIR))
+        .and_then(|()| dir::write_private(&path, text.as_bytes()));
     if let Err(e) = written {
         tracing::debug!(record = %path.display(), "cannot write start record: {e}");
     }

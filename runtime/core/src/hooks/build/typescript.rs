@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::hooks::cache_dir::{create_private_dir, per_user_dir};
-use crate::hooks::discovery::DiscoveredHook;
+use crate::hooks::cache::dir::{create_private_dir, per_user_dir};
+use crate::hooks::folder::discovery::DiscoveredHook;
 use crate::hooks::problem::{Problem, ProblemKind};
 
 /// The file in the toolchain folder that records the sha256 of the lock it

@@ -2,7 +2,7 @@
 //!
 //! `hooks/**` holds four kinds of hook source: single-file Rust hooks (`*.rs`),
 //! crate hooks (a folder with a `Cargo.toml`, not descended into), TypeScript
-//! or JavaScript hooks (`*.ts`, `*.js`, see `hooks/typescript.rs`) and
+//! or JavaScript hooks (`*.ts`, `*.js`, see `hooks/build/typescript.rs`) and
 //! prebuilt components (`*.wasm`). Everything that could make a slug ambiguous or let a
 //! hook reach outside the folder is rejected with the path and the fix.
 
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use walkdir::WalkDir;
 
 use crate::event::scope::Scope;
+use crate::hooks::folder::slug::{MAX_DEPTH, Slug, SlugError};
 use crate::hooks::problem::{Problem, ProblemKind, Problems};
-use crate::hooks::slug::{MAX_DEPTH, Slug, SlugError};
 
 /// The folder under the agent folder that holds hooks.
 pub const HOOKS_DIR: &str = "hooks";

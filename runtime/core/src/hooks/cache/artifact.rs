@@ -5,11 +5,11 @@
 //! Deserializing an artifact maps it as native code, so a file under the
 //! expected name is not trusted for being there: beside each artifact
 //! (`<artifact>.mac`) is an HMAC-SHA256, under the cache's private key
-//! (`hooks/cache_dir.rs`), of the engine's compatibility hash, the
+//! (`hooks/cache/dir.rs`), of the engine's compatibility hash, the
 //! component's sha256 and the artifact bytes. The first load after a change
 //! reads the bytes into memory, checks them, and deserializes them from
 //! memory (no window between check and use), then stamps the file
-//! (`hooks/stamp.rs`); later loads map the stamped file without reading it.
+//! (`hooks/cache/stamp.rs`); later loads map the stamped file without reading it.
 //! A planted, foreign or damaged artifact is never deserialized: it is
 //! recompiled from the component and replaced, with a warning.
 
@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::hooks::{cache_dir, stamp};
+use crate::hooks::cache::{dir, stamp};
 
 /// Folder under the cache dir holding precompiled artifacts.
 pub const ARTIFACTS_DIR: &str = "artifacts";
@@ -79,7 +79,7 @@ pub enum CacheError {
 
 /// The MAC binding an artifact to this cache, this engine and its component.
 fn mac(key: &[u8], engine: &[u8; 32], sha256: &str, artifact: &[u8]) -> [u8; MAC_LEN] {
-    cache_dir::hmac_sha256(
+    dir::hmac_sha256(
         key,
         &[
             b"hookrt artifact v2\0",
@@ -154,7 +154,7 @@ pub fn load(
 ///
 /// An artifact whose MAC file holds a stamp matching the open file is mapped
 /// from the file as it is, unread (the stamp says it holds the bytes once
-/// checked, see `hooks/stamp.rs`). Otherwise its bytes are read from the open
+/// checked, see `hooks/cache/stamp.rs`). Otherwise its bytes are read from the open
 /// file, their MAC checked, and deserialized from memory (no window between
 /// check and use); the file is then stamped for the next load.
 fn cached(
@@ -191,7 +191,7 @@ fn cached(
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.read_to_end(&mut bytes)
         .map_err(|e| format!("cannot be read ({e})"))?;
-    if !cache_dir::same_mac(content_mac, &mac(key, id, sha256, &bytes)) {
+    if !dir::same_mac(content_mac, &mac(key, id, sha256, &bytes)) {
         return Err("has no valid MAC (planted, foreign or damaged)".to_owned());
     }
     // SAFETY: these exact bytes (in memory, not re-read) carry a MAC under
@@ -205,7 +205,7 @@ fn cached(
     if let Some(s) = stamp::stamp(key, content_mac, &meta)
         && stored_stamp != s
     {
-        let _ = cache_dir::write_private(&mac_path(artifact), &[content_mac, &s].concat());
+        let _ = dir::write_private(&mac_path(artifact), &[content_mac, &s].concat());
     }
     Ok(Some(component))
 }
@@ -270,8 +270,8 @@ fn read_in(component: &Component) {
 /// same.
 fn store(artifact: &Path, mac: &[u8; MAC_LEN], compiled: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = artifact.parent() {
-        cache_dir::create_private_dir(dir)?;
+        dir::create_private_dir(dir)?;
     }
-    cache_dir::write_private(&mac_path(artifact), mac)?;
-    cache_dir::write_private(artifact, compiled)
+    dir::write_private(&mac_path(artifact), mac)?;
+    dir::write_private(artifact, compiled)
 }

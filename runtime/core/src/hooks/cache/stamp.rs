@@ -17,7 +17,7 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::hooks::cache_dir;
+use crate::hooks::cache::dir;
 
 /// Length of a stamp.
 pub const STAMP_LEN: usize = 32;
@@ -38,7 +38,7 @@ pub fn stamp(key: &[u8], verified: &[u8], meta: &Metadata) -> Option<[u8; STAMP_
 
 /// Whether `stored` is the stamp of `verified` for the file `meta` describes.
 pub fn matches(key: &[u8], verified: &[u8], meta: &Metadata, stored: &[u8]) -> bool {
-    cache_dir::same_mac(stored, &of(key, verified, meta))
+    dir::same_mac(stored, &of(key, verified, meta))
 }
 
 fn of(key: &[u8], verified: &[u8], meta: &Metadata) -> [u8; STAMP_LEN] {
@@ -56,7 +56,7 @@ fn of(key: &[u8], verified: &[u8], meta: &Metadata) -> [u8; STAMP_LEN] {
     .map(u64::to_le_bytes);
     let mut parts: Vec<&[u8]> = vec![b"hookrt stamp v1\0", verified, b"\0"];
     parts.extend(identity.iter().map(|b| &b[..]));
-    cache_dir::hmac_sha256(key, &parts)
+    dir::hmac_sha256(key, &parts)
 }
 
 #[cfg(test)]

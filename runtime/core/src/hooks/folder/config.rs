@@ -23,12 +23,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::event::scope::Scope;
-use crate::hooks::discovery::Discovery;
-use crate::hooks::problem::{Problem, ProblemKind, Problems};
-use crate::hooks::settings::{
+use crate::hooks::folder::discovery::Discovery;
+use crate::hooks::folder::settings::{
     HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, OnFailure,
 };
-use crate::hooks::slug::Slug;
+use crate::hooks::folder::slug::Slug;
+use crate::hooks::problem::{Problem, ProblemKind, Problems};
 use crate::sandbox::grants;
 use crate::sandbox::http::Entry;
 use crate::sandbox::limits;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use hookrt::{BuildOptions, Envelope, Receipt, Runtime};
-use hookrt_serve::{Forward, ServeOptions, Tokens};
+use hookrt_serve::{BoxError, Forward, ServeOptions, Tokens};
 
 /// `--nats`: events published to JetStream, each receipt after the stream's ack.
 #[derive(Debug)]
@@ -24,9 +24,9 @@ impl Forward for ToJetStream {
     fn forward(
         &self,
         envelope: Envelope,
-    ) -> Pin<Box<dyn Future<Output = Result<Receipt, String>> + Send + '_>> {
+    ) -> Pin<Box<dyn Future<Output = Result<Receipt, BoxError>> + Send + '_>> {
         Box::pin(async move {
-            let published = self.0.publish(&envelope).await.map_err(|e| e.to_string())?;
+            let published = self.0.publish(&envelope).await?;
             Ok(Receipt {
                 event_id: published.event_id,
                 durability: published.durability,

@@ -20,7 +20,7 @@ use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::LoadedHook;
 use crate::hooks::loaded::lock::Lock;
 use crate::hooks::loaded::registry::Registry;
-use crate::hooks::problem::{Problem, ProblemKind, Problems};
+use crate::hooks::problem::{Problem, Problems};
 use crate::sandbox::engine::{self, Allocator, Sandbox};
 use crate::sandbox::limits::Metering;
 use crate::sandbox::metrics::Metrics;
@@ -76,8 +76,7 @@ fn cache_outside(agent_dir: &Path, cache_dir: &Path) -> Result<(), Problems> {
             .unwrap_or(abs)
     };
     if resolve(cache_dir).starts_with(resolve(agent_dir)) {
-        return Err(Problems(vec![Problem::new(
-            ProblemKind::Build,
+        return Err(Problems(vec![Problem::build(
             cache_dir,
             "the cache dir is inside the agent folder, whose author could plant compiled artifacts and the cache's key there",
             "leave the default per-user cache dir, or pass a --cache-dir (HOOKRT_CACHE_DIR) outside the agent folder",
@@ -171,14 +170,8 @@ impl Runtime {
             .hooks
             .iter()
             .any(|h| config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch);
-        let sandbox = Sandbox::with_meterings(want, epoch_only).map_err(|e| {
-            Problems(vec![Problem::new(
-                ProblemKind::Sandbox,
-                agent_dir,
-                e.to_string(),
-                e.fix(),
-            )])
-        })?;
+        let sandbox = Sandbox::with_meterings(want, epoch_only)
+            .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))?;
         let (built, mut problems) = component::build(&discovery.hooks, opts, progress);
         // Load-time calls (configure, subscriptions) store into one throw-away place.
         let scratch = StateStore::in_memory();

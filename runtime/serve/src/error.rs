@@ -85,6 +85,10 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// An error from below the server (the journal, a forwarding peer), kept
+/// whole with its source chain.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Why `serve` could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {

@@ -14,10 +14,11 @@ use std::pin::Pin;
 use std::sync::Mutex;
 
 use hookrt::event::Ordinals;
+use hookrt::front::input::LineError;
 use hookrt::front::input::{self, InputFormat, MAX_LINE_BYTES, Reader};
-use hookrt::{Envelope, Receipt};
+use hookrt::{Envelope, EnvelopeError, Receipt};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, BoxError};
 
 /// Eve streams kept at most; past this every stream starts again.
 pub const MAX_EVE_STREAMS: usize = 4096;
@@ -48,7 +49,7 @@ pub struct Item {
     /// Its line (1-based) for line formats.
     pub line: Option<usize>,
     /// The envelope, or why there is none.
-    pub parsed: Result<Envelope, String>,
+    pub parsed: Result<Envelope, LineError>,
 }
 
 /// The state parsing keeps across requests.
@@ -147,21 +148,19 @@ impl Streams {
     }
 
     /// One envelope from its JSON text, with its ordinal.
-    fn envelope(&self, text: &str) -> Result<Envelope, String> {
-        let e = Envelope::from_json(text).map_err(|e| e.to_string())?;
-        self.numbered(e)
+    fn envelope(&self, text: &str) -> Result<Envelope, LineError> {
+        Ok(self.numbered(Envelope::from_json(text)?)?)
     }
 
     /// One envelope from an item of a JSON array, already parsed: checked as
     /// [`Envelope::from_json`] checks text, without writing it out and
     /// parsing it again.
-    fn envelope_value(&self, value: serde_json::Value) -> Result<Envelope, String> {
-        let e = Envelope::from_value(value).map_err(|e| e.to_string())?;
-        self.numbered(e)
+    fn envelope_value(&self, value: serde_json::Value) -> Result<Envelope, LineError> {
+        Ok(self.numbered(Envelope::from_value(value)?)?)
     }
 
     /// `e` with its ordinal, validated.
-    fn numbered(&self, e: Envelope) -> Result<Envelope, String> {
+    fn numbered(&self, e: Envelope) -> Result<Envelope, EnvelopeError> {
         let mut ordinals = self.ordinals.lock().unwrap_or_else(|p| p.into_inner());
         input::numbered(&mut ordinals, e)
     }
@@ -192,18 +191,18 @@ impl Streams {
     fn lines(
         &self,
         body: &[u8],
-        parse: &mut dyn FnMut(&str) -> Result<Envelope, String>,
+        parse: &mut dyn FnMut(&str) -> Result<Envelope, LineError>,
     ) -> Vec<Item> {
         let mut items = Vec::new();
         for (n, raw) in body.split(|&b| b == b'\n').enumerate() {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let parsed = if raw.len() > MAX_LINE_BYTES {
-                Err(input::too_long(raw.len() as u64))
+                Err(LineError::TooLong(raw.len() as u64))
             } else {
                 match std::str::from_utf8(raw) {
                     Ok(line) if line.trim().is_empty() => continue,
                     Ok(line) => parse(line),
-                    Err(_) => Err("not valid UTF-8".to_owned()),
+                    Err(_) => Err(LineError::NotUtf8),
                 }
             };
             items.push(Item {
@@ -220,13 +219,13 @@ impl Streams {
 /// JetStream stream for `hookrt serve --nats` (the `hookrt` command
 /// implements it with hookrt-worker, so this package brings no NATS client).
 /// The receipt is the event's on the other side: `persisted` once it stored
-/// it. An error says why it was not stored.
+/// it. An error says why it was not stored (and keeps its source).
 pub trait Forward: Send + Sync + std::fmt::Debug {
     /// Sends one event and waits until it is stored.
     fn forward(
         &self,
         envelope: Envelope,
-    ) -> Pin<Box<dyn Future<Output = Result<Receipt, String>> + Send + '_>>;
+    ) -> Pin<Box<dyn Future<Output = Result<Receipt, BoxError>> + Send + '_>>;
 }
 
 #[cfg(test)]

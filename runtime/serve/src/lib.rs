@@ -34,7 +34,7 @@ use hookrt::{BuildOptions, HookService, Runtime, ServiceOptions, Stats, Transpor
 use tokio::sync::RwLock;
 
 pub use auth::{MIN_TOKEN_LEN, RateLimiter, Tokens};
-pub use error::{ApiError, ServeError};
+pub use error::{ApiError, BoxError, ServeError};
 pub use ingest::{Format, Forward, MAX_EVE_STREAMS};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};

@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::sync::RwLock;
 
 use crate::auth::{RateLimiter, Tokens, too_many};
-use crate::error::ApiError;
+use crate::error::{ApiError, BoxError};
 use crate::fail_closed;
 use crate::ingest::{Format, Forward, Item, Streams};
 use crate::metrics::ServerMetrics;
@@ -146,16 +146,16 @@ impl AppState {
     /// Journal status (pending deliveries, dead letters), read off the async threads.
     async fn journal_status(
         self: &Arc<Self>,
-    ) -> Option<Result<hookrt::journal::JournalStatus, String>> {
+    ) -> Option<Result<hookrt::journal::JournalStatus, BoxError>> {
         self.journal.as_ref()?;
         let state = self.clone();
         let status = tokio::task::spawn_blocking(move || {
             let journal = state.journal.as_ref()?;
             let j = journal.lock().unwrap_or_else(|p| p.into_inner());
-            Some(j.status().map_err(|e| e.to_string()))
+            Some(j.status().map_err(BoxError::from))
         })
         .await;
-        status.unwrap_or_else(|e| Some(Err(e.to_string())))
+        status.unwrap_or_else(|e| Some(Err(e.into())))
     }
 }
 
@@ -177,7 +177,7 @@ async fn readyz(State(state): State<Shared>) -> Response {
     let journal = match state.journal_status().await {
         None => json!(null),
         Some(Ok(_)) => json!("open"),
-        Some(Err(e)) => json!({ "error": e }),
+        Some(Err(e)) => json!({ "error": e.to_string() }),
     };
     let ready = !stopping && !journal.is_object();
     let status = if ready {
@@ -245,14 +245,7 @@ async fn events(
         let envelope = match item.parsed {
             Ok(e) => e,
             Err(error) => {
-                state.metrics.refuse("malformed");
-                let r = &mut tally.results[i];
-                r["ok"] = json!(false);
-                r["code"] = json!("malformed");
-                r["error"] = json!(error);
-                r["fix"] = json!(
-                    "fix this event and send it again; the others were taken (docs/envelope.md)"
-                );
+                tally.malformed(&state.metrics, i, &error);
                 continue;
             }
         };
@@ -313,18 +306,13 @@ async fn forwarded(
                 let r = forward
                     .forward(envelope)
                     .await
-                    .map_err(|message| EmitError::Journal { id, message });
+                    .map_err(|e| EmitError::Journal {
+                        id,
+                        message: e.to_string(),
+                    });
                 tally.record(&state.metrics, i, r);
             }
-            Err(error) => {
-                state.metrics.refuse("malformed");
-                let r = &mut tally.results[i];
-                r["ok"] = json!(false);
-                r["error"] = json!(error);
-                r["fix"] = json!(
-                    "fix this event and send it again; the others were taken (docs/envelope.md)"
-                );
-            }
+            Err(error) => tally.malformed(&state.metrics, i, &error),
         }
     }
     let refused = tally.results.len() - tally.taken;
@@ -388,8 +376,11 @@ async fn resolve(
     })?;
     let envelope: Envelope = item.parsed.map_err(|e| {
         state.metrics.refuse("malformed");
-        ApiError::bad_request(e, "fix the envelope (docs/envelope.md#validation)")
-            .with_code("malformed_envelope")
+        ApiError::bad_request(
+            e.to_string(),
+            "fix the envelope (docs/envelope.md#validation)",
+        )
+        .with_code("malformed_envelope")
     })?;
     if class_of(&envelope.kind) != class {
         let fix = match class_of(&envelope.kind) {

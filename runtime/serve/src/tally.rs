@@ -1,6 +1,7 @@
 //! One batch's results: each event's receipt or error, in the body's order,
 //! and the counts the answer's status is chosen by.
 
+use hookrt::front::input::LineError;
 use hookrt::{EmitError, PendingReceipt, Receipt};
 use serde_json::{Value, json};
 
@@ -70,6 +71,17 @@ impl Tally {
                 result["fix"] = json!(fix);
             }
         }
+    }
+
+    /// Item `i` is no envelope: refused as `malformed`, the others taken.
+    pub fn malformed(&mut self, metrics: &ServerMetrics, i: usize, error: &LineError) {
+        metrics.refuse("malformed");
+        let r = &mut self.results[i];
+        r["ok"] = json!(false);
+        r["code"] = json!("malformed");
+        r["error"] = json!(error.to_string());
+        r["fix"] =
+            json!("fix this event and send it again; the others were taken (docs/envelope.md)");
     }
 
     /// Waits for every pending receipt, in order.

@@ -39,7 +39,12 @@ impl Completion {
 
     /// Whether the delivery has a mark.
     pub async fn is_done(&self, key: &str) -> Result<bool, WorkerError> {
-        Ok(self.store.get(key).await.map_err(nats)?.is_some())
+        Ok(self
+            .store
+            .get(key)
+            .await
+            .map_err(nats("cannot read a completion mark"))?
+            .is_some())
     }
 
     /// Sends a mark without waiting for it to be stored (a KV put is a
@@ -49,7 +54,7 @@ impl Completion {
         self.js
             .publish(format!("$KV.{}.{key}", self.bucket), value.into())
             .await
-            .map_err(nats)
+            .map_err(nats("cannot send a completion mark"))
     }
 
     /// Stores a marker once: true if this call created it (nobody had).
@@ -61,7 +66,7 @@ impl Completion {
         match self.store.create(key, value.to_owned().into()).await {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(nats(e)),
+            Err(e) => Err(WorkerError::nats("cannot create a marker", e)),
         }
     }
 
@@ -70,7 +75,12 @@ impl Completion {
         if self.create_once_with(key, value).await? {
             return Ok(value.to_owned());
         }
-        let stored = self.store.get(key).await.map_err(nats)?.unwrap_or_default();
+        let stored = self
+            .store
+            .get(key)
+            .await
+            .map_err(nats("cannot read a marker"))?
+            .unwrap_or_default();
         Ok(String::from_utf8_lossy(&stored).into_owned())
     }
 

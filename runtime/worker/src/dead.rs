@@ -72,9 +72,9 @@ pub async fn bury(
     }
     js.publish_with_headers(dead_subject(durable), headers, burial.payload)
         .await
-        .map_err(nats)?
+        .map_err(nats("cannot publish a dead letter"))?
         .await
-        .map_err(nats)?;
+        .map_err(nats("a dead letter was not stored"))?;
     Ok(())
 }
 
@@ -118,7 +118,7 @@ pub async fn list(js: &jetstream::Context, durable: &str) -> Result<Vec<DeadLett
             ..Default::default()
         })
         .await
-        .map_err(nats)?;
+        .map_err(nats("cannot read the dead letters"))?;
     let mut left = consumer.cached_info().num_pending;
     let mut out = Vec::new();
     while left > 0 {
@@ -128,11 +128,14 @@ pub async fn list(js: &jetstream::Context, durable: &str) -> Result<Vec<DeadLett
             .expires(Duration::from_secs(2))
             .messages()
             .await
-            .map_err(nats)?;
+            .map_err(nats("cannot fetch dead letters"))?;
         let before = left;
         while let Some(m) = batch.next().await {
-            let m = m.map_err(nats)?;
-            let seq = m.info().map_err(nats)?.stream_sequence;
+            let m = m.map_err(nats("cannot fetch a dead letter"))?;
+            let seq = m
+                .info()
+                .map_err(nats("a dead letter has no stream info"))?
+                .stream_sequence;
             let h = m.headers.as_ref();
             out.push(DeadLetter {
                 seq,
@@ -213,10 +216,13 @@ pub async fn redrive(
                 headers.insert(ATTEMPT_BASE_HEADER, dead.attempt.to_string().as_str());
                 js.publish_with_headers(subject.clone(), headers, dead.payload.clone())
                     .await
-                    .map_err(nats)?
+                    .map_err(nats("cannot re-publish a dead letter"))?
                     .await
-                    .map_err(nats)?;
-                stream.delete_message(dead.seq).await.map_err(nats)?;
+                    .map_err(nats("a re-driven message was not stored"))?;
+                stream
+                    .delete_message(dead.seq)
+                    .await
+                    .map_err(nats("cannot delete a re-driven dead letter"))?;
                 RedriveResult::Redriven(subject.clone())
             }
             _ => RedriveResult::Kept(format!(

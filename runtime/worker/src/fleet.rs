@@ -15,8 +15,8 @@ use async_nats::jetstream::{
     self, consumer::AckPolicy, consumer::PullConsumer, consumer::pull, kv, stream,
 };
 
-use crate::WorkerError;
 use crate::subject::partition_filter;
+use crate::{WorkerError, nats};
 
 /// The dead-letter stream.
 pub const DEAD_STREAM: &str = "HOOKRT_DEAD";
@@ -93,12 +93,7 @@ pub async fn events_stream(
         ..Default::default()
     })
     .await
-    .map_err(|e| {
-        WorkerError::Nats(format!(
-            "cannot open the events stream {}: {e}",
-            names.stream
-        ))
-    })
+    .map_err(|e| WorkerError::nats(format!("cannot open the events stream {}", names.stream), e))
 }
 
 /// The dead-letter stream, created when missing.
@@ -110,11 +105,7 @@ pub async fn dead_stream(js: &jetstream::Context) -> Result<stream::Stream, Work
         ..Default::default()
     })
     .await
-    .map_err(|e| {
-        WorkerError::Nats(format!(
-            "cannot open the dead-letter stream {DEAD_STREAM}: {e}"
-        ))
-    })
+    .map_err(nats("cannot open the dead-letter stream HOOKRT_DEAD"))
 }
 
 /// A KV bucket, created when missing (`max_age` zero: entries never
@@ -126,9 +117,7 @@ pub async fn bucket(
     name: &str,
     max_age: Duration,
 ) -> Result<kv::Store, WorkerError> {
-    let fail = |e: &dyn std::fmt::Display| {
-        WorkerError::Nats(format!("cannot open the key-value bucket {name}: {e}"))
-    };
+    let fail = || format!("cannot open the key-value bucket {name}");
     if let Ok(store) = js.get_key_value(name).await {
         return Ok(store);
     }
@@ -149,8 +138,10 @@ pub async fn bucket(
         ..Default::default()
     })
     .await
-    .map_err(|e| fail(&e))?;
-    js.get_key_value(name).await.map_err(|e| fail(&e))
+    .map_err(|e| WorkerError::nats(fail(), e))?;
+    js.get_key_value(name)
+        .await
+        .map_err(|e| WorkerError::nats(fail(), e))
 }
 
 /// How a partition's consumer redelivers.
@@ -190,5 +181,5 @@ pub async fn partition_consumer(
             },
         )
         .await
-        .map_err(|e| WorkerError::Nats(format!("cannot open the consumer {name}: {e}")))
+        .map_err(|e| WorkerError::nats(format!("cannot open the consumer {name}"), e))
 }

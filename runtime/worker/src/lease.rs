@@ -74,7 +74,7 @@ impl Leases {
         self.store
             .put(format!("member.{}", self.me), "1".into())
             .await
-            .map_err(nats)?;
+            .map_err(nats("cannot send the heartbeat"))?;
         let held: Vec<(u32, u64)> = self.held.iter().map(|(p, (r, _))| (*p, *r)).collect();
         for (p, revision) in held {
             let sent = Instant::now();
@@ -141,10 +141,16 @@ impl Leases {
 
     /// Live workers of the group (heartbeats not expired).
     async fn members(&self) -> Result<u32, WorkerError> {
-        let mut keys = self.store.keys().await.map_err(nats)?;
+        let mut keys = self
+            .store
+            .keys()
+            .await
+            .map_err(nats("cannot list the group's members"))?;
         let mut n = 0;
         while let Some(k) = keys.next().await {
-            if k.map_err(nats)?.starts_with("member.") {
+            if k.map_err(nats("cannot list the group's members"))?
+                .starts_with("member.")
+            {
                 n += 1;
             }
         }

@@ -27,6 +27,7 @@ mod partition;
 mod publish;
 mod subject;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -67,27 +68,71 @@ pub const DEFAULT_DONE_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 /// leaves them to expire.
 const GIVE_BACK_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Why the worker could not run or publish.
+/// The error a [`WorkerError`] came from, boxed: async-nats has an error
+/// type per operation, the state store SQLite's.
+pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why the worker could not run or publish. Each variant keeps the error it
+/// came from as its `source()`.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
-    /// A NATS or JetStream operation failed.
-    #[error("NATS: {0}")]
-    Nats(String),
+    /// A NATS or JetStream operation failed: what was being done, and why.
+    #[error("NATS: {doing}: {source}")]
+    Nats {
+        /// What the worker was doing (`"cannot connect to nats://..."`).
+        doing: Cow<'static, str>,
+        /// The error async-nats returned.
+        source: Source,
+    },
     /// The options do not work together.
     #[error("{0}")]
     Config(String),
     /// The hooks' state store did not open.
-    #[error("cannot open the state store {path}: {error}")]
+    #[error("cannot open the state store {path}: {source}")]
     State {
         /// The file.
         path: PathBuf,
         /// Why.
-        error: String,
+        source: Source,
+    },
+    /// An envelope could not be written as JSON for publishing.
+    #[error("event {event_id} cannot be written as JSON: {source}")]
+    Encode {
+        /// The event.
+        event_id: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// A message's deliveries did not run to their end.
+    #[error("the deliveries of event {event_id} did not run: {source}")]
+    Dispatch {
+        /// The event.
+        event_id: String,
+        /// Why: the envelope was refused, or the dispatch panicked.
+        source: Source,
     },
 }
 
-pub(crate) fn nats(e: impl std::fmt::Display) -> WorkerError {
-    WorkerError::Nats(e.to_string())
+impl WorkerError {
+    /// A failed NATS operation, `doing` saying what it was.
+    pub(crate) fn nats(doing: impl Into<Cow<'static, str>>, e: impl Into<Source>) -> WorkerError {
+        WorkerError::Nats {
+            doing: doing.into(),
+            source: e.into(),
+        }
+    }
+}
+
+/// For `map_err`: a failed NATS operation that was `doing` this.
+pub(crate) fn nats<E: Into<Source>>(doing: &'static str) -> impl FnOnce(E) -> WorkerError {
+    move |e| WorkerError::nats(doing, e)
+}
+
+/// Connects to the NATS server at `url`.
+pub(crate) async fn connect(url: &str) -> Result<async_nats::Client, WorkerError> {
+    async_nats::connect(url)
+        .await
+        .map_err(|e| WorkerError::nats(format!("cannot connect to {url}"), e))
 }
 
 /// How a worker runs.
@@ -171,63 +216,38 @@ async fn agree_on_partitions(done: &Completion, names: &Names) -> Result<(), Wor
 /// Consumes until `shutdown` resolves; `on_ready` is called once the first
 /// leases are settled. Returns what this worker did.
 pub async fn run(
-    mut runtime: Runtime,
+    runtime: Runtime,
     options: WorkerOptions,
     shutdown: impl Future<Output = ()> + Send,
     on_ready: impl FnOnce(),
 ) -> Result<Summary, WorkerError> {
     check(&options)?;
-    let names = options.names.clone();
-    let client = async_nats::connect(&options.nats).await.map_err(nats)?;
-    let js = jetstream::new(client.clone());
-    let events = fleet::events_stream(&js, &names).await?;
-    fleet::dead_stream(&js).await?;
-    let done_bucket = names.done_bucket();
-    let done_store = fleet::bucket(&js, &done_bucket, options.done_ttl).await?;
-    let completion = Completion::new(js.clone(), done_store, &done_bucket);
-    agree_on_partitions(&completion, &names).await?;
-    let lease_store = fleet::bucket(&js, &names.lease_bucket(), options.lease_ttl).await?;
-    runtime.set_transport(Transport {
-        kind: "nats".into(),
-        detail: Some(names.stream.clone()),
-    });
-    if let Some(path) = &options.state {
-        let store = StateStore::open(path).map_err(|e| WorkerError::State {
-            path: path.clone(),
-            error: e.to_string(),
-        })?;
-        runtime.use_state(store);
-    }
-    // The inbox's last token is a fresh NUID: unique across the fleet.
-    let inbox = client.new_inbox();
-    let unique = inbox.rsplit('.').next().unwrap_or_default();
-    let me = format!("w{}-{unique}", std::process::id());
-    let shared = Arc::new(Shared {
-        runtime: Arc::new(runtime),
-        js: js.clone(),
-        client: client.clone(),
-        completion,
-        publisher: Publisher::new(client.clone(), &names.prefix, names.partitions),
-        names: names.clone(),
-        max_deliver: options.max_deliver,
-        me: me.clone(),
-        print: options.print_deliveries,
-        threads: Arc::new(tokio::sync::Semaphore::new(options.threads.max(1))),
-        counts: Counts::default(),
-    });
+    let fleet = join(runtime, &options).await?;
+    let Joined {
+        client,
+        events,
+        lease_store,
+        shared,
+    } = fleet;
+    let me = shared.me.clone();
     let advisories = tokio::spawn(copy_max_deliveries(shared.clone(), events.clone()));
-    let redelivery = fleet::Redelivery {
-        ack_wait: options.ack_wait,
-        max_deliver: if options.max_deliver > 0 {
-            options.max_deliver
-        } else {
-            -1
+    let mut partitions = Partitions {
+        shared: shared.clone(),
+        events,
+        redelivery: fleet::Redelivery {
+            ack_wait: options.ack_wait,
+            max_deliver: if options.max_deliver > 0 {
+                options.max_deliver
+            } else {
+                -1
+            },
+            backoff: options.backoff.clone(),
         },
-        backoff: options.backoff.clone(),
+        running: BTreeMap::new(),
+        releasing: Vec::new(),
     };
+    let names = &options.names;
     let mut leases = lease::Leases::new(lease_store, &me, names.partitions, options.lease_ttl);
-    let mut running: BTreeMap<u32, (Arc<Control>, tokio::task::JoinHandle<()>)> = BTreeMap::new();
-    let mut releasing: Vec<u32> = Vec::new();
     let mut on_ready = Some(on_ready);
     let mut tick = tokio::time::interval(options.lease_ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -248,78 +268,166 @@ pub async fn run(
         if let Some(ready) = on_ready.take() {
             ready();
         }
-        for p in changes.lost {
-            if let Some((ctl, _)) = running.remove(&p) {
-                *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                ctl.stop.store(true, Ordering::Relaxed);
-            }
-        }
-        for p in changes.surplus {
-            if let Some((ctl, _)) = running.get(&p) {
-                ctl.stop.store(true, Ordering::Relaxed);
-                releasing.push(p);
-            }
-        }
-        // Give back the surplus partitions whose task has finished its message.
-        let mut still = Vec::new();
-        for p in releasing.drain(..) {
-            match running.get(&p) {
-                Some((_, task)) if !task.is_finished() => still.push(p),
-                _ => {
-                    running.remove(&p);
-                    leases.release(p).await;
-                }
-            }
-        }
-        releasing = still;
-        for p in changes.acquired {
-            match fleet::partition_consumer(&events, &names, p, &redelivery).await {
-                Ok(consumer) => {
-                    let ctl = Arc::new(Control {
-                        stop: AtomicBool::new(false),
-                        valid_until: Mutex::new(leases.valid_until(p).unwrap_or_else(Instant::now)),
-                    });
-                    running.insert(
-                        p,
-                        (
-                            ctl.clone(),
-                            tokio::spawn(partition::consume(shared.clone(), consumer, p, ctl)),
-                        ),
-                    );
-                }
-                Err(e) => {
-                    tracing::warn!(target: "hookrt", partition = p, "cannot open the partition's consumer: {e}");
-                    leases.release(p).await;
-                }
-            }
-        }
-        for (p, (ctl, _)) in &running {
-            if let Some(until) = leases.valid_until(*p) {
-                *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = until;
-            }
-        }
+        partitions.follow(changes, &mut leases).await;
     }
-    // Shutdown: let each partition finish its message, then give everything back.
-    for (ctl, _) in running.values() {
-        ctl.stop.store(true, Ordering::Relaxed);
-    }
-    let deadline = Instant::now() + options.drain_timeout;
-    for (_, (_, task)) in std::mem::take(&mut running) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let _ = tokio::time::timeout(left, task).await;
-    }
+    partitions.drain(options.drain_timeout).await;
     // Bounded: with the server gone, giving leases back would wait for ever
     // (they expire on their own after the TTL).
     let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, leases.release_all()).await;
     advisories.abort();
     let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, client.flush()).await;
+    drop(partitions);
     let shared = Arc::try_unwrap(shared)
-        .map_err(|_| WorkerError::Config("a partition task outlived the drain timeout".into()));
-    let counts = match shared {
-        Ok(s) => s.counts,
-        Err(e) => return Err(e),
-    };
-    Ok(Summary { worker: me, counts })
+        .map_err(|_| WorkerError::Config("a partition task outlived the drain timeout".into()))?;
+    Ok(Summary {
+        worker: me,
+        counts: shared.counts,
+    })
+}
+
+/// A worker that joined its group: the JetStream objects it uses and what
+/// its partitions share.
+struct Joined {
+    client: async_nats::Client,
+    events: jetstream::stream::Stream,
+    lease_store: async_nats::jetstream::kv::Store,
+    shared: Arc<Shared>,
+}
+
+/// Connects, opens (or creates) the group's streams and buckets, checks the
+/// partition count the group agreed on, and names this worker.
+async fn join(mut runtime: Runtime, options: &WorkerOptions) -> Result<Joined, WorkerError> {
+    let names = &options.names;
+    let client = connect(&options.nats).await?;
+    let js = jetstream::new(client.clone());
+    let events = fleet::events_stream(&js, names).await?;
+    fleet::dead_stream(&js).await?;
+    let done_bucket = names.done_bucket();
+    let done_store = fleet::bucket(&js, &done_bucket, options.done_ttl).await?;
+    let completion = Completion::new(js.clone(), done_store, &done_bucket);
+    agree_on_partitions(&completion, names).await?;
+    let lease_store = fleet::bucket(&js, &names.lease_bucket(), options.lease_ttl).await?;
+    runtime.set_transport(Transport {
+        kind: "nats".into(),
+        detail: Some(names.stream.clone()),
+    });
+    if let Some(path) = &options.state {
+        let store = StateStore::open(path).map_err(|e| WorkerError::State {
+            path: path.clone(),
+            source: e.into(),
+        })?;
+        runtime.use_state(store);
+    }
+    // The inbox's last token is a fresh NUID: unique across the fleet.
+    let inbox = client.new_inbox();
+    let unique = inbox.rsplit('.').next().unwrap_or_default();
+    let me = format!("w{}-{unique}", std::process::id());
+    let shared = Arc::new(Shared {
+        runtime: Arc::new(runtime),
+        js,
+        client: client.clone(),
+        completion,
+        publisher: Publisher::new(client.clone(), &names.prefix, names.partitions),
+        names: names.clone(),
+        max_deliver: options.max_deliver,
+        me,
+        print: options.print_deliveries,
+        threads: Arc::new(tokio::sync::Semaphore::new(options.threads.max(1))),
+        counts: Counts::default(),
+    });
+    Ok(Joined {
+        client,
+        events,
+        lease_store,
+        shared,
+    })
+}
+
+/// The partitions this worker consumes (a task each, steered by its
+/// [`Control`]) and those it is giving back.
+struct Partitions {
+    shared: Arc<Shared>,
+    events: jetstream::stream::Stream,
+    redelivery: fleet::Redelivery,
+    running: BTreeMap<u32, (Arc<Control>, tokio::task::JoinHandle<()>)>,
+    releasing: Vec<u32>,
+}
+
+impl Partitions {
+    /// Follows one lease round: stops the partitions lost at once, the
+    /// surplus ones after their message (then gives them back), starts the
+    /// acquired ones, and moves every task's lease deadline.
+    async fn follow(&mut self, changes: lease::Changes, leases: &mut lease::Leases) {
+        for p in changes.lost {
+            if let Some((ctl, _)) = self.running.remove(&p) {
+                *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                ctl.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        for p in changes.surplus {
+            if let Some((ctl, _)) = self.running.get(&p) {
+                ctl.stop.store(true, Ordering::Relaxed);
+                self.releasing.push(p);
+            }
+        }
+        // Give back the surplus partitions whose task has finished its message.
+        let mut still = Vec::new();
+        for p in std::mem::take(&mut self.releasing) {
+            match self.running.get(&p) {
+                Some((_, task)) if !task.is_finished() => still.push(p),
+                _ => {
+                    self.running.remove(&p);
+                    leases.release(p).await;
+                }
+            }
+        }
+        self.releasing = still;
+        for p in changes.acquired {
+            self.start(p, leases).await;
+        }
+        for (p, (ctl, _)) in &self.running {
+            if let Some(until) = leases.valid_until(*p) {
+                *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = until;
+            }
+        }
+    }
+
+    /// Starts consuming partition `p`, or gives it back when its consumer
+    /// does not open.
+    async fn start(&mut self, p: u32, leases: &mut lease::Leases) {
+        let names = &self.shared.names;
+        match fleet::partition_consumer(&self.events, names, p, &self.redelivery).await {
+            Ok(consumer) => {
+                let ctl = Arc::new(Control {
+                    stop: AtomicBool::new(false),
+                    valid_until: Mutex::new(leases.valid_until(p).unwrap_or_else(Instant::now)),
+                });
+                let task = tokio::spawn(partition::consume(
+                    self.shared.clone(),
+                    consumer,
+                    p,
+                    ctl.clone(),
+                ));
+                self.running.insert(p, (ctl, task));
+            }
+            Err(e) => {
+                tracing::warn!(target: "hookrt", partition = p, "cannot open the partition's consumer: {e}");
+                leases.release(p).await;
+            }
+        }
+    }
+
+    /// Shutdown: each partition finishes its message, within `timeout` in all.
+    async fn drain(&mut self, timeout: Duration) {
+        for (ctl, _) in self.running.values() {
+            ctl.stop.store(true, Ordering::Relaxed);
+        }
+        let deadline = Instant::now() + timeout;
+        for (_, (_, task)) in std::mem::take(&mut self.running) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let _ = tokio::time::timeout(left, task).await;
+        }
+    }
 }
 
 /// Copies each message JetStream stopped delivering (`max_deliver` reached
@@ -374,7 +482,7 @@ async fn copy_max_deliveries(shared: Arc<Shared>, events: jetstream::stream::Str
 /// Connects and lists the dead letters of `durable`.
 pub async fn dead_letters(url: &str, durable: &str) -> Result<Vec<DeadLetter>, WorkerError> {
     fleet::check_durable(durable)?;
-    let client = async_nats::connect(url).await.map_err(nats)?;
+    let client = connect(url).await?;
     dead::list(&jetstream::new(client), durable).await
 }
 
@@ -385,7 +493,7 @@ pub async fn redrive(
     only: Option<&[u64]>,
 ) -> Result<Vec<Redriven>, WorkerError> {
     fleet::check_durable(durable)?;
-    let client = async_nats::connect(url).await.map_err(nats)?;
+    let client = connect(url).await?;
     dead::redrive(&jetstream::new(client), durable, only).await
 }
 
@@ -402,7 +510,7 @@ pub async fn publisher(
             "--partitions {partitions}: use 1 to {MAX_PARTITIONS}"
         )));
     }
-    let client = async_nats::connect(url).await.map_err(nats)?;
+    let client = connect(url).await?;
     let names = Names {
         stream: stream.to_owned(),
         prefix: prefix.to_owned(),
@@ -416,18 +524,18 @@ pub async fn publisher(
 /// Publishes raw `lines` to one `subject` as they are (no parsing, no
 /// `Nats-Msg-Id`): for tests and for payloads that are not envelopes.
 pub async fn publish_raw(url: &str, subject: &str, lines: &[String]) -> Result<usize, WorkerError> {
-    let client = async_nats::connect(url).await.map_err(nats)?;
+    let client = connect(url).await?;
     let js = jetstream::new(client);
     let mut acks = Vec::new();
     for line in lines {
         acks.push(
             js.publish(subject.to_owned(), line.clone().into())
                 .await
-                .map_err(nats)?,
+                .map_err(nats("cannot publish a line"))?,
         );
     }
     for ack in acks {
-        ack.await.map_err(nats)?;
+        ack.await.map_err(nats("a published line was not stored"))?;
     }
     Ok(lines.len())
 }

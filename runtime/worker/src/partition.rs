@@ -21,15 +21,17 @@ use async_nats::jetstream::{self, AckKind, Message, consumer::PullConsumer};
 use futures_util::StreamExt;
 use hookrt::delivery::{Conclusion, Next};
 use hookrt::event::WILDCARD;
+use hookrt::front::input::LineError;
 use hookrt::front::line::{Placement, write_delivery};
 use hookrt::hooks::LoadedHook;
-use hookrt::{Delivery, Durability, Envelope, EventClass, Outcome, Runtime, class_of};
+use hookrt::{Delivery, Dispatch, Durability, Envelope, EventClass, Outcome, Runtime, class_of};
 
 use crate::completion::{self, Completion};
 use crate::dead::{self, Burial};
 use crate::fleet::Names;
 use crate::publish::{ATTEMPT_BASE_HEADER, Publisher, REPLY_HEADER};
 use crate::subject::token;
+use crate::{Source, WorkerError};
 
 /// What every partition of a worker shares.
 pub struct Shared {
@@ -134,90 +136,185 @@ struct Finished {
     at_us: u64,
 }
 
+impl Finished {
+    fn of(d: &Delivery) -> Finished {
+        let at_us = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |t| t.as_micros() as u64);
+        let delivery = Delivery {
+            event_id: d.event_id.clone(),
+            kind: d.kind.clone(),
+            hook: d.hook.clone(),
+            handler: d.handler.clone(),
+            error: d.error.clone(),
+            logs: Vec::new(),
+            console: String::new(),
+            ..*d
+        };
+        Finished { delivery, at_us }
+    }
+}
+
 fn settings_of<'r>(runtime: &'r Runtime, hook: &str) -> Option<&'r LoadedHook> {
     runtime.hooks().iter().find(|h| h.has_id(hook))
 }
 
-async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(), String> {
-    let (delivered, seq, stream) = {
-        let info = message.info().map_err(|e| e.to_string())?;
-        (
-            info.delivered.max(1) as u32,
-            info.stream_sequence,
-            info.stream.to_owned(),
-        )
-    };
-    let header = |name: &str| {
-        message
-            .headers
-            .as_ref()
-            .and_then(|h| h.get(name))
-            .map(|v| v.as_str().to_owned())
-    };
-    let base: u32 = header(ATTEMPT_BASE_HEADER)
-        .and_then(|b| b.parse().ok())
-        .unwrap_or(0);
-    let parsed = std::str::from_utf8(&message.payload)
-        .map_err(|_| "not valid UTF-8".to_owned())
-        .and_then(|text| Envelope::from_json(text).map_err(|e| e.to_string()));
-    let mut envelope = match parsed {
+/// Where a message came from and how often it was delivered.
+struct Received {
+    /// JetStream's delivery count (1 on the first).
+    delivered: u32,
+    /// The deliveries a re-driven message had before (`Hookrt-Attempt-Base`).
+    base: u32,
+    /// Its place in the events stream.
+    seq: u64,
+    stream: String,
+}
+
+impl Received {
+    fn of(message: &Message) -> Result<Received, WorkerError> {
+        let info = message
+            .info()
+            .map_err(|e| WorkerError::nats("a message has no JetStream info", e))?;
+        Ok(Received {
+            delivered: info.delivered.max(1) as u32,
+            base: header(message, ATTEMPT_BASE_HEADER)
+                .and_then(|b| b.parse().ok())
+                .unwrap_or(0),
+            seq: info.stream_sequence,
+            stream: info.stream.to_owned(),
+        })
+    }
+}
+
+fn header(message: &Message, name: &str) -> Option<String> {
+    message
+        .headers
+        .as_ref()
+        .and_then(|h| h.get(name))
+        .map(|v| v.as_str().to_owned())
+}
+
+/// One message: its envelope's deliveries run (those not finished before),
+/// then a nak for a retry, or the reply, the dead letter and cascade of what
+/// failed for good, and the ack.
+async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(), WorkerError> {
+    let received = Received::of(&message)?;
+    let mut envelope = match envelope_of(&message) {
         Ok(e) => e,
-        Err(reason) => {
-            tracing::warn!(target: "hookrt", subject = %message.subject, "malformed message: {reason}");
-            dead::bury(
-                &shared.js,
-                &shared.names.durable,
-                Burial {
-                    stream: &stream,
-                    seq,
-                    subject: message.subject.as_str(),
-                    payload: message.payload.clone(),
-                    reason: &reason,
-                    attempt: base + delivered,
-                    failed: None,
-                },
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-            shared.counts.dead.fetch_add(1, Ordering::Relaxed);
-            return message
-                .ack_with(AckKind::Term)
-                .await
-                .map_err(|e| e.to_string());
-        }
+        Err(reason) => return bury_malformed(shared, &message, &received, &reason).await,
     };
     // The attempt: JetStream's delivery count, after the deliveries a
     // re-driven message had before.
-    envelope.attempt = envelope.attempt.max(1) - 1 + base + delivered;
+    envelope.attempt = envelope.attempt.max(1) - 1 + received.base + received.delivered;
     let class = class_of(&envelope.kind);
-    let runtime = shared.runtime.clone();
-    let mut done: HashSet<(String, String)> = HashSet::new();
-    if (delivered > 1 || base > 0) && class == EventClass::Observe {
-        for h in runtime.hooks() {
-            for handler in [envelope.kind.as_str(), WILDCARD] {
-                if h.subscriptions.iter().any(|s| s == handler) {
-                    let id = h.id();
-                    let key = completion::key(&envelope.id, &id, handler);
-                    if shared
-                        .completion
-                        .is_done(&key)
-                        .await
-                        .map_err(|e| e.to_string())?
-                    {
-                        done.insert((id, handler.to_owned()));
-                    }
-                }
-            }
-        }
-    }
+    let done = if (received.delivered > 1 || received.base > 0) && class == EventClass::Observe {
+        finished_before(shared, &envelope).await?
+    } else {
+        HashSet::new()
+    };
     shared
         .counts
         .skipped
         .fetch_add(done.len() as u64, Ordering::Relaxed);
+    let (dispatch, failed) = run_and_mark(shared, &envelope, done, partition).await?;
+    if let Some(wait) = retry_wait(shared, &failed, received.delivered) {
+        shared.counts.retried.fetch_add(1, Ordering::Relaxed);
+        return message
+            .ack_with(AckKind::Nak(Some(wait)))
+            .await
+            .map_err(|e| WorkerError::nats("cannot nak a message for its retry", e));
+    }
+    if let Some(to) = header(&message, REPLY_HEADER)
+        && class != EventClass::Observe
+    {
+        let answer = serde_json::json!({
+            "receipt": { "event_id": envelope.id, "durability": "persisted", "seq": received.seq, "duplicate": false },
+            "resolution": dispatch.resolution,
+        });
+        let _ = shared.client.publish(to, answer.to_string().into()).await;
+    }
+    if !failed.is_empty() {
+        bury_failures(shared, &message, &envelope, &failed, &received).await?;
+    }
+    message
+        .double_ack()
+        .await
+        .map_err(|e| WorkerError::nats("cannot ack a finished message", e))?;
+    shared.counts.acked.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The message's envelope, or why it is not one (the dead letter's reason).
+fn envelope_of(message: &Message) -> Result<Envelope, LineError> {
+    let text = std::str::from_utf8(&message.payload).map_err(|_| LineError::NotUtf8)?;
+    Ok(Envelope::from_json(text)?)
+}
+
+/// A message that is no envelope: a dead letter, and `+TERM` (never again).
+async fn bury_malformed(
+    shared: &Shared,
+    message: &Message,
+    received: &Received,
+    reason: &LineError,
+) -> Result<(), WorkerError> {
+    tracing::warn!(target: "hookrt", subject = %message.subject, "malformed message: {reason}");
+    dead::bury(
+        &shared.js,
+        &shared.names.durable,
+        Burial {
+            stream: &received.stream,
+            seq: received.seq,
+            subject: message.subject.as_str(),
+            payload: message.payload.clone(),
+            reason: &reason.to_string(),
+            attempt: received.base + received.delivered,
+            failed: None,
+        },
+    )
+    .await?;
+    shared.counts.dead.fetch_add(1, Ordering::Relaxed);
+    message
+        .ack_with(AckKind::Term)
+        .await
+        .map_err(|e| WorkerError::nats("cannot end a malformed message", e))
+}
+
+/// The (hook, handler) deliveries of a redelivered observe event that
+/// finished before: their completion marks say so.
+async fn finished_before(
+    shared: &Shared,
+    envelope: &Envelope,
+) -> Result<HashSet<(String, String)>, WorkerError> {
+    let mut done = HashSet::new();
+    for h in shared.runtime.hooks() {
+        for handler in [envelope.kind.as_str(), WILDCARD] {
+            if h.subscriptions.iter().any(|s| s == handler) {
+                let id = h.id();
+                let key = completion::key(&envelope.id, &id, handler);
+                if shared.completion.is_done(&key).await? {
+                    done.insert((id, handler.to_owned()));
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Runs the envelope's deliveries but those `done`, on a blocking thread
+/// (one of the worker's `threads`), printing each delivery line and marking
+/// each success as it ends; returns the dispatch and the failed deliveries
+/// once every mark is stored.
+async fn run_and_mark(
+    shared: &Shared,
+    envelope: &Envelope,
+    done: HashSet<(String, String)>,
+    partition: u32,
+) -> Result<(Dispatch, Vec<Delivery>), WorkerError> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
     let permit = shared.threads.clone().acquire_owned().await.ok();
     let run = {
         let envelope = envelope.clone();
+        let runtime = shared.runtime.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             runtime.dispatch_except(
@@ -225,20 +322,7 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
                 Durability::Persisted,
                 &|hook, handler| done.contains(&(hook.to_owned(), handler.to_owned())),
                 &mut |d| {
-                    let at_us = SystemTime::now()
-                        .duration_since(UNIX_EPOCH)
-                        .map_or(0, |t| t.as_micros() as u64);
-                    let delivery = Delivery {
-                        event_id: d.event_id.clone(),
-                        kind: d.kind.clone(),
-                        hook: d.hook.clone(),
-                        handler: d.handler.clone(),
-                        error: d.error.clone(),
-                        logs: Vec::new(),
-                        console: String::new(),
-                        ..*d
-                    };
-                    let _ = tx.send(Finished { delivery, at_us });
+                    let _ = tx.send(Finished::of(d));
                 },
             )
         })
@@ -248,50 +332,62 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
     while let Some(f) = rx.recv().await {
         shared.counts.deliveries.fetch_add(1, Ordering::Relaxed);
         if shared.print {
-            let placement = Placement {
-                partition,
-                worker: shared.me.clone(),
-                at_us: f.at_us,
-            };
-            let mut out = std::io::stdout().lock();
-            if write_delivery(&mut out, &f.delivery, Some(&placement), false).is_ok() {
-                let _ = writeln!(out);
-            }
-            let _ = out.flush();
+            print_line(shared, &f, partition);
         }
         let f = f.delivery;
         if f.outcome == Outcome::Ok {
             let value =
                 serde_json::json!({ "attempt": f.attempt, "worker": shared.me }).to_string();
             let key = completion::key(&envelope.id, &f.hook, &f.handler);
-            marks.push(
-                shared
-                    .completion
-                    .mark(&key, value)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            );
+            marks.push(shared.completion.mark(&key, value).await?);
         } else {
             failed.push(f);
         }
     }
     let dispatch = match run.await {
         Ok(Ok(d)) => d,
-        Ok(Err(e)) => return Err(e.to_string()),
-        Err(e) => return Err(format!("dispatch panicked: {e}")),
+        Ok(Err(e)) => return Err(dispatch_error(envelope, e.into())),
+        Err(e) => return Err(dispatch_error(envelope, e.into())),
     };
     for mark in marks {
         mark.await
-            .map_err(|e| format!("completion mark not stored: {e}"))?;
+            .map_err(|e| WorkerError::nats("a completion mark was not stored", e))?;
     }
-    // A failure with retries left (the delivery policy's decision, as in
-    // the service): redeliver after the longest backoff asked; the finished
-    // deliveries are marked and will not run again. Past the consumer's
-    // `max_deliver` JetStream would not redeliver: every failure is final.
-    let out_of_deliveries = shared.max_deliver > 0 && i64::from(delivered) >= shared.max_deliver;
-    let retry = failed
+    Ok((dispatch, failed))
+}
+
+fn dispatch_error(envelope: &Envelope, source: Source) -> WorkerError {
+    WorkerError::Dispatch {
+        event_id: envelope.id.clone(),
+        source,
+    }
+}
+
+/// One delivery line on stdout, with where it ran.
+fn print_line(shared: &Shared, f: &Finished, partition: u32) {
+    let placement = Placement {
+        partition,
+        worker: shared.me.clone(),
+        at_us: f.at_us,
+    };
+    let mut out = std::io::stdout().lock();
+    if write_delivery(&mut out, &f.delivery, Some(&placement), false).is_ok() {
+        let _ = writeln!(out);
+    }
+    let _ = out.flush();
+}
+
+/// A failure with retries left (the delivery policy's decision, as in the
+/// service): the message is redelivered after the longest backoff asked;
+/// the finished deliveries are marked and will not run again. Past the
+/// consumer's `max_deliver` JetStream would not redeliver: every failure is
+/// final.
+fn retry_wait(shared: &Shared, failed: &[Delivery], delivered: u32) -> Option<Duration> {
+    if shared.max_deliver > 0 && i64::from(delivered) >= shared.max_deliver {
+        return None;
+    }
+    failed
         .iter()
-        .filter(|_| !out_of_deliveries)
         .filter_map(|f| {
             let hook = settings_of(&shared.runtime, &f.hook)?;
             match hookrt::delivery::next(hook, f.outcome, f.attempt) {
@@ -299,29 +395,7 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
                 Next::Final => None,
             }
         })
-        .max();
-    if let Some(wait) = retry {
-        shared.counts.retried.fetch_add(1, Ordering::Relaxed);
-        return message
-            .ack_with(AckKind::Nak(Some(wait)))
-            .await
-            .map_err(|e| e.to_string());
-    }
-    if let Some(to) = header(REPLY_HEADER)
-        && class != EventClass::Observe
-    {
-        let answer = serde_json::json!({
-            "receipt": { "event_id": envelope.id, "durability": "persisted", "seq": seq, "duplicate": false },
-            "resolution": dispatch.resolution,
-        });
-        let _ = shared.client.publish(to, answer.to_string().into()).await;
-    }
-    if !failed.is_empty() {
-        bury_failures(shared, &message, &envelope, &failed, &stream, seq).await?;
-    }
-    message.double_ack().await.map_err(|e| e.to_string())?;
-    shared.counts.acked.fetch_add(1, Ordering::Relaxed);
-    Ok(())
+        .max()
 }
 
 /// Dead-letters a message whose deliveries failed for good, and raises the
@@ -332,9 +406,8 @@ async fn bury_failures(
     message: &Message,
     envelope: &Envelope,
     failed: &[Delivery],
-    stream: &str,
-    seq: u64,
-) -> Result<(), String> {
+    received: &Received,
+) -> Result<(), WorkerError> {
     let list: Vec<String> = failed
         .iter()
         .map(|f| format!("{} {} {}", f.hook, f.handler, f.outcome.as_str()))
@@ -343,8 +416,8 @@ async fn bury_failures(
         &shared.js,
         &shared.names.durable,
         Burial {
-            stream,
-            seq,
+            stream: &received.stream,
+            seq: received.seq,
             subject: message.subject.as_str(),
             payload: message.payload.clone(),
             reason: "deliveries failed for good",
@@ -352,8 +425,7 @@ async fn bury_failures(
             failed: Some(&list.join("; ")),
         },
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     shared.counts.dead.fetch_add(1, Ordering::Relaxed);
     for f in failed {
         let critical = settings_of(&shared.runtime, &f.hook).is_some_and(|h| h.settings.critical);
@@ -368,24 +440,11 @@ async fn bury_failures(
             continue;
         };
         let marker = format!("cascade.{}", token(&cascade.id));
-        if shared
-            .completion
-            .exists(&marker)
-            .await
-            .map_err(|e| e.to_string())?
-        {
+        if shared.completion.exists(&marker).await? {
             continue;
         }
-        let published = shared
-            .publisher
-            .publish(&cascade)
-            .await
-            .map_err(|e| e.to_string())?;
-        shared
-            .completion
-            .create_once(&marker)
-            .await
-            .map_err(|e| e.to_string())?;
+        let published = shared.publisher.publish(&cascade).await?;
+        shared.completion.create_once(&marker).await?;
         if !published.duplicate {
             shared.counts.cascades.fetch_add(1, Ordering::Relaxed);
         }

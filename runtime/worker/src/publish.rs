@@ -7,8 +7,8 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::{self, context::PublishAckFuture};
 use hookrt::{Durability, Envelope};
 
+use crate::WorkerError;
 use crate::subject::subject_of;
-use crate::{WorkerError, nats};
 
 /// The header naming where a decision or edit event's resolution is published.
 pub const REPLY_HEADER: &str = "Hookrt-Reply-To";
@@ -61,13 +61,21 @@ impl Publisher {
         mut headers: HeaderMap,
     ) -> Result<Pending, WorkerError> {
         let subject = subject_of(&self.prefix, envelope, self.partitions);
-        let payload = serde_json::to_vec(envelope).map_err(|e| WorkerError::Nats(e.to_string()))?;
+        let payload = serde_json::to_vec(envelope).map_err(|source| WorkerError::Encode {
+            event_id: envelope.id.clone(),
+            source,
+        })?;
         headers.insert(MSG_ID_HEADER, envelope.id.as_str());
         let ack = self
             .js
             .publish_with_headers(subject.clone(), headers, payload.into())
             .await
-            .map_err(nats)?;
+            .map_err(|e| {
+                WorkerError::nats(
+                    format!("cannot publish event {} to {subject}", envelope.id),
+                    e,
+                )
+            })?;
         Ok(Pending {
             ack,
             event_id: envelope.id.clone(),
@@ -95,10 +103,10 @@ impl Pending {
     /// Waits for the stream's ack.
     pub async fn persisted(self) -> Result<Published, WorkerError> {
         let ack = self.ack.await.map_err(|e| {
-            WorkerError::Nats(format!(
-                "event {} was not stored on {}: {e}",
-                self.event_id, self.subject
-            ))
+            WorkerError::nats(
+                format!("event {} was not stored on {}", self.event_id, self.subject),
+                e,
+            )
         })?;
         Ok(Published {
             event_id: self.event_id,

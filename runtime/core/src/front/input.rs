@@ -3,12 +3,12 @@
 //! One [`Reader`] per stream of lines: hookrt envelopes, each numbered in
 //! its step ([`Ordinals`]) and validated, or Eve's NDJSON session stream.
 //! Lines are bounded by [`MAX_LINE_BYTES`]: a longer one is refused with
-//! [`too_long`], read or not ([`read_line`] never holds it whole).
+//! [`LineError::TooLong`], read or not ([`read_line`] never holds it whole).
 
 use std::io::BufRead;
 
-use crate::event::envelope::{Envelope, MAX_DATA_BYTES};
-use crate::event::eve::EveStream;
+use crate::event::envelope::{Envelope, EnvelopeError, MAX_DATA_BYTES};
+use crate::event::eve::{EveError, EveStream};
 use crate::event::ordinal::Ordinals;
 
 /// The longest envelope line taken, by every front end: `data` may hold up
@@ -16,11 +16,22 @@ use crate::event::ordinal::Ordinals;
 /// from making a front end hold an unbounded line in memory.
 pub const MAX_LINE_BYTES: usize = MAX_DATA_BYTES + 64 * 1024;
 
-/// Why a line of `len` bytes was refused.
-pub fn too_long(len: u64) -> String {
-    format!(
-        "{len} bytes, longer than the {MAX_LINE_BYTES} bytes an envelope line may take; skipped"
-    )
+/// Why a line is no envelope, for every front end: the same words for the
+/// same fault, and the error it came from as `source()`.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    /// The line was longer than [`MAX_LINE_BYTES`]; this many bytes were skipped.
+    #[error("{0} bytes, longer than the {MAX_LINE_BYTES} bytes an envelope line may take; skipped")]
+    TooLong(u64),
+    /// The line is not UTF-8.
+    #[error("not valid UTF-8")]
+    NotUtf8,
+    /// The line is no valid envelope.
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    /// The line is no usable line of Eve's stream.
+    #[error(transparent)]
+    Eve(#[from] EveError),
 }
 
 /// What the lines of a stream are.
@@ -76,21 +87,18 @@ impl Reader {
     }
 
     /// The envelope of one line, or why there is none.
-    pub fn envelope(&mut self, line: &str) -> Result<Envelope, String> {
-        match self {
-            Reader::Jsonl(ordinals) => {
-                let e = Envelope::from_json(line).map_err(|e| e.to_string())?;
-                numbered(ordinals, e)
-            }
-            Reader::Eve(stream) => stream.envelope(line).map_err(|e| e.to_string()),
-        }
+    pub fn envelope(&mut self, line: &str) -> Result<Envelope, LineError> {
+        Ok(match self {
+            Reader::Jsonl(ordinals) => numbered(ordinals, Envelope::from_json(line)?)?,
+            Reader::Eve(stream) => stream.envelope(line)?,
+        })
     }
 }
 
 /// `e` numbered in its step by `ordinals`, then validated.
-pub fn numbered(ordinals: &mut Ordinals, mut e: Envelope) -> Result<Envelope, String> {
+pub fn numbered(ordinals: &mut Ordinals, mut e: Envelope) -> Result<Envelope, EnvelopeError> {
     ordinals.assign(&mut e);
-    e.validate().map_err(|e| e.to_string())?;
+    e.validate()?;
     Ok(e)
 }
 
@@ -140,14 +148,14 @@ pub fn read_line(input: &mut dyn BufRead, max: usize) -> std::io::Result<Option<
 }
 
 /// One line's text, or why it is no envelope line: `None` for a blank line.
-pub fn text_of(line: Line) -> Option<Result<String, String>> {
+pub fn text_of(line: Line) -> Option<Result<String, LineError>> {
     match line {
         Line::Text(bytes) => match String::from_utf8(bytes) {
             Ok(text) if text.trim().is_empty() => None,
             Ok(text) => Some(Ok(text)),
-            Err(_) => Some(Err("not valid UTF-8".to_owned())),
+            Err(_) => Some(Err(LineError::NotUtf8)),
         },
-        Line::TooLong(len) => Some(Err(too_long(len))),
+        Line::TooLong(len) => Some(Err(LineError::TooLong(len))),
     }
 }
 

@@ -57,6 +57,69 @@ impl Problem {
             fix: fix.into(),
         }
     }
+
+    /// A [`ProblemKind::AgentFolder`] problem (the agent folder itself) at `path`.
+    pub fn agent_folder(
+        path: impl AsRef<Path>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem::new(ProblemKind::AgentFolder, path, message, fix)
+    }
+
+    /// A [`ProblemKind::Layout`] problem (the layout of `hooks/` and `subagents/`) at `path`.
+    pub fn layout(
+        path: impl AsRef<Path>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem::new(ProblemKind::Layout, path, message, fix)
+    }
+
+    /// A [`ProblemKind::Config`] problem (`hookrt.toml`) at `path`.
+    pub fn config(
+        path: impl AsRef<Path>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem::new(ProblemKind::Config, path, message, fix)
+    }
+
+    /// A [`ProblemKind::Build`] problem (a hook's build) at `path`.
+    pub fn build(
+        path: impl AsRef<Path>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem::new(ProblemKind::Build, path, message, fix)
+    }
+
+    /// A [`ProblemKind::Load`] problem (loading a component) at `path`.
+    pub fn load(
+        path: impl AsRef<Path>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem::new(ProblemKind::Load, path, message, fix)
+    }
+
+    /// A [`ProblemKind::Sandbox`] problem (setting up the sandbox) at `path`.
+    pub fn sandbox(
+        path: impl AsRef<Path>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem::new(ProblemKind::Sandbox, path, message, fix)
+    }
+
+    /// A [`ProblemKind::Lock`] problem (`hookrt.lock`) at `path`.
+    pub fn lock(
+        path: impl AsRef<Path>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem::new(ProblemKind::Lock, path, message, fix)
+    }
 }
 
 impl fmt::Display for Problem {

@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::problem::Problem;
 
 /// The Rust toolchain hooks are built with (rust-toolchain.toml pins the same).
 pub const HOOK_TOOLCHAIN: &str = "1.95.0";
@@ -174,8 +174,7 @@ pub(crate) fn compile_problem(
     generated: Option<&Path>,
 ) -> Problem {
     if let Some(e) = &run.spawn_error {
-        return Problem::new(
-            ProblemKind::Build,
+        return Problem::build(
             path,
             e.clone(),
             "install Rust with rustup (https://rustup.rs) so `cargo` is on PATH",
@@ -200,8 +199,7 @@ pub(crate) fn compile_problem(
     } else {
         "fix the errors shown; `hookrt build` rebuilds only what changed".to_owned()
     };
-    Problem::new(
-        ProblemKind::Build,
+    Problem::build(
         path,
         format!("does not build into a component:\n{}", detail.trim_end()),
         fix,

@@ -28,7 +28,7 @@ use crate::hooks::build::typescript;
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
-use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::problem::Problem;
 
 /// The version requirement hooks use for `hookrt-sdk`.
 pub const SDK_REQ: &str = "0.2";
@@ -147,8 +147,7 @@ pub fn build(
         let hash = match hashed {
             Ok(h) => h,
             Err(e) => {
-                problems.push(Problem::new(
-                    ProblemKind::Build,
+                problems.push(Problem::build(
                     &hook.path,
                     format!("cannot read source: {e}"),
                     "check permissions",
@@ -180,8 +179,7 @@ pub fn build(
         return (built, problems);
     }
     if let Err(e) = create_private_dir(&components_dir) {
-        problems.push(Problem::new(
-            ProblemKind::Build,
+        problems.push(Problem::build(
             &components_dir,
             format!("cannot create: {e}"),
             "check permissions or pass another --cache-dir",
@@ -218,8 +216,7 @@ pub fn build(
         let out = components_dir.join(format!("{hash}.wasm"));
         let result = typescript::build(&hook, &opts.sdk_dir, &work).and_then(|wasm| {
             install(&wasm, &out).map_err(|e| {
-                Problem::new(
-                    ProblemKind::Build,
+                Problem::build(
                     &hook.path,
                     e,
                     "check disk space and permissions of the cache dir",
@@ -277,8 +274,7 @@ pub fn build(
                     source_sha256: hash,
                     compiled: true,
                 }),
-                Err(e) => problems.push(Problem::new(
-                    ProblemKind::Build,
+                Err(e) => problems.push(Problem::build(
                     &hook.path,
                     e,
                     "check disk space and permissions of the cache dir",
@@ -308,8 +304,7 @@ fn build_single_files(
     for (hook, hash) in singles {
         match write_member(&ws, hook) {
             Ok(m) => members.push((hook.clone(), hash.clone(), m)),
-            Err(e) => problems.push(Problem::new(
-                ProblemKind::Build,
+            Err(e) => problems.push(Problem::build(
                 &ws,
                 format!("cannot write the generated crate for `{}`: {e}", hook.slug),
                 "check permissions of the cache dir",
@@ -317,8 +312,7 @@ fn build_single_files(
         }
     }
     if let Err(e) = write_workspace(&ws) {
-        problems.push(Problem::new(
-            ProblemKind::Build,
+        problems.push(Problem::build(
             &ws,
             format!("cannot write the generated workspace: {e}"),
             "check permissions of the cache dir",
@@ -342,8 +336,7 @@ fn build_single_files(
                     source_sha256: hash,
                     compiled: true,
                 }),
-                Err(e) => problems.push(Problem::new(
-                    ProblemKind::Build,
+                Err(e) => problems.push(Problem::build(
                     &hook.path,
                     e,
                     "check disk space and permissions of the cache dir",
@@ -428,9 +421,7 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
     let mut problems = Vec::new();
     for hook in hooks {
         if hook.kind != SourceKind::Component {
-            problems.push(Problem::new(
-                ProblemKind::Build,
-                &hook.path,
+            problems.push(Problem::build(&hook.path,
                 "is a source hook, and this agent folder is loaded in `prebuilt` mode: nothing is compiled",
                 "build the folder where building is trusted (`hookrt build DIR --out OUT`) and ship OUT, which holds the .wasm components",
             ));
@@ -443,8 +434,7 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
                 source_sha256: hex::encode(Sha256::digest(bytes)),
                 compiled: false,
             }),
-            Err(e) => problems.push(Problem::new(
-                ProblemKind::Build,
+            Err(e) => problems.push(Problem::build(
                 &hook.path,
                 format!("cannot read component: {e}"),
                 "check permissions",
@@ -468,8 +458,7 @@ pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem
         return Ok(built.source_sha256.clone());
     }
     let unreadable = |e: std::io::Error| {
-        Problem::new(
-            ProblemKind::Load,
+        Problem::load(
             &built.component,
             format!("cannot read component: {e}"),
             "run `hookrt build` again",
@@ -499,8 +488,7 @@ pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem
     if let Some(r) = recorded_digest
         && r != digest
     {
-        return Err(Problem::new(
-            ProblemKind::Load,
+        return Err(Problem::load(
             &built.component,
             format!(
                 "cached component of `{}` does not match the digest recorded when it was built \

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
-use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::problem::Problem;
 
 /// Hash of everything a hook's component depends on besides cargo's registry.
 pub(crate) fn source_hash(
@@ -76,8 +76,7 @@ fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
 pub(crate) fn ts_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
     let ts = sdk_dir.join("ts");
     let missing = || {
-        Problem::new(
-            ProblemKind::Build,
+        Problem::build(
             &ts,
             "the TypeScript SDK (src/hookrt.ts, build.mjs, package-lock.json) is not there",
             "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
@@ -99,8 +98,7 @@ pub(crate) fn ts_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
 /// Digest of the SDK crate and the WIT it is generated from.
 pub(crate) fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
     let missing = || {
-        Problem::new(
-            ProblemKind::Build,
+        Problem::build(
             sdk_dir,
             "the hookrt-sdk crate is not there",
             "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",

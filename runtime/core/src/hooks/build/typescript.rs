@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 
 use crate::hooks::cache::dir::{create_private_dir, per_user_dir};
 use crate::hooks::folder::discovery::DiscoveredHook;
-use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::problem::Problem;
 
 /// The file in the toolchain folder that records the sha256 of the lock it
 /// was installed from.
@@ -70,8 +70,7 @@ fn lock_digest(sdk_dir: &Path) -> std::io::Result<String> {
 /// Checks that the toolchain at `dir` was installed from this SDK's lock.
 fn check_toolchain(dir: &Path, sdk_dir: &Path) -> Result<(), Problem> {
     let want = lock_digest(sdk_dir).map_err(|e| {
-        Problem::new(
-            ProblemKind::Build,
+        Problem::build(
             ts_sdk_dir(sdk_dir),
             format!("cannot read the TS SDK's package-lock.json: {e}"),
             "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
@@ -86,8 +85,7 @@ fn check_toolchain(dir: &Path, sdk_dir: &Path) -> Result<(), Problem> {
     } else {
         "does not hold the JS toolchain that builds TypeScript hooks"
     };
-    Err(Problem::new(
-        ProblemKind::Build,
+    Err(Problem::build(
         dir,
         what,
         "run scripts/js-toolchain from the hookrt checkout (Node.js 20+ and npm; it installs the pinned \
@@ -111,7 +109,7 @@ pub(crate) fn build(
 ) -> Result<PathBuf, Problem> {
     let toolchain = toolchain_dir();
     check_toolchain(&toolchain, sdk_dir)?;
-    let problem = |what: String, fix: &str| Problem::new(ProblemKind::Build, &hook.path, what, fix);
+    let problem = |what: String, fix: &str| Problem::build(&hook.path, what, fix);
     let source = std::fs::read_to_string(&hook.path).map_err(|e| {
         problem(
             format!("cannot read as UTF-8 text: {e}"),
@@ -122,8 +120,7 @@ pub(crate) fn build(
     let tmp = work.join("tmp");
     for dir in [&cwd, &tmp] {
         create_private_dir(dir).map_err(|e| {
-            Problem::new(
-                ProblemKind::Build,
+            Problem::build(
                 dir,
                 format!("cannot create: {e}"),
                 "check permissions of the cache dir",

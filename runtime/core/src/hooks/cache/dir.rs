@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::problem::Problem;
 
 /// The name of the MAC key file inside the cache dir.
 pub const KEY_FILE: &str = "key";
@@ -192,8 +192,7 @@ impl BuildLock {
     pub fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
         let path = cache_dir.join("build.lock");
         let fail = |e: std::io::Error| {
-            Problem::new(
-                ProblemKind::Build,
+            Problem::build(
                 &path,
                 format!("cannot lock the build cache: {e}"),
                 "check permissions of the cache dir",

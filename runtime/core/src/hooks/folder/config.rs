@@ -28,7 +28,7 @@ use crate::hooks::folder::settings::{
     HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, OnFailure,
 };
 use crate::hooks::folder::slug::Slug;
-use crate::hooks::problem::{Problem, ProblemKind, Problems};
+use crate::hooks::problem::{Problem, Problems};
 use crate::sandbox::grants;
 use crate::sandbox::http::Entry;
 use crate::sandbox::limits;
@@ -147,8 +147,7 @@ impl Config {
                 return Config::parse("", &path).map(|c| Config { path: None, ..c });
             }
             Err(e) => {
-                return Err(Problems(vec![Problem::new(
-                    ProblemKind::Config,
+                return Err(Problems(vec![Problem::config(
                     &path,
                     format!("cannot read: {e}"),
                     "check permissions",
@@ -161,8 +160,7 @@ impl Config {
     /// Parses configuration text; `path` is only used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, Problems> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            Problems(vec![Problem::new(
-                ProblemKind::Config,
+            Problems(vec![Problem::config(
                 path,
                 format!("invalid configuration: {}", e.to_string().trim_end()),
                 "fix the key or value shown; docs/configuration.md lists every key",
@@ -176,8 +174,7 @@ impl Config {
             ("config", raw.defaults.config.is_some()),
         ] {
             if set {
-                problems.push(Problem::new(
-                    ProblemKind::Config,
+                problems.push(Problem::config(
                     path,
                     format!("[defaults] sets `{key}`, which belongs to one hook"),
                     format!("move `{key}` to a [hooks.\"<slug>\"] table"),
@@ -200,8 +197,7 @@ impl Config {
         for a in &raw.aggregate {
             match Slug::parse(a) {
                 Ok(slug) => aggregate.push(slug),
-                Err(e) => problems.push(Problem::new(
-                    ProblemKind::Config,
+                Err(e) => problems.push(Problem::config(
                     path,
                     format!("`aggregate` has invalid slug `{a}`: {e}"),
                     "name a primary hook's slug",
@@ -210,8 +206,7 @@ impl Config {
         }
         let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
         let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
-            problems.push(Problem::new(
-                ProblemKind::Config,
+            problems.push(Problem::config(
                 path,
                 format!("[redaction.patterns]: {e}"),
                 "fix the regex (Rust `regex` syntax)",
@@ -251,8 +246,7 @@ impl Config {
                     .min_by_key(|(d, _)| *d)
                     .map(|(_, k)| format!(" (did you mean `{k}`?)"))
                     .unwrap_or_default();
-                Problem::new(
-                    ProblemKind::Config,
+                Problem::config(
                     &path,
                     format!("{what} names `{slug}`, but no hook has that slug{hint}"),
                     "fix the slug or remove the entry",
@@ -334,15 +328,13 @@ fn parse_scope(
     let mut order = Vec::new();
     for s in &order_in {
         match Slug::parse(s) {
-            Ok(slug) if order.contains(&slug) => problems.push(Problem::new(
-                ProblemKind::Config,
+            Ok(slug) if order.contains(&slug) => problems.push(Problem::config(
                 path,
                 format!("`order` lists `{s}` twice"),
                 "list each slug once",
             )),
             Ok(slug) => order.push(slug),
-            Err(e) => problems.push(Problem::new(
-                ProblemKind::Config,
+            Err(e) => problems.push(Problem::config(
                 path,
                 format!("`order` has invalid slug `{s}`: {e}"),
                 "use a hook's slug",
@@ -356,8 +348,7 @@ fn parse_scope(
                 check_ranges(path, &format!("[{table}.\"{s}\"]"), &settings, problems);
                 hooks.insert(slug, settings);
             }
-            Err(e) => problems.push(Problem::new(
-                ProblemKind::Config,
+            Err(e) => problems.push(Problem::config(
                 path,
                 format!("[{table}.\"{s}\"] is not a valid slug: {e}"),
                 "use a hook's slug",
@@ -445,8 +436,7 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
     for g in raw.grants.iter().flatten() {
         if !grants::CAPABILITIES.contains(&g.as_str()) {
-            problems.push(Problem::new(
-                ProblemKind::Config,
+            problems.push(Problem::config(
                 path,
                 format!("{table} grants unknown capability `{g}`"),
                 format!("grant only {}", grants::CAPABILITIES.join(", ")),
@@ -458,14 +448,12 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
         .as_ref()
         .is_some_and(|g| g.iter().any(|g| g == "http"));
     match (&raw.http_allow, grants_http) {
-        (None, true) => problems.push(Problem::new(
-            ProblemKind::Config,
+        (None, true) => problems.push(Problem::config(
             path,
             format!("{table} grants `http` but has no `http_allow` list"),
             "name the hosts it may call, e.g. http_allow = [\"api.example.com\"]",
         )),
-        (Some(_), false) => problems.push(Problem::new(
-            ProblemKind::Config,
+        (Some(_), false) => problems.push(Problem::config(
             path,
             format!("{table} has `http_allow` without the `http` grant"),
             "add \"http\" to `grants`, or remove `http_allow`",
@@ -474,7 +462,7 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
     }
     for host in raw.http_allow.iter().flatten() {
         if let Err(why) = Entry::parse(host) {
-            problems.push(Problem::new(ProblemKind::Config, path, format!("{table} http_allow entry `{host}` {why}"), "write entries like `https://api.example.com`, `api.example.com` (https on 443) or `http://127.0.0.1:8080` (one scheme and port each; no path or wildcard)"));
+            problems.push(Problem::config(path, format!("{table} http_allow entry `{host}` {why}"), "write entries like `https://api.example.com`, `api.example.com` (https on 443) or `http://127.0.0.1:8080` (one scheme and port each; no path or wildcard)"));
         }
     }
     let checks: [(&str, Option<u64>, u64); 12] = [
@@ -501,14 +489,12 @@ fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<
     ];
     for (key, value, max) in checks {
         match value {
-            Some(0) => problems.push(Problem::new(
-                ProblemKind::Config,
+            Some(0) => problems.push(Problem::config(
                 path,
                 format!("{table} {key} = 0"),
                 format!("set {key} between 1 and {max}"),
             )),
-            Some(v) if v > max => problems.push(Problem::new(
-                ProblemKind::Config,
+            Some(v) if v > max => problems.push(Problem::config(
                 path,
                 format!("{table} {key} = {v} is above the maximum {max}"),
                 format!("set {key} between 1 and {max}; limits cannot be switched off"),

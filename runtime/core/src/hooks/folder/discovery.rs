@@ -14,7 +14,7 @@ use walkdir::WalkDir;
 
 use crate::event::scope::Scope;
 use crate::hooks::folder::slug::{MAX_DEPTH, Slug, SlugError};
-use crate::hooks::problem::{Problem, ProblemKind, Problems};
+use crate::hooks::problem::{Problem, Problems};
 
 /// The folder under the agent folder that holds hooks.
 pub const HOOKS_DIR: &str = "hooks";
@@ -89,8 +89,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
         } else {
             "does not exist"
         };
-        return Err(Problems(vec![Problem::new(
-            ProblemKind::AgentFolder,
+        return Err(Problems(vec![Problem::agent_folder(
             agent_dir,
             format!("the agent folder {what}"),
             "pass the folder that holds hooks/ (and hookrt.toml, if any)",
@@ -106,8 +105,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
         return Err(Problems(problems));
     }
     if !root.is_dir() {
-        problems.push(Problem::new(
-            ProblemKind::Layout,
+        problems.push(Problem::layout(
             &root,
             "no hooks folder",
             format!(
@@ -137,8 +135,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                 .filter(|e| e.path().is_dir())
                 .collect(),
             Err(e) => {
-                problems.push(Problem::new(
-                    ProblemKind::Layout,
+                problems.push(Problem::layout(
                     &subagents,
                     format!("cannot read: {e}"),
                     "check permissions",
@@ -157,8 +154,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                     Ok(s)
                 }
             }) {
-                problems.push(Problem::new(
-                    ProblemKind::Layout,
+                problems.push(Problem::layout(
                     &dir,
                     format!("unsafe subagent id `{id}`: {e}"),
                     "rename the folder: lowercase letters, digits, `_` or `-`",
@@ -211,8 +207,7 @@ fn walk_scope(
     let canonical_root = match root.canonicalize() {
         Ok(p) => p,
         Err(e) => {
-            problems.push(Problem::new(
-                ProblemKind::Layout,
+            problems.push(Problem::layout(
                 root,
                 format!("cannot resolve folder: {e}"),
                 "check permissions",
@@ -229,9 +224,7 @@ fn walk_scope(
     while let Some(entry) = walk.next() {
         entries += 1;
         if entries > MAX_ENTRIES {
-            problems.push(Problem::new(
-                ProblemKind::Layout,
-                root,
+            problems.push(Problem::layout(root,
                 format!("holds more than {MAX_ENTRIES} files and folders; discovery stopped there"),
                 "keep only hooks under hooks/ (build outputs, dependencies and data belong elsewhere)",
             ));
@@ -247,8 +240,7 @@ fn walk_scope(
                     .path()
                     .map(Path::to_path_buf)
                     .unwrap_or_else(|| root.to_path_buf());
-                problems.push(Problem::new(
-                    ProblemKind::Layout,
+                problems.push(Problem::layout(
                     path,
                     format!("cannot read: {e}"),
                     "check permissions",
@@ -261,8 +253,7 @@ fn walk_scope(
         if entry.file_type().is_symlink() {
             match fs::canonicalize(&path) {
                 Err(e) => {
-                    problems.push(Problem::new(
-                        ProblemKind::Layout,
+                    problems.push(Problem::layout(
                         &path,
                         format!("broken symlink: {e}"),
                         "remove the link or fix its target",
@@ -270,8 +261,7 @@ fn walk_scope(
                     continue;
                 }
                 Ok(target) if !target.starts_with(&canonical_root) => {
-                    problems.push(Problem::new(
-                        ProblemKind::Layout,
+                    problems.push(Problem::layout(
                         &path,
                         format!(
                             "symlink leaves the hooks folder (points to {})",
@@ -282,8 +272,7 @@ fn walk_scope(
                     continue;
                 }
                 Ok(target) if target.is_dir() => {
-                    problems.push(Problem::new(
-                        ProblemKind::Layout,
+                    problems.push(Problem::layout(
                         &path,
                         "symlinked folders are not followed",
                         "move the folder into hooks/ or link the individual hook files",
@@ -297,8 +286,7 @@ fn walk_scope(
             continue;
         };
         let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
-            problems.push(Problem::new(
-                ProblemKind::Layout,
+            problems.push(Problem::layout(
                 &path,
                 "path is not valid UTF-8",
                 "rename it using lowercase ASCII letters, digits, `_` or `-`",
@@ -324,9 +312,7 @@ fn walk_scope(
             } else if entry.depth() > MAX_DEPTH {
                 // Every file inside would nest deeper than a slug may: say so
                 // once instead of walking a planted deep tree.
-                problems.push(Problem::new(
-                    ProblemKind::Layout,
-                    &path,
+                problems.push(Problem::layout(&path,
                     format!("folder nests deeper than {MAX_DEPTH} folders: no hook can be inside it, so it was not read"),
                     format!("keep hooks at most {MAX_DEPTH} folders deep under hooks/"),
                 ));
@@ -341,9 +327,7 @@ fn walk_scope(
             Some(ext) if FOREIGN_CODE.contains(&ext) => {
                 // Someone meant this to run (an Eve `audit.ts`, a script):
                 // silently skipping it would drop a hook without a word.
-                problems.push(Problem::new(
-                    ProblemKind::Layout,
-                    &path,
+                problems.push(Problem::layout(&path,
                     format!("`.{ext}` is not a kind of hook hookrt runs: hooks are WebAssembly components"),
                     "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript (one .ts or .js file: rename .mts/.cts/.mjs/.cjs; no JSX), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
                 ));
@@ -380,8 +364,7 @@ fn add(
     };
     let key = (scope.clone(), slug.clone());
     if let Some(first) = found.get(&key) {
-        problems.push(Problem::new(
-            ProblemKind::Layout,
+        problems.push(Problem::layout(
             &path,
             format!(
                 "duplicate slug `{slug}`: {} has the same slug",
@@ -411,9 +394,7 @@ fn check_ids(found: &BTreeMap<(Scope, Slug), DiscoveredHook>, problems: &mut Vec
     for hook in found.values() {
         let id = hook.scope.hook_id(hook.slug.as_str());
         if let Some(first) = ids.get(&id) {
-            problems.push(Problem::new(
-                ProblemKind::Layout,
-                &hook.path,
+            problems.push(Problem::layout(&hook.path,
                 format!(
                     "hook id `{id}` is also the id of {}: lookups by id could not tell them apart",
                     first.path.display()
@@ -446,8 +427,7 @@ fn check_crate_links(dir: &Path, problems: &mut Vec<Problem>) {
         }
         let inside = fs::canonicalize(entry.path()).is_ok_and(|t| t.starts_with(&root));
         if !inside {
-            problems.push(Problem::new(
-                ProblemKind::Layout,
+            problems.push(Problem::layout(
                 entry.path(),
                 "symlink leaves the crate hook's folder (or is broken)",
                 "copy the file into the crate instead of linking to it",
@@ -457,8 +437,7 @@ fn check_crate_links(dir: &Path, problems: &mut Vec<Problem>) {
 }
 
 fn too_many_hooks_problem(path: &Path) -> Problem {
-    Problem::new(
-        ProblemKind::Layout,
+    Problem::layout(
         path,
         format!("more than {MAX_HOOKS} hooks; discovery stopped there and nothing was built"),
         format!(
@@ -474,8 +453,7 @@ fn is_symlink(path: &Path) -> bool {
 /// A linked `hooks/` or `subagents/<id>` folder would pull hooks (and, for
 /// crate hooks, build code) from anywhere on the host.
 fn linked_folder_problem(path: &Path) -> Problem {
-    Problem::new(
-        ProblemKind::Layout,
+    Problem::layout(
         path,
         "is a symlink: hook folders must be real folders inside the agent folder",
         "replace the link with a folder holding copies of the hooks",
@@ -483,8 +461,7 @@ fn linked_folder_problem(path: &Path) -> Problem {
 }
 
 fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {
-    Problem::new(
-        ProblemKind::Layout,
+    Problem::layout(
         path,
         // Escaped: a name may hold a newline or an invisible character.
         format!("unsafe slug `{}`: {why}", slug.escape_debug()),
@@ -494,8 +471,7 @@ fn unsafe_slug_problem(path: &Path, slug: &str, why: &str) -> Problem {
 }
 
 fn channels_problem(path: &Path) -> Problem {
-    Problem::new(
-        ProblemKind::Layout,
+    Problem::layout(
         path,
         "a `channels/` folder is not supported: channel adapters belong to the agent server, not to hooks",
         "move channel adapters to the agent server and remove this folder; hooks observe events and \

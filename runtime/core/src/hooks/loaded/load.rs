@@ -18,7 +18,7 @@ use crate::hooks::cache::{artifact, dir};
 use crate::hooks::folder::discovery::SourceKind;
 use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::folder::slug::Slug;
-use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::problem::Problem;
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
@@ -114,8 +114,7 @@ impl LoadedHook {
         if let Ok(meta) = std::fs::metadata(&built.component)
             && meta.len() > max
         {
-            return Err(Problem::new(
-                ProblemKind::Load,
+            return Err(Problem::load(
                 path,
                 format!(
                     "is {} bytes, above the {} MiB a component may have: it is not compiled",
@@ -126,14 +125,12 @@ impl LoadedHook {
             ));
         }
         let cache_problem = |e| match e {
-            artifact::CacheError::Invalid(e) => Problem::new(
-                ProblemKind::Load,
+            artifact::CacheError::Invalid(e) => Problem::load(
                 path,
                 format!("is not a valid WebAssembly component: {e}"),
                 "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
             ),
-            artifact::CacheError::Io(e) => Problem::new(
-                ProblemKind::Load,
+            artifact::CacheError::Io(e) => Problem::load(
                 path,
                 format!("cannot cache its compiled artifact: {e}"),
                 "check disk space and permissions of the cache dir",
@@ -167,10 +164,9 @@ impl LoadedHook {
             .collect();
         let table = built.hook.scope.config_table(built.hook.slug.as_str());
         let import_audit = grants::check(&imports, &settings.grants, &table)
-            .map_err(|m| Problem::new(ProblemKind::Load, path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
+            .map_err(|m| Problem::load(path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
         let pre = sandbox.prepare(&loaded.component, metering).map_err(|e| {
-            Problem::new(ProblemKind::Load,
-                path,
+            Problem::load(path,
                 format!("does not implement the `{WORLD}` world (any of versions {}): {}", wit::SUPPORTED_VERSIONS.join(", "), one_line(&e)),
                 "build it with hookrt-sdk's define_hook! macro, or export `configure`, `subscriptions` and `handle` as in wit/",
             )
@@ -216,8 +212,7 @@ impl LoadedHook {
             // artifact's come from its file), so a first delivery never
             // spends its deadline building them.
             if let Err(e) = loaded.component.initialize_copy_on_write_image() {
-                return Err(Problem::new(
-                    ProblemKind::Load,
+                return Err(Problem::load(
                     path,
                     format!("cannot prepare its memory image: {}", one_line(&e)),
                     "check memory limits (ulimit -v) and the cache dir; `hookrt check` shows the whole error",
@@ -243,7 +238,7 @@ impl LoadedHook {
                         places.join(", ")
                     )
                 };
-                Problem::new(ProblemKind::Load, path, m, fix)
+                Problem::load(path, m, fix)
             })?;
         start::remember(cache_dir, &key, &start, &hook.subscriptions);
         Ok(hook)

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::hooks::loaded::load::LoadedHook;
-use crate::hooks::problem::{Problem, ProblemKind};
+use crate::hooks::problem::Problem;
 
 /// The lock file's name inside the agent folder.
 pub const LOCK_FILE: &str = "hookrt.lock";
@@ -75,8 +75,7 @@ impl Lock {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
-                return Err(Problem::new(
-                    ProblemKind::Lock,
+                return Err(Problem::lock(
                     &path,
                     format!("cannot read: {e}"),
                     "check permissions",
@@ -84,16 +83,14 @@ impl Lock {
             }
         };
         let lock: Lock = toml::from_str(&text).map_err(|e| {
-            Problem::new(
-                ProblemKind::Lock,
+            Problem::lock(
                 &path,
                 format!("invalid lock file: {}", e.to_string().trim_end()),
                 "write it again with `hookrt lock DIR` after reviewing the folder",
             )
         })?;
         if lock.version != LOCK_VERSION {
-            return Err(Problem::new(
-                ProblemKind::Lock,
+            return Err(Problem::lock(
                 &path,
                 format!("lock format version {} is not {LOCK_VERSION}", lock.version),
                 "write it again with `hookrt lock DIR` using this hookrt",
@@ -161,19 +158,15 @@ impl Lock {
         let mut problems: Vec<Problem> = hooks
             .iter()
             .filter_map(|h| match self.status(h) {
-                (LockStatus::Drifted, why) => Some(Problem::new(
-                    ProblemKind::Lock,
-                    &h.source,
-                    why.unwrap_or_default(),
-                    fix,
-                )),
+                (LockStatus::Drifted, why) => {
+                    Some(Problem::lock(&h.source, why.unwrap_or_default(), fix))
+                }
                 _ => None,
             })
             .collect();
         for id in self.hooks.keys() {
             if !hooks.iter().any(|h| h.has_id(id)) {
-                problems.push(Problem::new(
-                    ProblemKind::Lock,
+                problems.push(Problem::lock(
                     agent_dir.join(LOCK_FILE),
                     format!("locked hook `{id}` is gone"),
                     fix,

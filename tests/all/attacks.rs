@@ -284,7 +284,7 @@ fn the_baseline_environment_is_empty_and_clock_and_random_are_inert() {
 }
 
 fn load_problems(agent: &TempAgent) -> Vec<String> {
-    match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    match hookrt::Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("load should fail"),
         Err(p) => p.0.into_iter().map(|p| p.message).collect(),
     }

@@ -225,8 +225,13 @@ fn the_agent_is_told_of_each_cascade_before_it_is_delivered() {
             &crate::journal::fail_on(&["action.result"]),
         )
         .config("[hooks.gate]\ncritical = true\n");
-    let service =
-        hookrt::HookService::start(crate::common::load(agent.path()), None, observer).unwrap();
+    let service = hookrt::HookService::start_blocking(
+        crate::common::load(agent.path()),
+        None,
+        observer,
+        hookrt::ServiceOptions::default(),
+    )
+    .unwrap();
     let events = crate::common::transcript();
     for e in &events {
         service.submit(e.clone()).wait().unwrap();

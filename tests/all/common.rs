@@ -38,7 +38,7 @@ pub fn opts() -> BuildOptions {
 
 /// Loads an agent folder with the shared cache, failing the test with every problem.
 pub fn load(agent: &Path) -> Runtime {
-    match Runtime::load(agent, &opts(), &mut |_| {}) {
+    match Runtime::load_blocking(agent, &opts(), &mut |_| {}) {
         Ok(rt) => rt,
         Err(p) => panic!("loading {} failed:\n{p}", agent.display()),
     }

@@ -10,7 +10,7 @@ use hookrt::hooks::{SourceKind, discover};
 use crate::common::{TempAgent, opts, transcript};
 
 fn load_problems(agent: &TempAgent) -> Vec<String> {
-    match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    match hookrt::Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("load should fail"),
         Err(p) => {
             p.0.into_iter()
@@ -106,7 +106,7 @@ fn a_subscription_typo_fails_the_load_with_a_suggestion() {
 #[test]
 fn a_subscription_typo_is_pointed_at_the_handler_line_the_author_wrote() {
     let agent = TempAgent::new().file("hooks/typo.rs", TYPO_HOOK);
-    let fix = match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    let fix = match hookrt::Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("load should fail"),
         Err(p) => p.0[0].fix.clone(),
     };

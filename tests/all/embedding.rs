@@ -65,7 +65,7 @@ fn a_supplied_key_that_differs_is_still_refused_at_the_input() {
 #[test]
 fn a_missing_agent_folder_is_reported_as_such() {
     let missing = std::env::temp_dir().join("hookrt-no-such-agent-folder");
-    let problems = match Runtime::load(&missing, &opts(), &mut |_| {}) {
+    let problems = match Runtime::load_blocking(&missing, &opts(), &mut |_| {}) {
         Ok(_) => panic!("a missing folder must not load"),
         Err(p) => p,
     };
@@ -89,7 +89,7 @@ fn async_load_start_emit_and_shutdown_on_one_thread() {
         .build()
         .unwrap();
     let stats = rt.block_on(async {
-        let runtime = Runtime::load_async(example("agent"), opts())
+        let runtime = Runtime::load(example("agent"), opts())
             .await
             .expect("loads");
         let delivered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -99,7 +99,7 @@ fn async_load_start_emit_and_shutdown_on_one_thread() {
                 seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
         });
-        let service = HookService::start_async(runtime, None, observer, ServiceOptions::default())
+        let service = HookService::start(runtime, None, observer, ServiceOptions::default())
             .await
             .expect("starts");
         for e in crate::common::transcript() {
@@ -133,7 +133,7 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
     // machine submits.
     let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen = done.clone();
-    let service = HookService::start(
+    let service = HookService::start_blocking(
         runtime,
         None,
         Box::new(move |o| {
@@ -141,6 +141,7 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
                 seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
         }),
+        hookrt::ServiceOptions::default(),
     )
     .expect("starts");
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -29,7 +29,7 @@ pub fn start_with(
             sink.lock().unwrap().push(d.clone());
         }
     });
-    let service = HookService::start_with(load(agent), journal, observer, options).unwrap();
+    let service = HookService::start_blocking(load(agent), journal, observer, options).unwrap();
     (service, seen)
 }
 

@@ -76,7 +76,7 @@ fn a_limit_below_the_hooks_initial_memory_fails_every_delivery_not_the_host() {
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .config("[hooks.witness]\nmemory_mib = 1\n");
     // The hook cannot even start: the load names it.
-    let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {})
+    let err = hookrt::Runtime::load_blocking(agent.path(), &crate::common::opts(), &mut |_| {})
         .err()
         .expect("load fails");
     assert_eq!(err.0.len(), 1);
@@ -196,10 +196,11 @@ fn an_unknown_metering_is_refused_with_the_choices() {
     let agent = TempAgent::new()
         .hook("testing/hooks/bench_parse.rs", "parse.rs")
         .config("[hooks.parse]\nmetering = \"none\"\n");
-    let problems = match hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {}) {
-        Ok(_) => panic!("loaded"),
-        Err(p) => p.to_string(),
-    };
+    let problems =
+        match hookrt::Runtime::load_blocking(agent.path(), &crate::common::opts(), &mut |_| {}) {
+            Ok(_) => panic!("loaded"),
+            Err(p) => p.to_string(),
+        };
     assert!(
         problems.contains("unknown variant `none`, expected `fuel` or `epoch`"),
         "{problems}"

@@ -22,7 +22,7 @@ fn component_of(rel: &str) -> PathBuf {
 }
 
 fn refused(agent: &Path) -> Vec<(ProblemKind, PathBuf, String)> {
-    match Runtime::load(agent, &opts(), &mut |_| {}) {
+    match Runtime::load_blocking(agent, &opts(), &mut |_| {}) {
         Ok(_) => panic!("a drifted folder must not load"),
         Err(p) => {
             p.0.into_iter()
@@ -53,7 +53,7 @@ fn a_hook_whose_component_drifted_from_the_lock_is_refused_naming_both_digests()
         enforce_lock: false,
         ..opts()
     };
-    let found_sha = Runtime::load(agent.path(), &swapped, &mut |_| {})
+    let found_sha = Runtime::load_blocking(agent.path(), &swapped, &mut |_| {})
         .unwrap()
         .hooks()[0]
         .component_sha256
@@ -125,7 +125,7 @@ fn load_unlocked(agent: &Path) -> Vec<String> {
         enforce_lock: false,
         ..opts()
     };
-    let rt = Runtime::load(agent, &o, &mut |_| {}).unwrap();
+    let rt = Runtime::load_blocking(agent, &o, &mut |_| {}).unwrap();
     let w = rt
         .hooks()
         .iter()

@@ -17,7 +17,12 @@ fn witness() -> TempAgent {
 }
 
 fn second_start(agent: &Path, db: &Path) -> Result<HookService, StartError> {
-    HookService::start(load(agent), Some(db), Box::new(|_| {}))
+    HookService::start_blocking(
+        load(agent),
+        Some(db),
+        Box::new(|_| {}),
+        hookrt::ServiceOptions::default(),
+    )
 }
 
 /// A journal with the transcript delivered, checkpointed into its main file.

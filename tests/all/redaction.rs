@@ -29,7 +29,7 @@ fn a_secret_in_a_configure_refusal_is_masked_in_the_load_problem() {
     let agent = TempAgent::new()
         .hook("testing/hooks/secret_keys.rs", "keys.rs")
         .config("[hooks.keys]\nconfig = { refuse = true }\n");
-    let problems = match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    let problems = match hookrt::Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("load should fail"),
         Err(p) => p.0,
     };

@@ -50,7 +50,7 @@ fn a_reload_delivers_each_event_once_by_the_hooks_of_its_side_of_the_swap() {
         let case = format!("journal {journal}, {workers} worker(s)");
         let (reloaded, before, racing, after) = tokio.block_on(async {
             let service = Arc::new(
-                HookService::start_async(
+                HookService::start(
                     load(old.path()),
                     journal.then(|| path.clone()),
                     observer,

@@ -124,7 +124,13 @@ fn answers_given_before_a_shutdown_count_in_the_resolution_after_restart() {
 #[test]
 fn without_a_journal_a_resubmitted_decision_has_no_stored_answer() {
     let agent = TempAgent::new().hook("testing/hooks/deny_all.rs", "deny_all.rs");
-    let service = HookService::start(load(agent.path()), None, Box::new(|_| {})).unwrap();
+    let service = HookService::start_blocking(
+        load(agent.path()),
+        None,
+        Box::new(|_| {}),
+        hookrt::ServiceOptions::default(),
+    )
+    .unwrap();
     assert!(
         service
             .resolve_blocking(requested())

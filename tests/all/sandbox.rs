@@ -6,7 +6,7 @@ use hookrt::Outcome;
 use crate::common::{TempAgent, last_field, load, opts, transcript};
 
 fn load_err(agent: &TempAgent) -> Vec<String> {
-    match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    match hookrt::Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("load should fail"),
         Err(p) => p.0.into_iter().map(|p| p.message).collect(),
     }

@@ -84,7 +84,7 @@ fn a_hook_that_rejects_its_config_fails_the_load_with_its_own_message() {
     let agent = TempAgent::new()
         .hook("testing/hooks/config_checker.rs", "checker.rs")
         .config("[hooks.checker]\nconfig = { threshold = 0 }\n");
-    let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {})
+    let err = hookrt::Runtime::load_blocking(agent.path(), &crate::common::opts(), &mut |_| {})
         .err()
         .expect("refused");
     assert_eq!(err.0.len(), 1);
@@ -122,9 +122,9 @@ fn a_remembered_start_is_done_again_when_the_config_changes() {
     };
     let records = || std::fs::read_dir(cache.path().join("starts")).map_or(0, |d| d.count());
     config(2);
-    let first = hookrt::Runtime::load(agent.path(), &opts, &mut |_| {}).unwrap();
+    let first = hookrt::Runtime::load_blocking(agent.path(), &opts, &mut |_| {}).unwrap();
     assert_eq!(records(), 1, "the start that succeeded is recorded");
-    let again = hookrt::Runtime::load(agent.path(), &opts, &mut |_| {}).unwrap();
+    let again = hookrt::Runtime::load_blocking(agent.path(), &opts, &mut |_| {}).unwrap();
     assert_eq!(
         again.hooks()[0].subscriptions,
         first.hooks()[0].subscriptions
@@ -139,7 +139,7 @@ fn a_remembered_start_is_done_again_when_the_config_changes() {
     // A config the hook refuses: started again, refused, nothing recorded.
     config(0);
     for _ in 0..2 {
-        let err = hookrt::Runtime::load(agent.path(), &opts, &mut |_| {})
+        let err = hookrt::Runtime::load_blocking(agent.path(), &opts, &mut |_| {})
             .err()
             .expect("refused");
         assert_eq!(
@@ -149,7 +149,7 @@ fn a_remembered_start_is_done_again_when_the_config_changes() {
     }
     assert_eq!(records(), 1);
     config(3);
-    hookrt::Runtime::load(agent.path(), &opts, &mut |_| {}).unwrap();
+    hookrt::Runtime::load_blocking(agent.path(), &opts, &mut |_| {}).unwrap();
     assert_eq!(records(), 2, "another config, another start");
 }
 
@@ -212,7 +212,7 @@ fn a_hook_built_against_world_0_1_0_still_loads_and_runs() {
 #[test]
 fn a_hook_using_state_without_the_grant_is_refused_at_load_naming_the_grant() {
     let agent = TempAgent::new().hook("testing/hooks/state_counter.rs", "counter.rs");
-    let err = hookrt::Runtime::load(agent.path(), &crate::common::opts(), &mut |_| {})
+    let err = hookrt::Runtime::load_blocking(agent.path(), &crate::common::opts(), &mut |_| {})
         .err()
         .expect("refused");
     assert_eq!(err.0.len(), 1);

@@ -46,7 +46,7 @@ fn opts_in(cache: &Path) -> BuildOptions {
 
 /// `(kind, path, message)` of every problem of loading `agent` with `opts`.
 fn problems(agent: &Path, opts: &BuildOptions) -> Vec<(ProblemKind, PathBuf, String)> {
-    match Runtime::load(agent, opts, &mut |_| {}) {
+    match Runtime::load_blocking(agent, opts, &mut |_| {}) {
         Ok(_) => panic!("{} loaded, but must be refused", agent.display()),
         Err(p) => {
             p.0.into_iter()
@@ -102,8 +102,8 @@ fn prebuilt_option_refuses_single_file_hooks_and_needs_no_sdk() {
         )]
     );
     fs::remove_file(agent.path().join("hooks/audit.rs")).unwrap();
-    let rt =
-        Runtime::load(agent.path(), &no_sdk, &mut |_| {}).expect("components only: no SDK needed");
+    let rt = Runtime::load_blocking(agent.path(), &no_sdk, &mut |_| {})
+        .expect("components only: no SDK needed");
     assert_eq!(rt.hooks()[0].slug.as_str(), "witness");
     assert!(!rt.hooks()[0].cargo_built);
 }
@@ -153,10 +153,10 @@ fn witness_and_deny() -> (tempfile::TempDir, PathBuf, TempAgent, TempAgent) {
 #[test]
 fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
     let (_dir, cache, witness, deny) = witness_and_deny();
-    let first = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let first = Runtime::load_blocking(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     let expected = first.hooks()[0].subscriptions.clone();
     let sha = first.hooks()[0].component_sha256.clone();
-    let other = Runtime::load(deny.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let other = Runtime::load_blocking(deny.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     assert_ne!(
         other.hooks()[0].subscriptions,
         expected,
@@ -180,7 +180,7 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
     // stamps the file: later loads map it unread while it stays that file.
     let mac_file = |a: &Path| PathBuf::from(format!("{}.mac", a.display()));
     std::thread::sleep(std::time::Duration::from_millis(2_100));
-    let stamped = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let stamped = Runtime::load_blocking(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     assert!(!stamped.hooks()[0].compiled, "the signed artifact is used");
     assert_eq!(
         fs::read(mac_file(&artifact)).unwrap().len(),
@@ -189,7 +189,7 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
     );
     let own_macs = fs::read(mac_file(&artifact)).unwrap();
     // The stamped artifact is mapped as it is, and runs.
-    let mapped = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let mapped = Runtime::load_blocking(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     assert!(!mapped.hooks()[0].compiled);
     let d = mapped.dispatch(&crate::common::transcript()[0]).unwrap();
     assert_eq!(d.deliveries[0].outcome, hookrt::Outcome::Ok);
@@ -221,7 +221,7 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
         file.set_modified(mtime).unwrap();
         drop(file);
         fs::write(mac_file(&artifact), macs).unwrap();
-        let rt = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+        let rt = Runtime::load_blocking(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
         let h = &rt.hooks()[0];
         assert!(
             h.compiled,
@@ -237,7 +237,7 @@ fn a_planted_artifact_under_the_expected_name_is_never_deserialized() {
             "the planted file was replaced"
         );
     }
-    let again = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let again = Runtime::load_blocking(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     assert!(
         !again.hooks()[0].compiled,
         "the replacement is signed and used"
@@ -256,12 +256,12 @@ fn start_records(cache: &Path) -> Vec<PathBuf> {
 #[test]
 fn a_planted_start_record_never_changes_what_a_hook_subscribes_to() {
     let (_dir, cache, witness, deny) = witness_and_deny();
-    let first = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let first = Runtime::load_blocking(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     let expected = first.hooks()[0].subscriptions.clone();
     let records = start_records(&cache);
     assert_eq!(records.len(), 1, "its start was recorded");
     let own = fs::read_to_string(&records[0]).unwrap();
-    let other = Runtime::load(deny.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+    let other = Runtime::load_blocking(deny.path(), &opts_in(&cache), &mut |_| {}).unwrap();
     let foreign_subs = other.hooks()[0].subscriptions.clone();
     assert_ne!(foreign_subs, expected);
     let foreign = start_records(&cache)
@@ -279,7 +279,7 @@ fn a_planted_start_record_never_changes_what_a_hook_subscribes_to() {
     );
     for planted in [foreign, edited] {
         fs::write(&records[0], &planted).unwrap();
-        let rt = Runtime::load(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
+        let rt = Runtime::load_blocking(witness.path(), &opts_in(&cache), &mut |_| {}).unwrap();
         assert_eq!(
             rt.hooks()[0].subscriptions,
             expected,
@@ -309,13 +309,13 @@ fn a_forged_component_digest_record_is_detected() {
     copy(&h.component, &component).unwrap();
     let record = component.with_extension("wasm.sha256");
     fs::write(&record, &h.component_sha256).unwrap();
-    let rt = Runtime::load(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
+    let rt = Runtime::load_blocking(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
     assert!(!rt.hooks()[0].cargo_built, "the cached component was used");
 
     // Past the stamp's settle time a load stamps the record: later loads take
     // the digest without reading the component while it stays that file.
     std::thread::sleep(std::time::Duration::from_millis(2_100));
-    Runtime::load(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
+    Runtime::load_blocking(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
     let stamped = fs::read_to_string(&record).unwrap();
     let (digest, stamp) = stamped.trim().split_once('\n').expect("digest and stamp");
     assert_eq!((digest, stamp.len()), (h.component_sha256.as_str(), 64));

@@ -124,7 +124,7 @@ fn typed_config_decides_and_a_config_that_does_not_fit_refuses_the_hook() {
     let bad = TempAgent::new()
         .hook("testing/hooks/typed_policy.rs", "typed_policy.rs")
         .config("[hooks.typed_policy]\nconfig = { blocked = \"run_shell\" }\n");
-    let problems = match hookrt::Runtime::load(bad.path(), &opts(), &mut |_| {}) {
+    let problems = match hookrt::Runtime::load_blocking(bad.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("a misfit config must refuse the hook"),
         Err(p) => p.to_string(),
     };
@@ -183,7 +183,7 @@ fn watching_an_observe_event_is_refused_with_the_fix() {
          impl W { fn on(&mut self, _e: &Event, _c: &Context) -> HookResult { Ok(()) } }\n\
          hookrt_sdk::define_hook!(W { \"observe:message.completed\" => on });\n",
     );
-    let problems = match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    let problems = match hookrt::Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("observe: on an observe kind must be refused"),
         Err(p) => p.to_string(),
     };
@@ -254,7 +254,7 @@ fn a_misspelled_kind_and_an_answer_from_an_observe_method_do_not_compile() {
              fn message_completed(&mut self, _d: MessageCompleted, _e: &Event, _c: &Context) -> HookResult<Vec<Approval>> {\n        \
              Ok(vec![Approval::Allow])\n    }\n}\n",
         );
-    let problems = match hookrt::Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    let problems = match hookrt::Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("neither hook may compile"),
         Err(p) => p.to_string(),
     };

@@ -33,7 +33,7 @@ fn deliver(rt: &Runtime, kind: &str) -> Delivery {
 
 /// The problems of loading `agent`, as one text.
 fn load_problems(agent: &TempAgent) -> String {
-    match Runtime::load(agent.path(), &opts(), &mut |_| {}) {
+    match Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}) {
         Ok(_) => panic!("{} loaded", agent.path().display()),
         Err(p) => p.to_string(),
     }

@@ -104,9 +104,13 @@ fn with_two_workers_a_second_thread_delivers_part_of_a_long_run() {
             *sink.lock().unwrap().entry(name).or_default() += 1;
         }
     });
-    let service =
-        hookrt::HookService::start_with(crate::common::load(agent.path()), None, observer, two())
-            .unwrap();
+    let service = hookrt::HookService::start_blocking(
+        crate::common::load(agent.path()),
+        None,
+        observer,
+        two(),
+    )
+    .unwrap();
     let events = observing(12);
     run_all(service, &events);
     let threads = threads.lock().unwrap().clone();
@@ -230,7 +234,7 @@ fn with_two_workers_the_transcript_decides_and_edits_as_with_one() {
             _ => {}
         });
         let db = dir.path().join("journal.db");
-        let service = hookrt::HookService::start_with(
+        let service = hookrt::HookService::start_blocking(
             crate::common::load(&agent),
             Some(&db),
             observer,

@@ -1,5 +1,5 @@
 //! `hookrt journal` and one journal, one owner, as a user meets them: a
-//! second `hookrt run` (or `journal retry`) on a journal in use is refused
+//! second `hookrt run` (or `journal redrive`) on a journal in use is refused
 //! naming the running one's pid; `pending`, `dead` and `retry` say exactly
 //! what the journal holds, and a re-driven dead letter runs again.
 
@@ -90,6 +90,7 @@ fn a_second_run_on_a_journal_in_use_is_refused_naming_the_pid() {
         second.stdout.is_empty(),
         "nothing was delivered by the second run"
     );
+    // `retry`, the command's old name, still works (an alias of `redrive`).
     let retry = run(&["journal", "retry", db.to_str().unwrap()]);
     assert_eq!(String::from_utf8_lossy(&retry.stderr), refused);
     // Once the first run ends, the journal is free again.
@@ -140,7 +141,7 @@ fn pending_dead_and_retry_say_what_the_journal_holds_and_a_retried_letter_runs_a
     assert!(lines(&run(&["journal", "pending", db_s])).is_empty());
 
     let retry = run(&[
-        "journal", "retry", db_s, "--hook", "fails", "--event", "evt_0002",
+        "journal", "redrive", db_s, "--hook", "fails", "--event", "evt_0002",
     ]);
     assert_eq!(
         String::from_utf8_lossy(&retry.stdout),
@@ -148,7 +149,7 @@ fn pending_dead_and_retry_say_what_the_journal_holds_and_a_retried_letter_runs_a
             "1 dead letter(s) moved back to pending; `hookrt run DIR --journal {db_s}` delivers them\n"
         )
     );
-    let retry = run(&["journal", "retry", db_s, "--hook", "fails"]);
+    let retry = run(&["journal", "redrive", db_s, "--hook", "fails"]);
     assert!(String::from_utf8_lossy(&retry.stdout).starts_with("37 dead letter(s) moved back"));
     let pending = lines(&run(&["journal", "pending", db_s]));
     assert_eq!(pending.len(), 38);

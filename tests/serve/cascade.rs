@@ -32,7 +32,13 @@ fn each_failure_cascade_is_written_on_stdout_and_counted_as_the_library_raises_i
             }}));
         }
     });
-    let service = HookService::start(common::load(agent.path()), None, observer).unwrap();
+    let service = HookService::start_blocking(
+        common::load(agent.path()),
+        None,
+        observer,
+        hookrt::ServiceOptions::default(),
+    )
+    .unwrap();
     for e in common::transcript() {
         service.submit(e).wait().unwrap();
     }

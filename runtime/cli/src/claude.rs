@@ -44,7 +44,7 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
         Ok(e) => e,
         Err(e) => return fail(gate, &e.to_string()),
     };
-    let mut rt = match Runtime::load(&args.dir, &opts, &mut |_| {}) {
+    let mut rt = match Runtime::load_blocking(&args.dir, &opts, &mut |_| {}) {
         Ok(rt) => rt,
         Err(p) => {
             return fail(

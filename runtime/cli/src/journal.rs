@@ -24,8 +24,10 @@ pub enum JournalCommand {
         /// The journal file.
         path: PathBuf,
     },
-    /// Move dead letters back to pending; the next `hookrt run --journal` delivers them.
-    Retry {
+    /// Re-drive dead letters: back to pending; the next `hookrt run --journal`
+    /// delivers them (`retry` is the old name, kept as an alias).
+    #[command(alias = "retry")]
+    Redrive {
         /// The journal file.
         path: PathBuf,
         /// Only this hook's dead letters.
@@ -72,7 +74,7 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
                 writeln!(out, "{}", serde_json::to_string(&d)?)?;
             }
         }
-        JournalCommand::Retry { path, hook, event } => {
+        JournalCommand::Redrive { path, hook, event } => {
             // Not under a running service's feet: it would not see the change.
             let (_owner, mut journal) = owned(&path)?;
             let n = journal.redrive(hook.as_deref(), event.as_deref())?;

@@ -313,7 +313,7 @@ fn load(dir: &Path, loading: Loading) -> Result<Runtime, Problems> {
     let started = Instant::now();
     let bar = ProgressBar::hidden();
     let mut stale = 0;
-    let rt = Runtime::load(dir, &opts, &mut |event| match event {
+    let rt = Runtime::load_blocking(dir, &opts, &mut |event| match event {
         BuildEvent::Planned { stale: s, cached } => {
             stale = s;
             tracing::debug!(stale = s, cached, "build plan");

@@ -139,7 +139,7 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         threads: args.threads.count(),
         retention: args.retention.0,
     };
-    let service = HookService::start_with(rt, args.journal.as_deref(), observer, options)?;
+    let service = HookService::start_blocking(rt, args.journal.as_deref(), observer, options)?;
     let durability = service.durability();
     let (mut malformed, mut refused, mut duplicates) = (0u64, 0u64, 0u64);
     if let Some(events) = &args.events {

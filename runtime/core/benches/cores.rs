@@ -100,7 +100,7 @@ fn main() {
         }
         let agent = three_observers_as(instance);
         let start = |workers| {
-            HookService::start_with(
+            HookService::start_blocking(
                 load(agent.path()),
                 None,
                 Box::new(|_: Observation<'_>| {}),

@@ -74,7 +74,7 @@ fn per_hook() {
 fn flat(total: usize) {
     let dir = three_observers();
     let base = transcript();
-    let service = HookService::start_with(
+    let service = HookService::start_blocking(
         load(dir.path()),
         None,
         Box::new(|_: Observation<'_>| {}),

@@ -50,7 +50,7 @@ struct Paths {
 
 fn paths(agent: &std::path::Path) -> Paths {
     let start = |journal: Option<&std::path::Path>| {
-        HookService::start_with(
+        HookService::start_blocking(
             load(agent),
             journal,
             Box::new(|_: Observation<'_>| {}),

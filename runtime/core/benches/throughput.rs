@@ -41,7 +41,7 @@ fn throughput(c: &mut Criterion) {
     for (stream, base, mode, workers) in runs {
         let db = agent.path().join(format!("{stream}-{mode}-{workers}.db"));
         let journal = (mode == "persisted").then_some(db.as_path());
-        let service = HookService::start_with(
+        let service = HookService::start_blocking(
             load(agent.path()),
             journal,
             Box::new(|_: Observation<'_>| {}),

@@ -34,7 +34,7 @@
 //! - [`audit`] and [`replay`]: what each hook may do, and `hookrt test`;
 //! - [`front`]: the front-end kit every way in shares.
 //!
-//! An embedder needs [`Runtime::load_async`], [`HookService::start_async`],
+//! An embedder needs [`Runtime::load`], [`HookService::start`],
 //! [`Envelope::new`], [`class_of`] (to choose [`HookService::emit`] or
 //! [`HookService::resolve`]) and the types they return.
 

@@ -135,8 +135,9 @@ fn load_all(
 }
 
 impl Runtime {
-    /// Loads `agent_dir`: discovers, builds what is stale, loads every hook.
-    pub fn load(
+    /// [`Runtime::load`] for a caller outside async code, with build
+    /// progress: discovers, builds what is stale, loads every hook.
+    pub fn load_blocking(
         agent_dir: &Path,
         opts: &BuildOptions,
         progress: &mut dyn FnMut(BuildEvent),
@@ -212,12 +213,14 @@ impl Runtime {
         })
     }
 
-    /// [`Runtime::load`] on a blocking thread, for async callers (cargo and
-    /// Cranelift may take seconds, reading 100 cached hooks a few ms).
-    pub async fn load_async(agent_dir: PathBuf, opts: BuildOptions) -> Result<Runtime, Problems> {
-        let loaded =
-            tokio::task::spawn_blocking(move || Runtime::load(&agent_dir, &opts, &mut |_| {}))
-                .await;
+    /// Loads `agent_dir`: discovers, builds what is stale, loads every hook.
+    /// On a blocking thread ([`Runtime::load_blocking`]): cargo and Cranelift
+    /// may take seconds, reading 100 cached hooks a few ms.
+    pub async fn load(agent_dir: PathBuf, opts: BuildOptions) -> Result<Runtime, Problems> {
+        let loaded = tokio::task::spawn_blocking(move || {
+            Runtime::load_blocking(&agent_dir, &opts, &mut |_| {})
+        })
+        .await;
         match loaded {
             Ok(runtime) => runtime,
             Err(e) => std::panic::resume_unwind(e.into_panic()),

@@ -50,7 +50,7 @@ fn agent(instance: &str) -> tempfile::TempDir {
 }
 
 fn load(dir: &Path) -> Runtime {
-    Runtime::load(dir, &opts(dir), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
+    Runtime::load_blocking(dir, &opts(dir), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
 }
 
 fn event() -> Envelope {

@@ -157,7 +157,13 @@ impl Drop for Server {
 
 /// Events per second through `HookService`: submit all, every receipt, flush.
 fn embedded(agent: &Path, events: Vec<Envelope>) -> f64 {
-    let service = HookService::start(load(agent), None, Box::new(|_: Observation<'_>| {})).unwrap();
+    let service = HookService::start_blocking(
+        load(agent),
+        None,
+        Box::new(|_: Observation<'_>| {}),
+        hookrt::ServiceOptions::default(),
+    )
+    .unwrap();
     let n = events.len();
     let started = Instant::now();
     let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
@@ -300,8 +306,13 @@ fn main() {
         })
         .collect();
     http.sort();
-    let service =
-        HookService::start(load(agent.path()), None, Box::new(|_: Observation<'_>| {})).unwrap();
+    let service = HookService::start_blocking(
+        load(agent.path()),
+        None,
+        Box::new(|_: Observation<'_>| {}),
+        hookrt::ServiceOptions::default(),
+    )
+    .unwrap();
     let mut library: Vec<Duration> = (0..asks)
         .map(|i| {
             let e = decision(&base, format!("lib-lat-{i}"));

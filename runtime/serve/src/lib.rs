@@ -135,7 +135,7 @@ pub async fn serve(
         .build
         .clone()
         .unwrap_or_else(|| BuildOptions::for_agent(&agent_dir));
-    let service = HookService::start_async(
+    let service = HookService::start(
         runtime,
         options.journal.clone(),
         metrics::observer(server_metrics.clone(), options.print_deliveries),

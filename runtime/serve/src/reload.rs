@@ -53,7 +53,7 @@ impl Reloader {
     ) -> Result<Reloaded, ReloadFailure> {
         let _one = self.one_at_a_time.lock().await;
         let result = async {
-            let mut runtime = Runtime::load_async(self.agent_dir.clone(), self.build.clone())
+            let mut runtime = Runtime::load(self.agent_dir.clone(), self.build.clone())
                 .await
                 .map_err(ReloadFailure::Problems)?;
             runtime.set_transport(Transport {

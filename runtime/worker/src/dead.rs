@@ -78,9 +78,11 @@ pub async fn bury(
     Ok(())
 }
 
-/// A dead letter, as listed.
+/// A message of the group's dead-letter stream, as listed: the whole
+/// message, with the deliveries that failed for good (the journal's
+/// `DeadLetter` is one delivery).
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct DeadLetter {
+pub struct DeadMessage {
     /// Its sequence in the dead-letter stream (what `redrive` takes).
     pub seq: u64,
     /// The event id, when the payload is an envelope.
@@ -108,7 +110,7 @@ fn header(headers: Option<&HeaderMap>, name: &str) -> Option<String> {
 }
 
 /// Every dead letter of `durable`, oldest first.
-pub async fn list(js: &jetstream::Context, durable: &str) -> Result<Vec<DeadLetter>, WorkerError> {
+pub async fn list(js: &jetstream::Context, durable: &str) -> Result<Vec<DeadMessage>, WorkerError> {
     let stream = fleet::dead_stream(js).await?;
     let consumer: jetstream::consumer::PullConsumer = stream
         .create_consumer(pull::Config {
@@ -137,7 +139,7 @@ pub async fn list(js: &jetstream::Context, durable: &str) -> Result<Vec<DeadLett
                 .map_err(nats("a dead letter has no stream info"))?
                 .stream_sequence;
             let h = m.headers.as_ref();
-            out.push(DeadLetter {
+            out.push(DeadMessage {
                 seq,
                 event_id: serde_json::from_slice::<serde_json::Value>(&m.payload)
                     .ok()

@@ -43,7 +43,7 @@ use hookrt::{Runtime, Transport};
 pub use async_nats::HeaderMap;
 pub use completion::Completion;
 pub use dead::{
-    ATTEMPT_HEADER, DeadLetter, ERROR_HEADER, FAILED_HEADER, RedriveResult, Redriven,
+    ATTEMPT_HEADER, DeadMessage, ERROR_HEADER, FAILED_HEADER, RedriveResult, Redriven,
     SUBJECT_HEADER,
 };
 pub use fleet::{DEAD_PREFIX, DEAD_STREAM, DEDUP_WINDOW, Names, dead_subject};
@@ -480,7 +480,7 @@ async fn copy_max_deliveries(shared: Arc<Shared>, events: jetstream::stream::Str
 }
 
 /// Connects and lists the dead letters of `durable`.
-pub async fn dead_letters(url: &str, durable: &str) -> Result<Vec<DeadLetter>, WorkerError> {
+pub async fn dead_letters(url: &str, durable: &str) -> Result<Vec<DeadMessage>, WorkerError> {
     fleet::check_durable(durable)?;
     let client = connect(url).await?;
     dead::list(&jetstream::new(client), durable).await

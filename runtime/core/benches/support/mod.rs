@@ -38,7 +38,8 @@ pub fn opts(agent: &Path) -> BuildOptions {
 
 /// Loads `agent` with its hook cache at `cache_dir`; panics with the problems.
 pub fn load_in(agent: &Path, cache_dir: &Path) -> Runtime {
-    Runtime::load(agent, &opts_in(agent, cache_dir), &mut |_| {}).unwrap_or_else(|p| panic!("{p}"))
+    Runtime::load_blocking(agent, &opts_in(agent, cache_dir), &mut |_| {})
+        .unwrap_or_else(|p| panic!("{p}"))
 }
 
 /// Loads `agent` from the shared hook cache.

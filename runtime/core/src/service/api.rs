@@ -131,27 +131,19 @@ impl Default for ServiceOptions {
 }
 
 impl HookService {
-    /// Starts the service with default options (one worker). With `journal`,
-    /// events are `persisted`, and deliveries an earlier run left unacked are
-    /// delivered first (in their original order, with `attempt` + 1).
-    pub fn start(
-        runtime: Runtime,
-        journal: Option<&Path>,
-        observer: Observer,
-    ) -> Result<HookService, StartError> {
-        Self::start_with(runtime, journal, observer, ServiceOptions::default())
-    }
-
-    /// [`HookService::start_with`] on a blocking thread, for async callers:
-    /// opening and recovering a journal reads the disk.
-    pub async fn start_async(
+    /// Starts the service. With `journal`, events are `persisted`, and
+    /// deliveries an earlier run left unacked are delivered first (in their
+    /// original order, with `attempt` + 1). Opening and recovering a journal
+    /// reads the disk, so this runs [`HookService::start_blocking`] on a
+    /// blocking thread.
+    pub async fn start(
         runtime: Runtime,
         journal: Option<PathBuf>,
         observer: Observer,
         options: ServiceOptions,
     ) -> Result<HookService, StartError> {
         let started = tokio::task::spawn_blocking(move || {
-            Self::start_with(runtime, journal.as_deref(), observer, options)
+            Self::start_blocking(runtime, journal.as_deref(), observer, options)
         })
         .await;
         match started {
@@ -160,8 +152,9 @@ impl HookService {
         }
     }
 
-    /// Starts the service with `options` (see [`HookService::start`]).
-    pub fn start_with(
+    /// [`HookService::start`] for a caller outside async code: it blocks
+    /// while the journal opens and recovers.
+    pub fn start_blocking(
         runtime: Runtime,
         journal: Option<&Path>,
         observer: Observer,
@@ -392,7 +385,7 @@ impl HookService {
     /// lost or doubled by the swap. The new runtime takes over the service's
     /// hooks' `state`, hooks' `metrics`, transport and shutdown (see
     /// [`Runtime::set_transport`]); load and check it first
-    /// ([`Runtime::load_async`]): a runtime that did not load is never
+    /// ([`Runtime::load`]): a runtime that did not load is never
     /// swapped in. Resolves once every earlier event has been delivered and
     /// the new hooks run, with the hook ids before and after.
     pub async fn reload(&self, runtime: Runtime) -> Result<Reloaded, ReloadError> {

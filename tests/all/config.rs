@@ -90,3 +90,112 @@ fn discovery_and_config_problems_are_reported_together() {
     let problems = check(agent.path()).expect_err("both broken").0;
     assert_eq!(problems.len(), 2, "{problems:#?}");
 }
+
+/// The keys the parser takes in one table of hookrt.toml, read off its own
+/// refusal of a key it does not know (serde lists what it expected).
+fn keys_taken(table: &str) -> Vec<String> {
+    let errs = parse_err(&format!("{table}\nnot_a_key_of_hookrt = 1\n"));
+    let message = errs.first().expect("an unknown key is refused");
+    let expected = message
+        .split("expected one of ")
+        .nth(1)
+        .or_else(|| message.split("expected ").nth(1))
+        .unwrap_or_else(|| panic!("the refusal lists the keys: {message}"));
+    let mut keys: Vec<String> = expected
+        .split(['`', '\n'])
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The keys docs/configuration.md's table under `heading` documents: the
+/// first backticked word of each row (`[defaults]` and `[hooks."slug"]`
+/// rows as `defaults` and `hooks`).
+fn keys_documented(heading: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(crate::common::repo().join("docs/configuration.md"))
+        .expect("docs/configuration.md");
+    let at = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?} section"));
+    let mut keys: Vec<String> = doc[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|row| row.split('`').nth(1))
+        .map(|k| {
+            k.trim_start_matches('[')
+                .split(['.', ']'])
+                .next()
+                .unwrap_or(k)
+                .to_owned()
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// Every key of hookrt.toml is declared once, in the parser: the reference
+/// tables of docs/configuration.md list exactly the keys it takes, top level
+/// and per hook, so a key added to one and not the other fails here.
+#[test]
+fn the_configuration_reference_lists_exactly_the_keys_the_parser_takes() {
+    assert_eq!(
+        keys_documented("## Structure"),
+        keys_taken(""),
+        "docs/configuration.md's Structure table against the top-level keys"
+    );
+    assert_eq!(
+        keys_documented("## Per-hook keys"),
+        keys_taken("[defaults]"),
+        "docs/configuration.md's Per-hook keys table against [defaults]"
+    );
+    assert_eq!(
+        keys_taken("[defaults]"),
+        keys_taken("[hooks.some_hook]"),
+        "[defaults] and [hooks.\"slug\"] take the same keys"
+    );
+}
+
+/// The Maximum column of docs/configuration.md's per-hook table is the
+/// parser's range check: each documented maximum is taken, one more refused.
+#[test]
+fn every_documented_maximum_is_the_parsers_bound() {
+    let doc = std::fs::read_to_string(crate::common::repo().join("docs/configuration.md"))
+        .expect("docs/configuration.md");
+    let at = doc.find("## Per-hook keys").expect("the per-hook section");
+    let mut checked = 0;
+    for row in doc[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+    {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let key = cells[0].split('`').nth(1).expect("a key");
+        let Some(max) = cells[2].split('`').nth(1) else {
+            continue;
+        };
+        let max: u64 = max.replace('_', "").parse().expect("a number");
+        let at_max = Config::parse(
+            &format!("[defaults]\n{key} = {max}\n"),
+            Path::new("hookrt.toml"),
+        );
+        assert!(
+            at_max.is_ok(),
+            "{key} = {max} (the documented maximum) is refused: {at_max:?}"
+        );
+        let errs = parse_err(&format!("[defaults]\n{key} = {}\n", max + 1));
+        assert!(
+            errs.iter().any(|e| e.contains(key)),
+            "{key} = {} (one over the documented maximum) is taken: {errs:?}",
+            max + 1
+        );
+        checked += 1;
+    }
+    assert!(checked >= 12, "the table's maximums ({checked} checked)");
+}

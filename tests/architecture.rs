@@ -94,6 +94,7 @@ const RUNTIME: &[&str] = &[
     // front/: what every front end shares.
     "front::input",
     "front::line",
+    "front::summary",
 ];
 
 /// The guest SDK.

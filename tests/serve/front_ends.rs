@@ -4,7 +4,8 @@
 //! --print-deliveries` (published to JetStream) gives the same lines, field
 //! for field, but for what differs by nature: how long each delivery took,
 //! the fuel it burnt (the TypeScript hook reads the clock), and where a
-//! fleet worker ran it.
+//! fleet worker ran it. And each ends with the same summary line: the same
+//! fields, the same counts.
 
 use serde_json::Value;
 
@@ -55,7 +56,9 @@ fn the_same_transcript_prints_the_same_delivery_lines_through_run_serve_and_work
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let run: Vec<Value> = delivery_lines(&String::from_utf8_lossy(&out.stdout))
+    let run_out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let run_summary = summary_of(&run_out);
+    let run: Vec<Value> = delivery_lines(&run_out)
         .iter()
         .map(|l| comparable(l, &[]))
         .collect();
@@ -79,6 +82,11 @@ fn the_same_transcript_prints_the_same_delivery_lines_through_run_serve_and_work
         .map(|l| comparable(l, &[]))
         .collect();
     assert_eq!(served, run, "hookrt serve's delivery lines, in order");
+    assert_eq!(
+        summary_of(&printed),
+        run_summary,
+        "hookrt serve's summary line"
+    );
 
     let nats = Nats::start();
     let worker = Worker::start(&agent, &nats, &[]);
@@ -99,4 +107,31 @@ fn the_same_transcript_prints_the_same_delivery_lines_through_run_serve_and_work
     fleet.sort();
     expected.sort();
     assert_eq!(fleet, expected, "hookrt worker's delivery lines");
+
+    // The worker's summary: the shared fields, counted alike (every receipt
+    // is `persisted` there: the stream stored each event first), and its own.
+    let mut fleet_summary = worker.terminate();
+    let own = fleet_summary.as_object_mut().unwrap();
+    for key in ["worker", "acked", "skipped", "retried", "dead"] {
+        assert!(
+            own.remove(key).is_some(),
+            "the worker's summary has `{key}`"
+        );
+    }
+    for key in ["durability", "note"] {
+        own.remove(key);
+    }
+    let mut expected = run_summary;
+    for key in ["durability", "note"] {
+        expected.as_object_mut().unwrap().remove(key);
+    }
+    assert_eq!(fleet_summary, expected, "hookrt worker's summary line");
+}
+
+/// The `{"summary": ...}` line among `text`'s lines: its fields.
+fn summary_of(text: &str) -> Value {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| v.get("summary").cloned())
+        .unwrap_or_else(|| panic!("no summary line in:\n{text}"))
 }

@@ -57,6 +57,7 @@ impl Drop for Nats {
 pub(crate) struct Worker {
     child: Child,
     lines: Arc<Mutex<Vec<Value>>>,
+    summary: Arc<Mutex<Option<Value>>>,
 }
 
 impl Worker {
@@ -86,6 +87,7 @@ impl Worker {
         let worker = Worker {
             child,
             lines: Arc::new(Mutex::new(Vec::new())),
+            summary: Arc::new(Mutex::new(None)),
         };
         let mut reader = BufReader::new(stdout);
         let mut first = String::new();
@@ -94,15 +96,19 @@ impl Worker {
             first.starts_with("consuming HOOKRT_EVENTS as"),
             "worker did not start: {first:?}"
         );
-        let sink = worker.lines.clone();
+        let (sink, summary) = (worker.lines.clone(), worker.summary.clone());
         std::thread::spawn(move || {
             for line in reader.lines() {
                 let Ok(line) = line else { break };
-                // Delivery lines (the front-end kit's, with the placement).
-                if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && v.get("handler").is_some()
-                {
+                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                // Delivery lines (the front-end kit's, with the placement),
+                // and the summary line at the end.
+                if v.get("handler").is_some() {
                     sink.lock().unwrap().push(v);
+                } else if let Some(s) = v.get("summary") {
+                    *summary.lock().unwrap() = Some(s.clone());
                 }
             }
         });
@@ -111,6 +117,22 @@ impl Worker {
 
     pub(crate) fn deliveries(&self) -> Vec<Value> {
         self.lines.lock().unwrap().clone()
+    }
+
+    /// Stops the worker with SIGTERM (it drains) and returns its summary.
+    pub(crate) fn terminate(mut self) -> Value {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -TERM {pid}");
+        let status = self.child.wait().expect("wait for hookrt worker");
+        assert!(status.success(), "hookrt worker exits cleanly: {status}");
+        wait_for("the worker's summary line", || {
+            self.summary.lock().unwrap().is_some()
+        });
+        self.summary.lock().unwrap().clone().expect("a summary")
     }
 
     fn kill(&mut self) {

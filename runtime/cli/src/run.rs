@@ -8,10 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use hookrt::front::input::{self, InputFormat, MAX_LINE_BYTES, Reader};
 use hookrt::front::line::write_delivery;
-use hookrt::{
-    Durability, HookService, Observation, Outcome, PendingReceipt, Runtime, ServiceOptions,
-    Transport,
-};
+use hookrt::front::summary::Summary;
+use hookrt::{HookService, Observation, PendingReceipt, Runtime, ServiceOptions, Transport};
 
 /// The shape of the input lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -201,32 +199,13 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
     }
     // Shutdown drains the queue until the deadline, then cancels what runs.
     let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
-    let outcomes: std::collections::BTreeMap<&str, u64> = Outcome::ALL
-        .iter()
-        .map(|o| (o.as_str(), stats.outcomes.get(o).copied().unwrap_or(0)))
-        .collect();
-    let note = match durability {
-        Durability::Persisted => "every event was committed to the journal before any hook saw it",
-        Durability::Accepted => {
-            "events were held in memory only, so hooks saw durability `accepted`, never `persisted`"
-        }
+    let summary = Summary {
+        duplicates,
+        malformed_lines: malformed,
+        refused,
+        ..Summary::of_stats(&stats, durability)
     };
-    let summary = serde_json::json!({"summary": {
-        "events": stats.events,
-        "duplicates": duplicates,
-        "deliveries": stats.deliveries,
-        "repeats": stats.repeats,
-        "outcomes": outcomes,
-        "optional_failures": stats.optional_failures,
-        "critical_failures": stats.critical_failures,
-        "cascades": stats.cascades,
-        "left_unacked": stats.left_unacked,
-        "malformed_lines": malformed,
-        "refused": refused,
-        "durability": durability.as_str(),
-        "note": note,
-    }});
-    println!("{summary}");
+    summary.write(&mut std::io::stdout().lock())?;
     Ok(if malformed > 0 || refused > 0 {
         ExitCode::FAILURE
     } else {

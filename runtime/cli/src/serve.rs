@@ -13,7 +13,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use hookrt::{BuildOptions, Envelope, Receipt, Runtime};
+use hookrt::front::summary::Summary;
+use hookrt::{BuildOptions, Durability, Envelope, Receipt, Runtime};
 use hookrt_serve::{BoxError, Forward, ServeOptions, Tokens};
 
 /// `--nats`: events published to JetStream, each receipt after the stream's ack.
@@ -133,6 +134,11 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
             let _ = out.flush();
         },
     ))?;
-    println!("{}", serde_json::json!({ "summary": stats }));
+    let durability = if args.journal.is_some() {
+        Durability::Persisted
+    } else {
+        Durability::Accepted
+    };
+    Summary::of_stats(&stats, durability).write(&mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -157,11 +157,7 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
         },
     ))?;
     // Whoever read stdout may be gone at shutdown: not a failure of the worker's.
-    let _ = writeln!(
-        std::io::stdout(),
-        "{}",
-        serde_json::json!({ "summary": summary })
-    );
+    let _ = summary.line().write(&mut std::io::stdout());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -172,6 +172,44 @@ pub struct Summary {
     pub counts: Counts,
 }
 
+impl Summary {
+    /// The summary line every front end prints, with this worker's own
+    /// counts (`worker`, `acked`, `skipped`, `retried`, `dead`) beside the
+    /// shared fields. Events are the messages acked; every receipt was
+    /// `persisted` (the stream stored the event before a worker took it).
+    pub fn line(&self) -> hookrt::front::summary::Summary {
+        let c = &self.counts;
+        let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let mut more = serde_json::Map::new();
+        more.insert("worker".into(), self.worker.clone().into());
+        for (key, value) in [
+            ("acked", &c.acked),
+            ("skipped", &c.skipped),
+            ("retried", &c.retried),
+            ("dead", &c.dead),
+        ] {
+            more.insert(key.into(), n(value).into());
+        }
+        hookrt::front::summary::Summary {
+            events: n(&c.acked),
+            deliveries: n(&c.deliveries),
+            repeats: n(&c.repeats),
+            outcomes: hookrt::Outcome::ALL
+                .iter()
+                .zip(&c.outcomes)
+                .map(|(o, count)| (o.as_str(), n(count)))
+                .collect(),
+            optional_failures: n(&c.optional_failures),
+            critical_failures: n(&c.critical_failures),
+            cascades: n(&c.cascades),
+            durability: hookrt::Durability::Persisted.as_str(),
+            note: "every event was stored in the JetStream stream before any worker took it",
+            more,
+            ..Default::default()
+        }
+    }
+}
+
 /// Checks options that JetStream would otherwise refuse with less to go on.
 fn check(options: &WorkerOptions) -> Result<(), WorkerError> {
     fleet::check_durable(&options.names.durable)?;

@@ -74,6 +74,28 @@ pub struct Counts {
     pub dead: AtomicU64,
     /// Failure cascade events published.
     pub cascades: AtomicU64,
+    /// Deliveries that ran again (a retry or a redelivery).
+    pub repeats: AtomicU64,
+    /// Deliveries by outcome, in [`Outcome::ALL`]'s order.
+    #[serde(skip)]
+    pub outcomes: [AtomicU64; Outcome::ALL.len()],
+    /// Final failures of optional hooks.
+    pub optional_failures: AtomicU64,
+    /// Final failures of critical hooks.
+    pub critical_failures: AtomicU64,
+}
+
+impl Counts {
+    /// One finished delivery.
+    fn count(&self, d: &Delivery) {
+        self.deliveries.fetch_add(1, Ordering::Relaxed);
+        if d.attempt > 1 {
+            self.repeats.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(i) = Outcome::ALL.iter().position(|o| *o == d.outcome) {
+            self.outcomes[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Steers one partition's task.
@@ -330,7 +352,7 @@ async fn run_and_mark(
     let mut marks = Vec::new();
     let mut failed = Vec::new();
     while let Some(f) = rx.recv().await {
-        shared.counts.deliveries.fetch_add(1, Ordering::Relaxed);
+        shared.counts.count(&f.delivery);
         if shared.print {
             print_line(shared, &f, partition);
         }
@@ -429,6 +451,12 @@ async fn bury_failures(
     shared.counts.dead.fetch_add(1, Ordering::Relaxed);
     for f in failed {
         let critical = settings_of(&shared.runtime, &f.hook).is_some_and(|h| h.settings.critical);
+        let failures = if critical {
+            &shared.counts.critical_failures
+        } else {
+            &shared.counts.optional_failures
+        };
+        failures.fetch_add(1, Ordering::Relaxed);
         // The error was masked once, when the delivery ended.
         let conclusion =
             hookrt::delivery::conclude(&f.hook, critical, envelope, f.outcome, f.error.as_deref());

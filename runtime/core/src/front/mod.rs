@@ -5,7 +5,9 @@
 //! - [`input`]: envelopes from text (JSONL or Eve's NDJSON), numbered with
 //!   their ordinals and validated, lines read with one bound and refused
 //!   with one message;
-//! - [`line`]: the one JSON line a front end prints per delivery.
+//! - [`line`]: the one JSON line a front end prints per delivery;
+//! - [`summary`]: the one summary line it prints when it ends.
 
 pub mod input;
 pub mod line;
+pub mod summary;

@@ -113,8 +113,6 @@ pub fn build(
     opts: &BuildOptions,
     progress: &mut dyn FnMut(BuildEvent),
 ) -> (Vec<BuiltHook>, Vec<Problem>) {
-    let mut built = Vec::new();
-    let mut problems = Vec::new();
     if opts.prebuilt {
         return prebuilt(hooks);
     }
@@ -124,53 +122,13 @@ pub fn build(
         sdk_dir: absolute(&opts.sdk_dir),
         ..opts.clone()
     };
-    let needs = |kinds: &[SourceKind]| hooks.iter().any(|h| kinds.contains(&h.kind));
-    let sdk = match sdk_fingerprint(&opts.sdk_dir) {
-        Ok(fp) => fp,
-        Err(p) if needs(&[SourceKind::SingleFile, SourceKind::Crate]) => {
-            return (Vec::new(), vec![p]);
-        }
-        Err(_) => String::new(),
-    };
-    let ts_sdk = match ts_fingerprint(&opts.sdk_dir) {
-        Ok(fp) => fp,
-        Err(p) if needs(&[SourceKind::TypeScript]) => return (Vec::new(), vec![p]),
-        Err(_) => String::new(),
+    let sdks = match Sdks::of(hooks, &opts.sdk_dir) {
+        Ok(s) => s,
+        Err(p) => return (Vec::new(), vec![p]),
     };
     let components_dir = opts.cache_dir.join("components");
-    let mut stale: Vec<(DiscoveredHook, String)> = Vec::new();
-    for hook in hooks {
-        let hashed = match hook.kind {
-            SourceKind::TypeScript => source_hash(hook, &ts_sdk, None),
-            _ => source_hash(hook, &sdk, opts.toolchain.as_deref()),
-        };
-        let hash = match hashed {
-            Ok(h) => h,
-            Err(e) => {
-                problems.push(Problem::build(
-                    &hook.path,
-                    format!("cannot read source: {e}"),
-                    "check permissions",
-                ));
-                continue;
-            }
-        };
-        let out = if hook.kind == SourceKind::Component {
-            hook.path.clone()
-        } else {
-            components_dir.join(format!("{hash}.wasm"))
-        };
-        if out.is_file() {
-            built.push(BuiltHook {
-                hook: hook.clone(),
-                component: out,
-                source_sha256: hash,
-                compiled: false,
-            });
-        } else {
-            stale.push((hook.clone(), hash));
-        }
-    }
+    let mut problems = Vec::new();
+    let (mut built, stale) = plan(hooks, &sdks, opts, &components_dir, &mut problems);
     progress(BuildEvent::Planned {
         stale: stale.len(),
         cached: built.len(),
@@ -210,29 +168,10 @@ pub fn build(
         .into_iter()
         .partition(|(h, _)| h.kind == SourceKind::TypeScript);
     for (hook, hash) in scripts {
-        // A fresh folder per build, keyed like the output: node's cwd and temp dir.
-        let work = opts.cache_dir.join("js-build").join(&hash);
-        let _ = fs::remove_dir_all(&work);
-        let out = components_dir.join(format!("{hash}.wasm"));
-        let result = typescript::build(&hook, &opts.sdk_dir, &work).and_then(|wasm| {
-            install(&wasm, &out).map_err(|e| {
-                Problem::build(
-                    &hook.path,
-                    e,
-                    "check disk space and permissions of the cache dir",
-                )
-            })
-        });
-        let _ = fs::remove_dir_all(&work);
-        match result {
-            Ok(()) => {
-                progress(BuildEvent::Componentized(hook.slug.to_string()));
-                built.push(BuiltHook {
-                    hook,
-                    component: out,
-                    source_sha256: hash,
-                    compiled: true,
-                });
+        match build_script(hook, hash, opts, &components_dir) {
+            Ok(b) => {
+                progress(BuildEvent::Componentized(b.hook.slug.to_string()));
+                built.push(b);
             }
             Err(p) => problems.push(p),
         }
@@ -251,44 +190,148 @@ pub fn build(
         );
     }
     for (hook, hash) in crates {
-        let out = components_dir.join(format!("{hash}.wasm"));
-        let dir = absolute(&hook.path);
-        let mut cmd = cargo::cargo(&opts.setup());
-        cmd.arg("--manifest-path").arg(dir.join("Cargo.toml"));
-        let manifest = canonical(&hook.path.join("Cargo.toml"));
-        let run = run_cargo(cmd, &mut |name| progress(BuildEvent::CrateCompiled(name)));
-        // cargo may have written the crate's Cargo.lock: key the output by the
-        // tree as it is now, so the next load finds it without starting cargo.
-        let (hash, out) = match source_hash(&hook, &sdk, opts.toolchain.as_deref()) {
-            Ok(h) => {
-                let out = components_dir.join(format!("{h}.wasm"));
-                (h, out)
-            }
-            Err(_) => (hash, out),
-        };
-        match run.artifacts.get(&manifest) {
-            Some(wasm) => match install(wasm, &out) {
-                Ok(()) => built.push(BuiltHook {
-                    hook,
-                    component: out,
-                    source_sha256: hash,
-                    compiled: true,
-                }),
-                Err(e) => problems.push(Problem::build(
-                    &hook.path,
-                    e,
-                    "check disk space and permissions of the cache dir",
-                )),
-            },
-            None => problems.push(compile_problem(
-                &hook.path,
-                &run,
-                run.errors.get(&manifest),
-                None,
-            )),
+        match build_crate(hook, hash, &sdks.rust, opts, &components_dir, progress) {
+            Ok(b) => built.push(b),
+            Err(p) => problems.push(p),
         }
     }
     (built, problems)
+}
+
+/// The fingerprints of the SDKs the hooks are built against: the Rust SDK
+/// (with the toolchain) and the TypeScript one.
+struct Sdks {
+    rust: String,
+    ts: String,
+}
+
+impl Sdks {
+    /// An SDK that cannot be read is a problem only when a hook needs it.
+    fn of(hooks: &[DiscoveredHook], sdk_dir: &Path) -> Result<Sdks, Problem> {
+        let needs = |kinds: &[SourceKind]| hooks.iter().any(|h| kinds.contains(&h.kind));
+        let rust = match sdk_fingerprint(sdk_dir) {
+            Ok(fp) => fp,
+            Err(p) if needs(&[SourceKind::SingleFile, SourceKind::Crate]) => return Err(p),
+            Err(_) => String::new(),
+        };
+        let ts = match ts_fingerprint(sdk_dir) {
+            Ok(fp) => fp,
+            Err(p) if needs(&[SourceKind::TypeScript]) => return Err(p),
+            Err(_) => String::new(),
+        };
+        Ok(Sdks { rust, ts })
+    }
+}
+
+/// Each hook's source digest: the hooks whose component is in the cache
+/// (built), and the stale ones with the digest their component will have.
+fn plan(
+    hooks: &[DiscoveredHook],
+    sdks: &Sdks,
+    opts: &BuildOptions,
+    components_dir: &Path,
+    problems: &mut Vec<Problem>,
+) -> (Vec<BuiltHook>, Vec<(DiscoveredHook, String)>) {
+    let mut built = Vec::new();
+    let mut stale = Vec::new();
+    for hook in hooks {
+        let hashed = match hook.kind {
+            SourceKind::TypeScript => source_hash(hook, &sdks.ts, None),
+            _ => source_hash(hook, &sdks.rust, opts.toolchain.as_deref()),
+        };
+        let hash = match hashed {
+            Ok(h) => h,
+            Err(e) => {
+                problems.push(Problem::build(
+                    &hook.path,
+                    format!("cannot read source: {e}"),
+                    "check permissions",
+                ));
+                continue;
+            }
+        };
+        let out = if hook.kind == SourceKind::Component {
+            hook.path.clone()
+        } else {
+            components_dir.join(format!("{hash}.wasm"))
+        };
+        if out.is_file() {
+            built.push(BuiltHook {
+                hook: hook.clone(),
+                component: out,
+                source_sha256: hash,
+                compiled: false,
+            });
+        } else {
+            stale.push((hook.clone(), hash));
+        }
+    }
+    (built, stale)
+}
+
+/// A TypeScript or JavaScript hook through the JS toolchain, in a fresh
+/// folder keyed like its output (node's cwd and temp dir).
+fn build_script(
+    hook: DiscoveredHook,
+    hash: String,
+    opts: &BuildOptions,
+    components_dir: &Path,
+) -> Result<BuiltHook, Problem> {
+    let work = opts.cache_dir.join("js-build").join(&hash);
+    let _ = fs::remove_dir_all(&work);
+    let out = components_dir.join(format!("{hash}.wasm"));
+    let result = typescript::build(&hook, &opts.sdk_dir, &work)
+        .and_then(|wasm| install(&wasm, &out).map_err(|e| install_problem(&hook, e)));
+    let _ = fs::remove_dir_all(&work);
+    result.map(|()| BuiltHook {
+        hook,
+        component: out,
+        source_sha256: hash,
+        compiled: true,
+    })
+}
+
+/// A crate hook, built by cargo from its own folder.
+fn build_crate(
+    hook: DiscoveredHook,
+    hash: String,
+    sdk: &str,
+    opts: &BuildOptions,
+    components_dir: &Path,
+    progress: &mut dyn FnMut(BuildEvent),
+) -> Result<BuiltHook, Problem> {
+    let dir = absolute(&hook.path);
+    let mut cmd = cargo::cargo(&opts.setup());
+    cmd.arg("--manifest-path").arg(dir.join("Cargo.toml"));
+    let manifest = canonical(&hook.path.join("Cargo.toml"));
+    let run = run_cargo(cmd, &mut |name| progress(BuildEvent::CrateCompiled(name)));
+    // cargo may have written the crate's Cargo.lock: key the output by the
+    // tree as it is now, so the next load finds it without starting cargo.
+    let hash = source_hash(&hook, sdk, opts.toolchain.as_deref()).unwrap_or(hash);
+    let out = components_dir.join(format!("{hash}.wasm"));
+    let Some(wasm) = run.artifacts.get(&manifest) else {
+        return Err(compile_problem(
+            &hook.path,
+            &run,
+            run.errors.get(&manifest),
+            None,
+        ));
+    };
+    install(wasm, &out).map_err(|e| install_problem(&hook, e))?;
+    Ok(BuiltHook {
+        hook,
+        component: out,
+        source_sha256: hash,
+        compiled: true,
+    })
+}
+
+fn install_problem(hook: &DiscoveredHook, e: String) -> Problem {
+    Problem::build(
+        &hook.path,
+        e,
+        "check disk space and permissions of the cache dir",
+    )
 }
 
 fn build_single_files(
@@ -336,11 +379,7 @@ fn build_single_files(
                     source_sha256: hash,
                     compiled: true,
                 }),
-                Err(e) => problems.push(Problem::build(
-                    &hook.path,
-                    e,
-                    "check disk space and permissions of the cache dir",
-                )),
+                Err(e) => problems.push(install_problem(&hook, e)),
             },
             None => {
                 let generated = m.dir.join("src").join("lib.rs");

@@ -251,36 +251,10 @@ fn walk_scope(
         let path = entry.path().to_path_buf();
         let mut is_dir = entry.file_type().is_dir();
         if entry.file_type().is_symlink() {
-            match fs::canonicalize(&path) {
-                Err(e) => {
-                    problems.push(Problem::layout(
-                        &path,
-                        format!("broken symlink: {e}"),
-                        "remove the link or fix its target",
-                    ));
-                    continue;
-                }
-                Ok(target) if !target.starts_with(&canonical_root) => {
-                    problems.push(Problem::layout(
-                        &path,
-                        format!(
-                            "symlink leaves the hooks folder (points to {})",
-                            target.display()
-                        ),
-                        "copy the hook into hooks/ instead of linking to it",
-                    ));
-                    continue;
-                }
-                Ok(target) if target.is_dir() => {
-                    problems.push(Problem::layout(
-                        &path,
-                        "symlinked folders are not followed",
-                        "move the folder into hooks/ or link the individual hook files",
-                    ));
-                    continue;
-                }
-                Ok(_) => is_dir = false,
+            if !linked_file(&path, &canonical_root, problems) {
+                continue;
             }
+            is_dir = false;
         }
         let Ok(rel) = path.strip_prefix(root) else {
             continue;
@@ -299,44 +273,18 @@ fn walk_scope(
         let name = entry.file_name().to_string_lossy();
 
         if is_dir {
-            if name == CHANNELS_DIR {
-                problems.push(channels_problem(&path));
-                walk.skip_current_dir();
-            } else if path.join("Cargo.toml").is_file() {
-                walk.skip_current_dir();
-                check_crate_links(&path, problems);
-                add(found, problems, scope, &rel_str, SourceKind::Crate, path);
-            } else if name.starts_with('.') {
-                problems.push(unsafe_slug_problem(&path, &rel_str, "hidden folder"));
-                walk.skip_current_dir();
-            } else if entry.depth() > MAX_DEPTH {
-                // Every file inside would nest deeper than a slug may: say so
-                // once instead of walking a planted deep tree.
-                problems.push(Problem::layout(&path,
-                    format!("folder nests deeper than {MAX_DEPTH} folders: no hook can be inside it, so it was not read"),
-                    format!("keep hooks at most {MAX_DEPTH} folders deep under hooks/"),
-                ));
-                walk.skip_current_dir();
+            match folder(&path, &name, &rel_str, entry.depth(), problems) {
+                Folder::Enter => {}
+                Folder::Skip => walk.skip_current_dir(),
+                Folder::Crate => {
+                    walk.skip_current_dir();
+                    add(found, problems, scope, &rel_str, SourceKind::Crate, path);
+                }
             }
             continue;
         }
-        let kind = match path.extension().and_then(|e| e.to_str()) {
-            Some("rs") => SourceKind::SingleFile,
-            Some("wasm") => SourceKind::Component,
-            Some("ts" | "js") => SourceKind::TypeScript,
-            Some(ext) if FOREIGN_CODE.contains(&ext) => {
-                // Someone meant this to run (an Eve `audit.ts`, a script):
-                // silently skipping it would drop a hook without a word.
-                problems.push(Problem::layout(&path,
-                    format!("`.{ext}` is not a kind of hook hookrt runs: hooks are WebAssembly components"),
-                    "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript (one .ts or .js file: rename .mts/.cts/.mjs/.cjs; no JSX), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
-                ));
-                continue;
-            }
-            _ => {
-                ignored.push(path);
-                continue;
-            }
+        let Some(kind) = kind_of(&path, problems, ignored) else {
+            continue;
         };
         let stem = rel_str
             .rsplit_once('.')
@@ -344,6 +292,102 @@ fn walk_scope(
             .unwrap_or(&rel_str)
             .to_owned();
         add(found, problems, scope, &stem, kind, path);
+    }
+}
+
+/// Whether a symlink met in the walk is taken: a link to a file inside the
+/// hooks folder is; a broken link, one that leaves the folder and a linked
+/// folder are problems.
+fn linked_file(path: &Path, canonical_root: &Path, problems: &mut Vec<Problem>) -> bool {
+    match fs::canonicalize(path) {
+        Err(e) => {
+            problems.push(Problem::layout(
+                path,
+                format!("broken symlink: {e}"),
+                "remove the link or fix its target",
+            ));
+            false
+        }
+        Ok(target) if !target.starts_with(canonical_root) => {
+            problems.push(Problem::layout(
+                path,
+                format!(
+                    "symlink leaves the hooks folder (points to {})",
+                    target.display()
+                ),
+                "copy the hook into hooks/ instead of linking to it",
+            ));
+            false
+        }
+        Ok(target) if target.is_dir() => {
+            problems.push(Problem::layout(
+                path,
+                "symlinked folders are not followed",
+                "move the folder into hooks/ or link the individual hook files",
+            ));
+            false
+        }
+        Ok(_) => true,
+    }
+}
+
+/// What the walk does with a folder.
+enum Folder {
+    /// Goes into it.
+    Enter,
+    /// Leaves it out (a problem said why).
+    Skip,
+    /// A crate hook: added whole, not gone into.
+    Crate,
+}
+
+/// Not into `channels/`, a crate hook (built from its folder, whose links
+/// are checked here), a hidden folder, or one nested deeper than a slug may be.
+fn folder(path: &Path, name: &str, rel: &str, depth: usize, problems: &mut Vec<Problem>) -> Folder {
+    if name == CHANNELS_DIR {
+        problems.push(channels_problem(path));
+    } else if path.join("Cargo.toml").is_file() {
+        check_crate_links(path, problems);
+        return Folder::Crate;
+    } else if name.starts_with('.') {
+        problems.push(unsafe_slug_problem(path, rel, "hidden folder"));
+    } else if depth > MAX_DEPTH {
+        // Every file inside would nest deeper than a slug may: say so
+        // once instead of walking a planted deep tree.
+        problems.push(Problem::layout(path,
+            format!("folder nests deeper than {MAX_DEPTH} folders: no hook can be inside it, so it was not read"),
+            format!("keep hooks at most {MAX_DEPTH} folders deep under hooks/"),
+        ));
+    } else {
+        return Folder::Enter;
+    }
+    Folder::Skip
+}
+
+/// The kind of hook a file is, by its extension; `None` for a file that is
+/// no hook: a problem when it is code hookrt does not run, else ignored.
+fn kind_of(
+    path: &Path,
+    problems: &mut Vec<Problem>,
+    ignored: &mut Vec<PathBuf>,
+) -> Option<SourceKind> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("rs") => Some(SourceKind::SingleFile),
+        Some("wasm") => Some(SourceKind::Component),
+        Some("ts" | "js") => Some(SourceKind::TypeScript),
+        Some(ext) if FOREIGN_CODE.contains(&ext) => {
+            // Someone meant this to run (an Eve `audit.ts`, a script):
+            // silently skipping it would drop a hook without a word.
+            problems.push(Problem::layout(path,
+                format!("`.{ext}` is not a kind of hook hookrt runs: hooks are WebAssembly components"),
+                "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript (one .ts or .js file: rename .mts/.cts/.mjs/.cjs; no JSX), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
+            ));
+            None
+        }
+        _ => {
+            ignored.push(path.to_path_buf());
+            None
+        }
     }
 }
 

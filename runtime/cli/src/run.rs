@@ -1,7 +1,7 @@
 //! `hookrt run`: JSONL envelopes in, one JSON line per delivery out.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use hookrt::front::input::{self, InputFormat, MAX_LINE_BYTES, Reader};
 use hookrt::front::line::write_delivery;
 use hookrt::front::summary::Summary;
-use hookrt::{HookService, Observation, PendingReceipt, Runtime, ServiceOptions, Transport};
+use hookrt::{
+    HookService, Observation, Observer, PendingReceipt, Runtime, ServiceOptions, Transport,
+};
 
 /// The shape of the input lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,16 +94,45 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         kind: "cli".into(),
         detail: None,
     });
+    let options = ServiceOptions {
+        threads: args.threads.count(),
+        retention: args.retention.0,
+    };
+    let service = HookService::start_blocking(rt, args.journal.as_deref(), printer(args), options)?;
+    let durability = service.durability();
+    let fed = match &args.events {
+        Some(events) => feed(&service, events, args)?,
+        None => Fed::default(),
+    };
+    // Shutdown drains the queue until the deadline, then cancels what runs.
+    let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
+    let summary = Summary {
+        duplicates: fed.duplicates,
+        malformed_lines: fed.malformed,
+        refused: fed.refused,
+        ..Summary::of_stats(&stats, durability)
+    };
+    summary.write(&mut std::io::stdout().lock())?;
+    Ok(if fed.malformed > 0 || fed.refused > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The observer that prints a line per delivery, resolution and cascade.
+///
+/// With a journal each line is written out (flushed into the pipe) before
+/// its delivery is acked, and every delivery that ran shows, even one a
+/// crash then repeats. Without one, lines are buffered and written out at
+/// the end of each batch (`Observation::EndOfBatch`): no write per
+/// delivery, and with several threads the observer's lock is held only to
+/// format one line.
+fn printer(args: &RunArgs) -> Observer {
     let (logs, full_state) = (args.logs, args.state);
-    // With a journal each line is written out (flushed into the pipe) before
-    // its delivery is acked, and every delivery that ran shows, even one a
-    // crash then repeats. Without one, lines are buffered and written out at
-    // the end of each batch (`Observation::EndOfBatch`): no write per
-    // delivery, and with several threads the observer's lock is held only to format
-    // one line.
     let flush_each = args.journal.is_some();
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout());
-    let observer = Box::new(move |report: Observation<'_>| {
+    Box::new(move |report: Observation<'_>| {
         let written = match report {
             Observation::Delivery(d) => write_delivery(&mut out, d, None, logs),
             Observation::Resolved {
@@ -132,83 +163,78 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         if flush_each {
             let _ = out.flush();
         }
-    });
-    let options = ServiceOptions {
-        threads: args.threads.count(),
-        retention: args.retention.0,
-    };
-    let service = HookService::start_blocking(rt, args.journal.as_deref(), observer, options)?;
-    let durability = service.durability();
-    let (mut malformed, mut refused, mut duplicates) = (0u64, 0u64, 0u64);
-    if let Some(events) = &args.events {
-        let input: Box<dyn BufRead> = if events.as_os_str() == "-" {
-            Box::new(BufReader::new(std::io::stdin()))
-        } else {
-            let f = std::fs::File::open(events)
-                .with_context(|| format!("cannot open events file {}", events.display()))?;
-            Box::new(BufReader::new(f))
-        };
-        let source = events.display().to_string();
-        let mut pending: Vec<PendingReceipt> = Vec::new();
-        let mut settle = |pending: &mut Vec<PendingReceipt>| {
-            for p in pending.drain(..) {
-                match p.wait() {
-                    Ok(r) if r.duplicate => {
-                        duplicates += 1;
-                        eprintln!(
-                            "hookrt: event `{}` was already taken; skipped as a duplicate (an id is delivered once; the journal redelivers what a crash left, with a higher attempt)",
-                            r.event_id
-                        );
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        refused += 1;
-                        eprintln!("hookrt: {e}");
-                    }
+    })
+}
+
+/// What feeding the input counted, for the summary.
+#[derive(Debug, Default)]
+struct Fed {
+    malformed: u64,
+    refused: u64,
+    duplicates: u64,
+}
+
+impl Fed {
+    /// Waits for the receipts of `pending`, counting duplicates and refusals.
+    fn settle(&mut self, pending: &mut Vec<PendingReceipt>) {
+        for p in pending.drain(..) {
+            match p.wait() {
+                Ok(r) if r.duplicate => {
+                    self.duplicates += 1;
+                    eprintln!(
+                        "hookrt: event `{}` was already taken; skipped as a duplicate (an id is delivered once; the journal redelivers what a crash left, with a higher attempt)",
+                        r.event_id
+                    );
                 }
-            }
-        };
-        let mut reader = Reader::new(&args.input_format());
-        let mut input = input;
-        let mut n = 0u64;
-        loop {
-            n += 1;
-            let line = input::read_line(&mut input, MAX_LINE_BYTES)
-                .with_context(|| format!("{source}: cannot read line {n}"))?;
-            let Some(line) = line else { break };
-            let parsed = match input::text_of(line) {
-                None => continue,
-                Some(text) => text.and_then(|line| reader.envelope(&line)),
-            };
-            match parsed {
-                Ok(env) => pending.push(service.submit(env)),
+                Ok(_) => {}
                 Err(e) => {
-                    malformed += 1;
-                    eprintln!("hookrt: {source} line {n}: {e}");
-                    if args.strict {
-                        eprintln!("hookrt: stopping at line {n} (--strict)");
-                        break;
-                    }
+                    self.refused += 1;
+                    eprintln!("hookrt: {e}");
                 }
-            }
-            if pending.len() >= RECEIPT_WINDOW {
-                settle(&mut pending);
             }
         }
-        settle(&mut pending);
     }
-    // Shutdown drains the queue until the deadline, then cancels what runs.
-    let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
-    let summary = Summary {
-        duplicates,
-        malformed_lines: malformed,
-        refused,
-        ..Summary::of_stats(&stats, durability)
-    };
-    summary.write(&mut std::io::stdout().lock())?;
-    Ok(if malformed > 0 || refused > 0 {
-        ExitCode::FAILURE
+}
+
+/// Submits every envelope of `events` (a file, or `-` for stdin), reporting
+/// each line that is none on stderr (stopping there with `--strict`).
+fn feed(service: &HookService, events: &Path, args: &RunArgs) -> Result<Fed> {
+    let mut input: Box<dyn BufRead> = if events.as_os_str() == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
     } else {
-        ExitCode::SUCCESS
-    })
+        let f = std::fs::File::open(events)
+            .with_context(|| format!("cannot open events file {}", events.display()))?;
+        Box::new(BufReader::new(f))
+    };
+    let source = events.display().to_string();
+    let mut fed = Fed::default();
+    let mut pending: Vec<PendingReceipt> = Vec::new();
+    let mut reader = Reader::new(&args.input_format());
+    let mut n = 0u64;
+    loop {
+        n += 1;
+        let line = input::read_line(&mut input, MAX_LINE_BYTES)
+            .with_context(|| format!("{source}: cannot read line {n}"))?;
+        let Some(line) = line else { break };
+        let parsed = match input::text_of(line) {
+            None => continue,
+            Some(text) => text.and_then(|line| reader.envelope(&line)),
+        };
+        match parsed {
+            Ok(env) => pending.push(service.submit(env)),
+            Err(e) => {
+                fed.malformed += 1;
+                eprintln!("hookrt: {source} line {n}: {e}");
+                if args.strict {
+                    eprintln!("hookrt: stopping at line {n} (--strict)");
+                    break;
+                }
+            }
+        }
+        if pending.len() >= RECEIPT_WINDOW {
+            fed.settle(&mut pending);
+        }
+    }
+    fed.settle(&mut pending);
+    Ok(fed)
 }

@@ -110,32 +110,8 @@ impl LoadedHook {
         scratch: &Arc<StateStore>,
     ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
-        let max = crate::sandbox::limits::MAX_COMPONENT_BYTES;
-        if let Ok(meta) = std::fs::metadata(&built.component)
-            && meta.len() > max
-        {
-            return Err(Problem::load(
-                path,
-                format!(
-                    "is {} bytes, above the {} MiB a component may have: it is not compiled",
-                    meta.len(),
-                    max >> 20
-                ),
-                "a hook component is usually well under 10 MiB; build it in release mode and strip it",
-            ));
-        }
-        let cache_problem = |e| match e {
-            artifact::CacheError::Invalid(e) => Problem::load(
-                path,
-                format!("is not a valid WebAssembly component: {e}"),
-                "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
-            ),
-            artifact::CacheError::Io(e) => Problem::load(
-                path,
-                format!("cannot cache its compiled artifact: {e}"),
-                "check disk space and permissions of the cache dir",
-            ),
-        };
+        check_size(built)?;
+        let cache_problem = |e| cache_problem(path, e);
         // The cache's MAC key, read once for the digest, the artifact and the start record.
         let key = dir::mac_key(cache_dir).map_err(|e| {
             cache_problem(artifact::CacheError::Io(format!(
@@ -194,16 +170,7 @@ impl LoadedHook {
             cost_us: std::sync::atomic::AtomicU64::new(0),
         };
         // A start that succeeded before with all the same inputs is not run again.
-        let grants: Vec<&str> = hook.settings.grants.iter().map(String::as_str).collect();
-        let start = StartKey::new(
-            &engine_id,
-            &hook.component_sha256,
-            hook.world_version,
-            &hook.id(),
-            &hook.config_json,
-            &grants,
-            &hook.settings.limits,
-        );
+        let start = hook.start_key(&engine_id);
         // (Checked again: a record is only as current as the hookrt that wrote it.)
         if let Some(subscriptions) =
             start::recall(cache_dir, &key, &start).and_then(|s| check_subscriptions(s).ok())
@@ -223,23 +190,7 @@ impl LoadedHook {
         }
         hook.subscriptions = hook
             .ask_subscriptions(sandbox, scratch)
-            .map_err(|(m, bad)| {
-                // Point at the handler the author wrote, not at the export.
-                let places: Vec<String> = bad
-                    .iter()
-                    .filter_map(|k| key_location(path, k).map(|at| format!("`\"{k}\"` at {at}")))
-                    .collect();
-                let fix = if places.is_empty() {
-                    "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns"
-                        .to_owned()
-                } else {
-                    format!(
-                        "fix the handler's kind: {} (or write the hook with the SDK's typed `Hook` trait, whose method names are checked when it compiles)",
-                        places.join(", ")
-                    )
-                };
-                Problem::load(path, m, fix)
-            })?;
+            .map_err(|(m, bad)| subscriptions_problem(path, m, &bad))?;
         start::remember(cache_dir, &key, &start, &hook.subscriptions);
         Ok(hook)
     }
@@ -357,6 +308,73 @@ impl LoadedHook {
 
 /// `subs` when a hook may subscribe to them; otherwise the problems and the
 /// keys at fault.
+/// A component over the size any hook needs is not compiled at all.
+fn check_size(built: &BuiltHook) -> Result<(), Problem> {
+    let max = crate::sandbox::limits::MAX_COMPONENT_BYTES;
+    match std::fs::metadata(&built.component) {
+        Ok(meta) if meta.len() > max => Err(Problem::load(
+            &built.hook.path,
+            format!(
+                "is {} bytes, above the {} MiB a component may have: it is not compiled",
+                meta.len(),
+                max >> 20
+            ),
+            "a hook component is usually well under 10 MiB; build it in release mode and strip it",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn cache_problem(path: &Path, e: artifact::CacheError) -> Problem {
+    match e {
+        artifact::CacheError::Invalid(e) => Problem::load(
+            path,
+            format!("is not a valid WebAssembly component: {e}"),
+            "build it for wasm32-wasip2 as a component (cargo build --target wasm32-wasip2)",
+        ),
+        artifact::CacheError::Io(e) => Problem::load(
+            path,
+            format!("cannot cache its compiled artifact: {e}"),
+            "check disk space and permissions of the cache dir",
+        ),
+    }
+}
+
+/// Subscriptions refused: the problem points at the handlers the author
+/// wrote (`bad`), not at the export.
+fn subscriptions_problem(path: &Path, message: String, bad: &[String]) -> Problem {
+    let places: Vec<String> = bad
+        .iter()
+        .filter_map(|k| key_location(path, k).map(|at| format!("`\"{k}\"` at {at}")))
+        .collect();
+    let fix = if places.is_empty() {
+        "fix the hook's configuration (hookrt.toml) or what `subscriptions` returns".to_owned()
+    } else {
+        format!(
+            "fix the handler's kind: {} (or write the hook with the SDK's typed `Hook` trait, whose method names are checked when it compiles)",
+            places.join(", ")
+        )
+    };
+    Problem::load(path, message, fix)
+}
+
+impl LoadedHook {
+    /// What the hook's start depends on: the engine, the component, its
+    /// world, id, configuration, grants and limits.
+    fn start_key(&self, engine_id: &[u8; 32]) -> StartKey {
+        let grants: Vec<&str> = self.settings.grants.iter().map(String::as_str).collect();
+        StartKey::new(
+            engine_id,
+            &self.component_sha256,
+            self.world_version,
+            &self.id(),
+            &self.config_json,
+            &grants,
+            &self.settings.limits,
+        )
+    }
+}
+
 fn check_subscriptions(subs: Vec<String>) -> Result<Vec<String>, (String, Vec<String>)> {
     let mut problems = Vec::new();
     let mut bad = Vec::new();

@@ -25,6 +25,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use crate::delivery::dispatch::EventRun;
 use crate::delivery::retry::{self, FinalAttempt};
 use crate::event::answer::Answer;
+use crate::hooks::loaded::load::LoadedHook;
 use crate::runtime::Runtime;
 use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::Journal;
@@ -249,118 +250,16 @@ pub(crate) fn run(cx: &Context, job: &Job) {
 
 /// Takes items from free lanes until none is left (or shutdown).
 fn work(cx: &Context, job: &Job) {
-    let rt = &cx.rt;
-    loop {
-        // Take the next items of the free lane with the most work left, or
-        // wait for one to free up.
-        let (lane, from, to) = {
-            let mut b = lock(&job.board);
-            loop {
-                if b.stopped || rt.sandbox().is_cancelled() {
-                    return;
-                }
-                let free = (0..job.lanes.len())
-                    .filter(|&l| {
-                        !b.held[l]
-                            && b.next[l] < job.lanes[l].items.len()
-                            && job.ready(&b, job.lanes[l].items[b.next[l]])
-                    })
-                    .max_by_key(|&l| {
-                        (job.lanes[l].items.len() - b.next[l]) as u64 * cx.cost(job.lanes[l].hook)
-                    });
-                if let Some(l) = free {
-                    let items = &job.lanes[l].items;
-                    let from = b.next[l];
-                    // A decision or edit event's delivery is taken alone (the
-                    // next one of its event waits for it); observe deliveries
-                    // a few at a time.
-                    let to = if job.turns[items[from].0].is_some() {
-                        from + 1
-                    } else {
-                        (from + 1..items.len().min(from + TAKE))
-                            .find(|&i| job.turns[items[i].0].is_some())
-                            .unwrap_or(items.len().min(from + TAKE))
-                    };
-                    b.next[l] = to;
-                    b.held[l] = true;
-                    break (l, from, to);
-                }
-                if !b.held.iter().any(|&h| h) {
-                    return; // nothing held, nothing free: all done
-                }
-                b = job.wait_for_a_lane(b);
-            }
-        };
-        let hook_index = job.lanes[lane].hook;
-        let hook = &rt.hooks()[hook_index];
+    while let Some((lane, from, to)) = take(cx, job) {
+        let hook = &cx.rt.hooks()[job.lanes[lane].hook];
         let mut stats = Stats::default();
         let mut results = Vec::with_capacity(to - from);
         let mut turned = None;
         for &(event, delivery) in &job.lanes[lane].items[from..to] {
-            let w = &job.work[event];
-            let pd = &w.deliveries[delivery];
-            let mut finished = |d: &crate::delivery::record::Delivery, attempt| {
-                stats.count(d, attempt);
-                (lock(&cx.observer))(Observation::Delivery(d));
-            };
-            let mut retrying = |attempt| {
-                if let Some(j) = lock(&cx.journal).as_mut()
-                    && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
-                {
-                    tracing::error!("journal: cannot record retry: {e}");
-                }
-            };
-            let done = match &job.turns[event] {
-                None => {
-                    let checked = job.checked[event]
-                        .as_ref()
-                        .expect("lanes hold deliverable events only");
-                    match retry::to_final(
-                        &rt.services(),
-                        hook,
-                        &w.envelope,
-                        checked,
-                        &pd.handler,
-                        pd.attempts,
-                        &mut finished,
-                        &mut retrying,
-                    ) {
-                        Some(s) => Done::Final(s, None),
-                        None => Done::Left,
-                    }
-                }
-                Some(turn) => {
-                    let mut run = lock(&turn.run);
-                    let run = run.as_mut().expect("an event in turn is concluded last");
-                    let done = if run.decided() {
-                        Done::Skipped
-                    } else {
-                        let s = retry::to_final(
-                            &rt.services(),
-                            hook,
-                            &w.envelope,
-                            &run.checked,
-                            &pd.handler,
-                            pd.attempts,
-                            &mut finished,
-                            &mut retrying,
-                        );
-                        match s {
-                            Some(mut s) => {
-                                let answer = std::mem::replace(&mut s.answer, Answer::None);
-                                let json = job
-                                    .keeps_answers
-                                    .then(|| serde_json::to_string(&answer).unwrap_or_default());
-                                run.record(hook, &pd.handler, s.outcome, answer);
-                                Done::Final(s, json)
-                            }
-                            None => Done::Left,
-                        }
-                    };
-                    turned = Some(event);
-                    done
-                }
-            };
+            if job.turns[event].is_some() {
+                turned = Some(event);
+            }
+            let done = deliver(cx, job, hook, event, delivery, &mut stats);
             let interrupted = matches!(done, Done::Left);
             results.push(done);
             if interrupted {
@@ -394,5 +293,117 @@ fn work(cx: &Context, job: &Job) {
         if wake {
             job.freed.notify_all();
         }
+    }
+}
+
+/// Holds the free lane with the most work left and takes its next items
+/// (`lane`, `from`, `to`), waiting for a lane to free up; `None` once
+/// nothing is held or free (all done), or on shutdown.
+fn take(cx: &Context, job: &Job) -> Option<(usize, usize, usize)> {
+    let mut b = lock(&job.board);
+    loop {
+        if b.stopped || cx.rt.sandbox().is_cancelled() {
+            return None;
+        }
+        let free = (0..job.lanes.len())
+            .filter(|&l| {
+                !b.held[l]
+                    && b.next[l] < job.lanes[l].items.len()
+                    && job.ready(&b, job.lanes[l].items[b.next[l]])
+            })
+            .max_by_key(|&l| {
+                (job.lanes[l].items.len() - b.next[l]) as u64 * cx.cost(job.lanes[l].hook)
+            });
+        if let Some(l) = free {
+            let items = &job.lanes[l].items;
+            let from = b.next[l];
+            // A decision or edit event's delivery is taken alone (the next
+            // one of its event waits for it); observe deliveries a few at a time.
+            let to = if job.turns[items[from].0].is_some() {
+                from + 1
+            } else {
+                (from + 1..items.len().min(from + TAKE))
+                    .find(|&i| job.turns[items[i].0].is_some())
+                    .unwrap_or(items.len().min(from + TAKE))
+            };
+            b.next[l] = to;
+            b.held[l] = true;
+            return Some((l, from, to));
+        }
+        if !b.held.iter().any(|&h| h) {
+            return None;
+        }
+        b = job.wait_for_a_lane(b);
+    }
+}
+
+/// One delivery of a lane, to its final attempt: an observe event's on its
+/// own, a decision or edit event's unless the event is decided already,
+/// recording its answer in the event's run.
+fn deliver(
+    cx: &Context,
+    job: &Job,
+    hook: &LoadedHook,
+    event: usize,
+    delivery: usize,
+    stats: &mut Stats,
+) -> Done {
+    let rt = &cx.rt;
+    let w = &job.work[event];
+    let pd = &w.deliveries[delivery];
+    let mut finished = |d: &crate::delivery::record::Delivery, attempt| {
+        stats.count(d, attempt);
+        (lock(&cx.observer))(Observation::Delivery(d));
+    };
+    let mut retrying = |attempt| {
+        if let Some(j) = lock(&cx.journal).as_mut()
+            && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
+        {
+            tracing::error!("journal: cannot record retry: {e}");
+        }
+    };
+    let Some(turn) = &job.turns[event] else {
+        let checked = job.checked[event]
+            .as_ref()
+            .expect("lanes hold deliverable events only");
+        return match retry::to_final(
+            &rt.services(),
+            hook,
+            &w.envelope,
+            checked,
+            &pd.handler,
+            pd.attempts,
+            &mut finished,
+            &mut retrying,
+        ) {
+            Some(s) => Done::Final(s, None),
+            None => Done::Left,
+        };
+    };
+    let mut run = lock(&turn.run);
+    let run = run.as_mut().expect("an event in turn is concluded last");
+    if run.decided() {
+        return Done::Skipped;
+    }
+    let ended = retry::to_final(
+        &rt.services(),
+        hook,
+        &w.envelope,
+        &run.checked,
+        &pd.handler,
+        pd.attempts,
+        &mut finished,
+        &mut retrying,
+    );
+    match ended {
+        Some(mut s) => {
+            let answer = std::mem::replace(&mut s.answer, Answer::None);
+            let json = job
+                .keeps_answers
+                .then(|| serde_json::to_string(&answer).unwrap_or_default());
+            run.record(hook, &pd.handler, s.outcome, answer);
+            Done::Final(s, json)
+        }
+        None => Done::Left,
     }
 }

@@ -149,108 +149,25 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         enforce_lock: true,
     };
     match cli.command {
-        Command::Check { dir, no_build } => {
-            if no_build {
-                return Ok(match hookrt::check(&dir) {
-                    Ok((d, _)) => {
-                        println!("ok: {} hook(s) in {}", d.hooks.len(), dir.display());
-                        ExitCode::SUCCESS
-                    }
-                    Err(p) => report(&p),
-                });
-            }
-            Ok(match load(&dir, cache) {
-                Ok(rt) => {
-                    for w in rt.hooks().iter().flat_map(hookrt::audit::author_warnings) {
-                        eprintln!("warning: {w}");
-                    }
-                    println!(
-                        "ok: {} hook(s) in {} build, load and subscribe cleanly",
-                        rt.hooks().len(),
-                        dir.display()
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(p) => report(&p),
-            })
-        }
-        Command::Build { dir, out } => Ok(match load(&dir, cache) {
-            Ok(rt) => {
-                for h in rt.hooks() {
-                    println!("{:<32} {}", h.id(), h.component_sha256);
-                }
-                if let Some(out) = out {
-                    export::write_prebuilt(&rt, &out)?;
-                    eprintln!(
-                        "wrote a prebuilt agent folder to {} (run it with --prebuilt)",
-                        out.display()
-                    );
-                }
-                ExitCode::SUCCESS
-            }
-            Err(p) => report(&p),
-        }),
-        Command::Lock { dir } => {
-            // Locking pins the folder as it is now, drifted or not.
-            let loading = Loading {
-                enforce_lock: false,
-                ..cache
-            };
-            Ok(match load(&dir, loading) {
-                Ok(rt) => {
-                    hookrt::hooks::Lock::of(rt.hooks())
-                        .write(&dir)
-                        .with_context(|| {
-                            format!(
-                                "cannot write {}",
-                                dir.join(hookrt::hooks::LOCK_FILE).display()
-                            )
-                        })?;
-                    println!(
-                        "locked {} hook(s) in {}",
-                        rt.hooks().len(),
-                        dir.join(hookrt::hooks::LOCK_FILE).display()
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(p) => report(&p),
-            })
-        }
-        Command::Run(args) => {
-            let rt = match load(&args.dir, cache) {
-                Ok(rt) => rt,
-                Err(p) => return Ok(report(&p)),
-            };
-            run::run(rt, &args)
-        }
+        Command::Check { dir, no_build } => check(&dir, no_build, cache),
+        Command::Build { dir, out } => loaded(&dir, cache, |rt| build(&rt, out.as_deref())),
+        // Locking pins the folder as it is now, drifted or not.
+        Command::Lock { dir } => loaded(&dir, cache.without_lock(), |rt| lock(&rt, &dir)),
+        Command::Run(args) => loaded(&args.dir, cache, |rt| run::run(rt, &args)),
         Command::New(args) if new_ts::wants(&args) => {
             new_ts::new(&args).map(|()| ExitCode::SUCCESS)
         }
         Command::New(args) => new::new(&args).map(|()| ExitCode::SUCCESS),
-        Command::Test(args) => {
-            let rt = match load(&args.dir, cache) {
-                Ok(rt) => rt,
-                Err(p) => return Ok(report(&p)),
-            };
-            replay::test(rt, &args)
-        }
+        Command::Test(args) => loaded(&args.dir, cache, |rt| replay::test(rt, &args)),
         Command::Serve(args) => {
             // Hot reloads load the folder the same way.
             let build = options(&args.dir, cache.clone());
-            let rt = match load(&args.dir, cache) {
-                Ok(rt) => rt,
-                Err(p) => return Ok(report(&p)),
-            };
-            serve::serve(rt, &args, build)
+            loaded(&args.dir, cache, |rt| serve::serve(rt, &args, build))
         }
         Command::Worker(cmd) => match (cmd.action, &cmd.run.dir, &cmd.run.nats) {
             (Some(action), _, _) => worker::dead(action),
             (None, Some(dir), Some(nats)) => {
-                let rt = match load(dir, cache) {
-                    Ok(rt) => rt,
-                    Err(p) => return Ok(report(&p)),
-                };
-                worker::worker(rt, &cmd.run, nats)
+                loaded(dir, cache, |rt| worker::worker(rt, &cmd.run, nats))
             }
             (None, _, _) => anyhow::bail!(
                 "hookrt worker needs an agent folder and --nats URL (or a subcommand: dead, redrive); see hookrt worker --help"
@@ -260,27 +177,80 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Journal(cmd) => journal::journal(cmd),
         Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),
         // The audit shows drift instead of refusing to load over it.
-        Command::Audit { dir, json } => Ok(
-            match load(
-                &dir,
-                Loading {
-                    enforce_lock: false,
-                    ..cache
-                },
-            ) {
-                Ok(rt) => {
-                    let report = hookrt::audit::audit(&rt);
-                    if json {
-                        println!("{}", serde_json::to_string_pretty(&report)?);
-                    } else {
-                        print!("{}", report.to_text());
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(p) => report(&p),
-            },
-        ),
+        Command::Audit { dir, json } => loaded(&dir, cache.without_lock(), |rt| audit(&rt, json)),
     }
+}
+
+/// Loads `dir` and runs `then` on its hooks, or reports why they did not load.
+fn loaded(
+    dir: &Path,
+    loading: Loading,
+    then: impl FnOnce(Runtime) -> Result<ExitCode>,
+) -> Result<ExitCode> {
+    match load(dir, loading) {
+        Ok(rt) => then(rt),
+        Err(p) => Ok(report(&p)),
+    }
+}
+
+/// `hookrt check`: the folder's problems, or that its hooks load cleanly.
+fn check(dir: &Path, no_build: bool, loading: Loading) -> Result<ExitCode> {
+    if no_build {
+        return Ok(match hookrt::check(dir) {
+            Ok((d, _)) => {
+                println!("ok: {} hook(s) in {}", d.hooks.len(), dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(p) => report(&p),
+        });
+    }
+    loaded(dir, loading, |rt| {
+        for w in rt.hooks().iter().flat_map(hookrt::audit::author_warnings) {
+            eprintln!("warning: {w}");
+        }
+        println!(
+            "ok: {} hook(s) in {} build, load and subscribe cleanly",
+            rt.hooks().len(),
+            dir.display()
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `hookrt build`: each hook's component digest, and a prebuilt folder with `--out`.
+fn build(rt: &Runtime, out: Option<&Path>) -> Result<ExitCode> {
+    for h in rt.hooks() {
+        println!("{:<32} {}", h.id(), h.component_sha256);
+    }
+    if let Some(out) = out {
+        export::write_prebuilt(rt, out)?;
+        eprintln!(
+            "wrote a prebuilt agent folder to {} (run it with --prebuilt)",
+            out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hookrt lock`: pins every loaded hook in `hookrt.lock`.
+fn lock(rt: &Runtime, dir: &Path) -> Result<ExitCode> {
+    let file = dir.join(hookrt::hooks::LOCK_FILE);
+    hookrt::hooks::Lock::of(rt.hooks())
+        .write(dir)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    println!("locked {} hook(s) in {}", rt.hooks().len(), file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hookrt audit`: what each hook may do, as text or JSON.
+fn audit(rt: &Runtime, json: bool) -> Result<ExitCode> {
+    let report = hookrt::audit::audit(rt);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn report(problems: &Problems) -> ExitCode {
@@ -294,6 +264,16 @@ struct Loading {
     cache_dir: Option<PathBuf>,
     prebuilt: bool,
     enforce_lock: bool,
+}
+
+impl Loading {
+    /// The same, with `hookrt.lock` not enforced (lock and audit read drift).
+    fn without_lock(self) -> Loading {
+        Loading {
+            enforce_lock: false,
+            ..self
+        }
+    }
 }
 
 /// The build options the global flags ask for.

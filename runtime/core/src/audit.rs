@@ -191,106 +191,117 @@ impl Audit {
             self.hooks.len()
         );
         for h in &self.hooks {
-            let l = &h.limits;
-            let _ = writeln!(
-                s,
-                "\n{}. {} ({}, {})",
-                h.position,
-                h.scope.hook_id(&h.slug),
-                word(&h.source_kind),
-                h.world
-            );
-            let _ = writeln!(
-                s,
-                "   source     {}  sha256 {}",
-                h.source,
-                &h.source_sha256[..16.min(h.source_sha256.len())]
-            );
-            let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
-            let status = match h.lock {
-                LockStatus::Unlocked => "unlocked (no hookrt.lock)",
-                LockStatus::Locked => "locked (matches hookrt.lock)",
-                LockStatus::Drifted => "DRIFTED",
-            };
-            let detail = h
-                .lock_detail
-                .as_deref()
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default();
-            let _ = writeln!(s, "   lock       {status}{detail}");
-            if let Some(name) = &h.name {
-                let _ = writeln!(
-                    s,
-                    "   name       {name}{}",
-                    h.description
-                        .as_deref()
-                        .map(|d| format!(": {d}"))
-                        .unwrap_or_default()
-                );
-            }
-            let subs: Vec<String> = h
-                .subscriptions
-                .iter()
-                .map(|s| format!("{} ({})", s.kind, s.class))
-                .collect();
-            let _ = writeln!(s, "   subscribes {}", subs.join(", "));
-            let _ = writeln!(s, "   scope      {}", h.scope);
-            let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
-            for i in &h.imports {
-                let need = match &i.need {
-                    crate::sandbox::grants::Need::Types => "world types".to_owned(),
-                    crate::sandbox::grants::Need::Grant(g) => format!("grant `{g}`"),
-                    crate::sandbox::grants::Need::Baseline(what) => format!("baseline: {what}"),
-                    crate::sandbox::grants::Need::Never(why) => format!("never: {why}"),
-                };
-                let _ = writeln!(
-                    s,
-                    "   import     {} ({need}){}",
-                    i.import,
-                    if i.granted { "" } else { " REFUSED" }
-                );
-            }
-            let _ = writeln!(
-                s,
-                "   limits     {} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {}",
-                match l.metering {
-                    Metering::Fuel => format!("fuel {}", l.fuel),
-                    Metering::Epoch => "epoch-only (no fuel; the deadline binds)".to_owned(),
-                },
-                l.deadline_ms,
-                l.memory_bytes >> 20,
-                l.tables,
-                l.table_elements,
-                l.instances,
-                l.memories,
-                l.output_bytes,
-                l.log_bytes_per_minute,
-                match h.instance {
-                    InstancePolicy::Fresh => "fresh".to_owned(),
-                    InstancePolicy::Reuse =>
-                        format!("reuse (up to {} deliveries each)", h.reuse_limit),
-                }
-            );
-            let policy = if h.critical {
-                "critical: a final failure fails the turn"
-            } else {
-                "optional: failures are recorded only"
-            };
-            let _ = writeln!(
-                s,
-                "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {}",
-                h.retry.max_attempts,
-                h.retry.backoff_ms,
-                word(&h.on_failure)
-            );
-            if !h.config_keys.is_empty() {
-                let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));
-            }
-            for w in &h.warnings {
-                let _ = writeln!(s, "   warning    {w}");
-            }
+            h.write_text(&mut s);
         }
         s
+    }
+}
+
+impl HookAudit {
+    /// One hook's block of [`Audit::to_text`].
+    fn write_text(&self, s: &mut String) {
+        let h = self;
+        let _ = writeln!(
+            s,
+            "\n{}. {} ({}, {})",
+            h.position,
+            h.scope.hook_id(&h.slug),
+            word(&h.source_kind),
+            h.world
+        );
+        let _ = writeln!(
+            s,
+            "   source     {}  sha256 {}",
+            h.source,
+            &h.source_sha256[..16.min(h.source_sha256.len())]
+        );
+        let _ = writeln!(s, "   component  sha256 {}", h.component_sha256);
+        let status = match h.lock {
+            LockStatus::Unlocked => "unlocked (no hookrt.lock)",
+            LockStatus::Locked => "locked (matches hookrt.lock)",
+            LockStatus::Drifted => "DRIFTED",
+        };
+        let detail = h
+            .lock_detail
+            .as_deref()
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(s, "   lock       {status}{detail}");
+        if let Some(name) = &h.name {
+            let _ = writeln!(
+                s,
+                "   name       {name}{}",
+                h.description
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
+            );
+        }
+        let subs: Vec<String> = h
+            .subscriptions
+            .iter()
+            .map(|s| format!("{} ({})", s.kind, s.class))
+            .collect();
+        let _ = writeln!(s, "   subscribes {}", subs.join(", "));
+        let _ = writeln!(s, "   scope      {}", h.scope);
+        let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
+        for i in &h.imports {
+            let need = match &i.need {
+                crate::sandbox::grants::Need::Types => "world types".to_owned(),
+                crate::sandbox::grants::Need::Grant(g) => format!("grant `{g}`"),
+                crate::sandbox::grants::Need::Baseline(what) => format!("baseline: {what}"),
+                crate::sandbox::grants::Need::Never(why) => format!("never: {why}"),
+            };
+            let _ = writeln!(
+                s,
+                "   import     {} ({need}){}",
+                i.import,
+                if i.granted { "" } else { " REFUSED" }
+            );
+        }
+        let _ = writeln!(s, "   limits     {}", h.limits_text());
+        let policy = if h.critical {
+            "critical: a final failure fails the turn"
+        } else {
+            "optional: failures are recorded only"
+        };
+        let _ = writeln!(
+            s,
+            "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {}",
+            h.retry.max_attempts,
+            h.retry.backoff_ms,
+            word(&h.on_failure)
+        );
+        if !h.config_keys.is_empty() {
+            let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));
+        }
+        for w in &h.warnings {
+            let _ = writeln!(s, "   warning    {w}");
+        }
+    }
+
+    /// The `limits` line: every bound in force.
+    fn limits_text(&self) -> String {
+        let (h, l) = (self, &self.limits);
+        format!(
+            "{} | deadline {} ms | memory {} MiB | tables {}x{} elements | instances {} | memories {} | output {} B per delivery, {} B per minute | instance {}",
+            match l.metering {
+                Metering::Fuel => format!("fuel {}", l.fuel),
+                Metering::Epoch => "epoch-only (no fuel; the deadline binds)".to_owned(),
+            },
+            l.deadline_ms,
+            l.memory_bytes >> 20,
+            l.tables,
+            l.table_elements,
+            l.instances,
+            l.memories,
+            l.output_bytes,
+            l.log_bytes_per_minute,
+            match h.instance {
+                InstancePolicy::Fresh => "fresh".to_owned(),
+                InstancePolicy::Reuse => format!("reuse (up to {} deliveries each)", h.reuse_limit),
+            }
+        )
     }
 }
 

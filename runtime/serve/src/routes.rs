@@ -347,22 +347,15 @@ async fn edit(
     resolve(state, headers, body, EventClass::Edit).await
 }
 
-/// `/v1/decide` and `/v1/edit`: one event, answered with what its hooks
-/// decided, or failed closed.
-async fn resolve(
-    state: Shared,
-    headers: HeaderMap,
-    body: Body,
+/// The one envelope a `/v1/decide` or `/v1/edit` body holds, of the class
+/// the endpoint takes.
+fn one_envelope(
+    state: &AppState,
+    body: &[u8],
     class: EventClass,
-) -> Result<Response, ApiError> {
-    let endpoint = if class == EventClass::Decision {
-        "decide"
-    } else {
-        "edit"
-    };
-    state.admit(&headers)?;
-    let body = state.read(body).await?;
-    let text = std::str::from_utf8(&body).map_err(|_| {
+    endpoint: &str,
+) -> Result<Envelope, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|_| {
         ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
             .with_code("not_json")
     })?;
@@ -394,6 +387,25 @@ async fn resolve(
         )
         .with_code("wrong_endpoint"));
     }
+    Ok(envelope)
+}
+
+/// `/v1/decide` and `/v1/edit`: one event, answered with what its hooks
+/// decided, or failed closed.
+async fn resolve(
+    state: Shared,
+    headers: HeaderMap,
+    body: Body,
+    class: EventClass,
+) -> Result<Response, ApiError> {
+    let endpoint = if class == EventClass::Decision {
+        "decide"
+    } else {
+        "edit"
+    };
+    state.admit(&headers)?;
+    let body = state.read(body).await?;
+    let envelope = one_envelope(&state, &body, class, endpoint)?;
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
     let timeout = state.decide_timeout;

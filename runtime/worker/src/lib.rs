@@ -41,20 +41,12 @@ use hookrt::sandbox::StateStore;
 use hookrt::{Runtime, Transport};
 
 pub use async_nats::HeaderMap;
-pub use completion::Completion;
-pub use dead::{
-    ATTEMPT_HEADER, DeadMessage, ERROR_HEADER, FAILED_HEADER, RedriveResult, Redriven,
-    SUBJECT_HEADER,
-};
-pub use fleet::{DEAD_PREFIX, DEAD_STREAM, DEDUP_WINDOW, Names, dead_subject};
+use completion::Completion;
+pub use dead::{DeadMessage, RedriveResult, Redriven};
+pub use fleet::{DEAD_STREAM, Names};
 pub use partition::Counts;
-pub use publish::{
-    ATTEMPT_BASE_HEADER, MSG_ID_HEADER, Pending, Published, Publisher, REPLY_HEADER,
-};
-pub use subject::{
-    DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS, partition_filter, partition_of, subject_of,
-    token,
-};
+pub use publish::{Pending, Published, Publisher, REPLY_HEADER};
+pub use subject::{DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS};
 
 use partition::{Control, Shared};
 

@@ -280,21 +280,16 @@ async fn bury_malformed(
     reason: &LineError,
 ) -> Result<(), WorkerError> {
     tracing::warn!(target: "hookrt", subject = %message.subject, "malformed message: {reason}");
-    dead::bury(
-        &shared.js,
-        &shared.names.durable,
-        Burial {
-            stream: &received.stream,
-            seq: received.seq,
-            subject: message.subject.as_str(),
-            payload: message.payload.clone(),
-            reason: &reason.to_string(),
-            attempt: received.base + received.delivered,
-            failed: None,
-        },
+    let attempt = received.base + received.delivered;
+    bury(
+        shared,
+        message,
+        received,
+        &reason.to_string(),
+        attempt,
+        None,
     )
     .await?;
-    shared.counts.dead.fetch_add(1, Ordering::Relaxed);
     message
         .ack_with(AckKind::Term)
         .await
@@ -420,6 +415,34 @@ fn retry_wait(shared: &Shared, failed: &[Delivery], delivered: u32) -> Option<Du
         .max()
 }
 
+/// Copies `message` to the group's dead letters, with why, after how many
+/// deliveries and which failed.
+async fn bury(
+    shared: &Shared,
+    message: &Message,
+    received: &Received,
+    reason: &str,
+    attempt: u32,
+    failed: Option<&str>,
+) -> Result<(), WorkerError> {
+    dead::bury(
+        &shared.js,
+        &shared.names.durable,
+        Burial {
+            stream: &received.stream,
+            seq: received.seq,
+            subject: message.subject.as_str(),
+            payload: message.payload.clone(),
+            reason,
+            attempt,
+            failed,
+        },
+    )
+    .await?;
+    shared.counts.dead.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
 /// Dead-letters a message whose deliveries failed for good, and raises the
 /// failure cascade for each critical hook among them (once: a deterministic
 /// id, a KV marker and the stream's dedup).
@@ -434,21 +457,17 @@ async fn bury_failures(
         .iter()
         .map(|f| format!("{} {} {}", f.hook, f.handler, f.outcome.as_str()))
         .collect();
-    dead::bury(
-        &shared.js,
-        &shared.names.durable,
-        Burial {
-            stream: &received.stream,
-            seq: received.seq,
-            subject: message.subject.as_str(),
-            payload: message.payload.clone(),
-            reason: "deliveries failed for good",
-            attempt: envelope.attempt,
-            failed: Some(&list.join("; ")),
-        },
+    let reason = "deliveries failed for good";
+    let failed_list = list.join("; ");
+    bury(
+        shared,
+        message,
+        received,
+        reason,
+        envelope.attempt,
+        Some(&failed_list),
     )
     .await?;
-    shared.counts.dead.fetch_add(1, Ordering::Relaxed);
     for f in failed {
         let critical = settings_of(&shared.runtime, &f.hook).is_some_and(|h| h.settings.critical);
         let failures = if critical {

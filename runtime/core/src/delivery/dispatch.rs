@@ -228,84 +228,17 @@ impl EventRun {
         match &mut self.answers {
             Answers::Observe => {}
             Answers::Approval(calls, answers) => {
-                let vote = match (outcome, answer) {
-                    (Outcome::Ok, Answer::Approvals(list)) if list.len() == calls.len() => Vote {
-                        hook: slug,
-                        answer: list,
-                        failure: None,
-                    },
-                    (Outcome::Ok, Answer::None) => Vote {
-                        hook: slug,
-                        answer: vec![Approval::Abstain; calls.len()],
-                        failure: None,
-                    },
-                    // A malformed answer is a broken policy: it fails closed
-                    // whatever `on_failure` says, with the reason (a `*`
-                    // handler observes and never decides).
-                    (Outcome::Ok, other) => {
-                        let one = if handler == kind::WILDCARD {
-                            Approval::Abstain
-                        } else {
-                            Approval::Deny(format!(
-                                "policy hook `{slug}` answered {} for {} requested call(s); denied because a malformed answer fails closed",
-                                describe(&other),
-                                calls.len()
-                            ))
-                        };
-                        Vote {
-                            hook: slug,
-                            answer: vec![one; calls.len()],
-                            failure: Some(Outcome::Error),
-                        }
-                    }
-                    (failed, _) => {
-                        let one = decision::failure_approval(on_failure, &slug, failed);
-                        Vote {
-                            hook: slug,
-                            answer: vec![one; calls.len()],
-                            failure: Some(failed),
-                        }
-                    }
-                };
-                answers.push(vote);
+                answers.push(approval_vote(
+                    slug,
+                    handler,
+                    on_failure,
+                    calls.len(),
+                    outcome,
+                    answer,
+                ));
             }
             Answers::FileEdit(answers) => {
-                let vote = match (outcome, answer) {
-                    (Outcome::Ok, Answer::FileEdit(answer)) => Vote {
-                        hook: slug,
-                        answer,
-                        failure: None,
-                    },
-                    (Outcome::Ok, Answer::None) => Vote {
-                        hook: slug,
-                        answer: FileEdit::NotHandled,
-                        failure: None,
-                    },
-                    (Outcome::Ok, other) => {
-                        let answer = if handler == kind::WILDCARD {
-                            FileEdit::NotHandled
-                        } else {
-                            FileEdit::Failed(format!(
-                                "file-edit hook `{slug}` answered {} to a file edit; the write is aborted because a malformed answer fails closed",
-                                describe(&other)
-                            ))
-                        };
-                        Vote {
-                            hook: slug,
-                            answer,
-                            failure: Some(Outcome::Error),
-                        }
-                    }
-                    (failed, _) => {
-                        let answer = decision::failure_file_edit(on_failure, &slug, failed);
-                        Vote {
-                            hook: slug,
-                            answer,
-                            failure: Some(failed),
-                        }
-                    }
-                };
-                answers.push(vote);
+                answers.push(file_edit_vote(slug, handler, on_failure, outcome, answer));
             }
             Answers::Edit(session) if handler == kind::WILDCARD && outcome != Outcome::Ok => {
                 session.observer_failed(&slug, outcome);
@@ -340,6 +273,79 @@ impl EventRun {
             }
             Answers::Edit(session) => Some(Resolution::Edit(session.finish())),
         }
+    }
+}
+
+/// A tool-approval hook's vote: one approval per requested call (`n`).
+/// A malformed answer is a broken policy: it fails closed whatever
+/// `on_failure` says, with the reason (a `*` handler observes and never
+/// decides).
+fn approval_vote(
+    slug: String,
+    handler: &str,
+    on_failure: OnFailure,
+    n: usize,
+    outcome: Outcome,
+    answer: Answer,
+) -> Vote<Vec<Approval>> {
+    let (answer, failure) = match (outcome, answer) {
+        (Outcome::Ok, Answer::Approvals(list)) if list.len() == n => (list, None),
+        (Outcome::Ok, Answer::None) => (vec![Approval::Abstain; n], None),
+        (Outcome::Ok, other) => {
+            let one = if handler == kind::WILDCARD {
+                Approval::Abstain
+            } else {
+                Approval::Deny(format!(
+                    "policy hook `{slug}` answered {} for {n} requested call(s); denied because a malformed answer fails closed",
+                    describe(&other),
+                ))
+            };
+            (vec![one; n], Some(Outcome::Error))
+        }
+        (failed, _) => (
+            vec![decision::failure_approval(on_failure, &slug, failed); n],
+            Some(failed),
+        ),
+    };
+    Vote {
+        hook: slug,
+        answer,
+        failure,
+    }
+}
+
+/// A file-edit hook's vote; a malformed answer fails closed as in
+/// [`approval_vote`].
+fn file_edit_vote(
+    slug: String,
+    handler: &str,
+    on_failure: OnFailure,
+    outcome: Outcome,
+    answer: Answer,
+) -> Vote<FileEdit> {
+    let (answer, failure) = match (outcome, answer) {
+        (Outcome::Ok, Answer::FileEdit(answer)) => (answer, None),
+        (Outcome::Ok, Answer::None) => (FileEdit::NotHandled, None),
+        (Outcome::Ok, other) => {
+            let answer = if handler == kind::WILDCARD {
+                FileEdit::NotHandled
+            } else {
+                FileEdit::Failed(format!(
+                    "file-edit hook `{slug}` answered {} to a file edit; the write is aborted because a malformed answer fails closed",
+                    describe(&other)
+                ))
+            };
+            (answer, Some(Outcome::Error))
+        }
+        (failed, _) => (
+            decision::failure_file_edit(on_failure, &slug, failed),
+            Some(failed),
+        ),
+    };
+    Vote {
+        hook: slug,
+        answer,
+        failure,
     }
 }
 

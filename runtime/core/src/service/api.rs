@@ -130,6 +130,52 @@ impl Default for ServiceOptions {
     }
 }
 
+/// A service's journal, opened: a connection for each thread, and what an
+/// earlier run left unacked (read before the writer starts, so nothing is
+/// both recovered and new).
+struct Opened {
+    writer_journal: Option<Journal>,
+    dispatcher_journal: Option<Journal>,
+    recovered: Vec<Work>,
+}
+
+impl Opened {
+    fn at(journal: Option<&Path>) -> Result<Opened, StartError> {
+        let Some(path) = journal else {
+            return Ok(Opened {
+                writer_journal: None,
+                dispatcher_journal: None,
+                recovered: Vec::new(),
+            });
+        };
+        let mut j = Journal::open(path)?;
+        let recovered: Vec<Work> = j
+            .recover()?
+            .into_iter()
+            .map(|p| Work {
+                seq: p.seq,
+                envelope: p.envelope,
+                deliveries: p.deliveries,
+                resolve: None,
+                answered: p.answered,
+            })
+            .collect();
+        if !recovered.is_empty() {
+            let n: usize = recovered.iter().map(|w| w.deliveries.len()).sum();
+            tracing::info!(
+                events = recovered.len(),
+                deliveries = n,
+                "recovering unacked deliveries from the journal"
+            );
+        }
+        Ok(Opened {
+            writer_journal: Some(j.open_beside()?),
+            dispatcher_journal: Some(j),
+            recovered,
+        })
+    }
+}
+
 impl HookService {
     /// Starts the service. With `journal`, events are `persisted`, and
     /// deliveries an earlier run left unacked are delivered first (in their
@@ -162,15 +208,11 @@ impl HookService {
     ) -> Result<HookService, StartError> {
         // One journal, one owner: held by both threads, released when both end.
         let lock = journal.map(JournalLock::acquire).transpose()?.map(Arc::new);
-        let (writer_journal, dispatcher_journal, recovered) = match journal {
-            Some(path) => {
-                let mut j = Journal::open(path)?;
-                // Read before the writer starts, so nothing is both recovered and new.
-                let pending = j.recover()?;
-                (Some(j.open_beside()?), Some(j), pending)
-            }
-            None => (None, None, Vec::new()),
-        };
+        let Opened {
+            writer_journal,
+            dispatcher_journal,
+            recovered,
+        } = Opened::at(journal)?;
         let durability = if journal.is_some() {
             Durability::Persisted
         } else {
@@ -182,25 +224,6 @@ impl HookService {
         // Bounded: under overload the writer waits for the dispatcher, so
         // receipts slow down instead of memory growing without end.
         let (work_tx, work_rx) = mpsc::sync_channel(DISPATCH_QUEUE);
-
-        let recovered: Vec<Work> = recovered
-            .into_iter()
-            .map(|p| Work {
-                seq: p.seq,
-                envelope: p.envelope,
-                deliveries: p.deliveries,
-                resolve: None,
-                answered: p.answered,
-            })
-            .collect();
-        if !recovered.is_empty() {
-            let n: usize = recovered.iter().map(|w| w.deliveries.len()).sum();
-            tracing::info!(
-                events = recovered.len(),
-                deliveries = n,
-                "recovering unacked deliveries from the journal"
-            );
-        }
         let mut runtime = runtime;
         if let (Some(path), Some(j)) = (journal, dispatcher_journal.as_ref()) {
             // Hooks' state lives beside the events, so it survives restarts;

@@ -83,6 +83,42 @@ pub const SUBAGENTS_DIR: &str = "subagents";
 /// `subagents/<id>/hooks/**` (subagent `id`), or every problem that prevents it.
 pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
     let mut problems = Vec::new();
+    let root = hooks_root(agent_dir, &mut problems)?;
+    let mut found: BTreeMap<(Scope, Slug), DiscoveredHook> = BTreeMap::new();
+    let mut ignored = Vec::new();
+    walk_scope(
+        &root,
+        &Scope::Primary,
+        &mut found,
+        &mut ignored,
+        &mut problems,
+    );
+    for (id, hooks) in subagent_roots(agent_dir, &mut problems) {
+        walk_scope(
+            &hooks,
+            &Scope::Subagent(id),
+            &mut found,
+            &mut ignored,
+            &mut problems,
+        );
+    }
+    if found.len() > MAX_HOOKS {
+        problems.push(too_many_hooks_problem(agent_dir));
+    }
+    check_ids(&found, &mut problems);
+    if problems.is_empty() {
+        Ok(Discovery {
+            hooks: found.into_values().collect(),
+            ignored,
+        })
+    } else {
+        Err(Problems(problems))
+    }
+}
+
+/// The agent folder's `hooks/`, a real folder; without one, every problem
+/// found so far.
+fn hooks_root(agent_dir: &Path, problems: &mut Vec<Problem>) -> Result<PathBuf, Problems> {
     if !agent_dir.is_dir() {
         let what = if agent_dir.exists() {
             "is not a folder"
@@ -102,7 +138,7 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
     let root = agent_dir.join(HOOKS_DIR);
     if is_symlink(&root) {
         problems.push(linked_folder_problem(&root));
-        return Err(Problems(problems));
+        return Err(Problems(std::mem::take(problems)));
     }
     if !root.is_dir() {
         problems.push(Problem::layout(
@@ -113,87 +149,71 @@ pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {
                 root.display()
             ),
         ));
-        return Err(Problems(problems));
+        return Err(Problems(std::mem::take(problems)));
     }
-    let mut found: BTreeMap<(Scope, Slug), DiscoveredHook> = BTreeMap::new();
-    let mut ignored = Vec::new();
-    walk_scope(
-        &root,
-        &Scope::Primary,
-        &mut found,
-        &mut ignored,
-        &mut problems,
-    );
+    Ok(root)
+}
 
+/// Each subagent's id and `hooks/` folder under `subagents/`, by id; an
+/// unsafe id, a linked folder or a `channels/` folder is a problem.
+fn subagent_roots(agent_dir: &Path, problems: &mut Vec<Problem>) -> Vec<(String, PathBuf)> {
     let subagents = agent_dir.join(SUBAGENTS_DIR);
     if is_symlink(&subagents) {
         problems.push(linked_folder_problem(&subagents));
-    } else if subagents.is_dir() {
-        let mut ids: Vec<_> = match fs::read_dir(&subagents) {
-            Ok(rd) => rd
-                .filter_map(Result::ok)
-                .filter(|e| e.path().is_dir())
-                .collect(),
-            Err(e) => {
-                problems.push(Problem::layout(
-                    &subagents,
-                    format!("cannot read: {e}"),
-                    "check permissions",
-                ));
-                Vec::new()
+        return Vec::new();
+    }
+    if !subagents.is_dir() {
+        return Vec::new();
+    }
+    let mut entries: Vec<_> = match fs::read_dir(&subagents) {
+        Ok(rd) => rd
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+            .collect(),
+        Err(e) => {
+            problems.push(Problem::layout(
+                &subagents,
+                format!("cannot read: {e}"),
+                "check permissions",
+            ));
+            Vec::new()
+        }
+    };
+    entries.sort_by_key(|e| e.file_name());
+    let mut roots = Vec::new();
+    for entry in entries {
+        let dir = entry.path();
+        let id = entry.file_name().to_string_lossy().into_owned();
+        let parsed = Slug::parse(&id).and_then(|s| {
+            if s.as_str().contains('/') {
+                Err(SlugError::TooDeep)
+            } else {
+                Ok(s)
             }
-        };
-        ids.sort_by_key(|e| e.file_name());
-        for entry in ids {
-            let dir = entry.path();
-            let id = entry.file_name().to_string_lossy().into_owned();
-            if let Err(e) = Slug::parse(&id).and_then(|s| {
-                if s.as_str().contains('/') {
-                    Err(SlugError::TooDeep)
-                } else {
-                    Ok(s)
-                }
-            }) {
-                problems.push(Problem::layout(
-                    &dir,
-                    format!("unsafe subagent id `{id}`: {e}"),
-                    "rename the folder: lowercase letters, digits, `_` or `-`",
-                ));
-                continue;
-            }
-            if is_symlink(&dir) {
-                problems.push(linked_folder_problem(&dir));
-                continue;
-            }
-            if dir.join(CHANNELS_DIR).exists() {
-                problems.push(channels_problem(&dir.join(CHANNELS_DIR)));
-            }
-            let hooks = dir.join(HOOKS_DIR);
-            if is_symlink(&hooks) {
-                problems.push(linked_folder_problem(&hooks));
-            } else if hooks.is_dir() {
-                walk_scope(
-                    &hooks,
-                    &Scope::Subagent(id),
-                    &mut found,
-                    &mut ignored,
-                    &mut problems,
-                );
-            }
+        });
+        if let Err(e) = parsed {
+            problems.push(Problem::layout(
+                &dir,
+                format!("unsafe subagent id `{id}`: {e}"),
+                "rename the folder: lowercase letters, digits, `_` or `-`",
+            ));
+            continue;
+        }
+        if is_symlink(&dir) {
+            problems.push(linked_folder_problem(&dir));
+            continue;
+        }
+        if dir.join(CHANNELS_DIR).exists() {
+            problems.push(channels_problem(&dir.join(CHANNELS_DIR)));
+        }
+        let hooks = dir.join(HOOKS_DIR);
+        if is_symlink(&hooks) {
+            problems.push(linked_folder_problem(&hooks));
+        } else if hooks.is_dir() {
+            roots.push((id, hooks));
         }
     }
-    if found.len() > MAX_HOOKS {
-        problems.push(too_many_hooks_problem(agent_dir));
-    }
-    check_ids(&found, &mut problems);
-    if problems.is_empty() {
-        Ok(Discovery {
-            hooks: found.into_values().collect(),
-            ignored,
-        })
-    } else {
-        Err(Problems(problems))
-    }
+    roots
 }
 
 /// Walks one scope's hooks folder.

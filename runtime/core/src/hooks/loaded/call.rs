@@ -57,49 +57,9 @@ impl LoadedHook {
         let limits = &self.settings.limits;
         let start = Instant::now();
         let reuse = self.settings.instance == InstancePolicy::Reuse;
-        let warm = if reuse {
-            self.warm.lock().unwrap_or_else(|e| e.into_inner()).take()
-        } else {
-            None
-        };
-        // A warm instance that served its `reuse_limit` is replaced.
-        let warm = warm.filter(|w| w.uses < self.settings.reuse_limit);
-        let warmed = warm.is_some();
-        let (mut store, bindings, uses) = match warm {
-            Some(w) => {
-                let mut store = w.store;
-                // Armed from `start`: one clock read fewer on the hot path.
-                engine::begin_delivery_at(&mut store, limits, start);
-                (store, w.bindings, w.uses)
-            }
-            None => {
-                let mut store = sandbox.new_store(
-                    limits,
-                    services.state.access(&self.id()),
-                    services.metrics.access(&self.id(), services.redactor),
-                    self.http_policy(services.redactor),
-                );
-                engine::begin_delivery(&mut store, limits);
-                match self.instantiate(&mut store) {
-                    Ok(b) => (store, b, 0),
-                    Err(Failed::Wasm(e)) => return self.failed(&store, start, &e),
-                    Err(Failed::Refused(msg)) => {
-                        let output = store.data().capture.take();
-                        let error = Some(format!("refused its configuration: {msg}"));
-                        let duration_us = start.elapsed().as_micros() as u64;
-                        let fuel_used = engine::fuel_used(&store, limits);
-                        return Call {
-                            outcome: Outcome::Error,
-                            duration_us,
-                            fuel_used,
-                            error,
-                            output,
-                            cancelled: false,
-                            answer: Answer::None,
-                        };
-                    }
-                }
-            }
+        let (mut store, bindings, uses, warmed) = match self.instance(services, reuse, start) {
+            Ok(ready) => ready,
+            Err(failed) => return *failed,
         };
         // Instantiation already spent part of the budget; tell the hook what is
         // left (in replay mode the whole deadline, so every run reads the same;
@@ -159,6 +119,51 @@ impl LoadedHook {
                 r
             }
             Err(e) => self.failed(&store, start, &e),
+        }
+    }
+
+    /// The instance this call runs in: the warm one under `reuse` (until it
+    /// served its `reuse_limit`), else a fresh store and instance; with how
+    /// often it was used and whether it was warm. A fresh one that did not
+    /// start is the call's end.
+    fn instance(
+        &self,
+        services: &Services<'_>,
+        reuse: bool,
+        start: Instant,
+    ) -> Result<(Store<StoreData>, Bindings, u64, bool), Box<Call>> {
+        let limits = &self.settings.limits;
+        let warm = if reuse {
+            self.warm.lock().unwrap_or_else(|e| e.into_inner()).take()
+        } else {
+            None
+        };
+        // A warm instance that served its `reuse_limit` is replaced.
+        if let Some(w) = warm.filter(|w| w.uses < self.settings.reuse_limit) {
+            let mut store = w.store;
+            // Armed from `start`: one clock read fewer on the hot path.
+            engine::begin_delivery_at(&mut store, limits, start);
+            return Ok((store, w.bindings, w.uses, true));
+        }
+        let mut store = services.sandbox.new_store(
+            limits,
+            services.state.access(&self.id()),
+            services.metrics.access(&self.id(), services.redactor),
+            self.http_policy(services.redactor),
+        );
+        engine::begin_delivery(&mut store, limits);
+        match self.instantiate(&mut store) {
+            Ok(b) => Ok((store, b, 0, false)),
+            Err(Failed::Wasm(e)) => Err(Box::new(self.failed(&store, start, &e))),
+            Err(Failed::Refused(msg)) => Err(Box::new(Call {
+                outcome: Outcome::Error,
+                duration_us: start.elapsed().as_micros() as u64,
+                fuel_used: engine::fuel_used(&store, limits),
+                error: Some(format!("refused its configuration: {msg}")),
+                output: store.data().capture.take(),
+                cancelled: false,
+                answer: Answer::None,
+            })),
         }
     }
 

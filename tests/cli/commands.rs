@@ -294,12 +294,16 @@ fn a_typescript_hooks_mapped_artifact_is_read_in_at_load_not_in_its_first_delive
     let agent = repo().join("example-hooks/agent");
     // A load stamps an artifact it had to check (hooks/cache/stamp.rs); only a
     // stamped one is mapped, the rest is read into memory whole. On an empty
-    // cache the first load compiles and stores the artifact and the second
-    // checks and stamps it, so two loads come before the one looked at,
-    // whatever the cache held (scripts/test fills it first; `cargo test` does not).
-    for _ in 0..2 {
+    // cache the first load compiles and stores the artifact, and the second
+    // stamps it only once it is `SETTLE` (2 s) old: so two loads, that far
+    // apart, come before the one looked at, whatever the cache held
+    // (scripts/test fills it first; a plain `cargo test` does not).
+    for wait in [true, false] {
         let checked = run(&["check", agent.to_str().unwrap()]);
         assert!(checked.status.success(), "{}", text(&checked.stderr));
+        if wait {
+            std::thread::sleep(std::time::Duration::from_millis(2_100));
+        }
     }
     let mut child = hookrt(&["run", agent.to_str().unwrap(), "--events", "-"])
         .stdin(Stdio::piped())

@@ -111,26 +111,40 @@ fn keys_taken(table: &str) -> Vec<String> {
     keys
 }
 
-/// The keys docs/configuration.md's table under `heading` documents: the
-/// first backticked word of each row (`[defaults]` and `[hooks."slug"]`
-/// rows as `defaults` and `hooks`).
-fn keys_documented(heading: &str) -> Vec<String> {
+/// The rows of the first table after `heading` in docs/configuration.md,
+/// as trimmed cells.
+fn reference_rows(heading: &str) -> Vec<Vec<String>> {
     let doc = std::fs::read_to_string(crate::common::repo().join("docs/configuration.md"))
         .expect("docs/configuration.md");
     let at = doc
         .find(heading)
         .unwrap_or_else(|| panic!("no {heading:?} section"));
-    let mut keys: Vec<String> = doc[at..]
+    doc[at..]
         .lines()
         .skip_while(|l| !l.starts_with('|'))
         .skip(2)
         .take_while(|l| l.starts_with('|'))
-        .filter_map(|row| row.split('`').nth(1))
+        .map(|row| {
+            row.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// The keys the table under `heading` documents: the first backticked word
+/// of each row (`[defaults]` and `[hooks."slug"]` rows as `defaults` and
+/// `hooks`).
+fn keys_documented(heading: &str) -> Vec<String> {
+    let mut keys: Vec<String> = reference_rows(heading)
+        .iter()
+        .filter_map(|row| row[0].split('`').nth(1).map(str::to_owned))
         .map(|k| {
             k.trim_start_matches('[')
                 .split(['.', ']'])
                 .next()
-                .unwrap_or(k)
+                .unwrap_or(&k)
                 .to_owned()
         })
         .collect();
@@ -165,17 +179,8 @@ fn the_configuration_reference_lists_exactly_the_keys_the_parser_takes() {
 /// parser's range check: each documented maximum is taken, one more refused.
 #[test]
 fn every_documented_maximum_is_the_parsers_bound() {
-    let doc = std::fs::read_to_string(crate::common::repo().join("docs/configuration.md"))
-        .expect("docs/configuration.md");
-    let at = doc.find("## Per-hook keys").expect("the per-hook section");
     let mut checked = 0;
-    for row in doc[at..]
-        .lines()
-        .skip_while(|l| !l.starts_with('|'))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-    {
-        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    for cells in reference_rows("## Per-hook keys") {
         let key = cells[0].split('`').nth(1).expect("a key");
         let Some(max) = cells[2].split('`').nth(1) else {
             continue;

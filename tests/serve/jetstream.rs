@@ -121,13 +121,7 @@ impl Worker {
 
     /// Stops the worker with SIGTERM (it drains) and returns its summary.
     pub(crate) fn terminate(mut self) -> Value {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill runs");
-        assert!(sent.success(), "kill -TERM {pid}");
-        let status = self.child.wait().expect("wait for hookrt worker");
+        let status = crate::sigterm(&mut self.child);
         assert!(status.success(), "hookrt worker exits cleanly: {status}");
         wait_for("the worker's summary line", || {
             self.summary.lock().unwrap().is_some()

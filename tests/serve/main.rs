@@ -91,13 +91,7 @@ impl Server {
     /// Sends SIGTERM and waits for the exit: whether it succeeded, and what
     /// it printed after its first line.
     pub fn terminate(mut self) -> (bool, String) {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill runs");
-        assert!(sent.success(), "kill -TERM {pid}");
-        let status = self.child.wait().expect("wait for hookrt serve");
+        let status = sigterm(&mut self.child);
         let rest = self
             .rest
             .take()
@@ -208,4 +202,16 @@ pub fn agent() -> PathBuf {
 /// The example transcript's text.
 pub fn transcript_text() -> String {
     std::fs::read_to_string(common::example("agent/transcript.jsonl")).expect("transcript")
+}
+
+/// Sends SIGTERM to `child` (a server or worker drains on it) and waits for
+/// its exit.
+pub(crate) fn sigterm(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let pid = child.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -TERM {pid}");
+    child.wait().expect("wait for the child")
 }

@@ -52,6 +52,7 @@ const RUNTIME: &[&str] = &[
     "hooks::problem",
     "hooks::folder::slug",
     "hooks::folder::discovery",
+    "hooks::folder::plain",
     "hooks::folder::settings",
     "hooks::folder::config",
     "hooks::cache::dir",
@@ -61,6 +62,7 @@ const RUNTIME: &[&str] = &[
     "hooks::build::digest",
     "hooks::build::cargo",
     "hooks::build::typescript",
+    "hooks::build::confine",
     "hooks::build::component",
     "hooks::loaded::load",
     "hooks::loaded::lock",
@@ -81,6 +83,7 @@ const RUNTIME: &[&str] = &[
     // service/: the runtime in the background.
     "service::owner",
     "service::journal",
+    "service::journal::migrate",
     "service::journal::write",
     "service::journal::inspect",
     "service::journal::recover",
@@ -139,6 +142,7 @@ const SERVE: &[&str] = &[
     "tally",
     "reload",
     "routes",
+    "connections",
 ];
 
 /// The JetStream worker (`hookrt worker`): subjects, the shared JetStream

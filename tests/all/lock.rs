@@ -1,5 +1,6 @@
-//! Pinning: with `hookrt.lock` present, a hook whose component, world or
-//! grants changed, a new hook, or a locked hook gone is refused at load.
+//! Pinning: with `hookrt.lock` present, a hook whose files or settings
+//! changed (refused before anything builds), whose component or world
+//! changed, a new hook, or a locked hook gone is refused at load.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,8 +42,11 @@ fn a_hook_whose_component_drifted_from_the_lock_is_refused_naming_both_digests()
     let rt = load(agent.path());
     let locked_sha = rt.hooks()[0].component_sha256.clone();
     let lock = Lock::of(rt.hooks());
-    lock.write(agent.path()).unwrap();
-    assert_eq!(Lock::read(agent.path()).unwrap(), Some(lock.clone()));
+    lock.write(&agent.path().join(LOCK_FILE)).unwrap();
+    assert_eq!(
+        Lock::read(&agent.path().join(LOCK_FILE)).unwrap(),
+        Some(lock.clone())
+    );
     assert_eq!(
         lock.status(&load(agent.path()).hooks()[0]).0,
         LockStatus::Locked
@@ -64,7 +68,7 @@ fn a_hook_whose_component_drifted_from_the_lock_is_refused_naming_both_digests()
             ProblemKind::Lock,
             wasm.clone(),
             format!(
-                "hook `guard` drifted from {LOCK_FILE}: component sha256 expected {locked_sha}, found {found_sha}"
+                "hook `guard` drifted from {LOCK_FILE}: its files' sha256 expected {locked_sha}, found {found_sha}"
             )
         )]
     );
@@ -76,7 +80,7 @@ fn widened_grants_new_hooks_and_removed_hooks_drift_from_the_lock() {
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .hook("testing/hooks/deny_all.rs", "deny_all.rs");
     Lock::of(load(agent.path()).hooks())
-        .write(agent.path())
+        .write(&agent.path().join(LOCK_FILE))
         .unwrap();
     fs::write(
         agent.path().join("hookrt.toml"),
@@ -90,7 +94,10 @@ fn widened_grants_new_hooks_and_removed_hooks_drift_from_the_lock() {
     )
     .unwrap();
     let witness = load_unlocked(agent.path());
-    let before: Vec<String> = Lock::read(agent.path()).unwrap().unwrap().hooks["witness"]
+    let before: Vec<String> = Lock::read(&agent.path().join(LOCK_FILE))
+        .unwrap()
+        .unwrap()
+        .hooks["witness"]
         .grants
         .clone();
     assert_eq!(
@@ -110,9 +117,9 @@ fn widened_grants_new_hooks_and_removed_hooks_drift_from_the_lock() {
                 ProblemKind::Lock,
                 agent.path().join("hooks/witness.rs"),
                 format!(
-                    "hook `witness` drifted from {LOCK_FILE}: grants expected [{}], found [{}]",
-                    before.join(", "),
-                    witness.join(", ")
+                    "hook `witness` drifted from {LOCK_FILE}: its settings in hookrt.toml changed: settings.grants {} -> {}",
+                    serde_json::to_string(&before).unwrap(),
+                    serde_json::to_string(&witness).unwrap()
                 )
             ),
         ]
@@ -132,4 +139,153 @@ fn load_unlocked(agent: &Path) -> Vec<String> {
         .find(|h| h.slug.as_str() == "witness")
         .unwrap();
     w.settings.grants.iter().cloned().collect()
+}
+
+/// Locks `agent` as it loads now.
+fn lock(agent: &Path) {
+    Lock::of(load(agent).hooks())
+        .write(&agent.join(LOCK_FILE))
+        .unwrap();
+}
+
+#[test]
+fn a_locked_folder_whose_on_failure_fuel_config_or_redaction_changed_is_refused_naming_each() {
+    let agent = TempAgent::new()
+        .hook("hostile/hooks/witness.rs", "witness.rs")
+        .config("[hooks.witness]\nfuel = 100_000_000\non_failure = \"deny\"\nconfig = { key = \"a\" }\n");
+    lock(agent.path());
+    for (toml, what) in [
+        (
+            "[hooks.witness]\nfuel = 200_000_000\non_failure = \"deny\"\nconfig = { key = \"a\" }\n",
+            "settings.limits.fuel 100000000 -> 200000000",
+        ),
+        (
+            "[hooks.witness]\nfuel = 100_000_000\non_failure = \"abstain\"\nconfig = { key = \"a\" }\n",
+            "settings.on_failure \"deny\" -> \"abstain\"",
+        ),
+        (
+            "[hooks.witness]\nfuel = 100_000_000\non_failure = \"deny\"\nconfig = { key = \"secret-b\" }\n",
+            "settings.config.key changed",
+        ),
+        (
+            "aggregate = [\"witness\"]\n[hooks.witness]\nfuel = 100_000_000\non_failure = \"deny\"\nconfig = { key = \"a\" }\n",
+            "aggregate false -> true",
+        ),
+        (
+            "[redaction.patterns]\nticket = \"TCK-[0-9]+\"\n[hooks.witness]\nfuel = 100_000_000\non_failure = \"deny\"\nconfig = { key = \"a\" }\n",
+            "redaction_patterns",
+        ),
+    ] {
+        fs::write(agent.path().join("hookrt.toml"), toml).unwrap();
+        let problems = refused(agent.path());
+        assert_eq!(problems.len(), 1, "{what}: {problems:?}");
+        let (kind, path, message) = &problems[0];
+        assert_eq!(*kind, ProblemKind::Lock, "{what}: {message}");
+        assert_eq!(
+            (kind, path),
+            (&ProblemKind::Lock, &agent.path().join("hooks/witness.rs"))
+        );
+        assert!(message.contains(what), "{what}: {message}");
+        assert!(
+            !message.contains("secret-b"),
+            "a config value is never shown: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_drifted_source_is_refused_before_anything_builds() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
+    lock(agent.path());
+    // Source that would not even compile: the refusal is the lock's, so
+    // cargo never ran (a crate's build.rs would not have either).
+    let source = agent.path().join("hooks/witness.rs");
+    let mut text = fs::read_to_string(&source).unwrap();
+    text.push_str("\nthis is not rust ((\n");
+    fs::write(&source, text).unwrap();
+    let mut built = false;
+    let problems = match Runtime::load_blocking(agent.path(), &opts(), &mut |e| {
+        built |= matches!(e, hookrt::hooks::BuildEvent::Planned { stale, .. } if stale > 0)
+    }) {
+        Ok(_) => panic!("a drifted folder must not load"),
+        Err(p) => p.0,
+    };
+    assert!(!built, "nothing was planned or built");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].kind, ProblemKind::Lock);
+    assert!(
+        problems[0].message.contains("its files' sha256 expected"),
+        "{}",
+        problems[0].message
+    );
+}
+
+#[test]
+fn require_lock_refuses_an_unlocked_folder_and_a_lock_outside_the_folder_is_used() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("agent.lock");
+    let strict = hookrt::BuildOptions {
+        lock: hookrt::hooks::LockPolicy {
+            file: Some(file.clone()),
+            required: true,
+        },
+        ..opts()
+    };
+    let err = match Runtime::load_blocking(agent.path(), &strict, &mut |_| {}) {
+        Ok(_) => panic!("no lock, and one is required"),
+        Err(p) => p.0,
+    };
+    assert_eq!((err[0].kind, &err[0].path), (ProblemKind::Lock, &file));
+    assert!(
+        err[0].message.contains("--require-lock"),
+        "{}",
+        err[0].message
+    );
+    Lock::of(load(agent.path()).hooks()).write(&file).unwrap();
+    assert!(Runtime::load_blocking(agent.path(), &strict, &mut |_| {}).is_ok());
+    // A lock planted in the folder does not replace the one given.
+    fs::write(
+        agent.path().join("hookrt.toml"),
+        "[hooks.witness]\ngrants = [\"log\", \"state\"]\n",
+    )
+    .unwrap();
+    lock(agent.path());
+    let err = match Runtime::load_blocking(agent.path(), &strict, &mut |_| {}) {
+        Ok(_) => panic!("drifted from the given lock"),
+        Err(p) => p.0,
+    };
+    assert!(
+        err[0]
+            .message
+            .contains(&format!("drifted from {}", file.display())),
+        "{}",
+        err[0].message
+    );
+}
+
+#[test]
+fn a_symlinked_lock_or_config_is_refused_without_quoting_its_target() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("shadow");
+    fs::write(&secret, "root:SECRET-HASH-TEXT:19000:0:99999:7:::\n").unwrap();
+    for name in [LOCK_FILE, "hookrt.toml"] {
+        let link = agent.path().join(name);
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let problems = refused(agent.path());
+        let text = format!("{problems:?}");
+        assert!(text.contains("symbolic link"), "{name}: {text}");
+        assert!(!text.contains("SECRET-HASH-TEXT"), "{name}: {text}");
+        fs::remove_file(&link).unwrap();
+    }
+    // A TOML error names its line and column, never the line's text.
+    fs::write(
+        agent.path().join("hookrt.toml"),
+        "[hooks.witness]\nfuel = SECRET-VALUE-TEXT\n",
+    )
+    .unwrap();
+    let text = format!("{:?}", refused(agent.path()));
+    assert!(text.contains("line 2, column"), "{text}");
+    assert!(!text.contains("SECRET-VALUE-TEXT"), "{text}");
 }

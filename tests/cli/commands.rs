@@ -921,6 +921,9 @@ fn prebuilt_flag_refuses_a_source_hook_naming_it_and_the_fix() {
 #[test]
 fn a_hook_built_by_hookrt_sees_no_host_secret_in_its_build_environment() {
     let dir = tempfile::tempdir().unwrap();
+    // The user's HOME as the build would see it; cargo and rustup keep theirs.
+    let home = dir.path().join("home");
+    fs::create_dir_all(&home).unwrap();
     let src = fs::read_to_string(repo().join("example-hooks/testing/hooks/env_leak.rs")).unwrap();
     // A fresh source, so this build (not an earlier cached one) is what runs.
     let nonce = format!("{:?}", std::time::SystemTime::now());
@@ -938,20 +941,105 @@ fn a_hook_built_by_hookrt_sees_no_host_secret_in_its_build_environment() {
         "--logs",
     ])
     .env("HOOKRT_TEST_SECRET", "hunter2-host-secret")
+    .env("HOME", &home)
+    .env("CARGO_HOME", tool_home("CARGO_HOME", ".cargo"))
+    .env("RUSTUP_HOME", tool_home("RUSTUP_HOME", ".rustup"))
     .output()
     .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let seen: Vec<String> = json_lines(&out)
-        .iter()
-        .filter_map(|l| l["logs"].as_array())
-        .flatten()
-        .filter_map(|log| log["fields"].as_array())
-        .flatten()
-        .filter(|f| f[0] == "secret")
-        .map(|f| f[1].as_str().unwrap().to_owned())
-        .collect();
+    let field = |name: &str| -> Vec<String> {
+        json_lines(&out)
+            .iter()
+            .filter_map(|l| l["logs"].as_array())
+            .flatten()
+            .filter_map(|log| log["fields"].as_array())
+            .flatten()
+            .filter(|f| f[0] == name)
+            .map(|f| f[1].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let seen = field("secret");
     assert!(!seen.is_empty());
     assert!(seen.iter().all(|s| s == "absent"), "{seen:?}");
+    let homes = field("home");
+    assert!(!homes.is_empty());
+    assert!(
+        homes.iter().all(|h| !h.starts_with(home.to_str().unwrap())),
+        "the build saw the user's HOME: {homes:?}"
+    );
+}
+
+/// Where cargo's or rustup's own home is (`key`, else below `$HOME`).
+fn tool_home(key: &str, below_home: &str) -> PathBuf {
+    std::env::var_os(key)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(below_home))
+}
+
+#[test]
+fn a_single_file_hook_including_a_host_file_is_refused_at_check_and_nothing_of_the_file_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("credentials");
+    fs::write(&secret, "aws_secret_access_key = CANARY-7f1e-do-not-leak\n").unwrap();
+    fs::create_dir_all(dir.path().join("agent/hooks")).unwrap();
+    let agent = dir.path().join("agent");
+    for (name, code) in [
+        (
+            "bytes",
+            format!(
+                "const K: &[u8] = include_bytes!({:?});",
+                secret.to_str().unwrap()
+            ),
+        ),
+        (
+            "text",
+            "const K: &str = include_str!(concat!(env!(\"HOME\"), \"/.aws/credentials\"));"
+                .to_owned(),
+        ),
+        (
+            "called",
+            format!(
+                "macro_rules! call {{ ($m:ident) => {{ $m!({:?}) }} }}\nconst K: &[u8] = call!(include_bytes);",
+                secret.to_str().unwrap()
+            ),
+        ),
+        (
+            "module",
+            format!("#[path = {:?}]\nmod k;", secret.to_str().unwrap()),
+        ),
+    ] {
+        let _ = fs::remove_dir_all(agent.join("hooks"));
+        fs::create_dir_all(agent.join("hooks")).unwrap();
+        let source = format!(
+            "use hookrt_sdk::prelude::*;\n{code}\n#[derive(Default)]\npub struct Leak;\nimpl Leak {{ fn any(&mut self, _e: &Event, _c: &Context) -> HookResult {{ Ok(()) }} }}\nhookrt_sdk::define_hook!(Leak {{ \"*\" => any, }});\n"
+        );
+        fs::write(agent.join(format!("hooks/{name}.rs")), source).unwrap();
+        let started = std::time::Instant::now();
+        let out = hookrt(&["check", agent.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(!out.status.success(), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("hooks/{name}.rs")),
+            "{name}: {stderr}"
+        );
+        assert!(
+            stderr.contains("would read a file of the host"),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains("line "), "{name}: {stderr}");
+        for output in [&stdout, &stderr] {
+            assert!(
+                !output.contains("CANARY"),
+                "{name}: the file's text shows: {output}"
+            );
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{name}: refused before cargo ran"
+        );
+    }
 }
 
 #[test]
@@ -1033,7 +1121,7 @@ fn lock_pins_the_folder_and_audit_json_shows_each_hooks_lock_status() {
     let err = text(&refused.stderr);
     assert!(
         err.contains(
-            "hook `witness` drifted from hookrt.lock: grants expected [log], found [log, state]"
+            "hook `witness` drifted from hookrt.lock: its settings in hookrt.toml changed: settings.grants [\"log\"] -> [\"log\",\"state\"]"
         ),
         "{err}"
     );

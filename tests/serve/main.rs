@@ -11,6 +11,7 @@ mod common;
 
 mod auth;
 mod cascade;
+mod doors;
 mod endpoints;
 mod front_ends;
 mod jetstream;
@@ -47,11 +48,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Serves `agent` with the test token and `extra` arguments.
+    /// Serves `agent` with the test token (an `admin` one, bound to no
+    /// agent) and `extra` arguments.
     pub fn start(agent: &Path, extra: &[&str]) -> Server {
+        Server::with_tokens(agent, &format!("# test\n{TOKEN} admin\n"), extra)
+    }
+
+    /// Serves `agent` with a tokens file of `tokens` and `extra` arguments.
+    pub fn with_tokens(agent: &Path, tokens_text: &str, extra: &[&str]) -> Server {
         let tokens = tempfile::tempdir().expect("temp dir");
         let file = tokens.path().join("tokens");
-        std::fs::write(&file, format!("# test\n{TOKEN}\n")).expect("tokens file");
+        std::fs::write(&file, tokens_text).expect("tokens file");
         let mut args = vec![
             "serve",
             agent.to_str().expect("utf-8 path"),
@@ -149,6 +156,28 @@ impl Reply {
     }
 }
 
+/// A POST whose head promises `length` bytes of body but sends only `body`,
+/// then waits for the answer (the server's body timeout).
+pub fn request_cut(
+    addr: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    length: usize,
+) -> Reply {
+    let mut s = TcpStream::connect(addr).expect("connect to hookrt serve");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut head = format!("POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {length}\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).expect("send head");
+    s.write_all(body).expect("send part of the body");
+    answer(s)
+}
+
 /// One HTTP/1.1 request on its own connection.
 pub fn request(
     addr: &str,
@@ -171,6 +200,11 @@ pub fn request(
     s.write_all(head.as_bytes()).expect("send head");
     // The server may answer (413) before reading the whole body.
     let _ = s.write_all(body);
+    answer(s)
+}
+
+/// Reads the answer on `s` to its end.
+fn answer(mut s: TcpStream) -> Reply {
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw).into_owned();

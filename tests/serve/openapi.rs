@@ -343,6 +343,61 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         }
     }
 
+    // The doors: a token bound to another agent and without `admin`, a
+    // claimed id, a body that stops, a Content-Type that is not JSON.
+    let bound = "bound-token-0123456789abcdef";
+    let server = Server::with_tokens(
+        &agent(),
+        &format!("{TOKEN} admin\n{bound} agent=someone-else\n"),
+        &["--body-timeout-ms", "300", "--decide-timeout-ms", "30000"],
+    );
+    let as_bound = |method: &str, path: &str, content_type: &str, body: &[u8]| {
+        let auth = format!("Bearer {bound}");
+        request(
+            &server.addr,
+            method,
+            path,
+            &[("Authorization", &auth), ("Content-Type", content_type)],
+            body,
+        )
+    };
+    let decide_line = line("actions.requested").replace("\"id\":\"", "\"id\":\"door-");
+    let edit_line = line("step.completed").replace("\"id\":\"", "\"id\":\"door-");
+    seen.check("GET", "/metrics", &as_bound("GET", "/metrics", JSON, b""));
+    seen.check(
+        "POST",
+        "/v1/admin/reload",
+        &as_bound("POST", "/v1/admin/reload", JSON, b""),
+    );
+    for (path, body) in [
+        ("/v1/decide", &decide_line),
+        ("/v1/edit", &edit_line),
+        ("/v1/events", &decide_line),
+    ] {
+        seen.check("POST", path, &as_bound("POST", path, JSON, body.as_bytes()));
+        // Taken, then claimed by an event that says something else.
+        assert_eq!(post(&server, path, JSON, body.as_bytes()).status, 200);
+        let claim = body.replace("\"sequence\":", "\"sequence\":1000");
+        seen.check("POST", path, &post(&server, path, JSON, claim.as_bytes()));
+        let auth = format!("Bearer {TOKEN}");
+        let cut = crate::request_cut(
+            &server.addr,
+            path,
+            &[("Authorization", &auth), ("Content-Type", JSON)],
+            b"{\"id\":",
+            100,
+        );
+        seen.check("POST", path, &cut);
+    }
+    for path in ["/v1/decide", "/v1/edit", "/v1/admin/reload"] {
+        seen.check(
+            "POST",
+            path,
+            &post(&server, path, "text/plain", decide_line.as_bytes()),
+        );
+    }
+    drop(server);
+
     // Every documented answer was seen, but for the ones a test cannot bring about
     // without stopping the server mid-request.
     let documented: BTreeSet<(String, String, u16)> = seen.doc["paths"]

@@ -41,6 +41,13 @@ struct Cli {
     /// problem (also `mode = "prebuilt"` in hookrt.toml).
     #[arg(long, global = true)]
     prebuilt: bool,
+    /// The lock to check hooks against (and `hookrt lock` writes), kept
+    /// outside the agent folder [default: DIR/hookrt.lock].
+    #[arg(long, global = true, value_name = "FILE")]
+    lock: Option<PathBuf>,
+    /// Refuse to load a folder without a lock (at --lock FILE or DIR/hookrt.lock).
+    #[arg(long, global = true)]
+    require_lock: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -147,12 +154,19 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         cache_dir: cli.cache_dir,
         prebuilt: cli.prebuilt,
         enforce_lock: true,
+        lock: hookrt::hooks::LockPolicy {
+            file: cli.lock,
+            required: cli.require_lock,
+        },
     };
     match cli.command {
         Command::Check { dir, no_build } => check(&dir, no_build, cache),
         Command::Build { dir, out } => loaded(&dir, cache, |rt| build(&rt, out.as_deref())),
         // Locking pins the folder as it is now, drifted or not.
-        Command::Lock { dir } => loaded(&dir, cache.without_lock(), |rt| lock(&rt, &dir)),
+        Command::Lock { dir } => {
+            let file = cache.lock.path(&dir);
+            loaded(&dir, cache.without_lock(), |rt| lock(&rt, &file))
+        }
         Command::Run(args) => loaded(&args.dir, cache, |rt| run::run(rt, &args)),
         Command::New(args) if new_ts::wants(&args) => {
             new_ts::new(&args).map(|()| ExitCode::SUCCESS)
@@ -232,11 +246,10 @@ fn build(rt: &Runtime, out: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `hookrt lock`: pins every loaded hook in `hookrt.lock`.
-fn lock(rt: &Runtime, dir: &Path) -> Result<ExitCode> {
-    let file = dir.join(hookrt::hooks::LOCK_FILE);
+/// `hookrt lock`: pins every loaded hook in `file` (`hookrt.lock`, or `--lock FILE`).
+fn lock(rt: &Runtime, file: &Path) -> Result<ExitCode> {
     hookrt::hooks::Lock::of(rt.hooks())
-        .write(dir)
+        .write(file)
         .with_context(|| format!("cannot write {}", file.display()))?;
     println!("locked {} hook(s) in {}", rt.hooks().len(), file.display());
     Ok(ExitCode::SUCCESS)
@@ -264,6 +277,7 @@ struct Loading {
     cache_dir: Option<PathBuf>,
     prebuilt: bool,
     enforce_lock: bool,
+    lock: hookrt::hooks::LockPolicy,
 }
 
 impl Loading {
@@ -284,6 +298,7 @@ fn options(dir: &Path, loading: Loading) -> BuildOptions {
     }
     opts.prebuilt = loading.prebuilt;
     opts.enforce_lock = loading.enforce_lock;
+    opts.lock = loading.lock;
     opts
 }
 

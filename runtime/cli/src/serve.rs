@@ -61,6 +61,16 @@ pub struct ServeArgs {
     /// The largest request body (413 past it).
     #[arg(long, default_value_t = hookrt_serve::DEFAULT_MAX_BODY_BYTES, value_name = "BYTES")]
     pub max_body_bytes: usize,
+    /// Connections open at once at most; past it new ones wait to be accepted.
+    #[arg(long, default_value_t = hookrt_serve::DEFAULT_MAX_CONNECTIONS, value_name = "N")]
+    pub max_connections: usize,
+    /// How long a request's line and headers may take to arrive (the
+    /// connection is closed past it; also the idle time of a kept-alive one).
+    #[arg(long, default_value = "10000", value_name = "MS")]
+    pub header_timeout_ms: u64,
+    /// How long a request's body may take to arrive (408 past it).
+    #[arg(long, default_value = "30000", value_name = "MS")]
+    pub body_timeout_ms: u64,
     /// Requests per second per token, on average (0: no limit).
     #[arg(long, default_value = "1000", value_name = "PER_SECOND")]
     pub rate_limit: f64,
@@ -105,6 +115,9 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
     options.insecure_no_auth = args.insecure_no_auth;
     options.decide_timeout = Duration::from_millis(args.decide_timeout_ms);
     options.max_body_bytes = args.max_body_bytes;
+    options.max_connections = args.max_connections;
+    options.header_timeout = Duration::from_millis(args.header_timeout_ms);
+    options.body_timeout = Duration::from_millis(args.body_timeout_ms);
     options.rate_limit = args.rate_limit;
     options.rate_burst = args.rate_burst;
     options.drain_timeout = Duration::from_secs(args.drain_timeout);

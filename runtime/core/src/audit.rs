@@ -120,7 +120,7 @@ pub struct Audit {
 /// Audits a loaded runtime.
 pub fn audit(rt: &Runtime) -> Audit {
     // An unreadable lock pins nothing: every hook counts as drifted from it.
-    let lock = Lock::read(rt.agent_dir());
+    let lock = Lock::read(&rt.agent_dir().join(crate::hooks::loaded::lock::LOCK_FILE));
     let hooks = rt
         .hooks()
         .iter()

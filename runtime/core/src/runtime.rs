@@ -18,7 +18,7 @@ use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
 use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::LoadedHook;
-use crate::hooks::loaded::lock::Lock;
+use crate::hooks::loaded::lock::{Lock, Review};
 use crate::hooks::loaded::registry::Registry;
 use crate::hooks::problem::{Problem, Problems};
 use crate::sandbox::engine::{self, Allocator, Sandbox};
@@ -134,6 +134,54 @@ fn load_all(
     all.into_iter().map(|(_, loaded)| loaded).collect()
 }
 
+/// Each discovered hook's review (its id, source and what the lock pins of
+/// it), and, when the lock is enforced and there is one, the lock, checked
+/// against them: a drift, a missing lock that `--require-lock` asks for, or
+/// an unreadable lock is a refusal before anything builds. Without a lock
+/// (and not required) the folder loads unlocked, with a warning.
+fn locked(
+    agent_dir: &Path,
+    discovery: &Discovery,
+    config: &Config,
+    opts: &BuildOptions,
+) -> Result<(Option<Lock>, Vec<(String, PathBuf, Review)>), Problems> {
+    let mut problems = Vec::new();
+    let mut reviews = Vec::new();
+    for hook in &discovery.hooks {
+        match Review::of(hook, config) {
+            Ok(r) => reviews.push((hook.scope.hook_id(hook.slug.as_str()), hook.path.clone(), r)),
+            Err(p) => problems.push(p),
+        }
+    }
+    Problems(problems).into_result()?;
+    if !opts.enforce_lock {
+        return Ok((None, reviews));
+    }
+    let path = opts.lock.path(agent_dir);
+    match Lock::read(&path) {
+        Ok(Some(lock)) => {
+            let mut drifted = lock.check_reviews(&path, &reviews);
+            drifted.sort_by(|a, b| a.path.cmp(&b.path));
+            Problems(drifted).into_result()?;
+            Ok((Some(lock), reviews))
+        }
+        Ok(None) if opts.lock.required => Err(Problems(vec![Problem::lock(
+            &path,
+            "there is no lock, and --require-lock asks for one",
+            "review the folder, then pin it with `hookrt lock DIR` (or give the lock with --lock FILE)",
+        )])),
+        Ok(None) => {
+            tracing::warn!(
+                "{} is not locked ({} missing): any change to its hooks runs unreviewed; pin it with `hookrt lock`, and load it with --require-lock",
+                agent_dir.display(),
+                path.display()
+            );
+            Ok((None, reviews))
+        }
+        Err(p) => Err(Problems(vec![p])),
+    }
+}
+
 impl Runtime {
     /// [`Runtime::load`] for a caller outside async code, with build
     /// progress: discovers, builds what is stale, loads every hook.
@@ -173,6 +221,9 @@ impl Runtime {
             .any(|h| config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch);
         let sandbox = Sandbox::with_meterings(want, epoch_only)
             .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))?;
+        // The lock is checked before anything builds: a drifted crate's
+        // `build.rs` never runs.
+        let (lock, reviews) = locked(agent_dir, &discovery, &config, opts)?;
         let (built, mut problems) = component::build(&discovery.hooks, opts, progress);
         // Load-time calls (configure, subscriptions) store into one throw-away place.
         let scratch = StateStore::in_memory();
@@ -188,12 +239,13 @@ impl Runtime {
                 Err(p) => problems.push(p),
             }
         }
-        if opts.enforce_lock {
-            match Lock::read(agent_dir) {
-                Ok(Some(lock)) => problems.extend(lock.check(agent_dir, &hooks)),
-                Ok(None) => {}
-                Err(p) => problems.push(p),
+        for h in &mut hooks {
+            if let Some((_, _, review)) = reviews.iter().find(|(id, _, _)| h.has_id(id)) {
+                h.reviewed = (review.files_sha256.clone(), review.settings.clone());
             }
+        }
+        if let Some(lock) = lock {
+            problems.extend(lock.check(&opts.lock.path(agent_dir), &hooks));
         }
         problems.sort_by(|a, b| a.path.cmp(&b.path));
         Problems(problems).into_result()?;

@@ -1,14 +1,23 @@
-//! Bearer tokens and per-token rate limits.
+//! Bearer tokens, what each may do, and per-token rate limits.
 //!
 //! Tokens come from a file (one per line; blank lines and `#` comments
 //! skipped) or from `HOOKRT_TOKENS` (separated by commas or whitespace). A
-//! presented token is hashed and compared with every configured token's
+//! token may be followed by what binds it: `agent=ID` (repeatable) lets it
+//! send only those agents' events (any agent without one), and `admin` lets
+//! it reload the hooks and read `/metrics` (a token without it may not):
+//!
+//! ```text
+//! 5f2c...e1 agent=support-bot
+//! 9a0b...77 admin
+//! ```
+//!
+//! A presented token is hashed and compared with every configured token's
 //! hash in constant time, so neither its content nor its length shows in the
 //! answer's timing. Each token has its own token bucket: `rate` requests per
 //! second on average, up to `burst` at once; past it the answer is 429.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::http::{HeaderMap, StatusCode, header};
@@ -20,10 +29,61 @@ use crate::error::{ApiError, ServeError};
 /// The shortest token accepted: shorter ones are guessable.
 pub const MIN_TOKEN_LEN: usize = 16;
 
-/// The configured tokens, as hashes.
+/// What a caller may do: the agents it may send events for, and whether it
+/// may administer the server (reload, metrics).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// The agents whose events it may send; `None`: any.
+    pub agents: Option<Arc<[String]>>,
+    /// It may reload the hooks and read `/metrics`.
+    pub admin: bool,
+}
+
+impl Access {
+    /// Everything (a server without tokens, `--insecure-no-auth`).
+    pub fn all() -> Access {
+        Access {
+            agents: None,
+            admin: true,
+        }
+    }
+
+    /// Whether it may send `agent`'s events.
+    pub fn may_send(&self, agent: &str) -> bool {
+        self.agents
+            .as_ref()
+            .is_none_or(|agents| agents.iter().any(|a| a == agent))
+    }
+
+    /// The 403 for an event of `agent` this caller may not send.
+    pub fn refuse_agent(&self, agent: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("this token may not send events of agent `{agent}`"),
+            "send them with a token bound to that agent (`agent=` in the server's tokens file, docs/serve.md#tokens)",
+        )
+        .with_code("forbidden_agent")
+    }
+
+    /// Ok when it may administer the server, else the 403 naming `what`.
+    pub fn administer(&self, what: &str) -> Result<(), ApiError> {
+        if self.admin {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("this token may not {what}"),
+            "use a token marked `admin` in the server's tokens file (docs/serve.md#tokens)",
+        )
+        .with_code("not_admin"))
+    }
+}
+
+/// The configured tokens, as hashes, with what each may do.
 #[derive(Debug, Default)]
 pub struct Tokens {
     hashes: Vec<[u8; 32]>,
+    access: Vec<Access>,
 }
 
 fn digest(token: &[u8]) -> [u8; 32] {
@@ -32,29 +92,62 @@ fn digest(token: &[u8]) -> [u8; 32] {
 
 impl Tokens {
     /// Tokens from `text`: one per line (blank lines and `#` comments
-    /// skipped) or separated by commas or whitespace.
+    /// skipped) or separated by commas or whitespace, each followed by its
+    /// bindings (`agent=ID`, `admin`).
     pub fn parse(text: &str) -> Result<Tokens, ServeError> {
         let mut hashes = Vec::new();
-        for line in text.lines() {
+        let mut bound: Vec<(Vec<String>, bool)> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            for token in line.split(|c: char| c == ',' || c.is_whitespace()) {
-                if token.is_empty() {
+            let mut on_line = false;
+            for word in line.split(|c: char| c == ',' || c.is_whitespace()) {
+                if word.is_empty() {
                     continue;
                 }
-                if token.len() < MIN_TOKEN_LEN {
+                let binding = word == "admin" || word.contains('=');
+                if binding {
+                    let Some(last) = bound.last_mut().filter(|_| on_line) else {
+                        return Err(ServeError::BadToken(format!(
+                            "line {}: `{}` binds no token: write it after the token it binds, on the same line",
+                            n + 1,
+                            word.split('=').next().unwrap_or_default()
+                        )));
+                    };
+                    match word.split_once('=') {
+                        None => last.1 = true,
+                        Some(("agent", id)) if !id.is_empty() => last.0.push(id.to_owned()),
+                        Some((key, _)) => {
+                            return Err(ServeError::BadToken(format!(
+                                "line {}: unknown token binding `{key}=`: a token takes `agent=ID` (repeatable) and `admin`",
+                                n + 1
+                            )));
+                        }
+                    }
+                    continue;
+                }
+                if word.len() < MIN_TOKEN_LEN {
                     return Err(ServeError::BadToken(format!(
                         "a configured token is {} characters long; tokens need at least \
                          {MIN_TOKEN_LEN} (make them with e.g. `openssl rand -hex 32`)",
-                        token.len()
+                        word.len()
                     )));
                 }
-                hashes.push(digest(token.as_bytes()));
+                hashes.push(digest(word.as_bytes()));
+                bound.push((Vec::new(), false));
+                on_line = true;
             }
         }
-        Ok(Tokens { hashes })
+        let access = bound
+            .into_iter()
+            .map(|(agents, admin)| Access {
+                agents: (!agents.is_empty()).then(|| agents.into()),
+                admin,
+            })
+            .collect();
+        Ok(Tokens { hashes, access })
     }
 
     /// Tokens from a file.
@@ -87,6 +180,14 @@ impl Tokens {
             }
         }
         found
+    }
+
+    /// What token `i` may do.
+    pub fn access(&self, i: usize) -> Access {
+        self.access.get(i).cloned().unwrap_or(Access {
+            agents: Some(Arc::from([])),
+            admin: false,
+        })
     }
 
     /// The token index of a request, or the 401 to answer.
@@ -155,6 +256,52 @@ impl RateLimiter {
     }
 }
 
+/// What `--insecure-no-auth` lets in: a request that names a loopback
+/// `Host` (`127.0.0.1`, `localhost`, `[::1]`, with any port) and carries no
+/// `Origin`. Without tokens any process on the machine may call the server;
+/// this keeps out web pages (a browser sends `Origin` with every cross-site
+/// POST) and DNS rebinding (a page whose name now points at 127.0.0.1 still
+/// sends its own name as `Host`).
+pub fn loopback_only(headers: &HeaderMap) -> Result<(), ApiError> {
+    let forbidden = |error: String, fix: &str| {
+        ApiError::new(StatusCode::FORBIDDEN, error, fix).with_code("not_loopback")
+    };
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        return Err(forbidden(
+            format!(
+                "a request with `Origin: {}` (a web page) is refused by a server without tokens",
+                String::from_utf8_lossy(origin.as_bytes())
+                    .chars()
+                    .take(100)
+                    .collect::<String>()
+            ),
+            "call the server from a program, not a browser, or configure tokens (--tokens)",
+        ));
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    let loopback = name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if !loopback {
+        return Err(forbidden(
+            format!(
+                "`Host: {}` is not a loopback name; a server without tokens answers only requests for 127.0.0.1, localhost or [::1]",
+                host.chars().take(100).collect::<String>()
+            ),
+            "send the request to the loopback address the server listens on, or configure tokens (--tokens)",
+        ));
+    }
+    Ok(())
+}
+
 /// The 429 answer.
 pub fn too_many(retry_after: u64) -> ApiError {
     let mut e = ApiError::new(
@@ -182,6 +329,65 @@ mod tests {
         assert_eq!(t.find("fedcba9876543210"), Some(1));
         assert_eq!(t.find("0123456789abcdeX"), None);
         assert!(Tokens::parse("short").is_err());
+        assert_eq!(
+            t.access(0),
+            Access {
+                agents: None,
+                admin: false
+            }
+        );
+    }
+
+    #[test]
+    fn bindings_follow_their_token_on_its_line() {
+        let t = Tokens::parse(
+            "0123456789abcdef agent=a agent=b\nfedcba9876543210 admin\naaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbb agent=c\n",
+        )
+        .expect("tokens");
+        let a = t.access(0);
+        assert!(a.may_send("a") && a.may_send("b") && !a.may_send("c") && !a.admin);
+        assert!(t.access(1).admin && t.access(1).may_send("anyone"));
+        assert!(t.access(2).may_send("x"));
+        assert!(!t.access(3).may_send("x") && t.access(3).may_send("c"));
+        for bad in [
+            "admin 0123456789abcdef",
+            "0123456789abcdef\nagent=a",
+            "0123456789abcdef scope=x",
+            "0123456789abcdef agent=",
+        ] {
+            assert!(Tokens::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn without_tokens_only_loopback_hosts_and_no_origin_pass() {
+        let with = |pairs: &[(&'static str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, v.parse().unwrap());
+            }
+            loopback_only(&h)
+        };
+        for host in [
+            "127.0.0.1:8787",
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:9",
+            "127.9.9.9",
+        ] {
+            assert!(with(&[("host", host)]).is_ok(), "{host}");
+        }
+        for host in [
+            "evil.example:8787",
+            "127.0.0.1.evil.example",
+            "",
+            "[::2]:1",
+            "10.0.0.1",
+        ] {
+            assert_eq!(with(&[("host", host)]).unwrap_err().status, 403, "{host}");
+        }
+        let page = with(&[("host", "127.0.0.1"), ("origin", "https://evil.example")]);
+        assert_eq!(page.unwrap_err().code, "not_loopback");
     }
 
     #[test]

@@ -61,8 +61,11 @@ impl ApiError {
 pub fn code_of(status: StatusCode) -> &'static str {
     match status.as_u16() {
         401 => "unauthorized",
+        403 => "forbidden",
         404 => "not_found",
         405 => "method_not_allowed",
+        408 => "request_timeout",
+        409 => "conflict",
         413 => "body_too_large",
         415 => "unsupported_media_type",
         422 => "unprocessable",

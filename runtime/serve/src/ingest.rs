@@ -17,11 +17,18 @@ use hookrt::event::Ordinals;
 use hookrt::front::input::LineError;
 use hookrt::front::input::{self, InputFormat, MAX_LINE_BYTES, Reader};
 use hookrt::{Envelope, EnvelopeError, Receipt};
+use serde::de::{SeqAccess, Visitor};
+use serde_json::value::RawValue;
 
 use crate::error::{ApiError, BoxError};
 
 /// Eve streams kept at most; past this every stream starts again.
 pub const MAX_EVE_STREAMS: usize = 4096;
+
+/// Events one request may hold at most: the body is refused (413) before
+/// any of them is parsed when it holds more, so what a request costs is
+/// bounded by this and the body limit, never by how many tiny items it packs.
+pub const MAX_ITEMS: usize = 10_000;
 
 /// What the body holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,17 +69,15 @@ pub struct Streams {
 impl Format {
     /// The format a request asks for: `format=eve` (query or
     /// `X-Hookrt-Format`) with its agent and session, else by Content-Type.
+    /// A Content-Type, when given, must be JSON or NDJSON either way;
+    /// `typed` (a server without tokens) also refuses a request without
+    /// one, so a web page cannot send one as a "simple" request.
     pub fn choose(
         content_type: Option<&str>,
         param: &dyn Fn(&str) -> Option<String>,
+        typed: bool,
     ) -> Result<Format, ApiError> {
-        let mime = content_type
-            .unwrap_or("application/json")
-            .split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase();
+        let mime = body_type(content_type, typed)?;
         match param("format").as_deref() {
             Some("eve") => {
                 let need = |name: &str| {
@@ -102,19 +107,58 @@ impl Format {
                 "use format=eve for Eve's stream, or leave it out and set Content-Type",
             )
             .with_code("unknown_format")),
-            None => match mime.as_str() {
-                "application/x-ndjson"
-                | "application/jsonl"
-                | "application/ndjson"
-                | "application/jsonlines" => Ok(Format::Ndjson),
-                "application/json" | "" => Ok(Format::Json),
-                other => Err(ApiError::new(
-                    axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    format!("unsupported Content-Type `{other}`"),
-                    "send application/json (one envelope or an array) or application/x-ndjson (one envelope per line)",
-                )),
-            },
+            None => Ok(match mime {
+                BodyType::Ndjson => Format::Ndjson,
+                BodyType::Json => Format::Json,
+            }),
         }
+    }
+}
+
+/// What a body's Content-Type says it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyType {
+    /// `application/json`, or no Content-Type where that is allowed.
+    Json,
+    /// One of the NDJSON names.
+    Ndjson,
+}
+
+/// The JSON kind a request's Content-Type names, or the 415 for any other
+/// type (and, when `typed`, for none at all).
+pub fn body_type(content_type: Option<&str>, typed: bool) -> Result<BodyType, ApiError> {
+    let unsupported = |error: String| {
+        ApiError::new(
+            axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            error,
+            "send application/json (one envelope or an array) or application/x-ndjson (one envelope per line)",
+        )
+    };
+    let Some(content_type) = content_type else {
+        return if typed {
+            Err(unsupported(
+                "a server without tokens needs a Content-Type on every request with a body".into(),
+            ))
+        } else {
+            Ok(BodyType::Json)
+        };
+    };
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match mime.as_str() {
+        "application/x-ndjson"
+        | "application/jsonl"
+        | "application/ndjson"
+        | "application/jsonlines" => Ok(BodyType::Ndjson),
+        "application/json" => Ok(BodyType::Json),
+        other => Err(unsupported(format!(
+            "unsupported Content-Type `{}`",
+            other.chars().take(100).collect::<String>()
+        ))),
     }
 }
 
@@ -122,6 +166,15 @@ impl Streams {
     /// The items of `body`. Fails only when the body as a whole cannot be
     /// read (a JSON body that is not JSON).
     pub fn parse(&self, format: &Format, body: &[u8]) -> Result<Vec<Item>, ApiError> {
+        if *format != Format::Json {
+            let lines = body
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .count();
+            if lines > MAX_ITEMS {
+                return Err(too_many_items(format!("{lines} lines")));
+            }
+        }
         match format {
             Format::Json => self.json(body),
             Format::Ndjson => Ok(self.lines(body, &mut |line| self.envelope(line))),
@@ -152,11 +205,21 @@ impl Streams {
         Ok(self.numbered(Envelope::from_json(text)?)?)
     }
 
-    /// One envelope from an item of a JSON array, already parsed: checked as
-    /// [`Envelope::from_json`] checks text, without writing it out and
-    /// parsing it again.
-    fn envelope_value(&self, value: serde_json::Value) -> Result<Envelope, LineError> {
-        Ok(self.numbered(Envelope::from_value(value)?)?)
+    /// The one envelope of a `/v1/decide` or `/v1/edit` body: a JSON object,
+    /// parsed alone (an array is refused before any item of it is read).
+    pub fn one(&self, body: &[u8]) -> Result<Result<Envelope, LineError>, ApiError> {
+        let text = std::str::from_utf8(body).map_err(|_| {
+            ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
+                .with_code("not_json")
+        })?;
+        if !text.trim_start().starts_with('{') {
+            return Err(ApiError::bad_request(
+                "this endpoint takes exactly one envelope (a JSON object)",
+                "send one JSON object; to send several events use /v1/events",
+            )
+            .with_code("one_envelope"));
+        }
+        Ok(self.envelope(text))
     }
 
     /// `e` with its ordinal, validated.
@@ -165,25 +228,22 @@ impl Streams {
         input::numbered(&mut ordinals, e)
     }
 
+    /// A JSON body: one envelope, or an array of at most [`MAX_ITEMS`],
+    /// each item kept as its text (borrowed from the body) and parsed on
+    /// its own.
     fn json(&self, body: &[u8]) -> Result<Vec<Item>, ApiError> {
-        let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request(
-                format!("the body is not JSON: {e}"),
-                "send one envelope object or an array of them; for one envelope per line use Content-Type application/x-ndjson",
-            )
-            .with_code("not_json")
-        })?;
-        let values = match value {
-            serde_json::Value::Array(items) => items,
-            one => vec![one],
-        };
-        Ok(values
+        let texts = json_items(body)?;
+        Ok(texts
             .into_iter()
             .enumerate()
-            .map(|(index, v)| Item {
+            .map(|(index, text)| Item {
                 index,
                 line: None,
-                parsed: self.envelope_value(v),
+                parsed: if text.get().len() > MAX_LINE_BYTES {
+                    Err(LineError::TooLong(text.get().len() as u64))
+                } else {
+                    self.envelope(text.get())
+                },
             })
             .collect())
     }
@@ -195,7 +255,6 @@ impl Streams {
     ) -> Vec<Item> {
         let mut items = Vec::new();
         for (n, raw) in body.split(|&b| b == b'\n').enumerate() {
-            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let parsed = if raw.len() > MAX_LINE_BYTES {
                 Err(LineError::TooLong(raw.len() as u64))
             } else {
@@ -213,6 +272,62 @@ impl Streams {
         }
         items
     }
+}
+
+/// The 413 of a body holding more than [`MAX_ITEMS`] events (`found`).
+fn too_many_items(found: String) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the body holds {found}; a request takes at most {MAX_ITEMS} events"),
+        format!("send the events in requests of at most {MAX_ITEMS}"),
+    )
+    .with_code("too_many_items")
+}
+
+/// The items of a JSON body (one object, or an array), as texts borrowed
+/// from it: an array is read item by item and refused as soon as it holds
+/// more than [`MAX_ITEMS`], so no junk array is ever held whole.
+fn json_items(body: &[u8]) -> Result<Vec<&RawValue>, ApiError> {
+    struct Items;
+    impl<'de> Visitor<'de> for Items {
+        type Value = Vec<&'de RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an envelope or an array of envelopes")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<&RawValue>()? {
+                if items.len() == MAX_ITEMS {
+                    return Err(serde::de::Error::custom(TOO_MANY));
+                }
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+    const TOO_MANY: &str = "hookrt: too many items";
+    let not_json = |e: &dyn std::fmt::Display| {
+        ApiError::bad_request(
+            format!("the body is not JSON: {e}"),
+            "send one envelope object or an array of them; for one envelope per line use Content-Type application/x-ndjson",
+        )
+        .with_code("not_json")
+    };
+    let text = std::str::from_utf8(body).map_err(|e| not_json(&e))?;
+    if !text.trim_start().starts_with('[') {
+        let one: &RawValue = serde_json::from_str(text).map_err(|e| not_json(&e))?;
+        return Ok(vec![one]);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let items = serde::Deserializer::deserialize_seq(&mut de, Items).map_err(|e| {
+        if e.to_string().starts_with(TOO_MANY) {
+            too_many_items(format!("more than {MAX_ITEMS} items"))
+        } else {
+            not_json(&e)
+        }
+    })?;
+    de.end().map_err(|e| not_json(&e))?;
+    Ok(items)
 }
 
 /// Where `POST /v1/events` sends events instead of the local service: a

@@ -8,12 +8,14 @@
 //!
 //! Modules, in layer order (`tests/architecture.rs`): `error`, `auth`,
 //! `metrics`, `ingest`, `fail_closed`, `tally`, `reload` (hot reload on
-//! SIGHUP and `POST /v1/admin/reload`), `routes`, then this file. The
+//! SIGHUP and `POST /v1/admin/reload`), `routes`, `connections` (the
+//! accept loop: connection cap, header timeout), then this file. The
 //! endpoints are described in `docs/openapi.json`.
 
 #![warn(missing_docs)]
 
 mod auth;
+mod connections;
 mod error;
 mod fail_closed;
 mod ingest;
@@ -33,7 +35,7 @@ use hookrt::journal::Journal;
 use hookrt::{BuildOptions, HookService, Runtime, ServiceOptions, Stats, Transport};
 use tokio::sync::RwLock;
 
-pub use auth::{MIN_TOKEN_LEN, RateLimiter, Tokens};
+pub use auth::{Access, MIN_TOKEN_LEN, RateLimiter, Tokens};
 pub use error::{ApiError, BoxError, ServeError};
 pub use ingest::{Format, Forward, MAX_EVE_STREAMS};
 pub use metrics::ServerMetrics;
@@ -42,6 +44,9 @@ pub use routes::{AppState, ROUTES};
 
 /// The default largest request body: 16 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The default cap on connections open at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// How the server runs.
 #[derive(Debug)]
@@ -58,6 +63,14 @@ pub struct ServeOptions {
     pub decide_timeout: Duration,
     /// The largest request body read (413 past it).
     pub max_body_bytes: usize,
+    /// Connections open at once at most; past it new ones wait to be accepted.
+    pub max_connections: usize,
+    /// How long a request's line and headers may take to arrive (the
+    /// connection is closed past it), and a kept-alive connection may wait
+    /// for its next request.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive (408 past it).
+    pub body_timeout: Duration,
     /// Requests per second per token on average (0: no limit).
     pub rate_limit: f64,
     /// Requests per token at once.
@@ -87,6 +100,9 @@ impl ServeOptions {
             insecure_no_auth: false,
             decide_timeout: Duration::from_millis(2000),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
             rate_limit: 1000.0,
             rate_burst: 2000.0,
             drain_timeout: Duration::from_secs(30),
@@ -163,6 +179,7 @@ pub async fn serve(
         reloader: Reloader::new(agent_dir, build),
         decide_timeout: options.decide_timeout,
         max_body_bytes: options.max_body_bytes,
+        body_timeout: options.body_timeout,
         stopping: AtomicBool::new(false),
         forward: options.forward.clone(),
     });
@@ -170,13 +187,16 @@ pub async fn serve(
     on_listen(addr);
     let app = routes::router(state.clone());
     let stopping = state.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stopping.stopping.store(true, Ordering::SeqCst);
-            tracing::info!(target: "hookrt", "shutting down: finishing requests, then draining the service");
-        })
-        .await?;
+    let bounds = connections::Bounds {
+        max_connections: options.max_connections,
+        header_timeout: options.header_timeout,
+    };
+    connections::serve(listener, app, bounds, async move {
+        shutdown.await;
+        stopping.stopping.store(true, Ordering::SeqCst);
+        tracing::info!(target: "hookrt", "shutting down: finishing requests, then draining the service");
+    })
+    .await;
     let service = state.service.write().await.take();
     Ok(match service {
         Some(service) => service.shutdown(options.drain_timeout).await,

@@ -25,10 +25,10 @@ use hookrt::{
 use serde_json::json;
 use tokio::sync::RwLock;
 
-use crate::auth::{RateLimiter, Tokens, too_many};
+use crate::auth::{Access, RateLimiter, Tokens, too_many};
 use crate::error::{ApiError, BoxError};
 use crate::fail_closed;
-use crate::ingest::{Format, Forward, Item, Streams};
+use crate::ingest::{BodyType, Format, Forward, Item, Streams, body_type};
 use crate::metrics::ServerMetrics;
 use crate::reload::Reloader;
 use crate::tally::{Tally, explain};
@@ -56,6 +56,8 @@ pub struct AppState {
     pub decide_timeout: Duration,
     /// The largest body read.
     pub max_body_bytes: usize,
+    /// How long a body may take to arrive.
+    pub body_timeout: Duration,
     /// What receipts say.
     pub durability: Durability,
     /// Set when shutdown began: not ready any more.
@@ -111,23 +113,50 @@ pub fn router(state: Shared) -> Router {
 }
 
 impl AppState {
-    /// Checks the request's token and takes one request from its bucket.
-    fn admit(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        let key = match &self.tokens {
-            Some(tokens) => tokens.check(headers)?,
-            None => 0,
+    /// Checks the request's token, takes one request from its bucket, and
+    /// says what the caller may do.
+    fn admit(&self, headers: &HeaderMap) -> Result<Access, ApiError> {
+        let (key, access) = match &self.tokens {
+            Some(tokens) => {
+                let key = tokens.check(headers)?;
+                (key, tokens.access(key))
+            }
+            None => {
+                crate::auth::loopback_only(headers)?;
+                (0, Access::all())
+            }
         };
         self.limiter.take(key).map_err(|wait| {
             self.metrics.rate_limited.inc();
             too_many(wait)
-        })
+        })?;
+        Ok(access)
     }
 
-    /// The body, up to the server's limit.
+    /// What the request's Content-Type says its body is: JSON or NDJSON,
+    /// else 415; a server without tokens also needs one to be given.
+    fn body_type(&self, headers: &HeaderMap) -> Result<BodyType, ApiError> {
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .map(|v| v.to_str().unwrap_or("(not text)"));
+        body_type(content_type, self.tokens.is_none())
+    }
+
+    /// The body, up to the server's limit, within its timeout.
     async fn read(&self, body: Body) -> Result<Bytes, ApiError> {
-        axum::body::to_bytes(body, self.max_body_bytes)
-            .await
-            .map_err(|e| {
+        let read = axum::body::to_bytes(body, self.max_body_bytes);
+        let Ok(read) = tokio::time::timeout(self.body_timeout, read).await else {
+            return Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the body did not arrive within {} ms",
+                    self.body_timeout.as_millis()
+                ),
+                "send the whole body at once, or raise the server's --body-timeout-ms",
+            )
+            .with_code("body_timeout"));
+        };
+        read.map_err(|e| {
                 let too_large = std::error::Error::source(&e)
                     .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
                 if too_large {
@@ -191,7 +220,7 @@ async fn readyz(State(state): State<Shared>) -> Response {
 }
 
 async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Result<Response, ApiError> {
-    state.admit(&headers)?;
+    state.admit(&headers)?.administer("read the metrics")?;
     if let Some(Ok(status)) = state.journal_status().await {
         state.metrics.journal_pending.set(status.pending);
         state.metrics.dead_letters.set(status.dead);
@@ -222,15 +251,24 @@ async fn events(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    state.admit(&headers)?;
+    let access = state.admit(&headers)?;
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    let format = Format::choose(content_type, &param(&query, &headers))?;
+    let format = Format::choose(
+        content_type,
+        &param(&query, &headers),
+        state.tokens.is_none(),
+    )?;
+    if let Format::Eve { agent, .. } = &format
+        && !access.may_send(agent)
+    {
+        return Err(access.refuse_agent(agent));
+    }
     let body = state.read(body).await?;
     let items = state.streams.parse(&format, &body)?;
     if let Some(forward) = &state.forward {
-        return forwarded(&state, forward.as_ref(), items).await;
+        return forwarded(&state, &access, forward.as_ref(), items).await;
     }
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
@@ -243,7 +281,15 @@ async fn events(
             tally.results[i]["line"] = json!(line);
         }
         let envelope = match item.parsed {
-            Ok(e) => e,
+            Ok(e) if access.may_send(&e.coordinates.agent) => e,
+            Ok(e) => {
+                tally.forbidden(
+                    &state.metrics,
+                    i,
+                    &access.refuse_agent(&e.coordinates.agent),
+                );
+                continue;
+            }
             Err(error) => {
                 tally.malformed(&state.metrics, i, &error);
                 continue;
@@ -265,23 +311,12 @@ async fn events(
         }
     }
     tally.settle(&mut pending, &state.metrics).await;
-    let Tally {
-        results,
-        taken,
-        service_errors,
-    } = tally;
-    let refused = results.len() - taken;
-    let status = match (taken, refused) {
-        (_, 0) => StatusCode::OK,
-        (0, _) if service_errors > 0 => StatusCode::SERVICE_UNAVAILABLE,
-        (0, _) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::OK,
-    };
+    let status = tally.status();
     let body = json!({
         "durability": state.durability.as_str(),
-        "taken": taken,
-        "refused": refused,
-        "results": results,
+        "taken": tally.taken,
+        "refused": tally.results.len() - tally.taken,
+        "results": tally.results,
     });
     Ok((status, axum::Json(body)).into_response())
 }
@@ -290,6 +325,7 @@ async fn events(
 /// receipt `persisted` once the stream acked it.
 async fn forwarded(
     state: &AppState,
+    access: &Access,
     forward: &dyn Forward,
     items: Vec<Item>,
 ) -> Result<Response, ApiError> {
@@ -301,6 +337,13 @@ async fn forwarded(
             tally.results[i]["line"] = json!(line);
         }
         match item.parsed {
+            Ok(e) if !access.may_send(&e.coordinates.agent) => {
+                tally.forbidden(
+                    &state.metrics,
+                    i,
+                    &access.refuse_agent(&e.coordinates.agent),
+                );
+            }
             Ok(envelope) => {
                 let id = envelope.id.clone();
                 let r = forward
@@ -315,17 +358,11 @@ async fn forwarded(
             Err(error) => tally.malformed(&state.metrics, i, &error),
         }
     }
-    let refused = tally.results.len() - tally.taken;
-    let status = match (tally.taken, refused) {
-        (_, 0) => StatusCode::OK,
-        (0, _) if tally.service_errors > 0 => StatusCode::SERVICE_UNAVAILABLE,
-        (0, _) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::OK,
-    };
+    let status = tally.status();
     let body = json!({
         "durability": "persisted",
         "taken": tally.taken,
-        "refused": refused,
+        "refused": tally.results.len() - tally.taken,
         "results": tally.results,
     });
     Ok((status, axum::Json(body)).into_response())
@@ -355,19 +392,8 @@ fn one_envelope(
     class: EventClass,
     endpoint: &str,
 ) -> Result<Envelope, ApiError> {
-    let text = std::str::from_utf8(body).map_err(|_| {
-        ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
-            .with_code("not_json")
-    })?;
-    let items = state.streams.parse(&Format::Json, text.as_bytes())?;
-    let [item] = <[_; 1]>::try_from(items).map_err(|_| {
-        ApiError::bad_request(
-            format!("/v1/{endpoint} takes exactly one envelope"),
-            "send one JSON object; to send several events use /v1/events",
-        )
-        .with_code("one_envelope")
-    })?;
-    let envelope: Envelope = item.parsed.map_err(|e| {
+    let parsed = state.streams.one(body)?;
+    let envelope: Envelope = parsed.map_err(|e| {
         state.metrics.refuse("malformed");
         ApiError::bad_request(
             e.to_string(),
@@ -403,9 +429,27 @@ async fn resolve(
     } else {
         "edit"
     };
-    state.admit(&headers)?;
+    let access = state.admit(&headers)?;
+    if state.body_type(&headers)? != BodyType::Json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("/v1/{endpoint} takes one envelope as application/json"),
+            "send it with Content-Type application/json",
+        ));
+    }
     let body = state.read(body).await?;
     let envelope = one_envelope(&state, &body, class, endpoint)?;
+    if !access.may_send(&envelope.coordinates.agent) {
+        state.metrics.decision(endpoint, "failed");
+        let refusal = access.refuse_agent(&envelope.coordinates.agent);
+        let reason = format!("{}; failing closed", refusal.error);
+        let mut body = refusal.body();
+        body["receipt"] = json!(null);
+        body["resolution"] = json!(fail_closed::resolution(&envelope, &reason));
+        body["failed_closed"] = json!(true);
+        body["reason"] = json!(reason);
+        return Ok((refusal.status, axum::Json(body)).into_response());
+    }
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
     let timeout = state.decide_timeout;
@@ -449,8 +493,13 @@ async fn resolve(
         Ok(Err(e)) => {
             state.metrics.refuse(explain(&e).0);
             state.metrics.decision(endpoint, "failed");
+            let status = if matches!(e, EmitError::Conflict { .. }) {
+                StatusCode::CONFLICT
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
             let body = refused_body(&envelope, &e);
-            Ok((StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response())
+            Ok((status, axum::Json(body)).into_response())
         }
         Err(_) => failed(
             StatusCode::OK,
@@ -464,7 +513,7 @@ async fn resolve(
     }
 }
 
-/// The 503 body of a decision or edit the service could not take: the
+/// The 503 (or 409) body of a decision or edit the service could not take: the
 /// stable `code` (`shutting_down`, `journal`, ...), the error and its fix,
 /// and the fail-closed resolution.
 fn refused_body(envelope: &Envelope, e: &EmitError) -> serde_json::Value {
@@ -483,7 +532,10 @@ fn refused_body(envelope: &Envelope, e: &EmitError) -> serde_json::Value {
 
 /// `POST /v1/admin/reload`: load the agent folder again and swap it in.
 async fn reload(State(state): State<Shared>, headers: HeaderMap) -> Result<Response, ApiError> {
-    state.admit(&headers)?;
+    state.admit(&headers)?.administer("reload the hooks")?;
+    if headers.contains_key(header::CONTENT_TYPE) {
+        state.body_type(&headers)?;
+    }
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
     match state.reloader.reload(service, &state.metrics).await {

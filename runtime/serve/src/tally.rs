@@ -1,10 +1,12 @@
 //! One batch's results: each event's receipt or error, in the body's order,
 //! and the counts the answer's status is chosen by.
 
+use axum::http::StatusCode;
 use hookrt::front::input::LineError;
 use hookrt::{EmitError, PendingReceipt, Receipt};
 use serde_json::{Value, json};
 
+use crate::error::ApiError;
 use crate::metrics::{EventLabels, ServerMetrics};
 
 /// What a caller can do about an emit error, and the metric reason.
@@ -20,6 +22,10 @@ pub fn explain(e: &EmitError) -> (&'static str, &'static str) {
         ),
         EmitError::ShuttingDown(_) => ("shutting_down", "send it again to the restarted server"),
         EmitError::Journal { .. } => ("journal", "send it again; its id makes a repeat harmless"),
+        EmitError::Conflict { .. } => (
+            "id_conflict",
+            "give this event its own id: an event id names one event of its agent, and a repeat must say exactly what the first said (docs/serve.md#event-ids)",
+        ),
     }
 }
 
@@ -31,7 +37,17 @@ pub struct Tally {
     pub taken: usize,
     /// Events the service refused (not the event's fault).
     pub service_errors: usize,
+    /// Events refused because their id was taken by another event.
+    pub conflicts: usize,
+    /// Events refused because the caller may not send their agent's events.
+    pub forbidden: usize,
+    /// Events refused, for any reason.
+    refusals: usize,
 }
+
+/// Refused items whose result carries the error and its fix; past them a
+/// result has its `code` alone (the body's `refused` counts them all).
+pub const DETAILED_ERRORS: usize = 100;
 
 impl Tally {
     /// A tally of `n` items.
@@ -40,6 +56,9 @@ impl Tally {
             results: vec![Value::Null; n],
             taken: 0,
             service_errors: 0,
+            conflicts: 0,
+            forbidden: 0,
+            refusals: 0,
         }
     }
 
@@ -61,27 +80,74 @@ impl Tally {
             }
             Err(e) => {
                 let (reason, fix) = explain(&e);
-                metrics.refuse(reason);
-                if reason != "invalid" {
-                    self.service_errors += 1;
+                match e {
+                    EmitError::Invalid(_) => {}
+                    EmitError::Conflict { .. } => self.conflicts += 1,
+                    _ => self.service_errors += 1,
                 }
-                result["ok"] = json!(false);
-                result["code"] = json!(reason);
-                result["error"] = json!(e.to_string());
-                result["fix"] = json!(fix);
+                self.refused(metrics, i, reason, &|| e.to_string(), fix);
             }
         }
     }
 
     /// Item `i` is no envelope: refused as `malformed`, the others taken.
     pub fn malformed(&mut self, metrics: &ServerMetrics, i: usize, error: &LineError) {
-        metrics.refuse("malformed");
+        self.refused(
+            metrics,
+            i,
+            "malformed",
+            &|| error.to_string(),
+            "fix this event and send it again; the others were taken (docs/envelope.md)",
+        );
+    }
+
+    /// Item `i` was refused with `code`: counted, and its result says so;
+    /// the first [`DETAILED_ERRORS`] refused items also carry the error and
+    /// its fix (written only then), the rest their code alone.
+    fn refused(
+        &mut self,
+        metrics: &ServerMetrics,
+        i: usize,
+        code: &str,
+        error: &dyn Fn() -> String,
+        fix: &str,
+    ) {
+        metrics.refuse(code);
+        self.refusals += 1;
         let r = &mut self.results[i];
         r["ok"] = json!(false);
-        r["code"] = json!("malformed");
-        r["error"] = json!(error.to_string());
-        r["fix"] =
-            json!("fix this event and send it again; the others were taken (docs/envelope.md)");
+        r["code"] = json!(code);
+        if self.refusals <= DETAILED_ERRORS {
+            r["error"] = json!(error());
+            r["fix"] = json!(fix);
+        }
+    }
+
+    /// The answer's status: 200 when anything was taken (each item says
+    /// how it went), else why nothing was: the service (503), only ids
+    /// taken by other events (409), only events of agents the caller may not send (403), or the events themselves (400).
+    pub fn status(&self) -> StatusCode {
+        let refused = self.results.len() - self.taken;
+        match (self.taken, refused) {
+            (_, 0) => StatusCode::OK,
+            (0, _) if self.service_errors > 0 => StatusCode::SERVICE_UNAVAILABLE,
+            (0, n) if self.forbidden == n => StatusCode::FORBIDDEN,
+            (0, n) if self.conflicts == n => StatusCode::CONFLICT,
+            (0, _) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        }
+    }
+
+    /// Item `i` is an event this caller may not send (`refusal`, a 403).
+    pub fn forbidden(&mut self, metrics: &ServerMetrics, i: usize, refusal: &ApiError) {
+        self.forbidden += 1;
+        self.refused(
+            metrics,
+            i,
+            refusal.code,
+            &|| refusal.error.clone(),
+            &refusal.fix,
+        );
     }
 
     /// Waits for every pending receipt, in order.

@@ -541,6 +541,37 @@ impl Envelope {
         Ok(())
     }
 
+    /// What this event says, as a SHA-256 digest: its schema version, id,
+    /// kind, timestamp, coordinates (not the ordinal, which hookrt may assign)
+    /// and `data` (its value, written with sorted keys, so spacing and key
+    /// order do not count). Not covered: `attempt`, `durability` and the
+    /// idempotency key, which the runtime owns or derives. A re-submission of
+    /// an event id is answered from the store only when its digest matches
+    /// (docs/journal.md#re-submissions).
+    pub fn digest(&self) -> [u8; 32] {
+        let c = &self.coordinates;
+        let mut h = Sha256::new();
+        h.update(self.schema_version.to_le_bytes());
+        hash_parts(
+            &mut h,
+            &[
+                Some(self.id.as_str()),
+                Some(self.kind.as_str()),
+                Some(self.timestamp.as_str()),
+                Some(c.agent.as_str()),
+                Some(c.session.as_str()),
+                c.turn.as_deref(),
+                c.step.as_deref(),
+                c.subagent.as_deref(),
+            ],
+        );
+        h.update(c.sequence.to_le_bytes());
+        // Straight into the hash: no copy of the data is made. Writing a
+        // `Value` cannot fail.
+        let _ = serde_json::to_writer(HashWriter(&mut h), self.data.value());
+        h.finalize().into()
+    }
+
     /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
     pub fn data_text(&self) -> Result<String, EnvelopeError> {
         let text = self.data.text();
@@ -580,6 +611,20 @@ fn validate_actions(data: &serde_json::Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Bytes written into a hash.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Feeds optional text parts to a hash, each tagged and length-prefixed, so

@@ -31,4 +31,4 @@ pub use folder::discovery::{
 pub use folder::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
 pub use folder::slug::{Slug, SlugError};
 pub use loaded::load::LoadedHook;
-pub use loaded::lock::{LOCK_FILE, Lock, LockStatus, Pin};
+pub use loaded::lock::{LOCK_FILE, Lock, LockPolicy, LockStatus, Pin, Review};

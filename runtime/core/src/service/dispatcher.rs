@@ -37,7 +37,7 @@ use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
 use crate::service::lanes::{self, Done, Job};
 use crate::service::report::{Observation, Observer, Reloaded, Stats};
-use crate::service::work::{MAX_BATCH, Msg, Seen, Work, lock};
+use crate::service::work::{MAX_BATCH, Msg, Seen, Sighting, Work, lock};
 
 /// One delivery run to its final attempt ahead, on another delivery thread:
 /// every attempt it made (for stats and the observer) and how it ended
@@ -620,7 +620,11 @@ impl Dispatcher {
                     return None;
                 }
             }
-        } else if self.cascaded.insert(&envelope.id) {
+        } else if self
+            .cascaded
+            .insert(&envelope.coordinates.agent, &envelope.id, envelope.digest())
+            == Sighting::New
+        {
             0
         } else {
             return None;

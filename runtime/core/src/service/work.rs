@@ -2,7 +2,7 @@
 //! writer, stored events to the dispatcher), the queue bounds that make
 //! backpressure, and the small helpers every thread shares.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::oneshot;
@@ -25,8 +25,9 @@ pub const DISPATCH_QUEUE: usize = 4;
 /// [`EmitError::Overloaded`]. Without this bound a caller that never awaits
 /// its receipts could grow the queue without end.
 pub const SUBMIT_QUEUE: usize = 1024;
-/// Ids remembered for deduplication without a journal: re-submissions within
-/// this window are no-ops; memory stays bounded however long the process runs.
+/// Event ids remembered for deduplication without a journal (per agent, with
+/// each event's digest): re-submissions within this window are no-ops (or
+/// refused, [`EmitError::Conflict`], when they say something else); memory stays bounded however long the process runs.
 pub const MEMORY_DEDUP_WINDOW: usize = 100_000;
 
 /// Why an event was not taken.
@@ -44,6 +45,18 @@ pub enum EmitError {
     /// The service is shutting down (or has stopped); the event was not stored.
     #[error("hookrt is shutting down: event `{0}` was not stored; send it again after restart")]
     ShuttingDown(String),
+    /// The agent's event id was taken before by an event that says
+    /// something else (its [`Envelope::digest`] differs): refused, so one
+    /// caller can never be answered with what another's event decided.
+    #[error(
+        "event `{id}` of agent `{agent}` was taken before by an event that says something else (another kind, time, place or data); its stored decision is not given for this one"
+    )]
+    Conflict {
+        /// The event id.
+        id: String,
+        /// The agent.
+        agent: String,
+    },
     /// The journal failed; the event was not stored.
     #[error("event `{id}` was not stored: {message}")]
     Journal {
@@ -110,25 +123,46 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Ids seen recently (without a journal): a set plus insertion order, both
-/// sharing one copy of each id.
+/// How a re-submitted id compares with what was taken under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sighting {
+    /// Not seen (within the window): taken now.
+    New,
+    /// Seen for the same event (same digest).
+    Same,
+    /// Seen for an event that says something else.
+    Other,
+}
+
+/// Event ids seen recently (without a journal), per agent, with each
+/// event's digest: a map plus insertion order, both sharing one copy of
+/// each key.
 #[derive(Default)]
-pub(crate) struct Seen(HashSet<Arc<str>>, VecDeque<Arc<str>>);
+pub(crate) struct Seen(
+    HashMap<Arc<(String, String)>, [u8; 32]>,
+    VecDeque<Arc<(String, String)>>,
+);
 
 impl Seen {
-    /// Remembers `id`; false when it was already seen.
-    pub(crate) fn insert(&mut self, id: &str) -> bool {
-        let id: Arc<str> = Arc::from(id);
-        if !self.0.insert(id.clone()) {
-            return false;
+    /// Remembers `agent`'s `id` with its event's `digest`, or says how it
+    /// compares with the event first taken under it.
+    pub(crate) fn insert(&mut self, agent: &str, id: &str, digest: [u8; 32]) -> Sighting {
+        let key = Arc::new((agent.to_owned(), id.to_owned()));
+        if let Some(first) = self.0.get(&key) {
+            return if *first == digest {
+                Sighting::Same
+            } else {
+                Sighting::Other
+            };
         }
-        self.1.push_back(id);
+        self.0.insert(key.clone(), digest);
+        self.1.push_back(key);
         if self.1.len() > MEMORY_DEDUP_WINDOW
             && let Some(old) = self.1.pop_front()
         {
             self.0.remove(&old);
         }
-        true
+        Sighting::New
     }
 }
 
@@ -139,15 +173,37 @@ mod tests {
     #[test]
     fn seen_refuses_an_id_again_within_the_window_and_forgets_the_oldest_past_it() {
         let mut seen = Seen::default();
-        assert!(seen.insert("first"));
-        assert!(!seen.insert("first"), "a second time within the window");
-        for i in 1..MEMORY_DEDUP_WINDOW {
-            assert!(seen.insert(&format!("e{i}")));
+        let d = [1; 32];
+        assert_eq!(seen.insert("a", "first", d), Sighting::New);
+        assert_eq!(
+            seen.insert("a", "first", d),
+            Sighting::Same,
+            "a second time within the window"
+        );
+        assert_eq!(
+            seen.insert("a", "first", [2; 32]),
+            Sighting::Other,
+            "another event under the id"
+        );
+        assert_eq!(
+            seen.insert("b", "first", [2; 32]),
+            Sighting::New,
+            "another agent's id"
+        );
+        for i in 2..MEMORY_DEDUP_WINDOW {
+            assert_eq!(seen.insert("a", &format!("e{i}"), d), Sighting::New);
         }
-        assert!(!seen.insert("first"), "still within the window");
-        assert!(seen.insert("one more"));
-        assert!(seen.insert("first"), "pushed out by the newest id");
-        assert!(!seen.insert(&format!("e{}", MEMORY_DEDUP_WINDOW - 1)));
+        assert_eq!(
+            seen.insert("a", "first", d),
+            Sighting::Same,
+            "still within the window"
+        );
+        assert_eq!(seen.insert("a", "one more", d), Sighting::New);
+        assert_eq!(
+            seen.insert("a", "first", d),
+            Sighting::New,
+            "pushed out by the newest id"
+        );
         assert_eq!(seen.0.len(), MEMORY_DEDUP_WINDOW);
         assert_eq!(seen.1.len(), MEMORY_DEDUP_WINDOW);
     }

@@ -15,7 +15,7 @@ use crate::hooks::loaded::registry::Planner;
 use crate::service::journal::{Inserted, Journal, PRUNE_BATCH, PendingDelivery, Plan};
 use crate::service::report::{Receipt, Stats};
 use crate::service::work::{
-    Command, EmitError, MAX_BATCH, Msg, ReceiptTx, ResolutionTx, Seen, Work,
+    Command, EmitError, MAX_BATCH, Msg, ReceiptTx, ResolutionTx, Seen, Sighting, Work,
 };
 
 /// Commits batches of emitted events and answers their receipts.
@@ -130,13 +130,13 @@ impl Writer {
             }
             None => Ok(emits
                 .iter()
-                .map(|(e, _, _)| {
-                    if self.seen.insert(&e.id) {
-                        Inserted::New(0)
-                    } else {
-                        Inserted::Duplicate(0)
-                    }
-                })
+                .map(
+                    |(e, _, _)| match self.seen.insert(&e.coordinates.agent, &e.id, e.digest()) {
+                        Sighting::New => Inserted::New(0),
+                        Sighting::Same => Inserted::Duplicate(0),
+                        Sighting::Other => Inserted::Conflict(0),
+                    },
+                )
                 .collect()),
         };
         let stored = match stored {
@@ -166,6 +166,13 @@ impl Writer {
             let (seq, duplicate) = match inserted {
                 Inserted::New(seq) => (seq, false),
                 Inserted::Duplicate(seq) => (seq, true),
+                Inserted::Conflict(_) => {
+                    let _ = reply.send(Err(EmitError::Conflict {
+                        id: envelope.id,
+                        agent: envelope.coordinates.agent,
+                    }));
+                    continue;
+                }
             };
             let _ = reply.send(Ok(Receipt {
                 event_id: envelope.id.clone(),

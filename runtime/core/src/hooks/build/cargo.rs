@@ -34,13 +34,13 @@ pub(crate) struct CargoSetup<'a> {
 /// What cargo and rustup need from the environment, and nothing else: a
 /// build script or proc macro of a hook runs with this environment, so host
 /// secrets (tokens, keys in variables) must not be in it, nor can a hook
-/// `env!` them into its component. Network settings belong in
-/// `$CARGO_HOME/config.toml`, which cargo still reads.
+/// `env!` them into its component. Not even `HOME`: cargo and rustup are
+/// given their own homes (`CARGO_HOME`, `RUSTUP_HOME`, from the
+/// environment or `$HOME/.cargo` and `$HOME/.rustup`), and `HOME` is the
+/// cache dir, so `env!("HOME")` names no folder of the user's. Network
+/// settings belong in `$CARGO_HOME/config.toml`, which cargo still reads.
 const PASSED_ENV: &[&str] = &[
     "PATH",
-    "HOME",
-    "CARGO_HOME",
-    "RUSTUP_HOME",
     "RUSTUP_AUTO_INSTALL",
     "TMPDIR",
     "CARGO_NET_OFFLINE",
@@ -64,6 +64,16 @@ pub(crate) fn cargo(opts: &CargoSetup<'_>) -> Command {
             cmd.env(key, v);
         }
     }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    for (key, below_home) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
+        let dir = std::env::var_os(key)
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(below_home)));
+        if let Some(dir) = dir {
+            cmd.env(key, dir);
+        }
+    }
+    cmd.env("HOME", opts.cache_dir);
     if let Some(t) = opts.toolchain {
         cmd.env("RUSTUP_TOOLCHAIN", t);
     } else if let Some(t) = std::env::var_os("RUSTUP_TOOLCHAIN") {

@@ -24,10 +24,11 @@ use crate::hooks::build::cargo::{
     self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem, run_cargo,
 };
 use crate::hooks::build::digest::{sdk_fingerprint, source_hash, ts_fingerprint};
-use crate::hooks::build::typescript;
+use crate::hooks::build::{confine, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::loaded::lock::LockPolicy;
 use crate::hooks::problem::Problem;
 
 /// The version requirement hooks use for `hookrt-sdk`.
@@ -50,6 +51,9 @@ pub struct BuildOptions {
     /// Refuse hooks that drifted from `hookrt.lock` (when the folder has one).
     /// Off only to inspect or re-lock a folder (`hookrt audit`, `hookrt lock`).
     pub enforce_lock: bool,
+    /// Where the lock is and whether it must be there (`--lock FILE`,
+    /// `--require-lock`).
+    pub lock: LockPolicy,
 }
 
 impl BuildOptions {
@@ -66,6 +70,7 @@ impl BuildOptions {
             ),
             prebuilt: false,
             enforce_lock: true,
+            lock: LockPolicy::default(),
         }
     }
 
@@ -250,6 +255,12 @@ fn plan(
                 continue;
             }
         };
+        if hook.kind == SourceKind::SingleFile
+            && let Some(problem) = reads_the_host(hook)
+        {
+            problems.push(problem);
+            continue;
+        }
         let out = if hook.kind == SourceKind::Component {
             hook.path.clone()
         } else {
@@ -267,6 +278,21 @@ fn plan(
         }
     }
     (built, stale)
+}
+
+/// The problem of a single-file hook whose source would make the compiler
+/// read a host file (`confine`): named by line and construct, quoting
+/// nothing of the source or of the file it names.
+fn reads_the_host(hook: &DiscoveredHook) -> Option<Problem> {
+    let source = fs::read_to_string(&hook.path).ok()?;
+    let (line, what) = confine::host_read(&source)?;
+    Some(Problem::build(
+        &hook.path,
+        format!(
+            "line {line}: `{what}` would read a file of the host into the component while it is built; a single-file hook may not use it"
+        ),
+        "put the data in the hook's `config` in hookrt.toml, or make the hook a crate (its own folder with Cargo.toml) and build it where its build may read files",
+    ))
 }
 
 /// A TypeScript or JavaScript hook through the JS toolchain, in a fresh

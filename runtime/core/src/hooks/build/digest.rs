@@ -20,16 +20,42 @@ pub(crate) fn source_hash(
     sdk: &str,
     toolchain: Option<&str>,
 ) -> std::io::Result<String> {
+    if hook.kind == SourceKind::Component {
+        return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?)));
+    }
     let mut h = Sha256::new();
+    own_files(&mut h, hook)?;
+    h.update(sdk.as_bytes());
+    h.update(toolchain.unwrap_or("").as_bytes());
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Hash of the hook's own files only (its source file, crate tree or
+/// component), not the SDK or toolchain: what `hookrt.lock` pins before
+/// anything is built, so a hookrt upgrade alone is no drift.
+pub(crate) fn files_digest(hook: &DiscoveredHook) -> std::io::Result<String> {
+    if hook.kind == SourceKind::Component {
+        // A component's files are the component: its digest is its sha256.
+        return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?)));
+    }
+    let mut h = Sha256::new();
+    own_files(&mut h, hook)?;
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Feeds the hook's own files to `h`, tagged by kind.
+fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
     match hook.kind {
-        SourceKind::Component => return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?))),
+        SourceKind::Component => {
+            h.update(fs::read(&hook.path)?);
+        }
         SourceKind::SingleFile => {
             h.update(b"hookrt single-file v1\0");
             h.update(fs::read(&hook.path)?);
         }
         SourceKind::Crate => {
             h.update(b"hookrt crate v1\0");
-            hash_tree(&mut h, &hook.path)?;
+            hash_tree(h, &hook.path)?;
         }
         SourceKind::TypeScript => {
             h.update(b"hookrt typescript v1\0");
@@ -43,9 +69,7 @@ pub(crate) fn source_hash(
             h.update(fs::read(&hook.path)?);
         }
     }
-    h.update(sdk.as_bytes());
-    h.update(toolchain.unwrap_or("").as_bytes());
-    Ok(hex::encode(h.finalize()))
+    Ok(())
 }
 
 /// Hashes relative paths and contents of a tree, skipping `target/` and hidden entries.

@@ -114,7 +114,7 @@ struct RawRedaction {
 }
 
 /// How an agent folder's hooks are loaded (`mode` in `hookrt.toml`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Source hooks are compiled by cargo on the host (running their build code).
@@ -135,22 +135,24 @@ pub struct Config {
     scopes: BTreeMap<Scope, ScopeConfig>,
     aggregate: Vec<Slug>,
     redactor: Redactor,
+    /// `[redaction.patterns]` as written (name, regex).
+    patterns: Vec<(String, String)>,
 }
 
 impl Config {
     /// Reads `agent_dir/hookrt.toml`; a missing file means all defaults.
     pub fn load(agent_dir: &Path) -> Result<Config, Problems> {
         let path = agent_dir.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let text = match super::plain::read(&path) {
+            Ok(Some(t)) => t,
+            Ok(None) => {
                 return Config::parse("", &path).map(|c| Config { path: None, ..c });
             }
             Err(e) => {
                 return Err(Problems(vec![Problem::config(
                     &path,
-                    format!("cannot read: {e}"),
-                    "check permissions",
+                    e,
+                    "make hookrt.toml a plain file of the agent folder",
                 )]));
             }
         };
@@ -162,7 +164,10 @@ impl Config {
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             Problems(vec![Problem::config(
                 path,
-                format!("invalid configuration: {}", e.to_string().trim_end()),
+                format!(
+                    "invalid configuration: {}",
+                    super::plain::toml_error(&e, text)
+                ),
                 "fix the key or value shown; docs/configuration.md lists every key",
             )])
         })?;
@@ -205,6 +210,7 @@ impl Config {
             }
         }
         let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
+        let patterns = extra.clone();
         let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
             problems.push(Problem::config(
                 path,
@@ -221,6 +227,7 @@ impl Config {
             scopes,
             aggregate,
             redactor,
+            patterns,
         })
     }
 
@@ -289,6 +296,23 @@ impl Config {
     /// The redaction patterns in force (built-in plus `[redaction.patterns]`).
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
+    }
+
+    /// Everything `hookrt.toml` makes a hook run with, as one JSON text: its
+    /// settings (limits, grants, `http_allow`, `config`, `on_failure`,
+    /// retries, `critical`, instance policy), whether it is an aggregate
+    /// observer, the folder's mode and its redaction patterns. What
+    /// `hookrt.lock` pins (`hooks/loaded/lock.rs`).
+    pub fn effective(&self, scope: &Scope, slug: &Slug) -> String {
+        let aggregate =
+            *scope == Scope::Primary && self.is_aggregate(slug) || *scope == Scope::Aggregate;
+        serde_json::json!({
+            "settings": self.settings_for(scope, slug),
+            "aggregate": aggregate,
+            "mode": self.mode,
+            "redaction_patterns": self.patterns,
+        })
+        .to_string()
     }
 
     /// The configured order of a scope: these slugs register first, in this order.

@@ -54,6 +54,10 @@ pub struct LoadedHook {
     pub compiled: bool,
     /// What `hookrt.toml` sets for it.
     pub settings: HookSettings,
+    /// The digest of its own files, and everything `hookrt.toml` makes it
+    /// run with (JSON): what `hookrt.lock` pins of it before it is built
+    /// (set by the load of the whole folder).
+    pub reviewed: (String, String),
     /// Its subscriptions, as the hook reported them.
     pub subscriptions: Vec<String>,
     /// The interfaces the component imports.
@@ -158,6 +162,7 @@ impl LoadedHook {
             cargo_built: built.compiled,
             compiled: loaded.compiled,
             settings,
+            reviewed: Default::default(),
             subscriptions: Vec::new(),
             imports,
             import_audit,

@@ -1,26 +1,41 @@
-//! Pinning: `hookrt.lock` records, per hook id, the sha256 of the component
-//! that runs, the world version it implements and the capabilities granted.
+//! Pinning: `hookrt.lock` records, per hook id, what was reviewed: the
+//! digest of the hook's own files, everything `hookrt.toml` makes it run
+//! with (its effective settings), the sha256 of the component that runs, the
+//! world version it implements and the capabilities granted.
 //!
 //! An operator who reviewed a folder locks it (`hookrt lock DIR`); from then
-//! on a hook whose component or grants changed, a hook added, or a locked hook
-//! gone is refused at load, naming the hook, what was expected and what was
-//! found. So a change to the folder (a new source, a swapped `.wasm`, a wider
-//! grant in `hookrt.toml`) needs a new review and a new lock to run.
+//! on a hook whose files or settings changed, a hook added, or a locked hook
+//! gone is refused **before anything is built** (so a drifted crate's
+//! `build.rs` never runs), naming the hook, what was expected and what was
+//! found; a component or world that differs is refused at load. So a change
+//! to the folder (a new source, a swapped `.wasm`, a wider grant, another
+//! `http_allow`, `on_failure`, limit or redaction pattern) needs a new
+//! review and a new lock to run. `--lock FILE` keeps the lock outside the
+//! agent folder (whoever can write the folder cannot then remove it), and
+//! `--require-lock` makes a missing lock a refusal.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::hooks::folder::config::Config;
+use crate::hooks::folder::discovery::DiscoveredHook;
 use crate::hooks::loaded::load::LoadedHook;
 use crate::hooks::problem::Problem;
 
 /// The lock file's name inside the agent folder.
 pub const LOCK_FILE: &str = "hookrt.lock";
-const LOCK_VERSION: u32 = 1;
+const LOCK_VERSION: u32 = 2;
 
 /// What one hook was pinned to.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pin {
+    /// The digest of the hook's own files (its source file, crate tree or
+    /// component; not the SDK or toolchain).
+    pub files_sha256: String,
+    /// Everything `hookrt.toml` makes it run with, as JSON
+    /// ([`Config::effective`]).
+    pub settings: String,
     /// The component's sha256.
     pub component_sha256: String,
     /// The world version it implements.
@@ -51,11 +66,120 @@ pub enum LockStatus {
     Drifted,
 }
 
+/// What the lock pins of a hook before it is built: its own files and its
+/// effective settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Review {
+    /// [`Pin::files_sha256`].
+    pub files_sha256: String,
+    /// [`Pin::settings`].
+    pub settings: String,
+}
+
+impl Review {
+    /// The review of a discovered hook under `config`.
+    pub(crate) fn of(hook: &DiscoveredHook, config: &Config) -> Result<Review, Problem> {
+        let files_sha256 = crate::hooks::build::digest::files_digest(hook).map_err(|e| {
+            Problem::lock(&hook.path, format!("cannot read: {e}"), "check permissions")
+        })?;
+        Ok(Review {
+            files_sha256,
+            settings: config.effective(&hook.scope, &hook.slug),
+        })
+    }
+}
+
+/// Where the lock is read from and whether it must be there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LockPolicy {
+    /// The lock file (`--lock FILE`); `None`: `hookrt.lock` in the agent folder.
+    pub file: Option<PathBuf>,
+    /// A missing lock is a refusal (`--require-lock`), not a warning.
+    pub required: bool,
+}
+
+impl LockPolicy {
+    /// The lock file of `agent_dir` under this policy.
+    pub fn path(&self, agent_dir: &Path) -> PathBuf {
+        self.file
+            .clone()
+            .unwrap_or_else(|| agent_dir.join(LOCK_FILE))
+    }
+}
+
 fn pin_of(hook: &LoadedHook) -> Pin {
     Pin {
+        files_sha256: hook.reviewed.0.clone(),
+        settings: hook.reviewed.1.clone(),
         component_sha256: hook.component_sha256.clone(),
         world: hook.world_version.to_owned(),
         grants: hook.settings.grants.iter().cloned().collect(),
+    }
+}
+
+/// The top-level settings whose values differ between two effective
+/// settings texts (`settings.limits.fuel`, `aggregate`, ...), for a drift
+/// message that names what changed.
+fn changed_settings(expected: &str, found: &str) -> Vec<String> {
+    fn walk(at: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+        match (a, b) {
+            (serde_json::Value::Object(x), serde_json::Value::Object(y))
+                if at.matches('.').count() < 2 =>
+            {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in keys {
+                    let null = serde_json::Value::Null;
+                    let path = if at.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{at}.{k}")
+                    };
+                    walk(
+                        &path,
+                        x.get(k).unwrap_or(&null),
+                        y.get(k).unwrap_or(&null),
+                        out,
+                    );
+                }
+            }
+            _ if a != b => out.push(at.to_owned()),
+            _ => {}
+        }
+    }
+    let parse = |t: &str| serde_json::from_str(t).unwrap_or(serde_json::Value::Null);
+    let (a, b) = (parse(expected), parse(found));
+    let mut out = Vec::new();
+    walk("", &a, &b, &mut out);
+    // Each key with what it was and is, but a hook's `config` by name only
+    // (its values are the author's, and may be secrets).
+    out.into_iter()
+        .map(|key| {
+            if key.starts_with("settings.config") {
+                return format!("{key} changed");
+            }
+            let at = |v: &serde_json::Value| {
+                let mut text = key
+                    .split('.')
+                    .try_fold(v, |v, k| v.get(k))
+                    .map_or("(none)".to_owned(), |v| v.to_string());
+                if text.len() > 80 {
+                    text.truncate(text.floor_char_boundary(77));
+                    text.push_str("...");
+                }
+                text
+            };
+            format!("{key} {} -> {}", at(&a), at(&b))
+        })
+        .collect()
+}
+
+/// How a problem names the lock: `hookrt.lock` in the agent folder, else
+/// its whole path (`--lock FILE`).
+fn lock_name(path: &Path) -> String {
+    if path.file_name().is_some_and(|n| n == LOCK_FILE) {
+        LOCK_FILE.to_owned()
+    } else {
+        path.display().to_string()
     }
 }
 
@@ -68,45 +192,109 @@ impl Lock {
         }
     }
 
-    /// Reads `agent_dir/hookrt.lock`; `Ok(None)` when there is none.
-    pub fn read(agent_dir: &Path) -> Result<Option<Lock>, Problem> {
-        let path = agent_dir.join(LOCK_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    /// Reads the lock at `path`; `Ok(None)` when there is none. A link is
+    /// refused, not followed.
+    pub fn read(path: &Path) -> Result<Option<Lock>, Problem> {
+        let text = match crate::hooks::folder::plain::read(path) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(None),
             Err(e) => {
                 return Err(Problem::lock(
-                    &path,
-                    format!("cannot read: {e}"),
-                    "check permissions",
+                    path,
+                    e,
+                    "check the file (it must be a plain file)",
                 ));
             }
         };
         let lock: Lock = toml::from_str(&text).map_err(|e| {
             Problem::lock(
-                &path,
-                format!("invalid lock file: {}", e.to_string().trim_end()),
+                path,
+                format!(
+                    "invalid lock file: {}",
+                    crate::hooks::folder::plain::toml_error(&e, &text)
+                ),
                 "write it again with `hookrt lock DIR` after reviewing the folder",
             )
         })?;
         if lock.version != LOCK_VERSION {
             return Err(Problem::lock(
-                &path,
-                format!("lock format version {} is not {LOCK_VERSION}", lock.version),
-                "write it again with `hookrt lock DIR` using this hookrt",
+                path,
+                format!(
+                    "lock format version {} is not {LOCK_VERSION} (version 2 also pins each hook's files and settings)",
+                    lock.version
+                ),
+                "review the folder, then write the lock again with `hookrt lock DIR` using this hookrt",
             ));
         }
         Ok(Some(lock))
     }
 
-    /// Writes the lock to `agent_dir/hookrt.lock`.
-    pub fn write(&self, agent_dir: &Path) -> std::io::Result<()> {
+    /// Writes the lock to `path` (replacing a file there, never writing
+    /// through a link).
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
         let body = toml::to_string_pretty(self).map_err(std::io::Error::other)?;
         let text = format!(
-            "# Written by `hookrt lock`: the components, world versions and grants that were\n\
-             # reviewed. A hook that differs is refused at load; lock again after a review.\n{body}"
+            "# Written by `hookrt lock`: each hook's files, settings, component, world version\n\
+             # and grants as they were reviewed. A hook that differs is refused before it is\n\
+             # built; lock again after a review.\n{body}"
         );
-        std::fs::write(agent_dir.join(LOCK_FILE), text)
+        crate::hooks::folder::plain::replace(path, text.as_bytes())
+    }
+
+    /// The problems of discovered hooks against the lock, before anything
+    /// is built: a hook whose files or settings drifted, a hook not in the
+    /// lock, a locked hook gone. `reviews` is each hook's (id, source, review).
+    pub fn check_reviews(
+        &self,
+        lock_path: &Path,
+        reviews: &[(String, PathBuf, Review)],
+    ) -> Vec<Problem> {
+        let fix = "review the change, then `hookrt lock DIR` again (or restore what was locked)";
+        let mut problems = Vec::new();
+        for (id, source, review) in reviews {
+            let Some(pin) = self.hooks.get(id) else {
+                problems.push(Problem::lock(
+                    source,
+                    format!("hook `{id}` is not in {}", lock_name(lock_path)),
+                    fix,
+                ));
+                continue;
+            };
+            let mut why = Vec::new();
+            if pin.files_sha256 != review.files_sha256 {
+                why.push(format!(
+                    "its files' sha256 expected {}, found {}",
+                    pin.files_sha256, review.files_sha256
+                ));
+            }
+            if pin.settings != review.settings {
+                why.push(format!(
+                    "its settings in hookrt.toml changed: {}",
+                    changed_settings(&pin.settings, &review.settings).join(", ")
+                ));
+            }
+            if !why.is_empty() {
+                problems.push(Problem::lock(
+                    source,
+                    format!(
+                        "hook `{id}` drifted from {}: {}",
+                        lock_name(lock_path),
+                        why.join("; ")
+                    ),
+                    fix,
+                ));
+            }
+        }
+        for id in self.hooks.keys() {
+            if !reviews.iter().any(|(r, _, _)| r == id) {
+                problems.push(Problem::lock(
+                    lock_path,
+                    format!("locked hook `{id}` is gone"),
+                    fix,
+                ));
+            }
+        }
+        problems
     }
 
     /// `hook` against its pin; the reason when it drifted.
@@ -120,6 +308,18 @@ impl Lock {
         };
         let found = pin_of(hook);
         let mut why = Vec::new();
+        if found.files_sha256 != pin.files_sha256 {
+            why.push(format!(
+                "its files' sha256 expected {}, found {}",
+                pin.files_sha256, found.files_sha256
+            ));
+        }
+        if found.settings != pin.settings {
+            why.push(format!(
+                "its settings in hookrt.toml changed: {}",
+                changed_settings(&pin.settings, &found.settings).join(", ")
+            ));
+        }
         if found.component_sha256 != pin.component_sha256 {
             why.push(format!(
                 "component sha256 expected {}, found {}",
@@ -153,7 +353,7 @@ impl Lock {
     }
 
     /// A problem per drifted hook and per locked hook that is gone.
-    pub fn check(&self, agent_dir: &Path, hooks: &[LoadedHook]) -> Vec<Problem> {
+    pub fn check(&self, lock_path: &Path, hooks: &[LoadedHook]) -> Vec<Problem> {
         let fix = "review the change, then `hookrt lock DIR` again (or restore what was locked)";
         let mut problems: Vec<Problem> = hooks
             .iter()
@@ -167,7 +367,7 @@ impl Lock {
         for id in self.hooks.keys() {
             if !hooks.iter().any(|h| h.has_id(id)) {
                 problems.push(Problem::lock(
-                    agent_dir.join(LOCK_FILE),
+                    lock_path,
                     format!("locked hook `{id}` is gone"),
                     fix,
                 ));

@@ -23,6 +23,7 @@ use crate::sandbox::state::{self, WriteLock};
 use crate::service::owner::{self, JournalLock, Refusal};
 
 mod inspect;
+mod migrate;
 mod recover;
 mod retention;
 mod write;
@@ -30,7 +31,7 @@ mod write;
 pub use retention::{DEFAULT_RETENTION, PRUNE_BATCH};
 
 /// Version of the schema below; bumped with a migration when it changes.
-pub(crate) const JOURNAL_VERSION: i64 = 1;
+pub(crate) const JOURNAL_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (
@@ -40,11 +41,14 @@ CREATE TABLE IF NOT EXISTS meta (
 -- One row per accepted event, in dispatch order (seq).
 CREATE TABLE IF NOT EXISTS events (
     seq         INTEGER PRIMARY KEY,
-    id          TEXT NOT NULL UNIQUE,      -- the event id: re-submissions are no-ops
+    id          TEXT NOT NULL,             -- the event id: unique per agent
+    agent       TEXT NOT NULL,             -- coordinates.agent
+    digest      BLOB,                      -- SHA-256 of what the event says (Envelope::digest); NULL: unreadable when migrated
     kind        TEXT NOT NULL,
     origin      TEXT NOT NULL,             -- 'agent', or 'cascade' for turn.failed/session.failed hookrt emitted
     envelope    TEXT NOT NULL,             -- the validated envelope (JSON)
-    received_ms INTEGER NOT NULL           -- unix time in ms when it was committed
+    received_ms INTEGER NOT NULL,          -- unix time in ms when it was committed
+    UNIQUE (agent, id)                     -- a re-submission with the same digest is a no-op, another is refused
 );
 -- Retention prunes finished events oldest first.
 CREATE INDEX IF NOT EXISTS events_received ON events(received_ms);
@@ -177,8 +181,12 @@ impl JournalLock {
 pub(crate) enum Inserted {
     /// Newly committed with this seq.
     New(i64),
-    /// The id was already in the journal (with this seq): nothing was written.
+    /// The agent's id was already in the journal (with this seq) for the
+    /// same event (same digest): nothing was written.
     Duplicate(i64),
+    /// The agent's id was already in the journal (with this seq) for an
+    /// event that says something else: refused, nothing was written.
+    Conflict(i64),
 }
 
 /// One delivery to plan: (hook slug, handler key).
@@ -363,8 +371,10 @@ impl Journal {
         conn.busy_timeout(BUSY_WAIT).map_err(err)?;
         use_wal(&conn).map_err(err)?;
         // FULL: a commit returns only after the WAL is synced, so `persisted`
-        // holds across power loss, not just process crashes.
-        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        // holds across power loss, not just process crashes. Foreign keys
+        // are switched on after the schema is set up (a migration rebuilds
+        // a table others refer to).
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
             .map_err(err)?;
         state::make_private_sidecars(path).map_err(|e| JournalError::Io {
             path: path.to_path_buf(),
@@ -408,8 +418,9 @@ impl Journal {
                     found: v,
                 });
             }
-            Some(_) => {}
-            None => {
+            Some(v) if v == JOURNAL_VERSION => {}
+            _ => {
+                migrate::scoped_ids(&setup).map_err(err)?;
                 setup
                     .execute(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
@@ -419,6 +430,8 @@ impl Journal {
             }
         }
         setup.commit().map_err(err)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON;")
+            .map_err(err)?;
         Ok(Journal {
             conn,
             path: path.to_path_buf(),
@@ -580,5 +593,97 @@ mod tests {
         assert_eq!(again[1], Inserted::Duplicate(seq));
         // One delivery each for the two stored events, none for the duplicates.
         assert_eq!(j.status().unwrap().pending, 2);
+    }
+
+    #[test]
+    fn an_id_is_an_agents_own_and_a_repeat_that_says_something_else_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(&dir.path().join("journal.db")).unwrap();
+        let plan: Plan = vec![("audit".into(), "*".into())];
+        let a = event(1);
+        let mut claim = event(1);
+        claim.data = crate::event::Data::new(serde_json::json!({"text": "something else"}));
+        let mut theirs = event(1);
+        theirs.coordinates.agent = "another".into();
+        let mut retried = event(1);
+        retried.attempt = 7;
+        retried.coordinates.ordinal = Some(3);
+        let got = j
+            .insert(&[
+                (&a, &plan, "agent"),
+                (&claim, &plan, "agent"),
+                (&theirs, &plan, "agent"),
+                (&retried, &plan, "agent"),
+            ])
+            .unwrap();
+        let Inserted::New(seq) = got[0] else {
+            panic!("{got:?}")
+        };
+        assert_eq!(got[1], Inserted::Conflict(seq));
+        assert!(matches!(got[2], Inserted::New(s) if s != seq), "{got:?}");
+        assert_eq!(
+            got[3],
+            Inserted::Duplicate(seq),
+            "attempt and ordinal are the runtime's"
+        );
+    }
+
+    #[test]
+    fn a_schema_1_journal_is_migrated_to_ids_per_agent_with_digests() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.db");
+        let a = event(1);
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                 INSERT INTO meta VALUES ('schema_version', '1');
+                 CREATE TABLE events (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+                     origin TEXT NOT NULL, envelope TEXT NOT NULL, received_ms INTEGER NOT NULL);
+                 CREATE TABLE deliveries (event_seq INTEGER NOT NULL REFERENCES events(seq), position INTEGER NOT NULL,
+                     hook TEXT NOT NULL, handler TEXT NOT NULL, attempts INTEGER NOT NULL, state TEXT NOT NULL,
+                     outcome TEXT, updated_ms INTEGER NOT NULL, PRIMARY KEY (event_seq, position));",
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO events VALUES (5, ?1, ?2, 'agent', ?3, 0)",
+                rusqlite::params![a.id, a.kind, serde_json::to_string(&a).unwrap()],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO deliveries VALUES (5, 0, 'audit', '*', 1, 'pending', NULL, 0)",
+                [],
+            )
+            .unwrap();
+        }
+        let mut j = Journal::open(&path).unwrap();
+        let plan: Plan = vec![("audit".into(), "*".into())];
+        let mut claim = event(1);
+        claim.timestamp = "2026-12-01T00:00:00Z".into();
+        let got = j
+            .insert(&[(&a, &plan, "agent"), (&claim, &plan, "agent")])
+            .unwrap();
+        assert_eq!(got, [Inserted::Duplicate(5), Inserted::Conflict(5)]);
+        assert_eq!(
+            j.status().unwrap().pending,
+            1,
+            "the stored delivery is kept"
+        );
+        let version: String = j
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(version, JOURNAL_VERSION.to_string());
+        drop(j);
+        // Opening it again changes nothing.
+        let mut j = Journal::open(&path).unwrap();
+        assert_eq!(
+            j.insert(&[(&a, &plan, "agent")]).unwrap(),
+            [Inserted::Duplicate(5)]
+        );
     }
 }

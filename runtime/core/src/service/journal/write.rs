@@ -8,8 +8,10 @@ use crate::event::envelope::Envelope;
 
 impl Journal {
     /// Commits a batch of events with their planned deliveries in one
-    /// transaction (group commit). Ids already present are left untouched.
-    /// Every delivery is recorded with `attempts = 1`: its first attempt may
+    /// transaction (group commit). An agent's id already present is left
+    /// untouched: a duplicate when the event says the same (its
+    /// [`Envelope::digest`]), a conflict when it says something else. Every
+    /// delivery is recorded with `attempts = 1`: its first attempt may
     /// start as soon as this returns.
     pub(crate) fn insert(
         &mut self,
@@ -22,10 +24,10 @@ impl Journal {
             // A new id is inserted; a known one changes nothing and is then
             // looked up (re-submissions are rare: no lookup before each insert).
             let mut add = tx
-                .prepare_cached("INSERT INTO events(id, kind, origin, envelope, received_ms) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO NOTHING")
+                .prepare_cached("INSERT INTO events(id, agent, digest, kind, origin, envelope, received_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(agent, id) DO NOTHING")
                 .map_err(err)?;
             let mut find = tx
-                .prepare_cached("SELECT seq FROM events WHERE id = ?1")
+                .prepare_cached("SELECT seq, digest FROM events WHERE agent = ?1 AND id = ?2")
                 .map_err(err)?;
             let mut plan = tx
                 .prepare_cached(
@@ -39,15 +41,31 @@ impl Journal {
                     seq: 0,
                     message: format!("event `{}` cannot be encoded: {e}", env.id),
                 })?;
+                let digest = env.digest();
+                let agent = &env.coordinates.agent;
                 if add
-                    .execute(params![env.id, env.kind, origin, json, now])
+                    .execute(params![
+                        env.id,
+                        agent,
+                        &digest[..],
+                        env.kind,
+                        origin,
+                        json,
+                        now
+                    ])
                     .map_err(err)?
                     == 0
                 {
-                    let seq = find
-                        .query_row([&env.id], |r| r.get::<_, i64>(0))
+                    let (seq, stored) = find
+                        .query_row(params![agent, env.id], |r| {
+                            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<Vec<u8>>>(1)?))
+                        })
                         .map_err(err)?;
-                    out.push(Inserted::Duplicate(seq));
+                    out.push(if stored.as_deref() == Some(&digest[..]) {
+                        Inserted::Duplicate(seq)
+                    } else {
+                        Inserted::Conflict(seq)
+                    });
                     continue;
                 }
                 let seq = tx.last_insert_rowid();

@@ -10,10 +10,20 @@
 //! load) exits 2, which blocks the tool call, with the reason on stderr: it
 //! fails closed. For other events such a failure exits 1 (a non-blocking
 //! error, shown in Claude Code's verbose mode).
+//!
+//! Claude Code lets the tool run when its hook times out or crashes
+//! (anything but exit 2 is non-blocking), so the slow and crashing paths
+//! fail closed here too: this command never builds (a stale hook exits 2
+//! at once, naming `hookrt build DIR`; it never waits on another build's
+//! lock), a panic anywhere exits 2 while a `PreToolUse` is pending, and a
+//! watchdog exits 2 at `--deadline-ms` (default 10 s), below Claude Code's
+//! own hook timeout (60 s unless the hook entry sets `timeout`).
 
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use hookrt::event::claude_envelope;
 use hookrt::{Approval, BuildOptions, Dispatch, Resolution, Runtime, Transport};
@@ -28,15 +38,56 @@ pub struct ClaudeArgs {
     /// The agent name hooks see (`coordinates.agent`).
     #[arg(long, default_value = "claude-code")]
     pub agent: String,
+    /// Give up (exit 2 for a tool call: blocked) after this long; keep it
+    /// below the hook entry's `timeout` in Claude Code's settings.
+    #[arg(long, default_value = "10000", value_name = "MS")]
+    pub deadline_ms: u64,
+}
+
+/// Whether a failure now blocks a tool call: true until the input shows
+/// it is no `PreToolUse` (a failure before that fails closed too).
+static GATE: AtomicBool = AtomicBool::new(true);
+
+/// The exit of a failure, by [`GATE`]: 2 blocks the tool call.
+fn failure_code() -> i32 {
+    if GATE.load(Ordering::SeqCst) { 2 } else { 1 }
 }
 
 pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
+    // A panic on any thread ends the process with the failure's exit, after
+    // the usual message: never Rust's 101, which Claude Code does not block on.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        eprintln!("hookrt claude-hook: hookrt failed; the tool call is blocked if one was pending");
+        std::process::exit(failure_code());
+    }));
+    let deadline = Duration::from_millis(args.deadline_ms);
+    std::thread::spawn(move || {
+        std::thread::sleep(deadline);
+        eprintln!(
+            "hookrt claude-hook: no decision within --deadline-ms ({} ms); failing closed",
+            deadline.as_millis()
+        );
+        std::process::exit(failure_code());
+    });
+    // Never build here: Claude Code would time the build out and run the tool.
+    let opts = BuildOptions {
+        cached_only: true,
+        ..opts
+    };
     let mut input = String::new();
     let read = std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut input);
     // Cheap and safe: a PreToolUse input names itself even if it is broken.
     let gate = input.contains("\"PreToolUse\"");
+    GATE.store(gate, Ordering::SeqCst);
+    // Test support: a panic where nothing else would panic, to show the
+    // panic path fails closed (cli/commands.rs).
+    if std::env::var_os("HOOKRT_CLAUDE_HOOK_TEST_PANIC").is_some() {
+        panic!("HOOKRT_CLAUDE_HOOK_TEST_PANIC is set");
+    }
     if let Err(e) = read {
         return fail(gate, &format!("cannot read the hook input on stdin: {e}"));
     }

@@ -54,6 +54,12 @@ pub struct BuildOptions {
     /// Where the lock is and whether it must be there (`--lock FILE`,
     /// `--require-lock`).
     pub lock: LockPolicy,
+    /// Use what is built, never build: a hook whose component is not in the
+    /// cache (never built, or changed since) is a problem naming the command
+    /// that builds it; cargo and the JS toolchain never start and the build
+    /// lock is never waited on. For a caller with a deadline of its own
+    /// (`hookrt claude-hook`, which Claude Code times out).
+    pub cached_only: bool,
 }
 
 impl BuildOptions {
@@ -71,6 +77,7 @@ impl BuildOptions {
             prebuilt: false,
             enforce_lock: true,
             lock: LockPolicy::default(),
+            cached_only: false,
         }
     }
 
@@ -139,6 +146,19 @@ pub fn build(
         cached: built.len(),
     });
     if stale.is_empty() {
+        return (built, problems);
+    }
+    if opts.cached_only {
+        for (hook, _) in stale {
+            problems.push(Problem::build(
+                &hook.path,
+                "is not built (or changed since it was built), and this command never builds",
+                format!(
+                    "build the folder first: `hookrt build {}`",
+                    agent_dir_of(&hook.path).display()
+                ),
+            ));
+        }
         return (built, problems);
     }
     if let Err(e) = create_private_dir(&components_dir) {
@@ -278,6 +298,24 @@ fn plan(
         }
     }
     (built, stale)
+}
+
+/// The agent folder a hook's source lies in: the folder above its `hooks/`.
+fn agent_dir_of(source: &Path) -> PathBuf {
+    source
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "hooks"))
+        .and_then(|hooks| hooks.parent())
+        .and_then(|p| {
+            // `subagents/<id>/hooks`: the agent folder is above `subagents`.
+            if p.parent().and_then(|s| s.file_name()).is_some_and(|n| n == "subagents") {
+                p.parent().and_then(Path::parent)
+            } else {
+                Some(p)
+            }
+        })
+        .unwrap_or(source)
+        .to_path_buf()
 }
 
 /// The problem of a single-file hook whose source would make the compiler

@@ -218,3 +218,88 @@ fn the_service_delivers_to_subagent_hooks_by_their_id() {
         (0, 0)
     );
 }
+
+/// A tool approval and a file edit of subagent `sub`.
+fn decisions_of(sub: &str) -> Vec<Envelope> {
+    let all = transcript();
+    ["actions.requested", "file.edit.requested"]
+        .iter()
+        .map(|kind| all.iter().find(|e| e.kind == *kind).unwrap().clone())
+        .map(|mut e| {
+            e.id = format!("{sub}-{}", e.id);
+            e.coordinates.subagent = Some(sub.into());
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn a_decision_of_a_subagent_no_hooks_serve_fails_closed_unless_on_unscoped_says_abstain() {
+    use hookrt::{Approval, FileEdit, Resolution};
+    // allow_all would let everything through; an aggregate observer sees it all.
+    let agent = TempAgent::new()
+        .hook("testing/hooks/allow_all.rs", "allow_all.rs")
+        .hook(REPORTER, "observer.rs")
+        .config("aggregate = [\"observer\"]\n");
+    let rt = load(agent.path());
+    let mut kinds = Vec::new();
+    for e in decisions_of("ghost") {
+        kinds.push(e.kind.clone());
+        match rt.dispatch(&e).unwrap().resolution {
+            Some(Resolution::ToolApproval(t)) => {
+                assert!(!t.calls.is_empty());
+                for call in &t.calls {
+                    let Approval::Deny(why) = &call.verdict else {
+                        panic!("{e:?}: {call:?}")
+                    };
+                    assert!(why.contains("subagent `ghost` has no hooks"), "{why}");
+                    assert_eq!(call.decided_by.as_deref(), Some("hookrt:unscoped"));
+                }
+            }
+            Some(Resolution::FileEdit(f)) => {
+                assert!(
+                    matches!(&f.result, FileEdit::Failed(why) if why.contains("ghost")),
+                    "{f:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(kinds, ["actions.requested", "file.edit.requested"]);
+    // The primary scope is decided by its hooks, as before.
+    let primary = transcript()
+        .into_iter()
+        .find(|e| e.kind == "actions.requested")
+        .unwrap();
+    let Some(Resolution::ToolApproval(t)) = rt.dispatch(&primary).unwrap().resolution else {
+        panic!()
+    };
+    assert!(t.calls.iter().all(|c| c.verdict == Approval::Allow));
+
+    // A served subagent is decided by its own hooks; `on_unscoped = "abstain"`
+    // leaves an unserved one's to the agent.
+    let served = TempAgent::new()
+        .hook("testing/hooks/allow_all.rs", "allow_all.rs")
+        .file(
+            "subagents/ghost/hooks/allow_all.rs",
+            &std::fs::read_to_string(crate::common::example("testing/hooks/allow_all.rs")).unwrap(),
+        )
+        .config("on_unscoped = \"abstain\"\n");
+    let rt = load(served.path());
+    let ask = &decisions_of("ghost")[0];
+    let Some(Resolution::ToolApproval(t)) = rt.dispatch(ask).unwrap().resolution else {
+        panic!()
+    };
+    assert!(
+        t.calls.iter().all(|c| c.verdict == Approval::Allow),
+        "{t:?}"
+    );
+    let ask = &decisions_of("other")[0];
+    let Some(Resolution::ToolApproval(t)) = rt.dispatch(ask).unwrap().resolution else {
+        panic!()
+    };
+    assert!(
+        t.calls.iter().all(|c| c.verdict == Approval::Abstain),
+        "{t:?}"
+    );
+}

@@ -808,7 +808,11 @@ fn claude_hook_never_builds_and_fails_closed_on_its_slow_and_crashing_paths() {
     fs::write(agent.join("hooks/gate.rs"), format!("{src}\n// {nonce}\n")).unwrap();
     let marker = dir.path().join("cargo-ran");
     let fake = dir.path().join("cargo");
-    fs::write(&fake, format!("#!/bin/sh\ntouch {}\nsleep 60\n", marker.display())).unwrap();
+    fs::write(
+        &fake,
+        format!("#!/bin/sh\ntouch {}\nsleep 60\n", marker.display()),
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
     let input = claude_input("PreToolUse").to_string();
@@ -820,31 +824,69 @@ fn claude_hook_never_builds_and_fails_closed_on_its_slow_and_crashing_paths() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
-    assert!(text(&out.stderr).contains(&format!("hookrt build {}", agent.display())), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("hookrt build {}", agent.display())),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!marker.exists(), "cargo was started");
 
     // A panic while a tool call waits: exit 2, not Rust's 101.
     let example = repo().join("example-hooks/agent");
-    let out = claude_hook_with(&example, &input, &[], &[("HOOKRT_CLAUDE_HOOK_TEST_PANIC", "1")]);
+    let out = claude_hook_with(
+        &example,
+        &input,
+        &[],
+        &[("HOOKRT_CLAUDE_HOOK_TEST_PANIC", "1")],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let out = claude_hook_with(&example, &claude_input("Stop").to_string(), &[], &[("HOOKRT_CLAUDE_HOOK_TEST_PANIC", "1")]);
-    assert_eq!(out.status.code(), Some(1), "not a gate: a non-blocking error");
+    let out = claude_hook_with(
+        &example,
+        &claude_input("Stop").to_string(),
+        &[],
+        &[("HOOKRT_CLAUDE_HOOK_TEST_PANIC", "1")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "not a gate: a non-blocking error"
+    );
 
     // A hook slower than --deadline-ms: exit 2 at the deadline.
     let slow = dir.path().join("slow");
     fs::create_dir_all(slow.join("hooks")).unwrap();
-    fs::copy(repo().join("example-hooks/hostile/hooks/infinite_loop.rs"), slow.join("hooks/infinite_loop.rs")).unwrap();
-    fs::write(slow.join("hookrt.toml"), "[hooks.infinite_loop]\nfuel = 10_000_000_000\ndeadline_ms = 60_000\n").unwrap();
+    fs::copy(
+        repo().join("example-hooks/hostile/hooks/infinite_loop.rs"),
+        slow.join("hooks/infinite_loop.rs"),
+    )
+    .unwrap();
+    fs::write(
+        slow.join("hookrt.toml"),
+        "[hooks.infinite_loop]\nfuel = 10_000_000_000\ndeadline_ms = 60_000\n",
+    )
+    .unwrap();
     let started = std::time::Instant::now();
     let out = claude_hook_with(&slow, &input, &["--deadline-ms", "500"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("--deadline-ms"), "{}", text(&out.stderr));
-    assert!(started.elapsed() < std::time::Duration::from_secs(60), "ended at its own deadline");
+    assert!(
+        text(&out.stderr).contains("--deadline-ms"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "ended at its own deadline"
+    );
 }
 
 #[test]

@@ -62,7 +62,7 @@ pub(crate) fn dispatch_some(
     skip: Skip<'_>,
     finished: &mut dyn FnMut(&Delivery),
 ) -> Result<Dispatch, EnvelopeError> {
-    let mut run = EventRun::new(envelope, durability)?;
+    let mut run = EventRun::new(envelope, durability, registry)?;
     let scope = Scope::of_event(envelope.coordinates.subagent.as_deref());
     if run.side_by_side() && threads.threads() > 1 {
         let plan: Vec<_> = registry
@@ -156,6 +156,9 @@ pub(crate) struct EventRun {
     answers: Answers,
 }
 
+/// Who decided a refusal of an unserved subagent's decision (`decided_by`).
+const UNSCOPED: &str = "hookrt:unscoped";
+
 enum Answers {
     Observe,
     Approval(Vec<RequestedCall>, Vec<Vote<Vec<Approval>>>),
@@ -166,12 +169,17 @@ enum Answers {
 }
 
 impl EventRun {
+    /// The run of `envelope` by `registry`'s hooks. A decision of a
+    /// subagent no hooks serve starts with hookrt's own refusal
+    /// ([`Registry::unscoped_refusal`]): it fails closed whatever the
+    /// aggregate observers (which never decide) do.
     pub(crate) fn new(
         envelope: &Envelope,
         durability: Durability,
+        registry: &Registry,
     ) -> Result<EventRun, EnvelopeError> {
         let checked = CheckedEvent::new(envelope, durability)?;
-        let answers = match (checked.class, envelope.kind.as_str()) {
+        let mut answers = match (checked.class, envelope.kind.as_str()) {
             (EventClass::Decision, "actions.requested") => {
                 Answers::Approval(decision::requested_calls(&envelope.data), Vec::new())
             }
@@ -179,6 +187,24 @@ impl EventRun {
             (EventClass::Edit, _) => Answers::Edit(EditSession::new(&envelope.data)),
             (EventClass::Observe, _) => Answers::Observe,
         };
+        if checked.class == EventClass::Decision
+            && let Some(reason) = registry
+                .unscoped_refusal(&Scope::of_event(envelope.coordinates.subagent.as_deref()))
+        {
+            match &mut answers {
+                Answers::Approval(calls, votes) => votes.push(Vote {
+                    hook: UNSCOPED.to_owned(),
+                    answer: vec![Approval::Deny(reason); calls.len()],
+                    failure: None,
+                }),
+                Answers::FileEdit(votes) => votes.push(Vote {
+                    hook: UNSCOPED.to_owned(),
+                    answer: FileEdit::Failed(reason),
+                    failure: None,
+                }),
+                _ => {}
+            }
+        }
         Ok(EventRun { checked, answers })
     }
 

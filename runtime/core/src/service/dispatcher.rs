@@ -236,7 +236,7 @@ impl Dispatcher {
 
     /// Runs one event's deliveries; returns cascade events to run next.
     fn run_event(&mut self, w: Work) -> Vec<Work> {
-        let mut run = match EventRun::new(&w.envelope, self.durability) {
+        let mut run = match EventRun::new(&w.envelope, self.durability, self.rt.registry()) {
             Ok(run) => run,
             Err(e) => {
                 // Validation refuses such events at emit.
@@ -481,7 +481,7 @@ impl Dispatcher {
                     None,
                 )
             } else {
-                match EventRun::new(&w.envelope, self.durability) {
+                match EventRun::new(&w.envelope, self.durability, self.rt.registry()) {
                     Ok(run) => (Ok(None), Some(run)),
                     Err(e) => (Err(e), None),
                 }

@@ -308,7 +308,10 @@ fn agent_dir_of(source: &Path) -> PathBuf {
         .and_then(|hooks| hooks.parent())
         .and_then(|p| {
             // `subagents/<id>/hooks`: the agent folder is above `subagents`.
-            if p.parent().and_then(|s| s.file_name()).is_some_and(|n| n == "subagents") {
+            if p.parent()
+                .and_then(|s| s.file_name())
+                .is_some_and(|n| n == "subagents")
+            {
                 p.parent().and_then(Path::parent)
             } else {
                 Some(p)

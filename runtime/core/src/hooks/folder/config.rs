@@ -82,6 +82,9 @@ struct RawConfig {
     /// Primary hooks that observe every scope, without event data.
     #[serde(default)]
     aggregate: Vec<String>,
+    /// What a decision of a subagent no hook folder serves gets.
+    #[serde(default)]
+    on_unscoped: OnUnscoped,
     /// Per-subagent `order` and `hooks` tables.
     #[serde(default)]
     subagents: BTreeMap<String, RawSubagent>,
@@ -113,6 +116,20 @@ struct RawRedaction {
     patterns: BTreeMap<String, String>,
 }
 
+/// What a decision event (`actions.requested`, `file.edit.requested`) of a
+/// subagent with no `subagents/<id>/hooks/` gets (`on_unscoped`): no hook
+/// of its scope can decide it, so by default it is denied, never let
+/// through unjudged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnUnscoped {
+    /// Every requested call denied, a file edit failed, with the reason.
+    #[default]
+    Deny,
+    /// Left to the agent: every call abstains, the edit is not handled.
+    Abstain,
+}
+
 /// How an agent folder's hooks are loaded (`mode` in `hookrt.toml`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -134,6 +151,8 @@ pub struct Config {
     defaults: RawSettings,
     scopes: BTreeMap<Scope, ScopeConfig>,
     aggregate: Vec<Slug>,
+    /// What an unserved subagent's decisions get.
+    pub on_unscoped: OnUnscoped,
     redactor: Redactor,
     /// `[redaction.patterns]` as written (name, regex).
     patterns: Vec<(String, String)>,
@@ -226,6 +245,7 @@ impl Config {
             defaults: raw.defaults,
             scopes,
             aggregate,
+            on_unscoped: raw.on_unscoped,
             redactor,
             patterns,
         })
@@ -310,6 +330,7 @@ impl Config {
             "settings": self.settings_for(scope, slug),
             "aggregate": aggregate,
             "mode": self.mode,
+            "on_unscoped": self.on_unscoped,
             "redaction_patterns": self.patterns,
         })
         .to_string()

@@ -11,12 +11,13 @@
 
 use crate::event::kind::{WILDCARD, observed_kind};
 use crate::event::scope::Scope;
-use crate::hooks::folder::config::Config;
+use crate::hooks::folder::config::{Config, OnUnscoped};
 use crate::hooks::loaded::load::LoadedHook;
 
 /// Loaded hooks in registration order.
 pub struct Registry {
     hooks: Vec<LoadedHook>,
+    on_unscoped: OnUnscoped,
 }
 
 /// One planned delivery: which hook, which handler key.
@@ -49,7 +50,26 @@ impl Registry {
             )
         };
         hooks.sort_by_key(key);
-        Registry { hooks }
+        Registry {
+            hooks,
+            on_unscoped: config.on_unscoped,
+        }
+    }
+
+    /// Why a decision of `scope` is refused before any hook runs: it is a
+    /// subagent's that no `subagents/<id>/hooks/` serves, and `on_unscoped`
+    /// is `deny` (the default). `None` for the primary scope, a served
+    /// subagent, or `on_unscoped = "abstain"`.
+    pub fn unscoped_refusal(&self, scope: &Scope) -> Option<String> {
+        let Scope::Subagent(id) = scope else {
+            return None;
+        };
+        if self.on_unscoped == OnUnscoped::Abstain || self.hooks.iter().any(|h| h.scope == *scope) {
+            return None;
+        }
+        Some(format!(
+            "subagent `{id}` has no hooks (no subagents/{id}/hooks/ in the agent folder), so nothing can decide its requests; denied (set `on_unscoped = \"abstain\"` in hookrt.toml to leave them to the agent)"
+        ))
     }
 
     /// The hooks in registration order.

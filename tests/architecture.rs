@@ -26,6 +26,7 @@ const RUNTIME: &[&str] = &[
     "event::kind",
     "event::data",
     "event::envelope",
+    "event::recent",
     "event::ordinal",
     "event::eve",
     "event::claude",

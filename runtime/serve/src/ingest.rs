@@ -8,12 +8,11 @@
 //! read by one [`EveStream`] kept across requests, so a session may be sent
 //! in any number of requests, in order.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use hookrt::event::Ordinals;
+use hookrt::event::{Ordinals, Recent};
 use hookrt::front::input::LineError;
 use hookrt::front::input::{self, InputFormat, MAX_LINE_BYTES, Reader};
 use hookrt::{Envelope, EnvelopeError, Receipt};
@@ -22,7 +21,8 @@ use serde_json::value::RawValue;
 
 use crate::error::{ApiError, BoxError};
 
-/// Eve streams kept at most; past this every stream starts again.
+/// Eve streams kept at most; past this the stream untouched the longest is
+/// forgotten (it starts again if its session sends more), never the others.
 pub const MAX_EVE_STREAMS: usize = 4096;
 
 /// Events one request may hold at most: the body is refused (413) before
@@ -60,10 +60,19 @@ pub struct Item {
 }
 
 /// The state parsing keeps across requests.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Streams {
     ordinals: Mutex<Ordinals>,
-    eve: Mutex<HashMap<(String, String, Option<String>), Reader>>,
+    eve: Mutex<Recent<(String, String, Option<String>), Reader>>,
+}
+
+impl Default for Streams {
+    fn default() -> Streams {
+        Streams {
+            ordinals: Mutex::default(),
+            eve: Mutex::new(Recent::new(MAX_EVE_STREAMS)),
+        }
+    }
 }
 
 impl Format {
@@ -185,10 +194,7 @@ impl Streams {
             } => {
                 let mut streams = self.eve.lock().unwrap_or_else(|p| p.into_inner());
                 let key = (agent.clone(), session.clone(), subagent.clone());
-                if streams.len() >= MAX_EVE_STREAMS && !streams.contains_key(&key) {
-                    streams.clear();
-                }
-                let stream = streams.entry(key).or_insert_with(|| {
+                let stream = streams.get_or_insert_with(&key, || {
                     Reader::new(&InputFormat::Eve {
                         agent: agent.clone(),
                         session: session.clone(),

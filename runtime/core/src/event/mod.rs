@@ -8,6 +8,7 @@ pub(crate) mod envelope;
 pub(crate) mod eve;
 pub(crate) mod kind;
 pub(crate) mod ordinal;
+pub(crate) mod recent;
 pub(crate) mod scope;
 
 // The vocabulary and the envelope's parts beyond what the crate root
@@ -22,3 +23,4 @@ pub use kind::{
     observed_kind, subscription_problem, unknown_kind_message,
 };
 pub use ordinal::{MAX_OPEN_STEPS, Ordinals};
+pub use recent::Recent;

@@ -2,7 +2,8 @@
 //!
 //! OUT gets each hook's component under the path that gives it the same
 //! slug and scope (`hooks/<slug>.wasm`, `subagents/<id>/hooks/<slug>.wasm`)
-//! and a copy of `hookrt.toml` (and `hookrt.lock`, if any), so OUT loads with
+//! and a copy of `hookrt.toml` (and, for a locked folder, a `hookrt.lock`
+//! pinning the components), so OUT loads with
 //! `--prebuilt` on a machine with no Rust toolchain and no hookrt checkout:
 //! building (which runs the hooks' build code) happens once, where trusted.
 
@@ -10,7 +11,7 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use hookrt::hooks::{CONFIG_FILE, LOCK_FILE};
+use hookrt::hooks::{CONFIG_FILE, LOCK_FILE, Lock};
 use hookrt::{Runtime, Scope};
 
 /// Writes the components and configuration of `rt` into `out`.
@@ -40,12 +41,18 @@ pub fn write_prebuilt(rt: &Runtime, out: &Path) -> Result<()> {
     }
     fs::create_dir_all(out.join("hooks"))
         .with_context(|| format!("cannot create {}", out.join("hooks").display()))?;
-    for name in [CONFIG_FILE, LOCK_FILE] {
-        let from = agent.join(name);
-        if from.is_file() {
-            fs::copy(&from, out.join(name))
-                .with_context(|| format!("cannot copy {} to {}", from.display(), out.display()))?;
-        }
+    let config = agent.join(CONFIG_FILE);
+    if config.is_file() {
+        fs::copy(&config, out.join(CONFIG_FILE))
+            .with_context(|| format!("cannot copy {} to {}", config.display(), out.display()))?;
+    }
+    // A locked folder gives a locked OUT: the same pins, each hook's files
+    // now its component (what the reviewed source built into).
+    if agent.join(LOCK_FILE).is_file() {
+        let file = out.join(LOCK_FILE);
+        Lock::of_prebuilt(rt.hooks())
+            .write(&file)
+            .with_context(|| format!("cannot write {}", file.display()))?;
     }
     Ok(())
 }

@@ -222,6 +222,9 @@ fn check(dir: &Path, no_build: bool, loading: Loading) -> Result<ExitCode> {
         for w in rt.hooks().iter().flat_map(hookrt::audit::author_warnings) {
             eprintln!("warning: {w}");
         }
+        if let Some(w) = rt.unlocked_warning() {
+            eprintln!("warning: {w}");
+        }
         println!(
             "ok: {} hook(s) in {} build, load and subscribe cleanly",
             rt.hooks().len(),

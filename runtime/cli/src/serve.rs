@@ -124,6 +124,9 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
     options.threads = args.threads.count();
     options.print_deliveries = args.print_deliveries;
     let hooks = rt.hooks().len();
+    if let Some(w) = rt.unlocked_warning() {
+        tracing::warn!("{w}");
+    }
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

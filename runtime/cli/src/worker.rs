@@ -120,6 +120,9 @@ fn tokio() -> Result<tokio::runtime::Runtime> {
 }
 
 pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
+    if let Some(w) = rt.unlocked_warning() {
+        tracing::warn!("{w}");
+    }
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

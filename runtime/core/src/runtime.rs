@@ -37,6 +37,9 @@ pub struct Runtime {
     transport: Transport,
     redactor: Redactor,
     threads: Threads,
+    /// The lock that was looked for and not found (lock enforced, none
+    /// there): the folder runs unreviewed.
+    unlocked: Option<PathBuf>,
 }
 
 /// The static part of loading: discovery plus configuration, no building.
@@ -138,7 +141,7 @@ fn load_all(
 /// it), and, when the lock is enforced and there is one, the lock, checked
 /// against them: a drift, a missing lock that `--require-lock` asks for, or
 /// an unreadable lock is a refusal before anything builds. Without a lock
-/// (and not required) the folder loads unlocked, with a warning.
+/// (and not required) the folder loads unlocked ([`Runtime::unlocked`]).
 fn locked(
     agent_dir: &Path,
     discovery: &Discovery,
@@ -170,14 +173,7 @@ fn locked(
             "there is no lock, and --require-lock asks for one",
             "review the folder, then pin it with `hookrt lock DIR` (or give the lock with --lock FILE)",
         )])),
-        Ok(None) => {
-            tracing::warn!(
-                "{} is not locked ({} missing): any change to its hooks runs unreviewed; pin it with `hookrt lock`, and load it with --require-lock",
-                agent_dir.display(),
-                path.display()
-            );
-            Ok((None, reviews))
-        }
+        Ok(None) => Ok((None, reviews)),
         Err(p) => Err(Problems(vec![p])),
     }
 }
@@ -244,9 +240,14 @@ impl Runtime {
                 h.reviewed = (review.files_sha256.clone(), review.settings.clone());
             }
         }
-        if let Some(lock) = lock {
-            problems.extend(lock.check(&opts.lock.path(agent_dir), &hooks));
-        }
+        let unlocked = match &lock {
+            Some(lock) => {
+                problems.extend(lock.check(&opts.lock.path(agent_dir), &hooks));
+                None
+            }
+            None if opts.enforce_lock => Some(opts.lock.path(agent_dir)),
+            None => None,
+        };
         problems.sort_by(|a, b| a.path.cmp(&b.path));
         Problems(problems).into_result()?;
         tracing::debug!(allocator = sandbox.allocator().name(), "engine ready");
@@ -262,6 +263,7 @@ impl Runtime {
             transport: Transport::default(),
             redactor: config.redactor().clone(),
             threads: Threads::default(),
+            unlocked,
         })
     }
 
@@ -277,6 +279,25 @@ impl Runtime {
             Ok(runtime) => runtime,
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
+    }
+
+    /// Where the lock was looked for and not found, when the folder loaded
+    /// unlocked (any change to its hooks runs unreviewed): front ends warn
+    /// (`hookrt check`, `serve`, `worker`). `None` when it is locked, or the
+    /// lock was not enforced.
+    pub fn unlocked(&self) -> Option<&Path> {
+        self.unlocked.as_deref()
+    }
+
+    /// The warning a front end prints for an unlocked folder, when it is.
+    pub fn unlocked_warning(&self) -> Option<String> {
+        self.unlocked().map(|lock| {
+            format!(
+                "{} is not locked ({} is missing): any change to its hooks runs unreviewed; after a review pin it with `hookrt lock`, and load it with --require-lock",
+                self.agent_dir.display(),
+                lock.display()
+            )
+        })
     }
 
     /// The loaded hooks, in registration order.

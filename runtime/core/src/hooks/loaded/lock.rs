@@ -192,6 +192,16 @@ impl Lock {
         }
     }
 
+    /// The lock of a prebuilt copy of `hooks` (`hookrt build --out`): the
+    /// same pins, each hook's files being its component there.
+    pub fn of_prebuilt(hooks: &[LoadedHook]) -> Lock {
+        let mut lock = Lock::of(hooks);
+        for pin in lock.hooks.values_mut() {
+            pin.files_sha256 = pin.component_sha256.clone();
+        }
+        lock
+    }
+
     /// Reads the lock at `path`; `Ok(None)` when there is none. A link is
     /// refused, not followed.
     pub fn read(path: &Path) -> Result<Option<Lock>, Problem> {

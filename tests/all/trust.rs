@@ -384,3 +384,87 @@ fn cargo_configuration_in_the_agent_folder_never_takes_effect() {
     assert!(rt.hooks()[0].cargo_built, "cargo built the crate");
     assert!(!mark.exists(), "the agent folder's rustc-wrapper never ran");
 }
+
+#[test]
+fn a_cache_dir_others_can_write_own_or_link_is_refused_before_anything_is_read() {
+    let agent = TempAgent::new().hook("hostile/hooks/witness.rs", "witness.rs");
+    let tmp = tempfile::tempdir().unwrap();
+    let refused = |cache: &Path| -> String {
+        let o = BuildOptions {
+            cache_dir: cache.to_path_buf(),
+            ..opts()
+        };
+        match Runtime::load_blocking(agent.path(), &o, &mut |_| {}) {
+            Ok(_) => panic!("{} must be refused", cache.display()),
+            Err(p) => p.to_string(),
+        }
+    };
+    // Everyone's, as a pre-made /tmp/hookrt-cache-<uid> could be.
+    let open = tmp.path().join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(
+        refused(&open).contains("writable by its group or others"),
+        "{}",
+        refused(&open)
+    );
+    assert!(!open.join("key").exists(), "no key was written into it");
+    // A link to a folder, even a private one.
+    let private = tmp.path().join("private");
+    fs::create_dir(&private).unwrap();
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o700)).unwrap();
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&private, &link).unwrap();
+    assert!(refused(&link).contains("symbolic link"));
+    // Another user's (only root can make one to try).
+    if unsafe { libc::geteuid() } == 0 {
+        let theirs = tmp.path().join("theirs");
+        fs::create_dir(&theirs).unwrap();
+        fs::set_permissions(&theirs, fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        assert!(
+            refused(&theirs).contains("owned by uid 65534"),
+            "{}",
+            refused(&theirs)
+        );
+    }
+}
+
+#[test]
+fn cargo_configuration_above_the_cache_dir_never_takes_effect() {
+    // A .cargo/config.toml planted in the folder above the (shared) cache
+    // dir, as anyone could plant one in /tmp above a cache there: cargo runs
+    // in `/`, so it is never read. The wrapper only marks that it ran.
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = tmp.path().join("wrapper-ran");
+    let wrapper = tmp.path().join("wrapper.sh");
+    fs::write(
+        &wrapper,
+        format!("#!/bin/sh\necho ran >> '{}'\nexec \"$@\"\n", mark.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let above = crate::common::shared_cache()
+        .parent()
+        .unwrap()
+        .join(".cargo");
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+    fs::create_dir_all(&above).unwrap();
+    let _planted = Remove(above.clone());
+    fs::write(
+        above.join("config.toml"),
+        format!("[build]\nrustc-wrapper = \"{}\"\n", wrapper.display()),
+    )
+    .unwrap();
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let src = fs::read_to_string(example("hostile/hooks/witness.rs")).unwrap();
+    let agent = TempAgent::new().file("hooks/witness.rs", &format!("{src}\n// {nonce}\n"));
+    let rt = load(agent.path());
+    assert!(rt.hooks()[0].cargo_built, "cargo built the hook");
+    assert!(!mark.exists(), "the planted rustc-wrapper ran");
+}

@@ -13,6 +13,7 @@ mod auth;
 mod cascade;
 mod doors;
 mod endpoints;
+mod fleet_trust;
 mod front_ends;
 mod jetstream;
 mod openapi;

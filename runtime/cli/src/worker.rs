@@ -30,6 +30,10 @@ pub struct GroupArgs {
     /// The durable name the group's workers share.
     #[arg(long, default_value = "hooks")]
     pub durable: String,
+    /// The subject prefix the events live under: a dead letter is re-driven
+    /// only to a subject under it.
+    #[arg(long, default_value = hookrt_worker::DEFAULT_PREFIX)]
+    pub prefix: String,
 }
 
 #[derive(clap::Subcommand)]
@@ -181,7 +185,12 @@ pub fn dead(cmd: DeadCommand) -> Result<ExitCode> {
                 );
             }
             let only = (!all).then_some(seqs.as_slice());
-            let done = rt.block_on(hookrt_worker::redrive(&group.nats, &group.durable, only))?;
+            let done = rt.block_on(hookrt_worker::redrive(
+                &group.nats,
+                &group.durable,
+                &group.prefix,
+                only,
+            ))?;
             let mut out = std::io::stdout().lock();
             for r in done {
                 writeln!(out, "{}", serde_json::to_string(&r)?)?;

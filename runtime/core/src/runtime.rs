@@ -78,6 +78,15 @@ fn cache_outside(agent_dir: &Path, cache_dir: &Path) -> Result<(), Problems> {
             })
             .unwrap_or(abs)
     };
+    if let Some(why) = crate::hooks::cache::dir::unsafe_dir(cache_dir) {
+        return Err(Problems(vec![Problem::build(
+            cache_dir,
+            format!(
+                "the cache dir {why}: whoever can write it could plant compiled artifacts or the cache's key"
+            ),
+            "use a private folder of your own (0700): set HOOKRT_CACHE_DIR or --cache-dir, or HOME",
+        )]));
+    }
     if resolve(cache_dir).starts_with(resolve(agent_dir)) {
         return Err(Problems(vec![Problem::build(
             cache_dir,

@@ -186,10 +186,14 @@ pub enum RedriveResult {
 
 /// Publishes the dead letters of `durable` whose sequence is in `only` (all
 /// when `None`) again to their subjects, and deletes each once the events
-/// stream stored it again. Malformed ones have no subject and are kept.
+/// stream stored it again. Malformed ones have no subject and are kept; so
+/// is one whose recorded subject is not an event subject under `prefix` (a
+/// dead letter is a copy anyone on the fleet could have published: its
+/// subject must not send a re-drive to a KV key or a JetStream API subject).
 pub async fn redrive(
     js: &jetstream::Context,
     durable: &str,
+    prefix: &str,
     only: Option<&[u64]>,
 ) -> Result<Vec<Redriven>, WorkerError> {
     let stream = fleet::dead_stream(js).await?;
@@ -209,7 +213,21 @@ pub async fn redrive(
         let valid = std::str::from_utf8(&dead.payload)
             .ok()
             .is_some_and(|text| hookrt::Envelope::from_json(text).is_ok());
+        let under = |subject: &str| {
+            subject
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|rest| {
+                    rest.split('.').count() == 3
+                        && !rest.split('.').any(str::is_empty)
+                        && !rest.contains(['*', '>', ' ', '\t', '\r', '\n'])
+                })
+        };
         let result = match (&dead.subject, &dead.event_id) {
+            (Some(subject), Some(_)) if valid && !under(subject) => RedriveResult::Kept(format!(
+                "its subject `{}` is not an event subject under `{prefix}` (`{prefix}.<agent>.<session>.<partition>`); not re-driven",
+                subject.chars().take(200).collect::<String>()
+            )),
             (Some(subject), Some(id)) if valid => {
                 let mut headers = HeaderMap::new();
                 // A new id for the stream's dedup (the original is likely

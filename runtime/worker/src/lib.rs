@@ -45,7 +45,7 @@ use completion::Completion;
 pub use dead::{DeadMessage, RedriveResult, Redriven};
 pub use fleet::{DEAD_STREAM, Names};
 pub use partition::Counts;
-pub use publish::{Pending, Published, Publisher, REPLY_HEADER};
+pub use publish::{Pending, Published, Publisher, REPLY_HEADER, REPLY_PREFIX};
 pub use subject::{DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS};
 
 use partition::{Control, Shared};
@@ -120,11 +120,59 @@ pub(crate) fn nats<E: Into<Source>>(doing: &'static str) -> impl FnOnce(E) -> Wo
     move |e| WorkerError::nats(doing, e)
 }
 
-/// Connects to the NATS server at `url`.
+/// Connects to the NATS server at `url`, with the credentials the
+/// environment names ([`credentials`]). A URL that carries credentials
+/// (`nats://user:pass@host`) is refused: every process listing (`ps`) would
+/// show them.
 pub(crate) async fn connect(url: &str) -> Result<async_nats::Client, WorkerError> {
-    async_nats::connect(url)
+    if carries_credentials(url) {
+        return Err(WorkerError::Config(format!(
+            "the NATS URL carries credentials, which any process listing shows; give them in the environment instead: {TOKEN_ENV}, or {USER_ENV} and {PASSWORD_ENV}"
+        )));
+    }
+    credentials()
+        .await?
+        .connect(url)
         .await
         .map_err(|e| WorkerError::nats(format!("cannot connect to {url}"), e))
+}
+
+/// Whether a server of `url` (a comma-separated list) names a user or
+/// password (`nats://user:pass@host`).
+fn carries_credentials(url: &str) -> bool {
+    url.split(',').any(|server| {
+        let rest = server.split_once("://").map_or(server, |(_, r)| r);
+        rest.split('/')
+            .next()
+            .is_some_and(|authority| authority.contains('@'))
+    })
+}
+
+/// A NATS token.
+pub const TOKEN_ENV: &str = "HOOKRT_NATS_TOKEN";
+/// A NATS user (with [`PASSWORD_ENV`]).
+pub const USER_ENV: &str = "HOOKRT_NATS_USER";
+/// The password of [`USER_ENV`].
+pub const PASSWORD_ENV: &str = "HOOKRT_NATS_PASSWORD";
+
+/// The connect options the environment's credentials make: a token
+/// ([`TOKEN_ENV`]), else a user and password ([`USER_ENV`],
+/// [`PASSWORD_ENV`]), else none. (`.creds` files need async-nats's `nkeys`
+/// feature, not built in.)
+async fn credentials() -> Result<async_nats::ConnectOptions, WorkerError> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if let Some(token) = var(TOKEN_ENV) {
+        return Ok(async_nats::ConnectOptions::with_token(token));
+    }
+    match (var(USER_ENV), var(PASSWORD_ENV)) {
+        (Some(user), Some(pass)) => Ok(async_nats::ConnectOptions::with_user_and_password(
+            user, pass,
+        )),
+        (Some(_), None) | (None, Some(_)) => Err(WorkerError::Config(format!(
+            "{USER_ENV} and {PASSWORD_ENV} go together: set both, or neither"
+        ))),
+        (None, None) => Ok(async_nats::ConnectOptions::new()),
+    }
 }
 
 /// How a worker runs.
@@ -516,15 +564,17 @@ pub async fn dead_letters(url: &str, durable: &str) -> Result<Vec<DeadMessage>, 
     dead::list(&jetstream::new(client), durable).await
 }
 
-/// Connects and re-drives the dead letters of `durable` (those in `only`, or all).
+/// Connects and re-drives the dead letters of `durable` (those in `only`, or
+/// all) to their subjects, each only when it lies under `prefix`.
 pub async fn redrive(
     url: &str,
     durable: &str,
+    prefix: &str,
     only: Option<&[u64]>,
 ) -> Result<Vec<Redriven>, WorkerError> {
     fleet::check_durable(durable)?;
     let client = connect(url).await?;
-    dead::redrive(&jetstream::new(client), durable, only).await
+    dead::redrive(&jetstream::new(client), durable, prefix, only).await
 }
 
 /// Connects to `url` for publishing envelopes to `stream` (created for
@@ -568,4 +618,29 @@ pub async fn publish_raw(url: &str, subject: &str, lines: &[String]) -> Result<u
         ack.await.map_err(nats("a published line was not stored"))?;
     }
     Ok(lines.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_a_nats_url_are_found() {
+        for url in [
+            "nats://u:p@127.0.0.1:4222",
+            "tls://tok@h",
+            "nats://a:4222,nats://u:p@b:4222",
+            "u:p@h:4222",
+        ] {
+            assert!(carries_credentials(url), "{url}");
+        }
+        for url in [
+            "nats://127.0.0.1:4222",
+            "nats://a:1,nats://b:2",
+            "h:4222",
+            "nats://h/path@x",
+        ] {
+            assert!(!carries_credentials(url), "{url}");
+        }
+    }
 }

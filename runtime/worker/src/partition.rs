@@ -29,8 +29,8 @@ use hookrt::{Delivery, Dispatch, Durability, Envelope, EventClass, Outcome, Runt
 use crate::completion::{self, Completion};
 use crate::dead::{self, Burial};
 use crate::fleet::Names;
-use crate::publish::{ATTEMPT_BASE_HEADER, Publisher, REPLY_HEADER};
-use crate::subject::token;
+use crate::publish::{ATTEMPT_BASE_HEADER, Publisher, REPLY_HEADER, REPLY_PREFIX};
+use crate::subject::{subject_of, token};
 use crate::{Source, WorkerError};
 
 /// What every partition of a worker shares.
@@ -223,8 +223,21 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
     let received = Received::of(&message)?;
     let mut envelope = match envelope_of(&message) {
         Ok(e) => e,
-        Err(reason) => return bury_malformed(shared, &message, &received, &reason).await,
+        Err(reason) => {
+            return bury_malformed(shared, &message, &received, &reason.to_string()).await;
+        }
     };
+    // A publisher may only put an event on its own session's subject (the
+    // subject a publisher's permissions are granted by): one published
+    // elsewhere is someone else's session in disguise.
+    let own = subject_of(&shared.names.prefix, &envelope, shared.names.partitions);
+    if message.subject.as_str() != own {
+        let reason = format!(
+            "published to `{}`, but its agent and session belong on `{own}`; not delivered",
+            message.subject
+        );
+        return bury_malformed(shared, &message, &received, &reason).await;
+    }
     // The attempt: JetStream's delivery count, after the deliveries a
     // re-driven message had before.
     envelope.attempt = envelope.attempt.max(1) - 1 + received.base + received.delivered;
@@ -248,6 +261,7 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
     }
     if let Some(to) = header(&message, REPLY_HEADER)
         && class != EventClass::Observe
+        && replyable(&to)
     {
         let answer = serde_json::json!({
             "receipt": { "event_id": envelope.id, "durability": "persisted", "seq": received.seq, "duplicate": false },
@@ -272,24 +286,35 @@ fn envelope_of(message: &Message) -> Result<Envelope, LineError> {
     Ok(Envelope::from_json(text)?)
 }
 
-/// A message that is no envelope: a dead letter, and `+TERM` (never again).
+/// Whether a decision's answer may go to `to`: only a reply inbox
+/// ([`REPLY_PREFIX`], with no wildcard or space in it), never a KV key, a
+/// completion mark, a lease or a JetStream API subject a publisher names.
+fn replyable(to: &str) -> bool {
+    let ok = to.len() > REPLY_PREFIX.len()
+        && to.starts_with(REPLY_PREFIX)
+        && !to.contains(['*', '>', ' ', '\t', '\r', '\n'])
+        && !to.split('.').any(str::is_empty);
+    if !ok {
+        tracing::warn!(
+            target: "hookrt",
+            "not answering to `{}`: {REPLY_HEADER} must name a reply inbox ({REPLY_PREFIX}...)",
+            to.chars().take(100).collect::<String>()
+        );
+    }
+    ok
+}
+
+/// A message that is no envelope, or not where its envelope belongs: a dead
+/// letter with the reason, and `+TERM` (never again).
 async fn bury_malformed(
     shared: &Shared,
     message: &Message,
     received: &Received,
-    reason: &LineError,
+    reason: &str,
 ) -> Result<(), WorkerError> {
     tracing::warn!(target: "hookrt", subject = %message.subject, "malformed message: {reason}");
     let attempt = received.base + received.delivered;
-    bury(
-        shared,
-        message,
-        received,
-        &reason.to_string(),
-        attempt,
-        None,
-    )
-    .await?;
+    bury(shared, message, received, reason, attempt, None).await?;
     message
         .ack_with(AckKind::Term)
         .await

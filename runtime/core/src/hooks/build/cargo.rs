@@ -52,13 +52,17 @@ const PASSED_ENV: &[&str] = &[
 /// shared target dir, the runtime's SDK, in a scrubbed environment.
 ///
 /// cargo reads `.cargo/config.toml` from its working directory and every
-/// folder above it, never from the manifest's folder: it runs in `cwd` (the
-/// cache dir, outside the agent folder), so no `.cargo/config.toml` of the
-/// agent folder or a crate hook (`rustc-wrapper`, `linker`, `runner`...)
-/// takes effect. Wrappers are switched off explicitly as well.
+/// folder above it, never from the manifest's folder: it runs in `/`, so
+/// the only such file it can read is `/.cargo/config.toml` (root's) and
+/// `$CARGO_HOME/config.toml` (the operator's): no `.cargo/config.toml` of
+/// the agent folder, a crate hook, the cache dir or a folder above it
+/// (`/tmp`, where anyone could plant `build.rustc`, `linker` or a source
+/// replacement) takes effect. Every path cargo is given is absolute, and
+/// the toolchain is named by `RUSTUP_TOOLCHAIN`, not found from the cwd.
+/// Wrappers are switched off explicitly as well.
 pub(crate) fn cargo(opts: &CargoSetup<'_>) -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO_BIN").unwrap_or_else(|| "cargo".into()));
-    cmd.env_clear().current_dir(opts.cache_dir);
+    cmd.env_clear().current_dir("/");
     for key in PASSED_ENV {
         if let Some(v) = std::env::var_os(key) {
             cmd.env(key, v);

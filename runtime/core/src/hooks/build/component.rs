@@ -28,7 +28,6 @@ use crate::hooks::build::{confine, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
-use crate::hooks::loaded::lock::LockPolicy;
 use crate::hooks::problem::Problem;
 
 /// The version requirement hooks use for `hookrt-sdk`.
@@ -60,6 +59,24 @@ pub struct BuildOptions {
     /// lock is never waited on. For a caller with a deadline of its own
     /// (`hookrt claude-hook`, which Claude Code times out).
     pub cached_only: bool,
+}
+
+/// Where the lock is read from and whether it must be there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LockPolicy {
+    /// The lock file (`--lock FILE`); `None`: `hookrt.lock` in the agent folder.
+    pub file: Option<PathBuf>,
+    /// A missing lock is a refusal (`--require-lock`), not a warning.
+    pub required: bool,
+}
+
+impl LockPolicy {
+    /// The lock file of `agent_dir` under this policy.
+    pub fn path(&self, agent_dir: &Path) -> PathBuf {
+        self.file
+            .clone()
+            .unwrap_or_else(|| agent_dir.join(crate::hooks::folder::config::LOCK_FILE))
+    }
 }
 
 impl BuildOptions {

@@ -55,10 +55,15 @@ pub fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
 
 /// Where the JS toolchain is (the folder `scripts/js-toolchain` fills):
 /// `$HOOKRT_JS_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/js-toolchain`, else
-/// `$HOME/.cache/hookrt/js-toolchain`, else a folder in the temp dir.
+/// `$HOME/.cache/hookrt/js-toolchain`, else a folder of this user's in the
+/// temp dir (which a build refuses when others could write it: see
+/// [`check_toolchain`]).
 pub fn toolchain_dir() -> PathBuf {
-    per_user_dir("HOOKRT_JS_TOOLCHAIN", Some("js-toolchain"))
-        .unwrap_or_else(|| std::env::temp_dir().join("hookrt-js-toolchain"))
+    per_user_dir("HOOKRT_JS_TOOLCHAIN", Some("js-toolchain")).unwrap_or_else(|| {
+        use std::os::unix::fs::MetadataExt;
+        let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+        std::env::temp_dir().join(format!("hookrt-js-toolchain-{uid}"))
+    })
 }
 
 /// The sha256 of the toolchain lock: what a matching install records.
@@ -69,6 +74,15 @@ fn lock_digest(sdk_dir: &Path) -> std::io::Result<String> {
 
 /// Checks that the toolchain at `dir` was installed from this SDK's lock.
 fn check_toolchain(dir: &Path, sdk_dir: &Path) -> Result<(), Problem> {
+    if let Some(why) = crate::hooks::cache::dir::unsafe_dir(dir) {
+        return Err(Problem::build(
+            dir,
+            format!(
+                "the JS toolchain folder {why}: whoever can write it could change the code that builds hooks"
+            ),
+            "install the toolchain into a folder of your own (scripts/js-toolchain), or set HOOKRT_JS_TOOLCHAIN to one",
+        ));
+    }
     let want = lock_digest(sdk_dir).map_err(|e| {
         Problem::build(
             ts_sdk_dir(sdk_dir),

@@ -24,7 +24,8 @@ pub const KEY_FILE: &str = "key";
 const KEY_LEN: usize = 32;
 
 /// The per-user cache dir: `$HOOKRT_CACHE_DIR`, `$XDG_CACHE_HOME/hookrt`,
-/// `$HOME/.cache/hookrt`, or (no home at all) a folder in the temp dir.
+/// `$HOME/.cache/hookrt`, or (no home at all) a folder in the temp dir,
+/// which a load refuses ([`unsafe_dir`]: the temp dir is everyone's).
 pub fn default_cache_dir() -> PathBuf {
     per_user_dir("HOOKRT_CACHE_DIR", None)
         .unwrap_or_else(|| std::env::temp_dir().join(format!("hookrt-cache-{}", user_tag())))
@@ -56,6 +57,33 @@ pub(crate) fn per_user_dir(var: &str, leaf: Option<&str>) -> Option<PathBuf> {
 fn user_tag() -> String {
     use std::os::unix::fs::MetadataExt;
     fs::metadata("/proc/self").map_or_else(|_| "user".to_owned(), |m| m.uid().to_string())
+}
+
+/// Why `dir` may not hold hookrt's cache or toolchain, when it exists:
+/// it is a link, not a folder, owned by another user, or writable by group
+/// or others (someone else could plant an artifact, a key or a package
+/// there; `/tmp/hookrt-cache-<uid>` could have been made by anyone).
+pub fn unsafe_dir(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    if let Ok(m) = fs::symlink_metadata(dir) {
+        if m.file_type().is_symlink() {
+            return Some("is a symbolic link".to_owned());
+        }
+        if !m.is_dir() {
+            return Some("is not a folder".to_owned());
+        }
+        if me.is_some_and(|me| m.uid() != me) {
+            return Some(format!("is owned by uid {}, not this user", m.uid()));
+        }
+        if m.mode() & 0o022 != 0 {
+            return Some(format!(
+                "is writable by its group or others (mode {:o})",
+                m.mode() & 0o777
+            ));
+        }
+    }
+    None
 }
 
 /// Creates `dir` (and missing parents) readable by its owner only (0700).
@@ -159,7 +187,24 @@ fn read_key(path: &Path) -> std::io::Result<Option<[u8; KEY_LEN]>> {
     if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
         return Ok(None);
     }
-    Ok(fs::read(path)?.try_into().ok())
+    // Read through the file opened without following a link, checked on
+    // the open descriptor: what was checked is what is read.
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Ok(None),
+    };
+    let opened = file.metadata()?;
+    if !opened.is_file() || opened.permissions().mode() & 0o077 != 0 {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(KEY_LEN);
+    file.take(KEY_LEN as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(bytes.try_into().ok())
 }
 
 /// HMAC-SHA256 (RFC 2104) of the concatenated `parts` under `key`

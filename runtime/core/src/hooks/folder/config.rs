@@ -37,6 +37,9 @@ use crate::sandbox::redaction::Redactor;
 /// The configuration file's name inside the agent folder.
 pub const CONFIG_FILE: &str = "hookrt.toml";
 
+/// The lock file's name inside the agent folder (`hooks/loaded/lock.rs`).
+pub const LOCK_FILE: &str = "hookrt.lock";
+
 /// One table of per-hook keys, as written (`[defaults]` or `[hooks."slug"]`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,8 +22,8 @@ use crate::hooks::folder::discovery::DiscoveredHook;
 use crate::hooks::loaded::load::LoadedHook;
 use crate::hooks::problem::Problem;
 
-/// The lock file's name inside the agent folder.
-pub const LOCK_FILE: &str = "hookrt.lock";
+pub use crate::hooks::build::component::LockPolicy;
+pub use crate::hooks::folder::config::LOCK_FILE;
 const LOCK_VERSION: u32 = 2;
 
 /// What one hook was pinned to.
@@ -86,24 +86,6 @@ impl Review {
             files_sha256,
             settings: config.effective(&hook.scope, &hook.slug),
         })
-    }
-}
-
-/// Where the lock is read from and whether it must be there.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LockPolicy {
-    /// The lock file (`--lock FILE`); `None`: `hookrt.lock` in the agent folder.
-    pub file: Option<PathBuf>,
-    /// A missing lock is a refusal (`--require-lock`), not a warning.
-    pub required: bool,
-}
-
-impl LockPolicy {
-    /// The lock file of `agent_dir` under this policy.
-    pub fn path(&self, agent_dir: &Path) -> PathBuf {
-        self.file
-            .clone()
-            .unwrap_or_else(|| agent_dir.join(LOCK_FILE))
     }
 }
 

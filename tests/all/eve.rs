@@ -182,6 +182,35 @@ fn a_retried_step_keeps_its_idempotency_keys() {
 }
 
 #[test]
+fn a_wrapped_subagent_event_without_its_subagent_name_is_refused_not_given_to_the_parent() {
+    let wrapped = |name: &str| {
+        format!(
+            r#"{{"type":"subagent.event","meta":{{"at":"2026-07-27T18:04:11.912Z"}},"data":{{{name}"event":{{"type":"message.received","meta":{{"at":"2026-07-27T18:04:11.912Z"}},"data":{{"message":{{"id":"m1","role":"user","content":"secret of the child"}}}}}}}}}}"#
+        )
+    };
+    let mut stream = EveStream::new("weather", "ses_1");
+    for name in ["", r#""subagentName":"","#] {
+        let err = stream.envelope(&wrapped(name)).unwrap_err().to_string();
+        assert!(err.contains("without its `subagentName`"), "{err}");
+    }
+    let e = stream
+        .envelope(&wrapped(r#""subagentName":"researcher","#))
+        .unwrap();
+    assert_eq!(e.coordinates.subagent.as_deref(), Some("researcher"));
+    // A child's own stream knows its scope: its wrappers need no name.
+    let mut child = EveStream::new("weather", "ses_2").for_subagent("researcher");
+    assert_eq!(
+        child
+            .envelope(&wrapped(""))
+            .unwrap()
+            .coordinates
+            .subagent
+            .as_deref(),
+        Some("researcher")
+    );
+}
+
+#[test]
 fn a_line_that_is_not_an_eve_event_is_refused_with_the_reason() {
     let mut stream = EveStream::new("weather", "ses_1");
     let err = |l: &str, s: &mut EveStream| s.envelope(l).unwrap_err().to_string();

@@ -104,7 +104,15 @@ impl EveStream {
         let mut subagent = self.subagent.clone();
         if kind == "subagent.event" {
             // A parent's wrapper around one event of its inline subagent.
-            let name = text(&data, "subagentName");
+            let name = text(&data, "subagentName").filter(|n| !n.is_empty());
+            // Without a name the wrapped event has no scope: landing in the
+            // primary scope would show a subagent's payload to the parent's
+            // hooks (and let its decisions be judged by the wrong policy).
+            if name.is_none() && subagent.is_none() {
+                return Err(EveError::Shape(
+                    "`subagent.event` without its `subagentName`: the event's scope is unknown",
+                ));
+            }
             let Some(Value::Object(mut inner)) = data.remove("event") else {
                 return Err(EveError::Shape("`subagent.event` without its `event`"));
             };

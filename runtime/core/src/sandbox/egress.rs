@@ -42,7 +42,9 @@ impl WasiHttpHooks for HttpPolicy {
         _ = fut;
         let Some(entry) = self.allows(request.uri()).cloned() else {
             let shown = self.shown(request.uri());
-            tracing::warn!(url = %shown, "outbound HTTP refused: not in the hook's http_allow list");
+            refused_warning(&format!(
+                "outbound HTTP to {shown} refused: not in the hook's http_allow list"
+            ));
             return Box::new(async { Err(Error::HttpRequestDenied) });
         };
         let deadline = Instant::from_std(self.deadline);
@@ -52,6 +54,35 @@ impl WasiHttpHooks for HttpPolicy {
                 Err(_) => Err(Error::ConnectionTimeout),
             }
         })
+    }
+}
+
+/// Logs a refused request as a warning at most once a second, process-wide
+/// (the others at debug, with how many were left out): a hook that asks for
+/// refused URLs in a loop cannot flood the host's log, which no hook cap
+/// covers. The hook gets its error either way.
+fn refused_warning(what: &str) {
+    static LAST: std::sync::Mutex<(Option<std::time::Instant>, u64)> =
+        std::sync::Mutex::new((None, 0));
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let now = std::time::Instant::now();
+    if last
+        .0
+        .is_some_and(|t| now.duration_since(t) < std::time::Duration::from_secs(1))
+    {
+        last.1 += 1;
+        tracing::debug!("{what}");
+        return;
+    }
+    let left_out = std::mem::take(&mut last.1);
+    last.0 = Some(now);
+    drop(last);
+    if left_out > 0 {
+        tracing::warn!("{what} ({left_out} more refused in the last second, logged at debug)");
+    } else {
+        tracing::warn!("{what}");
     }
 }
 
@@ -75,7 +106,10 @@ async fn exchange(mut request: http::Request<WasiBody>, entry: Entry, deadline: 
     // Only the checked address is connected to: the name is not resolved again.
     let addrs: Vec<_> = addrs.collect();
     let Some(addr) = addrs.iter().find(|a| entry.may_connect(a.ip())).copied() else {
-        tracing::warn!(host = %entry.host, "outbound HTTP refused: the name resolves only to non-public addresses");
+        refused_warning(&format!(
+            "outbound HTTP to {} refused: the name resolves only to non-public addresses",
+            entry.host
+        ));
         return Err(Error::DestinationIpProhibited);
     };
     let tcp = TcpStream::connect(addr).await.map_err(Error::Connect)?;

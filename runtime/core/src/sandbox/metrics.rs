@@ -83,7 +83,9 @@ impl MetricsAccess {
 
     fn update(&self, name: &str, labels: Vec<(String, String)>, f: impl FnOnce(&mut f64)) {
         if labels.len() > MAX_LABELS_PER_SERIES {
-            tracing::warn!(hook = %self.slug, "metric has more than {MAX_LABELS_PER_SERIES} labels; `{}` dropped", self.clean(name));
+            // Counted in the hook's marker series; the host's log is not a
+            // hook's to flood (debug only).
+            tracing::debug!(hook = %self.slug, "metric has more than {MAX_LABELS_PER_SERIES} labels; `{}` dropped", self.clean(name));
             return self.dropped("labels_limit");
         }
         let mut labels: Vec<(String, String)> = labels
@@ -106,7 +108,7 @@ impl MetricsAccess {
                 >= MAX_SERIES_PER_HOOK
         {
             drop(series);
-            tracing::warn!(hook = %self.slug, "metric series limit reached; `{}` dropped", key.1);
+            tracing::debug!(hook = %self.slug, "metric series limit reached; `{}` dropped", key.1);
             return self.dropped("series_limit");
         }
         f(series.entry(key).or_insert(0.0));

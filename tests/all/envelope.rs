@@ -71,10 +71,13 @@ fn each_malformed_envelope_says_what_is_wrong() {
         err(&GOOD.replace(r#""id":"e1""#, r#""id":"""#)),
         "`id` must be 1 to 256 bytes"
     );
-    assert_eq!(
-        err(&GOOD.replace(r#""data""#, r#""attempt":0,"data""#)),
-        "attempt must be at least 1"
-    );
+    for attempt in ["0", "10001", "4294967295"] {
+        assert_eq!(
+            err(&GOOD.replace(r#""data""#, &format!(r#""attempt":{attempt},"data""#))),
+            "attempt must be at least 1 and at most 10000",
+            "{attempt}"
+        );
+    }
     assert!(
         err(&GOOD.replace(r#""data""#, r#""idempotency_key":"mine","data""#))
             .starts_with("idempotency_key `mine` does not match")

@@ -1651,3 +1651,43 @@ fn a_failed_vote_says_on_stderr_that_it_denied_the_calls() {
     );
     assert!(!err.contains("recorded, no cascade"), "{err}");
 }
+
+#[test]
+fn links_planted_at_an_expectation_file_or_a_journal_lock_are_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious");
+    fs::write(&precious, "keep me\n").unwrap();
+    // `test --update` replaces the link with the records; the target stays.
+    let expect = dir.path().join("expected.jsonl");
+    std::os::unix::fs::symlink(&precious, &expect).unwrap();
+    let agent = repo().join("example-hooks/agent");
+    let read = replay_transcript(agent.to_str().unwrap(), &expect, false);
+    assert!(!read.status.success());
+    assert!(
+        text(&read.stderr).contains("symbolic link"),
+        "{}",
+        text(&read.stderr)
+    );
+    let out = replay_transcript(agent.to_str().unwrap(), &expect, true);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(fs::read_to_string(&precious).unwrap(), "keep me\n");
+    assert!(
+        !fs::symlink_metadata(&expect)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // A journal whose lock file is a link is refused.
+    let journal = dir.path().join("journal.db");
+    std::os::unix::fs::symlink(&precious, dir.path().join("journal.db.lock")).unwrap();
+    let out = run(&[
+        "run",
+        agent.to_str().unwrap(),
+        "--events",
+        &transcript(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success(), "a linked journal lock is refused");
+    assert_eq!(fs::read_to_string(&precious).unwrap(), "keep me\n");
+}

@@ -124,6 +124,25 @@ fn without_tokens_the_server_refuses_to_start_and_insecure_mode_is_loopback_only
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("only on a loopback address"), "{err}");
+    // A tokens file others can read is refused, naming the fix.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tokens");
+    std::fs::write(&file, "test-token-0123456789abcdef\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let open = hookrt(&[
+        "serve",
+        dir,
+        "--listen",
+        "127.0.0.1:0",
+        "--tokens",
+        file.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(!open.status.success());
+    let err = String::from_utf8_lossy(&open.stderr);
+    assert!(err.contains("chmod 600"), "{err}");
     let short = hookrt(&["serve", dir, "--listen", "127.0.0.1:0"])
         .env("HOOKRT_TOKENS", "short")
         .output()

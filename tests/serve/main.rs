@@ -60,6 +60,8 @@ impl Server {
         let tokens = tempfile::tempdir().expect("temp dir");
         let file = tokens.path().join("tokens");
         std::fs::write(&file, tokens_text).expect("tokens file");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
         let mut args = vec![
             "serve",
             agent.to_str().expect("utf-8 path"),

@@ -43,7 +43,8 @@ pub fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
     }
     let replay = hookrt::replay::replay(&rt, &events)?;
     if args.update {
-        fs::write(&args.expect, replay.to_jsonl())
+        // Replaced, never written through a link planted at its name.
+        hookrt::hooks::replace_file(&args.expect, replay.to_jsonl().as_bytes())
             .with_context(|| format!("cannot write {}", args.expect.display()))?;
         println!(
             "wrote {} record(s) of {} event(s) to {}",
@@ -53,18 +54,16 @@ pub fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let expected = match fs::read_to_string(&args.expect) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+    let expected = match hookrt::hooks::read_plain_file(&args.expect) {
+        Ok(Some(t)) => t,
+        Ok(None) => anyhow::bail!(
             "{} does not exist: run `hookrt test {} --events {} --expect {} --update` to record what the hooks do now",
             args.expect.display(),
             args.dir.display(),
             args.events.display(),
             args.expect.display()
         ),
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot read {}", args.expect.display()));
-        }
+        Err(e) => anyhow::bail!("{}: {e}", args.expect.display()),
     };
     let diffs = replay
         .compare(&expected)

@@ -150,12 +150,29 @@ impl Tokens {
         Ok(Tokens { hashes, access })
     }
 
-    /// Tokens from a file.
+    /// Tokens from a file, which must be its owner's alone (mode 0600 or
+    /// stricter): a tokens file others can read hands out every token.
     pub fn from_file(path: &Path) -> Result<Tokens, ServeError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ServeError::TokensFile {
+        let unreadable = |source| ServeError::TokensFile {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let mut file = std::fs::File::open(path).map_err(unreadable)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = file.metadata().map_err(unreadable)?.permissions().mode();
+            if mode & 0o077 != 0 {
+                return Err(ServeError::BadToken(format!(
+                    "the tokens file {} can be read by its group or others (mode {:o}); make it its owner's alone: chmod 600 {}",
+                    path.display(),
+                    mode & 0o777,
+                    path.display()
+                )));
+            }
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(unreadable)?;
         Tokens::parse(&text)
     }
 

@@ -206,9 +206,14 @@ impl Streams {
         }
     }
 
-    /// One envelope from its JSON text, with its ordinal.
+    /// One envelope from its JSON text, with its ordinal. Its `attempt` is
+    /// 1 whatever the caller wrote: an HTTP caller does not own attempts
+    /// (with a journal the journal does), and a high one would skip a
+    /// hook's retries and make a critical hook's first failure final.
     fn envelope(&self, text: &str) -> Result<Envelope, LineError> {
-        Ok(self.numbered(Envelope::from_json(text)?)?)
+        let mut e = Envelope::from_json(text)?;
+        e.attempt = 1;
+        Ok(self.numbered(e)?)
     }
 
     /// The one envelope of a `/v1/decide` or `/v1/edit` body: a JSON object,

@@ -206,7 +206,11 @@ async fn readyz(State(state): State<Shared>) -> Response {
     let journal = match state.journal_status().await {
         None => json!(null),
         Some(Ok(_)) => json!("open"),
-        Some(Err(e)) => json!({ "error": e.to_string() }),
+        // Unauthenticated: say that, not where the journal is or why.
+        Some(Err(e)) => {
+            tracing::warn!(target: "hookrt", "readiness: the journal does not answer: {e}");
+            json!({ "error": "the journal does not answer (the server's log says why)" })
+        }
     };
     let ready = !stopping && !journal.is_object();
     let status = if ready {

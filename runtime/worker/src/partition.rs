@@ -199,9 +199,11 @@ impl Received {
             .map_err(|e| WorkerError::nats("a message has no JetStream info", e))?;
         Ok(Received {
             delivered: info.delivered.max(1) as u32,
+            // Set by a re-drive; a publisher's own is capped like any attempt.
             base: header(message, ATTEMPT_BASE_HEADER)
-                .and_then(|b| b.parse().ok())
-                .unwrap_or(0),
+                .and_then(|b| b.parse::<u32>().ok())
+                .unwrap_or(0)
+                .min(hookrt::event::MAX_ATTEMPT),
             seq: info.stream_sequence,
             stream: info.stream.to_owned(),
         })
@@ -239,8 +241,9 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
         return bury_malformed(shared, &message, &received, &reason).await;
     }
     // The attempt: JetStream's delivery count, after the deliveries a
-    // re-driven message had before.
-    envelope.attempt = envelope.attempt.max(1) - 1 + received.base + received.delivered;
+    // re-driven message had before; never the publisher's own `attempt`
+    // (a high one would skip retries), and never wrapping.
+    envelope.attempt = received.base.saturating_add(received.delivered);
     let class = class_of(&envelope.kind);
     let done = if (received.delivered > 1 || received.base > 0) && class == EventClass::Observe {
         finished_before(shared, &envelope).await?

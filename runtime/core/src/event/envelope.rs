@@ -214,8 +214,8 @@ pub enum EnvelopeError {
         "timestamp `{0}` is not RFC 3339 (e.g. 2026-11-30T09:00:00Z or 2026-11-30T10:00:00.5+01:00)"
     )]
     Timestamp(String),
-    /// `attempt` is 0.
-    #[error("attempt must be at least 1")]
+    /// `attempt` is 0, or above [`MAX_ATTEMPT`].
+    #[error("attempt must be at least 1 and at most {MAX_ATTEMPT}")]
     Attempt,
     /// `data` is not a JSON object.
     #[error("data must be a JSON object")]
@@ -524,7 +524,7 @@ impl Envelope {
 
     /// The checks of what [`Validated`] does not record: attempt and data.
     fn validate_values(&self) -> Result<(), EnvelopeError> {
-        if self.attempt == 0 {
+        if self.attempt == 0 || self.attempt > MAX_ATTEMPT {
             return Err(EnvelopeError::Attempt);
         }
         if !self.data.is_object() {
@@ -626,6 +626,10 @@ impl std::io::Write for HashWriter<'_> {
         Ok(())
     }
 }
+
+/// The highest `attempt` an input may carry: far above any real redelivery
+/// count, far below where adding attempts could wrap.
+pub const MAX_ATTEMPT: u32 = 10_000;
 
 /// Feeds optional text parts to a hash, each tagged and length-prefixed, so
 /// absent differs from empty and no two part lists hash the same bytes.

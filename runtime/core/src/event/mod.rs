@@ -16,7 +16,9 @@ pub(crate) mod scope;
 pub use answer::Answer;
 pub use claude::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
 pub use data::Data;
-pub use envelope::{MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key, now_rfc3339};
+pub use envelope::{
+    MAX_ATTEMPT, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key, now_rfc3339,
+};
 pub use eve::{EveError, EveStream};
 pub use kind::{
     CUSTOM_PREFIX, EventKind, KINDS, OBSERVE_PREFIX, Origin, WILDCARD, is_known, is_subscribable,

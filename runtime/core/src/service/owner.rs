@@ -49,6 +49,8 @@ impl JournalLock {
             .create(true)
             .truncate(false)
             .mode(0o600)
+            // A link planted at the lock's name is refused, not followed.
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(io)?;
         match file.try_lock() {

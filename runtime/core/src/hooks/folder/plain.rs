@@ -13,7 +13,7 @@ use std::path::Path;
 /// Reads `path`, a plain file; `Ok(None)` when there is none. A link, a
 /// folder or a device is refused with what it is (the file is opened with
 /// `O_NOFOLLOW`, and checked on the opened descriptor).
-pub(crate) fn read(path: &Path) -> Result<Option<String>, String> {
+pub fn read(path: &Path) -> Result<Option<String>, String> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -41,7 +41,7 @@ pub(crate) fn read(path: &Path) -> Result<Option<String>, String> {
 
 /// Writes `bytes` to `path` as a new plain file: written beside it, then
 /// renamed over it, so a link at `path` is replaced, never written through.
-pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

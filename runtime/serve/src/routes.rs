@@ -102,6 +102,13 @@ pub fn router(state: Shared) -> Router {
         .fold(Router::new(), |router, (_, path)| {
             router.route(path, handler(path))
         })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "this endpoint does not take that method",
+                "GET /healthz, /readyz and /metrics; POST the others (docs/serve.md#endpoints)",
+            )
+        })
         .fallback(|| async {
             ApiError::new(
                 StatusCode::NOT_FOUND,

@@ -359,17 +359,24 @@ fn a_forged_component_digest_record_is_detected() {
     );
 }
 
-#[test]
-fn cargo_configuration_in_the_agent_folder_never_takes_effect() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mark = tmp.path().join("wrapper-ran");
-    let wrapper = tmp.path().join("wrapper.sh");
+/// A `rustc-wrapper` in `dir` that runs rustc and appends a line to the
+/// marker file it names (which exists only once the wrapper ran).
+fn marking_wrapper(dir: &Path) -> (PathBuf, PathBuf) {
+    let mark = dir.join("wrapper-ran");
+    let wrapper = dir.join("wrapper.sh");
     fs::write(
         &wrapper,
         format!("#!/bin/sh\necho ran >> '{}'\nexec \"$@\"\n", mark.display()),
     )
     .unwrap();
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    (mark, wrapper)
+}
+
+#[test]
+fn cargo_configuration_in_the_agent_folder_never_takes_effect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mark, wrapper) = marking_wrapper(tmp.path());
     let config = format!("[build]\nrustc-wrapper = \"{}\"\n", wrapper.display());
     // A fresh source, so cargo really runs for it.
     let nonce = format!("{:?}", std::time::SystemTime::now());
@@ -436,14 +443,7 @@ fn cargo_configuration_above_the_cache_dir_never_takes_effect() {
     // dir, as anyone could plant one in /tmp above a cache there: cargo runs
     // in `/`, so it is never read. The wrapper only marks that it ran.
     let tmp = tempfile::tempdir().unwrap();
-    let mark = tmp.path().join("wrapper-ran");
-    let wrapper = tmp.path().join("wrapper.sh");
-    fs::write(
-        &wrapper,
-        format!("#!/bin/sh\necho ran >> '{}'\nexec \"$@\"\n", mark.display()),
-    )
-    .unwrap();
-    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let (mark, wrapper) = marking_wrapper(tmp.path());
     let above = crate::common::shared_cache()
         .parent()
         .unwrap()

@@ -705,18 +705,23 @@ fn an_eve_stream_needs_its_agent_and_session() {
     );
 }
 
-/// `hookrt claude-hook` on `agent` with `input` on stdin (the agent built
-/// first: claude-hook never builds).
+/// `hookrt claude-hook` on `agent` with `input` on stdin, the agent built
+/// first (claude-hook never builds).
 fn claude_hook(agent: &Path, input: &str) -> Output {
+    build_agent(agent);
     claude_hook_with(agent, input, &[], &[])
 }
 
-/// [`claude_hook`] with extra arguments and environment.
-fn claude_hook_with(agent: &Path, input: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+/// `hookrt build agent`, when it is a folder.
+fn build_agent(agent: &Path) {
     if agent.is_dir() {
         let built = run(&["build", agent.to_str().unwrap()]);
         assert!(built.status.success(), "{}", text(&built.stderr));
     }
+}
+
+/// `hookrt claude-hook` with extra arguments and environment, nothing built.
+fn claude_hook_with(agent: &Path, input: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut child = hookrt(&["claude-hook", agent.to_str().unwrap()])
         .args(args)
         .envs(env.iter().copied())
@@ -817,20 +822,12 @@ fn claude_hook_never_builds_and_fails_closed_on_its_slow_and_crashing_paths() {
     fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
     let input = claude_input("PreToolUse").to_string();
     let started = std::time::Instant::now();
-    let mut child = hookrt(&["claude-hook", agent.to_str().unwrap()])
-        .env("CARGO_BIN", &fake)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = claude_hook_with(
+        &agent,
+        &input,
+        &[],
+        &[("CARGO_BIN", fake.to_str().unwrap())],
+    );
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
@@ -843,6 +840,7 @@ fn claude_hook_never_builds_and_fails_closed_on_its_slow_and_crashing_paths() {
 
     // A panic while a tool call waits: exit 2, not Rust's 101.
     let example = repo().join("example-hooks/agent");
+    build_agent(&example);
     let out = claude_hook_with(
         &example,
         &input,
@@ -875,6 +873,7 @@ fn claude_hook_never_builds_and_fails_closed_on_its_slow_and_crashing_paths() {
         "[hooks.infinite_loop]\nfuel = 10_000_000_000\ndeadline_ms = 60_000\n",
     )
     .unwrap();
+    build_agent(&slow);
     let started = std::time::Instant::now();
     let out = claude_hook_with(&slow, &input, &["--deadline-ms", "500"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

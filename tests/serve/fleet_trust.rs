@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::common::TempAgent;
-use crate::jetstream::{Nats, Worker, publish, wait_for};
+use crate::jetstream::{Nats, Worker, fleet, publish, wait_for};
 use crate::{hookrt, transcript_text};
 
 fn line(kind: &str, id: &str) -> String {
@@ -26,18 +26,7 @@ fn line(kind: &str, id: &str) -> String {
 }
 
 fn dead(nats: &Nats) -> Vec<Value> {
-    let out = hookrt(&["worker", "dead", "--nats", &nats.url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    fleet(nats, &["dead"])
 }
 
 #[test]

@@ -163,7 +163,7 @@ pub(crate) fn publish(nats: &Nats, lines: &str, extra: &[&str]) -> Vec<Value> {
 }
 
 /// `hookrt worker SUBCOMMAND --nats URL ...`: its JSON lines.
-fn fleet(nats: &Nats, args: &[&str]) -> Vec<Value> {
+pub(crate) fn fleet(nats: &Nats, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["worker"];
     all.extend(args);
     all.extend(["--nats", &nats.url]);

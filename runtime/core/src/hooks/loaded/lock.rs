@@ -89,6 +89,27 @@ impl Review {
     }
 }
 
+impl Pin {
+    /// How a hook's files digest and effective settings differ from this
+    /// pin's, one reason each (none when both match).
+    fn reviewed_drift(&self, files_sha256: &str, settings: &str) -> Vec<String> {
+        let mut why = Vec::new();
+        if files_sha256 != self.files_sha256 {
+            why.push(format!(
+                "its files' sha256 expected {}, found {files_sha256}",
+                self.files_sha256
+            ));
+        }
+        if settings != self.settings {
+            why.push(format!(
+                "its settings in hookrt.toml changed: {}",
+                changed_settings(&self.settings, settings).join(", ")
+            ));
+        }
+        why
+    }
+}
+
 fn pin_of(hook: &LoadedHook) -> Pin {
     Pin {
         files_sha256: hook.reviewed.0.clone(),
@@ -252,19 +273,7 @@ impl Lock {
                 ));
                 continue;
             };
-            let mut why = Vec::new();
-            if pin.files_sha256 != review.files_sha256 {
-                why.push(format!(
-                    "its files' sha256 expected {}, found {}",
-                    pin.files_sha256, review.files_sha256
-                ));
-            }
-            if pin.settings != review.settings {
-                why.push(format!(
-                    "its settings in hookrt.toml changed: {}",
-                    changed_settings(&pin.settings, &review.settings).join(", ")
-                ));
-            }
+            let why = pin.reviewed_drift(&review.files_sha256, &review.settings);
             if !why.is_empty() {
                 problems.push(Problem::lock(
                     source,
@@ -299,19 +308,7 @@ impl Lock {
             );
         };
         let found = pin_of(hook);
-        let mut why = Vec::new();
-        if found.files_sha256 != pin.files_sha256 {
-            why.push(format!(
-                "its files' sha256 expected {}, found {}",
-                pin.files_sha256, found.files_sha256
-            ));
-        }
-        if found.settings != pin.settings {
-            why.push(format!(
-                "its settings in hookrt.toml changed: {}",
-                changed_settings(&pin.settings, &found.settings).join(", ")
-            ));
-        }
+        let mut why = pin.reviewed_drift(&found.files_sha256, &found.settings);
         if found.component_sha256 != pin.component_sha256 {
             why.push(format!(
                 "component sha256 expected {}, found {}",

@@ -37,7 +37,7 @@ use tokio::sync::RwLock;
 
 pub use auth::{Access, MIN_TOKEN_LEN, RateLimiter, Tokens};
 pub use error::{ApiError, BoxError, ServeError};
-pub use ingest::{Format, Forward, MAX_EVE_STREAMS};
+pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};
 pub use routes::{AppState, ROUTES};

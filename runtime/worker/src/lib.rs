@@ -44,7 +44,7 @@ pub use async_nats::HeaderMap;
 use completion::Completion;
 pub use dead::{DeadMessage, RedriveResult, Redriven};
 pub use fleet::{DEAD_STREAM, Names};
-pub use partition::Counts;
+pub use partition::{Counts, accept, replyable};
 pub use publish::{Pending, Published, Publisher, REPLY_HEADER, REPLY_PREFIX};
 pub use subject::{DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS};
 

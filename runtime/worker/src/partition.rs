@@ -223,23 +223,10 @@ fn header(message: &Message, name: &str) -> Option<String> {
 /// failed for good, and the ack.
 async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(), WorkerError> {
     let received = Received::of(&message)?;
-    let mut envelope = match envelope_of(&message) {
+    let mut envelope = match accept(&shared.names, &message.subject, &message.payload) {
         Ok(e) => e,
-        Err(reason) => {
-            return bury_malformed(shared, &message, &received, &reason.to_string()).await;
-        }
+        Err(reason) => return bury_malformed(shared, &message, &received, &reason).await,
     };
-    // A publisher may only put an event on its own session's subject (the
-    // subject a publisher's permissions are granted by): one published
-    // elsewhere is someone else's session in disguise.
-    let own = subject_of(&shared.names.prefix, &envelope, shared.names.partitions);
-    if message.subject.as_str() != own {
-        let reason = format!(
-            "published to `{}`, but its agent and session belong on `{own}`; not delivered",
-            message.subject
-        );
-        return bury_malformed(shared, &message, &received, &reason).await;
-    }
     // The attempt: JetStream's delivery count, after the deliveries a
     // re-driven message had before; never the publisher's own `attempt`
     // (a high one would skip retries), and never wrapping.
@@ -283,16 +270,27 @@ async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(),
     Ok(())
 }
 
-/// The message's envelope, or why it is not one (the dead letter's reason).
-fn envelope_of(message: &Message) -> Result<Envelope, LineError> {
-    let text = std::str::from_utf8(&message.payload).map_err(|_| LineError::NotUtf8)?;
-    Ok(Envelope::from_json(text)?)
+/// The envelope a message consumed from `subject` carries, or why it is not
+/// delivered (the dead letter's reason): its payload is no valid envelope,
+/// or it was published anywhere but its own session's subject (the subject
+/// a publisher's permissions are granted by; one published elsewhere is
+/// someone else's session in disguise). Pure: fuzzed as `nats_message`.
+pub fn accept(names: &Names, subject: &str, payload: &[u8]) -> Result<Envelope, String> {
+    let text = std::str::from_utf8(payload).map_err(|_| LineError::NotUtf8.to_string())?;
+    let envelope = Envelope::from_json(text).map_err(|e| LineError::from(e).to_string())?;
+    let own = subject_of(&names.prefix, &envelope, names.partitions);
+    if subject != own {
+        return Err(format!(
+            "published to `{subject}`, but its agent and session belong on `{own}`; not delivered"
+        ));
+    }
+    Ok(envelope)
 }
 
 /// Whether a decision's answer may go to `to`: only a reply inbox
 /// ([`REPLY_PREFIX`], with no wildcard or space in it), never a KV key, a
 /// completion mark, a lease or a JetStream API subject a publisher names.
-fn replyable(to: &str) -> bool {
+pub fn replyable(to: &str) -> bool {
     let ok = to.len() > REPLY_PREFIX.len()
         && to.starts_with(REPLY_PREFIX)
         && !to.contains(['*', '>', ' ', '\t', '\r', '\n'])

@@ -54,18 +54,22 @@ fn a_built_components_digest_is_kept_beside_it_so_loads_read_no_component_bytes(
         hex::encode(sha2::Sha256::digest(&bytes)),
         h.component_sha256
     );
+    // The digest, then its MAC under the cache's key.
     let sidecar = component.with_extension("wasm.sha256");
-    assert_eq!(
-        std::fs::read_to_string(&sidecar).unwrap(),
-        h.component_sha256
-    );
-    // A damaged sidecar is not trusted: the digest is computed again.
+    let record = std::fs::read_to_string(&sidecar).unwrap();
+    let lines: Vec<&str> = record.lines().collect();
+    assert_eq!(lines[0], h.component_sha256, "{record}");
+    assert_eq!(lines[1].len(), 64, "{record}");
+    // A damaged sidecar is not trusted: the component is built again, and
+    // its record written again.
     std::fs::write(&sidecar, "not a digest").unwrap();
     let again = load(agent.path());
+    assert!(again.hooks()[0].cargo_built, "rebuilt");
     assert_eq!(again.hooks()[0].component_sha256, h.component_sha256);
-    assert_eq!(
-        std::fs::read_to_string(&sidecar).unwrap(),
-        h.component_sha256
+    let rewritten = std::fs::read_to_string(&sidecar).unwrap();
+    assert!(
+        rewritten.starts_with(&format!("{}\n{}\n", lines[0], lines[1])),
+        "{rewritten}"
     );
 }
 

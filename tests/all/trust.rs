@@ -300,52 +300,55 @@ fn a_forged_component_digest_record_is_detected() {
     let agent = TempAgent::new().file("hooks/forged.rs", &format!("{src}\n// {nonce}\n"));
     let built = load(agent.path());
     let h = &built.hooks()[0];
-    // A private cache holding just this component and its digest record.
-    let cache = tempfile::tempdir().unwrap();
-    let component = cache
-        .path()
-        .join("components")
-        .join(format!("{}.wasm", h.source_sha256));
-    copy(&h.component, &component).unwrap();
+    let component = h.component.clone();
     let record = component.with_extension("wasm.sha256");
-    fs::write(&record, &h.component_sha256).unwrap();
-    let rt = Runtime::load_blocking(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
-    assert!(!rt.hooks()[0].cargo_built, "the cached component was used");
+    let true_record = fs::read_to_string(&record).unwrap();
+    let mac = true_record.lines().nth(1).expect("a MAC line").to_owned();
+    assert_eq!(mac.len(), 64, "{true_record}");
+    let reloaded = || Runtime::load_blocking(agent.path(), &opts(), &mut |_| {}).unwrap();
+
+    // A replaced component with a record of its own digest (what someone
+    // writing the cache would plant): the record has no MAC of this cache's,
+    // so the component is built again, never run.
+    let mut planted_bytes = fs::read(&component).unwrap();
+    planted_bytes.extend_from_slice(b"\0\x05extra");
+    let planted = hex::encode(sha2::Sha256::digest(&planted_bytes));
+    fs::write(&component, &planted_bytes).unwrap();
+    fs::write(&record, format!("{planted}\n")).unwrap();
+    let rt = reloaded();
+    assert!(
+        rt.hooks()[0].cargo_built,
+        "the planted component was rebuilt"
+    );
+    assert_eq!(
+        rt.hooks()[0].component_sha256,
+        h.component_sha256,
+        "what runs is the true build"
+    );
+    // A forged digest with the true record's MAC: the MAC covers the digest.
+    fs::write(&record, format!("{}\n{mac}\n", "0".repeat(64))).unwrap();
+    assert!(
+        reloaded().hooks()[0].cargo_built,
+        "a forged record is not taken"
+    );
 
     // Past the stamp's settle time a load stamps the record: later loads take
     // the digest without reading the component while it stays that file.
     std::thread::sleep(std::time::Duration::from_millis(2_100));
-    Runtime::load_blocking(agent.path(), &opts_in(cache.path()), &mut |_| {}).unwrap();
+    reloaded();
     let stamped = fs::read_to_string(&record).unwrap();
-    let (digest, stamp) = stamped.trim().split_once('\n').expect("digest and stamp");
-    assert_eq!((digest, stamp.len()), (h.component_sha256.as_str(), 64));
-
-    let refused = |recorded: &str, found: &str| {
-        [(
-            ProblemKind::Load,
-            component.clone(),
-            format!(
-                "cached component of `forged` does not match the digest recorded when it was built \
-                 (recorded {recorded}, found {found}): the cache was changed"
-            ),
-        )]
-    };
-    // A forged digest, alone or with the stamp of the true one.
-    let forged = "0".repeat(64);
-    for record_text in [forged.clone(), format!("{forged}\n{stamp}\n")] {
-        fs::write(&record, &record_text).unwrap();
-        assert_eq!(
-            problems(agent.path(), &opts_in(cache.path())),
-            refused(&forged, &h.component_sha256)
-        );
-    }
+    let lines: Vec<&str> = stamped.lines().collect();
+    assert_eq!(lines.len(), 3, "digest, MAC and stamp: {stamped}");
+    assert_eq!(
+        (lines[0], lines[2].len()),
+        (h.component_sha256.as_str(), 64)
+    );
     // The stamped record kept, the component changed in place with its
-    // modification time put back.
-    fs::write(&record, &stamped).unwrap();
+    // modification time put back: refused.
     let mtime = fs::metadata(&component).unwrap().modified().unwrap();
     let mut bytes = fs::read(&component).unwrap();
     bytes.extend_from_slice(b"\0\x05extra");
-    let planted = hex::encode(sha2::Sha256::digest(&bytes));
+    let changed = hex::encode(sha2::Sha256::digest(&bytes));
     fs::write(&component, &bytes).unwrap();
     fs::File::options()
         .write(true)
@@ -354,8 +357,16 @@ fn a_forged_component_digest_record_is_detected() {
         .set_modified(mtime)
         .unwrap();
     assert_eq!(
-        problems(agent.path(), &opts_in(cache.path())),
-        refused(&h.component_sha256, &planted)
+        problems(agent.path(), &opts()),
+        [(
+            ProblemKind::Load,
+            component.clone(),
+            format!(
+                "cached component of `forged` does not match the digest recorded when it was built \
+                 (recorded {}, found {changed}): the cache was changed",
+                h.component_sha256
+            ),
+        )]
     );
 }
 

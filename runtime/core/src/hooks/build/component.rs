@@ -156,8 +156,19 @@ pub fn build(
         Err(p) => return (Vec::new(), vec![p]),
     };
     let components_dir = opts.cache_dir.join("components");
+    let key = match dir::mac_key(&opts.cache_dir) {
+        Ok(k) => k,
+        Err(e) => {
+            let fix = "check permissions or pass another --cache-dir";
+            let message = format!("cannot set up the cache key: {e}");
+            return (
+                Vec::new(),
+                vec![Problem::build(&opts.cache_dir, message, fix)],
+            );
+        }
+    };
     let mut problems = Vec::new();
-    let (mut built, stale) = plan(hooks, &sdks, opts, &components_dir, &mut problems);
+    let (mut built, stale) = plan(hooks, &sdks, opts, &components_dir, &key, &mut problems);
     progress(BuildEvent::Planned {
         stale: stale.len(),
         cached: built.len(),
@@ -196,7 +207,7 @@ pub fn build(
     // Another process may have built some of them while we waited for the lock.
     let (done, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
-        .partition(|(_, hash)| components_dir.join(format!("{hash}.wasm")).is_file());
+        .partition(|(_, hash)| cached(&components_dir.join(format!("{hash}.wasm")), &key));
     for (hook, hash) in done {
         let component = components_dir.join(format!("{hash}.wasm"));
         built.push(BuiltHook {
@@ -210,7 +221,7 @@ pub fn build(
         .into_iter()
         .partition(|(h, _)| h.kind == SourceKind::TypeScript);
     for (hook, hash) in scripts {
-        match build_script(hook, hash, opts, &components_dir) {
+        match build_script(hook, hash, opts, &components_dir, &key) {
             Ok(b) => {
                 progress(BuildEvent::Componentized(b.hook.slug.to_string()));
                 built.push(b);
@@ -226,13 +237,22 @@ pub fn build(
             &singles,
             opts,
             &components_dir,
+            &key,
             progress,
             &mut built,
             &mut problems,
         );
     }
     for (hook, hash) in crates {
-        match build_crate(hook, hash, &sdks.rust, opts, &components_dir, progress) {
+        match build_crate(
+            hook,
+            hash,
+            &sdks.rust,
+            opts,
+            &components_dir,
+            &key,
+            progress,
+        ) {
             Ok(b) => built.push(b),
             Err(p) => problems.push(p),
         }
@@ -272,6 +292,7 @@ fn plan(
     sdks: &Sdks,
     opts: &BuildOptions,
     components_dir: &Path,
+    key: &[u8],
     problems: &mut Vec<Problem>,
 ) -> (Vec<BuiltHook>, Vec<(DiscoveredHook, String)>) {
     let mut built = Vec::new();
@@ -298,12 +319,14 @@ fn plan(
             problems.push(problem);
             continue;
         }
-        let out = if hook.kind == SourceKind::Component {
-            hook.path.clone()
+        let (out, ready) = if hook.kind == SourceKind::Component {
+            (hook.path.clone(), hook.path.is_file())
         } else {
-            components_dir.join(format!("{hash}.wasm"))
+            let out = components_dir.join(format!("{hash}.wasm"));
+            let ready = cached(&out, key);
+            (out, ready)
         };
-        if out.is_file() {
+        if ready {
             built.push(BuiltHook {
                 hook: hook.clone(),
                 component: out,
@@ -360,12 +383,13 @@ fn build_script(
     hash: String,
     opts: &BuildOptions,
     components_dir: &Path,
+    key: &[u8],
 ) -> Result<BuiltHook, Problem> {
     let work = opts.cache_dir.join("js-build").join(&hash);
     let _ = fs::remove_dir_all(&work);
     let out = components_dir.join(format!("{hash}.wasm"));
     let result = typescript::build(&hook, &opts.sdk_dir, &work)
-        .and_then(|wasm| install(&wasm, &out).map_err(|e| install_problem(&hook, e)));
+        .and_then(|wasm| install(&wasm, &out, key).map_err(|e| install_problem(&hook, e)));
     let _ = fs::remove_dir_all(&work);
     result.map(|()| BuiltHook {
         hook,
@@ -382,6 +406,7 @@ fn build_crate(
     sdk: &str,
     opts: &BuildOptions,
     components_dir: &Path,
+    key: &[u8],
     progress: &mut dyn FnMut(BuildEvent),
 ) -> Result<BuiltHook, Problem> {
     let dir = absolute(&hook.path);
@@ -401,7 +426,7 @@ fn build_crate(
             None,
         ));
     };
-    install(wasm, &out).map_err(|e| install_problem(&hook, e))?;
+    install(wasm, &out, key).map_err(|e| install_problem(&hook, e))?;
     Ok(BuiltHook {
         hook,
         component: out,
@@ -422,6 +447,7 @@ fn build_single_files(
     singles: &[(DiscoveredHook, String)],
     opts: &BuildOptions,
     components_dir: &Path,
+    key: &[u8],
     progress: &mut dyn FnMut(BuildEvent),
     built: &mut Vec<BuiltHook>,
     problems: &mut Vec<Problem>,
@@ -456,7 +482,7 @@ fn build_single_files(
         let manifest = canonical(&m.dir.join("Cargo.toml"));
         let out = components_dir.join(format!("{hash}.wasm"));
         match run.artifacts.get(&manifest) {
-            Some(wasm) => match install(wasm, &out) {
+            Some(wasm) => match install(wasm, &out, key) {
                 Ok(()) => built.push(BuiltHook {
                     hook,
                     component: out,
@@ -525,16 +551,67 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Copies a built component under its content key (owner-only, atomic) and
 /// records its digest beside it (`<component>.sha256`), taken from the bytes
 /// written: every later load re-hashes the component against it.
-fn install(from: &Path, to: &Path) -> Result<(), String> {
+fn install(from: &Path, to: &Path, key: &[u8]) -> Result<(), String> {
     let bytes = fs::read(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
     let write = |path: &Path, bytes: &[u8]| {
         dir::write_private(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
-    write(
-        &to.with_extension("wasm.sha256"),
-        hex::encode(Sha256::digest(&bytes)).as_bytes(),
-    )?;
+    let digest = hex::encode(Sha256::digest(&bytes));
+    write(&record_of(to), digest_record(key, &digest, None).as_bytes())?;
     write(to, &bytes)
+}
+
+/// The digest record beside a cached component: `<hash>.wasm.sha256`.
+fn record_of(component: &Path) -> PathBuf {
+    component.with_extension("wasm.sha256")
+}
+
+/// A digest record's text: the digest, its MAC under the cache's key (so
+/// only this cache's hookrt can have written it), and the stamp when there
+/// is one.
+fn digest_record(key: &[u8], digest: &str, stamp: Option<&[u8]>) -> String {
+    let mac = hex::encode(dir::hmac_sha256(
+        key,
+        &[DIGEST_RECORD_TAG, digest.as_bytes()],
+    ));
+    match stamp {
+        Some(s) => format!("{digest}\n{mac}\n{}\n", hex::encode(s)),
+        None => format!("{digest}\n{mac}\n"),
+    }
+}
+
+/// What the record's MAC is over besides the digest.
+const DIGEST_RECORD_TAG: &[u8] = b"hookrt component digest v1\0";
+
+/// The digest a record holds, when its MAC is this cache's (`None` for a
+/// record an older hookrt wrote, or one planted: its component is then
+/// built again, never trusted), and its stamp line.
+fn authentic_digest<'r>(key: &[u8], record: &'r str) -> Option<(&'r str, Option<&'r str>)> {
+    let mut lines = record.lines().map(str::trim);
+    let digest = lines
+        .next()
+        .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let mac = lines.next()?;
+    let want = hex::encode(dir::hmac_sha256(
+        key,
+        &[DIGEST_RECORD_TAG, digest.as_bytes()],
+    ));
+    bool::from(subtle_eq(mac.as_bytes(), want.as_bytes())).then_some((digest, lines.next()))
+}
+
+/// Constant-time equality of two byte strings.
+fn subtle_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether `component` is in the cache with an authenticated digest record:
+/// else it is built again (a component whose record was planted, damaged or
+/// written before records were authenticated is never taken as it is).
+fn cached(component: &Path, key: &[u8]) -> bool {
+    component.is_file()
+        && fs::read_to_string(record_of(component))
+            .ok()
+            .is_some_and(|r| authentic_digest(key, &r).is_some())
 }
 
 /// `prebuilt` mode: components are taken as they are; a source hook would
@@ -569,12 +646,15 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
 
 /// The sha256 of a built hook's component. A component cargo or the JS
 /// toolchain built has its digest recorded beside it when it was installed
-/// (`<component>.sha256`); the component's bytes are hashed and must match it,
-/// or the cache was changed behind hookrt's back and the component is
-/// refused. A missing or unreadable record (an older cache) is written again.
-/// Once checked, the record also holds a stamp of the component file
-/// (`hooks/cache/stamp.rs`, under the cache's MAC `key`): while the file still
-/// matches it, the digest is taken without reading the component.
+/// (`<component>.sha256`), with a MAC under the cache's `key`, so only this
+/// cache's hookrt can have written it; the component's bytes are hashed and
+/// must match it, or the cache was changed behind hookrt's back and the
+/// component is refused. A record without a valid MAC (planted, damaged, or
+/// older than authenticated records) is not taken: the build plan builds such
+/// a component again (`cached`), so one seen here was changed meanwhile, and
+/// is refused too. Once checked, the record also holds a stamp of the
+/// component file (`hooks/cache/stamp.rs`, under the same key): while the
+/// file still matches it, the digest is taken without reading the component.
 pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
     // A `.wasm` hook's source digest was taken from its bytes in this very load.
     if built.hook.kind == SourceKind::Component {
@@ -587,49 +667,44 @@ pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem
             "run `hookrt build` again",
         )
     };
-    let mut file = fs::File::open(&built.component).map_err(unreadable)?;
-    let meta = file.metadata().map_err(unreadable)?;
-    let sidecar = built.component.with_extension("wasm.sha256");
-    let recorded = fs::read_to_string(&sidecar).ok();
-    let mut lines = recorded.as_deref().unwrap_or("").lines().map(str::trim);
-    let (digest_line, stamp_line) = (lines.next(), lines.next());
-    let stamped = |r: &str| {
-        stamp_line
-            .and_then(|s| hex::decode(s).ok())
-            .is_some_and(|s| stamp::matches(key, r.as_bytes(), &meta, &s))
-    };
-    let recorded_digest =
-        digest_line.filter(|r| r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()));
-    if let Some(r) = recorded_digest
-        && stamped(r)
-    {
-        return Ok(r.to_owned());
-    }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(unreadable)?;
-    let digest = hex::encode(Sha256::digest(&bytes));
-    if let Some(r) = recorded_digest
-        && r != digest
-    {
-        return Err(Problem::load(
+    let changed = |what: String| {
+        Problem::load(
             &built.component,
             format!(
-                "cached component of `{}` does not match the digest recorded when it was built \
-                 (recorded {r}, found {digest}): the cache was changed",
+                "cached component of `{}` {what}: the cache was changed",
                 built.hook.slug
             ),
             format!(
                 "delete {} and its .sha256 (hookrt rebuilds it), and check who can write to the cache dir",
                 built.component.display()
             ),
-        ));
-    }
-    // Best effort: without the record (or its stamp) the next load hashes again.
-    let record = match stamp::stamp(key, digest.as_bytes(), &meta) {
-        Some(s) => format!("{digest}\n{}\n", hex::encode(s)),
-        None => digest.clone(),
+        )
     };
-    if recorded.as_deref() != Some(record.as_str()) {
+    let mut file = fs::File::open(&built.component).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
+    let sidecar = record_of(&built.component);
+    let recorded = fs::read_to_string(&sidecar).unwrap_or_default();
+    let Some((recorded_digest, stamp_line)) = authentic_digest(key, &recorded) else {
+        return Err(changed("has no digest record this cache wrote".to_owned()));
+    };
+    let stamped = stamp_line
+        .and_then(|s| hex::decode(s).ok())
+        .is_some_and(|s| stamp::matches(key, recorded_digest.as_bytes(), &meta, &s));
+    if stamped {
+        return Ok(recorded_digest.to_owned());
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(unreadable)?;
+    let digest = hex::encode(Sha256::digest(&bytes));
+    if recorded_digest != digest {
+        return Err(changed(format!(
+            "does not match the digest recorded when it was built (recorded {recorded_digest}, found {digest})"
+        )));
+    }
+    // Best effort: without the stamp the next load hashes again.
+    let stamp = stamp::stamp(key, digest.as_bytes(), &meta);
+    let record = digest_record(key, &digest, stamp.as_ref().map(|s| &s[..]));
+    if recorded != record {
         let _ = dir::write_private(&sidecar, record.as_bytes());
     }
     Ok(digest)

@@ -453,12 +453,7 @@ async fn resolve(
     if !access.may_send(&envelope.coordinates.agent) {
         state.metrics.decision(endpoint, "failed");
         let refusal = access.refuse_agent(&envelope.coordinates.agent);
-        let reason = format!("{}; failing closed", refusal.error);
-        let mut body = refusal.body();
-        body["receipt"] = json!(null);
-        body["resolution"] = json!(fail_closed::resolution(&envelope, &reason));
-        body["failed_closed"] = json!(true);
-        body["reason"] = json!(reason);
+        let body = fail_closed_body(&envelope, refusal.code, &refusal.error, &refusal.fix);
         return Ok((refusal.status, axum::Json(body)).into_response());
     }
     let guard = state.service.read().await;
@@ -529,10 +524,16 @@ async fn resolve(
 /// and the fail-closed resolution.
 fn refused_body(envelope: &Envelope, e: &EmitError) -> serde_json::Value {
     let (code, fix) = explain(e);
-    let reason = format!("{e}; failing closed");
+    fail_closed_body(envelope, code, &e.to_string(), fix)
+}
+
+/// An error body (`code`, `error`, `fix`) with the fail-closed resolution
+/// of `envelope`: every refusal of a decision or edit says what it refused.
+fn fail_closed_body(envelope: &Envelope, code: &str, error: &str, fix: &str) -> serde_json::Value {
+    let reason = format!("{error}; failing closed");
     json!({
         "code": code,
-        "error": e.to_string(),
+        "error": error,
         "fix": fix,
         "receipt": null,
         "resolution": fail_closed::resolution(envelope, &reason),

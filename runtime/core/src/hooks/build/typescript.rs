@@ -60,8 +60,7 @@ pub fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
 /// [`check_toolchain`]).
 pub fn toolchain_dir() -> PathBuf {
     per_user_dir("HOOKRT_JS_TOOLCHAIN", Some("js-toolchain")).unwrap_or_else(|| {
-        use std::os::unix::fs::MetadataExt;
-        let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+        let uid = crate::hooks::cache::dir::current_uid();
         std::env::temp_dir().join(format!("hookrt-js-toolchain-{uid}"))
     })
 }

@@ -55,8 +55,13 @@ pub(crate) fn per_user_dir(var: &str, leaf: Option<&str>) -> Option<PathBuf> {
 
 /// Something that tells users apart in the shared temp dir: our uid.
 fn user_tag() -> String {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").map_or_else(|_| "user".to_owned(), |m| m.uid().to_string())
+    current_uid().to_string()
+}
+
+/// This process's effective uid: who owns what it creates.
+pub(crate) fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// Why `dir` may not hold hookrt's cache or toolchain, when it exists:
@@ -65,7 +70,6 @@ fn user_tag() -> String {
 /// there; `/tmp/hookrt-cache-<uid>` could have been made by anyone).
 pub fn unsafe_dir(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let me = fs::metadata("/proc/self").map(|m| m.uid()).ok();
     if let Ok(m) = fs::symlink_metadata(dir) {
         if m.file_type().is_symlink() {
             return Some("is a symbolic link".to_owned());
@@ -73,7 +77,7 @@ pub fn unsafe_dir(dir: &Path) -> Option<String> {
         if !m.is_dir() {
             return Some("is not a folder".to_owned());
         }
-        if me.is_some_and(|me| m.uid() != me) {
+        if m.uid() != current_uid() {
             return Some(format!("is owned by uid {}, not this user", m.uid()));
         }
         if m.mode() & 0o022 != 0 {

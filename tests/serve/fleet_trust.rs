@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::common::TempAgent;
-use crate::jetstream::{Nats, Worker, fleet, publish, wait_for};
+use crate::jetstream::{Nats, Worker, fleet, publish, publish_as, wait_for};
 use crate::{hookrt, transcript_text};
 
 fn line(kind: &str, id: &str) -> String {
@@ -159,6 +159,160 @@ fn a_publisher_cannot_steer_replies_subjects_or_redrives_and_credentials_stay_ou
     assert!(
         !out.status.success(),
         "a user without a password is refused"
+    );
+    drop(w);
+}
+
+/// The `authorization` block of docs/worker.md, as written there.
+fn documented_permissions() -> String {
+    let doc = std::fs::read_to_string(crate::common::repo().join("docs/worker.md")).unwrap();
+    let start = doc
+        .find("```conf\nauthorization {")
+        .expect("worker.md's conf block")
+        + 8;
+    let end = start + doc[start..].find("```").expect("its end");
+    doc[start..end].to_owned()
+}
+
+#[test]
+fn the_documented_permissions_run_the_fleet_and_keep_each_role_to_its_subjects() {
+    // The documented roles, and one user of the test's own that may see
+    // everything (a user without `permissions` may do anything).
+    let conf = documented_permissions().replacen(
+        "users = [",
+        "users = [\n    { user: test-admin, password: $ADMIN_PASS }",
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nats.conf");
+    std::fs::write(&file, conf).unwrap();
+    let pass = [
+        ("AGENT_PASS", "agent-secret"),
+        ("WORKER_PASS", "worker-secret"),
+        ("OPERATOR_PASS", "operator-secret"),
+        ("ADMIN_PASS", "admin-secret"),
+    ];
+    let nats = Nats::start_with(&["-c", file.to_str().unwrap()], &pass);
+    let as_user = |user: &'static str, pass: &'static str| {
+        [("HOOKRT_NATS_USER", user), ("HOOKRT_NATS_PASSWORD", pass)]
+    };
+    let agent = TempAgent::new().hook("testing/hooks/deny_all.rs", "deny_all.rs");
+    let w = Worker::start_as(
+        agent.path(),
+        &nats,
+        &[],
+        &as_user("worker", "worker-secret"),
+    );
+
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let _in_runtime = tokio.enter();
+    let connect = |user: &str, pass: &str| {
+        tokio
+            .block_on(
+                async_nats::ConnectOptions::with_user_and_password(user.into(), pass.into())
+                    .connect(&nats.url),
+            )
+            .unwrap()
+    };
+    let admin = connect("test-admin", "admin-secret");
+    let mut seen = tokio
+        .block_on(async {
+            let mut all = Vec::new();
+            for subject in [
+                "hookrt.events.>",
+                "$KV.hookrt-done-hooks.>",
+                "$KV.hookrt-lease-hooks.>",
+                "$JS.API.STREAM.DELETE.>",
+                "$JS.API.STREAM.PURGE.>",
+            ] {
+                all.push(admin.subscribe(subject).await?);
+            }
+            admin.flush().await?;
+            Ok::<_, Box<dyn std::error::Error>>(futures_util::stream::select_all(all))
+        })
+        .unwrap();
+
+    // agent-server publishes the agent's events; the worker delivers them.
+    let agent_server = as_user("agent-server", "agent-secret");
+    let out = publish_as(
+        &nats,
+        &format!("{}\n", line("actions.requested", "perm-1")),
+        &[],
+        &agent_server,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for("perm-1 delivered by the worker", || {
+        w.deliveries().iter().any(|d| d["event_id"] == "perm-1")
+    });
+    // What the admin sees in the next `wait`: subjects and payloads.
+    let mut watch = |wait: Duration| {
+        let until = tokio::time::Instant::now() + wait;
+        let mut got = Vec::new();
+        while let Ok(Some(m)) =
+            tokio.block_on(async { tokio::time::timeout_at(until, seen.next()).await })
+        {
+            got.push((m.subject.to_string(), m.payload.to_vec()));
+        }
+        got
+    };
+    assert!(
+        watch(Duration::from_millis(500))
+            .iter()
+            .any(|(subject, _)| subject.starts_with("hookrt.events.coder.")),
+        "the admin sees the published event"
+    );
+
+    // agent-server cannot publish another agent's events...
+    let mut other: Value = serde_json::from_str(&line("message.received", "perm-2")).unwrap();
+    other["coordinates"]["agent"] = "someone-else".into();
+    let out = publish_as(&nats, &format!("{other}\n"), &[], &agent_server);
+    assert!(!out.status.success(), "another agent's event was published");
+    // ...nor write a completion mark or a lease, nor reach the stream API.
+    let hostile = connect("agent-server", "agent-secret");
+    tokio
+        .block_on(async {
+            for subject in [
+                "$KV.hookrt-done-hooks.planted",
+                "$KV.hookrt-lease-hooks.0",
+                "$JS.API.STREAM.DELETE.HOOKRT_EVENTS",
+                "$JS.API.STREAM.PURGE.HOOKRT_EVENTS",
+            ] {
+                hostile.publish(subject, "planted".into()).await?;
+            }
+            hostile.flush().await?;
+            Ok::<_, Box<dyn std::error::Error>>(())
+        })
+        .unwrap();
+    // The worker keeps renewing its leases meanwhile: only what
+    // agent-server sent must be missing.
+    let through: Vec<String> = watch(Duration::from_millis(500))
+        .into_iter()
+        .filter(|(subject, payload)| payload == b"planted" || subject.contains(".STREAM."))
+        .map(|(subject, _)| subject)
+        .collect();
+    assert!(
+        through.is_empty(),
+        "agent-server's publish got through: {through:?}"
+    );
+    let js = async_nats::jetstream::new(admin.clone());
+    let kv = tokio
+        .block_on(js.get_key_value("hookrt-done-hooks"))
+        .unwrap();
+    assert_eq!(tokio.block_on(kv.get("planted")).unwrap(), None);
+
+    // The operator lists the dead letters (none).
+    let out = hookrt(&["worker", "dead", "--nats", &nats.url])
+        .envs(as_user("operator", "operator-secret"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     drop(w);
 }

@@ -26,7 +26,16 @@ pub struct Nats {
 
 impl Nats {
     pub fn start() -> Nats {
+        Nats::start_with(&[], &[])
+    }
+
+    /// A server started with these further `nats-server` arguments (a
+    /// `-c FILE` say) and environment variables (what its configuration's
+    /// `$VARIABLES` name).
+    pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Nats {
         let out = Command::new(repo().join("scripts/nats"))
+            .args(args)
+            .envs(env.iter().copied())
             .output()
             .expect("scripts/nats runs");
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -62,6 +71,17 @@ pub(crate) struct Worker {
 
 impl Worker {
     pub(crate) fn start(agent: &Path, nats: &Nats, extra: &[&str]) -> Worker {
+        Worker::start_as(agent, nats, extra, &[])
+    }
+
+    /// A worker with these environment variables (a NATS user's
+    /// credentials, say).
+    pub(crate) fn start_as(
+        agent: &Path,
+        nats: &Nats,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Worker {
         let mut args = vec![
             "worker",
             agent.to_str().unwrap(),
@@ -79,6 +99,7 @@ impl Worker {
         ];
         args.extend(extra);
         let mut child = hookrt(&args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .spawn()
             .expect("hookrt worker starts");
@@ -144,13 +165,7 @@ impl Drop for Worker {
 
 /// `hookrt publish` of `lines`: its receipts.
 pub(crate) fn publish(nats: &Nats, lines: &str, extra: &[&str]) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("events.jsonl");
-    std::fs::write(&file, lines).unwrap();
-    let mut args = vec!["publish", "--nats", &nats.url, "--partitions", "4"];
-    args.extend(extra);
-    args.push(file.to_str().unwrap());
-    let out = hookrt(&args).output().unwrap();
+    let out = publish_as(nats, lines, extra, &[]);
     assert!(
         out.status.success(),
         "{}",
@@ -160,6 +175,23 @@ pub(crate) fn publish(nats: &Nats, lines: &str, extra: &[&str]) -> Vec<Value> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// `hookrt publish` of `lines` with these environment variables: how it
+/// ended.
+pub(crate) fn publish_as(
+    nats: &Nats,
+    lines: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("events.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let mut args = vec!["publish", "--nats", &nats.url, "--partitions", "4"];
+    args.extend(extra);
+    args.push(file.to_str().unwrap());
+    hookrt(&args).envs(env.iter().copied()).output().unwrap()
 }
 
 /// `hookrt worker SUBCOMMAND --nats URL ...`: its JSON lines.

@@ -3,12 +3,13 @@
 //! backpressure, and the small helpers every thread shares.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
+use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
 use crate::delivery::record::Resolution;
-use crate::event::envelope::{Envelope, EnvelopeError};
+use crate::event::envelope::{Envelope, EnvelopeError, hash_parts};
 use crate::runtime::Runtime;
 use crate::service::journal::{Answered, PendingDelivery};
 use crate::service::report::{Receipt, Reloaded};
@@ -135,19 +136,22 @@ pub(crate) enum Sighting {
 }
 
 /// Event ids seen recently (without a journal), per agent, with each
-/// event's digest: a map plus insertion order, both sharing one copy of
-/// each key.
+/// event's digest. An entry is 32 bytes (16 of a hash of agent and id, 16 of
+/// the event's digest) however long the id, so the window's memory is fixed:
+/// at 128 bits a collision is out of any caller's reach.
 #[derive(Default)]
-pub(crate) struct Seen(
-    HashMap<Arc<(String, String)>, [u8; 32]>,
-    VecDeque<Arc<(String, String)>>,
-);
+pub(crate) struct Seen(HashMap<[u8; 16], [u8; 16]>, VecDeque<[u8; 16]>);
 
 impl Seen {
     /// Remembers `agent`'s `id` with its event's `digest`, or says how it
     /// compares with the event first taken under it.
     pub(crate) fn insert(&mut self, agent: &str, id: &str, digest: [u8; 32]) -> Sighting {
-        let key = Arc::new((agent.to_owned(), id.to_owned()));
+        let key = short(&{
+            let mut h = Sha256::new();
+            hash_parts(&mut h, &[Some(agent), Some(id)]);
+            h.finalize().into()
+        });
+        let digest = short(&digest);
         if let Some(first) = self.0.get(&key) {
             return if *first == digest {
                 Sighting::Same
@@ -155,7 +159,7 @@ impl Seen {
                 Sighting::Other
             };
         }
-        self.0.insert(key.clone(), digest);
+        self.0.insert(key, digest);
         self.1.push_back(key);
         if self.1.len() > MEMORY_DEDUP_WINDOW
             && let Some(old) = self.1.pop_front()
@@ -164,6 +168,13 @@ impl Seen {
         }
         Sighting::New
     }
+}
+
+/// The first 16 bytes of a SHA-256.
+fn short(hash: &[u8; 32]) -> [u8; 16] {
+    let mut out = [0; 16];
+    out.copy_from_slice(&hash[..16]);
+    out
 }
 
 #[cfg(test)]

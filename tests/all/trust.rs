@@ -10,7 +10,7 @@ use sha2::Digest as _;
 
 use hookrt::{BuildOptions, ProblemKind, Runtime};
 
-use crate::common::{TempAgent, copy, example, load, opts};
+use crate::common::{TempAgent, example, load, opts};
 
 /// The component the shared cache holds for `example-hooks/<rel>`, built once.
 fn component_of(rel: &str) -> PathBuf {

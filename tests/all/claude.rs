@@ -12,10 +12,10 @@ fn input(event: &str) -> String {
 }
 
 #[test]
-fn every_documented_hook_event_maps_to_its_kind() {
+fn every_hook_event_of_the_pinned_claude_code_maps_to_its_kind() {
     let kinds: Vec<(String, String)> = CLAUDE_EVENTS
         .iter()
-        .map(|e| {
+        .map(|(e, _)| {
             let env = claude_envelope("claude-code", &input(e)).expect(e);
             assert_eq!(
                 env.coordinates.session,
@@ -23,27 +23,80 @@ fn every_documented_hook_event_maps_to_its_kind() {
             );
             assert_eq!(env.coordinates.agent, "claude-code");
             assert_eq!(env.data["cwd"], "/Users/alice/src/hookrt", "{e} keeps cwd");
-            assert!(
-                env.data.get("transcript_path").is_none(),
-                "{e} drops the transcript path"
-            );
+            for path in ["transcript_path", "agent_transcript_path"] {
+                assert!(env.data.get(path).is_none(), "{e} drops {path}");
+            }
             (e.to_string(), env.kind)
         })
         .collect();
+    // HOOK_EVENTS of @anthropic-ai/claude-agent-sdk 0.3.333, in its order
+    // (docs/adr/0003-claude-code-bridge.md).
     let expected = [
-        ("SessionStart", "session.started"),
-        ("UserPromptSubmit", "message.received"),
         ("PreToolUse", "actions.requested"),
         ("PostToolUse", "action.result"),
+        ("PostToolUseFailure", "action.result"),
+        ("PostToolBatch", "custom.claude.post_tool_batch"),
         ("Notification", "custom.claude.notification"),
+        ("UserPromptSubmit", "message.received"),
+        ("UserPromptExpansion", "custom.claude.user_prompt_expansion"),
+        ("SessionStart", "session.started"),
+        ("SessionEnd", "session.completed"),
         ("Stop", "turn.completed"),
+        ("StopFailure", "custom.claude.stop_failure"),
+        ("SubagentStart", "custom.claude.subagent_start"),
         ("SubagentStop", "turn.completed"),
         ("PreCompact", "compaction.requested"),
-        ("SessionEnd", "session.completed"),
+        ("PostCompact", "compaction.completed"),
+        ("PreModelSwitch", "custom.claude.pre_model_switch"),
+        ("PostModelSwitch", "custom.claude.post_model_switch"),
+        ("PermissionRequest", "custom.claude.permission_request"),
+        ("PermissionDenied", "custom.claude.permission_denied"),
+        ("Setup", "custom.claude.setup"),
+        ("TeammateIdle", "custom.claude.teammate_idle"),
+        ("TaskCreated", "custom.claude.task_created"),
+        ("TaskCompleted", "custom.claude.task_completed"),
+        ("Elicitation", "custom.claude.elicitation"),
+        ("ElicitationResult", "custom.claude.elicitation_result"),
+        ("ConfigChange", "custom.claude.config_change"),
+        ("WorktreeCreate", "custom.claude.worktree_create"),
+        ("WorktreeRemove", "custom.claude.worktree_remove"),
+        ("InstructionsLoaded", "custom.claude.instructions_loaded"),
+        ("CwdChanged", "custom.claude.cwd_changed"),
+        ("FileChanged", "custom.claude.file_changed"),
+        ("DirectoryAdded", "custom.claude.directory_added"),
+        ("MessageDisplay", "custom.claude.message_display"),
+        ("PreSkillShellCommand", "actions.requested"),
     ];
     assert_eq!(
         kinds,
         expected.map(|(a, b)| (a.to_owned(), b.to_owned())).to_vec()
+    );
+}
+
+#[test]
+fn an_event_of_its_own_keeps_the_inputs_fields_and_a_failed_tool_is_an_error_result() {
+    let batch = claude_envelope("claude-code", &input("PostToolBatch")).unwrap();
+    assert_eq!(class_of(&batch.kind), EventClass::Observe);
+    assert_eq!(batch.data["tool_calls"][1]["tool_use_id"], "toolu_01BATCH2");
+    assert_eq!(
+        batch.data["prompt_id"],
+        "6f1c2d4e-8a9b-4c3d-9e2f-1a2b3c4d5e6f"
+    );
+    assert!(batch.data.get("hook_event_name").is_none());
+    assert!(batch.data.get("session_id").is_none());
+    let failed = claude_envelope("claude-code", &input("PostToolUseFailure")).unwrap();
+    assert_eq!(
+        failed.data.value(),
+        &json!({"call_id": "toolu_01FAIL23DEF456GHI789JKL0", "tool": "Bash", "status": "error",
+                "error": "Command exited with non-zero status code 1", "is_interrupt": false,
+                "cwd": "/Users/alice/src/hookrt", "permission_mode": "default",
+                "prompt_id": "6f1c2d4e-8a9b-4c3d-9e2f-1a2b3c4d5e6f"})
+    );
+    let skill = claude_envelope("claude-code", &input("PreSkillShellCommand")).unwrap();
+    assert_eq!(class_of(&skill.kind), EventClass::Decision);
+    assert_eq!(
+        skill.data["actions"],
+        json!([{"call_id": "skill-cmd-1", "tool": "Bash", "input": {"command": "git status --short"}, "command_name": "commit"}])
     );
 }
 
@@ -67,12 +120,26 @@ fn a_tool_use_becomes_one_call_to_decide_on() {
 }
 
 #[test]
-fn a_subagent_stop_is_in_the_subagents_scope() {
+fn every_event_from_inside_a_subagent_is_in_the_subagents_scope() {
     let e = claude_envelope("claude-code", &input("SubagentStop")).unwrap();
     assert_eq!(e.coordinates.subagent.as_deref(), Some("explore"));
     assert_eq!(e.data["agent_id"], "def456");
     let main = claude_envelope("claude-code", &input("Stop")).unwrap();
     assert_eq!(main.coordinates.subagent, None);
+    // A tool call inside a subagent: its hooks decide it.
+    let mut call: serde_json::Value = serde_json::from_str(&input("PreToolUse")).unwrap();
+    call["agent_id"] = "a1".into();
+    call["agent_type"] = "myplugin:Code Reviewer".into();
+    let e = claude_envelope("claude-code", &call.to_string()).unwrap();
+    assert_eq!(
+        e.coordinates.subagent.as_deref(),
+        Some("myplugin-code-reviewer")
+    );
+    // `agent_type` alone is the main thread of an `--agent` session.
+    call.as_object_mut().unwrap().remove("agent_id");
+    let e = claude_envelope("claude-code", &call.to_string()).unwrap();
+    assert_eq!(e.coordinates.subagent, None);
+    assert_eq!(e.data["agent_type"], "myplugin:Code Reviewer");
 }
 
 #[test]
@@ -93,14 +160,45 @@ fn the_same_input_is_the_same_event_and_another_is_another() {
 }
 
 #[test]
-fn an_input_hookrt_does_not_stand_in_for_is_refused_with_the_reason() {
+fn an_event_hookrt_does_not_know_is_delivered_as_its_own_observed_kind() {
+    for (name, kind) in [
+        ("PreWidgetRender", "custom.claude.pre_widget_render"),
+        ("MCPServerReady", "custom.claude.mcp_server_ready"),
+        ("Weird Name!", "custom.claude.weird_name"),
+        ("über", "custom.claude.ber"),
+        ("!!!", "custom.claude.unnamed"),
+    ] {
+        let text = json!({"hook_event_name": name, "session_id": "s", "widget": {"id": 7}});
+        let e = claude_envelope("claude-code", &text.to_string()).expect(name);
+        assert_eq!(e.kind, kind, "{name}");
+        assert_eq!(class_of(&e.kind), EventClass::Observe);
+        assert_eq!(e.data["widget"]["id"], 7);
+    }
+    let long = "A".repeat(10_000);
+    let text = json!({"hook_event_name": long, "session_id": "s"});
+    let e = claude_envelope("claude-code", &text.to_string()).unwrap();
+    assert_eq!(e.kind, format!("custom.claude.{}", "a".repeat(64)));
+}
+
+#[test]
+fn an_input_that_is_no_hook_input_is_refused_with_the_reason() {
+    let err = claude_envelope("claude-code", r#"{"session_id":"s"}"#)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "not a Claude Code hook input: `hook_event_name` is missing"
+    );
     let err = claude_envelope(
         "claude-code",
-        r#"{"hook_event_name":"TeammateIdle","session_id":"s"}"#,
+        r#"{"hook_event_name":"PreToolUse","session_id":"s"}"#,
     )
     .unwrap_err()
     .to_string();
-    assert!(err.starts_with("not a Claude Code hook input: hook event `TeammateIdle` is not one hookrt stands in for"), "{err}");
+    assert_eq!(
+        err,
+        "not a Claude Code hook input: PreToolUse without `tool_name`"
+    );
     assert!(matches!(
         claude_envelope("claude-code", "{"),
         Err(ClaudeError::Json(_))

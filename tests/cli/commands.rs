@@ -748,7 +748,7 @@ fn claude_input(event: &str) -> Value {
 #[test]
 fn claude_hook_answers_each_documented_event_as_claude_code_expects() {
     let agent = repo().join("example-hooks/agent");
-    for event in hookrt::event::CLAUDE_EVENTS {
+    for (event, _) in hookrt::event::CLAUDE_EVENTS {
         let out = claude_hook(&agent, &claude_input(event).to_string());
         assert_eq!(out.status.code(), Some(0), "{event}: {}", text(&out.stderr));
         // npm test: the policy hook abstains, so Claude Code's own rules decide.
@@ -766,6 +766,27 @@ fn claude_hook_answers_each_documented_event_as_claude_code_expects() {
             "permissionDecision": "deny",
             "permissionDecisionReason": "recursive forced delete (rm -rf) is not allowed by the policy hook; delete specific paths instead"
         }})
+    );
+    // A skill's shell command is gated the same way, and the answer names it.
+    let mut skill = claude_input("PreSkillShellCommand");
+    skill["tool_input"]["command"] = "rm -rf build/".into();
+    let out = claude_hook(&agent, &skill.to_string());
+    let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"],
+        "PreSkillShellCommand"
+    );
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    // An event this Claude Code does not have yet: observed, no answer.
+    let mut newer = claude_input("Notification");
+    newer["hook_event_name"] = "PreWidgetRender".into();
+    let out = claude_hook(&agent, &newer.to_string());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("kind=custom.claude.pre_widget_render") && !err.contains("hookrt: hook"),
+        "delivered to the hooks, none failed: {err}"
     );
     let mut fetch = claude_input("PreToolUse");
     fetch["tool_name"] = "WebFetch".into();

@@ -2,12 +2,13 @@
 //! Code runs it per event with the event's JSON on stdin
 //! (`.claude/settings.json`: `{"type": "command", "command": "hookrt claude-hook DIR"}`);
 //! it runs the sandboxed hooks of DIR on the event and answers as Claude Code
-//! documents: for `PreToolUse`, exit 0 and `hookSpecificOutput` with
-//! `permissionDecision` `deny` / `ask` / `allow` and the reason (nothing when
-//! every hook abstains: Claude Code's own permission rules decide); for the
-//! other events, exit 0 and nothing on stdout. Anything that keeps hookrt
-//! from deciding a `PreToolUse` (bad input, an agent folder that does not
-//! load) exits 2, which blocks the tool call, with the reason on stderr: it
+//! documents: for the gates (`PreToolUse`, `PreSkillShellCommand`), exit 0
+//! and `hookSpecificOutput` with `permissionDecision` `deny` / `ask` /
+//! `allow` and the reason (nothing when every hook abstains: Claude Code's
+//! own permission rules decide); for the other events, every one of Claude
+//! Code's and any it may add, exit 0 and nothing on stdout. Anything that
+//! keeps hookrt from deciding a gate (bad input, an agent folder that does
+//! not load) exits 2, which blocks the call, with the reason on stderr: it
 //! fails closed. For other events such a failure exits 1 (a non-blocking
 //! error, shown in Claude Code's verbose mode).
 //!
@@ -25,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use hookrt::event::claude_envelope;
+use hookrt::event::{ClaudeEvent, claude_event};
 use hookrt::{Approval, BuildOptions, Dispatch, Resolution, Runtime, Transport};
 
 /// Largest input read: tool inputs can carry whole files.
@@ -44,8 +45,11 @@ pub struct ClaudeArgs {
     pub deadline_ms: u64,
 }
 
-/// Whether a failure now blocks a tool call: true until the input shows
-/// it is no `PreToolUse` (a failure before that fails closed too).
+/// The Claude Code events that gate a call: a failure on them exits 2.
+const GATES: [&str; 2] = ["PreToolUse", "PreSkillShellCommand"];
+
+/// Whether a failure now blocks a call: true until the input shows it is
+/// no gate (a failure before that fails closed too).
 static GATE: AtomicBool = AtomicBool::new(true);
 
 /// The exit of a failure, by [`GATE`]: 2 blocks the tool call.
@@ -80,8 +84,8 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
     let read = std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut input);
-    // Cheap and safe: a PreToolUse input names itself even if it is broken.
-    let gate = input.contains("\"PreToolUse\"");
+    // Cheap and safe: a gate's input names it even if it is broken.
+    let gate = GATES.iter().any(|g| input.contains(&format!("\"{g}\"")));
     GATE.store(gate, Ordering::SeqCst);
     // Test support: a panic where nothing else would panic, to show the
     // panic path fails closed (cli/commands.rs).
@@ -91,7 +95,7 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
     if let Err(e) = read {
         return fail(gate, &format!("cannot read the hook input on stdin: {e}"));
     }
-    let envelope = match claude_envelope(&args.agent, &input) {
+    let ClaudeEvent { name, envelope } = match claude_event(&args.agent, &input) {
         Ok(e) => e,
         Err(e) => return fail(gate, &e.to_string()),
     };
@@ -109,13 +113,13 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
         detail: None,
     });
     match rt.dispatch(&envelope) {
-        Ok(dispatch) => answer(&dispatch),
+        Ok(dispatch) => answer(&name, &dispatch),
         Err(e) => fail(gate, &format!("event refused: {e}")),
     }
 }
 
-/// What Claude Code reads back.
-fn answer(dispatch: &Dispatch) -> ExitCode {
+/// What Claude Code reads back after event `name`.
+fn answer(name: &str, dispatch: &Dispatch) -> ExitCode {
     for d in dispatch
         .deliveries
         .iter()
@@ -144,7 +148,7 @@ fn answer(dispatch: &Dispatch) -> ExitCode {
     };
     let out = serde_json::json!({
         "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
+            "hookEventName": name,
             "permissionDecision": decision,
             "permissionDecisionReason": reason,
         }
@@ -153,7 +157,7 @@ fn answer(dispatch: &Dispatch) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Fails closed for a tool call (exit 2 blocks it), open for the rest.
+/// Fails closed for a gate (exit 2 blocks the call), open for the rest.
 fn fail(gate: bool, why: &str) -> ExitCode {
     eprintln!("hookrt claude-hook: {why}");
     if gate {

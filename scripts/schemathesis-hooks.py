@@ -12,6 +12,8 @@
 # - `format=json|jsonl|ndjson` overrides the Content-Type, so a JSON body
 #   sent with `format=jsonl` is read as lines (a dependency between a
 #   parameter and the media type);
+# - a Claude Code hook input's `session_id` and `tool_use_id`, and the
+#   `agent` parameter, become ids: at most 256 bytes too;
 # - integers are JSON integers: `4428.0` is a number JSON Schema calls an
 #   integer, but not a `u32` (serde refuses a fraction point).
 import schemathesis
@@ -53,9 +55,22 @@ def _float_integers(envelope):
     return any(isinstance(p.get(k), float) for p in places for k in INTEGERS)
 
 
+CLAUDE_IDS = ("session_id", "tool_use_id")
+
+
+def _claude_too_long(body, query):
+    if _too_long(query.get("agent")):
+        return True
+    return isinstance(body, dict) and "hook_event_name" in body and any(
+        _too_long(body.get(k)) for k in CLAUDE_IDS
+    )
+
+
 @schemathesis.hook
 def filter_case(context, case):
     query = case.query or {}
+    if _claude_too_long(case.body, query):
+        return False
     fmt = query.get("format")
     if fmt == "eve":
         return False

@@ -11,6 +11,7 @@ mod common;
 
 mod auth;
 mod cascade;
+mod claude_code;
 mod doors;
 mod endpoints;
 mod fleet_trust;

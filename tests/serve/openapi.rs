@@ -308,6 +308,34 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         "/v1/admin/reload",
         &post(&server, "/v1/admin/reload", JSON, b""),
     );
+    // Claude Code's hook inputs: a gate's deny, nothing to say, a broken
+    // input, the same input twice, too big, not JSON.
+    let claude = |event: &str| {
+        std::fs::read_to_string(
+            crate::common::repo().join(format!("tests/fixtures/claude/{event}.json")),
+        )
+        .unwrap()
+    };
+    let rm = claude("PreToolUse").replace("npm test", "rm -rf /");
+    for (body, content_type) in [
+        (rm.as_str(), JSON),
+        (&claude("Notification"), JSON),
+        (
+            r#"{"hook_event_name":"PostToolUse","session_id":"s"}"#,
+            JSON,
+        ),
+        (&claude("Stop"), JSON),
+        (&claude("Stop"), JSON),
+        (&claude("Notification"), "text/plain"),
+    ] {
+        let reply = post(&server, "/v1/claude-code", content_type, body.as_bytes());
+        seen.check("POST", "/v1/claude-code", &reply);
+    }
+    seen.check(
+        "POST",
+        "/v1/claude-code",
+        &post(&server, "/v1/claude-code", JSON, &vec![b' '; 200_000]),
+    );
     for (method, path) in hookrt_serve::ROUTES {
         let reply = request(
             &server.addr,
@@ -389,6 +417,24 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         );
         seen.check("POST", path, &cut);
     }
+    let notification = std::fs::read_to_string(
+        crate::common::repo().join("tests/fixtures/claude/Notification.json"),
+    )
+    .unwrap();
+    seen.check(
+        "POST",
+        "/v1/claude-code",
+        &as_bound("POST", "/v1/claude-code", JSON, notification.as_bytes()),
+    );
+    let auth = format!("Bearer {TOKEN}");
+    let cut = crate::request_cut(
+        &server.addr,
+        "/v1/claude-code",
+        &[("Authorization", &auth), ("Content-Type", JSON)],
+        b"{\"hook_event_name\":",
+        100,
+    );
+    seen.check("POST", "/v1/claude-code", &cut);
     for path in ["/v1/decide", "/v1/edit", "/v1/admin/reload"] {
         seen.check(
             "POST",
@@ -422,6 +468,7 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         unseen,
         [
             "POST /v1/admin/reload 503",
+            "POST /v1/claude-code 503",
             "POST /v1/decide 503",
             "POST /v1/edit 503",
             "POST /v1/events 503",

@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use hookrt::event::{ClaudeEvent, claude_event};
-use hookrt::{Approval, BuildOptions, Dispatch, Resolution, Runtime, Transport};
+use hookrt::front::claude::{claude_answer, gate_named};
+use hookrt::{BuildOptions, Dispatch, Runtime, Transport};
 
 /// Largest input read: tool inputs can carry whole files.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
@@ -44,9 +45,6 @@ pub struct ClaudeArgs {
     #[arg(long, default_value = "10000", value_name = "MS")]
     pub deadline_ms: u64,
 }
-
-/// The Claude Code events that gate a call: a failure on them exits 2.
-const GATES: [&str; 2] = ["PreToolUse", "PreSkillShellCommand"];
 
 /// Whether a failure now blocks a call: true until the input shows it is
 /// no gate (a failure before that fails closed too).
@@ -85,7 +83,7 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut input);
     // Cheap and safe: a gate's input names it even if it is broken.
-    let gate = GATES.iter().any(|g| input.contains(&format!("\"{g}\"")));
+    let gate = gate_named(&input).is_some();
     GATE.store(gate, Ordering::SeqCst);
     // Test support: a panic where nothing else would panic, to show the
     // panic path fails closed (cli/commands.rs).
@@ -133,27 +131,9 @@ fn answer(name: &str, dispatch: &Dispatch) -> ExitCode {
             d.error.as_deref().unwrap_or("")
         );
     }
-    let Some(Resolution::ToolApproval(t)) = &dispatch.resolution else {
-        return ExitCode::SUCCESS;
-    };
-    let Some(call) = t.calls.first() else {
-        return ExitCode::SUCCESS;
-    };
-    let by = call.decided_by.as_deref().unwrap_or("?");
-    let (decision, reason) = match &call.verdict {
-        Approval::Abstain => return ExitCode::SUCCESS,
-        Approval::Allow => ("allow", format!("allowed by hookrt hook `{by}`")),
-        Approval::Ask(question) => ("ask", question.clone()),
-        Approval::Deny(why) => ("deny", why.clone()),
-    };
-    let out = serde_json::json!({
-        "hookSpecificOutput": {
-            "hookEventName": name,
-            "permissionDecision": decision,
-            "permissionDecisionReason": reason,
-        }
-    });
-    println!("{out}");
+    if let Some(out) = claude_answer(name, dispatch.resolution.as_ref()) {
+        println!("{out}");
+    }
     ExitCode::SUCCESS
 }
 

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod auth;
+mod claude;
 mod connections;
 mod error;
 mod fail_closed;

@@ -1,5 +1,6 @@
 //! The HTTP endpoints ([`ROUTES`]): `POST /v1/events`, `/v1/decide`,
-//! `/v1/edit`, `/v1/admin/reload`, `GET /healthz`, `/readyz`, `/metrics`.
+//! `/v1/edit`, `/v1/claude-code` (`claude.rs`), `/v1/admin/reload`,
+//! `GET /healthz`, `/readyz`, `/metrics`.
 //!
 //! Every endpoint but the two health checks needs a bearer token (unless the
 //! server runs with `--insecure-no-auth`) and takes one request from the
@@ -66,8 +67,8 @@ pub struct AppState {
     pub forward: Option<Arc<dyn Forward>>,
 }
 
-type Shared = Arc<AppState>;
-type Params = Query<HashMap<String, String>>;
+pub(crate) type Shared = Arc<AppState>;
+pub(crate) type Params = Query<HashMap<String, String>>;
 
 /// Every endpoint, `(method, path)`: the router is built from this list, and
 /// `tests/serve/openapi.rs` checks it against docs/openapi.json both ways.
@@ -79,6 +80,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/decide"),
     ("POST", "/v1/edit"),
     ("POST", "/v1/admin/reload"),
+    ("POST", "/v1/claude-code"),
 ];
 
 /// The handler of one of [`ROUTES`].
@@ -91,6 +93,7 @@ fn handler(path: &str) -> MethodRouter<Shared> {
         "/v1/decide" => post(decide),
         "/v1/edit" => post(edit),
         "/v1/admin/reload" => post(reload),
+        "/v1/claude-code" => post(crate::claude::claude_code),
         other => unreachable!("{other} is in ROUTES without a handler"),
     }
 }
@@ -113,7 +116,7 @@ pub fn router(state: Shared) -> Router {
             ApiError::new(
                 StatusCode::NOT_FOUND,
                 "no such endpoint",
-                "POST /v1/events, /v1/decide, /v1/edit or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
+                "POST /v1/events, /v1/decide, /v1/edit, /v1/claude-code or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
             )
         })
         .with_state(state)
@@ -122,7 +125,7 @@ pub fn router(state: Shared) -> Router {
 impl AppState {
     /// Checks the request's token, takes one request from its bucket, and
     /// says what the caller may do.
-    fn admit(&self, headers: &HeaderMap) -> Result<Access, ApiError> {
+    pub(crate) fn admit(&self, headers: &HeaderMap) -> Result<Access, ApiError> {
         let (key, access) = match &self.tokens {
             Some(tokens) => {
                 let key = tokens.check(headers)?;
@@ -142,7 +145,7 @@ impl AppState {
 
     /// What the request's Content-Type says its body is: JSON or NDJSON,
     /// else 415; a server without tokens also needs one to be given.
-    fn body_type(&self, headers: &HeaderMap) -> Result<BodyType, ApiError> {
+    pub(crate) fn body_type(&self, headers: &HeaderMap) -> Result<BodyType, ApiError> {
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .map(|v| v.to_str().unwrap_or("(not text)"));
@@ -150,7 +153,7 @@ impl AppState {
     }
 
     /// The body, up to the server's limit, within its timeout.
-    async fn read(&self, body: Body) -> Result<Bytes, ApiError> {
+    pub(crate) async fn read(&self, body: Body) -> Result<Bytes, ApiError> {
         let read = axum::body::to_bytes(body, self.max_body_bytes);
         let Ok(read) = tokio::time::timeout(self.body_timeout, read).await else {
             return Err(ApiError::new(
@@ -195,7 +198,7 @@ impl AppState {
     }
 }
 
-fn unavailable() -> ApiError {
+pub(crate) fn unavailable() -> ApiError {
     ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "hookrt is shutting down",
@@ -242,7 +245,7 @@ async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Result<Resp
 }
 
 /// Looks up a parameter in the query, then in an `X-Hookrt-<Name>` header.
-fn param<'a>(
+pub(crate) fn param<'a>(
     query: &'a HashMap<String, String>,
     headers: &'a HeaderMap,
 ) -> impl Fn(&str) -> Option<String> + 'a {

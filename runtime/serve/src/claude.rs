@@ -1,0 +1,169 @@
+//! `POST /v1/claude-code`: hookrt as a Claude Code `http` hook. Claude Code
+//! POSTs the hook input it would give a command hook on stdin; the route
+//! runs the event through the service and answers the JSON `hookrt
+//! claude-hook` would print (`hookrt::front::claude`), within a budget
+//! below Claude Code's own timeout.
+//!
+//! Claude Code reads only a 2xx JSON body: a non-2xx answer, a refused
+//! connection or a timeout is a non-blocking error and the call runs. So
+//! for a gate (`PreToolUse`, `PreSkillShellCommand`) every refusal (a bad
+//! token, a rate limit, an unreadable input, a full or stopping service,
+//! hooks past the budget) is answered `200` with a deny that says why:
+//! the route fails closed. Other events get the usual error status (a
+//! non-blocking error Claude Code shows), or `200 {}` once their hooks ran.
+//!
+//! The gate is known before the body is read when the hook entry's URL says
+//! which event it serves (`?event=PreToolUse`, as `hookrt claude install`
+//! writes it), so even a request refused for its token is answered as its
+//! gate needs.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hookrt::event::{ClaudeEvent, claude_event};
+use hookrt::front::claude::{claude_answer, claude_refusal, gate_named, is_claude_gate};
+use hookrt::{EmitError, EventClass, class_of};
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::ingest::BodyType;
+use crate::routes::{Params, Shared, param, unavailable};
+use crate::tally::explain;
+
+/// The metrics' endpoint label.
+const ENDPOINT: &str = "claude-code";
+
+/// The agent name hooks see when the request names none.
+const DEFAULT_AGENT: &str = "claude-code";
+
+/// `POST /v1/claude-code[?event=NAME][&agent=ID][&budget_ms=MS]`.
+pub(crate) async fn claude_code(
+    State(state): State<Shared>,
+    Query(query): Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let param = param(&query, &headers);
+    // The gate the hook entry serves, before anything is read.
+    let mut gate = param("event").filter(|e| is_claude_gate(e));
+    let refuse = |gate: Option<&str>, e: ApiError| -> Response {
+        match gate {
+            Some(name) => {
+                state.metrics.decision(ENDPOINT, "failed");
+                axum::Json(claude_refusal(name, &e.error)).into_response()
+            }
+            None => e.into_response(),
+        }
+    };
+    let access = match state.admit(&headers) {
+        Ok(a) => a,
+        Err(e) => return refuse(gate.as_deref(), e),
+    };
+    match state.body_type(&headers) {
+        Ok(BodyType::Json) => {}
+        Ok(_) => {
+            let e = ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "/v1/claude-code takes Claude Code's hook input as application/json",
+                "send it with Content-Type application/json",
+            );
+            return refuse(gate.as_deref(), e);
+        }
+        Err(e) => return refuse(gate.as_deref(), e),
+    }
+    let body = match state.read(body).await {
+        Ok(b) => b,
+        Err(e) => return refuse(gate.as_deref(), e),
+    };
+    let text = String::from_utf8_lossy(&body);
+    if gate.is_none() {
+        gate = gate_named(&text).map(str::to_owned);
+    }
+    let agent = param("agent").unwrap_or_else(|| DEFAULT_AGENT.to_owned());
+    let ClaudeEvent { name, envelope } = match claude_event(&agent, &text) {
+        Ok(e) => e,
+        Err(e) => {
+            state.metrics.refuse("malformed");
+            let e = ApiError::bad_request(
+                e.to_string(),
+                "send Claude Code's hook input as it is (docs/claude-code.md)",
+            )
+            .with_code("malformed_input");
+            return refuse(gate.as_deref(), e);
+        }
+    };
+    // The input decides from here: a gate by its own name.
+    let gate = is_claude_gate(&name).then_some(name.as_str());
+    if !access.may_send(&envelope.coordinates.agent) {
+        return refuse(gate, access.refuse_agent(&envelope.coordinates.agent));
+    }
+    let guard = state.service.read().await;
+    let Some(service) = guard.as_ref() else {
+        return refuse(gate, unavailable());
+    };
+    let budget = match param("budget_ms").map(|ms| ms.parse::<u64>()) {
+        None => state.decide_timeout,
+        Some(Ok(ms)) => Duration::from_millis(ms).min(state.decide_timeout),
+        Some(Err(_)) => {
+            let e = ApiError::bad_request(
+                "`budget_ms` is not a whole number of milliseconds",
+                "give `budget_ms` as digits, e.g. `budget_ms=5000`, or leave it out",
+            );
+            return refuse(gate, e);
+        }
+    };
+    // The event id is a digest of the whole input, so an id taken by
+    // "another event" is this input again at another time: a duplicate.
+    let duplicate = || {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "this input was taken before; its decision is not made again",
+            "Claude Code sends each input once: look for a second hook entry posting it",
+        )
+        .with_code("duplicate")
+    };
+    if class_of(&envelope.kind) == EventClass::Observe {
+        return match service.emit(envelope).await {
+            Ok(_) | Err(EmitError::Conflict { .. }) => axum::Json(json!({})).into_response(),
+            Err(e) => refuse(gate, refused(&e)),
+        };
+    }
+    match tokio::time::timeout(budget, service.resolve(envelope)).await {
+        Ok(Err(EmitError::Conflict { .. })) => refuse(gate, duplicate()),
+        Ok(Ok(reply)) => {
+            let Some(resolution) = reply.resolution else {
+                return refuse(gate, duplicate());
+            };
+            state.metrics.decision(ENDPOINT, "resolved");
+            let answer = claude_answer(&name, Some(&resolution)).unwrap_or_else(|| json!({}));
+            axum::Json(answer).into_response()
+        }
+        Ok(Err(e)) => refuse(gate, refused(&e)),
+        Err(_) => {
+            state.metrics.decision(ENDPOINT, "timed_out");
+            let e = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "hooks did not decide within the budget ({} ms)",
+                    budget.as_millis()
+                ),
+                "make the hooks faster, or raise --decide-timeout-ms and the hook entry's timeout",
+            )
+            .with_code("timed_out");
+            refuse(gate, e)
+        }
+    }
+}
+
+/// The error of an event the service refused.
+fn refused(e: &EmitError) -> ApiError {
+    let (code, fix) = explain(e);
+    let (status, code) = match e {
+        EmitError::Invalid(_) => (StatusCode::BAD_REQUEST, "invalid_envelope"),
+        _ => (StatusCode::SERVICE_UNAVAILABLE, code),
+    };
+    ApiError::new(status, e.to_string(), fix).with_code(code)
+}

@@ -1,0 +1,170 @@
+//! `POST /v1/claude-code`: Claude Code's `http` hook answered by `hookrt
+//! serve` exactly as `hookrt claude-hook` answers the same input on stdin,
+//! for every event of the pinned Claude Code; and a gate that fails closed
+//! on every refusal (Claude Code reads only a 2xx body: an error status
+//! would let the call run).
+
+use std::io::Write;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::common::{TempAgent, repo};
+use crate::{Server, TOKEN, agent, hookrt, request};
+
+fn input(event: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join(format!("tests/fixtures/claude/{event}.json")))
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// What `hookrt claude-hook` prints for `input` (`{}` for nothing), after
+/// its exit code.
+fn command_answer(dir: &str, input: &Value) -> (Option<i32>, Value) {
+    let mut child = hookrt(&["claude-hook", dir])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let text = input.to_string();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let answer = if stdout.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(stdout.trim()).unwrap()
+    };
+    (out.status.code(), answer)
+}
+
+#[test]
+fn the_route_answers_every_claude_code_event_as_the_command_hook_does() {
+    let dir = agent();
+    let dir_text = dir.to_str().unwrap();
+    let built = hookrt(&["build", dir_text]).output().unwrap();
+    assert!(built.status.success());
+    let server = Server::start(&dir, &[]);
+    let mut rm = input("PreToolUse");
+    rm["tool_input"]["command"] = "rm -rf / --no-preserve-root".into();
+    let mut skill = input("PreSkillShellCommand");
+    skill["tool_input"]["command"] = "rm -rf build/".into();
+    let mut newer = input("Notification");
+    newer["hook_event_name"] = "PreWidgetRender".into();
+    let inputs: Vec<(String, Value)> = hookrt::event::CLAUDE_EVENTS
+        .iter()
+        .map(|(e, _)| (e.to_string(), input(e)))
+        .chain([
+            ("PreToolUse rm -rf".to_owned(), rm),
+            ("PreSkillShellCommand rm -rf".to_owned(), skill),
+            ("an event of a newer Claude Code".to_owned(), newer),
+        ])
+        .collect();
+    let mut denied = 0;
+    for (what, body) in &inputs {
+        let reply = server.post(
+            "/v1/claude-code",
+            "application/json",
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(reply.status, 200, "{what}: {}", reply.body);
+        let (code, by_command) = command_answer(dir_text, body);
+        assert_eq!(code, Some(0), "{what}");
+        assert_eq!(
+            reply.json(),
+            by_command,
+            "{what}: the same answer both ways"
+        );
+        if reply.json()["hookSpecificOutput"]["permissionDecision"] == "deny" {
+            denied += 1;
+        }
+    }
+    assert_eq!(denied, 2, "both rm -rf gates denied");
+}
+
+#[test]
+fn a_gate_fails_closed_on_every_refusal_and_other_events_get_their_error() {
+    // A policy that works past any budget: only the route's budget ends it.
+    let slow = TempAgent::new()
+        .hook("testing/hooks/busy_policy.rs", "busy_policy.rs")
+        .file(
+            "hookrt.toml",
+            "[hooks.busy_policy]\nmetering = \"epoch\"\ndeadline_ms = 20000\nconfig = { rounds = 1000000000000 }\n",
+        );
+    let server = Server::start(slow.path(), &["--decide-timeout-ms", "30000"]);
+    let gate = input("PreToolUse").to_string();
+    let deny = |reply: &crate::Reply, why: &str| {
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let out = &reply.json()["hookSpecificOutput"];
+        assert_eq!(out["hookEventName"], "PreToolUse", "{}", reply.body);
+        assert_eq!(out["permissionDecision"], "deny", "{}", reply.body);
+        let reason = out["permissionDecisionReason"].as_str().unwrap();
+        assert!(reason.contains(why), "{reason}");
+    };
+
+    // Past the budget: a deny at the budget, not silence.
+    let started = std::time::Instant::now();
+    let reply = server.post(
+        "/v1/claude-code?budget_ms=300",
+        "application/json",
+        gate.as_bytes(),
+    );
+    deny(&reply, "did not decide within the budget (300 ms)");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+
+    // A wrong token: the entry's URL names the gate, so the refusal denies.
+    let headers = [
+        ("Authorization", "Bearer not-the-token-0123456789"),
+        ("Content-Type", "application/json"),
+    ];
+    let reply = request(
+        &server.addr,
+        "POST",
+        "/v1/claude-code?event=PreToolUse",
+        &headers,
+        gate.as_bytes(),
+    );
+    deny(&reply, "token");
+    // Without it, an error status: Claude Code shows a non-blocking error.
+    let notify = input("Notification").to_string();
+    let reply = request(
+        &server.addr,
+        "POST",
+        "/v1/claude-code",
+        &headers,
+        notify.as_bytes(),
+    );
+    assert_eq!(reply.status, 401, "{}", reply.body);
+
+    // A broken gate input denies; a broken other one is a 400.
+    let reply = server.post(
+        "/v1/claude-code",
+        "application/json",
+        br#"{"hook_event_name":"PreToolUse","session_id":"s""#,
+    );
+    deny(&reply, "not JSON");
+    let reply = server.post(
+        "/v1/claude-code",
+        "application/json",
+        br#"{"hook_event_name":"PostToolUse","session_id":"s"}"#,
+    );
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert_eq!(reply.json()["code"], "malformed_input");
+
+    // A token bound to another agent may not send this one's gate.
+    drop(server);
+    let tokens = format!("{TOKEN} agent=someone-else\n");
+    let server = Server::with_tokens(slow.path(), &tokens, &[]);
+    let reply = server.post("/v1/claude-code", "application/json", gate.as_bytes());
+    deny(&reply, "claude-code");
+    // An observed event is taken and answered with nothing to say.
+    let server = Server::start(slow.path(), &[]);
+    let reply = server.post("/v1/claude-code", "application/json", notify.as_bytes());
+    assert_eq!((reply.status, reply.json()), (200, json!({})));
+}

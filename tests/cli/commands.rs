@@ -1711,3 +1711,120 @@ fn links_planted_at_an_expectation_file_or_a_journal_lock_are_never_followed() {
     assert!(!out.status.success(), "a linked journal lock is refused");
     assert_eq!(fs::read_to_string(&precious).unwrap(), "keep me\n");
 }
+
+#[test]
+fn claude_install_merges_every_event_once_and_the_hook_it_writes_runs() {
+    let agent = repo().join("example-hooks/agent");
+    build_agent(&agent);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".claude/settings.json");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let mine = serde_json::json!({"theme": "dark", "hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "./my-guard.sh"}]}]}});
+    fs::write(&file, serde_json::to_string_pretty(&mine).unwrap()).unwrap();
+    let settings = file.to_str().unwrap();
+    let agent_dir = agent.to_str().unwrap();
+
+    // --dry-run shows the change and writes nothing.
+    let before = fs::read(&file).unwrap();
+    let dry = run(&[
+        "claude",
+        "install",
+        agent_dir,
+        "--settings",
+        settings,
+        "--dry-run",
+    ]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    assert!(
+        text(&dry.stdout)
+            .lines()
+            .any(|l| l.starts_with('+') && l.contains("\"PostToolBatch\": [")),
+        "{}",
+        text(&dry.stdout)
+    );
+    assert_eq!(fs::read(&file).unwrap(), before);
+
+    let out = run(&["claude", "install", agent_dir, "--settings", settings]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("34 Claude Code events"),
+        "{}",
+        text(&out.stdout)
+    );
+    let written = fs::read(&file).unwrap();
+    let v: Value = serde_json::from_slice(&written).unwrap();
+    assert_eq!(v["theme"], "dark");
+    let hooks = v["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), hookrt::event::CLAUDE_EVENTS.len());
+    assert_eq!(
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "./my-guard.sh"
+    );
+    // Again: nothing changes.
+    let again = run(&["claude", "install", agent_dir, "--settings", settings]);
+    assert!(text(&again.stdout).contains("already up to date"));
+    assert_eq!(fs::read(&file).unwrap(), written);
+
+    // The PreToolUse entry it wrote, run as Claude Code runs it, denies rm -rf.
+    let entry = &v["hooks"]["PreToolUse"][1]["hooks"][0];
+    assert_eq!(entry["onFailure"], "block");
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let mut input = claude_input("PreToolUse");
+    input["tool_input"]["command"] = "rm -rf build/".into();
+    let mut child = Command::new(entry["command"].as_str().unwrap())
+        .args(&args)
+        .envs(hookrt(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+
+    // Over HTTP instead: the command entries are replaced, the user's stays.
+    let url = "http://127.0.0.1:7700";
+    let out = run(&[
+        "claude",
+        "install",
+        agent_dir,
+        "--settings",
+        settings,
+        "--http",
+        url,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2);
+    assert_eq!(
+        pre[1]["hooks"][0]["url"],
+        "http://127.0.0.1:7700/v1/claude-code?event=PreToolUse&budget_ms=8000"
+    );
+    assert_eq!(pre[1]["hooks"][0]["allowedEnvVars"][0], "HOOKRT_TOKEN");
+
+    // Settings that are not JSON are refused, never overwritten.
+    fs::write(&file, "{ not json").unwrap();
+    let out = run(&["claude", "install", agent_dir, "--settings", settings]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("is not JSON"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), "{ not json");
+}

@@ -2,6 +2,7 @@
 
 mod args;
 mod claude;
+mod claude_install;
 mod export;
 mod journal;
 mod new;
@@ -90,6 +91,9 @@ enum Command {
     Journal(journal::JournalCommand),
     /// Run as a Claude Code command hook: the event's JSON on stdin, Claude Code's answer on stdout.
     ClaudeHook(claude::ClaudeArgs),
+    /// Set Claude Code up to run hookrt: `hookrt claude install DIR` (docs/claude-code.md).
+    #[command(subcommand)]
+    Claude(claude_install::ClaudeCommand),
     /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
     Serve(serve::ServeArgs),
     /// Run the hooks as one worker of a JetStream fleet, or list and re-drive
@@ -190,6 +194,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Publish(args) => worker::publish(&args),
         Command::Journal(cmd) => journal::journal(cmd),
         Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),
+        Command::Claude(cmd) => claude_install::claude(cmd),
         // The audit shows drift instead of refusing to load over it.
         Command::Audit { dir, json } => loaded(&dir, cache.without_lock(), |rt| audit(&rt, json)),
     }

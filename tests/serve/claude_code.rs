@@ -168,3 +168,136 @@ fn a_gate_fails_closed_on_every_refusal_and_other_events_get_their_error() {
     let reply = server.post("/v1/claude-code", "application/json", notify.as_bytes());
     assert_eq!((reply.status, reply.json()), (200, json!({})));
 }
+
+/// `scripts/claude-code`: the pinned Claude Code package and TypeScript,
+/// installed once; its folder.
+pub(crate) fn claude_code_dir() -> std::path::PathBuf {
+    let out = std::process::Command::new(repo().join("scripts/claude-code"))
+        .output()
+        .expect("scripts/claude-code runs");
+    assert!(
+        out.status.success(),
+        "the Claude Code tests need scripts/claude-code to install its package:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+#[test]
+fn every_answer_type_checks_as_claude_codes_own_hook_output() {
+    let dir = agent();
+    let built = hookrt(&["build", dir.to_str().unwrap()]).output().unwrap();
+    assert!(built.status.success());
+    let server = Server::start(&dir, &["--decide-timeout-ms", "30000"]);
+    let mut answers: Vec<(String, Value)> = Vec::new();
+    let mut post = |what: &str, path: &str, body: &Value| {
+        let reply = server.post(path, "application/json", body.to_string().as_bytes());
+        assert_eq!(reply.status, 200, "{what}: {}", reply.body);
+        answers.push((what.to_owned(), reply.json()));
+    };
+    for (event, _) in hookrt::event::CLAUDE_EVENTS {
+        post(event, "/v1/claude-code", &input(event));
+    }
+    // Every decision a gate can get: deny, ask, hookrt's own refusal, and
+    // allow (built from a resolution: no example hook allows).
+    for (what, event, command, tool) in [
+        ("deny", "PreToolUse", "rm -rf /", "Bash"),
+        ("ask", "PreToolUse", "", "WebFetch"),
+        (
+            "deny a skill's command",
+            "PreSkillShellCommand",
+            "rm -rf /",
+            "Bash",
+        ),
+    ] {
+        let mut i = input(event);
+        i["tool_name"] = tool.into();
+        i["tool_input"]["command"] = command.into();
+        post(what, "/v1/claude-code", &i);
+    }
+    post(
+        "refused: a broken gate input",
+        "/v1/claude-code?event=PreSkillShellCommand",
+        &json!({"hook_event_name": "PreSkillShellCommand", "session_id": "s"}),
+    );
+    let allow = hookrt::front::claude::claude_answer(
+        "PreToolUse",
+        Some(&hookrt::Resolution::ToolApproval(hookrt::ToolApproval {
+            calls: vec![hookrt::CallDecision {
+                call_id: "c".into(),
+                tool: "Bash".into(),
+                verdict: hookrt::Approval::Allow,
+                decided_by: Some("allow_all".into()),
+                failure: false,
+                answers: Vec::new(),
+            }],
+        })),
+    )
+    .unwrap();
+    answers.push(("allow".into(), allow));
+    let decisions: Vec<&Value> = answers
+        .iter()
+        .map(|(_, a)| &a["hookSpecificOutput"]["permissionDecision"])
+        .filter(|d| !d.is_null())
+        .collect();
+    assert_eq!(
+        decisions.len(),
+        5,
+        "deny, ask, a skill's deny, a refusal, allow: {answers:?}"
+    );
+
+    let claude = claude_code_dir();
+    let checks = tempfile::Builder::new()
+        .prefix("answers-")
+        .tempdir_in(&claude)
+        .unwrap();
+    let mut ts = String::from(
+        "import type { SyncHookJSONOutput } from \"@anthropic-ai/claude-agent-sdk\";\n\nexport const answers: SyncHookJSONOutput[] = [\n",
+    );
+    for (what, answer) in &answers {
+        ts.push_str(&format!("  // {what}\n  {answer},\n"));
+    }
+    ts.push_str("];\n");
+    let file = checks.path().join("answers.ts");
+    std::fs::write(&file, &ts).unwrap();
+    let out = std::process::Command::new("node")
+        .arg(claude.join("node_modules/typescript/bin/tsc"))
+        .args([
+            "--strict",
+            "--noEmit",
+            "--skipLibCheck",
+            "--target",
+            "es2022",
+            "--module",
+            "nodenext",
+            "--moduleResolution",
+            "nodenext",
+        ])
+        .arg(&file)
+        .current_dir(&claude)
+        .output()
+        .expect("node runs tsc");
+    assert!(
+        out.status.success(),
+        "an answer is not a SyncHookJSONOutput:\n{}{}\n{ts}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The check can fail: a field Claude Code does not know is refused.
+    let wrong = ts.replace("\"permissionDecision\"", "\"permission_decision\"");
+    std::fs::write(&file, wrong).unwrap();
+    let out = std::process::Command::new("node")
+        .arg(claude.join("node_modules/typescript/bin/tsc"))
+        .args([
+            "--strict",
+            "--noEmit",
+            "--skipLibCheck",
+            "--module",
+            "nodenext",
+        ])
+        .arg(&file)
+        .current_dir(&claude)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "tsc took a misspelt field");
+}

@@ -12,6 +12,7 @@ mod common;
 mod auth;
 mod cascade;
 mod claude_code;
+mod claude_e2e;
 mod doors;
 mod endpoints;
 mod fleet_trust;

@@ -13,7 +13,8 @@
 //!   in exec form (no shell), with a `timeout` of 15 s above the deadline;
 //! - `--http URL`: an `http` hook on `URL/v1/claude-code?event=EVENT`
 //!   (`budget_ms=8000` for gates) with the bearer token from
-//!   `$HOOKRT_TOKEN` (`allowedEnvVars`), a `timeout` of 10 s;
+//!   `$HOOKRT_TOKEN` (`allowedEnvVars`), a `timeout` of 10 s; but
+//!   `SessionStart` and `Setup`, which take no `http` hooks, get the command;
 //! - tool events match every tool (`"*"`); the gates (`PreToolUse`,
 //!   `PreSkillShellCommand`) also say `onFailure: "block"`, so a hookrt
 //!   that cannot start or answer blocks the call in Claude Code too.
@@ -93,15 +94,16 @@ fn install(args: &InstallArgs) -> Result<ExitCode> {
             .with_context(|| format!("{} is not JSON; fix it or move it away", file.display()))?,
         _ => json!({}),
     };
-    let transport = match &args.http {
-        Some(url) => Transport::Http(url.trim_end_matches('/').to_owned()),
-        None => Transport::Command {
-            hookrt: std::env::current_exe()
-                .context("cannot tell where this hookrt binary is")?
-                .to_string_lossy()
-                .into_owned(),
-            dir: dir.to_string_lossy().into_owned(),
-        },
+    let transport = Transport {
+        hookrt: std::env::current_exe()
+            .context("cannot tell where this hookrt binary is")?
+            .to_string_lossy()
+            .into_owned(),
+        dir: dir.to_string_lossy().into_owned(),
+        http: args
+            .http
+            .as_ref()
+            .map(|u| u.trim_end_matches('/').to_owned()),
     };
     let kept = merge(&mut settings, &transport)
         .with_context(|| format!("{}: cannot merge hookrt's hooks", file.display()))?;
@@ -150,33 +152,45 @@ fn settings_file(args: &InstallArgs) -> Result<PathBuf> {
     Ok(std::env::current_dir()?.join(".claude/settings.json"))
 }
 
-/// How Claude Code reaches hookrt.
-enum Transport {
-    /// A process per event: the hookrt binary and the agent folder.
-    Command { hookrt: String, dir: String },
-    /// `hookrt serve` at this base URL.
-    Http(String),
+/// Claude Code events whose hooks may only be commands (or MCP tools): they
+/// get the command even with `--http`.
+const COMMAND_ONLY: [&str; 2] = ["SessionStart", "Setup"];
+
+/// How Claude Code reaches hookrt: the hookrt binary and the agent folder
+/// (a process per event), or `hookrt serve` at a base URL.
+struct Transport {
+    hookrt: String,
+    dir: String,
+    http: Option<String>,
 }
 
 impl Transport {
     fn describe(&self) -> String {
-        match self {
-            Transport::Command { dir, .. } => format!("hookrt claude-hook {dir}"),
-            Transport::Http(url) => format!("{url}/v1/claude-code, token from ${TOKEN_ENV}"),
+        match &self.http {
+            None => format!("hookrt claude-hook {}", self.dir),
+            Some(url) => format!(
+                "{url}/v1/claude-code, token from ${TOKEN_ENV}; {} by hookrt claude-hook {}",
+                COMMAND_ONLY.join(" and "),
+                self.dir
+            ),
         }
     }
 
     /// The hook entry of `event`.
     fn hook(&self, event: &str) -> Value {
         let gate = is_claude_gate(event);
-        let mut hook = match self {
-            Transport::Command { hookrt, dir } => json!({
+        let url = self
+            .http
+            .as_ref()
+            .filter(|_| !COMMAND_ONLY.contains(&event));
+        let mut hook = match url {
+            None => json!({
                 "type": "command",
-                "command": hookrt,
-                "args": ["claude-hook", dir, "--deadline-ms", COMMAND_DEADLINE_MS.to_string()],
+                "command": self.hookrt,
+                "args": ["claude-hook", self.dir, "--deadline-ms", COMMAND_DEADLINE_MS.to_string()],
                 "timeout": COMMAND_TIMEOUT_S,
             }),
-            Transport::Http(url) => {
+            Some(url) => {
                 let budget = if gate {
                     format!("&budget_ms={HTTP_BUDGET_MS}")
                 } else {
@@ -265,9 +279,10 @@ mod tests {
     use super::*;
 
     fn command() -> Transport {
-        Transport::Command {
+        Transport {
             hookrt: "/usr/bin/hookrt".into(),
             dir: "/agent".into(),
+            http: None,
         }
     }
 
@@ -293,7 +308,13 @@ mod tests {
         assert_eq!(pre[1]["hooks"][0]["onFailure"], "block");
         assert_eq!(s["hooks"].as_object().unwrap().len(), CLAUDE_EVENTS.len());
         let once = s.clone();
-        merge(&mut s, &Transport::Http("http://127.0.0.1:7700".into())).unwrap();
+        let http = Transport {
+            http: Some("http://127.0.0.1:7700".into()),
+            ..command()
+        };
+        merge(&mut s, &http).unwrap();
+        assert_eq!(s["hooks"]["SessionStart"][0]["hooks"][0]["type"], "command");
+        assert_eq!(s["hooks"]["Stop"][0]["hooks"][0]["type"], "http");
         merge(&mut s, &command()).unwrap();
         assert_eq!(s, once, "switching transports and back ends where it began");
         assert!(s["hooks"]["Stop"][0].get("matcher").is_none());

@@ -1,0 +1,377 @@
+//! The real Claude Code (the `claude` binary of the pinned
+//! `@anthropic-ai/claude-agent-sdk-linux-x64` 0.3.333, installed by
+//! `scripts/claude-code`) running whole `claude -p` sessions offline against
+//! a loopback stand-in of the Messages API that answers with scripted tool
+//! calls, with hookrt as the hook of every event (`hookrt claude install`),
+//! over both transports: a process per event, and `hookrt serve`.
+//!
+//! The session: the main agent asks for `rm -rf build` (the policy denies
+//! it: the folder stays, and the model is told why), then for `touch
+//! main.txt` (every primary hook abstains: Claude Code's own rules decide,
+//! and in `-p` with no rule for it that is no), then starts a
+//! `general-purpose` subagent that asks for `touch sub.txt` (its own hooks,
+//! `subagents/general-purpose/hooks/`, allow it: the file is made). Every
+//! hook Claude Code ran must have succeeded.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::claude_code::claude_code_dir;
+use crate::common::TempAgent;
+use crate::{Server, TOKEN, hookrt};
+
+/// Marks the subagent's prompt, so the stand-in tells its requests apart.
+const SUB: &str = "SUBAGENT: make sub.txt";
+
+/// A loopback stand-in of the Messages API: each `POST /v1/messages` is
+/// answered by [`script`] from the conversation it carries; every request
+/// body is kept.
+struct StandIn {
+    url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl StandIn {
+    fn start() -> StandIn {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let kept = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                let kept = kept.clone();
+                std::thread::spawn(move || serve(stream, &kept));
+            }
+        });
+        StandIn { url, requests }
+    }
+}
+
+/// One HTTP/1.1 request on `stream`, answered and closed.
+fn serve(stream: TcpStream, kept: &Mutex<Vec<Value>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let mut out = stream;
+    if !head.starts_with("POST /v1/messages") || head.starts_with("POST /v1/messages/") {
+        let _ = out.write_all(
+            b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+        );
+        return;
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    kept.lock().unwrap().push(request.clone());
+    let blocks = script(&request);
+    let stop = if blocks.iter().any(|b| b["type"] == "tool_use") {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    let (content_type, text) = if request["stream"] == true {
+        ("text/event-stream", events(&blocks, stop))
+    } else {
+        let message = json!({"id": "msg_standin", "type": "message", "role": "assistant",
+            "model": "claude-standin", "content": blocks, "stop_reason": stop,
+            "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 5}});
+        ("application/json", message.to_string())
+    };
+    let _ = write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+}
+
+/// What the model "says" next: decided by whose conversation it is (the
+/// subagent's carries [`SUB`]) and which scripted calls it already holds,
+/// so a repeated or reordered request gets the same answer.
+fn script(request: &Value) -> Vec<Value> {
+    if request["tools"].as_array().is_none_or(|t| t.is_empty()) {
+        return vec![json!({"type": "text", "text": "ok"})];
+    }
+    let conversation = request["messages"].to_string();
+    let bash = |id: &str, command: &str| {
+        json!({"type": "tool_use", "id": id, "name": "Bash",
+               "input": {"command": command, "description": "as scripted"}})
+    };
+    let agent = json!({"type": "tool_use", "id": "toolu_main_agent", "name": "Agent",
+        "input": {"description": "make a file", "prompt": SUB, "subagent_type": "general-purpose"}});
+    let steps = if conversation.contains(SUB) && !conversation.contains("toolu_main_agent") {
+        vec![("toolu_sub_touch", bash("toolu_sub_touch", "touch sub.txt"))]
+    } else {
+        vec![
+            ("toolu_main_rm", bash("toolu_main_rm", "rm -rf build")),
+            (
+                "toolu_main_touch",
+                bash("toolu_main_touch", "touch main.txt"),
+            ),
+            ("toolu_main_agent", agent),
+        ]
+    };
+    match steps.into_iter().find(|(id, _)| !conversation.contains(id)) {
+        Some((_, call)) => vec![call],
+        None => vec![json!({"type": "text", "text": "Done."})],
+    }
+}
+
+/// The Messages API's stream of `blocks`.
+fn events(blocks: &[Value], stop: &str) -> String {
+    let mut out = String::new();
+    let mut event = |kind: &str, data: Value| {
+        out.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+    };
+    event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_standin", "type": "message",
+            "role": "assistant", "model": "claude-standin", "content": [], "stop_reason": null,
+            "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    );
+    for (i, b) in blocks.iter().enumerate() {
+        let (start, delta) = if b["type"] == "text" {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": b["text"]}),
+            )
+        } else {
+            (
+                json!({"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": b["input"].to_string()}),
+            )
+        };
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": start}),
+        );
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": delta}),
+        );
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        );
+    }
+    event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": 5}}),
+    );
+    event("message_stop", json!({"type": "message_stop"}));
+    out
+}
+
+/// The agent folder: the example policy and audit as the primary hooks, and
+/// a subagent whose hook allows every call.
+fn agent() -> TempAgent {
+    TempAgent::new()
+        .hook("agent/hooks/policy", "policy")
+        .hook("agent/hooks/audit.rs", "audit.rs")
+        .file(
+            "subagents/general-purpose/hooks/allow_all.rs",
+            &std::fs::read_to_string(crate::common::example("testing/hooks/allow_all.rs")).unwrap(),
+        )
+}
+
+/// What one `claude -p` session did: its stream-json lines, the requests
+/// the model got, and the project folder.
+struct Session {
+    lines: Vec<Value>,
+    requests: Vec<Value>,
+    project: tempfile::TempDir,
+}
+
+/// Runs a whole session in a fresh project whose settings `install` wrote.
+fn session(install: &[&str], env: &[(&str, &str)]) -> Session {
+    let claude =
+        claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
+    let model = StandIn::start();
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join("build")).unwrap();
+    let settings = project.path().join(".claude/settings.json");
+    let mut args = vec!["claude", "install"];
+    args.extend(install);
+    args.extend(["--settings", settings.to_str().unwrap()]);
+    let out = hookrt(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installer = hookrt(&[]);
+    let child = Command::new(claude)
+        .args([
+            "-p",
+            "clean up, then make the files",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+            "--allowedTools",
+            "Agent",
+        ])
+        .current_dir(project.path())
+        .env_clear()
+        .envs(installer.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", &model.url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-standin-0000")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("claude runs");
+    let out = within(child, std::time::Duration::from_secs(180));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "claude -p failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let requests = model.requests.lock().unwrap().clone();
+    Session {
+        lines,
+        requests,
+        project,
+    }
+}
+
+/// The output of `child` (read as it comes: a full pipe would stop it),
+/// killed past `limit` (a session that loops).
+fn within(mut child: std::process::Child, limit: std::time::Duration) -> std::process::Output {
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let out = stdout.join().unwrap();
+            panic!(
+                "claude -p ran past {limit:?}: {}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// What the session must show, whichever way hookrt answered.
+fn check(s: &Session, transport: &str) {
+    let p = s.project.path();
+    assert!(
+        p.join("build").is_dir(),
+        "{transport}: rm -rf build was denied"
+    );
+    assert!(
+        !p.join("main.txt").exists(),
+        "{transport}: every primary hook abstained and no rule allows it"
+    );
+    assert!(
+        p.join("sub.txt").exists(),
+        "{transport}: the subagent's own hook allowed its call"
+    );
+    // The model was told why the delete was denied.
+    let told = s.requests.iter().any(|r| {
+        r["messages"]
+            .to_string()
+            .contains("recursive forced delete (rm -rf) is not allowed by the policy hook")
+    });
+    assert!(told, "{transport}: the deny's reason reached the model");
+    // Every hook Claude Code ran succeeded, on every event it fired.
+    let responses: Vec<&Value> = s
+        .lines
+        .iter()
+        .filter(|l| l["type"] == "system" && l["subtype"] == "hook_response")
+        .collect();
+    let failed: Vec<String> = responses
+        .iter()
+        .filter(|r| r["outcome"] != "success")
+        .map(|r| r.to_string())
+        .collect();
+    assert!(failed.is_empty(), "{transport}: hook errors: {failed:?}");
+    let fired: std::collections::BTreeSet<&str> = responses
+        .iter()
+        .filter_map(|r| r["hook_event"].as_str())
+        .collect();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolBatch",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+    ] {
+        assert!(
+            fired.contains(event),
+            "{transport}: {event} fired: {fired:?}"
+        );
+    }
+    eprintln!("{transport}: events fired, all answered: {fired:?}");
+}
+
+#[test]
+fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
+    let agent = agent();
+    let dir = agent.path().to_str().unwrap();
+    let built = hookrt(&["build", dir]).output().unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+
+    let by_command = session(&[dir], &[]);
+    check(&by_command, "command");
+
+    let server = Server::start(agent.path(), &["--decide-timeout-ms", "8000"]);
+    let url = format!("http://{}", server.addr);
+    let by_http = session(&[dir, "--http", &url], &[("HOOKRT_TOKEN", TOKEN)]);
+    check(&by_http, "http");
+}

@@ -722,9 +722,14 @@ fn build_agent(agent: &Path) {
 
 /// `hookrt claude-hook` with extra arguments and environment, nothing built.
 fn claude_hook_with(agent: &Path, input: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut child = hookrt(&["claude-hook", agent.to_str().unwrap()])
-        .args(args)
-        .envs(env.iter().copied())
+    let mut command = hookrt(&["claude-hook", agent.to_str().unwrap()]);
+    command.args(args).envs(env.iter().copied());
+    with_stdin(command, input)
+}
+
+/// What `command` does with `input` on its stdin.
+fn with_stdin(mut command: Command, input: &str) -> Output {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1777,21 +1782,11 @@ fn claude_install_merges_every_event_once_and_the_hook_it_writes_runs() {
         .collect();
     let mut input = claude_input("PreToolUse");
     input["tool_input"]["command"] = "rm -rf build/".into();
-    let mut child = Command::new(entry["command"].as_str().unwrap())
+    let mut command = Command::new(entry["command"].as_str().unwrap());
+    command
         .args(&args)
-        .envs(hookrt(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .envs(hookrt(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let out = with_stdin(command, &input.to_string());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");

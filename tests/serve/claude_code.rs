@@ -260,23 +260,7 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
     ts.push_str("];\n");
     let file = checks.path().join("answers.ts");
     std::fs::write(&file, &ts).unwrap();
-    let out = std::process::Command::new("node")
-        .arg(claude.join("node_modules/typescript/bin/tsc"))
-        .args([
-            "--strict",
-            "--noEmit",
-            "--skipLibCheck",
-            "--target",
-            "es2022",
-            "--module",
-            "nodenext",
-            "--moduleResolution",
-            "nodenext",
-        ])
-        .arg(&file)
-        .current_dir(&claude)
-        .output()
-        .expect("node runs tsc");
+    let out = tsc(&claude, &file);
     assert!(
         out.status.success(),
         "an answer is not a SyncHookJSONOutput:\n{}{}\n{ts}",
@@ -286,18 +270,24 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
     // The check can fail: a field Claude Code does not know is refused.
     let wrong = ts.replace("\"permissionDecision\"", "\"permission_decision\"");
     std::fs::write(&file, wrong).unwrap();
-    let out = std::process::Command::new("node")
+    let out = tsc(&claude, &file);
+    assert!(!out.status.success(), "tsc took a misspelt field");
+}
+
+/// `tsc --strict` on `file`, against the packages installed in `claude`.
+fn tsc(claude: &std::path::Path, file: &std::path::Path) -> std::process::Output {
+    std::process::Command::new("node")
         .arg(claude.join("node_modules/typescript/bin/tsc"))
         .args([
             "--strict",
             "--noEmit",
             "--skipLibCheck",
-            "--module",
-            "nodenext",
+            "--target",
+            "es2022",
         ])
-        .arg(&file)
-        .current_dir(&claude)
+        .args(["--module", "nodenext", "--moduleResolution", "nodenext"])
+        .arg(file)
+        .current_dir(claude)
         .output()
-        .unwrap();
-    assert!(!out.status.success(), "tsc took a misspelt field");
+        .expect("node runs tsc")
 }

@@ -4,51 +4,13 @@
 //! Run: `scripts/bench claude_hook`.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_path_buf()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let (p, name) = (e.path(), e.file_name());
-        if name == "target" {
-            continue;
-        }
-        if p.is_dir() {
-            copy_dir(&p, &to.join(name));
-        } else {
-            std::fs::copy(&p, to.join(name)).unwrap();
-        }
-    }
-}
-
-/// An agent folder with the example's audit, policy and metrics hooks.
-fn three_hooks(dir: &Path) {
-    let hooks = repo().join("example-hooks/agent/hooks");
-    std::fs::create_dir_all(dir.join("hooks/observability")).unwrap();
-    std::fs::copy(hooks.join("audit.rs"), dir.join("hooks/audit.rs")).unwrap();
-    std::fs::copy(
-        hooks.join("observability/metrics.rs"),
-        dir.join("hooks/observability/metrics.rs"),
-    )
-    .unwrap();
-    copy_dir(&hooks.join("policy"), &dir.join("hooks/policy"));
-    std::fs::write(
-        dir.join("hookrt.toml"),
-        "[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n",
-    )
-    .unwrap();
-}
+mod support;
+use support::{repo, three_hooks};
 
 fn claude_hook(c: &mut Criterion) {
     let agent = tempfile::tempdir().unwrap();

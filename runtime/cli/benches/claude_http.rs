@@ -21,6 +21,16 @@ use support::{repo, three_hooks};
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
 
+/// The server, killed when dropped (also when the bench panics).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The `PreToolUse` input of request `n` of client `client`: a call of its own.
 fn input(template: &serde_json::Value, client: usize, n: usize) -> String {
     let mut v = template.clone();
@@ -163,25 +173,27 @@ fn main() {
     std::fs::write(&tokens, format!("{TOKEN}\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let mut server = Command::new(bin)
-        .args([
-            "serve",
-            agent.path().to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--tokens",
-        ])
-        .arg(&tokens)
-        // Past the default 1,000 a second: a bench, not a session.
-        .args(["--rate-limit", "1000000", "--rate-burst", "1000000"])
-        .env("HOOKRT_CACHE_DIR", &cache)
-        .env("HOOKRT_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = Killed(
+        Command::new(bin)
+            .args([
+                "serve",
+                agent.path().to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+                "--tokens",
+            ])
+            .arg(&tokens)
+            // Past the default 1,000 a second: a bench, not a session.
+            .args(["--rate-limit", "1000000", "--rate-burst", "1000000"])
+            .env("HOOKRT_CACHE_DIR", &cache)
+            .env("HOOKRT_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut first = String::new();
-    BufReader::new(server.stdout.take().unwrap())
+    BufReader::new(server.0.stdout.take().unwrap())
         .read_line(&mut first)
         .unwrap();
     let addr = first
@@ -238,7 +250,5 @@ fn main() {
         "load average {}",
         load.split_whitespace().next().unwrap_or("?")
     );
-    let _ = server.kill();
-    let _ = server.wait();
     let _ = std::fs::remove_file(&tokens);
 }

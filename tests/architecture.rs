@@ -99,6 +99,7 @@ const RUNTIME: &[&str] = &[
     "front::input",
     "front::line",
     "front::summary",
+    "front::claude",
 ];
 
 /// The guest SDK.
@@ -121,6 +122,7 @@ const SDK: &[&str] = &[
 const CLI: &[&str] = &[
     "args",
     "claude",
+    "claude_install",
     "retention",
     "journal",
     "run",
@@ -143,6 +145,8 @@ const SERVE: &[&str] = &[
     "tally",
     "reload",
     "routes",
+    "claude",
+    "router",
     "connections",
 ];
 

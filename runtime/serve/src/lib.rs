@@ -22,6 +22,7 @@ mod fail_closed;
 mod ingest;
 mod metrics;
 mod reload;
+mod router;
 mod routes;
 mod tally;
 
@@ -41,7 +42,8 @@ pub use error::{ApiError, BoxError, ServeError};
 pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};
-pub use routes::{AppState, ROUTES};
+pub use router::ROUTES;
+pub use routes::AppState;
 
 /// The default largest request body: 16 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -186,7 +188,7 @@ pub async fn serve(
     });
     reload_on_hangup(state.clone())?;
     on_listen(addr);
-    let app = routes::router(state.clone());
+    let app = router::router(state.clone());
     let stopping = state.clone();
     let bounds = connections::Bounds {
         max_connections: options.max_connections,

@@ -1,6 +1,7 @@
-//! The HTTP endpoints ([`ROUTES`]): `POST /v1/events`, `/v1/decide`,
-//! `/v1/edit`, `/v1/claude-code` (`claude.rs`), `/v1/admin/reload`,
-//! `GET /healthz`, `/readyz`, `/metrics`.
+//! The HTTP endpoints' handlers and the state they share: `POST /v1/events`,
+//! `/v1/decide`, `/v1/edit`, `/v1/admin/reload`, `GET /healthz`, `/readyz`,
+//! `/metrics` (`POST /v1/claude-code` is `claude.rs`; the router over all of
+//! them, `router.rs`).
 //!
 //! Every endpoint but the two health checks needs a bearer token (unless the
 //! server runs with `--insecure-no-auth`) and takes one request from the
@@ -13,12 +14,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
 use hookrt::journal::Journal;
 use hookrt::{
     Durability, EmitError, Envelope, EventClass, HookService, PendingReceipt, Receipt, class_of,
@@ -69,58 +68,6 @@ pub struct AppState {
 
 pub(crate) type Shared = Arc<AppState>;
 pub(crate) type Params = Query<HashMap<String, String>>;
-
-/// Every endpoint, `(method, path)`: the router is built from this list, and
-/// `tests/serve/openapi.rs` checks it against docs/openapi.json both ways.
-pub const ROUTES: &[(&str, &str)] = &[
-    ("GET", "/healthz"),
-    ("GET", "/readyz"),
-    ("GET", "/metrics"),
-    ("POST", "/v1/events"),
-    ("POST", "/v1/decide"),
-    ("POST", "/v1/edit"),
-    ("POST", "/v1/admin/reload"),
-    ("POST", "/v1/claude-code"),
-];
-
-/// The handler of one of [`ROUTES`].
-fn handler(path: &str) -> MethodRouter<Shared> {
-    match path {
-        "/healthz" => get(healthz),
-        "/readyz" => get(readyz),
-        "/metrics" => get(metrics),
-        "/v1/events" => post(events),
-        "/v1/decide" => post(decide),
-        "/v1/edit" => post(edit),
-        "/v1/admin/reload" => post(reload),
-        "/v1/claude-code" => post(crate::claude::claude_code),
-        other => unreachable!("{other} is in ROUTES without a handler"),
-    }
-}
-
-/// The router over `state`.
-pub fn router(state: Shared) -> Router {
-    ROUTES
-        .iter()
-        .fold(Router::new(), |router, (_, path)| {
-            router.route(path, handler(path))
-        })
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "this endpoint does not take that method",
-                "GET /healthz, /readyz and /metrics; POST the others (docs/serve.md#endpoints)",
-            )
-        })
-        .fallback(|| async {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                "no such endpoint",
-                "POST /v1/events, /v1/decide, /v1/edit, /v1/claude-code or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
-            )
-        })
-        .with_state(state)
-}
 
 impl AppState {
     /// Checks the request's token, takes one request from its bucket, and
@@ -207,11 +154,11 @@ pub(crate) fn unavailable() -> ApiError {
     .with_code("shutting_down")
 }
 
-async fn healthz() -> Response {
+pub(crate) async fn healthz() -> Response {
     axum::Json(json!({ "status": "ok" })).into_response()
 }
 
-async fn readyz(State(state): State<Shared>) -> Response {
+pub(crate) async fn readyz(State(state): State<Shared>) -> Response {
     let stopping = state.stopping.load(Ordering::SeqCst);
     let journal = match state.journal_status().await {
         None => json!(null),
@@ -233,7 +180,10 @@ async fn readyz(State(state): State<Shared>) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Result<Response, ApiError> {
+pub(crate) async fn metrics(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     state.admit(&headers)?.administer("read the metrics")?;
     if let Some(Ok(status)) = state.journal_status().await {
         state.metrics.journal_pending.set(status.pending);
@@ -259,7 +209,7 @@ pub(crate) fn param<'a>(
     }
 }
 
-async fn events(
+pub(crate) async fn events(
     State(state): State<Shared>,
     Query(query): Params,
     headers: HeaderMap,
@@ -382,7 +332,7 @@ async fn forwarded(
     Ok((status, axum::Json(body)).into_response())
 }
 
-async fn decide(
+pub(crate) async fn decide(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: Body,
@@ -390,7 +340,7 @@ async fn decide(
     resolve(state, headers, body, EventClass::Decision).await
 }
 
-async fn edit(
+pub(crate) async fn edit(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: Body,
@@ -546,7 +496,10 @@ fn fail_closed_body(envelope: &Envelope, code: &str, error: &str, fix: &str) -> 
 }
 
 /// `POST /v1/admin/reload`: load the agent folder again and swap it in.
-async fn reload(State(state): State<Shared>, headers: HeaderMap) -> Result<Response, ApiError> {
+pub(crate) async fn reload(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     state.admit(&headers)?.administer("reload the hooks")?;
     if headers.contains_key(header::CONTENT_TYPE) {
         state.body_type(&headers)?;

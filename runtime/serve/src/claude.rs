@@ -31,7 +31,7 @@ use serde_json::json;
 use crate::error::ApiError;
 use crate::ingest::BodyType;
 use crate::routes::{Params, Shared, param, unavailable};
-use crate::tally::explain;
+use crate::tally::{explain, status_of};
 
 /// The metrics' endpoint label.
 const ENDPOINT: &str = "claude-code";
@@ -161,9 +161,9 @@ pub(crate) async fn claude_code(
 /// The error of an event the service refused.
 fn refused(e: &EmitError) -> ApiError {
     let (code, fix) = explain(e);
-    let (status, code) = match e {
-        EmitError::Invalid(_) => (StatusCode::BAD_REQUEST, "invalid_envelope"),
-        _ => (StatusCode::SERVICE_UNAVAILABLE, code),
+    let code = match e {
+        EmitError::Invalid(_) => "invalid_envelope",
+        _ => code,
     };
-    ApiError::new(status, e.to_string(), fix).with_code(code)
+    ApiError::new(status_of(e), e.to_string(), fix).with_code(code)
 }

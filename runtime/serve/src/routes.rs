@@ -31,7 +31,7 @@ use crate::fail_closed;
 use crate::ingest::{BodyType, Format, Forward, Item, Streams, body_type};
 use crate::metrics::ServerMetrics;
 use crate::reload::Reloader;
-use crate::tally::{Tally, explain};
+use crate::tally::{Tally, explain, status_of};
 
 /// Receipts waited for at once within one request.
 const RECEIPT_WINDOW: usize = 1024;
@@ -452,13 +452,8 @@ async fn resolve(
         Ok(Err(e)) => {
             state.metrics.refuse(explain(&e).0);
             state.metrics.decision(endpoint, "failed");
-            let status = if matches!(e, EmitError::Conflict { .. }) {
-                StatusCode::CONFLICT
-            } else {
-                StatusCode::SERVICE_UNAVAILABLE
-            };
             let body = refused_body(&envelope, &e);
-            Ok((status, axum::Json(body)).into_response())
+            Ok((status_of(&e), axum::Json(body)).into_response())
         }
         Err(_) => failed(
             StatusCode::OK,

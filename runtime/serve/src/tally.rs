@@ -29,6 +29,17 @@ pub fn explain(e: &EmitError) -> (&'static str, &'static str) {
     }
 }
 
+/// The status of a request whose one event the service refused: 400 for an
+/// invalid event, 409 for an id taken by another, 503 for the rest (the
+/// service could not take it now).
+pub fn status_of(e: &EmitError) -> StatusCode {
+    match e {
+        EmitError::Invalid(_) => StatusCode::BAD_REQUEST,
+        EmitError::Conflict { .. } => StatusCode::CONFLICT,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
+    }
+}
+
 /// Each item's result in a batch, and the counts.
 pub struct Tally {
     /// One JSON result per item.

@@ -1,6 +1,7 @@
 //! The Claude Code bridge, input side: the JSON a Claude Code command hook
-//! reads on stdin, as a hookrt envelope. (What `hookrt claude-hook` prints
-//! back is the CLI's job: it needs the resolution.)
+//! reads on stdin (or `hookrt serve`'s `/v1/claude-code` receives), as a
+//! hookrt envelope. What Claude Code reads back is `front::claude`'s: it
+//! needs the resolution.
 //!
 //! Every event of `HOOK_EVENTS` in `@anthropic-ai/claude-agent-sdk` 0.3.333
 //! (Claude Code 2.1.333) has a kind ([`CLAUDE_EVENTS`]; the mapping and why
@@ -95,7 +96,7 @@ const MAX_EVENT_NAME: usize = 64;
 
 /// The kind of Claude Code event `event`: its row of [`CLAUDE_EVENTS`], or
 /// `custom.claude.<event in snake case>` for one hookrt does not know.
-pub fn claude_kind(event: &str) -> String {
+fn claude_kind(event: &str) -> String {
     match CLAUDE_EVENTS.iter().find(|(name, _)| *name == event) {
         Some((_, kind)) => (*kind).to_owned(),
         None => format!("custom.claude.{}", snake_case(event)),

@@ -14,9 +14,7 @@ pub(crate) mod scope;
 // The vocabulary and the envelope's parts beyond what the crate root
 // re-exports (`Envelope`, `Coordinates`, `Durability`, `EventClass`, ...).
 pub use answer::Answer;
-pub use claude::{
-    CLAUDE_EVENTS, ClaudeError, ClaudeEvent, claude_envelope, claude_event, claude_kind,
-};
+pub use claude::{CLAUDE_EVENTS, ClaudeError, ClaudeEvent, claude_envelope, claude_event};
 pub use data::Data;
 pub use envelope::{
     MAX_ATTEMPT, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key, now_rfc3339,

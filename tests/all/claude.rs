@@ -5,18 +5,14 @@ use hookrt::event::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
 use hookrt::{EventClass, class_of};
 use serde_json::json;
 
-use crate::common::repo;
-
-fn input(event: &str) -> String {
-    std::fs::read_to_string(repo().join(format!("tests/fixtures/claude/{event}.json"))).unwrap()
-}
+use crate::common::claude_fixture;
 
 #[test]
 fn every_hook_event_of_the_pinned_claude_code_maps_to_its_kind() {
     let kinds: Vec<(String, String)> = CLAUDE_EVENTS
         .iter()
         .map(|(e, _)| {
-            let env = claude_envelope("claude-code", &input(e)).expect(e);
+            let env = claude_envelope("claude-code", &claude_fixture(e)).expect(e);
             assert_eq!(
                 env.coordinates.session,
                 "00893aaf-19fa-41d2-8238-13269b9b3ca0"
@@ -75,7 +71,7 @@ fn every_hook_event_of_the_pinned_claude_code_maps_to_its_kind() {
 
 #[test]
 fn an_event_of_its_own_keeps_the_inputs_fields_and_a_failed_tool_is_an_error_result() {
-    let batch = claude_envelope("claude-code", &input("PostToolBatch")).unwrap();
+    let batch = claude_envelope("claude-code", &claude_fixture("PostToolBatch")).unwrap();
     assert_eq!(class_of(&batch.kind), EventClass::Observe);
     assert_eq!(batch.data["tool_calls"][1]["tool_use_id"], "toolu_01BATCH2");
     assert_eq!(
@@ -84,7 +80,7 @@ fn an_event_of_its_own_keeps_the_inputs_fields_and_a_failed_tool_is_an_error_res
     );
     assert!(batch.data.get("hook_event_name").is_none());
     assert!(batch.data.get("session_id").is_none());
-    let failed = claude_envelope("claude-code", &input("PostToolUseFailure")).unwrap();
+    let failed = claude_envelope("claude-code", &claude_fixture("PostToolUseFailure")).unwrap();
     assert_eq!(
         failed.data.value(),
         &json!({"call_id": "toolu_01FAIL23DEF456GHI789JKL0", "tool": "Bash", "status": "error",
@@ -92,7 +88,7 @@ fn an_event_of_its_own_keeps_the_inputs_fields_and_a_failed_tool_is_an_error_res
                 "cwd": "/Users/alice/src/hookrt", "permission_mode": "default",
                 "prompt_id": "6f1c2d4e-8a9b-4c3d-9e2f-1a2b3c4d5e6f"})
     );
-    let skill = claude_envelope("claude-code", &input("PreSkillShellCommand")).unwrap();
+    let skill = claude_envelope("claude-code", &claude_fixture("PreSkillShellCommand")).unwrap();
     assert_eq!(class_of(&skill.kind), EventClass::Decision);
     assert_eq!(
         skill.data["actions"],
@@ -102,7 +98,7 @@ fn an_event_of_its_own_keeps_the_inputs_fields_and_a_failed_tool_is_an_error_res
 
 #[test]
 fn a_tool_use_becomes_one_call_to_decide_on() {
-    let e = claude_envelope("claude-code", &input("PreToolUse")).unwrap();
+    let e = claude_envelope("claude-code", &claude_fixture("PreToolUse")).unwrap();
     assert_eq!(class_of(&e.kind), EventClass::Decision);
     assert_eq!(
         e.data["actions"],
@@ -113,7 +109,7 @@ fn a_tool_use_becomes_one_call_to_decide_on() {
         e.coordinates.step.as_deref(),
         Some("toolu_01ABC123DEF456GHI789JKL0")
     );
-    let after = claude_envelope("claude-code", &input("PostToolUse")).unwrap();
+    let after = claude_envelope("claude-code", &claude_fixture("PostToolUse")).unwrap();
     assert_eq!(after.data["call_id"], "toolu_01XYZ789ABC123DEF456GHI0");
     assert_eq!(after.data["tool"], "Write");
     assert_eq!(after.data["status"], "ok");
@@ -121,13 +117,13 @@ fn a_tool_use_becomes_one_call_to_decide_on() {
 
 #[test]
 fn every_event_from_inside_a_subagent_is_in_the_subagents_scope() {
-    let e = claude_envelope("claude-code", &input("SubagentStop")).unwrap();
+    let e = claude_envelope("claude-code", &claude_fixture("SubagentStop")).unwrap();
     assert_eq!(e.coordinates.subagent.as_deref(), Some("explore"));
     assert_eq!(e.data["agent_id"], "def456");
-    let main = claude_envelope("claude-code", &input("Stop")).unwrap();
+    let main = claude_envelope("claude-code", &claude_fixture("Stop")).unwrap();
     assert_eq!(main.coordinates.subagent, None);
     // A tool call inside a subagent: its hooks decide it.
-    let mut call: serde_json::Value = serde_json::from_str(&input("PreToolUse")).unwrap();
+    let mut call: serde_json::Value = serde_json::from_str(&claude_fixture("PreToolUse")).unwrap();
     call["agent_id"] = "a1".into();
     call["agent_type"] = "myplugin:Code Reviewer".into();
     let e = claude_envelope("claude-code", &call.to_string()).unwrap();
@@ -144,15 +140,15 @@ fn every_event_from_inside_a_subagent_is_in_the_subagents_scope() {
 
 #[test]
 fn the_same_input_is_the_same_event_and_another_is_another() {
-    let a = claude_envelope("claude-code", &input("UserPromptSubmit")).unwrap();
-    let b = claude_envelope("claude-code", &input("UserPromptSubmit")).unwrap();
+    let a = claude_envelope("claude-code", &claude_fixture("UserPromptSubmit")).unwrap();
+    let b = claude_envelope("claude-code", &claude_fixture("UserPromptSubmit")).unwrap();
     assert_eq!(
         (a.id.as_str(), a.idempotency_key.as_str()),
         (b.id.as_str(), b.idempotency_key.as_str())
     );
     let c = claude_envelope(
         "claude-code",
-        &input("UserPromptSubmit").replace("\"prompt\": \"", "\"prompt\": \"again: "),
+        &claude_fixture("UserPromptSubmit").replace("\"prompt\": \"", "\"prompt\": \"again: "),
     )
     .unwrap();
     assert_ne!(a.id, c.id);

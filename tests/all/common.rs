@@ -1,8 +1,9 @@
 //! Shared helpers: the example folders, the shared cache, temporary agents.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 use anyhow::{Context, Result};
 use hookrt::BuildOptions;
@@ -150,4 +151,41 @@ pub fn hookrt_command() -> Command {
     let mut c = Command::new(hookrt_bin());
     c.env("HOOKRT_CACHE_DIR", shared_cache());
     c
+}
+
+/// The Claude Code hook input of `event` (`tests/fixtures/claude/<event>.json`,
+/// written after the event's input type in the pinned package's `sdk.d.ts`).
+pub fn claude_fixture(event: &str) -> String {
+    let path = repo().join(format!("tests/fixtures/claude/{event}.json"));
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// What `command` does with `input` on its stdin (stdout and stderr kept).
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
+pub fn with_stdin(mut command: Command, input: &str) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin piped")
+        .write_all(input.as_bytes())
+        .expect("stdin written");
+    child.wait_with_output().expect("the command ends")
+}
+
+/// `command`'s output, after asserting it succeeded (its stderr otherwise).
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
+pub fn succeeded(command: &mut Command) -> Output {
+    let out = command.output().expect("the command starts");
+    assert!(
+        out.status.success(),
+        "{command:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::common::repo;
+use crate::common::{claude_fixture, repo, with_stdin};
 
 fn hookrt(args: &[&str]) -> Command {
     let mut c = crate::common::hookrt_command();
@@ -727,27 +727,8 @@ fn claude_hook_with(agent: &Path, input: &str, args: &[&str], env: &[(&str, &str
     with_stdin(command, input)
 }
 
-/// What `command` does with `input` on its stdin.
-fn with_stdin(mut command: Command, input: &str) -> Output {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
 fn claude_input(event: &str) -> Value {
-    let text =
-        fs::read_to_string(repo().join(format!("tests/fixtures/claude/{event}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&claude_fixture(event)).unwrap()
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{hookrt_command, repo};
+use crate::common::{hookrt_command, repo, succeeded};
 
 /// Deliveries the example agent's Rust hooks plan for one copy of the
 /// transcript, and the gate's (one `*` handler on each of its 38 events).
@@ -379,19 +379,14 @@ fn an_edit_repeated_after_a_crash_before_its_ack_decides_the_same() {
     let db = dir.path().join("journal.db");
     let agent = repo().join("example-hooks/agent");
     let run = |events: &Path| {
-        let out = hookrt_command()
-            .arg("run")
-            .arg(&agent)
-            .arg("--events")
-            .arg(events)
-            .arg("--journal")
-            .arg(&db)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = succeeded(
+            hookrt_command()
+                .arg("run")
+                .arg(&agent)
+                .arg("--events")
+                .arg(events)
+                .arg("--journal")
+                .arg(&db),
         );
         String::from_utf8(out.stdout).unwrap()
     };

@@ -4,37 +4,19 @@
 //! on every refusal (Claude Code reads only a 2xx body: an error status
 //! would let the call run).
 
-use std::io::Write;
-use std::process::Stdio;
-
 use serde_json::{Value, json};
 
-use crate::common::{TempAgent, repo};
+use crate::common::{TempAgent, claude_fixture, repo, succeeded, with_stdin};
 use crate::{Server, TOKEN, agent, hookrt, request};
 
 fn input(event: &str) -> Value {
-    let text = std::fs::read_to_string(repo().join(format!("tests/fixtures/claude/{event}.json")))
-        .unwrap();
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&claude_fixture(event)).unwrap()
 }
 
 /// What `hookrt claude-hook` prints for `input` (`{}` for nothing), after
 /// its exit code.
 fn command_answer(dir: &str, input: &Value) -> (Option<i32>, Value) {
-    let mut child = hookrt(&["claude-hook", dir])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let text = input.to_string();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdin(hookrt(&["claude-hook", dir]), &input.to_string());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let answer = if stdout.trim().is_empty() {
         json!({})
@@ -48,8 +30,7 @@ fn command_answer(dir: &str, input: &Value) -> (Option<i32>, Value) {
 fn the_route_answers_every_claude_code_event_as_the_command_hook_does() {
     let dir = agent();
     let dir_text = dir.to_str().unwrap();
-    let built = hookrt(&["build", dir_text]).output().unwrap();
-    assert!(built.status.success());
+    succeeded(&mut hookrt(&["build", dir_text]));
     let server = Server::start(&dir, &[]);
     let mut rm = input("PreToolUse");
     rm["tool_input"]["command"] = "rm -rf / --no-preserve-root".into();
@@ -186,8 +167,7 @@ pub(crate) fn claude_code_dir() -> std::path::PathBuf {
 #[test]
 fn every_answer_type_checks_as_claude_codes_own_hook_output() {
     let dir = agent();
-    let built = hookrt(&["build", dir.to_str().unwrap()]).output().unwrap();
-    assert!(built.status.success());
+    succeeded(&mut hookrt(&["build", dir.to_str().unwrap()]));
     let server = Server::start(&dir, &["--decide-timeout-ms", "30000"]);
     let mut answers: Vec<(String, Value)> = Vec::new();
     let mut post = |what: &str, path: &str, body: &Value| {

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::claude_code::claude_code_dir;
-use crate::common::TempAgent;
+use crate::common::{TempAgent, succeeded};
 use crate::{Server, TOKEN, hookrt};
 
 /// Marks the subagent's prompt, so the stand-in tells its requests apart.
@@ -214,12 +214,7 @@ fn session(install: &[&str], env: &[(&str, &str)]) -> Session {
     let mut args = vec!["claude", "install"];
     args.extend(install);
     args.extend(["--settings", settings.to_str().unwrap()]);
-    let out = hookrt(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&mut hookrt(&args));
     let installer = hookrt(&[]);
     let child = Command::new(claude)
         .args([
@@ -360,12 +355,7 @@ fn check(s: &Session, transport: &str) {
 fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
     let agent = agent();
     let dir = agent.path().to_str().unwrap();
-    let built = hookrt(&["build", dir]).output().unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    succeeded(&mut hookrt(&["build", dir]));
 
     let by_command = session(&[dir], &[]);
     check(&by_command, "command");

@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use crate::common::succeeded;
 use crate::jetstream::{Nats, Worker, patient_agent, publish, wait_for};
 use crate::{Server, hookrt, transcript_text};
 
@@ -48,14 +49,12 @@ fn the_same_transcript_prints_the_same_delivery_lines_through_run_serve_and_work
     let events = dir.path().join("transcript.jsonl");
     std::fs::write(&events, transcript_text()).unwrap();
 
-    let out = hookrt(&["run", agent_arg, "--events", events.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(&mut hookrt(&[
+        "run",
+        agent_arg,
+        "--events",
+        events.to_str().unwrap(),
+    ]));
     let run_out = String::from_utf8_lossy(&out.stdout).into_owned();
     let run_summary = summary_of(&run_out);
     let run: Vec<Value> = delivery_lines(&run_out)

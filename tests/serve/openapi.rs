@@ -310,12 +310,7 @@ fn real_answers_are_valid_against_the_documented_schemas() {
     );
     // Claude Code's hook inputs: a gate's deny, nothing to say, a broken
     // input, the same input twice, too big, not JSON.
-    let claude = |event: &str| {
-        std::fs::read_to_string(
-            crate::common::repo().join(format!("tests/fixtures/claude/{event}.json")),
-        )
-        .unwrap()
-    };
+    let claude = crate::common::claude_fixture;
     let rm = claude("PreToolUse").replace("npm test", "rm -rf /");
     for (body, content_type) in [
         (rm.as_str(), JSON),
@@ -417,10 +412,7 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         );
         seen.check("POST", path, &cut);
     }
-    let notification = std::fs::read_to_string(
-        crate::common::repo().join("tests/fixtures/claude/Notification.json"),
-    )
-    .unwrap();
+    let notification = crate::common::claude_fixture("Notification");
     seen.check(
         "POST",
         "/v1/claude-code",

@@ -4,30 +4,16 @@
 //! Run: `scripts/bench claude_hook`.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod support;
-use support::{repo, three_hooks};
+use support::{built_three_hooks, repo};
 
 fn claude_hook(c: &mut Criterion) {
-    let agent = tempfile::tempdir().unwrap();
-    three_hooks(agent.path());
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    let (agent, cache) = built_three_hooks();
     let bin = env!("CARGO_BIN_EXE_hookrt");
-    // Build and cache the hooks once, outside the measurement.
-    let built = Command::new(bin)
-        .args(["build", agent.path().to_str().unwrap()])
-        .env("HOOKRT_CACHE_DIR", &cache)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
     let input = std::fs::read(repo().join("tests/fixtures/claude/PreToolUse.json")).unwrap();
     let once = || {
         let mut child = Command::new(bin)

@@ -10,14 +10,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hookrt::{BuildOptions, HookService, Observation, Runtime, ServiceOptions};
 
 mod support;
-use support::{repo, three_hooks};
+use support::{built_three_hooks, repo};
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
 
@@ -150,26 +149,16 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
-    let agent = tempfile::tempdir().unwrap();
-    three_hooks(agent.path());
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    let (agent, cache) = built_three_hooks();
     let bin = env!("CARGO_BIN_EXE_hookrt");
-    let built = Command::new(bin)
-        .args(["build", agent.path().to_str().unwrap()])
-        .env("HOOKRT_CACHE_DIR", &cache)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
     let template: serde_json::Value = serde_json::from_slice(
         &std::fs::read(repo().join("tests/fixtures/claude/PreToolUse.json")).unwrap(),
     )
     .unwrap();
 
-    let tokens = agent.path().join("../claude-http-tokens");
+    // Outside the agent folder, gone with the bench.
+    let secrets = tempfile::tempdir().unwrap();
+    let tokens = secrets.path().join("tokens");
     std::fs::write(&tokens, format!("{TOKEN}\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -250,5 +239,4 @@ fn main() {
         "load average {}",
         load.split_whitespace().next().unwrap_or("?")
     );
-    let _ = std::fs::remove_file(&tokens);
 }

@@ -1,5 +1,6 @@
 //! What the `hookrt-cli` benches share: the example's three hooks (audit,
-//! policy, metrics) in an agent folder.
+//! policy, metrics) in an agent folder, built and cached before anything is
+//! measured.
 
 use std::path::{Path, PathBuf};
 
@@ -42,4 +43,23 @@ pub fn three_hooks(dir: &Path) {
         "[hooks.\"observability/metrics\"]\ngrants = [\"log\", \"metrics\"]\n",
     )
     .unwrap();
+}
+
+/// A new agent folder with [`three_hooks`], built by `hookrt build` into the
+/// benches' cache (outside the measurement); the folder and the cache.
+pub fn built_three_hooks() -> (tempfile::TempDir, PathBuf) {
+    let agent = tempfile::tempdir().unwrap();
+    three_hooks(agent.path());
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    let built = std::process::Command::new(env!("CARGO_BIN_EXE_hookrt"))
+        .args(["build", agent.path().to_str().unwrap()])
+        .env("HOOKRT_CACHE_DIR", &cache)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    (agent, cache)
 }

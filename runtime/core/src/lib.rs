@@ -74,7 +74,11 @@ pub use hooks::build::component::BuildOptions;
 pub use hooks::problem::{Problem, ProblemKind, Problems};
 
 // Deliveries and what they decided.
-pub use delivery::decision::{CallDecision, FileEditDecision, ToolApproval};
+pub use delivery::decision::{
+    CallDecision, ContextPiece, FileEditDecision, GateDecision, MAX_CONTEXT_BYTES, PermissionDecision,
+    Rewrite, ToolApproval,
+};
+pub use delivery::governor::DEFAULT_MAX_CONTINUES;
 pub use delivery::edit::{EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
 pub use event::answer::{Approval, FileEdit};

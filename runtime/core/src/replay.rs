@@ -104,12 +104,10 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
                 }
             }
         }
-        Resolution::FileEdit(f) => {
-            for vote in &f.answers {
-                by.entry(vote.hook.clone())
-                    .or_insert_with(|| strip(serde_json::to_value(vote).unwrap_or(Value::Null)));
-            }
-        }
+        Resolution::FileEdit(f) => first_votes(&mut by, &f.answers, &|v| &v.hook),
+        Resolution::Gate(g) => first_votes(&mut by, &g.answers, &|v| &v.hook),
+        Resolution::Permission(p) => first_votes(&mut by, &p.answers, &|v| &v.hook),
+        Resolution::Context(_) => {}
         Resolution::Edit(e) => {
             for account in &e.accounts {
                 by.entry(account.hook.clone())
@@ -118,6 +116,25 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
         }
     }
     by
+}
+
+/// Each hook's first vote in `votes`, without the hook's name.
+fn first_votes<T: serde::Serialize>(
+    by: &mut Map<String, Value>,
+    votes: &[T],
+    hook: &dyn Fn(&T) -> &String,
+) {
+    for vote in votes {
+        by.entry(hook(vote).clone()).or_insert_with(|| {
+            match serde_json::to_value(vote).unwrap_or(Value::Null) {
+                Value::Object(mut m) => {
+                    m.remove("hook");
+                    Value::Object(m)
+                }
+                other => other,
+            }
+        });
+    }
 }
 
 fn records_of(envelope: &Envelope, d: &Dispatch) -> Vec<Value> {

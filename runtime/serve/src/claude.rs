@@ -6,7 +6,8 @@
 //!
 //! Claude Code reads only a 2xx JSON body: a non-2xx answer, a refused
 //! connection or a timeout is a non-blocking error and the call runs. So
-//! for a gate (`PreToolUse`, `PreSkillShellCommand`) every refusal (a bad
+//! for a gate (`CLAUDE_GATES`: the tool calls, permission requests,
+//! prompts, compactions, tasks and config changes) every refusal (a bad
 //! token, a rate limit, an unreadable input, a full or stopping service,
 //! hooks past the budget) is answered `200` with a deny that says why:
 //! the route fails closed. Other events get the usual error status (a
@@ -25,6 +26,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hookrt::event::{ClaudeEvent, claude_event};
 use hookrt::front::claude::{claude_answer, claude_refusal, gate_named, is_claude_gate};
+use hookrt::event::takes_context;
 use hookrt::{EmitError, EventClass, class_of};
 use serde_json::json;
 
@@ -125,7 +127,8 @@ pub(crate) async fn claude_code(
         )
         .with_code("duplicate")
     };
-    if class_of(&envelope.kind) == EventClass::Observe {
+    let observed = class_of(&envelope.kind) == EventClass::Observe;
+    if observed && !takes_context(&envelope.kind) {
         return match service.emit(envelope).await {
             Ok(_) | Err(EmitError::Conflict { .. }) => axum::Json(json!({})).into_response(),
             Err(e) => refuse(gate, refused(&e)),
@@ -134,11 +137,13 @@ pub(crate) async fn claude_code(
     match tokio::time::timeout(budget, service.resolve(envelope)).await {
         Ok(Err(EmitError::Conflict { .. })) => refuse(gate, duplicate()),
         Ok(Ok(reply)) => {
-            let Some(resolution) = reply.resolution else {
+            // An observe event no hook added context to resolves to nothing.
+            if reply.resolution.is_none() && !observed {
                 return refuse(gate, duplicate());
-            };
+            }
             state.metrics.decision(ENDPOINT, "resolved");
-            let answer = claude_answer(&name, Some(&resolution)).unwrap_or_else(|| json!({}));
+            let answer =
+                claude_answer(&name, reply.resolution.as_ref()).unwrap_or_else(|| json!({}));
             axum::Json(answer).into_response()
         }
         Ok(Err(e)) => refuse(gate, refused(&e)),

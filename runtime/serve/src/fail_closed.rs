@@ -3,12 +3,16 @@
 //!
 //! - `actions.requested`: every requested call is denied, with the reason;
 //! - `file.edit.requested`: the edit failed, with the reason;
+//! - `permission.requested`: denied, with the reason;
+//! - a gate: blocked, with the reason (`turn.stopping`: the turn stops, it
+//!   is never kept going by a failure);
 //! - `step.completed` / `turn.completed`: the event's own state, unchanged,
 //!   with the edits rolled back for the reason.
 
+use hookrt::event::{Gate, GateRule, Permission, gate_rule};
 use hookrt::{
-    Approval, CallDecision, EditResult, Envelope, FileEdit, FileEditDecision, Resolution,
-    ToolApproval,
+    Approval, CallDecision, EditResult, Envelope, FileEdit, FileEditDecision, GateDecision,
+    PermissionDecision, Resolution, ToolApproval,
 };
 
 /// The resolution that refuses whatever `envelope` asked for, saying `reason`.
@@ -29,12 +33,40 @@ pub fn resolution(envelope: &Envelope, reason: &str) -> Resolution {
                             decided_by: None,
                             failure: true,
                             answers: Vec::new(),
+                            rewrites: Vec::new(),
+                            input: None,
                         })
                         .collect()
                 })
                 .unwrap_or_default();
-            Resolution::ToolApproval(ToolApproval { calls })
+            Resolution::ToolApproval(ToolApproval {
+                calls,
+                context: Vec::new(),
+            })
         }
+        "permission.requested" => Resolution::Permission(PermissionDecision {
+            verdict: Permission::Deny {
+                message: reason.to_owned(),
+                interrupt: false,
+            },
+            decided_by: None,
+            failure: true,
+            answers: Vec::new(),
+            rewrites: Vec::new(),
+            input: None,
+            context: Vec::new(),
+        }),
+        kind if gate_rule(kind).is_some() => Resolution::Gate(GateDecision {
+            verdict: match gate_rule(kind) {
+                Some(GateRule::Block) => Gate::Block(reason.to_owned()),
+                _ => Gate::Pass,
+            },
+            decided_by: None,
+            failure: true,
+            capped: false,
+            answers: Vec::new(),
+            context: Vec::new(),
+        }),
         "file.edit.requested" => Resolution::FileEdit(FileEditDecision {
             result: FileEdit::Failed(reason.to_owned()),
             decided_by: None,

@@ -365,9 +365,13 @@ fn one_envelope(
         )
         .with_code("malformed_envelope")
     })?;
-    if class_of(&envelope.kind) != class {
+    // `/v1/decide` takes decisions and gates: both are answered.
+    let takes = |c: EventClass| c == class || (class == EventClass::Decision && c == EventClass::Gate);
+    if !takes(class_of(&envelope.kind)) {
         let fix = match class_of(&envelope.kind) {
-            EventClass::Decision => "POST actions.requested and file.edit.requested to /v1/decide",
+            EventClass::Decision | EventClass::Gate => {
+                "POST decision and gate events (actions.requested, permission.requested, file.edit.requested, prompt.submitted, turn.stopping, ...) to /v1/decide"
+            }
             EventClass::Edit => "POST step.completed and turn.completed to /v1/edit",
             EventClass::Observe => "POST observe events to /v1/events",
         };

@@ -24,8 +24,11 @@
 //! hook sees the edits before it).
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::event::answer::{Approval, FileEdit};
+use crate::event::answer::{Approval, FileEdit, Gate, Permission};
+use crate::event::envelope::MAX_DATA_BYTES;
+use crate::event::kind::GateRule;
 use crate::hooks::folder::settings::OnFailure;
 use crate::sandbox::outcome::Outcome;
 
@@ -58,6 +61,13 @@ pub struct CallDecision {
     pub failure: bool,
     /// Every hook's answer, in registration order.
     pub answers: Vec<Vote<Approval>>,
+    /// Every rewrite of the call's input, in the order they applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewrites: Vec<Rewrite>,
+    /// The input the call runs with: the last rewrite's; absent when no hook
+    /// rewrote it or the verdict is deny (a deny drops every rewrite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
 }
 
 /// The merged answer to `actions.requested`.
@@ -65,6 +75,275 @@ pub struct CallDecision {
 pub struct ToolApproval {
     /// One decision per requested call, in the event's order.
     pub calls: Vec<CallDecision>,
+    /// Context the hooks added, in registration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextPiece>,
+}
+
+/// One hook's rewrite of a call's input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rewrite {
+    /// The hook's slug.
+    pub hook: String,
+    /// The top-level keys it added, changed or removed, sorted.
+    pub changed: Vec<String>,
+    /// The whole input after it.
+    pub input: Value,
+}
+
+/// One hook's context for the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextPiece {
+    /// The hook's slug.
+    pub hook: String,
+    /// The text.
+    pub text: String,
+    /// It did not fit the event's bound ([`MAX_CONTEXT_BYTES`]) whole, so the
+    /// agent is not given it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dropped: bool,
+}
+
+/// Most bytes of context all hooks together add to one event (Claude Code's
+/// own cap on `additionalContext`).
+pub const MAX_CONTEXT_BYTES: usize = 10_000;
+
+/// Most bytes of a rewritten input: an event's data bound.
+pub const MAX_REWRITE_BYTES: usize = MAX_DATA_BYTES;
+
+/// The context pieces given so far, in registration order, within the bound.
+#[derive(Debug, Default)]
+pub(crate) struct ContextBudget {
+    pieces: Vec<ContextPiece>,
+    used: usize,
+}
+
+impl ContextBudget {
+    /// Takes `hook`'s `text`: kept when it fits whole, else recorded as dropped.
+    pub(crate) fn add(&mut self, hook: &str, text: String) {
+        if text.is_empty() {
+            return;
+        }
+        let dropped = self.used + text.len() > MAX_CONTEXT_BYTES;
+        if !dropped {
+            self.used += text.len();
+        }
+        self.pieces.push(ContextPiece {
+            hook: hook.to_owned(),
+            text,
+            dropped,
+        });
+    }
+
+    pub(crate) fn finish(self) -> Vec<ContextPiece> {
+        self.pieces
+    }
+}
+
+/// The inputs of the calls of one event as rewritten so far, and each rewrite.
+#[derive(Debug, Default)]
+pub(crate) struct RewriteChain {
+    rewrites: Vec<Vec<Rewrite>>,
+}
+
+impl RewriteChain {
+    /// A chain over `n` calls.
+    pub(crate) fn new(n: usize) -> RewriteChain {
+        RewriteChain {
+            rewrites: vec![Vec::new(); n],
+        }
+    }
+
+    /// Checks `hook`'s rewrite of call `i` (whose input is `before`): a JSON
+    /// object within [`MAX_REWRITE_BYTES`]. `Err` says why it is malformed.
+    pub(crate) fn check(before: &Value, json: &str) -> Result<(Value, Vec<String>), String> {
+        if json.len() > MAX_REWRITE_BYTES {
+            return Err(format!(
+                "a rewritten input of {} bytes, above the {MAX_REWRITE_BYTES}-byte limit",
+                json.len()
+            ));
+        }
+        let after: Value = serde_json::from_str(json)
+            .map_err(|e| format!("a rewritten input that is not JSON ({e})"))?;
+        let Value::Object(new) = &after else {
+            return Err("a rewritten input that is not a JSON object".to_owned());
+        };
+        let old = before.as_object();
+        let mut changed: Vec<String> = new
+            .iter()
+            .filter(|(k, v)| old.and_then(|o| o.get(*k)) != Some(v))
+            .map(|(k, _)| k.clone())
+            .chain(
+                old.into_iter()
+                    .flat_map(|o| o.keys())
+                    .filter(|k| !new.contains_key(*k))
+                    .cloned(),
+            )
+            .collect();
+        changed.sort();
+        Ok((after, changed))
+    }
+
+    /// Records a checked rewrite of call `i`.
+    pub(crate) fn push(&mut self, i: usize, hook: &str, input: Value, changed: Vec<String>) {
+        if let Some(list) = self.rewrites.get_mut(i) {
+            list.push(Rewrite {
+                hook: hook.to_owned(),
+                changed,
+                input,
+            });
+        }
+    }
+
+    /// The rewrites of each call, and its input after the last of them.
+    pub(crate) fn finish(self) -> Vec<(Vec<Rewrite>, Option<Value>)> {
+        self.rewrites
+            .into_iter()
+            .map(|list| {
+                let input = list.last().map(|r| r.input.clone());
+                (list, input)
+            })
+            .collect()
+    }
+}
+
+/// The merged answer to a gate event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateDecision {
+    /// The merged answer.
+    pub verdict: Gate,
+    /// The hook whose answer decided (none when every hook passed; for a
+    /// continue, the first continuing hook).
+    pub decided_by: Option<String>,
+    /// Whether the deciding answer came from a failed delivery.
+    pub failure: bool,
+    /// The loop governor refused a continue (`max_continues` in a row): the
+    /// verdict is `pass` and the turn stops.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
+    /// Every hook's answer, in registration order.
+    pub answers: Vec<Vote<Gate>>,
+    /// Context the hooks added, in registration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextPiece>,
+}
+
+/// The merged answer to `permission.requested`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionDecision {
+    /// The merged answer (an allow carries no rewrite here: see `input`).
+    pub verdict: Permission,
+    /// The hook whose answer decided (none when every hook abstained).
+    pub decided_by: Option<String>,
+    /// Whether the deciding answer came from a failed delivery.
+    pub failure: bool,
+    /// Every hook's answer, in registration order.
+    pub answers: Vec<Vote<Permission>>,
+    /// Every rewrite of the call's input, in the order they applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewrites: Vec<Rewrite>,
+    /// The input the call runs with when allowed: the last rewrite's; absent
+    /// when no hook rewrote it or the verdict is not allow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// Context the hooks added, in registration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextPiece>,
+}
+
+/// What a failed delivery of a gate hook counts as: on a block gate under
+/// `on_failure = "deny"` a block (fails closed); otherwise a pass (a broken
+/// hook never keeps a turn going).
+pub fn failure_gate(on_failure: OnFailure, rule: GateRule, hook: &str, outcome: Outcome) -> Gate {
+    match (on_failure, rule) {
+        (OnFailure::Deny, GateRule::Block) => Gate::Block(format!(
+            "gate hook `{hook}` failed ({outcome}); blocked because it fails closed"
+        )),
+        _ => Gate::Pass,
+    }
+}
+
+/// What a failed delivery of a permission hook counts as.
+pub fn failure_permission(on_failure: OnFailure, hook: &str, outcome: Outcome) -> Permission {
+    match on_failure {
+        OnFailure::Deny => Permission::Deny {
+            message: format!(
+                "permission hook `{hook}` failed ({outcome}); denied because it fails closed"
+            ),
+            interrupt: false,
+        },
+        OnFailure::Abstain => Permission::Abstain,
+    }
+}
+
+/// Merges gate answers: block > continue > pass. The first block decides
+/// with its reason; with no block, every continue's reason is kept, joined in
+/// registration order by a blank line (each hook's feedback reaches the
+/// model), decided by the first continuing hook.
+pub fn merge_gates(answers: Vec<Vote<Gate>>, context: Vec<ContextPiece>) -> GateDecision {
+    let block = answers.iter().find(|v| matches!(v.answer, Gate::Block(_)));
+    let continues: Vec<&Vote<Gate>> = answers
+        .iter()
+        .filter(|v| matches!(v.answer, Gate::Continue(_)))
+        .collect();
+    let (verdict, by) = match (block, continues.first()) {
+        (Some(b), _) => (b.answer.clone(), Some(b)),
+        (None, Some(first)) => (
+            Gate::Continue(
+                continues
+                    .iter()
+                    .filter_map(|v| match &v.answer {
+                        Gate::Continue(r) => Some(r.as_str()),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            ),
+            Some(*first),
+        ),
+        (None, None) => (Gate::Pass, None),
+    };
+    GateDecision {
+        verdict,
+        decided_by: by.map(|v| v.hook.clone()),
+        failure: by.is_some_and(|v| v.failure.is_some()),
+        capped: false,
+        answers,
+        context,
+    }
+}
+
+/// Merges permission answers: deny > allow > abstain, the first of the
+/// highest rank deciding; rewrites (already chained) apply to an allow only.
+pub fn merge_permissions(
+    answers: Vec<Vote<Permission>>,
+    rewrites: Vec<Rewrite>,
+    context: Vec<ContextPiece>,
+) -> PermissionDecision {
+    let winner = answers.iter().filter(|v| v.answer.rank() > 0).fold(
+        None::<&Vote<Permission>>,
+        |best, v| match best {
+            Some(b) if b.answer.rank() >= v.answer.rank() => Some(b),
+            _ => Some(v),
+        },
+    );
+    let verdict = match winner.map(|w| &w.answer) {
+        Some(Permission::Allow { .. }) => Permission::Allow { rewrite: None },
+        Some(other) => other.clone(),
+        None => Permission::Abstain,
+    };
+    let input = matches!(verdict, Permission::Allow { .. })
+        .then(|| rewrites.last().map(|r| r.input.clone()))
+        .flatten();
+    PermissionDecision {
+        decided_by: winner.map(|w| w.hook.clone()),
+        failure: winner.is_some_and(|w| w.failure.is_some()),
+        verdict,
+        answers,
+        rewrites,
+        input,
+        context,
+    }
 }
 
 /// The merged answer to `file.edit.requested`.
@@ -124,8 +403,15 @@ pub fn requested_calls(data: &serde_json::Value) -> Vec<RequestedCall> {
         .unwrap_or_default()
 }
 
-/// Merges per-hook answers (each one list aligned with `calls`) in order.
-pub fn merge_approvals(calls: &[RequestedCall], per_hook: &[Vote<Vec<Approval>>]) -> ToolApproval {
+/// Merges per-hook answers (each one list aligned with `calls`) in order,
+/// with the rewrites of each call (aligned with `calls`; empty: none).
+pub fn merge_approvals(
+    calls: &[RequestedCall],
+    per_hook: &[Vote<Vec<Approval>>],
+    mut rewrites: Vec<(Vec<Rewrite>, Option<Value>)>,
+    context: Vec<ContextPiece>,
+) -> ToolApproval {
+    rewrites.resize_with(calls.len(), Default::default);
     let calls = calls
         .iter()
         .enumerate()
@@ -146,17 +432,25 @@ pub fn merge_approvals(calls: &[RequestedCall], per_hook: &[Vote<Vec<Approval>>]
                     _ => Some(a),
                 },
             );
+            let verdict = winner.map_or(Approval::Abstain, |w| w.answer.clone());
+            let (rewrites, input) = std::mem::take(&mut rewrites[i]);
             CallDecision {
                 call_id: call.call_id.clone(),
                 tool: call.tool.clone(),
-                verdict: winner.map_or(Approval::Abstain, |w| w.answer.clone()),
+                input: if matches!(verdict, Approval::Deny(_)) {
+                    None
+                } else {
+                    input
+                },
+                verdict,
                 decided_by: winner.map(|w| w.hook.clone()),
                 failure: winner.is_some_and(|w| w.failure.is_some()),
                 answers,
+                rewrites,
             }
         })
         .collect();
-    ToolApproval { calls }
+    ToolApproval { calls, context }
 }
 
 #[cfg(test)]
@@ -215,6 +509,8 @@ mod tests {
                     ],
                 ),
             ],
+            Vec::new(),
+            Vec::new(),
         );
         let verdicts: Vec<(&Approval, Option<&str>)> = merged
             .calls
@@ -230,5 +526,146 @@ mod tests {
             ]
         );
         assert_eq!(merged.calls[0].answers.len(), 3, "every answer is kept");
+    }
+
+    fn vote<T>(hook: &str, answer: T) -> Vote<T> {
+        Vote {
+            hook: hook.into(),
+            answer,
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn a_gate_blocks_on_the_first_block_and_joins_every_continue() {
+        let blocked = merge_gates(
+            vec![
+                vote("a", Gate::Pass),
+                vote("b", Gate::Continue("tests fail".into())),
+                vote("c", Gate::Block("secret in prompt".into())),
+                vote("d", Gate::Block("second".into())),
+            ],
+            Vec::new(),
+        );
+        assert_eq!(
+            (blocked.verdict, blocked.decided_by.as_deref()),
+            (Gate::Block("secret in prompt".into()), Some("c"))
+        );
+        let continued = merge_gates(
+            vec![
+                vote("a", Gate::Continue("tests fail".into())),
+                vote("b", Gate::Pass),
+                vote("c", Gate::Continue("lint fails".into())),
+            ],
+            Vec::new(),
+        );
+        assert_eq!(
+            (continued.verdict, continued.decided_by.as_deref()),
+            (Gate::Continue("tests fail\n\nlint fails".into()), Some("a"))
+        );
+        let passed = merge_gates(vec![vote("a", Gate::Pass)], Vec::new());
+        assert_eq!((passed.verdict, passed.decided_by), (Gate::Pass, None));
+    }
+
+    #[test]
+    fn a_failed_gate_hook_blocks_a_block_gate_and_never_continues_a_turn() {
+        let o = Outcome::Timeout;
+        assert!(matches!(
+            failure_gate(OnFailure::Deny, GateRule::Block, "g", o),
+            Gate::Block(r) if r == "gate hook `g` failed (timeout); blocked because it fails closed"
+        ));
+        assert_eq!(failure_gate(OnFailure::Abstain, GateRule::Block, "g", o), Gate::Pass);
+        assert_eq!(failure_gate(OnFailure::Deny, GateRule::Continue, "g", o), Gate::Pass);
+    }
+
+    #[test]
+    fn a_permission_request_denies_on_the_first_deny_and_rewrites_only_an_allow() {
+        let rewrite = |hook: &str, cmd: &str| Rewrite {
+            hook: hook.into(),
+            changed: vec!["command".into()],
+            input: serde_json::json!({"command": cmd}),
+        };
+        let allowed = merge_permissions(
+            vec![
+                vote("a", Permission::Abstain),
+                vote("b", Permission::Allow { rewrite: None }),
+            ],
+            vec![rewrite("b", "ls -la")],
+            Vec::new(),
+        );
+        assert_eq!(allowed.verdict, Permission::Allow { rewrite: None });
+        assert_eq!(allowed.decided_by.as_deref(), Some("b"));
+        assert_eq!(allowed.input, Some(serde_json::json!({"command": "ls -la"})));
+        let denied = merge_permissions(
+            vec![
+                vote("a", Permission::Allow { rewrite: None }),
+                vote(
+                    "b",
+                    Permission::Deny {
+                        message: "no pushes".into(),
+                        interrupt: true,
+                    },
+                ),
+                vote(
+                    "c",
+                    Permission::Deny {
+                        message: "later".into(),
+                        interrupt: false,
+                    },
+                ),
+            ],
+            vec![rewrite("a", "git push --dry-run")],
+            Vec::new(),
+        );
+        assert_eq!(
+            denied.verdict,
+            Permission::Deny {
+                message: "no pushes".into(),
+                interrupt: true
+            }
+        );
+        assert_eq!(denied.input, None, "a deny drops the rewrites");
+        assert_eq!(denied.rewrites.len(), 1, "and still records them");
+        let nobody = merge_permissions(vec![vote("a", Permission::Abstain)], Vec::new(), Vec::new());
+        assert_eq!((nobody.verdict, nobody.decided_by), (Permission::Abstain, None));
+    }
+
+    #[test]
+    fn context_keeps_registration_order_and_drops_what_does_not_fit_whole() {
+        let mut budget = ContextBudget::default();
+        budget.add("a", "x".repeat(6_000));
+        budget.add("b", "y".repeat(5_000));
+        budget.add("c", "z".repeat(4_000));
+        budget.add("d", String::new());
+        let pieces: Vec<(String, usize, bool)> = budget
+            .finish()
+            .into_iter()
+            .map(|p| (p.hook, p.text.len(), p.dropped))
+            .collect();
+        assert_eq!(
+            pieces,
+            [
+                ("a".to_owned(), 6_000, false),
+                ("b".to_owned(), 5_000, true),
+                ("c".to_owned(), 4_000, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rewrite_must_be_an_object_within_the_bound_and_names_what_it_changed() {
+        let before = serde_json::json!({"command": "rm -rf /", "timeout": 5});
+        let (after, changed) =
+            RewriteChain::check(&before, r#"{"command":"rm -rf ./build","description":"x"}"#)
+                .unwrap();
+        assert_eq!(after["command"], "rm -rf ./build");
+        assert_eq!(changed, ["command", "description", "timeout"]);
+        assert_eq!(
+            RewriteChain::check(&before, "[1]").unwrap_err(),
+            "a rewritten input that is not a JSON object"
+        );
+        assert!(RewriteChain::check(&before, "{").unwrap_err().starts_with("a rewritten input that is not JSON"));
+        let huge = format!("{{\"a\":\"{}\"}}", "x".repeat(MAX_REWRITE_BYTES));
+        assert!(RewriteChain::check(&before, &huge).unwrap_err().contains("above the 1048576-byte limit"));
     }
 }

@@ -10,13 +10,18 @@
 //! to "every planned delivery runs": once a hook owns a file edit (`applied`
 //! or `failed`), the hooks after it are not asked, so nobody writes twice.
 
-use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
+use std::sync::Arc;
+
+use crate::delivery::decision::{
+    self, ContextBudget, FileEditDecision, RequestedCall, RewriteChain, Vote,
+};
 use crate::delivery::edit::EditSession;
+use crate::delivery::governor;
 use crate::delivery::record::{Delivery, Dispatch, Resolution};
 use crate::delivery::threads::{self, Threads};
-use crate::event::answer::{Answer, Approval, FileEdit};
+use crate::event::answer::{Answer, Approval, FileEdit, Gate, Permission, Reply};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
-use crate::event::kind::{self, EventClass};
+use crate::event::kind::{self, EventClass, GateRule};
 use crate::event::scope::Scope;
 use crate::hooks::folder::settings::OnFailure;
 use crate::hooks::loaded::call::{Call, Services};
@@ -24,7 +29,8 @@ use crate::hooks::loaded::load::LoadedHook;
 use crate::hooks::loaded::registry::Registry;
 use crate::sandbox::capture::LogLine;
 use crate::sandbox::outcome::Outcome;
-use crate::sandbox::wit::CheckedEvent;
+use crate::sandbox::state::StateStore;
+use crate::sandbox::wit::{CheckedEvent, NEWEST_VERSION};
 
 /// Runs every delivery of `envelope`, telling hooks it is held as `durability`.
 pub(crate) fn dispatch(
@@ -104,7 +110,7 @@ pub(crate) fn dispatch_some(
                 &registry.hooks()[planned.index],
                 planned.handler,
                 d.outcome,
-                r.answer,
+                r.reply,
             );
             finished(&d);
             deliveries.push(d);
@@ -113,7 +119,7 @@ pub(crate) fn dispatch_some(
             event_id: envelope.id.clone(),
             kind: envelope.kind.clone(),
             deliveries,
-            resolution: run.finish(),
+            resolution: run.finish(services.state),
         });
     }
     let mut deliveries = Vec::new();
@@ -133,7 +139,7 @@ pub(crate) fn dispatch_some(
             planned.handler,
             envelope.attempt,
         );
-        run.record(hook, planned.handler, d.outcome, r.answer);
+        run.record(hook, planned.handler, d.outcome, r.reply);
         finished(&d);
         deliveries.push(d);
     }
@@ -141,12 +147,13 @@ pub(crate) fn dispatch_some(
         event_id: envelope.id.clone(),
         kind: envelope.kind.clone(),
         deliveries,
-        resolution: run.finish(),
+        resolution: run.finish(services.state),
     })
 }
 
 /// One event's deliveries in progress: the checked event its hooks are lent
-/// (its data updated after each applied edit) and the answers gathered so far.
+/// (its data updated after each applied edit or rewrite) and the answers
+/// gathered so far.
 ///
 /// It owns what it needs (no borrow of the envelope), so the service's
 /// delivery threads can share one while its hooks run one at a time.
@@ -154,6 +161,17 @@ pub(crate) struct EventRun {
     /// What hooks are lent besides the envelope's own fields.
     pub(crate) checked: CheckedEvent,
     answers: Answers,
+    /// Context given so far (kinds that take it: [`kind::takes_context`]).
+    context: Option<ContextBudget>,
+    /// Only hooks of world 0.3.0 answer this kind (gates, permission requests).
+    v3_only: bool,
+    /// The event's data as rewritten so far, when a `rewrite:` handler is planned.
+    rewritten: Option<serde_json::Value>,
+    /// A `rewrite:` handler runs before another handler: the deliveries must
+    /// run one after another (each sees the rewrites before it).
+    chained: bool,
+    /// For `turn.stopping`: what the loop governor needs.
+    stop: Option<governor::Stop>,
 }
 
 /// Who decided a refusal of an unserved subagent's decision (`decided_by`).
@@ -161,11 +179,13 @@ const UNSCOPED: &str = "hookrt:unscoped";
 
 enum Answers {
     Observe,
-    Approval(Vec<RequestedCall>, Vec<Vote<Vec<Approval>>>),
+    Approval(Vec<RequestedCall>, Vec<Vote<Vec<Approval>>>, RewriteChain),
     FileEdit(Vec<Vote<FileEdit>>),
     /// The edits so far (each hook gets the event's data with the state as
     /// the hooks before it left it).
     Edit(EditSession),
+    Gate(GateRule, Vec<Vote<Gate>>),
+    Permission(Vec<Vote<Permission>>, RewriteChain),
 }
 
 impl EventRun {
@@ -179,20 +199,29 @@ impl EventRun {
         registry: &Registry,
     ) -> Result<EventRun, EnvelopeError> {
         let checked = CheckedEvent::new(envelope, durability)?;
-        let mut answers = match (checked.class, envelope.kind.as_str()) {
+        let kind = envelope.kind.as_str();
+        let mut answers = match (checked.class, kind) {
             (EventClass::Decision, "actions.requested") => {
-                Answers::Approval(decision::requested_calls(&envelope.data), Vec::new())
+                let calls = decision::requested_calls(&envelope.data);
+                let chain = RewriteChain::new(calls.len());
+                Answers::Approval(calls, Vec::new(), chain)
+            }
+            (EventClass::Decision, kind::PERMISSION_REQUESTED) => {
+                Answers::Permission(Vec::new(), RewriteChain::new(1))
             }
             (EventClass::Decision, _) => Answers::FileEdit(Vec::new()),
             (EventClass::Edit, _) => Answers::Edit(EditSession::new(&envelope.data)),
+            (EventClass::Gate, _) => {
+                Answers::Gate(kind::gate_rule(kind).unwrap_or(GateRule::Block), Vec::new())
+            }
             (EventClass::Observe, _) => Answers::Observe,
         };
+        let scope = Scope::of_event(envelope.coordinates.subagent.as_deref());
         if checked.class == EventClass::Decision
-            && let Some(reason) = registry
-                .unscoped_refusal(&Scope::of_event(envelope.coordinates.subagent.as_deref()))
+            && let Some(reason) = registry.unscoped_refusal(&scope)
         {
             match &mut answers {
-                Answers::Approval(calls, votes) => votes.push(Vote {
+                Answers::Approval(calls, votes, _) => votes.push(Vote {
                     hook: UNSCOPED.to_owned(),
                     answer: vec![Approval::Deny(reason); calls.len()],
                     failure: None,
@@ -202,16 +231,49 @@ impl EventRun {
                     answer: FileEdit::Failed(reason),
                     failure: None,
                 }),
+                Answers::Permission(votes, _) => votes.push(Vote {
+                    hook: UNSCOPED.to_owned(),
+                    answer: Permission::Deny {
+                        message: reason,
+                        interrupt: false,
+                    },
+                    failure: None,
+                }),
                 _ => {}
             }
         }
-        Ok(EventRun { checked, answers })
+        // Rewrites: is a `rewrite:` handler planned, and does another come after it?
+        let (mut rewriter, mut chained) = (false, false);
+        if kind::REWRITABLE.contains(&kind) {
+            for p in registry.plan(kind, &scope) {
+                chained |= rewriter;
+                rewriter |= kind::rewritten_kind(p.handler).is_some();
+            }
+        }
+        Ok(EventRun {
+            checked,
+            answers,
+            context: kind::takes_context(kind).then(ContextBudget::default),
+            v3_only: kind::answered_from_v3(kind),
+            rewritten: rewriter.then(|| envelope.data.value().clone()),
+            chained,
+            stop: (kind == kind::TURN_STOPPING)
+                .then(|| governor::Stop::of(envelope, registry.max_continues)),
+        })
+    }
+
+    /// Whether a service must run `kind`'s deliveries as a run (in plan
+    /// order, answers gathered): every kind but the observe kinds that take
+    /// no context.
+    pub(crate) fn needed(kind: &str) -> bool {
+        kind::class_of(kind) != EventClass::Observe || kind::takes_context(kind)
     }
 
     /// Whether the event's deliveries may run side by side: a tool approval,
-    /// whose merge waits for every answer and depends on plan order only.
+    /// whose merge waits for every answer and depends on plan order only,
+    /// unless a rewrite must reach the hooks after it.
     pub(crate) fn side_by_side(&self) -> bool {
-        matches!(self.answers, Answers::Approval(..))
+        matches!(self.answers, Answers::Approval(..)) && !self.chained
     }
 
     /// True once a file-edit owner answered: the hooks after it are not asked.
@@ -222,21 +284,13 @@ impl EventRun {
         }
     }
 
-    /// Takes a hook's final answer (after retries) into account. A failure
+    /// Takes a hook's final reply (after retries) into account. A failure
     /// counts by the hook's `on_failure` only when it subscribed to the
-    /// decision kind by name; a `*` handler is an observer, and its failure
-    /// counts as abstain / not-handled; an `observe:<kind>` handler is not
-    /// counted at all.
-    pub(crate) fn record(
-        &mut self,
-        hook: &LoadedHook,
-        handler: &str,
-        outcome: Outcome,
-        answer: Answer,
-    ) {
-        if matches!(self.answers, Answers::Observe) {
-            return; // nothing to gather
-        }
+    /// decision kind by name (or as `rewrite:<kind>`); a `*` handler is an
+    /// observer, and its failure counts as abstain / not-handled / pass; an
+    /// `observe:<kind>` handler is not counted at all. A hook of a world
+    /// before 0.3.0 observes gates and permission requests.
+    pub(crate) fn record(&mut self, hook: &LoadedHook, handler: &str, outcome: Outcome, reply: Reply) {
         if hook.scope == Scope::Aggregate {
             return; // an observer of every scope decides nothing in any
         }
@@ -245,7 +299,17 @@ impl EventRun {
             // failure stands in for nothing (it is in the delivery record).
             return;
         }
+        if self.v3_only && hook.world_version != NEWEST_VERSION {
+            return; // it cannot answer this kind: it observes it
+        }
         let slug = hook.id();
+        let Reply { answer, context } = reply;
+        if let (Some(budget), Some(text)) = (&mut self.context, context)
+            && outcome == Outcome::Ok
+        {
+            budget.add(&slug, text);
+        }
+        let rewrites = kind::rewritten_kind(handler).is_some();
         let on_failure = if handler == kind::WILDCARD {
             OnFailure::Abstain
         } else {
@@ -253,15 +317,27 @@ impl EventRun {
         };
         match &mut self.answers {
             Answers::Observe => {}
-            Answers::Approval(calls, answers) => {
-                answers.push(approval_vote(
-                    slug,
+            Answers::Approval(calls, answers, chain) => {
+                let (vote, rewritten) = approval_vote(
+                    &slug,
                     handler,
                     on_failure,
                     calls.len(),
                     outcome,
                     answer,
-                ));
+                    rewrites,
+                    self.rewritten.as_ref(),
+                );
+                answers.push(vote);
+                for (i, (input, changed)) in rewritten {
+                    if let Some(data) = &mut self.rewritten {
+                        data["actions"][i]["input"] = input.clone();
+                    }
+                    chain.push(i, &slug, input, changed);
+                }
+                if let Some(data) = &self.rewritten {
+                    self.checked.data = Some(data.to_string());
+                }
             }
             Answers::FileEdit(answers) => {
                 answers.push(file_edit_vote(slug, handler, on_failure, outcome, answer));
@@ -278,15 +354,34 @@ impl EventRun {
                 session.apply(&slug, hook.slug.as_str(), given);
                 self.checked.data = session.data_for_next();
             }
+            Answers::Gate(rule, answers) => {
+                answers.push(gate_vote(slug, handler, on_failure, *rule, outcome, answer));
+            }
+            Answers::Permission(answers, chain) => {
+                let before = self.rewritten.as_ref().map(|d| &d["input"]);
+                let (vote, rewritten) =
+                    permission_vote(&slug, handler, on_failure, outcome, answer, rewrites, before);
+                answers.push(vote);
+                if let Some((input, changed)) = rewritten {
+                    if let Some(data) = &mut self.rewritten {
+                        data["input"] = input.clone();
+                        self.checked.data = Some(data.to_string());
+                    }
+                    chain.push(0, &slug, input, changed);
+                }
+            }
         }
     }
 
-    /// What the event decided (none for observe events).
-    pub(crate) fn finish(self) -> Option<Resolution> {
+    /// What the event decided, after the loop governor (which counts in
+    /// `state`): none for an observe event no hook gave context on.
+    pub(crate) fn finish(self, state: &Arc<StateStore>) -> Option<Resolution> {
+        let context = self.context.map(ContextBudget::finish).unwrap_or_default();
         match self.answers {
-            Answers::Observe => None,
-            Answers::Approval(calls, answers) => Some(Resolution::ToolApproval(
-                decision::merge_approvals(&calls, &answers),
+            Answers::Observe if context.is_empty() => None,
+            Answers::Observe => Some(Resolution::Context(context)),
+            Answers::Approval(calls, answers, chain) => Some(Resolution::ToolApproval(
+                decision::merge_approvals(&calls, &answers, chain.finish(), context),
             )),
             Answers::FileEdit(answers) => {
                 let decider = answers.iter().find(|a| a.answer != FileEdit::NotHandled);
@@ -298,38 +393,145 @@ impl EventRun {
                 }))
             }
             Answers::Edit(session) => Some(Resolution::Edit(session.finish())),
+            Answers::Gate(_, answers) => {
+                let mut d = decision::merge_gates(answers, context);
+                if let Some(stop) = &self.stop {
+                    stop.govern(state, &mut d);
+                }
+                Some(Resolution::Gate(d))
+            }
+            Answers::Permission(answers, chain) => {
+                let rewrites = chain.finish().pop().map(|(r, _)| r).unwrap_or_default();
+                Some(Resolution::Permission(decision::merge_permissions(
+                    answers, rewrites, context,
+                )))
+            }
         }
     }
 }
 
-/// A tool-approval hook's vote: one approval per requested call (`n`).
-/// A malformed answer is a broken policy: it fails closed whatever
-/// `on_failure` says, with the reason (a `*` handler observes and never
-/// decides).
+/// A checked rewrite: the new input and the top-level keys it changed.
+type Rewritten = (serde_json::Value, Vec<String>);
+
+/// A tool-approval hook's vote: one approval per requested call (`n`), and
+/// its checked rewrites by call index (`data`: the event's data as rewritten
+/// so far, kept when a rewriter is planned). A malformed answer (the wrong
+/// number of answers, the wrong kind, a rewrite from a plain subscription or
+/// one that is not a JSON object within the bound) is a broken policy: it
+/// fails closed whatever `on_failure` says, with the reason, and none of its
+/// rewrites apply (a `*` handler observes and never decides).
+#[allow(clippy::too_many_arguments)]
 fn approval_vote(
-    slug: String,
+    slug: &str,
     handler: &str,
     on_failure: OnFailure,
     n: usize,
     outcome: Outcome,
     answer: Answer,
-) -> Vote<Vec<Approval>> {
+    rewrites: bool,
+    data: Option<&serde_json::Value>,
+) -> (Vote<Vec<Approval>>, Vec<(usize, Rewritten)>) {
+    let malformed = |what: String| {
+        let one = if handler == kind::WILDCARD {
+            Approval::Abstain
+        } else {
+            Approval::Deny(format!(
+                "policy hook `{slug}` answered {what}; denied because a malformed answer fails closed",
+            ))
+        };
+        (vec![one; n], Some(Outcome::Error))
+    };
+    let mut rewritten = Vec::new();
     let (answer, failure) = match (outcome, answer) {
         (Outcome::Ok, Answer::Approvals(list)) if list.len() == n => (list, None),
+        (Outcome::Ok, Answer::Calls(list)) if list.len() == n => {
+            let mut problem = None;
+            for (i, call) in list.iter().enumerate() {
+                let Some(json) = &call.rewrite else { continue };
+                if !rewrites {
+                    problem = Some(format!(
+                        "a rewrite of call #{i} from a plain subscription (subscribe as `{}{}` to rewrite)",
+                        kind::REWRITE_PREFIX,
+                        kind::handled_kind(handler)
+                    ));
+                    break;
+                }
+                let before = data.map_or(&serde_json::Value::Null, |d| &d["actions"][i]["input"]);
+                match RewriteChain::check(before, json) {
+                    Ok(r) => rewritten.push((i, r)),
+                    Err(why) => {
+                        problem = Some(format!("{why} for call #{i}"));
+                        break;
+                    }
+                }
+            }
+            match problem {
+                Some(what) => {
+                    rewritten.clear();
+                    malformed(what)
+                }
+                None => (list.into_iter().map(|c| c.approval).collect(), None),
+            }
+        }
         (Outcome::Ok, Answer::None) => (vec![Approval::Abstain; n], None),
+        (Outcome::Ok, other) => malformed(format!(
+            "{} for {n} requested call(s)",
+            describe(&other)
+        )),
+        (failed, _) => (
+            vec![decision::failure_approval(on_failure, slug, failed); n],
+            Some(failed),
+        ),
+    };
+    let vote = Vote {
+        hook: slug.to_owned(),
+        answer,
+        failure,
+    };
+    (vote, rewritten)
+}
+
+/// A gate hook's vote. A malformed answer (not a gate, or a gate the kind
+/// does not take) fails closed as a failure would under `on_failure = "deny"`.
+fn gate_vote(
+    slug: String,
+    handler: &str,
+    on_failure: OnFailure,
+    rule: GateRule,
+    outcome: Outcome,
+    answer: Answer,
+) -> Vote<Gate> {
+    let (answer, failure) = match (outcome, answer) {
+        (Outcome::Ok, Answer::Gate(g))
+            if matches!(
+                (&g, rule),
+                (Gate::Pass, _) | (Gate::Block(_), GateRule::Block) | (Gate::Continue(_), GateRule::Continue)
+            ) =>
+        {
+            (g, None)
+        }
+        (Outcome::Ok, Answer::None) => (Gate::Pass, None),
         (Outcome::Ok, other) => {
-            let one = if handler == kind::WILDCARD {
-                Approval::Abstain
+            let on_failure = if handler == kind::WILDCARD {
+                OnFailure::Abstain
             } else {
-                Approval::Deny(format!(
-                    "policy hook `{slug}` answered {} for {n} requested call(s); denied because a malformed answer fails closed",
-                    describe(&other),
-                ))
+                OnFailure::Deny
             };
-            (vec![one; n], Some(Outcome::Error))
+            let mut g = decision::failure_gate(on_failure, rule, &slug, Outcome::Error);
+            if let Gate::Block(reason) = &mut g {
+                *reason = format!(
+                    "gate hook `{slug}` answered {} to a gate that takes {}; blocked because a malformed answer fails closed",
+                    describe(&other),
+                    match rule {
+                        GateRule::Block => "pass or block",
+                        GateRule::Continue => "pass or continue",
+                    }
+                );
+            }
+            (g, Some(Outcome::Error))
         }
         (failed, _) => (
-            vec![decision::failure_approval(on_failure, &slug, failed); n],
+            decision::failure_gate(on_failure, rule, &slug, failed),
             Some(failed),
         ),
     };
@@ -338,6 +540,63 @@ fn approval_vote(
         answer,
         failure,
     }
+}
+
+/// A permission hook's vote and its checked rewrite (`before`: the input as
+/// rewritten so far, when a rewriter is planned); malformed answers fail
+/// closed as in [`approval_vote`].
+fn permission_vote(
+    slug: &str,
+    handler: &str,
+    on_failure: OnFailure,
+    outcome: Outcome,
+    answer: Answer,
+    rewrites: bool,
+    before: Option<&serde_json::Value>,
+) -> (Vote<Permission>, Option<Rewritten>) {
+    let malformed = |what: String| {
+        let p = if handler == kind::WILDCARD {
+            Permission::Abstain
+        } else {
+            Permission::Deny {
+                message: format!(
+                    "permission hook `{slug}` answered {what}; denied because a malformed answer fails closed"
+                ),
+                interrupt: false,
+            }
+        };
+        (p, Some(Outcome::Error), None)
+    };
+    let (answer, failure, rewritten) = match (outcome, answer) {
+        (Outcome::Ok, Answer::Permission(Permission::Allow { rewrite: Some(json) })) => {
+            if !rewrites {
+                malformed(format!(
+                    "a rewrite from a plain subscription (subscribe as `{}{}` to rewrite)",
+                    kind::REWRITE_PREFIX,
+                    kind::handled_kind(handler)
+                ))
+            } else {
+                match RewriteChain::check(before.unwrap_or(&serde_json::Value::Null), &json) {
+                    Ok(r) => (Permission::Allow { rewrite: None }, None, Some(r)),
+                    Err(why) => malformed(why),
+                }
+            }
+        }
+        (Outcome::Ok, Answer::Permission(p)) => (p, None, None),
+        (Outcome::Ok, Answer::None) => (Permission::Abstain, None, None),
+        (Outcome::Ok, other) => malformed(format!("{} to a permission request", describe(&other))),
+        (failed, _) => (
+            decision::failure_permission(on_failure, slug, failed),
+            Some(failed),
+            None,
+        ),
+    };
+    let vote = Vote {
+        hook: slug.to_owned(),
+        answer,
+        failure,
+    };
+    (vote, rewritten)
 }
 
 /// A file-edit hook's vote; a malformed answer fails closed as in
@@ -380,8 +639,13 @@ fn describe(answer: &Answer) -> String {
     match answer {
         Answer::None => "nothing".to_owned(),
         Answer::Approvals(list) => format!("{} approval(s)", list.len()),
+        Answer::Calls(list) => format!("{} call answer(s)", list.len()),
         Answer::FileEdit(_) => "a file-edit answer".to_owned(),
         Answer::Edit(_) => "an edited agent input".to_owned(),
+        Answer::Gate(Gate::Pass) => "pass".to_owned(),
+        Answer::Gate(Gate::Block(_)) => "block".to_owned(),
+        Answer::Gate(Gate::Continue(_)) => "continue".to_owned(),
+        Answer::Permission(_) => "a permission answer".to_owned(),
     }
 }
 

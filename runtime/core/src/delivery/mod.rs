@@ -14,6 +14,7 @@ pub(crate) mod cascade;
 pub(crate) mod decision;
 pub(crate) mod dispatch;
 pub(crate) mod edit;
+pub(crate) mod governor;
 pub(crate) mod record;
 pub(crate) mod retry;
 pub(crate) mod threads;

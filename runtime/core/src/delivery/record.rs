@@ -2,7 +2,9 @@
 
 use std::borrow::Cow;
 
-use crate::delivery::decision::{FileEditDecision, ToolApproval};
+use crate::delivery::decision::{
+    ContextPiece, FileEditDecision, GateDecision, PermissionDecision, ToolApproval,
+};
 use crate::delivery::edit::EditResult;
 use crate::sandbox::capture::LogLine;
 use crate::sandbox::outcome::Outcome;
@@ -65,6 +67,26 @@ pub enum Resolution {
     FileEdit(FileEditDecision),
     /// The final state of `step.completed` / `turn.completed` and each hook's account.
     Edit(EditResult),
+    /// The merged answer to a gate event (world 0.3.0).
+    Gate(GateDecision),
+    /// The merged answer to `permission.requested` (world 0.3.0).
+    Permission(PermissionDecision),
+    /// The context hooks added to an observe event (world 0.3.0), in registration order.
+    Context(Vec<ContextPiece>),
+}
+
+impl Resolution {
+    /// The context hooks added for the model, in registration order (with
+    /// the pieces dropped at the bound, marked).
+    pub fn context(&self) -> &[ContextPiece] {
+        match self {
+            Resolution::ToolApproval(t) => &t.context,
+            Resolution::Gate(g) => &g.context,
+            Resolution::Permission(p) => &p.context,
+            Resolution::Context(c) => c,
+            Resolution::FileEdit(_) | Resolution::Edit(_) => &[],
+        }
+    }
 }
 
 impl Delivery {

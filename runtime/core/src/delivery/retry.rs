@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::delivery::cascade::{Failure, cascade_event};
 use crate::delivery::dispatch::deliver;
 use crate::delivery::record::Delivery;
-use crate::event::answer::Answer;
+use crate::event::answer::Reply;
 use crate::event::envelope::Envelope;
 use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::LoadedHook;
@@ -100,7 +100,7 @@ pub(crate) struct FinalAttempt {
     /// Its error, for failures.
     pub(crate) error: Option<String>,
     /// What the handler answered.
-    pub(crate) answer: Answer,
+    pub(crate) reply: Reply,
 }
 
 /// Runs `hook`'s `handler` delivery of `envelope` from attempt `first` until
@@ -144,7 +144,7 @@ pub(crate) fn to_final(
                     attempt,
                     outcome: d.outcome,
                     error: d.error.take(),
-                    answer: r.answer,
+                    reply: r.reply,
                 });
             }
         }

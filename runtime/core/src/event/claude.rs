@@ -50,27 +50,27 @@ pub const CLAUDE_EVENTS: [(&str, &str); 34] = [
     ("PostToolUseFailure", "action.result"),
     ("PostToolBatch", "custom.claude.post_tool_batch"),
     ("Notification", "custom.claude.notification"),
-    ("UserPromptSubmit", "message.received"),
+    ("UserPromptSubmit", "prompt.submitted"),
     ("UserPromptExpansion", "custom.claude.user_prompt_expansion"),
     ("SessionStart", "session.started"),
     ("SessionEnd", "session.completed"),
-    ("Stop", "turn.completed"),
+    ("Stop", "turn.stopping"),
     ("StopFailure", "custom.claude.stop_failure"),
     ("SubagentStart", "custom.claude.subagent_start"),
-    ("SubagentStop", "turn.completed"),
+    ("SubagentStop", "turn.stopping"),
     ("PreCompact", "compaction.requested"),
     ("PostCompact", "compaction.completed"),
     ("PreModelSwitch", "custom.claude.pre_model_switch"),
     ("PostModelSwitch", "custom.claude.post_model_switch"),
-    ("PermissionRequest", "custom.claude.permission_request"),
+    ("PermissionRequest", "permission.requested"),
     ("PermissionDenied", "custom.claude.permission_denied"),
     ("Setup", "custom.claude.setup"),
     ("TeammateIdle", "custom.claude.teammate_idle"),
-    ("TaskCreated", "custom.claude.task_created"),
+    ("TaskCreated", "task.created"),
     ("TaskCompleted", "custom.claude.task_completed"),
     ("Elicitation", "custom.claude.elicitation"),
     ("ElicitationResult", "custom.claude.elicitation_result"),
-    ("ConfigChange", "custom.claude.config_change"),
+    ("ConfigChange", "config.changed"),
     ("WorktreeCreate", "custom.claude.worktree_create"),
     ("WorktreeRemove", "custom.claude.worktree_remove"),
     ("InstructionsLoaded", "custom.claude.instructions_loaded"),
@@ -231,9 +231,14 @@ fn data_of(
         "SessionStart" => {
             json!({"agent_name": agent, "model": text("model"), "source": text("source")})
         }
-        "UserPromptSubmit" => {
-            json!({"message_id": format!("prompt-{}", hex::encode(&digest[..8])), "role": "user", "content": text("prompt")})
+        "UserPromptSubmit" => json!({"prompt": text("prompt"), "source": text("source")}),
+        "PermissionRequest" => {
+            json!({"tool": text("tool_name"), "input": text("tool_input"), "suggestions": text("permission_suggestions")})
         }
+        "TaskCreated" => {
+            json!({"task_id": text("task_id"), "subject": text("task_subject"), "description": text("task_description"), "teammate": text("teammate_name"), "team": text("team_name")})
+        }
+        "ConfigChange" => json!({"source": text("source"), "path": text("file_path")}),
         "PreToolUse" | "PreSkillShellCommand" | "PostToolUse" | "PostToolUseFailure" => {
             return tool_call(event, fields, digest);
         }
@@ -241,7 +246,7 @@ fn data_of(
             json!({"message": text("message"), "title": text("title"), "notification_type": text("notification_type")})
         }
         "Stop" | "SubagentStop" => {
-            json!({"stop_hook_active": text("stop_hook_active"), "last_assistant_message": text("last_assistant_message")})
+            json!({"continued": text("stop_hook_active"), "last_message": text("last_assistant_message")})
         }
         "PreCompact" => {
             json!({"trigger": text("trigger"), "custom_instructions": text("custom_instructions")})

@@ -13,6 +13,13 @@ pub const WILDCARD: &str = "*";
 /// say in it (`observe:actions.requested`): the hook's answer and its failure
 /// count for nothing, and it casts no vote.
 pub const OBSERVE_PREFIX: &str = "observe:";
+/// Prefix of a subscription that votes on a decision event and may also
+/// rewrite the requested call's input (`rewrite:actions.requested`,
+/// `rewrite:permission.requested`; world 0.3.0). A rewrite from a plain
+/// subscription is a malformed answer.
+pub const REWRITE_PREFIX: &str = "rewrite:";
+/// The decision kinds whose calls' input a `rewrite:` subscription may rewrite.
+pub const REWRITABLE: [&str; 2] = ["actions.requested", "permission.requested"];
 /// Prefix of kinds an agent server defines itself.
 pub const CUSTOM_PREFIX: &str = "custom.";
 
@@ -27,6 +34,61 @@ pub enum EventClass {
     /// Hooks may edit the agent input state; edits are validated and rolled
     /// back as one (`edit.rs`).
     Edit,
+    /// The event asks whether something may go on (or whether a turn may
+    /// stop); hooks answer a gate, merged block > continue > pass
+    /// (`decision.rs`). World 0.3.0.
+    Gate,
+}
+
+/// What a gate kind takes besides `pass`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateRule {
+    /// `block(reason)`: what the event announces does not happen.
+    Block,
+    /// `continue(reason)`: the turn goes on, under the loop governor.
+    Continue,
+}
+
+/// The kind whose stops the loop governor counts.
+pub const TURN_STOPPING: &str = "turn.stopping";
+/// The kind of a permission request (answered with a permission).
+pub const PERMISSION_REQUESTED: &str = "permission.requested";
+
+/// What gate kind `kind` takes; `None` for a kind that is no gate.
+pub fn gate_rule(kind: &str) -> Option<GateRule> {
+    match class_of(kind) {
+        Gate if kind == TURN_STOPPING => Some(GateRule::Continue),
+        Gate => Some(GateRule::Block),
+        _ => None,
+    }
+}
+
+/// The observe kinds on which agents take context from hooks (session
+/// start, tool results, subagent start, and Claude Code's events that have
+/// `additionalContext`). On these, on tool approvals, permission requests
+/// and gates a hook's context is gathered; elsewhere (file edits, edits of
+/// the agent input, other observe kinds) no agent takes it and it is ignored.
+pub const CONTEXT_KINDS: [&str; 9] = [
+    "session.started",
+    "action.result",
+    "subagent.started",
+    "custom.claude.post_tool_batch",
+    "custom.claude.setup",
+    "custom.claude.notification",
+    "custom.claude.post_model_switch",
+    "custom.claude.user_prompt_expansion",
+    "custom.claude.subagent_start",
+];
+
+/// Whether hooks' context is gathered on `kind` (see [`CONTEXT_KINDS`]).
+pub fn takes_context(kind: &str) -> bool {
+    REWRITABLE.contains(&kind) || class_of(kind) == Gate || CONTEXT_KINDS.contains(&kind)
+}
+
+/// Whether only hooks of world 0.3.0 or later can answer `kind` (gates and
+/// permission requests): older hooks observe it.
+pub fn answered_from_v3(kind: &str) -> bool {
+    kind == PERMISSION_REQUESTED || class_of(kind) == Gate
 }
 
 /// One event kind of the vocabulary.
@@ -54,7 +116,7 @@ pub enum Origin {
     Eve,
 }
 
-use EventClass::{Decision, Edit, Observe};
+use EventClass::{Decision, Edit, Gate, Observe};
 use Origin::{Eve, Hookrt};
 
 /// Every known kind, in lifecycle order.
@@ -81,6 +143,12 @@ pub const KINDS: &[EventKind] = &[
         name: "turn.started",
         when: "a new turn begins within the session",
         class: Observe,
+        origin: Hookrt,
+    },
+    EventKind {
+        name: "turn.stopping",
+        when: "the agent is about to end its turn; hooks may keep it going",
+        class: Gate,
         origin: Hookrt,
     },
     EventKind {
@@ -111,6 +179,12 @@ pub const KINDS: &[EventKind] = &[
         name: "message.received",
         when: "a user message arrives",
         class: Observe,
+        origin: Hookrt,
+    },
+    EventKind {
+        name: "prompt.submitted",
+        when: "a user prompt is submitted, before the model sees it",
+        class: Gate,
         origin: Hookrt,
     },
     EventKind {
@@ -147,6 +221,24 @@ pub const KINDS: &[EventKind] = &[
         name: "file.edit.requested",
         when: "the agent is about to write a file",
         class: Decision,
+        origin: Hookrt,
+    },
+    EventKind {
+        name: "permission.requested",
+        when: "the agent is about to ask a human to allow a tool call",
+        class: Decision,
+        origin: Hookrt,
+    },
+    EventKind {
+        name: "task.created",
+        when: "a task (a to-do item of the agent's) is about to be created",
+        class: Gate,
+        origin: Hookrt,
+    },
+    EventKind {
+        name: "config.changed",
+        when: "the agent's settings changed and are about to apply",
+        class: Gate,
         origin: Hookrt,
     },
     // The rest of Eve's stream (docs/adr/0002-eve-bridge.md): observed.
@@ -261,7 +353,7 @@ pub const KINDS: &[EventKind] = &[
     EventKind {
         name: "compaction.requested",
         when: "history compaction began (Eve)",
-        class: Observe,
+        class: Gate,
         origin: Eve,
     },
     EventKind {
@@ -341,10 +433,14 @@ pub fn is_custom(kind: &str) -> bool {
     })
 }
 
-/// Whether `key` is a valid subscription: a known kind, the wildcard, or
-/// `observe:` and a decision or edit kind.
+/// Whether `key` is a valid subscription: a known kind, the wildcard,
+/// `observe:` and a decision, edit or gate kind, or `rewrite:` and a kind
+/// whose calls can be rewritten.
 pub fn is_subscribable(key: &str) -> bool {
-    key == WILDCARD || is_known(key) || observed_kind(key).is_some_and(|k| class_of(k) != Observe)
+    key == WILDCARD
+        || is_known(key)
+        || observed_kind(key).is_some_and(|k| class_of(k) != Observe)
+        || rewritten_kind(key).is_some_and(|k| REWRITABLE.contains(&k))
 }
 
 /// The kind an `observe:<kind>` subscription watches; `None` for any other key.
@@ -352,8 +448,26 @@ pub fn observed_kind(key: &str) -> Option<&str> {
     key.strip_prefix(OBSERVE_PREFIX)
 }
 
+/// The kind a `rewrite:<kind>` subscription votes on and rewrites; `None`
+/// for any other key.
+pub fn rewritten_kind(key: &str) -> Option<&str> {
+    key.strip_prefix(REWRITE_PREFIX)
+}
+
+/// The kind a subscription key handles: the key itself, or the kind after
+/// `observe:` / `rewrite:` (`*` stays `*`).
+pub fn handled_kind(key: &str) -> &str {
+    observed_kind(key).or_else(|| rewritten_kind(key)).unwrap_or(key)
+}
+
 /// Why `key` is not a valid subscription, for a load problem.
 pub fn subscription_problem(key: &str) -> String {
+    if rewritten_kind(key).is_some() {
+        return format!(
+            "subscribes to `{key}`, but only {} can be rewritten (`rewrite:` followed by one of them)",
+            REWRITABLE.map(|k| format!("`{k}`")).join(" and ")
+        );
+    }
     match observed_kind(key) {
         Some(k) if is_known(k) => format!(
             "subscribes to `{key}`, but `{k}` is an observe event already: subscribe to `{k}`"

@@ -13,7 +13,7 @@ pub(crate) mod scope;
 
 // The vocabulary and the envelope's parts beyond what the crate root
 // re-exports (`Envelope`, `Coordinates`, `Durability`, `EventClass`, ...).
-pub use answer::Answer;
+pub use answer::{Answer, CallAnswer, Gate, Permission, Reply};
 pub use claude::{CLAUDE_EVENTS, ClaudeError, ClaudeEvent, claude_envelope, claude_event};
 pub use data::Data;
 pub use envelope::{
@@ -21,8 +21,9 @@ pub use envelope::{
 };
 pub use eve::{EveError, EveStream};
 pub use kind::{
-    CUSTOM_PREFIX, EventKind, KINDS, OBSERVE_PREFIX, Origin, WILDCARD, is_known, is_subscribable,
-    observed_kind, subscription_problem, unknown_kind_message,
+    CONTEXT_KINDS, CUSTOM_PREFIX, EventKind, GateRule, KINDS, OBSERVE_PREFIX, Origin,
+    REWRITABLE, REWRITE_PREFIX, WILDCARD, gate_rule, handled_kind, is_known, is_subscribable,
+    observed_kind, rewritten_kind, subscription_problem, takes_context, unknown_kind_message,
 };
 pub use ordinal::{MAX_OPEN_STEPS, Ordinals};
 pub use recent::Recent;

@@ -25,7 +25,7 @@ use crate::sandbox::limits::{Limits, Metering};
 use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::state::StateAccess;
-use crate::sandbox::wit::{v0_1_0, v0_2_0};
+use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0};
 
 /// How often the epoch advances. A deadline is noticed within one tick of
 /// passing, so this bounds how far past its budget a hook can run. 1 ms costs
@@ -87,6 +87,8 @@ impl Flavor {
             .map_err(|e| SandboxError::Setup(e.to_string()))?;
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
+        v0_3_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
         v0_2_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| SandboxError::Setup(e.to_string()))?;
         v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
@@ -329,12 +331,15 @@ impl Sandbox {
     /// against the host imports and checks it implements the world.
     pub fn prepare(&self, component: &Component, metering: Metering) -> wasmtime::Result<Prepared> {
         let pre = self.flavor(metering).linker.instantiate_pre(component)?;
-        match v0_2_0::DefineHookPre::new(pre.clone()) {
-            Ok(p) => Ok(Prepared::V2(p)),
-            Err(newest) => match v0_1_0::DefineHookPre::new(pre) {
-                Ok(p) => Ok(Prepared::V1(p)),
-                // The newest version's complaint is the useful one.
-                Err(_) => Err(newest),
+        match v0_3_0::DefineHookPre::new(pre.clone()) {
+            Ok(p) => Ok(Prepared::V3(p)),
+            Err(newest) => match v0_2_0::DefineHookPre::new(pre.clone()) {
+                Ok(p) => Ok(Prepared::V2(p)),
+                Err(_) => match v0_1_0::DefineHookPre::new(pre) {
+                    Ok(p) => Ok(Prepared::V1(p)),
+                    // The newest version's complaint is the useful one.
+                    Err(_) => Err(newest),
+                },
             },
         }
     }
@@ -382,6 +387,8 @@ impl Sandbox {
 
 /// A component linked and checked against one world version.
 pub enum Prepared {
+    /// Built against `hookrt:hook/define-hook@0.3.0`.
+    V3(v0_3_0::DefineHookPre<StoreData>),
     /// Built against `hookrt:hook/define-hook@0.2.0`.
     V2(v0_2_0::DefineHookPre<StoreData>),
     /// Built against `hookrt:hook/define-hook@0.1.0`.
@@ -392,6 +399,7 @@ impl Prepared {
     /// The world version.
     pub fn version(&self) -> &'static str {
         match self {
+            Prepared::V3(_) => "0.3.0",
             Prepared::V2(_) => "0.2.0",
             Prepared::V1(_) => "0.1.0",
         }

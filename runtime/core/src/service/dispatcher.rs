@@ -27,7 +27,7 @@ use crate::delivery::record::Delivery;
 use crate::delivery::record::Resolution;
 use crate::delivery::retry::{self, Conclusion, FinalAttempt};
 use crate::delivery::threads;
-use crate::event::answer::Answer;
+use crate::event::answer::Reply;
 use crate::event::envelope::{Durability, Envelope};
 use crate::event::kind::{self, EventClass};
 use crate::event::scope::Scope;
@@ -249,8 +249,7 @@ impl Dispatcher {
         let mut answered = w.answered.iter().peekable();
         // Answers are kept for the journal only: without one, serializing
         // each (an edit's is the whole agent input) would be thrown away.
-        let keeps_answers =
-            kind::class_of(&w.envelope.kind) != EventClass::Observe && self.acker.is_some();
+        let keeps_answers = EventRun::needed(&w.envelope.kind) && self.acker.is_some();
         let mut side_by_side = self.run_side_by_side(&w, &run);
         for (i, pd) in w.deliveries.iter().enumerate() {
             while let Some(a) = answered.next_if(|a| a.position < pd.position) {
@@ -301,8 +300,8 @@ impl Dispatcher {
                 return follow_ups;
             };
             let answer =
-                keeps_answers.then(|| serde_json::to_string(&s.answer).unwrap_or_default());
-            run.record(hook, &pd.handler, s.outcome, s.answer);
+                keeps_answers.then(|| serde_json::to_string(&s.reply).unwrap_or_default());
+            run.record(hook, &pd.handler, s.outcome, s.reply);
             let critical = hook.settings.critical;
             let next = self.conclude(&w, pd, s.attempt, s.outcome, s.error, critical);
             if let Some(ack) = self.acks.last_mut() {
@@ -313,7 +312,7 @@ impl Dispatcher {
         for a in answered {
             self.replay(&mut run, a);
         }
-        let resolution = run.finish();
+        let resolution = run.finish(self.rt.state());
         if let Some(r) = &resolution
             && self.acker.is_some()
         {
@@ -393,8 +392,8 @@ impl Dispatcher {
         let Some(hook) = self.rt.hooks().iter().find(|h| h.has_id(&a.hook)) else {
             return; // the hook is no longer loaded: it has no say
         };
-        match serde_json::from_str::<Answer>(&a.answer) {
-            Ok(answer) => run.record(hook, &a.handler, a.outcome, answer),
+        match serde_json::from_str::<Reply>(&a.answer) {
+            Ok(reply) => run.record(hook, &a.handler, a.outcome, reply),
             Err(e) => {
                 tracing::error!(hook = %a.hook, "journal: unreadable stored answer, not counted: {e}")
             }
@@ -475,6 +474,8 @@ impl Dispatcher {
         let mut checked = Vec::with_capacity(work.len());
         let mut runs = Vec::with_capacity(work.len());
         for w in &mut work {
+            // Observe events here are those nobody waits on: whatever
+            // context hooks add, nobody would read it.
             let (event, run) = if kind::class_of(&w.envelope.kind) == EventClass::Observe {
                 (
                     CheckedEvent::new(&w.envelope, self.durability).map(Some),
@@ -753,7 +754,7 @@ fn lanes_run(queue: &VecDeque<Work>, critical: &HashSet<String>, rt: &Runtime) -
 fn in_lanes(w: &Work, rt: &Runtime) -> bool {
     match kind::class_of(&w.envelope.kind) {
         EventClass::Observe => w.resolve.is_none(),
-        EventClass::Decision | EventClass::Edit => {
+        EventClass::Decision | EventClass::Edit | EventClass::Gate => {
             w.answered.is_empty()
                 && w.deliveries
                     .iter()

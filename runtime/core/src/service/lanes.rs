@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::delivery::dispatch::EventRun;
 use crate::delivery::retry::{self, FinalAttempt};
-use crate::event::answer::Answer;
+use crate::event::answer::Reply;
 use crate::hooks::loaded::load::LoadedHook;
 use crate::runtime::Runtime;
 use crate::sandbox::wit::CheckedEvent;
@@ -223,7 +223,7 @@ impl Job {
             return;
         };
         let w = &self.work[event];
-        let resolution = run.finish();
+        let resolution = run.finish(cx.rt.state());
         if let Some(r) = &resolution {
             if self.keeps_answers {
                 let json = serde_json::to_string(r).unwrap_or_default();
@@ -397,11 +397,11 @@ fn deliver(
     );
     match ended {
         Some(mut s) => {
-            let answer = std::mem::replace(&mut s.answer, Answer::None);
+            let reply = std::mem::replace(&mut s.reply, Reply::NONE);
             let json = job
                 .keeps_answers
-                .then(|| serde_json::to_string(&answer).unwrap_or_default());
-            run.record(hook, &pd.handler, s.outcome, answer);
+                .then(|| serde_json::to_string(&reply).unwrap_or_default());
+            run.record(hook, &pd.handler, s.outcome, reply);
             Done::Final(s, json)
         }
         None => Done::Left,

@@ -91,6 +91,16 @@ struct RawConfig {
     /// Per-subagent `order` and `hooks` tables.
     #[serde(default)]
     subagents: BTreeMap<String, RawSubagent>,
+    /// The loop governor of `turn.stopping`.
+    #[serde(default)]
+    governor: RawGovernor,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGovernor {
+    /// Most continues in a row per agent, session and scope.
+    max_continues: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -133,6 +143,9 @@ pub enum OnUnscoped {
     Abstain,
 }
 
+/// The largest `[governor] max_continues` accepted.
+pub const MAX_CONTINUES_LIMIT: u32 = 100;
+
 /// How an agent folder's hooks are loaded (`mode` in `hookrt.toml`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -156,6 +169,9 @@ pub struct Config {
     aggregate: Vec<Slug>,
     /// What an unserved subagent's decisions get.
     pub on_unscoped: OnUnscoped,
+    /// The loop governor's most continues of `turn.stopping` in a row
+    /// (`[governor] max_continues`).
+    pub max_continues: u32,
     redactor: Redactor,
     /// `[redaction.patterns]` as written (name, regex).
     patterns: Vec<(String, String)>,
@@ -241,6 +257,15 @@ impl Config {
             ));
             Redactor::default()
         });
+        if raw.governor.max_continues.is_some_and(|n| n > MAX_CONTINUES_LIMIT) {
+            problems.push(Problem::config(
+                path,
+                format!(
+                    "[governor] max_continues is above {MAX_CONTINUES_LIMIT}: a hook could keep a turn going that long"
+                ),
+                format!("set max_continues between 0 (never continue) and {MAX_CONTINUES_LIMIT}"),
+            ));
+        }
         Problems(problems).into_result()?;
         Ok(Config {
             path: Some(path.to_path_buf()),
@@ -249,6 +274,10 @@ impl Config {
             scopes,
             aggregate,
             on_unscoped: raw.on_unscoped,
+            max_continues: raw
+                .governor
+                .max_continues
+                .unwrap_or(crate::delivery::governor::DEFAULT_MAX_CONTINUES),
             redactor,
             patterns,
         })

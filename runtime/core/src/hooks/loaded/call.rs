@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::Store;
 
-use crate::event::answer::Answer;
-use crate::event::kind::EventClass;
+use crate::event::answer::Reply;
+use crate::event::kind::{self, EventClass};
 use crate::event::scope::{Scope, Transport};
 use crate::hooks::folder::discovery::SourceKind;
 use crate::hooks::folder::settings::InstancePolicy;
@@ -22,7 +22,9 @@ use crate::sandbox::metrics::Metrics;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
-use crate::sandbox::wit::{WitContext, WitEnvelope, WitEventClass, WitScope, WitTransport, v0_1_0};
+use crate::sandbox::wit::{
+    WitContext, WitEnvelope, WitEventClass, WitScope, WitTransport, v0_1_0, v0_2_0,
+};
 
 /// The record of one call into a hook: one instance entered, one handler run.
 pub struct Call {
@@ -39,8 +41,8 @@ pub struct Call {
     /// The runtime interrupted it to shut down: not an outcome of the hook,
     /// and the delivery must stay unacked.
     pub cancelled: bool,
-    /// What the handler answered (`None` unless the outcome is `ok`).
-    pub answer: Answer,
+    /// What the handler answered ([`Reply::NONE`] unless the outcome is `ok`).
+    pub reply: Reply,
 }
 
 impl LoadedHook {
@@ -74,10 +76,16 @@ impl LoadedHook {
                 .as_millis() as u64
         };
         let result = match &bindings {
-            Bindings::V2(b) => {
+            Bindings::V3(b) => {
                 let cx = self.context(services, &envelope, handler, budget_ms, class);
                 b.call_handle(&mut store, envelope, cx)
-                    .map(|r| r.map(Answer::from))
+                    .map(|r| r.map(Reply::from))
+            }
+            Bindings::V2(b) => {
+                let cx = self.context(services, &envelope, handler, budget_ms, class);
+                let cx = v0_2_0::context_down(&cx, kind::answered_from_v3(envelope.kind));
+                b.call_handle(&mut store, v0_2_0::envelope_down(&envelope), cx)
+                    .map(|r| r.map(|a| Reply::from(v0_2_0::answer_up(a))))
             }
             Bindings::V1(b) => {
                 let cx = v0_1_0::hookrt::hook::types::Context {
@@ -86,17 +94,17 @@ impl LoadedHook {
                     budget_ms,
                 };
                 b.call_handle(&mut store, v0_1_0::envelope_down(&envelope), cx)
-                    .map(|r| r.map(|()| Answer::None))
+                    .map(|r| r.map(|()| Reply::NONE))
             }
         };
         match result {
             Ok(returned) => {
-                let (outcome, error, answer) = match returned {
-                    Ok(answer) => (Outcome::Ok, None, answer),
+                let (outcome, error, reply) = match returned {
+                    Ok(reply) => (Outcome::Ok, None, reply),
                     Err(msg) => (
                         Outcome::Error,
                         Some(msg.chars().take(1000).collect()),
-                        Answer::None,
+                        Reply::NONE,
                     ),
                 };
                 let r = Call {
@@ -106,7 +114,7 @@ impl LoadedHook {
                     error,
                     output: store.data().capture.take(),
                     cancelled: false,
-                    answer,
+                    reply,
                 };
                 // A handler that returned (even an error) left its instance sound.
                 if reuse {
@@ -162,7 +170,7 @@ impl LoadedHook {
                 error: Some(format!("refused its configuration: {msg}")),
                 output: store.data().capture.take(),
                 cancelled: false,
-                answer: Answer::None,
+                reply: Reply::NONE,
             })),
         }
     }
@@ -185,6 +193,7 @@ impl LoadedHook {
                 EventClass::Observe => WitEventClass::Observe,
                 EventClass::Decision => WitEventClass::Decision,
                 EventClass::Edit => WitEventClass::Edit,
+                EventClass::Gate => WitEventClass::Gate,
             },
             agent: envelope.coordinates.agent,
             session: envelope.coordinates.session,
@@ -260,7 +269,7 @@ impl LoadedHook {
             error: Some(error),
             output,
             cancelled: store.data().cancelled,
-            answer: Answer::None,
+            reply: Reply::NONE,
         }
     }
 }

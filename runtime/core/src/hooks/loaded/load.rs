@@ -27,7 +27,7 @@ use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
-use crate::sandbox::wit::{self, v0_1_0, v0_2_0};
+use crate::sandbox::wit::{self, v0_1_0, v0_2_0, v0_3_0};
 
 /// The least wall clock a hook's start at load (instantiate, `configure`,
 /// `subscriptions`) gets, whatever its `deadline_ms`: the first instantiation
@@ -81,6 +81,7 @@ pub struct LoadedHook {
 
 /// A live instance's exports, by world version.
 pub(crate) enum Bindings {
+    V3(v0_3_0::DefineHook),
     V2(v0_2_0::DefineHook),
     V1(v0_1_0::DefineHook),
 }
@@ -200,7 +201,7 @@ impl LoadedHook {
         Ok(hook)
     }
 
-    /// A new instance in `store`, configured (0.2.0 hooks get their `config`).
+    /// A new instance in `store`, configured (0.2.0 and later hooks get their `config`).
     pub(crate) fn instantiate(&self, store: &mut Store<StoreData>) -> Result<Bindings, Failed> {
         match &self.pre {
             Prepared::V1(pre) => pre
@@ -211,6 +212,14 @@ impl LoadedHook {
                 let b = pre.instantiate(&mut *store).map_err(Failed::Wasm)?;
                 match b.call_configure(&mut *store, &self.config_json) {
                     Ok(Ok(())) => Ok(Bindings::V2(b)),
+                    Ok(Err(msg)) => Err(Failed::Refused(msg)),
+                    Err(e) => Err(Failed::Wasm(e)),
+                }
+            }
+            Prepared::V3(pre) => {
+                let b = pre.instantiate(&mut *store).map_err(Failed::Wasm)?;
+                match b.call_configure(&mut *store, &self.config_json) {
+                    Ok(Ok(())) => Ok(Bindings::V3(b)),
                     Ok(Err(msg)) => Err(Failed::Refused(msg)),
                     Err(e) => Err(Failed::Wasm(e)),
                 }
@@ -242,6 +251,7 @@ impl LoadedHook {
         };
         engine::begin_delivery(&mut store, &start);
         let subs = match self.instantiate(&mut store) {
+            Ok(Bindings::V3(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),
             Err(Failed::Refused(msg)) => {
@@ -390,10 +400,12 @@ fn check_subscriptions(subs: Vec<String>) -> Result<Vec<String>, (String, Vec<St
         if subs[..i].contains(s) {
             problems.push(format!("subscribes to `{s}` twice"));
             bad.push(s.clone());
-        } else if kind::observed_kind(s).is_some_and(|k| subs.iter().any(|o| o == k)) {
+        } else if let Some(other) = subs[..i]
+            .iter()
+            .find(|o| *o != kind::WILDCARD && kind::handled_kind(o) == kind::handled_kind(s))
+        {
             problems.push(format!(
-                "subscribes to both `{}` and `{s}`: a hook either votes on an event or watches it",
-                kind::observed_kind(s).unwrap_or_default()
+                "subscribes to both `{other}` and `{s}`: a hook has one handler per event (vote, rewrite and vote, or watch)"
             ));
             bad.push(s.clone());
         } else if !kind::is_subscribable(s) {

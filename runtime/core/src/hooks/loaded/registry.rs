@@ -6,10 +6,11 @@
 //! An event reaches the hooks of its own scope (primary, or its subagent's),
 //! then the aggregate observers; within each, every event-specific handler
 //! runs in registration order, then every `*` handler in registration order.
-//! An `observe:<kind>` subscription is an event-specific handler: it runs in
-//! the same place as `<kind>` would, with its own key as the handler.
+//! An `observe:<kind>` or `rewrite:<kind>` subscription is an event-specific
+//! handler: it runs in the same place as `<kind>` would, with its own key as
+//! the handler.
 
-use crate::event::kind::{WILDCARD, observed_kind};
+use crate::event::kind::{WILDCARD, handled_kind};
 use crate::event::scope::Scope;
 use crate::hooks::folder::config::{Config, OnUnscoped};
 use crate::hooks::loaded::load::LoadedHook;
@@ -18,6 +19,8 @@ use crate::hooks::loaded::load::LoadedHook;
 pub struct Registry {
     hooks: Vec<LoadedHook>,
     on_unscoped: OnUnscoped,
+    /// The loop governor's `max_continues`.
+    pub(crate) max_continues: u32,
 }
 
 /// One planned delivery: which hook, which handler key.
@@ -25,7 +28,7 @@ pub struct Registry {
 pub struct Planned<'a> {
     /// Index of the hook in registration order.
     pub index: usize,
-    /// The handler key: the event kind, `observe:<kind>` or `*`.
+    /// The handler key: the event kind, `observe:<kind>`, `rewrite:<kind>` or `*`.
     pub handler: &'a str,
 }
 
@@ -53,6 +56,7 @@ impl Registry {
         Registry {
             hooks,
             on_unscoped: config.on_unscoped,
+            max_continues: config.max_continues,
         }
     }
 
@@ -133,10 +137,10 @@ fn plan<'a>(
     scope: &'a Scope,
 ) -> impl Iterator<Item = Planned<'a>> + 'a {
     static AGGREGATE: Scope = Scope::Aggregate;
-    // The hook's key for `kind`: the kind itself, or `observe:<kind>`.
+    // The hook's key for `kind`: the kind itself, `observe:<kind>` or `rewrite:<kind>`.
     let specific = move |subs: &'a [String]| -> Option<&'a str> {
         subs.iter()
-            .find_map(|s| (s == kind || observed_kind(s) == Some(kind)).then_some(s.as_str()))
+            .find_map(|s| (s != WILDCARD && handled_kind(s) == kind).then_some(s.as_str()))
     };
     [scope, &AGGREGATE].into_iter().flat_map(move |group| {
         let members = hooks

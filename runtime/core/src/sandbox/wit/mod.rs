@@ -4,25 +4,28 @@
 //!
 //! The runtime works with the newest version's types; a hook built against an
 //! older version gets the same envelope converted down, and its answers are
-//! read as the newest version's (`none` for a 0.1.0 hook, which cannot answer).
+//! read as the newest version's (`none` for a 0.1.0 hook, which cannot answer;
+//! a 0.2.0 hook's answers without rewrites, context, gates or permissions).
 //! This module also turns the runtime's records into the world's and back.
 
 pub(crate) mod v0_1_0;
 pub(crate) mod v0_2_0;
+pub(crate) mod v0_3_0;
 
-pub(crate) use v0_2_0::{
-    Field, Level, WitApproval, WitContext, WitCoordinates, WitDurability, WitEnvelope,
-    WitEventClass, WitFileEdit, WitResponse, WitScope, WitTransport,
+pub(crate) use v0_3_0::{
+    Field, Level, WitApproval, WitCallAnswer, WitContext, WitCoordinates, WitDurability,
+    WitEnvelope, WitEventClass, WitFileEdit, WitGate, WitPermission, WitReply, WitResponse,
+    WitScope, WitTransport,
 };
 
 use std::borrow::Cow;
 
-use crate::event::answer::{Answer, Approval, FileEdit};
+use crate::event::answer::{Answer, Approval, CallAnswer, FileEdit, Gate, Permission, Reply};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::kind::{self, EventClass};
 
 /// Every world version this runtime binds, newest first.
-pub const SUPPORTED_VERSIONS: [&str; 2] = ["0.2.0", "0.1.0"];
+pub const SUPPORTED_VERSIONS: [&str; 3] = ["0.3.0", "0.2.0", "0.1.0"];
 
 /// The newest world version: the one `hookrt-sdk` builds hooks for.
 pub const NEWEST_VERSION: &str = SUPPORTED_VERSIONS[0];
@@ -98,26 +101,55 @@ impl CheckedEvent {
     }
 }
 
-impl From<WitResponse> for Answer {
-    fn from(r: WitResponse) -> Self {
-        match r {
+impl From<WitApproval> for Approval {
+    fn from(a: WitApproval) -> Self {
+        match a {
+            WitApproval::Abstain => Approval::Abstain,
+            WitApproval::Allow => Approval::Allow,
+            WitApproval::Ask(q) => Approval::Ask(q),
+            WitApproval::Deny(r) => Approval::Deny(r),
+        }
+    }
+}
+
+impl From<WitReply> for Reply {
+    fn from(r: WitReply) -> Self {
+        let answer = match r.response {
             WitResponse::None => Answer::None,
-            WitResponse::Approvals(list) => Answer::Approvals(
-                list.into_iter()
-                    .map(|a| match a {
-                        WitApproval::Abstain => Approval::Abstain,
-                        WitApproval::Allow => Approval::Allow,
-                        WitApproval::Ask(q) => Approval::Ask(q),
-                        WitApproval::Deny(r) => Approval::Deny(r),
-                    })
-                    .collect(),
-            ),
+            WitResponse::Approvals(list) => {
+                Answer::Approvals(list.into_iter().map(Approval::from).collect())
+            }
             WitResponse::FileEdit(f) => Answer::FileEdit(match f {
                 WitFileEdit::NotHandled => FileEdit::NotHandled,
                 WitFileEdit::Applied => FileEdit::Applied,
                 WitFileEdit::Failed(m) => FileEdit::Failed(m),
             }),
             WitResponse::Edit(json) => Answer::Edit(json),
+            WitResponse::Calls(list) => Answer::Calls(
+                list.into_iter()
+                    .map(|c: WitCallAnswer| CallAnswer {
+                        approval: c.approval.into(),
+                        rewrite: c.rewrite,
+                    })
+                    .collect(),
+            ),
+            WitResponse::Gate(g) => Answer::Gate(match g {
+                WitGate::Pass => Gate::Pass,
+                WitGate::Block(r) => Gate::Block(r),
+                WitGate::ContinueTurn(r) => Gate::Continue(r),
+            }),
+            WitResponse::Permission(p) => Answer::Permission(match p {
+                WitPermission::Abstain => Permission::Abstain,
+                WitPermission::Allow(rewrite) => Permission::Allow { rewrite },
+                WitPermission::Deny(d) => Permission::Deny {
+                    message: d.message,
+                    interrupt: d.interrupt,
+                },
+            }),
+        };
+        Reply {
+            answer,
+            context: r.context,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! World 0.1.0: observe-only hooks. The host speaks the newest world; a
 //! 0.1.0 hook gets the envelope converted down, and its log levels read up.
 
-use super::v0_2_0::{Level, WitDurability, WitEnvelope};
+use super::v0_3_0::{Level, WitDurability, WitEnvelope};
 
 wasmtime::component::bindgen!({
     path: "../../wit/v0.1.0",

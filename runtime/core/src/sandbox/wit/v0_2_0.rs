@@ -1,17 +1,105 @@
-//! World 0.2.0 (the newest): configuration, per-hook state, metrics, HTTP,
-//! decisions and edits. The runtime works in these types.
+//! World 0.2.0: configuration, per-hook state, metrics, HTTP, decisions and
+//! edits. The host speaks the newest world; a 0.2.0 hook gets the envelope
+//! and context converted down (a gate event's class reads `observe`: it
+//! cannot answer one), and its answers and log levels read up.
+
+use super::v0_3_0::{
+    Level, WitContext, WitDurability, WitEnvelope, WitEventClass, WitScope,
+};
+use crate::event::answer::{Answer, Approval, FileEdit};
 
 wasmtime::component::bindgen!({
     path: "../../wit/v0.2.0",
     world: "define-hook",
-    // What `handle` takes (envelope, context) is lent: records of references
-    // into what the runtime holds, so a delivery copies no text on the host.
     ownership: Borrowing { duplicate_if_necessary: false },
 });
 
-pub(crate) use hookrt::hook::log::{Field, Level};
-pub(crate) use hookrt::hook::types::{
-    Approval as WitApproval, Context as WitContext, Coordinates as WitCoordinates,
-    Durability as WitDurability, Envelope as WitEnvelope, EventClass as WitEventClass,
-    FileEdit as WitFileEdit, Response as WitResponse, Scope as WitScope, Transport as WitTransport,
-};
+use hookrt::hook::types as t;
+
+/// The newest envelope converted for a 0.2.0 hook (the same references).
+pub(crate) fn envelope_down<'a>(e: &WitEnvelope<'a>) -> t::Envelope<'a> {
+    let c = &e.coordinates;
+    t::Envelope {
+        schema_version: e.schema_version,
+        id: e.id,
+        kind: e.kind,
+        timestamp: e.timestamp,
+        coordinates: t::Coordinates {
+            agent: c.agent,
+            session: c.session,
+            turn: c.turn,
+            step: c.step,
+            sequence: c.sequence,
+            subagent: c.subagent,
+        },
+        attempt: e.attempt,
+        idempotency_key: e.idempotency_key,
+        durability: match e.durability {
+            WitDurability::Accepted => t::Durability::Accepted,
+            WitDurability::Persisted => t::Durability::Persisted,
+        },
+        data: e.data,
+    }
+}
+
+/// The newest context converted for a 0.2.0 hook: what it cannot answer
+/// (a gate, a permission request) it observes.
+pub(crate) fn context_down<'a>(cx: &WitContext<'a>, v3_only: bool) -> t::Context<'a> {
+    t::Context {
+        handler: cx.handler,
+        slug: cx.slug,
+        budget_ms: cx.budget_ms,
+        class: match cx.class {
+            _ if v3_only => t::EventClass::Observe,
+            WitEventClass::Observe | WitEventClass::Gate => t::EventClass::Observe,
+            WitEventClass::Decision => t::EventClass::Decision,
+            WitEventClass::Edit => t::EventClass::Edit,
+        },
+        agent: cx.agent,
+        session: cx.session,
+        scope: match cx.scope {
+            WitScope::Primary => t::Scope::Primary,
+            WitScope::Subagent(id) => t::Scope::Subagent(id),
+            WitScope::Aggregate => t::Scope::Aggregate,
+        },
+        transport: t::Transport {
+            kind: cx.transport.kind,
+            detail: cx.transport.detail,
+        },
+    }
+}
+
+/// A 0.2.0 answer in the runtime's types.
+pub(crate) fn answer_up(r: t::Response) -> Answer {
+    match r {
+        t::Response::None => Answer::None,
+        t::Response::Approvals(list) => Answer::Approvals(
+            list.into_iter()
+                .map(|a| match a {
+                    t::Approval::Abstain => Approval::Abstain,
+                    t::Approval::Allow => Approval::Allow,
+                    t::Approval::Ask(q) => Approval::Ask(q),
+                    t::Approval::Deny(r) => Approval::Deny(r),
+                })
+                .collect(),
+        ),
+        t::Response::FileEdit(f) => Answer::FileEdit(match f {
+            t::FileEdit::NotHandled => FileEdit::NotHandled,
+            t::FileEdit::Applied => FileEdit::Applied,
+            t::FileEdit::Failed(m) => FileEdit::Failed(m),
+        }),
+        t::Response::Edit(json) => Answer::Edit(json),
+    }
+}
+
+/// A 0.2.0 log level as the newest one.
+pub(crate) fn level_up(l: hookrt::hook::log::Level) -> Level {
+    use hookrt::hook::log::Level as L;
+    match l {
+        L::Trace => Level::Trace,
+        L::Debug => Level::Debug,
+        L::Info => Level::Info,
+        L::Warn => Level::Warn,
+        L::Error => Level::Error,
+    }
+}

@@ -14,9 +14,13 @@
 ///
 /// Each handler is `fn(&mut self, &Event, &Context) -> HookResult<R>` for any
 /// `R: IntoResponse` (`&self` works too): `HookResult` (nothing to say),
-/// `HookResult<Vec<Approval>>`, `HookResult<FileEditAnswer>`, `HookResult<Option<AgentInput>>`
-/// or `HookResult<Response>`. The keys become the hook's subscriptions, in order;
-/// duplicates or empty keys fail to compile.
+/// `HookResult<Vec<Approval>>`, `HookResult<Vec<CallAnswer>>` (under
+/// `"rewrite:actions.requested"`), `HookResult<FileEditAnswer>`,
+/// `HookResult<Option<AgentInput>>`, `HookResult<Block>`, `HookResult<Continuation>`,
+/// `HookResult<PermissionAnswer>` or `HookResult<Response>`. Any handler may also call
+/// [`context::add`](crate::context::add). The keys become the hook's subscriptions, in
+/// order (an event kind, `observe:<kind>`, `rewrite:<kind>` or `*`); duplicates or empty
+/// keys fail to compile.
 #[macro_export]
 macro_rules! define_hook {
     ($hook:ty { configure => $configure:ident, $($kind:literal => $method:ident),+ $(,)? }) => {
@@ -56,7 +60,7 @@ macro_rules! define_hook {
                     envelope: $crate::bindings::hookrt::hook::types::Envelope,
                     context: $crate::bindings::hookrt::hook::types::Context,
                 ) -> ::core::result::Result<
-                    $crate::bindings::hookrt::hook::types::Response,
+                    $crate::bindings::hookrt::hook::types::Reply,
                     ::std::string::String,
                 > {
                     $crate::__private::run(
@@ -162,16 +166,20 @@ pub mod __private {
         result.map(IntoResponse::into_response)
     }
 
-    /// The `handle` export: wrap the envelope, find the instance, dispatch, stringify errors.
+    /// The `handle` export: wrap the envelope, find the instance, dispatch, stringify
+    /// errors, and reply with the answer and the context the handler added.
     pub fn run<H: 'static>(
         instance: &'static LocalKey<RefCell<Option<H>>>,
         keys: &[&str],
         envelope: wit::Envelope,
         context: wit::Context,
         dispatch: impl FnOnce(&mut H, &Event, &Context) -> Option<HookResult<Response>>,
-    ) -> Result<wit::Response, String> {
+    ) -> Result<wit::Reply, String> {
         let event = Event::from_wit(envelope);
         let cx = Context::from_wit(context);
+        // Whatever an earlier call added and nobody took (`configure`) is not this
+        // delivery's context.
+        crate::context::discard();
         let outcome = instance.with(|cell| -> Result<Option<HookResult<Response>>, String> {
             // Re-entry cannot happen (the host never calls a guest from inside a call),
             // but a refused borrow is an error, not a trap.
@@ -188,9 +196,27 @@ pub mod __private {
                 )
             })?;
             Ok(dispatch(hook, &event, &cx))
-        })?;
-        match outcome {
-            Some(result) => Ok(result.and_then(Response::into_wit)?),
+        });
+        let added = crate::context::take();
+        match outcome? {
+            Some(Ok(response)) => {
+                if response.rewrites() && !cx.handler().starts_with(REWRITE_PREFIX) {
+                    return Err(format!(
+                        "handler `{}` of hook `{}` rewrote a call's input (event {}), but only a \
+                         `{REWRITE_PREFIX}{}` subscription may rewrite: subscribe to it, or keep \
+                         the input (no rewrite)",
+                        cx.handler(),
+                        cx.slug(),
+                        event.id(),
+                        event.kind()
+                    ));
+                }
+                Ok(wit::Reply {
+                    response: response.into_wit()?,
+                    context: added,
+                })
+            }
+            Some(Err(err)) => Err(err.into()),
             None => Err(format!(
                 "no handler for `{}` in hook `{}` (event {}); it subscribes to: {}",
                 cx.handler(),
@@ -200,6 +226,9 @@ pub mod __private {
             )),
         }
     }
+
+    /// Prefix of a subscription that may rewrite a call's input (`rewrite:actions.requested`).
+    pub const REWRITE_PREFIX: &str = "rewrite:";
 }
 
 #[cfg(test)]
@@ -210,7 +239,7 @@ mod tests {
 
     use super::__private::{configure, respond, run};
     use crate::bindings::hookrt::hook::types as wit;
-    use crate::{Approval, HookError, HookResult, Response};
+    use crate::{Approval, CallAnswer, HookError, HookResult, Response};
 
     #[derive(Default)]
     struct Limit {
@@ -265,20 +294,29 @@ mod tests {
         }
     }
 
-    fn handle() -> Result<wit::Response, String> {
+    fn handle_with(
+        handler: &str,
+        answer: impl FnOnce(&mut Limit) -> HookResult<Response>,
+    ) -> Result<wit::Reply, String> {
+        let mut cx = context();
+        cx.handler = handler.into();
         run(
             &INSTANCE,
-            &["actions.requested"],
+            &["actions.requested", "rewrite:actions.requested"],
             envelope(),
-            context(),
+            cx,
             |hook, _, cx| {
                 assert_eq!(cx.class(), crate::EventClass::Decision);
-                Some(respond(Ok(vec![Approval::deny(format!(
-                    "max {}",
-                    hook.max
-                ))])))
+                Some(answer(hook))
             },
         )
+    }
+
+    fn handle() -> Result<wit::Response, String> {
+        handle_with("actions.requested", |hook| {
+            respond(Ok(vec![Approval::deny(format!("max {}", hook.max))]))
+        })
+        .map(|reply| reply.response)
     }
 
     #[test]
@@ -303,6 +341,74 @@ mod tests {
         assert!(INSTANCE.with(|cell| cell.borrow().is_none()));
         let err = configure(&INSTANCE, "not json", setup).expect_err("refused");
         assert!(err.starts_with("config is not valid JSON"), "{err}");
+    }
+
+    #[test]
+    fn added_context_is_the_replys_and_a_failure_drops_it() {
+        configure(&INSTANCE, r#"{"max":3}"#, setup).expect("accepted");
+        // Left over from before the delivery (e.g. added in configure): not this reply's.
+        crate::context::add("stale");
+        let reply = handle_with("actions.requested", |_| {
+            crate::context::add("one");
+            crate::context::add("two");
+            respond(Ok(()))
+        })
+        .expect("handled");
+        assert_eq!(reply.context.as_deref(), Some("one\ntwo"));
+        assert!(matches!(reply.response, wit::Response::None));
+        let reply = handle_with("actions.requested", |_| respond(Ok(()))).expect("handled");
+        assert_eq!(reply.context, None);
+        let err = handle_with("actions.requested", |_| {
+            crate::context::add("lost");
+            respond::<()>(Err(HookError::new("boom")))
+        })
+        .expect_err("failed");
+        assert_eq!(err, "boom");
+        assert_eq!(
+            crate::context::take(),
+            None,
+            "a failed handler's context is dropped"
+        );
+    }
+
+    #[test]
+    fn only_a_rewrite_subscription_may_rewrite_and_a_rewrite_is_an_object() {
+        configure(&INSTANCE, r#"{"max":3}"#, setup).expect("accepted");
+        let rewrite = || {
+            respond(Ok(vec![CallAnswer::rewrite(
+                Approval::Allow,
+                serde_json::json!({"command": "ls"}),
+            )]))
+        };
+        let err = handle_with("actions.requested", |_| rewrite()).expect_err("refused");
+        assert!(
+            err.contains("only a `rewrite:actions.requested` subscription may rewrite"),
+            "{err}"
+        );
+        let reply = handle_with("rewrite:actions.requested", |_| rewrite()).expect("handled");
+        let wit::Response::Calls(calls) = reply.response else {
+            panic!("not calls")
+        };
+        assert!(
+            matches!(&calls[..], [wit::CallAnswer { approval: wit::Approval::Allow, rewrite: Some(r) }] if r == r#"{"command":"ls"}"#)
+        );
+        // Calls without a rewrite are fine from a plain subscription.
+        let reply = handle_with("actions.requested", |_| {
+            respond(Ok(vec![CallAnswer::keep(Approval::Allow)]))
+        })
+        .expect("handled");
+        assert!(matches!(reply.response, wit::Response::Calls(_)));
+        let err = handle_with("rewrite:actions.requested", |_| {
+            respond(Ok(vec![
+                CallAnswer::keep(Approval::Allow),
+                CallAnswer::rewrite(Approval::Allow, serde_json::json!(["ls"])),
+            ]))
+        })
+        .expect_err("not an object");
+        assert!(
+            err.starts_with("the rewrite of call #1 is an array, not a JSON object"),
+            "{err}"
+        );
     }
 
     #[test]

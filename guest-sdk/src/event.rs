@@ -214,20 +214,43 @@ pub enum EventClass {
     Decision,
     /// The hook may edit the agent input state; edits are validated and rolled back as one.
     Edit,
+    /// The event asks whether something may go on (a prompt, a compaction, a task, a
+    /// config change) or whether a turn may stop: the hook may answer a gate
+    /// ([`Block`](crate::Block), [`Continuation`](crate::Continuation)). Answers are
+    /// merged: block beats continue beats pass.
+    Gate,
 }
 
 impl EventClass {
-    /// The class of a kind in the vocabulary: `actions.requested` and `file.edit.requested`
-    /// are decisions, `step.completed` and `turn.completed` edits, everything else (and
-    /// `*` or an unknown kind) observe. The runtime's classification is the one that counts;
+    /// The class of a kind in the vocabulary: `actions.requested`, `file.edit.requested`
+    /// and `permission.requested` are decisions, `step.completed` and `turn.completed`
+    /// edits, `prompt.submitted`, `turn.stopping`, `compaction.requested`,
+    /// `task.created` and `config.changed` gates, everything else (and `*` or an unknown
+    /// kind) observe. A `rewrite:<kind>` handler key has its kind's class, an
+    /// `observe:<kind>` one observe. The runtime's classification is the one that counts;
     /// this mirrors it for native tests.
     pub fn of_kind(kind: &str) -> Self {
         use crate::events::{
-            ActionsRequested, EventData, FileEditRequested, StepCompleted, TurnCompleted,
+            ActionsRequested, ConfigChanged, EventData, FileEditRequested, PermissionRequested,
+            PromptSubmitted, StepCompleted, TaskCreated, TurnCompleted, TurnStopping,
         };
+        let kind = kind.strip_prefix("rewrite:").unwrap_or(kind);
         match kind {
-            k if k == ActionsRequested::KIND || k == FileEditRequested::KIND => Self::Decision,
+            k if k == ActionsRequested::KIND
+                || k == FileEditRequested::KIND
+                || k == PermissionRequested::KIND =>
+            {
+                Self::Decision
+            }
             k if k == StepCompleted::KIND || k == TurnCompleted::KIND => Self::Edit,
+            k if k == PromptSubmitted::KIND
+                || k == TurnStopping::KIND
+                || k == crate::eve::CompactionRequested::KIND
+                || k == TaskCreated::KIND
+                || k == ConfigChanged::KIND =>
+            {
+                Self::Gate
+            }
             _ => Self::Observe,
         }
     }
@@ -366,6 +389,7 @@ impl Context {
                 wit::EventClass::Observe => EventClass::Observe,
                 wit::EventClass::Decision => EventClass::Decision,
                 wit::EventClass::Edit => EventClass::Edit,
+                wit::EventClass::Gate => EventClass::Gate,
             },
             agent: context.agent,
             session: context.session,
@@ -445,6 +469,28 @@ mod tests {
     }
 
     #[test]
+    fn classes_of_kinds_and_handler_keys() {
+        for (key, class) in [
+            ("message.completed", EventClass::Observe),
+            ("*", EventClass::Observe),
+            ("actions.requested", EventClass::Decision),
+            ("rewrite:actions.requested", EventClass::Decision),
+            ("permission.requested", EventClass::Decision),
+            ("rewrite:permission.requested", EventClass::Decision),
+            ("observe:permission.requested", EventClass::Observe),
+            ("step.completed", EventClass::Edit),
+            ("prompt.submitted", EventClass::Gate),
+            ("turn.stopping", EventClass::Gate),
+            ("compaction.requested", EventClass::Gate),
+            ("task.created", EventClass::Gate),
+            ("config.changed", EventClass::Gate),
+        ] {
+            assert_eq!(EventClass::of_kind(key), class, "{key}");
+            assert_eq!(Context::new(key, "h", 1).class(), class, "{key}");
+        }
+    }
+
+    #[test]
     fn scope_text() {
         assert_eq!(Scope::Primary.to_string(), "primary");
         assert_eq!(Scope::Subagent("r1".into()).to_string(), "subagent:r1");
@@ -457,7 +503,7 @@ mod tests {
             handler: "*".into(),
             slug: "obs".into(),
             budget_ms: 7,
-            class: wit::EventClass::Observe,
+            class: wit::EventClass::Gate,
             agent: "ag".into(),
             session: "se".into(),
             scope: wit::Scope::Aggregate,
@@ -467,6 +513,7 @@ mod tests {
             },
         });
         assert_eq!(cx.scope(), &Scope::Aggregate);
+        assert_eq!(cx.class(), EventClass::Gate);
         assert_eq!((cx.agent(), cx.session()), ("ag", "se"));
         assert_eq!(cx.transport(), &Transport::new("http"));
     }

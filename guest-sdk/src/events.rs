@@ -25,17 +25,22 @@ pub const KINDS: &[&str] = &[
     SessionCompleted::KIND,
     SessionFailed::KIND,
     TurnStarted::KIND,
+    TurnStopping::KIND,
     TurnCompleted::KIND,
     TurnFailed::KIND,
     StepStarted::KIND,
     StepCompleted::KIND,
     MessageReceived::KIND,
+    PromptSubmitted::KIND,
     MessageCompleted::KIND,
     ActionsRequested::KIND,
     ActionResult::KIND,
     InputRequested::KIND,
     InputReceived::KIND,
     FileEditRequested::KIND,
+    PermissionRequested::KIND,
+    TaskCreated::KIND,
+    ConfigChanged::KIND,
     // Eve's stream (typed in [`crate::eve`]).
     "session.waiting",
     "turn.waiting",
@@ -131,6 +136,21 @@ pub struct TurnStarted {
 }
 kind!(TurnStarted => "turn.started");
 
+/// `turn.stopping` (gate): the agent is about to end its turn. Answer
+/// [`Continuation`](crate::Continuation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnStopping {
+    /// Whether this stop follows a hook's continue (the agent's own flag); `false`
+    /// resets the loop governor's count.
+    #[serde(default)]
+    pub continued: bool,
+    /// The model's last message of the turn, when the agent gives it. May hold secrets:
+    /// do not log it.
+    #[serde(default)]
+    pub last_message: Option<String>,
+}
+kind!(TurnStopping => "turn.stopping");
+
 /// `turn.completed`: a turn ended normally.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnCompleted {
@@ -198,6 +218,18 @@ pub struct MessageReceived {
     pub content: String,
 }
 kind!(MessageReceived => "message.received");
+
+/// `prompt.submitted` (gate): a user prompt is submitted, before the model sees it.
+/// Answer [`Block`](crate::Block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptSubmitted {
+    /// The prompt's text. May hold secrets: do not log it.
+    pub prompt: String,
+    /// Where the prompt came from, when the agent says (e.g. `user`).
+    #[serde(default)]
+    pub source: Option<String>,
+}
+kind!(PromptSubmitted => "prompt.submitted");
 
 /// `message.completed`: the model finished a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -293,6 +325,51 @@ pub struct FileEditRequested {
 }
 kind!(FileEditRequested => "file.edit.requested");
 
+/// `permission.requested` (decision): the agent is about to ask a human to allow a call.
+/// Answer [`PermissionAnswer`](crate::PermissionAnswer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequested {
+    /// Tool name, e.g. `run_shell`.
+    pub tool: String,
+    /// The call's input, as rewritten so far by earlier `rewrite:` hooks. May hold
+    /// secrets: do not log it.
+    #[serde(default)]
+    pub input: Value,
+    /// Id of the call, when the agent gives one.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// The agent's own suggestions for the human (e.g. rules to add), as it sends them.
+    #[serde(default)]
+    pub suggestions: Option<Value>,
+}
+kind!(PermissionRequested => "permission.requested");
+
+/// `task.created` (gate): a task (a todo item of the agent's) is about to be created.
+/// Answer [`Block`](crate::Block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskCreated {
+    /// The task's id.
+    pub task_id: String,
+    /// The task's one-line subject.
+    pub subject: String,
+    /// The task's longer description, when it has one.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+kind!(TaskCreated => "task.created");
+
+/// `config.changed` (gate): the agent's settings changed and are about to apply.
+/// Answer [`Block`](crate::Block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigChanged {
+    /// Which settings changed, as the agent names them (e.g. `user_settings`).
+    pub source: String,
+    /// The settings file that changed, when there is one.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+kind!(ConfigChanged => "config.changed");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,17 +383,22 @@ mod tests {
                 "session.completed",
                 "session.failed",
                 "turn.started",
+                "turn.stopping",
                 "turn.completed",
                 "turn.failed",
                 "step.started",
                 "step.completed",
                 "message.received",
+                "prompt.submitted",
                 "message.completed",
                 "actions.requested",
                 "action.result",
                 "input.requested",
                 "input.received",
                 "file.edit.requested",
+                "permission.requested",
+                "task.created",
+                "config.changed",
                 "session.waiting",
                 "turn.waiting",
                 "turn.cancelled",
@@ -356,6 +438,38 @@ mod tests {
         .expect("tolerant parse");
         assert_eq!(data.finish_reason, None);
         assert_eq!(data.usage, None);
+    }
+
+    #[test]
+    fn the_new_kinds_parse_with_their_optional_fields_absent() {
+        let prompt: PromptSubmitted =
+            serde_json::from_str(r#"{"prompt":"hi","extra":1}"#).expect("parse");
+        assert_eq!((prompt.prompt.as_str(), prompt.source), ("hi", None));
+        let stopping: TurnStopping = serde_json::from_str("{}").expect("parse");
+        assert_eq!(
+            stopping,
+            TurnStopping {
+                continued: false,
+                last_message: None
+            }
+        );
+        let permission: PermissionRequested =
+            serde_json::from_str(r#"{"tool":"run_shell"}"#).expect("parse");
+        assert_eq!(permission.input, Value::Null);
+        assert_eq!((permission.call_id, permission.suggestions), (None, None));
+        let permission: PermissionRequested = serde_json::from_str(
+            r#"{"tool":"run_shell","input":{"command":"ls"},"call_id":"c1","suggestions":[{"type":"addRules"}]}"#,
+        )
+        .expect("parse");
+        assert_eq!(permission.input["command"], "ls");
+        assert_eq!(permission.call_id.as_deref(), Some("c1"));
+        let task: TaskCreated =
+            serde_json::from_str(r#"{"task_id":"t1","subject":"write docs"}"#).expect("parse");
+        assert_eq!(task.description, None);
+        let config: ConfigChanged =
+            serde_json::from_str(r#"{"source":"user_settings"}"#).expect("parse");
+        assert_eq!(config.path, None);
+        assert!(serde_json::from_str::<TaskCreated>(r#"{"task_id":"t1"}"#).is_err());
     }
 
     #[test]

@@ -7,8 +7,12 @@
 //! a member of the trait), the typed data it receives (parsed before the call), and
 //! what it may answer (the return type follows the event's class: observe -> `()`,
 //! `actions.requested` -> `Vec<Approval>`, `file.edit.requested` -> [`FileEditAnswer`],
-//! `step.completed` / `turn.completed` -> `Option<AgentInput>`). Returning an approval
-//! from an observe handler does not compile.
+//! `step.completed` / `turn.completed` -> `Option<AgentInput>`, the block gates
+//! `prompt.submitted`, `compaction.requested`, `task.created`, `config.changed` ->
+//! [`Block`], `turn.stopping` -> [`Continuation`], `permission.requested` ->
+//! [`PermissionAnswer`]). Returning an approval from an observe handler does not
+//! compile. Any method may also add context for the model with
+//! [`context::add`](crate::context::add).
 //!
 //! Every kind of the vocabulary has a method. The kinds only Eve's stream carries
 //! (`session.waiting`, `reasoning.appended`, `task.started`, ...) receive Eve's data
@@ -17,11 +21,40 @@
 //! them in `any` with `event.data::<eve::MessageCompleted>()`. `custom.` kinds have no
 //! method: handle them in `any` and match `event.kind()`.
 //!
-//! A decision or edit event can also be watched without a vote: the `*_observed`
-//! methods (`actions_requested_observed`, ...) subscribe as `observe:<kind>`. The
-//! runtime delivers the event to them like to any handler, but what they return and
-//! how they fail count for nothing in the resolution (a counter that panics does not
-//! deny a tool call), and they do not appear among its votes.
+//! A decision, edit or gate event can also be watched without a vote: the `*_observed`
+//! methods (`actions_requested_observed`, `turn_stopping_observed`, ...) subscribe as
+//! `observe:<kind>`. The runtime delivers the event to them like to any handler, but
+//! what they return and how they fail count for nothing in the resolution (a counter
+//! that panics does not deny a tool call), and they do not appear among its votes.
+//!
+//! A rewrite of a call's input is declared: only the `*_rewrite` methods
+//! (`actions_requested_rewrite`, `permission_requested_rewrite`) may rewrite, and they
+//! subscribe as `rewrite:<kind>`, so the runtime knows which hooks rewrite before any
+//! event runs. They vote like the plain method and return the input as they would have
+//! it run ([`CallAnswer::rewrite`], [`PermissionAnswer::AllowRewritten`]); rewrites
+//! chain in registration order, each later hook receiving the input as rewritten so far.
+//!
+//! ```ignore
+//! #[derive(Default)]
+//! pub struct ShellTimeout;
+//!
+//! #[hookrt_sdk::hook]
+//! impl Hook for ShellTimeout {
+//!     // Every shell call runs with a timeout: the hook rewrites the ones without.
+//!     fn actions_requested_rewrite(&mut self, data: ActionsRequested, _e: &Event, _cx: &Context) -> HookResult<Vec<CallAnswer>> {
+//!         Ok(data.actions.into_iter().map(|call| {
+//!             if call.tool == "run_shell" && call.input.get("timeout_ms").is_none() {
+//!                 let mut input = call.input;   // the whole input, as rewritten so far
+//!                 input["timeout_ms"] = 60_000.into();
+//!                 context::add("shell commands without a timeout run with 60 s");
+//!                 CallAnswer::rewrite(Approval::Abstain, input)
+//!             } else {
+//!                 CallAnswer::keep(Approval::Abstain)
+//!             }
+//!         }).collect())
+//!     }
+//! }
+//! ```
 //!
 //! Config is typed: `type Config` is any `Deserialize` type; the hook's `config`
 //! table from `hookrt.toml` is parsed into it before `configure` runs, and a table that
@@ -32,7 +65,8 @@ use serde::de::{Deserialize, DeserializeOwned, Deserializer, IgnoredAny};
 
 use crate::events::*;
 use crate::{
-    Approval, Context, Event, FileEditAnswer, HookError, HookResult, IntoResponse, Response,
+    Approval, Block, CallAnswer, Context, Continuation, Event, FileEditAnswer, HookError,
+    HookResult, IntoResponse, PermissionAnswer, Response,
 };
 
 /// The config type of a hook that reads no config: any `config` table is accepted.
@@ -70,7 +104,8 @@ macro_rules! handlers {
         /// ```
         ///
         /// Every method has a default that does nothing (abstains, does not handle,
-        /// does not edit), but only the methods the `impl` block writes are subscribed:
+        /// does not edit, passes, lets the turn stop, keeps the input), but only the
+        /// methods the `impl` block writes are subscribed:
         /// the default of a method the hook does not implement is never called by the
         /// runtime.
         pub trait Hook: Default + 'static {
@@ -151,6 +186,28 @@ handlers! {
     /// A failure counts by the hook's `on_failure` (default `deny`: the write is aborted).
     file_edit_requested, "file.edit.requested", FileEditRequested, FileEditAnswer,
         |d| FileEditAnswer::NotHandled;
+    /// `prompt.submitted` (gate): a user prompt is submitted, before the model sees it;
+    /// `Block::block(reason)` keeps it from the model (the reason is shown to the user).
+    /// A failure counts by the hook's `on_failure` (default `deny`: the prompt is blocked).
+    prompt_submitted, "prompt.submitted", PromptSubmitted, Block, |d| Block::Pass;
+    /// `turn.stopping` (gate): the agent is about to end its turn;
+    /// `Continuation::continue_turn(reason)` keeps it going, telling the model what to do
+    /// next, at most `max_continues` times in a row (the loop governor). A failure never
+    /// keeps a turn going.
+    turn_stopping, "turn.stopping", TurnStopping, Continuation, |d| Continuation::Stop;
+    /// `permission.requested` (decision): the agent is about to ask a human to allow a
+    /// call; allow or deny it without asking, or abstain (the human is asked). Rewriting
+    /// the input takes `permission_requested_rewrite`. A failure counts by the hook's
+    /// `on_failure` (default `deny`).
+    permission_requested, "permission.requested", PermissionRequested, PermissionAnswer,
+        |d| PermissionAnswer::Abstain;
+    /// `task.created` (gate): a task of the agent's is about to be created;
+    /// `Block::block(reason)` stops it. A failure counts by the hook's `on_failure`.
+    task_created, "task.created", TaskCreated, Block, |d| Block::Pass;
+    /// `config.changed` (gate): the agent's settings changed and are about to apply;
+    /// `Block::block(reason)` keeps them from applying. A failure counts by the hook's
+    /// `on_failure`.
+    config_changed, "config.changed", ConfigChanged, Block, |d| Block::Pass;
     /// `step.completed` (edit): `Some(input)` replaces the agent input state, `None` keeps it.
     step_completed, "step.completed", StepCompleted, Option<AgentInput>, |d| None;
     /// `turn.completed` (edit): `Some(input)` replaces the agent input state, `None` keeps it.
@@ -191,8 +248,10 @@ handlers! {
     task_ended, "task.ended", crate::eve::TaskEnded, (), |d| ();
     /// `agent.started` (observe, Eve's stream only): a workflow opened a child agent session.
     agent_started, "agent.started", crate::eve::AgentStarted, (), |d| ();
-    /// `compaction.requested` (observe, Eve's stream only): history compaction began.
-    compaction_requested, "compaction.requested", crate::eve::CompactionRequested, (), |d| ();
+    /// `compaction.requested` (gate, Eve's data): history compaction is about to start;
+    /// `Block::block(reason)` stops it. A failure counts by the hook's `on_failure`
+    /// (default `deny`: the compaction does not happen).
+    compaction_requested, "compaction.requested", crate::eve::CompactionRequested, Block, |d| Block::Pass;
     /// `compaction.completed` (observe, Eve's stream only): a compaction checkpoint was written.
     compaction_completed, "compaction.completed", crate::eve::CompactionCompleted, (), |d| ();
     /// `context.cleared` (observe, Eve's stream only): the model-message history was cleared.
@@ -218,6 +277,30 @@ handlers! {
     step_completed_observed, "observe:step.completed", StepCompleted, (), |d| ();
     /// `turn.completed` watched without editing (a failure rolls nothing back).
     turn_completed_observed, "observe:turn.completed", TurnCompleted, (), |d| ();
+    /// `prompt.submitted` watched without a say (a failure blocks nothing).
+    prompt_submitted_observed, "observe:prompt.submitted", PromptSubmitted, (), |d| ();
+    /// `turn.stopping` watched without a say (it never keeps a turn going).
+    turn_stopping_observed, "observe:turn.stopping", TurnStopping, (), |d| ();
+    /// `permission.requested` watched without allowing or denying.
+    permission_requested_observed, "observe:permission.requested", PermissionRequested, (), |d| ();
+    /// `task.created` watched without a say (a failure blocks nothing).
+    task_created_observed, "observe:task.created", TaskCreated, (), |d| ();
+    /// `config.changed` watched without a say (a failure blocks nothing).
+    config_changed_observed, "observe:config.changed", ConfigChanged, (), |d| ();
+    /// `compaction.requested` watched without a say (a failure blocks nothing).
+    compaction_requested_observed, "observe:compaction.requested", crate::eve::CompactionRequested, (), |d| ();
+    /// `actions.requested` with rewrites (`rewrite:actions.requested`): one answer per
+    /// requested call, in order, each an approval and, optionally, the call's whole new
+    /// input (a JSON object, [`CallAnswer::rewrite`]). Rewrites chain in registration
+    /// order; a deny by any hook drops them all. The default keeps every call as it is
+    /// and abstains. A failure counts by the hook's `on_failure` (default `deny`).
+    actions_requested_rewrite, "rewrite:actions.requested", ActionsRequested, Vec<CallAnswer>,
+        |d| vec![CallAnswer::keep(Approval::Abstain); d.actions.len()];
+    /// `permission.requested` with a rewrite (`rewrite:permission.requested`):
+    /// [`PermissionAnswer::AllowRewritten`] allows the call with its whole input replaced;
+    /// the rewrite applies only when the merged answer is an allow.
+    permission_requested_rewrite, "rewrite:permission.requested", PermissionRequested, PermissionAnswer,
+        |d| PermissionAnswer::Abstain;
 }
 
 /// The subscription of the [`Hook`] method `method`; a compile error (when called in a
@@ -309,7 +392,7 @@ macro_rules! __export_hook {
                     envelope: $crate::bindings::hookrt::hook::types::Envelope,
                     context: $crate::bindings::hookrt::hook::types::Context,
                 ) -> ::core::result::Result<
-                    $crate::bindings::hookrt::hook::types::Response,
+                    $crate::bindings::hookrt::hook::types::Reply,
                     ::std::string::String,
                 > {
                     $crate::__private::run(
@@ -399,9 +482,9 @@ mod tests {
             subscriptions(["message_completed", "actions_requested_observed", "any"]),
             ["message.completed", "observe:actions.requested", "*"]
         );
-        // One method per kind of hookrt's own vocabulary, and an observer per decision
-        // or edit kind.
-        for kind in &crate::events::KINDS[..15] {
+        // One method per kind of the vocabulary, and an observer per decision, edit or
+        // gate kind.
+        for kind in crate::events::KINDS {
             assert!(
                 METHODS.iter().any(|(_, k)| k == kind),
                 "{kind} has no method"
@@ -412,12 +495,49 @@ mod tests {
             "file.edit.requested",
             "step.completed",
             "turn.completed",
+            "prompt.submitted",
+            "turn.stopping",
+            "permission.requested",
+            "task.created",
+            "config.changed",
+            "compaction.requested",
         ] {
             let observed = format!("observe:{kind}");
             assert!(
                 METHODS.iter().any(|(_, k)| *k == observed),
                 "{observed} has no method"
             );
+            assert_ne!(crate::EventClass::of_kind(kind), crate::EventClass::Observe);
+        }
+        // The rewriters, and nothing else under `rewrite:`.
+        let rewriters: Vec<(&str, &str)> = METHODS
+            .iter()
+            .filter(|(_, k)| k.starts_with("rewrite:"))
+            .copied()
+            .collect();
+        assert_eq!(
+            rewriters,
+            [
+                ("actions_requested_rewrite", "rewrite:actions.requested"),
+                (
+                    "permission_requested_rewrite",
+                    "rewrite:permission.requested"
+                ),
+            ]
+        );
+        // Every key is unique, and every method name follows its key.
+        for (i, (method, key)) in METHODS.iter().enumerate() {
+            assert!(
+                METHODS[i + 1..].iter().all(|(_, k)| k != key),
+                "{key} twice"
+            );
+            let expected = match key.split_once(':') {
+                Some(("observe", kind)) => format!("{}_observed", kind.replace('.', "_")),
+                Some(("rewrite", kind)) => format!("{}_rewrite", kind.replace('.', "_")),
+                _ if *key == "*" => "any".to_owned(),
+                _ => key.replace('.', "_"),
+            };
+            assert_eq!(*method, expected);
         }
     }
 
@@ -431,6 +551,191 @@ mod tests {
         }
         let cx = Context::new("observe:message.completed", "guard", 100);
         assert!(dispatch(&mut hook, &requested(), &cx).is_none());
+    }
+
+    /// A hook that answers every new kind.
+    #[derive(Default)]
+    struct Answers;
+
+    impl Hook for Answers {
+        type Config = NoConfig;
+
+        fn prompt_submitted(
+            &mut self,
+            data: PromptSubmitted,
+            _event: &Event,
+            _cx: &Context,
+        ) -> HookResult<Block> {
+            crate::context::add("prompt seen");
+            Ok(if data.prompt.contains("secret") {
+                Block::block("no secrets in prompts")
+            } else {
+                Block::Pass
+            })
+        }
+
+        fn turn_stopping(
+            &mut self,
+            data: TurnStopping,
+            _event: &Event,
+            _cx: &Context,
+        ) -> HookResult<Continuation> {
+            Ok(if data.continued {
+                Continuation::Stop
+            } else {
+                Continuation::continue_turn("run the tests first")
+            })
+        }
+
+        fn permission_requested_rewrite(
+            &mut self,
+            mut data: PermissionRequested,
+            _event: &Event,
+            _cx: &Context,
+        ) -> HookResult<PermissionAnswer> {
+            if data.tool == "rm" {
+                return Ok(PermissionAnswer::deny_and_interrupt("never rm"));
+            }
+            data.input["sandboxed"] = true.into();
+            Ok(PermissionAnswer::AllowRewritten(data.input))
+        }
+
+        fn actions_requested_rewrite(
+            &mut self,
+            data: ActionsRequested,
+            _event: &Event,
+            _cx: &Context,
+        ) -> HookResult<Vec<CallAnswer>> {
+            Ok(data
+                .actions
+                .into_iter()
+                .map(|call| {
+                    if call.tool == "a" {
+                        CallAnswer::rewrite(Approval::Allow, serde_json::json!({"x": 1}))
+                    } else {
+                        Approval::deny("only a").into()
+                    }
+                })
+                .collect())
+        }
+    }
+
+    fn event(kind: &str, data: &str) -> Event {
+        Event::from_json(&format!(
+            r#"{{"schema_version":1,"id":"evt_9","kind":"{kind}","timestamp":"t",
+                "coordinates":{{"agent":"a","session":"s","sequence":0}},"data":{data}}}"#
+        ))
+        .expect("envelope")
+    }
+
+    #[test]
+    fn the_new_kinds_answer_their_typed_answers() {
+        let mut hook = Answers;
+        let run = |hook: &mut Answers, key: &str, kind: &str, data: &str| {
+            dispatch(hook, &event(kind, data), &Context::new(key, "answers", 100))
+                .expect("a method")
+                .expect("answers")
+        };
+        crate::context::take();
+        assert_eq!(
+            run(
+                &mut hook,
+                "prompt.submitted",
+                "prompt.submitted",
+                r#"{"prompt":"a secret"}"#
+            ),
+            Response::Gate(crate::Gate::Block("no secrets in prompts".into()))
+        );
+        assert_eq!(crate::context::take().as_deref(), Some("prompt seen"));
+        assert_eq!(
+            run(&mut hook, "turn.stopping", "turn.stopping", "{}"),
+            Response::Gate(crate::Gate::ContinueTurn("run the tests first".into()))
+        );
+        assert_eq!(
+            run(
+                &mut hook,
+                "turn.stopping",
+                "turn.stopping",
+                r#"{"continued":true}"#
+            ),
+            Response::Gate(crate::Gate::Pass)
+        );
+        assert_eq!(
+            run(
+                &mut hook,
+                "rewrite:permission.requested",
+                "permission.requested",
+                r#"{"tool":"sh","input":{"cmd":"ls"}}"#
+            ),
+            Response::Permission(PermissionAnswer::AllowRewritten(
+                serde_json::json!({"cmd": "ls", "sandboxed": true})
+            ))
+        );
+        assert_eq!(
+            run(
+                &mut hook,
+                "rewrite:permission.requested",
+                "permission.requested",
+                r#"{"tool":"rm"}"#
+            ),
+            Response::Permission(PermissionAnswer::Deny {
+                message: "never rm".into(),
+                interrupt: true
+            })
+        );
+        assert_eq!(
+            run(
+                &mut hook,
+                "rewrite:actions.requested",
+                "actions.requested",
+                r#"{"actions":[{"call_id":"c1","tool":"a"},{"call_id":"c2","tool":"b"}]}"#
+            ),
+            Response::Calls(vec![
+                CallAnswer::rewrite(Approval::Allow, serde_json::json!({"x": 1})),
+                CallAnswer::keep(Approval::deny("only a")),
+            ])
+        );
+    }
+
+    #[test]
+    fn the_defaults_of_the_new_methods_pass_stop_abstain_and_keep() {
+        let mut hook = Guard::default();
+        let run = |hook: &mut Guard, key: &str, kind: &str, data: &str| {
+            dispatch(hook, &event(kind, data), &Context::new(key, "guard", 100))
+                .expect("a method")
+                .expect("answers")
+        };
+        for (kind, data) in [
+            ("prompt.submitted", r#"{"prompt":"p"}"#),
+            ("task.created", r#"{"task_id":"t","subject":"s"}"#),
+            ("config.changed", r#"{"source":"user_settings"}"#),
+            ("compaction.requested", "{}"),
+            ("turn.stopping", "{}"),
+        ] {
+            assert_eq!(
+                run(&mut hook, kind, kind, data),
+                Response::Gate(crate::Gate::Pass),
+                "{kind}"
+            );
+            let observed = format!("observe:{kind}");
+            assert_eq!(run(&mut hook, &observed, kind, data), Response::None);
+        }
+        let permission = r#"{"tool":"t"}"#;
+        for key in ["permission.requested", "rewrite:permission.requested"] {
+            assert_eq!(
+                run(&mut hook, key, "permission.requested", permission),
+                Response::Permission(PermissionAnswer::Abstain)
+            );
+        }
+        assert_eq!(
+            run(
+                &mut hook,
+                "rewrite:actions.requested",
+                "actions.requested",
+                r#"{"actions":[{"call_id":"c1","tool":"a"},{"call_id":"c2","tool":"b"}]}"#
+            ),
+            Response::Calls(vec![CallAnswer::keep(Approval::Abstain); 2])
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Write hookrt hooks in Rust: one struct, one method per event kind, one macro call.
 //!
-//! A hook is a WebAssembly component for the `define-hook` world (`wit/v0.2.0/hook.wit`).
+//! A hook is a WebAssembly component for the `define-hook` world (`wit/v0.3.0/hook.wit`).
 //! This crate hides the generated bindings: an author writes a `Default` struct (an
 //! instance cache that lives as long as the component instance), handler methods, and
 //! one [`define_hook!`] call mapping event kinds (or `*`) to methods, optionally preceded
@@ -60,6 +60,44 @@
 //!
 //! `define_hook!` (above) keeps working in SDK 0.2.
 //!
+//! Answers follow the event's class: approvals for `actions.requested`, a
+//! [`FileEditAnswer`] for `file.edit.requested`, the edited state for `step.completed` and
+//! `turn.completed`, [`Block`] for the block gates (`prompt.submitted`,
+//! `compaction.requested`, `task.created`, `config.changed`), [`Continuation`] for
+//! `turn.stopping` and [`PermissionAnswer`] for `permission.requested`. A policy rewrites
+//! a call's input only from a `rewrite:` subscription (the `Hook` methods
+//! `actions_requested_rewrite` and `permission_requested_rewrite`, or a
+//! `"rewrite:actions.requested"` key), returning [`CallAnswer`]s; any handler may add
+//! text to the model's context with [`context::add`]:
+//!
+//! ```ignore
+//! #[derive(Default)]
+//! pub struct Workdir;
+//!
+//! #[hookrt_sdk::hook]
+//! impl Hook for Workdir {
+//!     // Shell calls run in the sandbox folder, whatever `cwd` the model asked for.
+//!     fn actions_requested_rewrite(&mut self, data: ActionsRequested, _e: &Event, _cx: &Context) -> HookResult<Vec<CallAnswer>> {
+//!         Ok(data.actions.into_iter().map(|call| match call.input.clone() {
+//!             serde_json::Value::Object(mut input) if call.tool == "run_shell" => {
+//!                 input.insert("cwd".into(), "/sandbox".into());
+//!                 CallAnswer::rewrite(Approval::Allow, input.into())
+//!             }
+//!             _ => CallAnswer::keep(Approval::Abstain),
+//!         }).collect())
+//!     }
+//!     // The turn goes on until the tests were run; the model is told why.
+//!     fn turn_stopping(&mut self, data: TurnStopping, _e: &Event, _cx: &Context) -> HookResult<Continuation> {
+//!         let tested = data.last_message.as_deref().is_some_and(|m| m.contains("tests pass"));
+//!         if tested || data.continued {
+//!             return Ok(Continuation::Stop);
+//!         }
+//!         context::add("This repository's tests run with `make test`.");
+//!         Ok(Continuation::continue_turn("Run the tests before you finish."))
+//!     }
+//! }
+//! ```
+//!
 //! Where things live:
 //! - [`Event`], [`Context`], [`EventClass`], [`Coordinates`], [`Durability`], [`Scope`],
 //!   [`Transport`]: what a handler receives (`event.rs`). The context also names the agent
@@ -68,8 +106,10 @@
 //!   event reached hookrt ([`Context::transport`], a description only).
 //! - [`events`]: typed data per kind ([`events::KINDS`] lists the vocabulary), and
 //!   [`events::AgentInput`], the state edit hooks change (`agent_input.rs`).
-//! - [`Response`], [`IntoResponse`], [`Approval`], [`FileEditAnswer`]: what a handler
-//!   answers (`response.rs`).
+//! - [`Response`], [`IntoResponse`], [`Approval`], [`CallAnswer`], [`FileEditAnswer`],
+//!   [`Block`], [`Continuation`], [`Gate`], [`PermissionAnswer`]: what a handler answers
+//!   (`response.rs`).
+//! - [`context`]: text a handler adds to the model's context ([`context::add`]).
 //! - [`state`]: per-hook key-value state kept by the host (needs the `state` grant).
 //! - [`metrics`]: counters and gauges the host aggregates per hook (needs the `metrics`
 //!   grant); natively recorded for tests ([`metrics::recorded`]).
@@ -84,6 +124,7 @@
 extern crate self as hookrt_sdk;
 
 mod agent_input;
+pub mod context;
 mod define_hook;
 mod error;
 pub mod eve;
@@ -105,7 +146,10 @@ pub use hook::{Hook, NoConfig};
 pub use hookrt_sdk_macros::hook;
 pub use idempotency::idempotency_key;
 pub use log::safe_log;
-pub use response::{Approval, FileEditAnswer, IntoResponse, Response};
+pub use response::{
+    Approval, Block, CallAnswer, Continuation, FileEditAnswer, Gate, IntoResponse,
+    PermissionAnswer, Response,
+};
 
 #[doc(hidden)]
 pub use define_hook::__private;
@@ -114,7 +158,7 @@ pub use define_hook::__private;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "wit/v0.2.0",
+        path: "wit/v0.3.0",
         world: "define-hook",
         pub_export_macro: true,
         default_bindings_module: "hookrt_sdk::bindings",
@@ -126,11 +170,11 @@ pub mod prelude {
     pub use crate::define_hook;
     pub use crate::events::*;
     pub use crate::{
-        Approval, Context, Coordinates, Durability, Event, EventClass, FileEditAnswer, Hook,
-        HookError, HookResult, IntoResponse, NoConfig, Response, Scope, Transport, idempotency_key,
-        safe_log,
+        Approval, Block, CallAnswer, Context, Continuation, Coordinates, Durability, Event,
+        EventClass, FileEditAnswer, Gate, Hook, HookError, HookResult, IntoResponse, NoConfig,
+        PermissionAnswer, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{eve, log, metrics, state};
+    pub use crate::{context, eve, log, metrics, state};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

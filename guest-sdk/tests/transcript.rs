@@ -35,6 +35,11 @@ fn parse_typed(event: &Event) -> Result<(), HookError> {
         InputRequested::KIND => event.data::<InputRequested>().map(drop),
         InputReceived::KIND => event.data::<InputReceived>().map(drop),
         FileEditRequested::KIND => event.data::<FileEditRequested>().map(drop),
+        PromptSubmitted::KIND => event.data::<PromptSubmitted>().map(drop),
+        TurnStopping::KIND => event.data::<TurnStopping>().map(drop),
+        PermissionRequested::KIND => event.data::<PermissionRequested>().map(drop),
+        TaskCreated::KIND => event.data::<TaskCreated>().map(drop),
+        ConfigChanged::KIND => event.data::<ConfigChanged>().map(drop),
         other => Err(HookError::new(format!(
             "kind `{other}` is not in the vocabulary"
         ))),

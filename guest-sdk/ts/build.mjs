@@ -99,7 +99,7 @@ function typeCheck(ts, req, sdkFile) {
     const file = d.file.fileName === hookFile ? req.path : d.file.fileName;
     // 2353: an object literal key the type does not have, e.g. a misspelled kind.
     if (d.code === 2307) return `${file}:${line + 1}:${character + 1}: ${text}\n  fix: ${FIX}`;
-    const hint = d.code === 2353 ? " (a handler key is an event kind, `observe:<kind>`, `*` or `configure`; kinds are listed in docs/envelope.md)" : "";
+    const hint = d.code === 2353 ? " (a handler key is an event kind, `observe:<kind>`, `rewrite:<kind>`, `*` or `configure`; kinds are listed in docs/envelope.md)" : "";
     return `${file}:${line + 1}:${character + 1}: ${text}${hint}`;
   });
   fail(`type errors (TypeScript ${ts.version}, strict):\n${lines.join("\n")}`);
@@ -109,7 +109,7 @@ function typeCheck(ts, req, sdkFile) {
 async function bundle(esbuild, req, sdkFile) {
   const entry = [
     `import hook from "hookrt-hook:source";`,
-    `const ok = hook !== null && typeof hook === "object" && hook.__hookrt === "define-hook@0.2.0";`,
+    `const ok = hook !== null && typeof hook === "object" && hook.__hookrt === "define-hook@0.3.0";`,
     `const refuse = () => { throw ${JSON.stringify(`${req.path} does not \`export default defineHook({...})\` (import { defineHook } from "hookrt")`)}; };`,
     `export const configure = ok ? (c) => hook.configure(c) : refuse;`,
     `export const subscriptions = ok ? () => hook.subscriptions() : () => [];`,

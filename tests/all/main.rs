@@ -6,6 +6,7 @@
 
 mod common;
 
+mod answers;
 mod attacks;
 mod cache;
 mod caps;

@@ -6,8 +6,9 @@ fn sdk_and_runtime_share_one_vocabulary() {
     assert_eq!(host, hookrt_sdk::events::KINDS);
 }
 
-/// The typed `Hook` trait has a method for every kind of the vocabulary (and an
-/// `_observed` one for every decision and edit kind), typed with `eve::` data
+/// The typed `Hook` trait has a method for every kind of the vocabulary (an
+/// `_observed` one for every decision, edit and gate kind, and a `_rewrite`
+/// one for every kind whose calls can be rewritten), typed with `eve::` data
 /// exactly for the kinds only Eve's stream carries: `hookrt new` relies on it.
 #[test]
 fn every_kind_has_a_typed_method_in_the_sdk() {
@@ -22,6 +23,12 @@ fn every_kind_has_a_typed_method_in_the_sdk() {
                 format!("observe:{}", k.name),
             ));
         }
+    }
+    for k in hookrt::event::REWRITABLE {
+        expected.push((
+            format!("{}_rewrite", k.replace('.', "_")),
+            format!("rewrite:{k}"),
+        ));
     }
     let mut methods: Vec<(String, String)> = hookrt_sdk::hook::METHODS
         .iter()

@@ -27,6 +27,16 @@ use crate::{Server, TOKEN, hookrt};
 /// Marks the subagent's prompt, so the stand-in tells its requests apart.
 const SUB: &str = "SUBAGENT: make sub.txt";
 
+/// Starts the prompt of the session that tries the answers beyond allow /
+/// deny: its model asks for one `touch main.txt`, then says it is done.
+const ANSWERS: &str = "ANSWERS: make main.txt";
+/// What the gatekeeper adds as context to every prompt.
+const CONTEXT_MARK: &str = "HOOKRT-CONTEXT-7f3a: the build folder is generated";
+/// What the gatekeeper tells the model each time it keeps a turn going.
+const KEEP_GOING: &str = "HOOKRT-KEEP-GOING: check the file once more";
+/// A word the gatekeeper blocks prompts for.
+const FORBIDDEN: &str = "FORBIDDEN-WORD";
+
 /// A loopback stand-in of the Messages API: each `POST /v1/messages` is
 /// answered by [`script`] from the conversation it carries; every request
 /// body is kept.
@@ -118,7 +128,9 @@ fn script(request: &Value) -> Vec<Value> {
     };
     let agent = json!({"type": "tool_use", "id": "toolu_main_agent", "name": "Agent",
         "input": {"description": "make a file", "prompt": SUB, "subagent_type": "general-purpose"}});
-    let steps = if conversation.contains(SUB) && !conversation.contains("toolu_main_agent") {
+    let steps = if conversation.contains(ANSWERS) {
+        vec![("toolu_answers_touch", bash("toolu_answers_touch", "touch main.txt"))]
+    } else if conversation.contains(SUB) && !conversation.contains("toolu_main_agent") {
         vec![("toolu_sub_touch", bash("toolu_sub_touch", "touch sub.txt"))]
     } else {
         vec![
@@ -204,6 +216,11 @@ struct Session {
 
 /// Runs a whole session in a fresh project whose settings `install` wrote.
 fn session(install: &[&str], env: &[(&str, &str)]) -> Session {
+    session_of("clean up, then make the files", install, env)
+}
+
+/// [`session`] with the user's `prompt`.
+fn session_of(prompt: &str, install: &[&str], env: &[(&str, &str)]) -> Session {
     let claude =
         claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
     let model = StandIn::start();
@@ -219,7 +236,7 @@ fn session(install: &[&str], env: &[(&str, &str)]) -> Session {
     let child = Command::new(claude)
         .args([
             "-p",
-            "clean up, then make the files",
+            prompt,
             "--output-format",
             "stream-json",
             "--verbose",
@@ -364,4 +381,86 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
     let url = format!("http://{}", server.addr);
     let by_http = session(&[dir, "--http", &url], &[("HOOKRT_TOKEN", TOKEN)]);
     check(&by_http, "http");
+}
+
+/// The agent folder of the answers beyond allow / deny: the example policy;
+/// a rewriter that appends ` rewritten.txt` to every shell command and
+/// allows it; a gatekeeper that adds context to every prompt, blocks
+/// prompts holding [`FORBIDDEN`] and keeps every turn going; the loop
+/// governor at 2 continues in a row.
+fn answers_agent() -> TempAgent {
+    TempAgent::new()
+        .hook("agent/hooks/policy", "policy")
+        .hook("testing/hooks/rewriter.rs", "rewriter.rs")
+        .hook("testing/hooks/gatekeeper.rs", "gatekeeper.rs")
+        .config(&format!(
+            "[governor]\nmax_continues = 2\n\
+             [hooks.\"rewriter\"]\nconfig = {{ suffix = \" rewritten.txt\", allow = true }}\n\
+             [hooks.\"gatekeeper\"]\nconfig = {{ context = \"{CONTEXT_MARK}\", block_word = \"{FORBIDDEN}\", keep_going = \"{KEEP_GOING}\" }}\n"
+        ))
+}
+
+/// The requests that asked the model for something (Claude Code also makes
+/// tool-less requests of its own, e.g. for a title).
+fn model_turns(s: &Session) -> Vec<&Value> {
+    s.requests
+        .iter()
+        .filter(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .collect()
+}
+
+/// What the answers session must show, whichever way hookrt answered.
+fn check_answers(s: &Session, blocked: &Session, transport: &str) {
+    let p = s.project.path();
+    // The rewrite: Claude Code ran `touch main.txt rewritten.txt`.
+    assert!(
+        p.join("rewritten.txt").exists() && p.join("main.txt").exists(),
+        "{transport}: the rewritten command ran"
+    );
+    let turns = model_turns(s);
+    // Added context: in the first request already (UserPromptSubmit).
+    assert!(
+        turns[0]["messages"].to_string().contains(CONTEXT_MARK),
+        "{transport}: the prompt's context reached the model: {}",
+        turns[0]["messages"]
+    );
+    // The Stop continue, capped by the governor: the model was told to keep
+    // going exactly max_continues (2) times, then the turn ended.
+    let last = turns.last().unwrap()["messages"].to_string();
+    assert_eq!(
+        last.matches(KEEP_GOING).count(),
+        2,
+        "{transport}: two continues, then capped: {last}"
+    );
+    let failed: Vec<String> = s
+        .lines
+        .iter()
+        .filter(|l| l["type"] == "system" && l["subtype"] == "hook_response" && l["outcome"] != "success")
+        .map(|r| r.to_string())
+        .collect();
+    assert!(failed.is_empty(), "{transport}: hook errors: {failed:?}");
+    // A blocked prompt makes no model request.
+    assert!(
+        model_turns(blocked).is_empty(),
+        "{transport}: the blocked prompt reached the model: {:?}",
+        blocked.requests
+    );
+}
+
+#[test]
+fn the_real_claude_code_takes_hookrts_rewrites_context_blocks_and_capped_continues() {
+    let agent = answers_agent();
+    let dir = agent.path().to_str().unwrap();
+    succeeded(&mut hookrt(&["build", dir]));
+
+    let by_command = session_of(ANSWERS, &[dir], &[]);
+    let blocked = session_of(&format!("{FORBIDDEN}: do nothing"), &[dir], &[]);
+    check_answers(&by_command, &blocked, "command");
+
+    let server = Server::start(agent.path(), &["--decide-timeout-ms", "8000"]);
+    let url = format!("http://{}", server.addr);
+    let env = [("HOOKRT_TOKEN", TOKEN)];
+    let by_http = session_of(ANSWERS, &[dir, "--http", &url], &env);
+    let blocked = session_of(&format!("{FORBIDDEN}: do nothing"), &[dir, "--http", &url], &env);
+    check_answers(&by_http, &blocked, "http");
 }

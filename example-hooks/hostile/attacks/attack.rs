@@ -75,7 +75,7 @@ impl hookrt_sdk::bindings::Guest for Attack {
         vec![ON.with(|o| o.borrow().clone())]
     }
 
-    fn handle(_envelope: wit::Envelope, _context: wit::Context) -> Result<wit::Response, String> {
+    fn handle(_envelope: wit::Envelope, _context: wit::Context) -> Result<wit::Reply, String> {
         // With `every = N`, only the Nth delivery of an instance attacks.
         let (every, n) = EVERY.with(|e| {
             let mut e = e.borrow_mut();
@@ -86,7 +86,7 @@ impl hookrt_sdk::bindings::Guest for Attack {
             info("delivery", &[("n_in_instance", n.to_string())]);
         }
         if n % every != 0 {
-            return Ok(wit::Response::None);
+            return Ok(reply(wit::Response::None));
         }
         match attack().as_str() {
             "huge_alloc" => {
@@ -133,12 +133,12 @@ impl hookrt_sdk::bindings::Guest for Attack {
                 }
             }
             "huge_approvals" => {
-                return Ok(wit::Response::Approvals(vec![
+                return Ok(reply(wit::Response::Approvals(vec![
                     wit::Approval::Allow;
                     100_000
-                ]));
+                ])));
             }
-            "huge_edit" => return Ok(wit::Response::Edit("x".repeat(8 << 20))),
+            "huge_edit" => return Ok(reply(wit::Response::Edit("x".repeat(8 << 20)))),
             "invalid_utf8_log" => log::log(log::Level::Info, &not_utf8(), &[]),
             "invalid_utf8_error" => return Err(not_utf8()),
             "exit" => std::process::exit(3),
@@ -165,7 +165,15 @@ impl hookrt_sdk::bindings::Guest for Attack {
             }
             other => return Err(format!("unknown attack `{other}`")),
         }
-        Ok(wit::Response::None)
+        Ok(reply(wit::Response::None))
+    }
+}
+
+/// World 0.3.0's reply: the answer, and no context for the model.
+fn reply(response: wit::Response) -> wit::Reply {
+    wit::Reply {
+        response,
+        context: None,
     }
 }
 

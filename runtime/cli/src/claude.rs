@@ -2,15 +2,16 @@
 //! Code runs it per event with the event's JSON on stdin
 //! (`.claude/settings.json`: `{"type": "command", "command": "hookrt claude-hook DIR"}`);
 //! it runs the sandboxed hooks of DIR on the event and answers as Claude Code
-//! documents: for the gates (`PreToolUse`, `PreSkillShellCommand`), exit 0
-//! and `hookSpecificOutput` with `permissionDecision` `deny` / `ask` /
-//! `allow` and the reason (nothing when every hook abstains: Claude Code's
-//! own permission rules decide); for the other events, every one of Claude
-//! Code's and any it may add, exit 0 and nothing on stdout. Anything that
-//! keeps hookrt from deciding a gate (bad input, an agent folder that does
-//! not load) exits 2, which blocks the call, with the reason on stderr: it
-//! fails closed. For other events such a failure exits 1 (a non-blocking
-//! error, shown in Claude Code's verbose mode).
+//! documents (`hookrt::front::claude`): exit 0 and the JSON of the hooks'
+//! answers (a permission decision and rewritten input, a permission
+//! request's decision, a blocked prompt or a continued turn, context for the
+//! model), or nothing when there is nothing to say, for every event of
+//! Claude Code's and any it may add. Anything that keeps hookrt from
+//! deciding a gate (`CLAUDE_GATES`: bad input, an agent folder that does not
+//! load) exits 2, which blocks the call (or the prompt, compaction, task or
+//! config change), with the reason on stderr: it fails closed. For other
+//! events such a failure exits 1 (a non-blocking error, shown in Claude
+//! Code's verbose mode).
 //!
 //! Claude Code lets the tool run when its hook times out or crashes
 //! (anything but exit 2 is non-blocking), so the slow and crashing paths
@@ -110,6 +111,15 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
         kind: "claude-code".into(),
         detail: None,
     });
+    // A process per event: what must outlive it (the loop governor's count
+    // of continues in a row, hooks' `state`) is kept per user. Opened only
+    // when something reads it.
+    let keeps_state = rt.hooks().iter().any(|h| h.imports.iter().any(|i| i.starts_with("hookrt:hook/state@")));
+    if (keeps_state || envelope.kind == hookrt::event::TURN_STOPPING)
+        && let Err(e) = rt.keep_state_per_user()
+    {
+        return fail(gate, &format!("cannot open hookrt's per-user state: {e}"));
+    }
     match rt.dispatch(&envelope) {
         Ok(dispatch) => answer(&name, &dispatch),
         Err(e) => fail(gate, &format!("event refused: {e}")),

@@ -19,7 +19,8 @@ pub struct NewArgs {
     #[arg(long, default_value = "rust")]
     pub lang: String,
     /// The event kinds it handles, comma-separated: a kind, `observe:<kind>` to
-    /// watch a decision or edit event without a vote, or `*` for every event.
+    /// watch a decision, edit or gate event without a vote, `rewrite:<kind>` to
+    /// vote on and rewrite a call's input, or `*` for every event.
     #[arg(long, value_delimiter = ',', default_value = "message.completed")]
     pub events: Vec<String>,
     /// Write a crate (SLUG/Cargo.toml, SLUG/src/lib.rs) instead of one file.
@@ -88,10 +89,9 @@ pub fn new(args: &NewArgs) -> Result<()> {
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does"
     );
-    if methods
-        .iter()
-        .any(|(k, _)| class_of(k) == EventClass::Decision)
-    {
+    if methods.iter().any(|(k, _)| {
+        class_of(hookrt::event::rewritten_kind(k).unwrap_or(k)) == EventClass::Decision
+    }) {
         println!(
             "  it votes on a decision event: a failure denies by default; say so in {agent}/hookrt.toml \
              with [hooks.\"{slug}\"] on_failure = \"deny\" (or \"abstain\")"
@@ -149,6 +149,9 @@ fn method(kind: &str) -> Result<String> {
     }
     if let Some(k) = kind.strip_prefix("observe:") {
         return Ok(format!("{}_observed", k.replace('.', "_")));
+    }
+    if let Some(k) = hookrt::event::rewritten_kind(kind) {
+        return Ok(format!("{}_rewrite", k.replace('.', "_")));
     }
     if hookrt::event::KINDS.iter().any(|k| k.name == kind) {
         return Ok(kind.replace('.', "_"));
@@ -214,12 +217,43 @@ fn template(slug: &Slug, name: &str, methods: &[(String, String)]) -> String {
             continue;
         }
         let watched = kind.strip_prefix("observe:");
-        let base = watched.unwrap_or(kind);
+        let rewrite = hookrt::event::rewritten_kind(kind);
+        let base = watched.or(rewrite).unwrap_or(kind);
         let data = data_type(base);
         let (answer, body) = match (watched, class_of(base), base) {
             (Some(_), _, _) | (None, EventClass::Observe, _) => (
                 "HookResult".to_owned(),
                 "safe_log(event, cx); // ids, kind and timing only, never event data\n        let _ = data;\n        Ok(())".to_owned(),
+            ),
+            (None, _, "actions.requested") if rewrite.is_some() => (
+                "HookResult<Vec<CallAnswer>>".to_owned(),
+                "safe_log(event, cx);\n        // One answer per requested call, in order: CallAnswer::keep(approval), or\n        \
+                 // CallAnswer::rewrite(approval, input) with the call's whole new input (a JSON object).\n        \
+                 let keep = CallAnswer::keep(Approval::Abstain);\n        Ok(vec![keep; data.actions.len()])"
+                    .to_owned(),
+            ),
+            (None, _, "permission.requested") => (
+                "HookResult<PermissionAnswer>".to_owned(),
+                if rewrite.is_some() {
+                    "safe_log(event, cx);\n        let _ = data;\n        // PermissionAnswer::allow_rewritten(input) allows it with its whole input rewritten.\n        \
+                     Ok(PermissionAnswer::Abstain)"
+                } else {
+                    "safe_log(event, cx);\n        let _ = data;\n        // Allow or PermissionAnswer::deny(..) without asking; Abstain lets a human answer.\n        \
+                     Ok(PermissionAnswer::Abstain)"
+                }
+                .to_owned(),
+            ),
+            (None, _, "turn.stopping") => (
+                "HookResult<Continuation>".to_owned(),
+                "safe_log(event, cx);\n        let _ = data;\n        // Continuation::continue_turn(..) keeps the turn going (what the model does next).\n        \
+                 Ok(Continuation::Stop)"
+                    .to_owned(),
+            ),
+            (None, EventClass::Gate, _) => (
+                "HookResult<Block>".to_owned(),
+                "safe_log(event, cx);\n        let _ = data;\n        // Block::block(reason) stops what the event announces; Pass lets it go on.\n        \
+                 Ok(Block::Pass)"
+                    .to_owned(),
             ),
             (None, _, "actions.requested") => (
                 "HookResult<Vec<Approval>>".to_owned(),

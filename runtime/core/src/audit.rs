@@ -74,7 +74,10 @@ pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<Str
         return out;
     }
     for kind in &hook.subscriptions {
-        if class_of(kind) == EventClass::Decision {
+        let kind = crate::event::kind::handled_kind(kind);
+        let blocks = crate::event::kind::gate_rule(kind) == Some(crate::event::kind::GateRule::Block)
+            && hook.world_version == crate::sandbox::wit::NEWEST_VERSION;
+        if class_of(kind) == EventClass::Decision || blocks {
             let method = match hook.kind {
                 SourceKind::TypeScript => {
                     format!("the key `\"observe:{kind}\"` in defineHook")
@@ -86,10 +89,11 @@ pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<Str
                  fix: if it only watches, subscribe to `observe:{kind}` ({method}); \
                  if it decides, say so with `on_failure = \"deny\"` (or \"abstain\") in its [hooks.\"{}\"] table",
                 hook.id(),
-                if kind == "actions.requested" {
-                    "every tool call it is asked about is denied"
-                } else {
-                    "the file write is aborted"
+                match kind {
+                    "actions.requested" => "every tool call it is asked about is denied",
+                    "permission.requested" => "every permission request it is asked about is denied",
+                    "file.edit.requested" => "the file write is aborted",
+                    _ => "what the event announces is blocked",
                 },
                 hook.slug.as_str(),
             ));
@@ -104,8 +108,44 @@ pub struct Subscription {
     /// The kind, or `*`.
     pub kind: String,
     /// What the hook may do with those events: `observe`, `decision`, `edit`,
-    /// or `any` for `*` (a wildcard handler receives every class).
+    /// `gate`, or `any` for `*` (a wildcard handler receives every class).
     pub class: String,
+    /// What its answers can do to the agent ([`powers`]): `deny`, `ask`,
+    /// `allow`, `rewrite input`, `block`, `continue turn`, `own file edits`,
+    /// `edit agent input`, `add context`; empty for a hook that only watches.
+    pub may: Vec<&'static str>,
+}
+
+/// What a hook of world `world` subscribed as `key` can do to the agent
+/// with its answers. A hook of a world before 0.3.0 cannot rewrite, add
+/// context, answer a gate or a permission request; `observe:` handlers and
+/// aggregate observers can do nothing; a `*` handler votes (abstaining when
+/// it fails) on whatever it receives, which the list does not spell out.
+pub fn powers(key: &str, world: &str, aggregate: bool) -> Vec<&'static str> {
+    use crate::event::kind::{self, GateRule};
+    let v3 = world == crate::sandbox::wit::NEWEST_VERSION;
+    if aggregate || kind::observed_kind(key).is_some() || (!v3 && kind::answered_from_v3(kind::handled_kind(key))) {
+        return Vec::new();
+    }
+    let k = kind::handled_kind(key);
+    let mut may: Vec<&'static str> = match (class_of(k), k) {
+        (_, "actions.requested") => vec!["deny", "ask", "allow"],
+        (_, kind::PERMISSION_REQUESTED) => vec!["deny", "allow"],
+        (EventClass::Decision, _) => vec!["own file edits"],
+        (EventClass::Edit, _) => vec!["edit agent input"],
+        (EventClass::Gate, _) => match kind::gate_rule(k) {
+            Some(GateRule::Continue) => vec!["continue turn"],
+            _ => vec!["block"],
+        },
+        (EventClass::Observe, _) => Vec::new(),
+    };
+    if kind::rewritten_kind(key).is_some() {
+        may.push("rewrite input");
+    }
+    if v3 && key != WILDCARD && kind::takes_context(k) {
+        may.push("add context");
+    }
+    may
 }
 
 /// The audit of one agent folder.
@@ -157,8 +197,9 @@ pub fn audit(rt: &Runtime) -> Audit {
                     class: if k == WILDCARD {
                         "any".into()
                     } else {
-                        format!("{:?}", class_of(k)).to_lowercase()
+                        format!("{:?}", class_of(crate::event::kind::handled_kind(k))).to_lowercase()
                     },
+                    may: powers(k, h.world_version, h.scope == crate::event::scope::Scope::Aggregate),
                 })
                 .collect(),
             scope: h.scope.clone(),
@@ -243,6 +284,21 @@ impl HookAudit {
             .map(|s| format!("{} ({})", s.kind, s.class))
             .collect();
         let _ = writeln!(s, "   subscribes {}", subs.join(", "));
+        // What can change what the agent does beyond allow / deny / ask:
+        // an auditor's first question about a hook.
+        let strong: Vec<String> = h
+            .subscriptions
+            .iter()
+            .flat_map(|sub| {
+                sub.may
+                    .iter()
+                    .filter(|p| matches!(**p, "rewrite input" | "block" | "continue turn"))
+                    .map(move |p| format!("{p} ({})", crate::event::kind::handled_kind(&sub.kind)))
+            })
+            .collect();
+        if !strong.is_empty() {
+            let _ = writeln!(s, "   may        {}", strong.join(", "));
+        }
         let _ = writeln!(s, "   scope      {}", h.scope);
         let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
         for i in &h.imports {

@@ -375,6 +375,28 @@ impl Runtime {
         self.state = store;
     }
 
+    /// Keeps hooks' `state` (and the loop governor's counts) for this agent
+    /// folder in a database of the user's (`$HOOKRT_STATE_DIR`, else
+    /// `state/` under hookrt's per-user folder, 0700; one file per folder,
+    /// named by a digest of its canonical path), for a process that runs one
+    /// event and ends (`hookrt claude-hook`): what a hook keeps, and how many
+    /// times in a row a turn was kept going, outlive the process. Returns the
+    /// file. Never inside the agent folder: its author could plant one.
+    pub fn keep_state_per_user(&mut self) -> std::io::Result<PathBuf> {
+        use sha2::{Digest, Sha256};
+        let dir = crate::hooks::cache::dir::per_user_dir("HOOKRT_STATE_DIR", Some("state"))
+            .ok_or_else(|| std::io::Error::other("no home folder: set HOOKRT_STATE_DIR"))?;
+        if let Some(why) = crate::hooks::cache::dir::unsafe_dir(&dir) {
+            return Err(std::io::Error::other(format!("{} {why}", dir.display())));
+        }
+        crate::hooks::cache::dir::create_private_dir(&dir)?;
+        let canonical = self.agent_dir.canonicalize()?;
+        let digest = Sha256::digest(canonical.as_os_str().as_encoded_bytes());
+        let path = dir.join(format!("{}.db", hex::encode(&digest[..16])));
+        self.state = StateStore::open(&path).map_err(std::io::Error::other)?;
+        Ok(path)
+    }
+
     /// Takes over what a running service gave `old`: its cancel flag, hooks'
     /// `state`, hooks' `metrics`, the transport and the number of delivery
     /// threads, so a reload swaps the hooks and nothing else (hooks keep their state; shutdown stops them).

@@ -97,7 +97,7 @@ pub(crate) fn cargo(opts: &CargoSetup<'_>) -> Command {
         "--target-dir",
     ])
     .arg(opts.cache_dir.join("target"));
-    // Hooks depend on `hookrt-sdk = "0.2"`; this runtime supplies the SDK it
+    // Hooks depend on `hookrt-sdk = "0.3"` (`SDK_REQ`); this runtime supplies the SDK it
     // was built with, so crate hooks build wherever their folder lives.
     let sdk = toml::Value::String(opts.sdk_dir.to_string_lossy().into_owned());
     cmd.arg("--config")

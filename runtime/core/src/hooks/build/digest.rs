@@ -112,7 +112,10 @@ pub(crate) fn ts_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
     for file in [
         ts.join("build.mjs"),
         ts.join("package-lock.json"),
-        sdk_dir.join("wit").join("v0.2.0").join("hook.wit"),
+        sdk_dir
+            .join("wit")
+            .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))
+            .join("hook.wit"),
     ] {
         h.update(fs::read(file).map_err(|_| missing())?);
     }

@@ -35,7 +35,7 @@ use crate::hooks::problem::Problem;
 /// was installed from.
 pub const LOCK_RECORD_FILE: &str = "hookrt-toolchain.sha256";
 /// The world file the TS SDK is built against, under the SDK dir.
-pub const WIT_FILE: &str = "wit/v0.2.0/hook.wit";
+pub const WIT_FILE: &str = "wit/v0.3.0/hook.wit";
 /// How long one TS build may run before it is killed. A hook's top level runs
 /// during the build (Wizer pre-initialisation) without a fuel limit, so an
 /// endless loop there would hang `hookrt check` for ever. Override with

@@ -1,0 +1,62 @@
+//! Test hook (world 0.3.0): rewrites each requested call's `command` by
+//! appending its configured `suffix`, allows or abstains as configured, and
+//! adds as context the command as it received it, so a test can see that a
+//! later rewriter starts from an earlier one's result.
+//!
+//! `config = { suffix = " --dry-run", allow = true, not_object = false }`;
+//! `not_object = true` answers a rewrite that is not a JSON object (a broken
+//! policy: it must fail closed).
+
+use hookrt_sdk::prelude::*;
+
+#[derive(Deserialize, Default)]
+#[serde(crate = "hookrt_sdk::serde")]
+pub struct Config {
+    suffix: String,
+    #[serde(default)]
+    allow: bool,
+    #[serde(default)]
+    not_object: bool,
+}
+
+#[derive(Default)]
+pub struct Rewriter {
+    config: Config,
+}
+
+#[hookrt_sdk::hook]
+impl Hook for Rewriter {
+    type Config = Config;
+
+    fn configure(&mut self, config: Config) -> HookResult {
+        self.config = config;
+        Ok(())
+    }
+
+    fn actions_requested_rewrite(
+        &mut self,
+        data: ActionsRequested,
+        _event: &Event,
+        _cx: &Context,
+    ) -> HookResult<Vec<CallAnswer>> {
+        let approval = if self.config.allow {
+            Approval::Allow
+        } else {
+            Approval::Abstain
+        };
+        Ok(data
+            .actions
+            .iter()
+            .map(|a| {
+                let command = a.input["command"].as_str().unwrap_or_default();
+                context::add(format!("saw `{command}`"));
+                let mut input = a.input.clone();
+                input["command"] = format!("{command}{}", self.config.suffix).into();
+                if self.config.not_object {
+                    input = serde_json::json!([input]);
+                }
+                CallAnswer::rewrite(approval.clone(), input)
+            })
+            .collect())
+    }
+}

@@ -150,6 +150,11 @@ pub fn hookrt_bin() -> PathBuf {
 pub fn hookrt_command() -> Command {
     let mut c = Command::new(hookrt_bin());
     c.env("HOOKRT_CACHE_DIR", shared_cache());
+    // `hookrt claude-hook` keeps state per user: the tests' own, not the machine's.
+    c.env(
+        "HOOKRT_STATE_DIR",
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-state"),
+    );
     c
 }
 

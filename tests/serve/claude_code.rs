@@ -210,7 +210,10 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
                 decided_by: Some("allow_all".into()),
                 failure: false,
                 answers: Vec::new(),
+                rewrites: Vec::new(),
+                input: None,
             }],
+            context: Vec::new(),
         })),
     )
     .unwrap();
@@ -225,6 +228,71 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
         5,
         "deny, ask, a skill's deny, a refusal, allow: {answers:?}"
     );
+    drop(server);
+
+    // The answers beyond allow / deny / ask, from hooks that give them: a
+    // rewrite (allowed), context on every event that takes it, a blocked
+    // prompt, compaction, task and config change, a continued stop, a
+    // denied permission request.
+    let answering = answering_agent();
+    succeeded(&mut hookrt(&["build", answering.path().to_str().unwrap()]));
+    let server = Server::start(answering.path(), &["--decide-timeout-ms", "30000"]);
+    for (event, _) in hookrt::event::CLAUDE_EVENTS {
+        let reply = server.post("/v1/claude-code", "application/json", input(event).to_string().as_bytes());
+        assert_eq!(reply.status, 200, "{event}: {}", reply.body);
+        answers.push((format!("{event}, answered"), reply.json()));
+    }
+    // hookrt's own refusal of every gate, and what no example hook gives: a
+    // permission allowed with a rewritten input, a continue the governor capped.
+    for gate in hookrt::front::claude::CLAUDE_GATES {
+        answers.push((
+            format!("{gate}, refused"),
+            hookrt::front::claude::claude_refusal(gate, "the test says so"),
+        ));
+    }
+    let built = |name: &str, r: hookrt::Resolution| {
+        (format!("{name}, built"), hookrt::front::claude::claude_answer(name, Some(&r)).unwrap())
+    };
+    answers.push(built(
+        "PermissionRequest",
+        hookrt::Resolution::Permission(hookrt::PermissionDecision {
+            verdict: hookrt::event::Permission::Allow { rewrite: None },
+            decided_by: Some("p".into()),
+            failure: false,
+            answers: Vec::new(),
+            rewrites: Vec::new(),
+            input: Some(json!({"command": "git push --dry-run"})),
+            context: Vec::new(),
+        }),
+    ));
+    answers.push(built(
+        "Stop",
+        hookrt::Resolution::Gate(hookrt::GateDecision {
+            verdict: hookrt::event::Gate::Pass,
+            decided_by: None,
+            failure: false,
+            capped: true,
+            answers: Vec::new(),
+            context: Vec::new(),
+        }),
+    ));
+    let has = |path: &[&str], value: Option<&str>| {
+        answers.iter().any(|(_, a)| {
+            let v = path.iter().fold(a, |v, k| &v[*k]);
+            !v.is_null() && value.is_none_or(|want| v == want)
+        })
+    };
+    for (path, value) in [
+        (&["hookSpecificOutput", "updatedInput"][..], None),
+        (&["hookSpecificOutput", "additionalContext"][..], None),
+        (&["decision"][..], Some("block")),
+        (&["hookSpecificOutput", "decision", "behavior"][..], Some("deny")),
+        (&["hookSpecificOutput", "decision", "behavior"][..], Some("allow")),
+        (&["hookSpecificOutput", "decision", "updatedInput"][..], None),
+        (&["systemMessage"][..], None),
+    ] {
+        assert!(has(path, value), "an answer with {path:?} = {value:?}: {answers:?}");
+    }
 
     let claude = claude_code_dir();
     let checks = tempfile::Builder::new()
@@ -252,6 +320,20 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
     std::fs::write(&file, wrong).unwrap();
     let out = tsc(&claude, &file);
     assert!(!out.status.success(), "tsc took a misspelt field");
+}
+
+/// The example policy, a rewriter that allows, and a gatekeeper that adds
+/// context everywhere, blocks the fixtures' prompt, keeps every turn going
+/// and denies `Bash`'s permission requests.
+pub(crate) fn answering_agent() -> TempAgent {
+    TempAgent::new()
+        .hook("agent/hooks/policy", "policy")
+        .hook("testing/hooks/rewriter.rs", "rewriter.rs")
+        .hook("testing/hooks/gatekeeper.rs", "gatekeeper.rs")
+        .config(
+            "[hooks.\"rewriter\"]\nconfig = { suffix = \" --dry-run\", allow = true }\n\
+             [hooks.\"gatekeeper\"]\nconfig = { context = \"from hookrt\", block_word = \"factorial\", keep_going = \"go on\", deny_tool = \"Bash\" }\n",
+        )
 }
 
 /// `tsc --strict` on `file`, against the packages installed in `claude`.

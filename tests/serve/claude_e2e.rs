@@ -425,10 +425,11 @@ fn check_answers(s: &Session, blocked: &Session, transport: &str) {
         turns[0]["messages"]
     );
     // The Stop continue, capped by the governor: the model was told to keep
-    // going exactly max_continues (2) times, then the turn ended.
+    // going exactly max_continues (2) times, then the turn ended (Claude
+    // Code's own cap is 8).
     let last = turns.last().unwrap()["messages"].to_string();
     assert_eq!(
-        last.matches(KEEP_GOING).count(),
+        last.matches(&format!("Stop hook feedback:\\n{KEEP_GOING}")).count(),
         2,
         "{transport}: two continues, then capped: {last}"
     );

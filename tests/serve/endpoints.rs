@@ -129,7 +129,7 @@ fn decide_and_edit_answer_what_dispatch_decides() {
     for (line, envelope) in transcript_text().lines().zip(common::transcript()) {
         let path = match class_of(&envelope.kind) {
             EventClass::Observe => continue,
-            EventClass::Decision => "/v1/decide",
+            EventClass::Decision | EventClass::Gate => "/v1/decide",
             EventClass::Edit => "/v1/edit",
         };
         let expected = serde_json::to_value(rt.dispatch(&envelope).unwrap().resolution).unwrap();

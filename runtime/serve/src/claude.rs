@@ -117,13 +117,13 @@ pub(crate) async fn claude_code(
             return refuse(gate, e);
         }
     };
-    // The event id is a digest of the whole input, so an id taken by
-    // "another event" is this input again at another time: a duplicate.
+    // Each reading of an input is an event of its own (`claude_event`): an
+    // id taken before is not Claude Code's doing, and is refused.
     let duplicate = || {
         ApiError::new(
             StatusCode::CONFLICT,
-            "this input was taken before; its decision is not made again",
-            "Claude Code sends each input once: look for a second hook entry posting it",
+            "this event's id was taken before; its decision is not made again",
+            "look for something else posting hookrt events with `claude-` ids",
         )
         .with_code("duplicate")
     };

@@ -18,10 +18,14 @@
 //! for). An input with `agent_id` comes from inside a subagent: it is in the
 //! scope of subagent `agent_type` (lowercased, anything but `a-z`, `0-9`,
 //! `_` and `-` made `-`), so `subagents/<type>/hooks/` decide its tool calls.
-//! The session is `session_id`; each invocation is a process of its own, so
-//! the event id and `coordinates.sequence` come from a digest of the input:
-//! the same input twice is the same event (deduplicated), a different one is
-//! another.
+//! The session is `session_id`; Claude Code's input carries no event id or
+//! position, so `coordinates.sequence` (and with it the idempotency key)
+//! comes from a digest of the input, and the event id from that digest and
+//! when and where it was read: Claude Code sends each input once and never
+//! retries a hook, and it sends the very same input again for a new event
+//! (a second `Stop` of a turn a hook kept going: `stop_hook_active` and the
+//! last message alike), so the same input twice is two events, never a
+//! duplicate.
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -208,7 +212,7 @@ pub fn claude_event(agent: &str, input: &str) -> Result<ClaudeEvent, ClaudeError
         ordinal: None,
         subagent,
     };
-    let id = format!("claude-{}", hex::encode(&digest[..12]));
+    let id = format!("claude-{}-{}", hex::encode(&digest[..8]), invocation());
     let mut envelope = Envelope::draft(id, kind, now_rfc3339(), coordinates, data);
     envelope.validate()?;
     Ok(ClaudeEvent {
@@ -299,6 +303,21 @@ fn tool_call(
         }
     };
     Ok((Some(call_id), data))
+}
+
+/// What tells one reading of an input from another: when (nanoseconds),
+/// which process and how many it read before, hashed to 16 hex digits.
+fn invocation() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static READ: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut h = Sha256::new();
+    h.update(now.to_le_bytes());
+    h.update(std::process::id().to_le_bytes());
+    h.update(READ.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    hex::encode(&h.finalize()[..8])
 }
 
 fn take_text(fields: &mut Map<String, Value>, key: &str) -> Option<String> {

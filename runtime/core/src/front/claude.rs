@@ -19,7 +19,9 @@
 //!   governor refused is a `systemMessage` telling the user so;
 //! - context on every event whose `hookSpecificOutput` takes
 //!   `additionalContext` ([`CONTEXT_EVENTS`]): the pieces hooks added, in
-//!   registration order, within the bound (a dropped piece is not sent);
+//!   registration order, within the bound (a dropped piece is not sent); on
+//!   `Stop` and `SubagentStop` only with a continue (Claude Code keeps a turn
+//!   going on context there);
 //! - nothing when there is nothing to say.
 //!
 //! A gate hookrt cannot decide is refused ([`claude_refusal`]): Claude Code
@@ -140,7 +142,12 @@ pub fn claude_answer(name: &str, resolution: Option<&Resolution>) -> Option<Valu
         .filter(|c| !c.dropped)
         .map(|c| c.text.as_str())
         .collect();
-    if !context.is_empty() && CONTEXT_EVENTS.contains(&name) {
+    // Claude Code keeps a turn going on a `Stop` with `additionalContext`
+    // ("feedback"): there it goes only with a continue, or a pass (a capped
+    // continue among them) would keep the turn going past the governor.
+    let stop = matches!(name, "Stop" | "SubagentStop");
+    let continued = matches!(resolution, Resolution::Gate(g) if matches!(g.verdict, Gate::Continue(_)));
+    if !context.is_empty() && CONTEXT_EVENTS.contains(&name) && (!stop || continued) {
         specific.insert("additionalContext".into(), json!(context.join("\n\n")));
     }
     if !specific.is_empty() {

@@ -398,7 +398,7 @@ fn audit_json_reports_the_real_configuration() {
     assert_eq!(hooks[4]["source_kind"], "crate");
     assert_eq!(
         hooks[4]["subscriptions"],
-        serde_json::json!([{"kind": "actions.requested", "class": "decision"}])
+        serde_json::json!([{"kind": "actions.requested", "class": "decision", "may": ["deny", "ask", "allow", "add context"]}])
     );
     assert_eq!(
         (hooks[4]["on_failure"].as_str(), hooks[4]["name"].as_str()),
@@ -407,12 +407,12 @@ fn audit_json_reports_the_real_configuration() {
     assert_eq!(hooks[5]["config_keys"], serde_json::json!(["protected"]));
     assert_eq!(
         hooks[2]["subscriptions"],
-        serde_json::json!([{"kind": "step.completed", "class": "edit"}])
+        serde_json::json!([{"kind": "step.completed", "class": "edit", "may": ["edit agent input"]}])
     );
     assert!(
         hooks
             .iter()
-            .all(|h| h["world"] == "hookrt:hook/define-hook@0.2.0")
+            .all(|h| h["world"] == "hookrt:hook/define-hook@0.3.0")
     );
     assert_eq!(
         hooks[1]["subscriptions"],
@@ -439,7 +439,7 @@ fn audit_json_reports_the_real_configuration() {
     assert_eq!(hooks[6]["source_kind"], "typescript");
     assert_eq!(
         imports(6),
-        ["hookrt:hook/log@0.2.0", "hookrt:hook/types@0.2.0"]
+        ["hookrt:hook/log@0.3.0", "hookrt:hook/types@0.3.0"]
     );
     assert_eq!(
         hooks[6]["subscriptions"],
@@ -450,12 +450,12 @@ fn audit_json_reports_the_real_configuration() {
         ])
     );
     assert!(
-        imports(0).contains(&"hookrt:hook/log@0.2.0".to_owned()),
+        imports(0).contains(&"hookrt:hook/log@0.3.0".to_owned()),
         "audit logs: {:?}",
         imports(0)
     );
     assert!(
-        imports(5).contains(&"hookrt:hook/state@0.2.0".to_owned()),
+        imports(5).contains(&"hookrt:hook/state@0.3.0".to_owned()),
         "protected-paths keeps state: {:?}",
         imports(5)
     );
@@ -1258,7 +1258,7 @@ fn audit_text_spells_values_as_hookrt_toml_does() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
     assert!(
-        report.contains("1. audit (single_file, hookrt:hook/define-hook@0.2.0)"),
+        report.contains("1. audit (single_file, hookrt:hook/define-hook@0.3.0)"),
         "{report}"
     );
     assert!(report.contains("on failure of a decision: deny"));
@@ -1803,4 +1803,33 @@ fn claude_install_merges_every_event_once_and_the_hook_it_writes_runs() {
         text(&out.stderr)
     );
     assert_eq!(fs::read_to_string(&file).unwrap(), "{ not json");
+}
+
+#[test]
+fn audit_says_which_hooks_can_rewrite_block_or_keep_a_turn_going() {
+    let agent = crate::common::TempAgent::new()
+        .hook("testing/hooks/rewriter.rs", "rewriter.rs")
+        .hook("testing/hooks/gatekeeper.rs", "gatekeeper.rs")
+        .hook("testing/hooks/deny_all.rs", "deny_all.rs")
+        .config("[hooks.\"rewriter\"]\nconfig = { suffix = \"\" }\n");
+    let dir = agent.path().to_str().unwrap();
+    let out = run(&["audit", dir]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let may: Vec<&str> = report.lines().filter(|l| l.starts_with("   may ")).collect();
+    assert_eq!(
+        may,
+        [
+            "   may        block (prompt.submitted), continue turn (turn.stopping), block (compaction.requested), block (task.created), block (config.changed)",
+            "   may        rewrite input (actions.requested)",
+        ],
+        "{report}"
+    );
+    let json: Value = serde_json::from_slice(&run(&["audit", "--json", dir]).stdout).unwrap();
+    let deny_all = &json["hooks"][0];
+    assert_eq!(deny_all["slug"], "deny_all");
+    assert_eq!(
+        deny_all["subscriptions"][0]["may"],
+        serde_json::json!(["deny", "ask", "allow", "add context"])
+    );
 }

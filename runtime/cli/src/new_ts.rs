@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use hookrt::event::{WILDCARD, is_subscribable};
+use hookrt::event::{GateRule, WILDCARD, gate_rule, handled_kind, is_subscribable};
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
@@ -68,7 +68,10 @@ pub fn new(args: &NewArgs) -> Result<()> {
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does"
     );
-    if kinds.iter().any(|k| class_of(k) == EventClass::Decision) {
+    if kinds.iter().any(|k| {
+        let k = handled_kind(k);
+        class_of(k) == EventClass::Decision || gate_rule(k) == Some(GateRule::Block)
+    }) {
         println!(
             "  it votes on a decision event: a failure denies by default; say so in {agent}/hookrt.toml \
              with [hooks.\"{slug}\"] on_failure = \"deny\" (or \"abstain\")"
@@ -106,6 +109,22 @@ fn template(slug: &Slug, kinds: &[String]) -> String {
             ("actions.requested", _) => (
                 "One answer per requested call, in order: \"allow\", \"abstain\", { ask: \"question\" } or { deny: \"reason\" }.",
                 "\n    return event.data.actions.map((): Approval => \"abstain\");".to_owned(),
+            ),
+            ("rewrite:actions.requested", _) => (
+                "One answer per requested call, in order: { approval, rewrite? } (rewrite: the call's whole input as it should run; later hooks see it).",
+                "\n    return event.data.actions.map(() => ({ approval: \"abstain\" as const }));".to_owned(),
+            ),
+            ("permission.requested" | "rewrite:permission.requested", _) => (
+                "\"abstain\" asks the human; \"allow\" or { deny: { message, interrupt? } } answers for them (under rewrite:, { allow: { input } } too).",
+                "\n    return \"abstain\";".to_owned(),
+            ),
+            ("turn.stopping", _) => (
+                "\"stop\" lets the turn end; { continue: \"what to do next\" } keeps it going (at most [governor] max_continues in a row).",
+                "\n    return \"stop\";".to_owned(),
+            ),
+            (_, EventClass::Gate) => (
+                "\"pass\" lets it happen; { block: \"reason\" } stops it.",
+                "\n    return \"pass\";".to_owned(),
             ),
             ("file.edit.requested", _) => (
                 "\"applied\" or { failed: \"message\" } owns the write; \"not-handled\" lets it go on.",

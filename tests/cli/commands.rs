@@ -416,7 +416,7 @@ fn audit_json_reports_the_real_configuration() {
     );
     assert_eq!(
         hooks[1]["subscriptions"],
-        serde_json::json!([{"kind": "action.result", "class": "observe"}, {"kind": "*", "class": "any"}])
+        serde_json::json!([{"kind": "action.result", "class": "observe", "may": ["add context"]}, {"kind": "*", "class": "any", "may": []}])
     );
     let imports = |i: usize| {
         hooks[i]["imports"]
@@ -444,9 +444,9 @@ fn audit_json_reports_the_real_configuration() {
     assert_eq!(
         hooks[6]["subscriptions"],
         serde_json::json!([
-            {"kind": "observe:actions.requested", "class": "observe"},
-            {"kind": "action.result", "class": "observe"},
-            {"kind": "session.completed", "class": "observe"}
+            {"kind": "observe:actions.requested", "class": "observe", "may": []},
+            {"kind": "action.result", "class": "observe", "may": ["add context"]},
+            {"kind": "session.completed", "class": "observe", "may": []}
         ])
     );
     assert!(

@@ -197,7 +197,9 @@ pub fn audit(rt: &Runtime) -> Audit {
                     class: if k == WILDCARD {
                         "any".into()
                     } else {
-                        format!("{:?}", class_of(crate::event::kind::handled_kind(k))).to_lowercase()
+                        // `observe:<kind>` watches (observe); `rewrite:<kind>` votes (its kind's class).
+                        let k = crate::event::kind::rewritten_kind(k).unwrap_or(k);
+                        format!("{:?}", class_of(k)).to_lowercase()
                     },
                     may: powers(k, h.world_version, h.scope == crate::event::scope::Scope::Aggregate),
                 })

@@ -309,7 +309,7 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         &post(&server, "/v1/admin/reload", JSON, b""),
     );
     // Claude Code's hook inputs: a gate's deny, nothing to say, a broken
-    // input, the same input twice, too big, not JSON.
+    // input, the same input twice (two events), too big, not JSON.
     let claude = crate::common::claude_fixture;
     let rm = claude("PreToolUse").replace("npm test", "rm -rf /");
     for (body, content_type) in [

@@ -118,10 +118,11 @@ pub(crate) async fn claude_code(
         }
     };
     // Each reading of an input is an event of its own (`claude_event`): an
-    // id taken before is not Claude Code's doing, and is refused.
+    // id taken before is not Claude Code's doing (a gate is refused; the
+    // rest are not delivered twice).
     let duplicate = || {
         ApiError::new(
-            StatusCode::CONFLICT,
+            StatusCode::SERVICE_UNAVAILABLE,
             "this event's id was taken before; its decision is not made again",
             "look for something else posting hookrt events with `claude-` ids",
         )

@@ -138,14 +138,17 @@ fn every_event_from_inside_a_subagent_is_in_the_subagents_scope() {
     assert_eq!(e.data["agent_type"], "myplugin:Code Reviewer");
 }
 
+/// Claude Code sends the very same input again for a new event (a second
+/// `Stop` of a turn a hook kept going), and never retries a hook: each
+/// reading is an event of its own; the idempotency key, from the input,
+/// stays the same.
 #[test]
-fn the_same_input_is_the_same_event_and_another_is_another() {
+fn the_same_input_twice_is_two_events_with_one_idempotency_key() {
     let a = claude_envelope("claude-code", &claude_fixture("UserPromptSubmit")).unwrap();
     let b = claude_envelope("claude-code", &claude_fixture("UserPromptSubmit")).unwrap();
-    assert_eq!(
-        (a.id.as_str(), a.idempotency_key.as_str()),
-        (b.id.as_str(), b.idempotency_key.as_str())
-    );
+    assert_ne!(a.id, b.id);
+    assert_eq!(a.idempotency_key, b.idempotency_key);
+    assert_eq!(a.coordinates.sequence, b.coordinates.sequence);
     let c = claude_envelope(
         "claude-code",
         &claude_fixture("UserPromptSubmit").replace("\"prompt\": \"", "\"prompt\": \"again: "),

@@ -74,6 +74,9 @@ pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<Str
         return out;
     }
     for kind in &hook.subscriptions {
+        if crate::event::kind::observed_kind(kind).is_some() {
+            continue; // it watches: its failure decides nothing
+        }
         let kind = crate::event::kind::handled_kind(kind);
         let blocks = crate::event::kind::gate_rule(kind) == Some(crate::event::kind::GateRule::Block)
             && hook.world_version == crate::sandbox::wit::NEWEST_VERSION;

@@ -33,6 +33,7 @@ const RUNTIME: &[&str] = &[
     "event::scope",
     "event::answer",
     // sandbox/: the one owner of Wasmtime and of everything a hook can import.
+    "sandbox::wit::v0_3_0",
     "sandbox::wit::v0_2_0",
     "sandbox::wit::v0_1_0",
     "sandbox::wit",
@@ -71,6 +72,7 @@ const RUNTIME: &[&str] = &[
     "hooks::loaded::registry",
     // delivery/: one event through its hooks.
     "delivery::decision",
+    "delivery::governor",
     "delivery::threads",
     "delivery::edit",
     "delivery::record",
@@ -114,6 +116,7 @@ const SDK: &[&str] = &[
     "log",
     "metrics",
     "state",
+    "context",
     "define_hook",
     "hook",
 ];

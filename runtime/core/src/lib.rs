@@ -78,7 +78,6 @@ pub use delivery::decision::{
     CallDecision, ContextPiece, FileEditDecision, GateDecision, MAX_CONTEXT_BYTES, PermissionDecision,
     Rewrite, ToolApproval,
 };
-pub use delivery::governor::DEFAULT_MAX_CONTINUES;
 pub use delivery::edit::{EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};
 pub use event::answer::{Approval, FileEdit};

@@ -1,5 +1,6 @@
 //! The loop governor: at most `max_continues` continues of `turn.stopping`
-//! in a row per agent, session and scope.
+//! in a row per agent, session and scope (`[governor]` in `hookrt.toml`,
+//! default [`DEFAULT_MAX_CONTINUES`](crate::hooks::folder::config::DEFAULT_MAX_CONTINUES)).
 //!
 //! Hooks on `turn.stopping` may keep a turn going (`continue`). A hook that
 //! always does would keep the agent working, and spending, forever: users of
@@ -23,9 +24,6 @@ use crate::delivery::decision::GateDecision;
 use crate::event::answer::Gate;
 use crate::event::envelope::Envelope;
 use crate::sandbox::state::StateStore;
-
-/// `max_continues` when `hookrt.toml` has no `[governor]` table.
-pub const DEFAULT_MAX_CONTINUES: u32 = 5;
 
 /// The state store's name for the governor's counts.
 const NAMESPACE: &str = "hookrt:governor";

@@ -143,6 +143,10 @@ pub enum OnUnscoped {
     Abstain,
 }
 
+/// `[governor] max_continues` when `hookrt.toml` does not set it: the loop
+/// governor's most continues of `turn.stopping` in a row.
+pub const DEFAULT_MAX_CONTINUES: u32 = 5;
+
 /// The largest `[governor] max_continues` accepted.
 pub const MAX_CONTINUES_LIMIT: u32 = 100;
 
@@ -277,7 +281,7 @@ impl Config {
             max_continues: raw
                 .governor
                 .max_continues
-                .unwrap_or(crate::delivery::governor::DEFAULT_MAX_CONTINUES),
+                .unwrap_or(DEFAULT_MAX_CONTINUES),
             redactor,
             patterns,
         })

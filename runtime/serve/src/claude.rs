@@ -11,7 +11,9 @@
 //! token, a rate limit, an unreadable input, a full or stopping service,
 //! hooks past the budget) is answered `200` with a deny that says why:
 //! the route fails closed. Other events get the usual error status (a
-//! non-blocking error Claude Code shows), or `200 {}` once their hooks ran.
+//! non-blocking error Claude Code shows), or `200 {}` once their hooks ran
+//! or the budget passed (what they would add came too late: nothing is the
+//! safe answer, and a stop is let stop).
 //!
 //! The gate is known before the body is read when the hook entry's URL says
 //! which event it serves (`?event=PreToolUse`, as `hookrt claude install`
@@ -150,6 +152,13 @@ pub(crate) async fn claude_code(
         Ok(Err(e)) => refuse(gate, refused(&e)),
         Err(_) => {
             state.metrics.decision(ENDPOINT, "timed_out");
+            if gate.is_none() {
+                // Not a gate: the event is taken and its hooks go on; what
+                // they would add (context, a continue) came too late, and
+                // nothing is the safe answer (a stop is let stop).
+                tracing::warn!(event = %name, "hooks did not answer within the budget ({} ms); answered nothing", budget.as_millis());
+                return axum::Json(json!({})).into_response();
+            }
             let e = ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(

@@ -27,7 +27,7 @@ mod support;
 use support::{bench_parse, load, opts, transcript};
 
 mod raw {
-    wasmtime::component::bindgen!({ path: "../../wit/v0.2.0", world: "define-hook" });
+    wasmtime::component::bindgen!({ path: "../../wit/v0.3.0", world: "define-hook" });
 }
 use raw::hookrt::hook::{log, metrics, state, types};
 

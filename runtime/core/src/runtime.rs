@@ -131,9 +131,7 @@ fn load_all(
             ));
         }
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(built.len());
+    let threads = engine::cores().min(built.len());
     let mut all = std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
         let mut all = work();

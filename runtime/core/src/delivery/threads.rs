@@ -31,8 +31,7 @@ pub const SPIN: Duration = Duration::from_micros(200);
 /// How long each of `threads` working threads spins when it waits:
 /// [`SPIN`], or nothing when they outnumber the cores.
 fn spin_for(threads: usize) -> Duration {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    if threads <= cores {
+    if threads <= crate::sandbox::engine::cores() {
         SPIN
     } else {
         Duration::ZERO

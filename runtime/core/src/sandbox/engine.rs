@@ -131,8 +131,15 @@ pub const POOL_MAX_HOOKS: usize = 200;
 /// room for the most core instances, memories and tables a hook's limits
 /// allow, so the pool cannot run out.
 pub fn pool_components() -> u32 {
-    let loading = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (POOL_MAX_HOOKS + MAX_THREADS + loading) as u32
+    (POOL_MAX_HOOKS + MAX_THREADS + cores()) as u32
+}
+
+/// The processors this process may use (`available_parallelism`, at least
+/// 1), read once: each read walks the cgroup files, and a process per event
+/// (`hookrt claude-hook`) would read them three times.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Bytes at the bottom of each pooled linear memory kept resident between

@@ -54,7 +54,9 @@ pub struct StateStore {
 /// once from the database on the hook's first write and kept up to date
 /// after: checking the cap costs one lookup, not a sum over every key.
 struct Inner {
-    conn: Connection,
+    /// `None` for an in-memory store nobody has used yet: made on first
+    /// use (most runs of a process per event never touch state).
+    conn: Option<Connection>,
     used: HashMap<String, usize>,
 }
 
@@ -68,12 +70,7 @@ pub struct StateAccess {
 impl StateStore {
     /// State kept in memory for the life of the process.
     pub fn in_memory() -> Arc<StateStore> {
-        // An in-memory database cannot fail to open short of allocation failure.
-        let conn = Connection::open_in_memory().and_then(|c| c.execute_batch(SCHEMA).map(|_| c));
-        match conn {
-            Ok(conn) => Arc::new(StateStore::with(conn, WriteLock::default())),
-            Err(e) => panic!("cannot open an in-memory SQLite database: {e}"),
-        }
+        Arc::new(StateStore::with(None, WriteLock::default()))
     }
 
     /// State kept in the database at `path` (the journal's).
@@ -93,10 +90,10 @@ impl StateStore {
         make_private_sidecars(path).map_err(io_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Arc::new(StateStore::with(conn, writes)))
+        Ok(Arc::new(StateStore::with(Some(conn), writes)))
     }
 
-    fn with(conn: Connection, writes: WriteLock) -> StateStore {
+    fn with(conn: Option<Connection>, writes: WriteLock) -> StateStore {
         StateStore {
             inner: Mutex::new(Inner {
                 conn,
@@ -110,8 +107,8 @@ impl StateStore {
     /// ("database is locked"), for tests that show nothing ever waits on it.
     #[cfg(test)]
     pub(crate) fn never_wait_for_locks(&self) {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.conn.busy_timeout(std::time::Duration::ZERO).unwrap();
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.conn().unwrap().busy_timeout(std::time::Duration::ZERO).unwrap();
     }
 
     /// The view of hook `slug`.
@@ -130,9 +127,15 @@ impl StateAccess {
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<Vec<u8>> {
-        let inner = self.lock();
-        let found = inner
-            .conn
+        let mut inner = self.lock();
+        let conn = match inner.conn() {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(hook = %self.slug, "state read failed: {e}");
+                return None;
+            }
+        };
+        let found = conn
             .query_row(
                 "SELECT value FROM hook_state WHERE hook = ?1 AND key = ?2",
                 params![self.slug, key],
@@ -168,7 +171,7 @@ impl StateAccess {
         }
         let _writing = lock_writes(&self.store.writes);
         inner
-            .conn
+            .conn()?
             .execute(
                 "INSERT INTO hook_state(hook, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(hook, key) DO UPDATE SET value = excluded.value",
                 params![self.slug, key, value],
@@ -186,7 +189,7 @@ impl StateAccess {
             let used = inner.stored(&self.slug)?;
             let old = inner.size_of(&self.slug, key)?;
             inner
-                .conn
+                .conn()?
                 .execute(
                     "DELETE FROM hook_state WHERE hook = ?1 AND key = ?2",
                     params![self.slug, key],
@@ -204,13 +207,24 @@ impl StateAccess {
 }
 
 impl Inner {
+    /// The connection, an in-memory one made now if there was none.
+    fn conn(&mut self) -> Result<&Connection, String> {
+        if self.conn.is_none() {
+            let conn = Connection::open_in_memory()
+                .and_then(|c| c.execute_batch(SCHEMA).map(|_| c))
+                .map_err(|e| format!("state unavailable: cannot open an in-memory database: {e}"))?;
+            self.conn = Some(conn);
+        }
+        Ok(self.conn.as_ref().expect("made above"))
+    }
+
     /// The bytes hook `slug` stores, summed from the database once.
     fn stored(&mut self, slug: &str) -> Result<usize, String> {
         if let Some(&n) = self.used.get(slug) {
             return Ok(n);
         }
         let n: i64 = self
-            .conn
+            .conn()?
             .query_row(
                 "SELECT COALESCE(SUM(length(CAST(key AS BLOB)) + length(value)), 0) FROM hook_state WHERE hook = ?1",
                 params![slug],
@@ -223,9 +237,9 @@ impl Inner {
     }
 
     /// The bytes `key` takes now (key and value), 0 when it is not stored.
-    fn size_of(&self, slug: &str, key: &str) -> Result<usize, String> {
+    fn size_of(&mut self, slug: &str, key: &str) -> Result<usize, String> {
         let n: Option<i64> = self
-            .conn
+            .conn()?
             .query_row(
                 "SELECT length(CAST(key AS BLOB)) + length(value) FROM hook_state WHERE hook = ?1 AND key = ?2",
                 params![slug, key],

@@ -234,3 +234,39 @@ fn a_hook_built_against_world_0_2_0_votes_as_before_and_observes_gates() {
     assert_eq!(g.verdict, Gate::Block("compaction is off for this agent".into()));
     assert!(!g.failure);
 }
+
+/// `hookrt test` records the new answers (each hook's vote, the rewrites and
+/// context in the resolution) and names the field of a change.
+#[test]
+fn a_replay_records_rewrites_gates_and_context_and_diffs_a_changed_one() {
+    let agent = gatekeepers(
+        "[hooks.\"gate_a\"]\nconfig = { context = \"from a\" }\n\
+         [hooks.\"gate_b\"]\nconfig = { block_word = \"secret\" }\n",
+    );
+    let events = [event("prompt.submitted", json!({"prompt": "the secret"}))];
+    let recorded = hookrt::replay::replay(&load(agent.path()), &events).unwrap();
+    let records: Vec<serde_json::Value> = recorded.records.clone();
+    assert_eq!(records[1]["answer"], json!({"answer": "block", "reason": "the prompt holds `secret`"}));
+    assert_eq!(records[2]["resolution"]["gate"]["context"], json!([{"hook": "gate_a", "text": "from a"}]));
+    // The block word changes: the replay names the gate's verdict that moved.
+    let expected = recorded.to_jsonl();
+    let changed = gatekeepers(
+        "[hooks.\"gate_a\"]\nconfig = { context = \"from a\" }\n\
+         [hooks.\"gate_b\"]\nconfig = { block_word = \"password\" }\n",
+    );
+    let now = hookrt::replay::replay(&load(changed.path()), &events).unwrap();
+    let fields: Vec<String> = now
+        .compare(&expected)
+        .unwrap()
+        .iter()
+        .map(|d| format!("{} {}", d.subject, d.field))
+        .collect();
+    assert!(
+        fields.contains(&"resolution resolution.gate.verdict.answer".to_owned()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"hook gate_b, handler prompt.submitted answer.answer".to_owned()),
+        "{fields:?}"
+    );
+}

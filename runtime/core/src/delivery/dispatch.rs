@@ -329,13 +329,15 @@ impl EventRun {
                     self.rewritten.as_ref(),
                 );
                 answers.push(vote);
+                let changed_any = !rewritten.is_empty();
                 for (i, (input, changed)) in rewritten {
                     if let Some(data) = &mut self.rewritten {
                         data["actions"][i]["input"] = input.clone();
                     }
                     chain.push(i, &slug, input, changed);
                 }
-                if let Some(data) = &self.rewritten {
+                // The hooks after it receive the input as rewritten so far.
+                if let Some(data) = self.rewritten.as_ref().filter(|_| changed_any) {
                     self.checked.data = Some(data.to_string());
                 }
             }

@@ -8,6 +8,51 @@
 //! a 0.2.0 hook's answers without rewrites, context, gates or permissions).
 //! This module also turns the runtime's records into the world's and back.
 
+/// What every older world version's module converts, written once: the
+/// newest envelope down to its bindings' (`t`, the module's
+/// `hookrt::hook::types`; the same references) and its log levels up.
+macro_rules! older_world {
+    () => {
+        /// The newest envelope converted for a hook of this version (the same references).
+        pub(crate) fn envelope_down<'a>(e: &super::WitEnvelope<'a>) -> t::Envelope<'a> {
+            let c = &e.coordinates;
+            t::Envelope {
+                schema_version: e.schema_version,
+                id: e.id,
+                kind: e.kind,
+                timestamp: e.timestamp,
+                coordinates: t::Coordinates {
+                    agent: c.agent,
+                    session: c.session,
+                    turn: c.turn,
+                    step: c.step,
+                    sequence: c.sequence,
+                    subagent: c.subagent,
+                },
+                attempt: e.attempt,
+                idempotency_key: e.idempotency_key,
+                durability: match e.durability {
+                    super::WitDurability::Accepted => t::Durability::Accepted,
+                    super::WitDurability::Persisted => t::Durability::Persisted,
+                },
+                data: e.data,
+            }
+        }
+
+        /// A log level of this version as the newest one.
+        pub(crate) fn level_up(l: hookrt::hook::log::Level) -> super::Level {
+            use hookrt::hook::log::Level as L;
+            match l {
+                L::Trace => super::Level::Trace,
+                L::Debug => super::Level::Debug,
+                L::Info => super::Level::Info,
+                L::Warn => super::Level::Warn,
+                L::Error => super::Level::Error,
+            }
+        }
+    };
+}
+
 pub(crate) mod v0_1_0;
 pub(crate) mod v0_2_0;
 pub(crate) mod v0_3_0;

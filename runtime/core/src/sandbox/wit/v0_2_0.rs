@@ -3,9 +3,7 @@
 //! and context converted down (a gate event's class reads `observe`: it
 //! cannot answer one), and its answers and log levels read up.
 
-use super::v0_3_0::{
-    Level, WitContext, WitDurability, WitEnvelope, WitEventClass, WitScope,
-};
+use super::v0_3_0::{WitContext, WitEventClass, WitScope};
 use crate::event::answer::{Answer, Approval, FileEdit};
 
 wasmtime::component::bindgen!({
@@ -16,31 +14,7 @@ wasmtime::component::bindgen!({
 
 use hookrt::hook::types as t;
 
-/// The newest envelope converted for a 0.2.0 hook (the same references).
-pub(crate) fn envelope_down<'a>(e: &WitEnvelope<'a>) -> t::Envelope<'a> {
-    let c = &e.coordinates;
-    t::Envelope {
-        schema_version: e.schema_version,
-        id: e.id,
-        kind: e.kind,
-        timestamp: e.timestamp,
-        coordinates: t::Coordinates {
-            agent: c.agent,
-            session: c.session,
-            turn: c.turn,
-            step: c.step,
-            sequence: c.sequence,
-            subagent: c.subagent,
-        },
-        attempt: e.attempt,
-        idempotency_key: e.idempotency_key,
-        durability: match e.durability {
-            WitDurability::Accepted => t::Durability::Accepted,
-            WitDurability::Persisted => t::Durability::Persisted,
-        },
-        data: e.data,
-    }
-}
+older_world!();
 
 /// The newest context converted for a 0.2.0 hook: what it cannot answer
 /// (a gate, a permission request) it observes.
@@ -89,17 +63,5 @@ pub(crate) fn answer_up(r: t::Response) -> Answer {
             t::FileEdit::Failed(m) => FileEdit::Failed(m),
         }),
         t::Response::Edit(json) => Answer::Edit(json),
-    }
-}
-
-/// A 0.2.0 log level as the newest one.
-pub(crate) fn level_up(l: hookrt::hook::log::Level) -> Level {
-    use hookrt::hook::log::Level as L;
-    match l {
-        L::Trace => Level::Trace,
-        L::Debug => Level::Debug,
-        L::Info => Level::Info,
-        L::Warn => Level::Warn,
-        L::Error => Level::Error,
     }
 }

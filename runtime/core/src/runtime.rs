@@ -222,7 +222,7 @@ impl Runtime {
             .hooks
             .iter()
             .any(|h| config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch);
-        let sandbox = Sandbox::with_meterings(want, epoch_only)
+        let sandbox = Sandbox::for_hooks(want, epoch_only, discovery.hooks.len())
             .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))?;
         // The lock is checked before anything builds: a drifted crate's
         // `build.rs` never runs.

@@ -125,13 +125,16 @@ pub const MAX_THREADS: usize = 64;
 /// Most hooks a runtime may have for the pool to be chosen.
 pub const POOL_MAX_HOOKS: usize = 200;
 
-/// Component instances the pool holds: a warm instance for each of up to
-/// [`POOL_MAX_HOOKS`] hooks, a fresh one per worker in flight
-/// ([`MAX_THREADS`]), and one per loading thread. Each gets
+/// Component instances the pool holds for a runtime of `hooks` hooks (at
+/// most [`POOL_MAX_HOOKS`]): a warm instance for each hook, a fresh one per
+/// worker in flight ([`MAX_THREADS`]), and one per loading thread. Each gets
 /// room for the most core instances, memories and tables a hook's limits
-/// allow, so the pool cannot run out.
-pub fn pool_components() -> u32 {
-    (POOL_MAX_HOOKS + MAX_THREADS + cores()) as u32
+/// allow, so the pool cannot run out. Sized by the hooks a runtime has (a
+/// reload builds a new one), not the most any may have: a process that
+/// runs one event with three hooks (`hookrt claude-hook`) sets up a quarter
+/// of the slots.
+pub fn pool_components(hooks: usize) -> u32 {
+    (hooks.min(POOL_MAX_HOOKS) + MAX_THREADS + cores()) as u32
 }
 
 /// The processors this process may use (`available_parallelism`, at least
@@ -169,7 +172,7 @@ pub fn engine_config(allocator: Allocator) -> Config {
 /// [`engine_config`] for hooks under `metering`.
 pub fn engine_config_metered(allocator: Allocator, metering: Metering) -> Config {
     match allocator {
-        Allocator::Pooling => pooling_config(metering),
+        Allocator::Pooling => pooling_config(metering, POOL_MAX_HOOKS),
         Allocator::OnDemand => base_config(metering),
     }
 }
@@ -187,11 +190,11 @@ fn base_config(metering: Metering) -> Config {
     config
 }
 
-fn pooling_config(metering: Metering) -> Config {
+fn pooling_config(metering: Metering, hooks: usize) -> Config {
     use crate::sandbox::limits::{
         DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES,
     };
-    let components = pool_components();
+    let components = pool_components(hooks);
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(components)
         .total_core_instances(components * DEFAULT_INSTANCES as u32)
@@ -229,7 +232,11 @@ fn pooling_config(metering: Metering) -> Config {
 /// the machine lets it reserve its address space (as Spin probes: some hosts
 /// cap virtual memory), else with on-demand allocation.
 /// `HOOKRT_ALLOCATOR=on-demand` turns the pool off (`auto` is the default).
-fn engine(want: Allocator, metering: Metering) -> Result<(Engine, Allocator), SandboxError> {
+fn engine(
+    want: Allocator,
+    metering: Metering,
+    hooks: usize,
+) -> Result<(Engine, Allocator), SandboxError> {
     let want = match std::env::var("HOOKRT_ALLOCATOR").as_deref() {
         Err(_) | Ok("") | Ok("auto") => want,
         Ok("on-demand") => Allocator::OnDemand,
@@ -241,7 +248,7 @@ fn engine(want: Allocator, metering: Metering) -> Result<(Engine, Allocator), Sa
         || Engine::new(&base_config(metering)).map_err(|e| SandboxError::Setup(e.to_string()));
     match want {
         Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
-        Allocator::Pooling => match Engine::new(&pooling_config(metering)) {
+        Allocator::Pooling => match Engine::new(&pooling_config(metering, hooks)) {
             Ok(engine) => Ok((engine, Allocator::Pooling)),
             Err(e) => {
                 tracing::info!("pooling allocator unavailable ({e}); allocating on demand");
@@ -265,12 +272,22 @@ impl Sandbox {
     /// [`Sandbox::with_allocator`], plus the engine for [`Metering::Epoch`]
     /// hooks when `epoch_only` (some hook opted in).
     pub fn with_meterings(want: Allocator, epoch_only: bool) -> Result<Sandbox, SandboxError> {
-        let (fuel_engine, allocator) = engine(want, Metering::Fuel)?;
+        Sandbox::for_hooks(want, epoch_only, POOL_MAX_HOOKS)
+    }
+
+    /// [`Sandbox::with_meterings`] with a pool for `hooks` hooks
+    /// ([`pool_components`]): a runtime never loads more than it discovered.
+    pub fn for_hooks(
+        want: Allocator,
+        epoch_only: bool,
+        hooks: usize,
+    ) -> Result<Sandbox, SandboxError> {
+        let (fuel_engine, allocator) = engine(want, Metering::Fuel, hooks)?;
         let fuel = Flavor::new(fuel_engine)?;
         let epoch = if epoch_only {
             // The same allocator as the fuel engine got (or on demand, should
             // the machine refuse a second pool).
-            Some(Flavor::new(engine(allocator, Metering::Epoch)?.0)?)
+            Some(Flavor::new(engine(allocator, Metering::Epoch, hooks)?.0)?)
         } else {
             None
         };

@@ -15,9 +15,10 @@
 //!   (`budget_ms=8000` for gates) with the bearer token from
 //!   `$HOOKRT_TOKEN` (`allowedEnvVars`), a `timeout` of 10 s; but
 //!   `SessionStart` and `Setup`, which take no `http` hooks, get the command;
-//! - tool events match every tool (`"*"`); the gates (`PreToolUse`,
-//!   `PreSkillShellCommand`) also say `onFailure: "block"`, so a hookrt
-//!   that cannot start or answer blocks the call in Claude Code too.
+//! - tool events match every tool (`"*"`); the gates (`CLAUDE_GATES`: the
+//!   tool calls, permission requests, prompts, compactions, tasks and config
+//!   changes) also say `onFailure: "block"`, so a hookrt that cannot start
+//!   or answer blocks what the event guards in Claude Code too.
 //!
 //! `--dry-run` prints the change as a unified diff and writes nothing.
 

@@ -530,14 +530,18 @@ impl Envelope {
         if !self.data.is_object() {
             return Err(EnvelopeError::DataNotObject);
         }
-        if self.kind == "actions.requested" {
+        let checked = match self.kind.as_str() {
             // A tool approval about nothing would resolve to nothing: the
             // agent must hear why instead (fail closed).
-            validate_actions(&self.data).map_err(|reason| EnvelopeError::BadData {
-                kind: self.kind.clone(),
-                reason,
-            })?;
-        }
+            "actions.requested" => validate_actions(&self.data),
+            // Likewise a permission request for no tool.
+            "permission.requested" => validate_permission(&self.data),
+            _ => Ok(()),
+        };
+        checked.map_err(|reason| EnvelopeError::BadData {
+            kind: self.kind.clone(),
+            reason,
+        })?;
         Ok(())
     }
 
@@ -611,6 +615,19 @@ fn validate_actions(data: &serde_json::Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `permission.requested` data: the `tool` asked about, and its `input`
+/// (an object) when given.
+fn validate_permission(data: &serde_json::Value) -> Result<(), String> {
+    let expected = "expected {\"tool\": \"...\", \"input\": {...}}";
+    if data.get("tool").and_then(|v| v.as_str()).is_none_or(str::is_empty) {
+        return Err(format!("`tool` is missing or not a non-empty string; {expected}"));
+    }
+    match data.get("input") {
+        None | Some(serde_json::Value::Object(_)) => Ok(()),
+        Some(_) => Err(format!("`input` is not an object; {expected}")),
+    }
 }
 
 /// Bytes written into a hash.
@@ -834,6 +851,32 @@ mod tests {
             change(&mut e);
             let err = e.validated_parts().unwrap_err().to_string();
             assert!(err.contains(says), "{err}");
+        }
+    }
+
+    /// A permission request names the tool it asks about; its input, when
+    /// given, is an object (hooks rewrite it as one).
+    #[test]
+    fn a_permission_request_without_its_tool_is_refused_with_what_is_expected() {
+        let with = |data: &str| {
+            Envelope::from_json(
+                &LINE
+                    .replace("\"data\":{}", &format!("\"data\":{data}"))
+                    .replace("turn.started", "permission.requested"),
+            )
+        };
+        assert!(with(r#"{"tool":"Bash","input":{"command":"ls"}}"#).is_ok());
+        assert!(with(r#"{"tool":"Bash"}"#).is_ok());
+        for (data, why) in [
+            ("{}", "`tool` is missing"),
+            (r#"{"tool":""}"#, "`tool` is missing"),
+            (r#"{"tool":"Bash","input":"ls"}"#, "`input` is not an object"),
+        ] {
+            let err = with(data).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("permission.requested data is not valid: {why}")),
+                "{data}: {err}"
+            );
         }
     }
 

@@ -383,7 +383,7 @@ impl Runtime {
     pub fn keep_state_per_user(&mut self) -> std::io::Result<PathBuf> {
         use sha2::{Digest, Sha256};
         let dir = crate::hooks::cache::dir::per_user_dir("HOOKRT_STATE_DIR", Some("state"))
-            .ok_or_else(|| std::io::Error::other("no home folder: set HOOKRT_STATE_DIR"))?;
+            .ok_or_else(|| std::io::Error::other("no home folder"))?;
         if let Some(why) = crate::hooks::cache::dir::unsafe_dir(&dir) {
             return Err(std::io::Error::other(format!("{} {why}", dir.display())));
         }

@@ -1734,7 +1734,7 @@ fn claude_install_merges_every_event_once_and_the_hook_it_writes_runs() {
     let out = run(&["claude", "install", agent_dir, "--settings", settings]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("34 Claude Code events"),
+        text(&out.stdout).contains("33 Claude Code events"),
         "{}",
         text(&out.stdout)
     );
@@ -1742,7 +1742,9 @@ fn claude_install_merges_every_event_once_and_the_hook_it_writes_runs() {
     let v: Value = serde_json::from_slice(&written).unwrap();
     assert_eq!(v["theme"], "dark");
     let hooks = v["hooks"].as_object().unwrap();
-    assert_eq!(hooks.len(), hookrt::event::CLAUDE_EVENTS.len());
+    // Every event but WorktreeCreate, whose hook must create the worktree.
+    assert_eq!(hooks.len(), hookrt::event::CLAUDE_EVENTS.len() - 1);
+    assert!(hooks.get("WorktreeCreate").is_none());
     assert_eq!(
         v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "./my-guard.sh"

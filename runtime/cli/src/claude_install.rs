@@ -130,10 +130,11 @@ fn install(args: &InstallArgs) -> Result<ExitCode> {
     hookrt::hooks::replace_file(&file, new.as_bytes())
         .with_context(|| format!("cannot write {}", file.display()))?;
     println!(
-        "{}: hookrt is the hook of {} Claude Code events ({}); {kept} other hook entries kept",
+        "{}: hookrt is the hook of {} Claude Code events ({}; not {}, whose hook must create the worktree); {kept} other hook entries kept",
         file.display(),
-        CLAUDE_EVENTS.len(),
+        installed().count(),
         transport.describe(),
+        NOT_INSTALLED.join(", "),
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -151,6 +152,22 @@ fn settings_file(args: &InstallArgs) -> Result<PathBuf> {
         return Ok(Path::new(&home).join(".claude/settings.json"));
     }
     Ok(std::env::current_dir()?.join(".claude/settings.json"))
+}
+
+/// Claude Code events hookrt is never the hook of. A `WorktreeCreate` hook
+/// replaces Claude Code's own `git worktree add`: it must create the worktree
+/// and print its path, which a sandboxed hook (no filesystem) cannot, so
+/// being its hook would break `claude --worktree` and the `EnterWorktree`
+/// tool.
+pub(crate) const NOT_INSTALLED: [&str; 1] = ["WorktreeCreate"];
+
+/// The events `claude install` makes hookrt the hook of: every one of the
+/// pinned Claude Code's but [`NOT_INSTALLED`].
+fn installed() -> impl Iterator<Item = &'static str> {
+    CLAUDE_EVENTS
+        .iter()
+        .map(|(event, _)| *event)
+        .filter(|e| !NOT_INSTALLED.contains(e))
 }
 
 /// Claude Code events whose hooks may only be commands (or MCP tools): they
@@ -259,7 +276,7 @@ fn merge(settings: &mut Value, transport: &Transport) -> Result<usize> {
         groups.retain(|g| g["hooks"].as_array().is_none_or(|l| !l.is_empty()));
     }
     hooks.retain(|_, groups| groups.as_array().is_some_and(|g| !g.is_empty()));
-    for (event, _) in CLAUDE_EVENTS {
+    for event in installed() {
         let mut group = Map::new();
         if TOOL_EVENTS.contains(&event) {
             group.insert("matcher".into(), json!("*"));
@@ -307,7 +324,8 @@ mod tests {
         assert_eq!(pre[0]["hooks"][0]["command"], "./guard.sh");
         assert_eq!(pre[1]["matcher"], "*");
         assert_eq!(pre[1]["hooks"][0]["onFailure"], "block");
-        assert_eq!(s["hooks"].as_object().unwrap().len(), CLAUDE_EVENTS.len());
+        assert_eq!(s["hooks"].as_object().unwrap().len(), installed().count());
+        assert!(s["hooks"].get("WorktreeCreate").is_none());
         let once = s.clone();
         let http = Transport {
             http: Some("http://127.0.0.1:7700".into()),

@@ -394,3 +394,46 @@ fn table_growth_stops_at_table_elements_and_the_host_keeps_serving() {
     );
     assert_eq!(error(&d), "wasm trap: all fuel consumed by WebAssembly");
 }
+
+/// A component with more core instances than a pooled hook may have (as a
+/// Python hook built by componentize-py has): the load names the real cause
+/// and the setting to change, never the cache dir.
+#[test]
+fn a_component_that_does_not_fit_the_pool_names_the_limit_and_the_setting() {
+    let instances = "(core instance (instantiate $m))\n".repeat(17);
+    let component = wat::parse_str(format!("(component (core module $m) {instances})")).unwrap();
+    let agent = TempAgent::new();
+    fs::write(agent.path().join("hooks/wide.wasm"), &component).unwrap();
+    let problem = |agent: &TempAgent| {
+        match hookrt::Runtime::load_blocking(agent.path(), &crate::common::opts(), &mut |_| {}) {
+            Ok(_) => panic!("this component must not load"),
+            Err(p) => p.0.into_iter().next().unwrap(),
+        }
+    };
+    if std::env::var("HOOKRT_ALLOCATOR").as_deref() == Ok("on-demand") {
+        // No pool: the instance limit is met at instantiation, which this
+        // bare component (no exports) never reaches.
+        let p = problem(&agent);
+        assert!(p.message.starts_with("does not implement"), "{p:?}");
+        return;
+    }
+    let p = problem(&agent);
+    assert_eq!(
+        p.message,
+        "does not fit hookrt's instance pool: The component transitively contains 17 core module instances, which exceeds the configured maximum of 16 in the pooling allocator"
+    );
+    assert!(
+        p.fix.starts_with("a hook runs in the pool with at most 16 core instances, 4 memories and 16 tables")
+            && p.fix.contains("`instances = 64`"),
+        "{}",
+        p.fix
+    );
+    // The setting it names works: past the pool, the load goes on (to the
+    // world check this bare component fails).
+    let agent = agent.config("[hooks.wide]\ninstances = 64\n");
+    let p = problem(&agent);
+    assert!(
+        p.message.starts_with("does not implement the `hookrt:hook/define-hook` world"),
+        "{p:?}"
+    );
+}

@@ -75,6 +75,23 @@ pub enum CacheError {
     /// The compiled artifact could not be written or read back.
     #[error("{0}")]
     Io(String),
+    /// The component needs more core instances, memories or tables than a
+    /// pooled hook may have (Wasmtime refuses it for the pool).
+    #[error("{0}")]
+    Limits(String),
+}
+
+impl CacheError {
+    /// A failed deserialize: the pool's refusal of a component over its
+    /// per-component limits is [`CacheError::Limits`], the rest I/O.
+    fn of_deserialize(e: &wasmtime::Error) -> CacheError {
+        let text = format!("{e:#}");
+        if text.contains("exceeds the configured maximum") {
+            CacheError::Limits(text)
+        } else {
+            CacheError::Io(text)
+        }
+    }
 }
 
 /// The MAC binding an artifact to this cache, this engine and its component.
@@ -142,7 +159,7 @@ pub fn load(
         .map_err(|e| io("write", &artifact, e))?;
     // SAFETY: `compiled` is this engine's own precompile output, in memory.
     let component = unsafe { Component::deserialize(engine, &compiled) }
-        .map_err(|e| CacheError::Io(format!("{e:#}")))?;
+        .map_err(|e| CacheError::of_deserialize(&e))?;
     Ok(Loaded {
         component,
         compiled: true,

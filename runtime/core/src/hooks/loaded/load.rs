@@ -352,6 +352,18 @@ fn cache_problem(path: &Path, e: artifact::CacheError) -> Problem {
             format!("cannot cache its compiled artifact: {e}"),
             "check disk space and permissions of the cache dir",
         ),
+        artifact::CacheError::Limits(e) => Problem::load(
+            path,
+            format!("does not fit hookrt's instance pool: {e}"),
+            format!(
+                "a hook runs in the pool with at most {} core instances, {} memories and {} tables; \
+                 give this one more in its [hooks.\"<slug>\"] table of hookrt.toml (`instances`, `memories`, `tables`, \
+                 e.g. `instances = 64`): a folder with a hook above those runs with on-demand allocation",
+                crate::sandbox::limits::DEFAULT_INSTANCES,
+                crate::sandbox::limits::DEFAULT_MEMORIES,
+                crate::sandbox::limits::DEFAULT_TABLES,
+            ),
+        ),
     }
 }
 

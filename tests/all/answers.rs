@@ -70,12 +70,23 @@ fn rewrites_chain_in_registration_order_and_each_is_recorded_with_the_context() 
         assert_eq!(
             rewrites,
             [
-                ("rewrite_a", vec!["command".to_owned()], &json!({"command": "make --a", "timeout": 5})),
-                ("rewrite_b", vec!["command".to_owned()], &json!({"command": "make --a --b", "timeout": 5})),
+                (
+                    "rewrite_a",
+                    vec!["command".to_owned()],
+                    &json!({"command": "make --a", "timeout": 5})
+                ),
+                (
+                    "rewrite_b",
+                    vec!["command".to_owned()],
+                    &json!({"command": "make --a --b", "timeout": 5})
+                ),
             ],
             "threads {threads}: the second rewriter starts from the first one's input"
         );
-        assert_eq!(call.input, Some(json!({"command": "make --a --b", "timeout": 5})));
+        assert_eq!(
+            call.input,
+            Some(json!({"command": "make --a --b", "timeout": 5}))
+        );
         let context: Vec<(&str, &str, bool)> = t
             .context
             .iter()
@@ -83,7 +94,10 @@ fn rewrites_chain_in_registration_order_and_each_is_recorded_with_the_context() 
             .collect();
         assert_eq!(
             context,
-            [("rewrite_a", "saw `make`", false), ("rewrite_b", "saw `make --a`", false)]
+            [
+                ("rewrite_a", "saw `make`", false),
+                ("rewrite_b", "saw `make --a`", false)
+            ]
         );
     }
 }
@@ -112,7 +126,10 @@ fn a_rewrite_that_is_not_a_json_object_fails_closed() {
     let Approval::Deny(reason) = &call.verdict else {
         panic!("{:?}", call.verdict)
     };
-    assert!(reason.contains("rewrite_b") && reason.contains("fails closed"), "{reason}");
+    assert!(
+        reason.contains("rewrite_b") && reason.contains("fails closed"),
+        "{reason}"
+    );
     assert_eq!(call.input, None);
     assert_eq!(call.rewrites.len(), 1, "only rewrite_a's applied");
 }
@@ -130,17 +147,37 @@ fn a_prompt_gate_blocks_on_the_first_block_with_every_answer_and_context_kept() 
         "[hooks.\"gate_a\"]\nconfig = { context = \"from a\" }\n\
          [hooks.\"gate_b\"]\nconfig = { block_word = \"secret\", context = \"from b\" }\n",
     );
-    let Resolution::Gate(g) = resolved(&agent, &event("prompt.submitted", json!({"prompt": "the secret is 42"}))) else {
+    let Resolution::Gate(g) = resolved(
+        &agent,
+        &event("prompt.submitted", json!({"prompt": "the secret is 42"})),
+    ) else {
         panic!("a gate");
     };
     assert_eq!(g.verdict, Gate::Block("the prompt holds `secret`".into()));
     assert_eq!(g.decided_by.as_deref(), Some("gate_b"));
     assert!(!g.failure && !g.capped);
-    let answers: Vec<(&str, &Gate)> = g.answers.iter().map(|v| (v.hook.as_str(), &v.answer)).collect();
-    assert_eq!(answers, [("gate_a", &Gate::Pass), ("gate_b", &Gate::Block("the prompt holds `secret`".into()))]);
-    let context: Vec<(&str, &str)> = g.context.iter().map(|c| (c.hook.as_str(), c.text.as_str())).collect();
+    let answers: Vec<(&str, &Gate)> = g
+        .answers
+        .iter()
+        .map(|v| (v.hook.as_str(), &v.answer))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("gate_a", &Gate::Pass),
+            ("gate_b", &Gate::Block("the prompt holds `secret`".into()))
+        ]
+    );
+    let context: Vec<(&str, &str)> = g
+        .context
+        .iter()
+        .map(|c| (c.hook.as_str(), c.text.as_str()))
+        .collect();
     assert_eq!(context, [("gate_a", "from a"), ("gate_b", "from b")]);
-    let Resolution::Gate(g) = resolved(&agent, &event("prompt.submitted", json!({"prompt": "hello"}))) else {
+    let Resolution::Gate(g) = resolved(
+        &agent,
+        &event("prompt.submitted", json!({"prompt": "hello"})),
+    ) else {
         panic!("a gate");
     };
     assert_eq!((g.verdict, g.decided_by), (Gate::Pass, None));
@@ -161,7 +198,10 @@ fn continues_join_and_the_loop_governor_caps_them() {
             other => panic!("{other:?}"),
         })
         .collect();
-    let go = (Gate::Continue("run the tests\n\nfix the lint".into()), false);
+    let go = (
+        Gate::Continue("run the tests\n\nfix the lint".into()),
+        false,
+    );
     assert_eq!(verdicts, [go.clone(), go.clone(), (Gate::Pass, true), go]);
 }
 
@@ -170,12 +210,26 @@ fn block_gates_block_compaction_tasks_and_config_changes() {
     let agent = TempAgent::new().hook("testing/hooks/gatekeeper.rs", "gatekeeper.rs");
     let rt = load(agent.path());
     for (kind, data, reason) in [
-        ("compaction.requested", json!({}), "compaction is off for this agent"),
-        ("task.created", json!({"task_id": "t1", "subject": "refactor"}), "no new tasks: `refactor`"),
-        ("config.changed", json!({"source": "project_settings"}), "settings are pinned: project_settings"),
+        (
+            "compaction.requested",
+            json!({}),
+            "compaction is off for this agent",
+        ),
+        (
+            "task.created",
+            json!({"task_id": "t1", "subject": "refactor"}),
+            "no new tasks: `refactor`",
+        ),
+        (
+            "config.changed",
+            json!({"source": "project_settings"}),
+            "settings are pinned: project_settings",
+        ),
     ] {
         match rt.dispatch(&event(kind, data)).unwrap().resolution {
-            Some(Resolution::Gate(g)) => assert_eq!(g.verdict, Gate::Block(reason.into()), "{kind}"),
+            Some(Resolution::Gate(g)) => {
+                assert_eq!(g.verdict, Gate::Block(reason.into()), "{kind}")
+            }
             other => panic!("{kind}: {other:?}"),
         }
     }
@@ -184,13 +238,21 @@ fn block_gates_block_compaction_tasks_and_config_changes() {
 #[test]
 fn a_permission_request_is_denied_with_interrupt_or_allowed() {
     let agent = gatekeepers("[hooks.\"gate_b\"]\nconfig = { deny_tool = \"Bash\" }\n");
-    let ask = |tool: &str| event("permission.requested", json!({"tool": tool, "input": {"command": "git push"}}));
+    let ask = |tool: &str| {
+        event(
+            "permission.requested",
+            json!({"tool": tool, "input": {"command": "git push"}}),
+        )
+    };
     let Resolution::Permission(p) = resolved(&agent, &ask("Bash")) else {
         panic!("a permission decision");
     };
     assert_eq!(
         p.verdict,
-        Permission::Deny { message: "`Bash` needs a human here".into(), interrupt: true }
+        Permission::Deny {
+            message: "`Bash` needs a human here".into(),
+            interrupt: true
+        }
     );
     assert_eq!(p.decided_by.as_deref(), Some("gate_b"));
     let Resolution::Permission(p) = resolved(&agent, &ask("Read")) else {
@@ -210,7 +272,11 @@ fn a_hook_built_against_world_0_2_0_votes_as_before_and_observes_gates() {
     )
     .unwrap();
     let rt = load(agent.path());
-    let versions: Vec<(&str, &str)> = rt.hooks().iter().map(|h| (h.slug.as_str(), h.world_version)).collect();
+    let versions: Vec<(&str, &str)> = rt
+        .hooks()
+        .iter()
+        .map(|h| (h.slug.as_str(), h.world_version))
+        .collect();
     assert_eq!(versions, [("gatekeeper", "0.3.0"), ("witness", "0.2.0")]);
     // Tool calls: its votes count as they did.
     let requested = event(
@@ -221,17 +287,35 @@ fn a_hook_built_against_world_0_2_0_votes_as_before_and_observes_gates() {
         panic!("a tool approval");
     };
     let verdicts: Vec<&Approval> = t.calls.iter().map(|c| &c.verdict).collect();
-    assert_eq!(verdicts, [&Approval::Deny("witness-v0.2.0 denies rm".into()), &Approval::Allow]);
+    assert_eq!(
+        verdicts,
+        [
+            &Approval::Deny("witness-v0.2.0 denies rm".into()),
+            &Approval::Allow
+        ]
+    );
     // A gate: it fails, and its failure blocks nothing (it cannot answer a gate).
-    let report = rt.dispatch(&event("compaction.requested", json!({}))).unwrap();
-    let outcomes: Vec<(&str, Outcome)> = report.deliveries.iter().map(|d| (d.hook.as_str(), d.outcome)).collect();
-    assert_eq!(outcomes, [("gatekeeper", Outcome::Ok), ("witness", Outcome::Error)]);
+    let report = rt
+        .dispatch(&event("compaction.requested", json!({})))
+        .unwrap();
+    let outcomes: Vec<(&str, Outcome)> = report
+        .deliveries
+        .iter()
+        .map(|d| (d.hook.as_str(), d.outcome))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [("gatekeeper", Outcome::Ok), ("witness", Outcome::Error)]
+    );
     let Some(Resolution::Gate(g)) = report.resolution else {
         panic!("a gate");
     };
     let voters: Vec<&str> = g.answers.iter().map(|v| v.hook.as_str()).collect();
     assert_eq!(voters, ["gatekeeper"], "the 0.2.0 hook observes");
-    assert_eq!(g.verdict, Gate::Block("compaction is off for this agent".into()));
+    assert_eq!(
+        g.verdict,
+        Gate::Block("compaction is off for this agent".into())
+    );
     assert!(!g.failure);
 }
 
@@ -246,8 +330,14 @@ fn a_replay_records_rewrites_gates_and_context_and_diffs_a_changed_one() {
     let events = [event("prompt.submitted", json!({"prompt": "the secret"}))];
     let recorded = hookrt::replay::replay(&load(agent.path()), &events).unwrap();
     let records: Vec<serde_json::Value> = recorded.records.clone();
-    assert_eq!(records[1]["answer"], json!({"answer": "block", "reason": "the prompt holds `secret`"}));
-    assert_eq!(records[2]["resolution"]["gate"]["context"], json!([{"hook": "gate_a", "text": "from a"}]));
+    assert_eq!(
+        records[1]["answer"],
+        json!({"answer": "block", "reason": "the prompt holds `secret`"})
+    );
+    assert_eq!(
+        records[2]["resolution"]["gate"]["context"],
+        json!([{"hook": "gate_a", "text": "from a"}])
+    );
     // The block word changes: the replay names the gate's verdict that moved.
     let expected = recorded.to_jsonl();
     let changed = gatekeepers(

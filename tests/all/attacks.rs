@@ -404,11 +404,13 @@ fn a_component_that_does_not_fit_the_pool_names_the_limit_and_the_setting() {
     let component = wat::parse_str(format!("(component (core module $m) {instances})")).unwrap();
     let agent = TempAgent::new();
     fs::write(agent.path().join("hooks/wide.wasm"), &component).unwrap();
-    let problem = |agent: &TempAgent| {
-        match hookrt::Runtime::load_blocking(agent.path(), &crate::common::opts(), &mut |_| {}) {
-            Ok(_) => panic!("this component must not load"),
-            Err(p) => p.0.into_iter().next().unwrap(),
-        }
+    let problem = |agent: &TempAgent| match hookrt::Runtime::load_blocking(
+        agent.path(),
+        &crate::common::opts(),
+        &mut |_| {},
+    ) {
+        Ok(_) => panic!("this component must not load"),
+        Err(p) => p.0.into_iter().next().unwrap(),
     };
     if std::env::var("HOOKRT_ALLOCATOR").as_deref() == Ok("on-demand") {
         // No pool: the instance limit is met at instantiation, which this
@@ -423,8 +425,9 @@ fn a_component_that_does_not_fit_the_pool_names_the_limit_and_the_setting() {
         "does not fit hookrt's instance pool: The component transitively contains 17 core module instances, which exceeds the configured maximum of 16 in the pooling allocator"
     );
     assert!(
-        p.fix.starts_with("a hook runs in the pool with at most 16 core instances, 4 memories and 16 tables")
-            && p.fix.contains("`instances = 64`"),
+        p.fix.starts_with(
+            "a hook runs in the pool with at most 16 core instances, 4 memories and 16 tables"
+        ) && p.fix.contains("`instances = 64`"),
         "{}",
         p.fix
     );
@@ -433,7 +436,8 @@ fn a_component_that_does_not_fit_the_pool_names_the_limit_and_the_setting() {
     let agent = agent.config("[hooks.wide]\ninstances = 64\n");
     let p = problem(&agent);
     assert!(
-        p.message.starts_with("does not implement the `hookrt:hook/define-hook` world"),
+        p.message
+            .starts_with("does not implement the `hookrt:hook/define-hook` world"),
         "{p:?}"
     );
 }

@@ -1818,7 +1818,10 @@ fn audit_says_which_hooks_can_rewrite_block_or_keep_a_turn_going() {
     let out = run(&["audit", dir]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
-    let may: Vec<&str> = report.lines().filter(|l| l.starts_with("   may ")).collect();
+    let may: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("   may "))
+        .collect();
     assert_eq!(
         may,
         [

@@ -238,7 +238,11 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
     succeeded(&mut hookrt(&["build", answering.path().to_str().unwrap()]));
     let server = Server::start(answering.path(), &["--decide-timeout-ms", "30000"]);
     for (event, _) in hookrt::event::CLAUDE_EVENTS {
-        let reply = server.post("/v1/claude-code", "application/json", input(event).to_string().as_bytes());
+        let reply = server.post(
+            "/v1/claude-code",
+            "application/json",
+            input(event).to_string().as_bytes(),
+        );
         assert_eq!(reply.status, 200, "{event}: {}", reply.body);
         answers.push((format!("{event}, answered"), reply.json()));
     }
@@ -251,7 +255,10 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
         ));
     }
     let built = |name: &str, r: hookrt::Resolution| {
-        (format!("{name}, built"), hookrt::front::claude::claude_answer(name, Some(&r)).unwrap())
+        (
+            format!("{name}, built"),
+            hookrt::front::claude::claude_answer(name, Some(&r)).unwrap(),
+        )
     };
     answers.push(built(
         "PermissionRequest",
@@ -286,12 +293,24 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
         (&["hookSpecificOutput", "updatedInput"][..], None),
         (&["hookSpecificOutput", "additionalContext"][..], None),
         (&["decision"][..], Some("block")),
-        (&["hookSpecificOutput", "decision", "behavior"][..], Some("deny")),
-        (&["hookSpecificOutput", "decision", "behavior"][..], Some("allow")),
-        (&["hookSpecificOutput", "decision", "updatedInput"][..], None),
+        (
+            &["hookSpecificOutput", "decision", "behavior"][..],
+            Some("deny"),
+        ),
+        (
+            &["hookSpecificOutput", "decision", "behavior"][..],
+            Some("allow"),
+        ),
+        (
+            &["hookSpecificOutput", "decision", "updatedInput"][..],
+            None,
+        ),
         (&["systemMessage"][..], None),
     ] {
-        assert!(has(path, value), "an answer with {path:?} = {value:?}: {answers:?}");
+        assert!(
+            has(path, value),
+            "an answer with {path:?} = {value:?}: {answers:?}"
+        );
     }
 
     let claude = claude_code_dir();

@@ -129,7 +129,10 @@ fn script(request: &Value) -> Vec<Value> {
     let agent = json!({"type": "tool_use", "id": "toolu_main_agent", "name": "Agent",
         "input": {"description": "make a file", "prompt": SUB, "subagent_type": "general-purpose"}});
     let steps = if conversation.contains(ANSWERS) {
-        vec![("toolu_answers_touch", bash("toolu_answers_touch", "touch main.txt"))]
+        vec![(
+            "toolu_answers_touch",
+            bash("toolu_answers_touch", "touch main.txt"),
+        )]
     } else if conversation.contains(SUB) && !conversation.contains("toolu_main_agent") {
         vec![("toolu_sub_touch", bash("toolu_sub_touch", "touch sub.txt"))]
     } else {
@@ -429,14 +432,17 @@ fn check_answers(s: &Session, blocked: &Session, transport: &str) {
     // Code's own cap is 8).
     let last = turns.last().unwrap()["messages"].to_string();
     assert_eq!(
-        last.matches(&format!("Stop hook feedback:\\n{KEEP_GOING}")).count(),
+        last.matches(&format!("Stop hook feedback:\\n{KEEP_GOING}"))
+            .count(),
         2,
         "{transport}: two continues, then capped: {last}"
     );
     let failed: Vec<String> = s
         .lines
         .iter()
-        .filter(|l| l["type"] == "system" && l["subtype"] == "hook_response" && l["outcome"] != "success")
+        .filter(|l| {
+            l["type"] == "system" && l["subtype"] == "hook_response" && l["outcome"] != "success"
+        })
         .map(|r| r.to_string())
         .collect();
     assert!(failed.is_empty(), "{transport}: hook errors: {failed:?}");
@@ -462,6 +468,10 @@ fn the_real_claude_code_takes_hookrts_rewrites_context_blocks_and_capped_continu
     let url = format!("http://{}", server.addr);
     let env = [("HOOKRT_TOKEN", TOKEN)];
     let by_http = session_of(ANSWERS, &[dir, "--http", &url], &env);
-    let blocked = session_of(&format!("{FORBIDDEN}: do nothing"), &[dir, "--http", &url], &env);
+    let blocked = session_of(
+        &format!("{FORBIDDEN}: do nothing"),
+        &[dir, "--http", &url],
+        &env,
+    );
     check_answers(&by_http, &blocked, "http");
 }

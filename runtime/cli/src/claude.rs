@@ -114,14 +114,20 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
     // A process per event: what must outlive it (the loop governor's count
     // of continues in a row, hooks' `state`) is kept per user. Opened only
     // when something reads it.
-    let keeps_state = rt.hooks().iter().any(|h| h.imports.iter().any(|i| i.starts_with("hookrt:hook/state@")));
+    let keeps_state = rt.hooks().iter().any(|h| {
+        h.imports
+            .iter()
+            .any(|i| i.starts_with("hookrt:hook/state@"))
+    });
     // Without it (no home, an unsafe folder) the event still runs, its
     // state in memory: the governor then counts within this process only,
     // and Claude Code's own cap on stop continues still holds.
     if (keeps_state || envelope.kind == hookrt::event::TURN_STOPPING)
         && let Err(e) = rt.keep_state_per_user()
     {
-        eprintln!("hookrt claude-hook: hooks' state and the loop governor's count are kept in memory only: cannot open hookrt's per-user state ({e}); set HOOKRT_STATE_DIR to a folder of your own");
+        eprintln!(
+            "hookrt claude-hook: hooks' state and the loop governor's count are kept in memory only: cannot open hookrt's per-user state ({e}); set HOOKRT_STATE_DIR to a folder of your own"
+        );
     }
     match rt.dispatch(&envelope) {
         Ok(dispatch) => answer(&name, &dispatch),

@@ -112,7 +112,8 @@ fn template(slug: &Slug, kinds: &[String]) -> String {
             ),
             ("rewrite:actions.requested", _) => (
                 "One answer per requested call, in order: { approval, rewrite? } (rewrite: the call's whole input as it should run; later hooks see it).",
-                "\n    return event.data.actions.map(() => ({ approval: \"abstain\" as const }));".to_owned(),
+                "\n    return event.data.actions.map(() => ({ approval: \"abstain\" as const }));"
+                    .to_owned(),
             ),
             ("permission.requested" | "rewrite:permission.requested", _) => (
                 "\"abstain\" asks the human; \"allow\" or { deny: { message, interrupt? } } answers for them (under rewrite:, { allow: { input } } too).",

@@ -78,7 +78,8 @@ pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<Str
             continue; // it watches: its failure decides nothing
         }
         let kind = crate::event::kind::handled_kind(kind);
-        let blocks = crate::event::kind::gate_rule(kind) == Some(crate::event::kind::GateRule::Block)
+        let blocks = crate::event::kind::gate_rule(kind)
+            == Some(crate::event::kind::GateRule::Block)
             && hook.world_version == crate::sandbox::wit::NEWEST_VERSION;
         if class_of(kind) == EventClass::Decision || blocks {
             let method = match hook.kind {
@@ -127,7 +128,10 @@ pub struct Subscription {
 pub fn powers(key: &str, world: &str, aggregate: bool) -> Vec<&'static str> {
     use crate::event::kind::{self, GateRule};
     let v3 = world == crate::sandbox::wit::NEWEST_VERSION;
-    if aggregate || kind::observed_kind(key).is_some() || (!v3 && kind::answered_from_v3(kind::handled_kind(key))) {
+    if aggregate
+        || kind::observed_kind(key).is_some()
+        || (!v3 && kind::answered_from_v3(kind::handled_kind(key)))
+    {
         return Vec::new();
     }
     let k = kind::handled_kind(key);
@@ -204,7 +208,11 @@ pub fn audit(rt: &Runtime) -> Audit {
                         let k = crate::event::kind::rewritten_kind(k).unwrap_or(k);
                         format!("{:?}", class_of(k)).to_lowercase()
                     },
-                    may: powers(k, h.world_version, h.scope == crate::event::scope::Scope::Aggregate),
+                    may: powers(
+                        k,
+                        h.world_version,
+                        h.scope == crate::event::scope::Scope::Aggregate,
+                    ),
                 })
                 .collect(),
             scope: h.scope.clone(),

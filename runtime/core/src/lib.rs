@@ -75,8 +75,8 @@ pub use hooks::problem::{Problem, ProblemKind, Problems};
 
 // Deliveries and what they decided.
 pub use delivery::decision::{
-    CallDecision, ContextPiece, FileEditDecision, GateDecision, MAX_CONTEXT_BYTES, PermissionDecision,
-    Rewrite, ToolApproval,
+    CallDecision, ContextPiece, FileEditDecision, GateDecision, MAX_CONTEXT_BYTES,
+    PermissionDecision, Rewrite, ToolApproval,
 };
 pub use delivery::edit::{EditResult, EditStatus};
 pub use delivery::record::{Delivery, Dispatch, Resolution};

@@ -26,9 +26,9 @@ use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use hookrt::event::takes_context;
 use hookrt::event::{ClaudeEvent, claude_event};
 use hookrt::front::claude::{claude_answer, claude_refusal, gate_named, is_claude_gate};
-use hookrt::event::takes_context;
 use hookrt::{EmitError, EventClass, class_of};
 use serde_json::json;
 

@@ -366,7 +366,8 @@ fn one_envelope(
         .with_code("malformed_envelope")
     })?;
     // `/v1/decide` takes decisions and gates: both are answered.
-    let takes = |c: EventClass| c == class || (class == EventClass::Decision && c == EventClass::Gate);
+    let takes =
+        |c: EventClass| c == class || (class == EventClass::Decision && c == EventClass::Gate);
     if !takes(class_of(&envelope.kind)) {
         let fix = match class_of(&envelope.kind) {
             EventClass::Decision | EventClass::Gate => {

@@ -574,8 +574,14 @@ mod tests {
             failure_gate(OnFailure::Deny, GateRule::Block, "g", o),
             Gate::Block(r) if r == "gate hook `g` failed (timeout); blocked because it fails closed"
         ));
-        assert_eq!(failure_gate(OnFailure::Abstain, GateRule::Block, "g", o), Gate::Pass);
-        assert_eq!(failure_gate(OnFailure::Deny, GateRule::Continue, "g", o), Gate::Pass);
+        assert_eq!(
+            failure_gate(OnFailure::Abstain, GateRule::Block, "g", o),
+            Gate::Pass
+        );
+        assert_eq!(
+            failure_gate(OnFailure::Deny, GateRule::Continue, "g", o),
+            Gate::Pass
+        );
     }
 
     #[test]
@@ -595,7 +601,10 @@ mod tests {
         );
         assert_eq!(allowed.verdict, Permission::Allow { rewrite: None });
         assert_eq!(allowed.decided_by.as_deref(), Some("b"));
-        assert_eq!(allowed.input, Some(serde_json::json!({"command": "ls -la"})));
+        assert_eq!(
+            allowed.input,
+            Some(serde_json::json!({"command": "ls -la"}))
+        );
         let denied = merge_permissions(
             vec![
                 vote("a", Permission::Allow { rewrite: None }),
@@ -626,8 +635,12 @@ mod tests {
         );
         assert_eq!(denied.input, None, "a deny drops the rewrites");
         assert_eq!(denied.rewrites.len(), 1, "and still records them");
-        let nobody = merge_permissions(vec![vote("a", Permission::Abstain)], Vec::new(), Vec::new());
-        assert_eq!((nobody.verdict, nobody.decided_by), (Permission::Abstain, None));
+        let nobody =
+            merge_permissions(vec![vote("a", Permission::Abstain)], Vec::new(), Vec::new());
+        assert_eq!(
+            (nobody.verdict, nobody.decided_by),
+            (Permission::Abstain, None)
+        );
     }
 
     #[test]
@@ -664,8 +677,16 @@ mod tests {
             RewriteChain::check(&before, "[1]").unwrap_err(),
             "a rewritten input that is not a JSON object"
         );
-        assert!(RewriteChain::check(&before, "{").unwrap_err().starts_with("a rewritten input that is not JSON"));
+        assert!(
+            RewriteChain::check(&before, "{")
+                .unwrap_err()
+                .starts_with("a rewritten input that is not JSON")
+        );
         let huge = format!("{{\"a\":\"{}\"}}", "x".repeat(MAX_REWRITE_BYTES));
-        assert!(RewriteChain::check(&before, &huge).unwrap_err().contains("above the 1048576-byte limit"));
+        assert!(
+            RewriteChain::check(&before, &huge)
+                .unwrap_err()
+                .contains("above the 1048576-byte limit")
+        );
     }
 }

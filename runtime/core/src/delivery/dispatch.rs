@@ -290,7 +290,13 @@ impl EventRun {
     /// observer, and its failure counts as abstain / not-handled / pass; an
     /// `observe:<kind>` handler is not counted at all. A hook of a world
     /// before 0.3.0 observes gates and permission requests.
-    pub(crate) fn record(&mut self, hook: &LoadedHook, handler: &str, outcome: Outcome, reply: Reply) {
+    pub(crate) fn record(
+        &mut self,
+        hook: &LoadedHook,
+        handler: &str,
+        outcome: Outcome,
+        reply: Reply,
+    ) {
         if hook.scope == Scope::Aggregate {
             return; // an observer of every scope decides nothing in any
         }
@@ -361,8 +367,9 @@ impl EventRun {
             }
             Answers::Permission(answers, chain) => {
                 let before = self.rewritten.as_ref().map(|d| &d["input"]);
-                let (vote, rewritten) =
-                    permission_vote(&slug, handler, on_failure, outcome, answer, rewrites, before);
+                let (vote, rewritten) = permission_vote(
+                    &slug, handler, on_failure, outcome, answer, rewrites, before,
+                );
                 answers.push(vote);
                 if let Some((input, changed)) = rewritten {
                     if let Some(data) = &mut self.rewritten {
@@ -476,10 +483,9 @@ fn approval_vote(
             }
         }
         (Outcome::Ok, Answer::None) => (vec![Approval::Abstain; n], None),
-        (Outcome::Ok, other) => malformed(format!(
-            "{} for {n} requested call(s)",
-            describe(&other)
-        )),
+        (Outcome::Ok, other) => {
+            malformed(format!("{} for {n} requested call(s)", describe(&other)))
+        }
         (failed, _) => (
             vec![decision::failure_approval(on_failure, slug, failed); n],
             Some(failed),
@@ -507,7 +513,9 @@ fn gate_vote(
         (Outcome::Ok, Answer::Gate(g))
             if matches!(
                 (&g, rule),
-                (Gate::Pass, _) | (Gate::Block(_), GateRule::Block) | (Gate::Continue(_), GateRule::Continue)
+                (Gate::Pass, _)
+                    | (Gate::Block(_), GateRule::Block)
+                    | (Gate::Continue(_), GateRule::Continue)
             ) =>
         {
             (g, None)
@@ -570,7 +578,12 @@ fn permission_vote(
         (p, Some(Outcome::Error), None)
     };
     let (answer, failure, rewritten) = match (outcome, answer) {
-        (Outcome::Ok, Answer::Permission(Permission::Allow { rewrite: Some(json) })) => {
+        (
+            Outcome::Ok,
+            Answer::Permission(Permission::Allow {
+                rewrite: Some(json),
+            }),
+        ) => {
             if !rewrites {
                 malformed(format!(
                     "a rewrite from a plain subscription (subscribe as `{}{}` to rewrite)",

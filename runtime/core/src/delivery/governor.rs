@@ -85,8 +85,8 @@ impl Stop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delivery::decision::merge_gates;
     use crate::delivery::decision::Vote;
+    use crate::delivery::decision::merge_gates;
 
     fn stop(continued: Option<bool>) -> Envelope {
         let mut data = serde_json::json!({});
@@ -127,7 +127,15 @@ mod tests {
         let capped = (Gate::Pass, true);
         assert_eq!(
             verdicts,
-            [go.clone(), go.clone(), go.clone(), capped.clone(), go.clone(), go.clone(), go]
+            [
+                go.clone(),
+                go.clone(),
+                go.clone(),
+                capped.clone(),
+                go.clone(),
+                go.clone(),
+                go
+            ]
         );
     }
 

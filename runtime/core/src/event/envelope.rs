@@ -621,8 +621,14 @@ fn validate_actions(data: &serde_json::Value) -> Result<(), String> {
 /// (an object) when given.
 fn validate_permission(data: &serde_json::Value) -> Result<(), String> {
     let expected = "expected {\"tool\": \"...\", \"input\": {...}}";
-    if data.get("tool").and_then(|v| v.as_str()).is_none_or(str::is_empty) {
-        return Err(format!("`tool` is missing or not a non-empty string; {expected}"));
+    if data
+        .get("tool")
+        .and_then(|v| v.as_str())
+        .is_none_or(str::is_empty)
+    {
+        return Err(format!(
+            "`tool` is missing or not a non-empty string; {expected}"
+        ));
     }
     match data.get("input") {
         None | Some(serde_json::Value::Object(_)) => Ok(()),
@@ -870,7 +876,10 @@ mod tests {
         for (data, why) in [
             ("{}", "`tool` is missing"),
             (r#"{"tool":""}"#, "`tool` is missing"),
-            (r#"{"tool":"Bash","input":"ls"}"#, "`input` is not an object"),
+            (
+                r#"{"tool":"Bash","input":"ls"}"#,
+                "`input` is not an object",
+            ),
         ] {
             let err = with(data).unwrap_err().to_string();
             assert!(

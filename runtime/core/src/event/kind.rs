@@ -457,7 +457,9 @@ pub fn rewritten_kind(key: &str) -> Option<&str> {
 /// The kind a subscription key handles: the key itself, or the kind after
 /// `observe:` / `rewrite:` (`*` stays `*`).
 pub fn handled_kind(key: &str) -> &str {
-    observed_kind(key).or_else(|| rewritten_kind(key)).unwrap_or(key)
+    observed_kind(key)
+        .or_else(|| rewritten_kind(key))
+        .unwrap_or(key)
 }
 
 /// Why `key` is not a valid subscription, for a load problem.

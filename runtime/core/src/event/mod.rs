@@ -22,8 +22,9 @@ pub use envelope::{
 pub use eve::{EveError, EveStream};
 pub use kind::{
     CONTEXT_KINDS, CUSTOM_PREFIX, EventKind, GateRule, KINDS, OBSERVE_PREFIX, Origin,
-    PERMISSION_REQUESTED, REWRITABLE, REWRITE_PREFIX, TURN_STOPPING, WILDCARD, gate_rule, handled_kind, is_known, is_subscribable,
-    observed_kind, rewritten_kind, subscription_problem, takes_context, unknown_kind_message,
+    PERMISSION_REQUESTED, REWRITABLE, REWRITE_PREFIX, TURN_STOPPING, WILDCARD, gate_rule,
+    handled_kind, is_known, is_subscribable, observed_kind, rewritten_kind, subscription_problem,
+    takes_context, unknown_kind_message,
 };
 pub use ordinal::{MAX_OPEN_STEPS, Ordinals};
 pub use recent::Recent;

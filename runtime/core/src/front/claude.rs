@@ -146,7 +146,8 @@ pub fn claude_answer(name: &str, resolution: Option<&Resolution>) -> Option<Valu
     // ("feedback"): there it goes only with a continue, or a pass (a capped
     // continue among them) would keep the turn going past the governor.
     let stop = matches!(name, "Stop" | "SubagentStop");
-    let continued = matches!(resolution, Resolution::Gate(g) if matches!(g.verdict, Gate::Continue(_)));
+    let continued =
+        matches!(resolution, Resolution::Gate(g) if matches!(g.verdict, Gate::Continue(_)));
     if !context.is_empty() && CONTEXT_EVENTS.contains(&name) && (!stop || continued) {
         specific.insert("additionalContext".into(), json!(context.join("\n\n")));
     }

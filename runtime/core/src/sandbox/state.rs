@@ -108,7 +108,11 @@ impl StateStore {
     #[cfg(test)]
     pub(crate) fn never_wait_for_locks(&self) {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.conn().unwrap().busy_timeout(std::time::Duration::ZERO).unwrap();
+        inner
+            .conn()
+            .unwrap()
+            .busy_timeout(std::time::Duration::ZERO)
+            .unwrap();
     }
 
     /// The view of hook `slug`.
@@ -212,7 +216,9 @@ impl Inner {
         if self.conn.is_none() {
             let conn = Connection::open_in_memory()
                 .and_then(|c| c.execute_batch(SCHEMA).map(|_| c))
-                .map_err(|e| format!("state unavailable: cannot open an in-memory database: {e}"))?;
+                .map_err(|e| {
+                    format!("state unavailable: cannot open an in-memory database: {e}")
+                })?;
             self.conn = Some(conn);
         }
         Ok(self.conn.as_ref().expect("made above"))

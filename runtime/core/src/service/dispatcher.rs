@@ -299,8 +299,7 @@ impl Dispatcher {
                 self.stats.left_unacked += (w.deliveries.len() - i) as u64;
                 return follow_ups;
             };
-            let answer =
-                keeps_answers.then(|| serde_json::to_string(&s.reply).unwrap_or_default());
+            let answer = keeps_answers.then(|| serde_json::to_string(&s.reply).unwrap_or_default());
             run.record(hook, &pd.handler, s.outcome, s.reply);
             let critical = hook.settings.critical;
             let next = self.conclude(&w, pd, s.attempt, s.outcome, s.error, critical);

@@ -261,7 +261,11 @@ impl Config {
             ));
             Redactor::default()
         });
-        if raw.governor.max_continues.is_some_and(|n| n > MAX_CONTINUES_LIMIT) {
+        if raw
+            .governor
+            .max_continues
+            .is_some_and(|n| n > MAX_CONTINUES_LIMIT)
+        {
             problems.push(Problem::config(
                 path,
                 format!(
@@ -278,10 +282,7 @@ impl Config {
             scopes,
             aggregate,
             on_unscoped: raw.on_unscoped,
-            max_continues: raw
-                .governor
-                .max_continues
-                .unwrap_or(DEFAULT_MAX_CONTINUES),
+            max_continues: raw.governor.max_continues.unwrap_or(DEFAULT_MAX_CONTINUES),
             redactor,
             patterns,
         })

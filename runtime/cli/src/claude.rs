@@ -114,11 +114,11 @@ pub fn claude_hook(args: &ClaudeArgs, opts: BuildOptions) -> ExitCode {
     // A process per event: what must outlive it (the loop governor's count
     // of continues in a row, hooks' `state`) is kept per user. Opened only
     // when something reads it.
-    let keeps_state = rt.hooks().iter().any(|h| {
-        h.imports
-            .iter()
-            .any(|i| i.starts_with("hookrt:hook/state@"))
-    });
+    let state = hookrt::sandbox::Need::Grant("state".into());
+    let keeps_state = rt
+        .hooks()
+        .iter()
+        .any(|h| h.import_audit.iter().any(|i| i.need == state));
     // Without it (no home, an unsafe folder) the event still runs, its
     // state in memory: the governor then counts within this process only,
     // and Claude Code's own cap on stop continues still holds.

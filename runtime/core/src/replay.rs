@@ -79,13 +79,6 @@ pub fn replay(rt: &Runtime, events: &[Envelope]) -> Result<Replay, EnvelopeError
 /// Each hook's part of a resolution: its vote (per requested call for a tool
 /// approval) or its edit account, without the hook's name.
 fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
-    let strip = |v: Value| match v {
-        Value::Object(mut m) => {
-            m.remove("hook");
-            Value::Object(m)
-        }
-        other => other,
-    };
     let mut by = Map::new();
     match resolution {
         // A hook with a specific handler and `*` votes twice; its specific
@@ -93,47 +86,46 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
         Resolution::ToolApproval(t) => {
             for (i, call) in t.calls.iter().enumerate() {
                 for vote in &call.answers {
-                    let v = strip(serde_json::to_value(vote).unwrap_or(Value::Null));
                     if let Value::Array(list) =
                         by.entry(vote.hook.clone()).or_insert_with(|| json!([]))
                     {
                         if list.len() == i {
-                            list.push(v);
+                            list.push(without_hook(vote));
                         }
                     }
                 }
             }
         }
-        Resolution::FileEdit(f) => first_votes(&mut by, &f.answers, &|v| &v.hook),
-        Resolution::Gate(g) => first_votes(&mut by, &g.answers, &|v| &v.hook),
-        Resolution::Permission(p) => first_votes(&mut by, &p.answers, &|v| &v.hook),
+        Resolution::FileEdit(f) => first_of_each_hook(&mut by, &f.answers, |v| &v.hook),
+        Resolution::Gate(g) => first_of_each_hook(&mut by, &g.answers, |v| &v.hook),
+        Resolution::Permission(p) => first_of_each_hook(&mut by, &p.answers, |v| &v.hook),
+        Resolution::Edit(e) => first_of_each_hook(&mut by, &e.accounts, |a| &a.hook),
         Resolution::Context(_) => {}
-        Resolution::Edit(e) => {
-            for account in &e.accounts {
-                by.entry(account.hook.clone())
-                    .or_insert_with(|| strip(serde_json::to_value(account).unwrap_or(Value::Null)));
-            }
-        }
     }
     by
 }
 
-/// Each hook's first vote in `votes`, without the hook's name.
-fn first_votes<T: serde::Serialize>(
+/// Each hook's first entry of `entries` (a vote, an edit account), without
+/// the hook's name.
+fn first_of_each_hook<T: serde::Serialize>(
     by: &mut Map<String, Value>,
-    votes: &[T],
-    hook: &dyn Fn(&T) -> &String,
+    entries: &[T],
+    hook: impl Fn(&T) -> &String,
 ) {
-    for vote in votes {
-        by.entry(hook(vote).clone()).or_insert_with(|| {
-            match serde_json::to_value(vote).unwrap_or(Value::Null) {
-                Value::Object(mut m) => {
-                    m.remove("hook");
-                    Value::Object(m)
-                }
-                other => other,
-            }
-        });
+    for entry in entries {
+        by.entry(hook(entry).clone())
+            .or_insert_with(|| without_hook(entry));
+    }
+}
+
+/// `entry` as JSON without its `hook` (the record names it already).
+fn without_hook(entry: &impl serde::Serialize) -> Value {
+    match serde_json::to_value(entry).unwrap_or(Value::Null) {
+        Value::Object(mut m) => {
+            m.remove("hook");
+            Value::Object(m)
+        }
+        other => other,
     }
 }
 

@@ -195,15 +195,9 @@ impl RewriteChain {
         }
     }
 
-    /// The rewrites of each call, and its input after the last of them.
-    pub(crate) fn finish(self) -> Vec<(Vec<Rewrite>, Option<Value>)> {
+    /// The rewrites of each call, in the order they applied.
+    pub(crate) fn finish(self) -> Vec<Vec<Rewrite>> {
         self.rewrites
-            .into_iter()
-            .map(|list| {
-                let input = list.last().map(|r| r.input.clone());
-                (list, input)
-            })
-            .collect()
     }
 }
 
@@ -320,21 +314,13 @@ pub fn merge_permissions(
     rewrites: Vec<Rewrite>,
     context: Vec<ContextPiece>,
 ) -> PermissionDecision {
-    let winner = answers.iter().filter(|v| v.answer.rank() > 0).fold(
-        None::<&Vote<Permission>>,
-        |best, v| match best {
-            Some(b) if b.answer.rank() >= v.answer.rank() => Some(b),
-            _ => Some(v),
-        },
-    );
+    let winner = decider(&answers, Permission::rank);
     let verdict = match winner.map(|w| &w.answer) {
         Some(Permission::Allow { .. }) => Permission::Allow { rewrite: None },
         Some(other) => other.clone(),
         None => Permission::Abstain,
     };
-    let input = matches!(verdict, Permission::Allow { .. })
-        .then(|| rewrites.last().map(|r| r.input.clone()))
-        .flatten();
+    let input = final_input(&rewrites, matches!(verdict, Permission::Allow { .. }));
     PermissionDecision {
         decided_by: winner.map(|w| w.hook.clone()),
         failure: winner.is_some_and(|w| w.failure.is_some()),
@@ -403,12 +389,30 @@ pub fn requested_calls(data: &serde_json::Value) -> Vec<RequestedCall> {
         .unwrap_or_default()
 }
 
+/// The vote that decides: the first of the highest rank above 0 (none when
+/// every vote ranks 0: abstain).
+fn decider<T>(votes: &[Vote<T>], rank: impl Fn(&T) -> u8) -> Option<&Vote<T>> {
+    votes
+        .iter()
+        .filter(|v| rank(&v.answer) > 0)
+        .fold(None::<&Vote<T>>, |best, v| match best {
+            Some(b) if rank(&b.answer) >= rank(&v.answer) => Some(b),
+            _ => Some(v),
+        })
+}
+
+/// The input a call runs with: the last rewrite's, when the verdict `keeps`
+/// rewrites.
+fn final_input(rewrites: &[Rewrite], keeps: bool) -> Option<Value> {
+    rewrites.last().filter(|_| keeps).map(|r| r.input.clone())
+}
+
 /// Merges per-hook answers (each one list aligned with `calls`) in order,
 /// with the rewrites of each call (aligned with `calls`; empty: none).
 pub fn merge_approvals(
     calls: &[RequestedCall],
     per_hook: &[Vote<Vec<Approval>>],
-    mut rewrites: Vec<(Vec<Rewrite>, Option<Value>)>,
+    mut rewrites: Vec<Vec<Rewrite>>,
     context: Vec<ContextPiece>,
 ) -> ToolApproval {
     rewrites.resize_with(calls.len(), Default::default);
@@ -424,24 +428,14 @@ pub fn merge_approvals(
                     failure: h.failure,
                 })
                 .collect();
-            // The first answer of the highest rank wins.
-            let winner = answers.iter().filter(|a| a.answer.rank() > 0).fold(
-                None::<&Vote<Approval>>,
-                |best, a| match best {
-                    Some(b) if b.answer.rank() >= a.answer.rank() => Some(b),
-                    _ => Some(a),
-                },
-            );
+            let winner = decider(&answers, Approval::rank);
             let verdict = winner.map_or(Approval::Abstain, |w| w.answer.clone());
-            let (rewrites, input) = std::mem::take(&mut rewrites[i]);
+            let rewrites = std::mem::take(&mut rewrites[i]);
             CallDecision {
                 call_id: call.call_id.clone(),
                 tool: call.tool.clone(),
-                input: if matches!(verdict, Approval::Deny(_)) {
-                    None
-                } else {
-                    input
-                },
+                // A deny drops every rewrite (they stay on record).
+                input: final_input(&rewrites, !matches!(verdict, Approval::Deny(_))),
                 verdict,
                 decided_by: winner.map(|w| w.hook.clone()),
                 failure: winner.is_some_and(|w| w.failure.is_some()),

@@ -250,11 +250,12 @@ impl EventRun {
                 rewriter |= kind::rewritten_kind(p.handler).is_some();
             }
         }
+        let v3_only = kind::answered_from_v3_as(kind, checked.class);
         Ok(EventRun {
             checked,
             answers,
             context: kind::takes_context(kind).then(ContextBudget::default),
-            v3_only: kind::answered_from_v3(kind),
+            v3_only,
             rewritten: rewriter.then(|| envelope.data.value().clone()),
             chained,
             stop: (kind == kind::TURN_STOPPING)
@@ -410,7 +411,7 @@ impl EventRun {
                 Some(Resolution::Gate(d))
             }
             Answers::Permission(answers, chain) => {
-                let rewrites = chain.finish().pop().map(|(r, _)| r).unwrap_or_default();
+                let rewrites = chain.finish().pop().unwrap_or_default();
                 Some(Resolution::Permission(decision::merge_permissions(
                     answers, rewrites, context,
                 )))

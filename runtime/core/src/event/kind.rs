@@ -88,7 +88,12 @@ pub fn takes_context(kind: &str) -> bool {
 /// Whether only hooks of world 0.3.0 or later can answer `kind` (gates and
 /// permission requests): older hooks observe it.
 pub fn answered_from_v3(kind: &str) -> bool {
-    kind == PERMISSION_REQUESTED || class_of(kind) == Gate
+    answered_from_v3_as(kind, class_of(kind))
+}
+
+/// [`answered_from_v3`] for a kind whose class is known (no lookup).
+pub(crate) fn answered_from_v3_as(kind: &str, class: EventClass) -> bool {
+    kind == PERMISSION_REQUESTED || class == Gate
 }
 
 /// One event kind of the vocabulary.

@@ -83,7 +83,7 @@ impl LoadedHook {
             }
             Bindings::V2(b) => {
                 let cx = self.context(services, &envelope, handler, budget_ms, class);
-                let cx = v0_2_0::context_down(&cx, kind::answered_from_v3(envelope.kind));
+                let cx = v0_2_0::context_down(&cx, kind::answered_from_v3_as(envelope.kind, class));
                 b.call_handle(&mut store, v0_2_0::envelope_down(&envelope), cx)
                     .map(|r| r.map(|a| Reply::from(v0_2_0::answer_up(a))))
             }

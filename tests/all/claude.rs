@@ -203,3 +203,17 @@ fn an_input_that_is_no_hook_input_is_refused_with_the_reason() {
         Err(ClaudeError::Json(_))
     ));
 }
+
+/// The answer side sends context on the events in `CONTEXT_EVENTS`; the
+/// input side must gather it there: each such event's kind takes context.
+#[test]
+fn every_event_claude_code_takes_context_on_gathers_it() {
+    for event in hookrt::front::claude::CONTEXT_EVENTS {
+        let e = claude_envelope("claude-code", &claude_fixture(event)).expect(event);
+        assert!(
+            hookrt::event::takes_context(&e.kind),
+            "{event} ({}) answers additionalContext, but its kind gathers none",
+            e.kind
+        );
+    }
+}

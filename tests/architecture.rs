@@ -29,7 +29,6 @@ const RUNTIME: &[&str] = &[
     "event::recent",
     "event::ordinal",
     "event::eve",
-    "event::claude",
     "event::scope",
     "event::answer",
     // sandbox/: the one owner of Wasmtime and of everything a hook can import.
@@ -101,7 +100,14 @@ const RUNTIME: &[&str] = &[
     "front::input",
     "front::line",
     "front::summary",
-    "front::claude",
+    "front::bridge::hook_input",
+    "front::bridge::reply",
+    "front::bridge::claude",
+    "front::bridge::codex",
+    "front::bridge::gemini",
+    "front::bridge::cursor",
+    "front::bridge::copilot",
+    "front::bridge::agent",
 ];
 
 /// The guest SDK.
@@ -124,7 +130,7 @@ const SDK: &[&str] = &[
 /// The `hookrt` command.
 const CLI: &[&str] = &[
     "args",
-    "claude",
+    "hook",
     "claude_install",
     "retention",
     "journal",
@@ -148,7 +154,7 @@ const SERVE: &[&str] = &[
     "tally",
     "reload",
     "routes",
-    "claude",
+    "hook",
     "router",
     "connections",
 ];

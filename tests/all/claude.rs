@@ -1,7 +1,8 @@
 //! The Claude Code bridge, input side: each documented hook input
 //! (tests/fixtures/claude/<Event>.json) as an envelope.
 
-use hookrt::event::{CLAUDE_EVENTS, ClaudeError, claude_envelope};
+use hookrt::front::bridge::claude::CLAUDE_EVENTS;
+use hookrt::front::bridge::{Bridge, BridgeError};
 use hookrt::{EventClass, class_of};
 use serde_json::json;
 
@@ -86,7 +87,8 @@ fn an_event_of_its_own_keeps_the_inputs_fields_and_a_failed_tool_is_an_error_res
         &json!({"call_id": "toolu_01FAIL23DEF456GHI789JKL0", "tool": "Bash", "status": "error",
                 "error": "Command exited with non-zero status code 1", "is_interrupt": false,
                 "cwd": "/Users/alice/src/hookrt", "permission_mode": "default",
-                "prompt_id": "6f1c2d4e-8a9b-4c3d-9e2f-1a2b3c4d5e6f"})
+                "prompt_id": "6f1c2d4e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+                "bridge": {"agent": "claude-code", "event": "PostToolUseFailure", "transport": "command"}})
     );
     let skill = claude_envelope("claude-code", &claude_fixture("PreSkillShellCommand")).unwrap();
     assert_eq!(class_of(&skill.kind), EventClass::Decision);
@@ -200,7 +202,7 @@ fn an_input_that_is_no_hook_input_is_refused_with_the_reason() {
     );
     assert!(matches!(
         claude_envelope("claude-code", "{"),
-        Err(ClaudeError::Json(_))
+        Err(BridgeError::Json(_))
     ));
 }
 
@@ -208,7 +210,7 @@ fn an_input_that_is_no_hook_input_is_refused_with_the_reason() {
 /// input side must gather it there: each such event's kind takes context.
 #[test]
 fn every_event_claude_code_takes_context_on_gathers_it() {
-    for event in hookrt::front::claude::CONTEXT_EVENTS {
+    for event in hookrt::front::bridge::claude::CONTEXT_EVENTS {
         let e = claude_envelope("claude-code", &claude_fixture(event)).expect(event);
         assert!(
             hookrt::event::takes_context(&e.kind),
@@ -216,4 +218,11 @@ fn every_event_claude_code_takes_context_on_gathers_it() {
             e.kind
         );
     }
+}
+
+/// Claude Code's input as an envelope, read as `hookrt claude-hook` reads it.
+fn claude_envelope(agent: &str, input: &str) -> Result<hookrt::Envelope, BridgeError> {
+    Bridge::ClaudeCode
+        .read(agent, input, None, "command")
+        .map(|e| e.envelope)
 }

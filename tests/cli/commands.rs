@@ -734,7 +734,7 @@ fn claude_input(event: &str) -> Value {
 #[test]
 fn claude_hook_answers_each_documented_event_as_claude_code_expects() {
     let agent = repo().join("example-hooks/agent");
-    for (event, _) in hookrt::event::CLAUDE_EVENTS {
+    for (event, _) in hookrt::front::bridge::claude::CLAUDE_EVENTS {
         let out = claude_hook(&agent, &claude_input(event).to_string());
         assert_eq!(out.status.code(), Some(0), "{event}: {}", text(&out.stderr));
         // npm test: the policy hook abstains, so Claude Code's own rules decide.
@@ -791,10 +791,7 @@ fn claude_hook_fails_closed_for_a_tool_call_it_cannot_decide() {
     let broken = r#"{"hook_event_name":"PreToolUse","session_id":"s""#;
     let out = claude_hook(&agent, broken);
     assert_eq!(out.status.code(), Some(2), "exit 2 blocks the tool call");
-    assert!(
-        text(&out.stderr)
-            .contains("the tool call is blocked because hookrt could not decide on it")
-    );
+    assert!(text(&out.stderr).contains("blocked because hookrt could not decide on it"));
     assert_eq!(text(&out.stdout), "");
     let missing = repo().join("example-hooks/no-such-agent");
     let out = claude_hook(&missing, &claude_input("PreToolUse").to_string());
@@ -1743,7 +1740,10 @@ fn claude_install_merges_every_event_once_and_the_hook_it_writes_runs() {
     assert_eq!(v["theme"], "dark");
     let hooks = v["hooks"].as_object().unwrap();
     // Every event but WorktreeCreate, whose hook must create the worktree.
-    assert_eq!(hooks.len(), hookrt::event::CLAUDE_EVENTS.len() - 1);
+    assert_eq!(
+        hooks.len(),
+        hookrt::front::bridge::claude::CLAUDE_EVENTS.len() - 1
+    );
     assert!(hooks.get("WorktreeCreate").is_none());
     assert_eq!(
         v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],

@@ -121,12 +121,10 @@ fn in_process(
                     for n in 0..requests {
                         let text = input(template, round * 1000 + c, n);
                         let started = Instant::now();
-                        let e = hookrt::event::claude_event("claude-code", &text).unwrap();
+                        let bridge = hookrt::front::bridge::Bridge::ClaudeCode;
+                        let e = bridge.read("claude-code", &text, None, "http").unwrap();
                         let reply = service.resolve(e.envelope).await.unwrap();
-                        std::hint::black_box(hookrt::front::claude::claude_answer(
-                            &e.name,
-                            reply.resolution.as_ref(),
-                        ));
+                        std::hint::black_box(bridge.answer(&e.name, reply.resolution.as_ref()));
                         out.push(started.elapsed());
                     }
                     out

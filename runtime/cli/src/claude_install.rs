@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use hookrt::event::CLAUDE_EVENTS;
-use hookrt::front::claude::is_claude_gate;
+use hookrt::front::bridge::Bridge;
+use hookrt::front::bridge::claude::CLAUDE_EVENTS;
 use serde_json::{Map, Value, json};
 
 /// What a command hook's `--deadline-ms` is, and its `timeout` (seconds).
@@ -196,7 +196,7 @@ impl Transport {
 
     /// The hook entry of `event`.
     fn hook(&self, event: &str) -> Value {
-        let gate = is_claude_gate(event);
+        let gate = Bridge::ClaudeCode.is_gate(event);
         let url = self
             .http
             .as_ref()

@@ -1,9 +1,9 @@
 //! The `hookrt` command: check, build, run and audit an agent folder's hooks.
 
 mod args;
-mod claude;
 mod claude_install;
 mod export;
+mod hook;
 mod journal;
 mod new;
 mod new_ts;
@@ -89,8 +89,10 @@ enum Command {
     /// Inspect a journal, or re-drive its dead letters.
     #[command(subcommand)]
     Journal(journal::JournalCommand),
-    /// Run as a Claude Code command hook: the event's JSON on stdin, Claude Code's answer on stdout.
-    ClaudeHook(claude::ClaudeArgs),
+    /// Run as an agent's command hook: the event's JSON on stdin, the agent's answer on stdout (docs/agents.md).
+    Hook(hook::HookArgs),
+    /// Run as a Claude Code command hook: `hookrt hook --agent claude-code` (docs/claude-code.md).
+    ClaudeHook(hook::ClaudeArgs),
     /// Set Claude Code up to run hookrt: `hookrt claude install DIR` (docs/claude-code.md).
     #[command(subcommand)]
     Claude(claude_install::ClaudeCommand),
@@ -193,7 +195,11 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         },
         Command::Publish(args) => worker::publish(&args),
         Command::Journal(cmd) => journal::journal(cmd),
-        Command::ClaudeHook(args) => Ok(claude::claude_hook(&args, options(&args.dir, cache))),
+        Command::Hook(args) => Ok(hook::hook(&args, options(&args.dir, cache))),
+        Command::ClaudeHook(args) => Ok(hook::hook(
+            &hook::HookArgs::from(&args),
+            options(&args.dir, cache),
+        )),
         Command::Claude(cmd) => claude_install::claude(cmd),
         // The audit shows drift instead of refusing to load over it.
         Command::Audit { dir, json } => loaded(&dir, cache.without_lock(), |rt| audit(&rt, json)),

@@ -15,10 +15,10 @@
 #![warn(missing_docs)]
 
 mod auth;
-mod claude;
 mod connections;
 mod error;
 mod fail_closed;
+mod hook;
 mod ingest;
 mod metrics;
 mod reload;

@@ -1,12 +1,12 @@
 //! The router: every endpoint ([`ROUTES`]) and its handler (`routes.rs`,
-//! `claude.rs`), and the answers for a path or method it does not serve.
+//! `hook.rs`), and the answers for a path or method it does not serve.
 
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::{MethodRouter, get, post};
 
-use crate::claude::claude_code;
 use crate::error::ApiError;
+use crate::hook::{claude_code, copilot};
 use crate::routes::{Shared, decide, edit, events, healthz, metrics, readyz, reload};
 
 /// Every endpoint, `(method, path)`: the router is built from this list, and
@@ -20,6 +20,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/edit"),
     ("POST", "/v1/admin/reload"),
     ("POST", "/v1/claude-code"),
+    ("POST", "/v1/copilot"),
 ];
 
 /// The handler of one of [`ROUTES`].
@@ -33,6 +34,7 @@ fn handler(path: &str) -> MethodRouter<Shared> {
         "/v1/edit" => post(edit),
         "/v1/admin/reload" => post(reload),
         "/v1/claude-code" => post(claude_code),
+        "/v1/copilot" => post(copilot),
         other => unreachable!("{other} is in ROUTES without a handler"),
     }
 }
@@ -55,7 +57,7 @@ pub fn router(state: Shared) -> Router {
             ApiError::new(
                 StatusCode::NOT_FOUND,
                 "no such endpoint",
-                "POST /v1/events, /v1/decide, /v1/edit, /v1/claude-code or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
+                "POST /v1/events, /v1/decide, /v1/edit, /v1/claude-code, /v1/copilot or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
             )
         })
         .with_state(state)

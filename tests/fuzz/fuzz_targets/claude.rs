@@ -1,14 +1,20 @@
-//! The Claude Code bridge (`claude_envelope`, a hook's JSON on stdin): never
-//! panics, and every envelope it makes is valid.
+//! The agents' bridges (`Bridge::read`, an agent's hook JSON on stdin; the
+//! target keeps its first name, `claude`, and its corpus): never panic, and
+//! every envelope they make is valid, for every agent.
 #![no_main]
 
+use hookrt::front::bridge::Bridge;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(input) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(mut e) = hookrt::event::claude_envelope("coder", input) {
-        e.validate().expect("the Claude bridge makes valid envelopes");
+    for bridge in Bridge::ALL {
+        if let Ok(mut e) = bridge.read("coder", input, Some("preToolUse"), "command") {
+            e.envelope
+                .validate()
+                .expect("the agents' bridges make valid envelopes");
+        }
     }
 });

@@ -68,7 +68,7 @@ pub fn gate_rule(kind: &str) -> Option<GateRule> {
 /// `additionalContext`). On these, on tool approvals, permission requests
 /// and gates a hook's context is gathered; elsewhere (file edits, edits of
 /// the agent input, other observe kinds) no agent takes it and it is ignored.
-pub const CONTEXT_KINDS: [&str; 9] = [
+pub const CONTEXT_KINDS: [&str; 11] = [
     "session.started",
     "action.result",
     "subagent.started",
@@ -78,6 +78,8 @@ pub const CONTEXT_KINDS: [&str; 9] = [
     "custom.claude.post_model_switch",
     "custom.claude.user_prompt_expansion",
     "custom.claude.subagent_start",
+    "custom.codex.subagent_start",
+    "custom.copilot.subagent_start",
 ];
 
 /// Whether hooks' context is gathered on `kind` (see [`CONTEXT_KINDS`]).

@@ -2,7 +2,6 @@
 //! and the answer types. Plain data: no Wasmtime, no I/O.
 
 pub(crate) mod answer;
-pub(crate) mod claude;
 pub(crate) mod data;
 pub(crate) mod envelope;
 pub(crate) mod eve;
@@ -14,7 +13,6 @@ pub(crate) mod scope;
 // The vocabulary and the envelope's parts beyond what the crate root
 // re-exports (`Envelope`, `Coordinates`, `Durability`, `EventClass`, ...).
 pub use answer::{Answer, CallAnswer, Gate, Permission, Reply};
-pub use claude::{CLAUDE_EVENTS, ClaudeError, ClaudeEvent, claude_envelope, claude_event};
 pub use data::Data;
 pub use envelope::{
     MAX_ATTEMPT, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key, now_rfc3339,

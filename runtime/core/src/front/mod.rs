@@ -2,15 +2,15 @@
 //! serve`, `hookrt worker`, the agents' bridges) shares, so they read and
 //! report alike.
 //!
-//! - [`claude`]: what Claude Code reads back after an event, over either
-//!   transport (its input side is [`crate::event::claude_event`]);
+//! - [`bridge`]: the agents' hook protocols (Claude Code, Codex, …) to
+//!   envelopes and back, over either transport;
 //! - [`input`]: envelopes from text (JSONL or Eve's NDJSON), numbered with
 //!   their ordinals and validated, lines read with one bound and refused
 //!   with one message;
 //! - [`line`]: the one JSON line a front end prints per delivery;
 //! - [`summary`]: the one summary line it prints when it ends.
 
-pub mod claude;
+pub mod bridge;
 pub mod input;
 pub mod line;
 pub mod summary;

@@ -1,24 +1,25 @@
-//! `POST /v1/claude-code`: hookrt as a Claude Code `http` hook. Claude Code
-//! POSTs the hook input it would give a command hook on stdin; the route
-//! runs the event through the service and answers the JSON `hookrt
-//! claude-hook` would print (`hookrt::front::claude`), within a budget
-//! below Claude Code's own timeout.
+//! The agents' `http` hooks: `POST /v1/claude-code` (Claude Code) and
+//! `POST /v1/copilot` (Copilot CLI). The agent POSTs the hook input it
+//! would give a command hook on stdin; the route runs the event through the
+//! service and answers the JSON `hookrt hook --agent NAME` would print
+//! (`hookrt::front::bridge`), within a budget below the agent's own
+//! timeout.
 //!
-//! Claude Code reads only a 2xx JSON body: a non-2xx answer, a refused
+//! Both agents read only a 2xx JSON body: a non-2xx answer, a refused
 //! connection or a timeout is a non-blocking error and the call runs. So
-//! for a gate (`CLAUDE_GATES`: the tool calls, permission requests,
-//! prompts, compactions, tasks and config changes) every refusal (a bad
-//! token, a rate limit, an unreadable input, a full or stopping service,
-//! hooks past the budget) is answered `200` with a deny that says why:
-//! the route fails closed. Other events get the usual error status (a
-//! non-blocking error Claude Code shows), or `200 {}` once their hooks ran
+//! for a gate (the tool calls, permission requests, prompts, compactions,
+//! tasks and config changes the agent lets hooks block) every refusal (a
+//! bad token, a rate limit, an unreadable input, a full or stopping
+//! service, hooks past the budget) is answered `200` with a deny that says
+//! why: the route fails closed. Other events get the usual error status (a
+//! non-blocking error the agent shows), or `200 {}` once their hooks ran
 //! or the budget passed (what they would add came too late: nothing is the
 //! safe answer, and a stop is let stop).
 //!
 //! The gate is known before the body is read when the hook entry's URL says
-//! which event it serves (`?event=PreToolUse`, as `hookrt claude install`
-//! writes it), so even a request refused for its token is answered as its
-//! gate needs.
+//! which event it serves (`?event=PreToolUse`, as `hookrt install` writes
+//! it), so even a request refused for its token is answered as its gate
+//! needs. Copilot's input does not name its event: its URL must.
 
 use std::time::Duration;
 
@@ -27,8 +28,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hookrt::event::takes_context;
-use hookrt::event::{ClaudeEvent, claude_event};
-use hookrt::front::claude::{claude_answer, claude_refusal, gate_named, is_claude_gate};
+use hookrt::front::bridge::{Bridge, BridgeEvent};
 use hookrt::{EmitError, EventClass, class_of};
 use serde_json::json;
 
@@ -37,27 +37,46 @@ use crate::ingest::BodyType;
 use crate::routes::{Params, Shared, param, unavailable};
 use crate::tally::{explain, status_of};
 
-/// The metrics' endpoint label.
-const ENDPOINT: &str = "claude-code";
-
-/// The agent name hooks see when the request names none.
-const DEFAULT_AGENT: &str = "claude-code";
-
 /// `POST /v1/claude-code[?event=NAME][&agent=ID][&budget_ms=MS]`.
 pub(crate) async fn claude_code(
+    state: State<Shared>,
+    query: Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    agent_hook(Bridge::ClaudeCode, state, query, headers, body).await
+}
+
+/// `POST /v1/copilot?event=NAME[&agent=ID][&budget_ms=MS]`.
+pub(crate) async fn copilot(
+    state: State<Shared>,
+    query: Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    agent_hook(Bridge::Copilot, state, query, headers, body).await
+}
+
+/// One agent's hook input over HTTP: the metrics' endpoint label is the
+/// agent's name, and so is the agent name hooks see when the request
+/// names none.
+async fn agent_hook(
+    bridge: Bridge,
     State(state): State<Shared>,
     Query(query): Params,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let endpoint = bridge.name();
     let param = param(&query, &headers);
     // The gate the hook entry serves, before anything is read.
-    let mut gate = param("event").filter(|e| is_claude_gate(e));
+    let named = param("event");
+    let mut gate = named.clone().filter(|e| bridge.is_gate(e));
     let refuse = |gate: Option<&str>, e: ApiError| -> Response {
         match gate {
             Some(name) => {
-                state.metrics.decision(ENDPOINT, "failed");
-                axum::Json(claude_refusal(name, &e.error)).into_response()
+                state.metrics.decision(endpoint, "failed");
+                axum::Json(bridge.refusal(name, &e.error)).into_response()
             }
             None => e.into_response(),
         }
@@ -71,7 +90,7 @@ pub(crate) async fn claude_code(
         Ok(_) => {
             let e = ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "/v1/claude-code takes Claude Code's hook input as application/json",
+                "the agent's hook input is taken as application/json",
                 "send it with Content-Type application/json",
             );
             return refuse(gate.as_deref(), e);
@@ -84,23 +103,24 @@ pub(crate) async fn claude_code(
     };
     let text = String::from_utf8_lossy(&body);
     if gate.is_none() {
-        gate = gate_named(&text).map(str::to_owned);
+        gate = bridge.gate_named(&text).map(str::to_owned);
     }
-    let agent = param("agent").unwrap_or_else(|| DEFAULT_AGENT.to_owned());
-    let ClaudeEvent { name, envelope } = match claude_event(&agent, &text) {
+    let agent = param("agent").unwrap_or_else(|| bridge.name().to_owned());
+    let BridgeEvent { name, envelope } = match bridge.read(&agent, &text, named.as_deref(), "http")
+    {
         Ok(e) => e,
         Err(e) => {
             state.metrics.refuse("malformed");
             let e = ApiError::bad_request(
                 e.to_string(),
-                "send Claude Code's hook input as it is (docs/claude-code.md)",
+                "send the agent's hook input as it is, and name the event with ?event= where the input does not (docs/agents.md)",
             )
             .with_code("malformed_input");
             return refuse(gate.as_deref(), e);
         }
     };
     // The input decides from here: a gate by its own name.
-    let gate = is_claude_gate(&name).then_some(name.as_str());
+    let gate = bridge.is_gate(&name).then_some(name.as_str());
     if !access.may_send(&envelope.coordinates.agent) {
         return refuse(gate, access.refuse_agent(&envelope.coordinates.agent));
     }
@@ -119,14 +139,14 @@ pub(crate) async fn claude_code(
             return refuse(gate, e);
         }
     };
-    // Each reading of an input is an event of its own (`claude_event`): an
+    // Each reading of an input is an event of its own (`bridge::hook_input`): an
     // id taken before is not Claude Code's doing (a gate is refused; the
     // rest are not delivered twice).
     let duplicate = || {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "this event's id was taken before; its decision is not made again",
-            "look for something else posting hookrt events with `claude-` ids",
+            "look for something else posting hookrt events with the agent's ids (`claude-`, `copilot-`)",
         )
         .with_code("duplicate")
     };
@@ -144,14 +164,15 @@ pub(crate) async fn claude_code(
             if reply.resolution.is_none() && !observed {
                 return refuse(gate, duplicate());
             }
-            state.metrics.decision(ENDPOINT, "resolved");
-            let answer =
-                claude_answer(&name, reply.resolution.as_ref()).unwrap_or_else(|| json!({}));
+            state.metrics.decision(endpoint, "resolved");
+            let answer = bridge
+                .answer(&name, reply.resolution.as_ref())
+                .unwrap_or_else(|| json!({}));
             axum::Json(answer).into_response()
         }
         Ok(Err(e)) => refuse(gate, refused(&e)),
         Err(_) => {
-            state.metrics.decision(ENDPOINT, "timed_out");
+            state.metrics.decision(endpoint, "timed_out");
             if gate.is_none() {
                 // Not a gate: the event is taken and its hooks go on; what
                 // they would add (context, a continue) came too late, and

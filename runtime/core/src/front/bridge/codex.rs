@@ -1,0 +1,119 @@
+//! The Codex CLI bridge. Codex (`@openai/codex` 0.171.0) speaks Claude
+//! Code's hook protocol: the same input fields (`hook_event_name`,
+//! `session_id`, `tool_name`, `tool_input`, `tool_use_id`, …, plus
+//! `turn_id`, which becomes `coordinates.turn`), the same answers
+//! (`hookSpecificOutput` with `permissionDecision` and `updatedInput`,
+//! `decision: "block"`, `systemMessage`), exit 2 to block. So its input
+//! reads with Claude Code's mapping and its answers are Claude Code's, less
+//! what Codex's own output schemas (`codex-rs/hooks/schema/generated/`,
+//! `additionalProperties: false`) refuse ([`CODEX_DIALECT`]):
+//!
+//! - a tool call's `ask` is a deny that names the question (Codex fails
+//!   an `ask` open: the call would run unasked), a plain `allow` says
+//!   nothing (Codex fails it open too, and lets the call run either way),
+//!   and a rewrite goes as `allow` with `updatedInput`, the one form Codex
+//!   runs it in;
+//! - no `additionalContext` on `Stop` and `SubagentStop` (their output has
+//!   no `hookSpecificOutput`), nor on `PreCompact` and `PostCompact`;
+//! - a permission request's allow takes no `updatedInput` and its deny no
+//!   `interrupt` (Codex fails such an answer closed): an allow that needs
+//!   a rewrite is left to Codex's own prompt, with a `systemMessage` saying
+//!   why; a deny is a plain deny;
+//! - `PreCompact` has no block (only `continue: false`, which ends the
+//!   whole session): a block of `compaction.requested` is answered with
+//!   nothing, and the ADR says so; `SessionEnd` takes no answer at all.
+//!
+//! The mapping table and what cannot be expressed: docs/adr/0005-agent-bridges.md.
+
+use serde_json::{Map, Value};
+
+use super::claude::{Dialect, answer_in, claude_data};
+use super::hook_input::{Mapped, Protocol, Reading};
+use super::reply;
+use crate::delivery::record::Resolution;
+
+/// Every hook event of the pinned Codex (0.171.0: the input schemas its
+/// binary embeds) and its kind.
+pub const CODEX_EVENTS: [(&str, &str); 12] = [
+    ("SessionStart", "session.started"),
+    ("SessionEnd", "session.completed"),
+    ("UserPromptSubmit", "prompt.submitted"),
+    ("PreToolUse", "actions.requested"),
+    ("PermissionRequest", "permission.requested"),
+    ("PostToolUse", "action.result"),
+    ("PreCompact", "compaction.requested"),
+    ("PostCompact", "compaction.completed"),
+    ("SubagentStart", "custom.codex.subagent_start"),
+    ("SubagentStop", "turn.stopping"),
+    ("Stop", "turn.stopping"),
+    ("Interrupt", "custom.codex.interrupt"),
+];
+
+/// The Codex events that gate something: hookrt failing on one refuses
+/// (exit 2 denies the call or the permission, blocks the prompt).
+pub const CODEX_GATES: [&str; 3] = ["PreToolUse", "PermissionRequest", "UserPromptSubmit"];
+
+/// How Codex's hook input reads: Claude Code's fields and mapping.
+pub static CODEX: Protocol = Protocol {
+    agent: "codex",
+    label: "Codex",
+    word: "codex",
+    events: &CODEX_EVENTS,
+    event_field: Some("hook_event_name"),
+    session_fields: &["session_id"],
+    subagent_fields: Some(("agent_id", "agent_type")),
+    kept: &["cwd", "permission_mode", "model", "agent_id", "agent_type"],
+    dropped: &["transcript_path", "agent_transcript_path"],
+    map: codex_data,
+    turn_field: Some("turn_id"),
+};
+
+/// What Codex's output schemas take of a Claude-shaped answer.
+const CODEX_DIALECT: Dialect = Dialect {
+    context_events: &[
+        "PreToolUse",
+        "PostToolUse",
+        "UserPromptSubmit",
+        "SessionStart",
+        "SubagentStart",
+    ],
+    stop_takes_context: false,
+    permission_rewrite: false,
+    silent: &["SessionEnd", "PreCompact"],
+    ask: false,
+    bare_allow: false,
+};
+
+fn codex_data(
+    event: &str,
+    kind: &str,
+    fields: &Map<String, Value>,
+    id: &Reading,
+) -> Result<Mapped, String> {
+    match event {
+        // Codex's own: its input's fields as they are.
+        "SubagentStart" | "Interrupt" => Ok(Mapped {
+            kind: kind.to_owned(),
+            step: None,
+            data: Value::Object(fields.clone()),
+        }),
+        _ => claude_data(event, kind, fields, id),
+    }
+}
+
+/// What Codex reads back after event `name`: `None` when there is nothing
+/// to say.
+pub fn codex_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+    answer_in(&CODEX_DIALECT, name, resolution)
+}
+
+/// The answer that refuses Codex gate `name`: Claude Code's (Codex reads
+/// the same deny and block).
+pub fn codex_refusal(name: &str, reason: &str) -> Value {
+    super::claude::claude_refusal(name, reason)
+}
+
+/// The Codex gate a raw input names.
+pub fn codex_gate_named(input: &str) -> Option<&'static str> {
+    reply::gate_named(&CODEX_GATES, input)
+}

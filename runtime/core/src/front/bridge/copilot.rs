@@ -1,0 +1,194 @@
+//! The GitHub Copilot CLI bridge (`@github/copilot` 1.0.102), in Copilot's
+//! own format: camelCase events in `.github/hooks/*.json`, whose input
+//! (`sessionId`, `timestamp` in ms, `cwd`, and per event `toolName`,
+//! `toolArgs`, `toolResult`, `prompt`, `source`, `reason`, …) does not name
+//! the event: the hook entry does (`hookrt hook --agent copilot --event
+//! preToolUse`, or `?event=preToolUse` over HTTP). Copilot names no tool
+//! call: a call's id is a digest of its input.
+//!
+//! **Answers** are flat: a tool call is `permissionDecision` `allow` /
+//! `deny` / `ask` with `permissionDecisionReason`, a rewrite `modifiedArgs`
+//! (Copilot runs the call with it), context `additionalContext` (on tool
+//! calls and results, prompts, session and subagent starts); a blocked
+//! prompt and a continued turn are `decision: "block"` with the reason
+//! (Copilot sends a stop's reason as the next user message); a permission
+//! request is `behavior` `allow` / `deny` with `message` and `interrupt`.
+//!
+//! Failing closed: Copilot denies a tool call or a permission request on
+//! exit 2 (or any non-zero exit), but lets a prompt through on one, so a
+//! failed prompt gate answers its block as JSON and exits 0.
+//!
+//! What cannot be expressed: a rewritten permission request (Copilot's
+//! answer has no input: its own prompt decides), a block of `preCompact`
+//! (Copilot cannot block it), the loop governor's note (no message field).
+
+use serde_json::{Map, Value, json};
+
+use super::hook_input::{Mapped, Protocol, Reading, field};
+use super::reply;
+use crate::delivery::record::Resolution;
+use crate::event::answer::{Gate, Permission};
+
+/// Every hook event of the pinned Copilot CLI a hooks file may name
+/// (`HookType` of its `schemas/api.schema.json`, less the SDK-only
+/// `postResult` and `prePRDescription`) and its kind.
+pub const COPILOT_EVENTS: [(&str, &str); 15] = [
+    ("sessionStart", "session.started"),
+    ("sessionEnd", "session.completed"),
+    ("userPromptSubmitted", "prompt.submitted"),
+    (
+        "userPromptTransformed",
+        "custom.copilot.user_prompt_transformed",
+    ),
+    ("preToolUse", "actions.requested"),
+    ("preMcpToolCall", "custom.copilot.pre_mcp_tool_call"),
+    ("postToolUse", "action.result"),
+    ("postToolUseFailure", "action.result"),
+    ("permissionRequest", "permission.requested"),
+    ("agentStop", "turn.stopping"),
+    ("subagentStart", "custom.copilot.subagent_start"),
+    ("subagentStop", "turn.stopping"),
+    ("preCompact", "compaction.requested"),
+    ("errorOccurred", "custom.copilot.error_occurred"),
+    ("notification", "custom.copilot.notification"),
+];
+
+/// The Copilot events that gate something.
+pub const COPILOT_GATES: [&str; 3] = ["preToolUse", "permissionRequest", "userPromptSubmitted"];
+
+/// How Copilot CLI's hook input reads.
+pub static COPILOT: Protocol = Protocol {
+    agent: "copilot",
+    label: "Copilot CLI",
+    word: "copilot",
+    events: &COPILOT_EVENTS,
+    event_field: None,
+    session_fields: &["sessionId", "session_id"],
+    subagent_fields: Some(("agentId", "agentName")),
+    kept: &["cwd"],
+    dropped: &["timestamp", "transcriptPath", "transcript_path", "hookName"],
+    map: copilot_data,
+    turn_field: None,
+};
+
+/// Tool arguments: an object, or (older releases) its JSON text.
+fn arguments(value: Value) -> Value {
+    match value {
+        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        other => other,
+    }
+}
+
+fn copilot_data(
+    event: &str,
+    kind: &str,
+    fields: &Map<String, Value>,
+    id: &Reading,
+) -> Result<Mapped, String> {
+    let text = |k: &str| field(fields, k);
+    let mut step = None;
+    let data = match event {
+        "preToolUse" | "postToolUse" | "postToolUseFailure" => {
+            let tool = text("toolName");
+            if !tool.is_string() {
+                return Err(format!("{event} without `toolName`"));
+            }
+            let call_id = id.stand_in("call");
+            step = Some(call_id.clone());
+            let input = arguments(text("toolArgs"));
+            match event {
+                "preToolUse" => {
+                    json!({"actions": [{"call_id": call_id, "tool": tool, "input": input}]})
+                }
+                "postToolUse" => {
+                    json!({"call_id": call_id, "tool": tool, "status": "ok", "output": text("toolResult"), "input": input})
+                }
+                _ => {
+                    json!({"call_id": call_id, "tool": tool, "status": "error", "error": text("error"), "input": input})
+                }
+            }
+        }
+        "permissionRequest" => {
+            json!({"tool": text("toolName"), "input": arguments(text("toolInput")), "suggestions": text("permissionSuggestions")})
+        }
+        "userPromptSubmitted" => json!({"prompt": text("prompt")}),
+        "sessionStart" => {
+            json!({"agent_name": id.agent(), "source": text("source"), "initial_prompt": text("initialPrompt")})
+        }
+        "sessionEnd" => json!({"reason": text("reason")}),
+        "agentStop" | "subagentStop" => {
+            json!({"continued": text("stop_hook_active"), "last_message": text("response"), "stop_reason": text("stopReason")})
+        }
+        "preCompact" => {
+            json!({"trigger": text("trigger"), "custom_instructions": text("customInstructions")})
+        }
+        _ => Value::Object(fields.clone()),
+    };
+    Ok(Mapped {
+        kind: kind.to_owned(),
+        step,
+        data,
+    })
+}
+
+/// What Copilot CLI reads back after event `name`: `None` when there is
+/// nothing to say.
+pub fn copilot_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+    let resolution = resolution?;
+    let mut out = Map::new();
+    match resolution {
+        Resolution::ToolApproval(t) => {
+            let call = t.calls.first()?;
+            if let Some((decision, reason)) = reply::tool_decision(call) {
+                out.insert("permissionDecision".into(), json!(decision));
+                out.insert("permissionDecisionReason".into(), json!(reason));
+            }
+            if let Some(input) = &call.input {
+                out.insert("modifiedArgs".into(), input.clone());
+            }
+        }
+        Resolution::Permission(p) => match &p.verdict {
+            Permission::Allow { .. } if p.input.is_none() => {
+                out.insert("behavior".into(), json!("allow"));
+            }
+            // A rewritten allow Copilot cannot take: its own prompt decides.
+            Permission::Allow { .. } | Permission::Abstain => {}
+            Permission::Deny { message, interrupt } => {
+                out.insert("behavior".into(), json!("deny"));
+                out.insert("message".into(), json!(message));
+                out.insert("interrupt".into(), json!(interrupt));
+            }
+        },
+        Resolution::Gate(g) => match &g.verdict {
+            Gate::Block(reason) | Gate::Continue(reason) => {
+                out.insert("decision".into(), json!("block"));
+                out.insert("reason".into(), json!(reason));
+            }
+            Gate::Pass => {}
+        },
+        Resolution::FileEdit(_) | Resolution::Edit(_) | Resolution::Context(_) => {}
+    }
+    let takes_context = matches!(
+        name,
+        "preToolUse"
+            | "postToolUse"
+            | "postToolUseFailure"
+            | "userPromptSubmitted"
+            | "sessionStart"
+            | "subagentStart"
+    );
+    if let Some(context) = reply::context_text(resolution).filter(|_| takes_context) {
+        out.insert("additionalContext".into(), json!(context));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// The answer that refuses Copilot gate `name`.
+pub fn copilot_refusal(name: &str, reason: &str) -> Value {
+    let reason = reply::refused(reason);
+    match name {
+        "preToolUse" => json!({"permissionDecision": "deny", "permissionDecisionReason": reason}),
+        "permissionRequest" => json!({"behavior": "deny", "message": reason, "interrupt": false}),
+        _ => json!({"decision": "block", "reason": reason}),
+    }
+}

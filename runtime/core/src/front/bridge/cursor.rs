@@ -1,0 +1,242 @@
+//! The Cursor bridge (`.cursor/hooks.json`, `version: 1`; Cursor 2.x's
+//! agent and Tab hooks, after cursor.com/docs/agent/hooks: Cursor publishes
+//! no package, types or schema of its hooks, so this follows its docs).
+//!
+//! **Input**: `hook_event_name`, `conversation_id` (the session),
+//! `generation_id` (the turn), `workspace_roots`, `model`, and per event
+//! `command`/`cwd` (`beforeShellExecution`), `tool_name`/`tool_input`
+//! (`preToolUse`, `beforeMCPExecution`, where `tool_input` may be JSON
+//! text), `file_path`/`content` (`beforeReadFile`), `prompt`
+//! (`beforeSubmitPrompt`), `status`/`loop_count` (`stop`). Every `before…`
+//! event is a call to decide on (`actions.requested`): a shell command is
+//! tool `shell` with input `{command, cwd}`, a file read tool `read_file`
+//! (`tab_read_file` for Tab) with input `{file_path, content}`.
+//!
+//! **Answers**: a call is `permission` `allow` / `deny` / `ask` with
+//! `user_message` (shown to the user) and `agent_message` (sent to the
+//! agent); `preToolUse` also takes `updated_input` and
+//! `additional_context`; a blocked prompt is `continue: false` with a
+//! `user_message`; a continued turn is `followup_message` (Cursor sends it
+//! as the next user message; its own `loop_limit` caps them as well).
+//! Exit 2 denies (and blocks a prompt): a failure on a gate exits 2.
+//!
+//! What cannot be expressed: `ask` on a file read (Cursor takes allow or
+//! deny there: it is a deny), a rewrite anywhere but `preToolUse` (the call
+//! would run as it was, which is not what the hooks allowed: a deny),
+//! context but on `preToolUse`, `postToolUse` and `sessionStart`, a block
+//! of `preCompact` (observed by Cursor).
+
+use serde_json::{Map, Value, json};
+
+use super::hook_input::{Mapped, Protocol, Reading, field};
+use super::reply;
+use crate::delivery::record::Resolution;
+use crate::event::answer::Gate;
+
+/// Every hook event of Cursor's docs and its kind.
+pub const CURSOR_EVENTS: [(&str, &str); 20] = [
+    ("sessionStart", "session.started"),
+    ("sessionEnd", "session.completed"),
+    ("preToolUse", "actions.requested"),
+    ("postToolUse", "action.result"),
+    ("postToolUseFailure", "action.result"),
+    ("subagentStart", "custom.cursor.subagent_start"),
+    ("subagentStop", "turn.stopping"),
+    ("beforeShellExecution", "actions.requested"),
+    ("afterShellExecution", "action.result"),
+    ("beforeMCPExecution", "actions.requested"),
+    ("afterMCPExecution", "action.result"),
+    ("beforeReadFile", "actions.requested"),
+    ("afterFileEdit", "custom.cursor.after_file_edit"),
+    ("beforeSubmitPrompt", "prompt.submitted"),
+    ("preCompact", "compaction.requested"),
+    ("stop", "turn.stopping"),
+    ("afterAgentResponse", "custom.cursor.after_agent_response"),
+    ("afterAgentThought", "custom.cursor.after_agent_thought"),
+    ("beforeTabFileRead", "actions.requested"),
+    ("afterTabFileEdit", "custom.cursor.after_tab_file_edit"),
+];
+
+/// The Cursor events that gate something.
+pub const CURSOR_GATES: [&str; 6] = [
+    "preToolUse",
+    "beforeShellExecution",
+    "beforeMCPExecution",
+    "beforeReadFile",
+    "beforeTabFileRead",
+    "beforeSubmitPrompt",
+];
+
+/// How Cursor's hook input reads.
+pub static CURSOR: Protocol = Protocol {
+    agent: "cursor",
+    label: "Cursor",
+    word: "cursor",
+    events: &CURSOR_EVENTS,
+    event_field: Some("hook_event_name"),
+    session_fields: &["conversation_id", "session_id"],
+    subagent_fields: None,
+    kept: &["workspace_roots", "model", "cursor_version"],
+    dropped: &["transcript_path", "user_email"],
+    map: cursor_data,
+    turn_field: Some("generation_id"),
+};
+
+/// An input that may be an object or its JSON text.
+fn object(value: Value) -> Value {
+    match value {
+        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        other => other,
+    }
+}
+
+fn cursor_data(
+    event: &str,
+    kind: &str,
+    fields: &Map<String, Value>,
+    id: &Reading,
+) -> Result<Mapped, String> {
+    let text = |k: &str| field(fields, k);
+    let call_id = fields
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .map_or_else(|| id.stand_in("call"), str::to_owned);
+    let call = |tool: Value, input: Value| {
+        (
+            Some(call_id.clone()),
+            json!({"actions": [{"call_id": call_id, "tool": tool, "input": input}]}),
+        )
+    };
+    let result = |tool: Value, status: &str, output: Value| {
+        (
+            Some(call_id.clone()),
+            json!({"call_id": call_id, "tool": tool, "status": status, "output": output}),
+        )
+    };
+    let named_tool = || match text("tool_name") {
+        Value::String(t) => Ok(Value::String(t)),
+        _ => Err(format!("{event} without `tool_name`")),
+    };
+    let (step, data) = match event {
+        "preToolUse" => call(named_tool()?, object(text("tool_input"))),
+        "beforeMCPExecution" => {
+            let mut input = object(text("tool_input"));
+            if let Some(obj) = input.as_object_mut() {
+                for server in ["url", "command"] {
+                    if let Some(v) = fields.get(server) {
+                        obj.insert(format!("server_{server}"), v.clone());
+                    }
+                }
+            }
+            call(named_tool()?, input)
+        }
+        "beforeShellExecution" => {
+            if !text("command").is_string() {
+                return Err(format!("{event} without `command`"));
+            }
+            call(
+                json!("shell"),
+                json!({"command": text("command"), "cwd": text("cwd")}),
+            )
+        }
+        "beforeReadFile" | "beforeTabFileRead" => {
+            let tool = if event == "beforeReadFile" {
+                "read_file"
+            } else {
+                "tab_read_file"
+            };
+            call(
+                json!(tool),
+                json!({"file_path": text("file_path"), "content": text("content"), "attachments": text("attachments")}),
+            )
+        }
+        "postToolUse" => result(named_tool()?, "ok", text("tool_output")),
+        "postToolUseFailure" => result(named_tool()?, "error", text("error")),
+        "afterShellExecution" => result(json!("shell"), "ok", text("output")),
+        "afterMCPExecution" => result(named_tool()?, "ok", object(text("result_json"))),
+        "beforeSubmitPrompt" => (
+            None,
+            json!({"prompt": text("prompt"), "attachments": text("attachments")}),
+        ),
+        "stop" | "subagentStop" => {
+            let loops = fields
+                .get("loop_count")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            (
+                None,
+                json!({"continued": loops > 0, "status": text("status"), "loop_count": text("loop_count")}),
+            )
+        }
+        "sessionStart" => (None, json!({"agent_name": id.agent()})),
+        "sessionEnd" => (None, json!({"reason": text("reason")})),
+        "preCompact" => (None, json!({"trigger": text("trigger")})),
+        _ => (None, Value::Object(fields.clone())),
+    };
+    Ok(Mapped {
+        kind: kind.to_owned(),
+        step,
+        data,
+    })
+}
+
+/// What Cursor reads back after event `name`: `None` when there is nothing
+/// to say.
+pub fn cursor_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+    let resolution = resolution?;
+    let mut out = Map::new();
+    match resolution {
+        Resolution::ToolApproval(t) => {
+            let call = t.calls.first()?;
+            let read = matches!(name, "beforeReadFile" | "beforeTabFileRead");
+            let rewrites = name == "preToolUse";
+            let decision = match reply::tool_decision(call) {
+                Some(("deny", why)) => Some(("deny", why)),
+                _ if call.input.is_some() && !rewrites => Some((
+                    "deny",
+                    format!(
+                        "hookrt's hooks allowed this only rewritten, and Cursor takes no rewrite on {name}: denied"
+                    ),
+                )),
+                Some(("ask", question)) if read => Some(("deny", reply::cannot_ask(&question))),
+                decision => decision,
+            };
+            if let Some((decision, reason)) = decision {
+                out.insert("permission".into(), json!(decision));
+                out.insert("user_message".into(), json!(reason));
+                out.insert("agent_message".into(), json!(reason));
+            }
+            if let Some(input) = call.input.as_ref().filter(|_| rewrites) {
+                out.insert("updated_input".into(), input.clone());
+            }
+        }
+        Resolution::Gate(g) => match &g.verdict {
+            Gate::Block(reason) => {
+                out.insert("continue".into(), json!(false));
+                out.insert("user_message".into(), json!(reason));
+            }
+            Gate::Continue(reason) => {
+                out.insert("followup_message".into(), json!(reason));
+            }
+            Gate::Pass => {}
+        },
+        Resolution::Permission(_)
+        | Resolution::FileEdit(_)
+        | Resolution::Edit(_)
+        | Resolution::Context(_) => {}
+    }
+    let takes_context = matches!(name, "preToolUse" | "postToolUse" | "sessionStart");
+    if let Some(context) = reply::context_text(resolution).filter(|_| takes_context) {
+        out.insert("additional_context".into(), json!(context));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// The answer that refuses Cursor gate `name`.
+pub fn cursor_refusal(name: &str, reason: &str) -> Value {
+    let reason = reply::refused(reason);
+    match name {
+        "beforeSubmitPrompt" => json!({"continue": false, "user_message": reason}),
+        _ => json!({"permission": "deny", "user_message": reason, "agent_message": reason}),
+    }
+}

@@ -1,0 +1,174 @@
+//! The Gemini CLI bridge (`@google/gemini-cli-core` 0.61.0, whose
+//! `dist/src/hooks/` runs command hooks and folds their answers).
+//!
+//! **Input**: `hook_event_name`, `session_id`, `cwd`, `timestamp`, and per
+//! event `tool_name`/`tool_input` (`BeforeTool`; the shell tool is
+//! `run_shell_command`), `tool_response` (`AfterTool`), `prompt`
+//! (`BeforeAgent`), `prompt_response` and `stop_hook_active`
+//! (`AfterAgent`), `source`, `reason`, `trigger`, and the model's request
+//! and response (`BeforeModel`, `AfterModel`, `BeforeToolSelection`, kept as
+//! they are under `custom.gemini.*`). Gemini names no tool call: a call's
+//! id is a digest of its input.
+//!
+//! **Answers** (its `types.d.ts`: `BeforeToolOutput`, …): a tool call is
+//! `decision` `deny` / `ask` / `allow` with its `reason`, a rewrite is
+//! `hookSpecificOutput.tool_input` (Gemini replaces the call's arguments
+//! with it, whole); a blocked prompt is `decision: "deny"`; a continued
+//! turn is `decision: "block"` on `AfterAgent` (Gemini re-prompts with the
+//! reason); context goes as `hookSpecificOutput.additionalContext` on
+//! `AfterTool`, `BeforeAgent` and `SessionStart`, the events Gemini reads it
+//! on. Gemini reads stdout as JSON whatever the exit code, and plain text
+//! on a failure: nothing to say is `{}` (an empty stdout would let a
+//! warning on stderr through as a message), and a failure on a gate exits
+//! 2 with the reason on stderr, which Gemini reads as a deny.
+//!
+//! What cannot be expressed: context on a tool call (`BeforeTool` takes
+//! none), a block of `PreCompress` (Gemini ignores its answer), answers to
+//! the model events (observed).
+
+use serde_json::{Map, Value, json};
+
+use super::hook_input::{Mapped, Protocol, Reading, field};
+use super::reply;
+use crate::delivery::record::Resolution;
+use crate::event::answer::Gate;
+
+/// Every hook event of the pinned Gemini CLI (`HookEventName` of
+/// `@google/gemini-cli-core` 0.61.0, in its order) and its kind.
+pub const GEMINI_EVENTS: [(&str, &str); 11] = [
+    ("BeforeTool", "actions.requested"),
+    ("AfterTool", "action.result"),
+    ("BeforeAgent", "prompt.submitted"),
+    ("Notification", "custom.gemini.notification"),
+    ("AfterAgent", "turn.stopping"),
+    ("SessionStart", "session.started"),
+    ("SessionEnd", "session.completed"),
+    ("PreCompress", "compaction.requested"),
+    ("BeforeModel", "custom.gemini.before_model"),
+    ("AfterModel", "custom.gemini.after_model"),
+    ("BeforeToolSelection", "custom.gemini.before_tool_selection"),
+];
+
+/// The Gemini events that gate something.
+pub const GEMINI_GATES: [&str; 2] = ["BeforeTool", "BeforeAgent"];
+
+/// How Gemini CLI's hook input reads.
+pub static GEMINI: Protocol = Protocol {
+    agent: "gemini",
+    label: "Gemini CLI",
+    word: "gemini",
+    events: &GEMINI_EVENTS,
+    event_field: Some("hook_event_name"),
+    session_fields: &["session_id"],
+    subagent_fields: None,
+    kept: &["cwd"],
+    dropped: &["transcript_path", "timestamp"],
+    map: gemini_data,
+    turn_field: None,
+};
+
+fn gemini_data(
+    event: &str,
+    kind: &str,
+    fields: &Map<String, Value>,
+    id: &Reading,
+) -> Result<Mapped, String> {
+    let text = |k: &str| field(fields, k);
+    let mut step = None;
+    let data = match event {
+        "BeforeTool" | "AfterTool" => {
+            let tool = text("tool_name");
+            if !tool.is_string() {
+                return Err(format!("{event} without `tool_name`"));
+            }
+            let call_id = id.stand_in("call");
+            step = Some(call_id.clone());
+            if event == "BeforeTool" {
+                let mut action =
+                    json!({"call_id": call_id, "tool": tool, "input": text("tool_input")});
+                if let Some(mcp) = fields.get("mcp_context") {
+                    action["mcp_context"] = mcp.clone();
+                }
+                json!({"actions": [action]})
+            } else {
+                let response = text("tool_response");
+                let failed = response.get("error").is_some_and(|e| !e.is_null());
+                let status = if failed { "error" } else { "ok" };
+                json!({"call_id": call_id, "tool": tool, "status": status, "output": response, "input": text("tool_input")})
+            }
+        }
+        "BeforeAgent" => json!({"prompt": text("prompt")}),
+        "AfterAgent" => {
+            json!({"continued": text("stop_hook_active"), "last_message": text("prompt_response"), "prompt": text("prompt")})
+        }
+        "SessionStart" => json!({"agent_name": id.agent(), "source": text("source")}),
+        "SessionEnd" => json!({"reason": text("reason")}),
+        "PreCompress" => json!({"trigger": text("trigger")}),
+        _ => Value::Object(fields.clone()),
+    };
+    Ok(Mapped {
+        kind: kind.to_owned(),
+        step,
+        data,
+    })
+}
+
+/// What Gemini CLI reads back after event `name`: `None` when there is
+/// nothing to say.
+pub fn gemini_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+    let resolution = resolution?;
+    let mut out = Map::new();
+    let mut specific = Map::new();
+    match resolution {
+        Resolution::ToolApproval(t) => {
+            let call = t.calls.first()?;
+            if let Some((decision, reason)) = reply::tool_decision(call) {
+                out.insert("decision".into(), json!(decision));
+                if decision == "ask" {
+                    // Gemini shows the system message with its prompt.
+                    out.insert("systemMessage".into(), json!(reason));
+                }
+                out.insert("reason".into(), json!(reason));
+            }
+            if let Some(input) = &call.input {
+                specific.insert("tool_input".into(), input.clone());
+            }
+        }
+        Resolution::Gate(g) => {
+            match &g.verdict {
+                // A blocked prompt.
+                Gate::Block(reason) => {
+                    out.insert("decision".into(), json!("deny"));
+                    out.insert("reason".into(), json!(reason));
+                }
+                // A continued turn: Gemini re-prompts with the reason.
+                Gate::Continue(reason) => {
+                    out.insert("decision".into(), json!("block"));
+                    out.insert("reason".into(), json!(reason));
+                }
+                Gate::Pass => {}
+            }
+            if g.capped {
+                out.insert("systemMessage".into(), json!(reply::CAPPED));
+            }
+        }
+        Resolution::Permission(_)
+        | Resolution::FileEdit(_)
+        | Resolution::Edit(_)
+        | Resolution::Context(_) => {}
+    }
+    let takes_context = matches!(name, "AfterTool" | "BeforeAgent" | "SessionStart");
+    if let Some(context) = reply::context_text(resolution).filter(|_| takes_context) {
+        specific.insert("additionalContext".into(), json!(context));
+    }
+    if !specific.is_empty() {
+        specific.insert("hookEventName".into(), json!(name));
+        out.insert("hookSpecificOutput".into(), Value::Object(specific));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// The answer that refuses Gemini gate `name`: a deny with the reason.
+pub fn gemini_refusal(_name: &str, reason: &str) -> Value {
+    json!({"decision": "deny", "reason": reply::refused(reason)})
+}

@@ -1,0 +1,331 @@
+//! A hook input, read alike for every agent: the JSON an agent gives its
+//! command hook on stdin (or POSTs to an HTTP hook) as a hookrt envelope.
+//! Each agent's module says what differs ([`Protocol`]): where the event's
+//! name and the session are, which fields every event keeps, and how each
+//! event maps to a kind and its data. The rest is here, once:
+//!
+//! - an event the agent's table does not name (a newer release) is
+//!   `custom.<agent>.<event in snake case>`, observed, its data the input's
+//!   own fields: delivered, never refused;
+//! - an input from inside a subagent is in the subagent's scope (its type
+//!   lowercased, anything but `a-z`, `0-9`, `_` and `-` made `-`);
+//! - no agent's input carries an event id or a position, so
+//!   `coordinates.sequence` (and with it the idempotency key) comes from a
+//!   digest of the input, and the event id from that digest and when and
+//!   where it was read: agents send each input once, never retry a hook,
+//!   and send the very same input again for a new event (a second stop of
+//!   a turn a hook kept going), so the same input twice is two events;
+//! - every event's data names where it came from, `bridge: {agent, event,
+//!   transport}`, so one journal shows one trail across agents.
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, now_rfc3339};
+
+/// Why a hook input did not become an envelope.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// Not JSON.
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// JSON, but not a hook input of the agent.
+    #[error("not a {agent} hook input: {why}")]
+    Shape {
+        /// The agent, as its users name it (`Claude Code`).
+        agent: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// The event maps to an envelope hookrt refuses.
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+}
+
+/// One hook input read: the event as the agent named it and its envelope.
+#[derive(Debug, Clone)]
+pub struct BridgeEvent {
+    /// The agent's name of the event (`PreToolUse`, `BeforeTool`,
+    /// `beforeShellExecution`): the answer is shaped for it.
+    pub name: String,
+    /// The event as hookrt delivers it.
+    pub envelope: Envelope,
+}
+
+/// An event's kind, step and data, as an agent's mapping gives them.
+#[derive(Debug, Clone)]
+pub struct Mapped {
+    /// The vocabulary's kind.
+    pub kind: String,
+    /// The step (a tool call's id) where the event has one.
+    pub step: Option<String>,
+    /// The data, in the kind's shape (null fields are dropped).
+    pub data: Value,
+}
+
+/// How an agent's hook input reads: what differs from agent to agent.
+#[derive(Debug)]
+pub struct Protocol {
+    /// The agent's name on the command line, in URLs and in `bridge.agent`
+    /// (`claude-code`, `codex`, …).
+    pub agent: &'static str,
+    /// The agent as its users name it, for messages (`Claude Code`).
+    pub label: &'static str,
+    /// The agent's word in kinds and event ids (`claude` →
+    /// `custom.claude.*`, `claude-<digest>-…`).
+    pub word: &'static str,
+    /// Every event of the pinned release, in its own order, and its kind.
+    pub events: &'static [(&'static str, &'static str)],
+    /// The input field naming the event; `None` when the input does not
+    /// (the command line names it: `--event`).
+    pub event_field: Option<&'static str>,
+    /// The input fields holding the session id, the first present wins.
+    pub session_fields: &'static [&'static str],
+    /// The fields naming a subagent (its id, its type) when the input comes
+    /// from inside one.
+    pub subagent_fields: Option<(&'static str, &'static str)>,
+    /// Fields every event keeps in its data when given.
+    pub kept: &'static [&'static str],
+    /// Fields never kept (paths into the user's home a hook has no use
+    /// for), on top of the event name and the session.
+    pub dropped: &'static [&'static str],
+    /// The kind and data of a known event (`kind` is its row's) from the
+    /// input's fields; an error says what is missing.
+    pub map: fn(
+        event: &str,
+        kind: &str,
+        fields: &Map<String, Value>,
+        id: &Reading,
+    ) -> Result<Mapped, String>,
+    /// The input field holding the turn's id, where the agent names turns.
+    pub turn_field: Option<&'static str>,
+}
+
+/// Longest event name turned into a kind: a longer one is cut.
+const MAX_EVENT_NAME: usize = 64;
+
+/// One reading of an input: its digest and the agent name hooks see.
+#[derive(Debug)]
+pub struct Reading<'a> {
+    digest: [u8; 32],
+    agent: &'a str,
+}
+
+impl Reading<'_> {
+    /// The agent name hooks see (`coordinates.agent`).
+    pub fn agent(&self) -> &str {
+        self.agent
+    }
+
+    /// A stand-in id for something the input does not name (a tool call
+    /// without an id): `<prefix>-` and 16 hex digits of the input's digest.
+    pub fn stand_in(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", hex::encode(&self.digest[..8]))
+    }
+}
+
+/// The envelope of one hook input of the agent `protocol` describes.
+/// `agent` is the name hooks see (`coordinates.agent`); `event` names the
+/// event when the input does not; `transport` is how it came (`command`,
+/// `http`).
+pub fn read(
+    protocol: &Protocol,
+    agent: &str,
+    input: &str,
+    event: Option<&str>,
+    transport: &str,
+) -> Result<BridgeEvent, BridgeError> {
+    let shape = |why: String| BridgeError::Shape {
+        agent: protocol.label,
+        why,
+    };
+    let Value::Object(mut fields) = serde_json::from_str::<Value>(input)? else {
+        return Err(shape("the input must be a JSON object".into()));
+    };
+    let named = protocol.event_field.and_then(|f| take_text(&mut fields, f));
+    let event = match (named, event) {
+        (Some(name), _) => name,
+        (None, Some(name)) => name.to_owned(),
+        (None, None) => {
+            return Err(shape(match protocol.event_field {
+                Some(f) => format!("`{f}` is missing"),
+                None => "the input does not name its event: give it with --event".into(),
+            }));
+        }
+    };
+    let session = protocol
+        .session_fields
+        .iter()
+        .find_map(|f| take_text(&mut fields, f))
+        .ok_or_else(|| {
+            shape(format!(
+                "`{}` is missing",
+                protocol.session_fields.join("` or `")
+            ))
+        })?;
+    for f in protocol.dropped {
+        fields.remove(*f);
+    }
+    let id = Reading {
+        digest: Sha256::digest(input.as_bytes()).into(),
+        agent,
+    };
+    let subagent =
+        protocol
+            .subagent_fields
+            .and_then(|(id_field, type_field)| match fields.get(id_field) {
+                Some(Value::String(id)) if !id.is_empty() => {
+                    Some(subagent_of(fields.get(type_field).and_then(Value::as_str)))
+                }
+                _ => None,
+            });
+    let known = protocol.events.iter().find(|(name, _)| *name == event);
+    let mapped = if let Some((_, kind)) = known {
+        (protocol.map)(&event, kind, &fields, &id).map_err(shape)?
+    } else {
+        Mapped {
+            kind: format!("custom.{}.{}", protocol.word, snake_case(&event)),
+            step: None,
+            data: Value::Object(fields.clone()),
+        }
+    };
+    let mut data = mapped.data;
+    if let Some(obj) = data.as_object_mut() {
+        obj.retain(|_, v| !v.is_null());
+        for k in protocol.kept {
+            if let Some(v) = fields.get(*k) {
+                obj.insert((*k).to_owned(), v.clone());
+            }
+        }
+        obj.insert(
+            "bridge".into(),
+            json!({"agent": protocol.agent, "event": event, "transport": transport}),
+        );
+    }
+    let mut sequence = [0u8; 8];
+    sequence.copy_from_slice(&id.digest[..8]);
+    let coordinates = Coordinates {
+        agent: agent.to_owned(),
+        session,
+        turn: protocol
+            .turn_field
+            .and_then(|f| fields.get(f))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned),
+        step: mapped.step,
+        // JSON numbers above 2^53 lose precision in some readers: keep it small.
+        sequence: u64::from_le_bytes(sequence) >> 12,
+        ordinal: None,
+        subagent,
+    };
+    let envelope_id = format!(
+        "{}-{}-{}",
+        protocol.word,
+        hex::encode(&id.digest[..8]),
+        invocation()
+    );
+    let mut envelope = Envelope::draft(envelope_id, mapped.kind, now_rfc3339(), coordinates, data);
+    envelope.validate()?;
+    Ok(BridgeEvent {
+        name: event,
+        envelope,
+    })
+}
+
+/// The value of field `key`, or null.
+pub fn field(fields: &Map<String, Value>, key: &str) -> Value {
+    fields.get(key).cloned().unwrap_or(Value::Null)
+}
+
+/// `PostToolBatch` → `post_tool_batch`, `MCPCall` → `mcp_call`,
+/// `beforeShellExecution` → `before_shell_execution`; anything but ASCII
+/// letters and digits becomes `_`; at most [`MAX_EVENT_NAME`] characters;
+/// `unnamed` when nothing is left.
+pub fn snake_case(name: &str) -> String {
+    let chars: Vec<char> = name.chars().take(MAX_EVENT_NAME).collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev = i.checked_sub(1).map(|p| chars[p]);
+            let next = chars.get(i + 1);
+            let boundary = prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+                || (prev.is_some_and(|p| p.is_ascii_uppercase())
+                    && next.is_some_and(|n| n.is_ascii_lowercase()));
+            if boundary && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let out = out.trim_end_matches('_');
+    if out.is_empty() {
+        "unnamed".to_owned()
+    } else {
+        out.to_owned()
+    }
+}
+
+/// The subagent scope of a subagent type: lowercased, anything but `a-z`,
+/// `0-9`, `_` and `-` made `-` (a folder name under `subagents/`).
+pub fn subagent_of(agent_type: Option<&str>) -> String {
+    let id: String = agent_type
+        .unwrap_or("subagent")
+        .chars()
+        .take(MAX_EVENT_NAME)
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '_' | '-') => c,
+            _ => '-',
+        })
+        .collect();
+    if id.is_empty() {
+        "subagent".to_owned()
+    } else {
+        id
+    }
+}
+
+/// What tells one reading of an input from another: when (nanoseconds),
+/// which process and how many it read before, hashed to 16 hex digits.
+fn invocation() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static READ: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut h = Sha256::new();
+    h.update(now.to_le_bytes());
+    h.update(std::process::id().to_le_bytes());
+    h.update(READ.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    hex::encode(&h.finalize()[..8])
+}
+
+fn take_text(fields: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match fields.remove(key) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_names_of_every_casing_become_snake_case() {
+        for (name, want) in [
+            ("PostToolBatch", "post_tool_batch"),
+            ("MCPServerReady", "mcp_server_ready"),
+            ("beforeShellExecution", "before_shell_execution"),
+            ("afterMCPExecution", "after_mcp_execution"),
+            ("Weird Name!", "weird_name"),
+            ("!!!", "unnamed"),
+        ] {
+            assert_eq!(snake_case(name), want);
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! What every agent's answer is made of, whatever its JSON: the words of a
+//! tool call's verdict, the context hooks added, the loop governor's note,
+//! a refusal's reason. One place, so every agent says the same thing for the
+//! same resolution.
+
+use crate::delivery::decision::CallDecision;
+use crate::delivery::record::Resolution;
+use crate::event::answer::{Approval, Gate};
+
+/// What the user is told when the loop governor let a turn stop.
+pub const CAPPED: &str = "hookrt's loop governor let this turn stop: its hooks kept it going max_continues times in a row ([governor] in hookrt.toml)";
+
+/// What the user is told when hooks allowed a rewritten call the agent
+/// cannot take rewritten: its own prompt decides.
+pub const REWRITE_NOT_TAKEN: &str = "hookrt's hooks allowed this call only with a rewritten input, which this agent does not take on a permission request: it asks you instead";
+
+/// The reason given with a rewrite that goes as an allow (an agent that
+/// takes rewrites only so) when no hook decided the call.
+pub const REWRITTEN: &str = "input rewritten by hookrt's hooks; no hook objected";
+
+/// The reason of a deny that stands in for an `ask` where the agent cannot
+/// ask from a hook: nothing runs without the human the hook wanted.
+pub fn cannot_ask(question: &str) -> String {
+    format!(
+        "a hook wants a human to decide this ({question}), and this agent cannot ask from a hook: denied"
+    )
+}
+
+/// A tool call's verdict in the words every agent reads (`allow`, `ask`,
+/// `deny`) and its reason; `None` when every hook abstained.
+pub fn tool_decision(call: &CallDecision) -> Option<(&'static str, String)> {
+    let by = call.decided_by.as_deref().unwrap_or("?");
+    match &call.verdict {
+        Approval::Abstain => None,
+        Approval::Allow => Some(("allow", format!("allowed by hookrt hook `{by}`"))),
+        Approval::Ask(question) => Some(("ask", question.clone())),
+        Approval::Deny(why) => Some(("deny", why.clone())),
+    }
+}
+
+/// The context hooks added for the model, in registration order, within
+/// the bound (a dropped piece is not sent); `None` when there is none.
+pub fn context_text(resolution: &Resolution) -> Option<String> {
+    let pieces: Vec<&str> = resolution
+        .context()
+        .iter()
+        .filter(|c| !c.dropped)
+        .map(|c| c.text.as_str())
+        .collect();
+    (!pieces.is_empty()).then(|| pieces.join("\n\n"))
+}
+
+/// Whether hooks kept the turn going.
+pub fn continued(resolution: &Resolution) -> bool {
+    matches!(resolution, Resolution::Gate(g) if matches!(g.verdict, Gate::Continue(_)))
+}
+
+/// The reason given when hookrt refuses a gate it could not decide.
+pub fn refused(reason: &str) -> String {
+    format!("hookrt could not decide this, so it is refused: {reason}")
+}
+
+/// The gate of `gates` a raw input names, read without parsing it (so also
+/// when it is broken): a failure on it must refuse.
+pub fn gate_named(gates: &[&'static str], input: &str) -> Option<&'static str> {
+    gates
+        .iter()
+        .copied()
+        .find(|g| input.contains(&format!("\"{g}\"")))
+}

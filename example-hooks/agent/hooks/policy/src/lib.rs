@@ -9,8 +9,10 @@ use hookrt_sdk::prelude::*;
 /// Tools that reach the network; `web_*` is matched by prefix.
 const NETWORK_TOOLS: &[&str] = &["http_fetch", "curl", "webfetch", "websearch"];
 const NETWORK_PREFIX: &str = "web_";
-/// Tools whose input is a shell command.
-const SHELL_TOOLS: &[&str] = &["run_shell", "shell", "bash", "exec"];
+/// Tools whose input is a shell command, as each agent names them (lowercased):
+/// Claude Code's and Codex's `Bash`, Copilot CLI's `bash`, Gemini CLI's
+/// `run_shell_command`, Cursor's `shell` (hookrt's name for its shell events).
+const SHELL_TOOLS: &[&str] = &["run_shell", "shell", "bash", "exec", "run_shell_command"];
 
 #[derive(Default)]
 pub struct Policy;

@@ -161,7 +161,13 @@ pub fn hookrt_command() -> Command {
 /// The Claude Code hook input of `event` (`tests/fixtures/claude/<event>.json`,
 /// written after the event's input type in the pinned package's `sdk.d.ts`).
 pub fn claude_fixture(event: &str) -> String {
-    let path = repo().join(format!("tests/fixtures/claude/{event}.json"));
+    agent_fixture("claude", event)
+}
+
+/// The hook input of `agent`'s `event` in `tests/fixtures/<agent>/` (the
+/// fixtures' README says where each comes from).
+pub fn agent_fixture(agent: &str, event: &str) -> String {
+    let path = repo().join(format!("tests/fixtures/{agent}/{event}.json"));
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

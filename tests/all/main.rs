@@ -8,6 +8,7 @@ mod common;
 
 mod answers;
 mod attacks;
+mod bridges;
 mod cache;
 mod caps;
 mod cascade;

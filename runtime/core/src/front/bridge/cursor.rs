@@ -75,7 +75,7 @@ pub static CURSOR: Protocol = Protocol {
     events: &CURSOR_EVENTS,
     event_field: Some("hook_event_name"),
     session_fields: &["conversation_id", "session_id"],
-    subagent_fields: None,
+    subagent_fields: Some(("subagent_type", "subagent_type")),
     kept: &["workspace_roots", "model", "cursor_version"],
     dropped: &["transcript_path", "user_email"],
     map: cursor_data,

@@ -13,6 +13,7 @@ mod auth;
 mod cascade;
 mod claude_code;
 mod claude_e2e;
+mod codex_e2e;
 mod doors;
 mod endpoints;
 mod fleet_trust;

@@ -1,0 +1,446 @@
+//! The real Codex (the `codex` binary of the pinned `@openai/codex` 0.171.0,
+//! installed by `scripts/agents`) running whole `codex exec` sessions
+//! offline against a loopback stand-in of the Responses API that answers
+//! with scripted tool calls, with `hookrt hook --agent codex` as the command
+//! hook of every event it fires.
+//!
+//! The session: the model asks for `rm -rf build` (the policy denies it:
+//! the folder stays, and the model is told why in the call's output), then
+//! for `touch made.txt` (the policy abstains: it runs), then says it is
+//! done. A second session adds a rewriter that appends ` rewritten.txt` to
+//! every shell command and allows it: Codex runs the rewritten command.
+//! Every hook Codex ran must have succeeded.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{TempAgent, repo, succeeded};
+use crate::hookrt;
+
+/// `scripts/agents`: the pinned Codex, Gemini CLI and Copilot CLI, installed
+/// once; its folder.
+pub(crate) fn agents_dir() -> PathBuf {
+    let out = Command::new(repo().join("scripts/agents"))
+        .current_dir(repo())
+        .output()
+        .expect("scripts/agents runs");
+    assert!(
+        out.status.success(),
+        "the agents' tests need scripts/agents to install their packages:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    PathBuf::from(
+        stdout
+            .lines()
+            .last()
+            .expect("scripts/agents prints its folder")
+            .trim(),
+    )
+}
+
+/// What a stand-in answers a request with: its content type and body.
+pub(crate) type Answer = fn(&Value) -> (&'static str, String);
+
+/// A loopback stand-in of a model API: each `POST` to a path starting with
+/// `path` is answered by its [`Answer`] from the JSON it carries (anything
+/// else is a 404); every request body is kept.
+pub(crate) struct StandIn {
+    pub(crate) url: String,
+    pub(crate) requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl StandIn {
+    pub(crate) fn start(path: &'static str, answer: Answer) -> StandIn {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let kept = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                let kept = kept.clone();
+                std::thread::spawn(move || serve(stream, path, answer, &kept));
+            }
+        });
+        StandIn { url, requests }
+    }
+
+    /// The requests so far.
+    pub(crate) fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// One HTTP/1.1 request on `stream`, answered and closed.
+fn serve(stream: TcpStream, path: &str, answer: Answer, kept: &Mutex<Vec<Value>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let mut out = stream;
+    if !head.starts_with(&format!("POST {path}")) {
+        let _ = out.write_all(
+            b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+        );
+        return;
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    kept.lock().unwrap().push(request.clone());
+    let (content_type, text) = answer(&request);
+    let _ = write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncache-control: no-cache\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = out.flush();
+}
+
+/// The output of `child` (read as it comes: a full pipe would stop it),
+/// killed past `limit` (a session that loops).
+pub(crate) fn within(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let out = stdout.join().unwrap();
+            let err = stderr.join().unwrap();
+            panic!(
+                "the agent ran past {limit:?}: {}\n{}",
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&err)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// The scripted calls, in order: (call id, command).
+const CALLS: [(&str, &str); 2] = [
+    ("call_hookrt_rm", "rm -rf build"),
+    ("call_hookrt_touch", "touch made.txt"),
+];
+
+/// What the model "says" next, as the Responses API's stream: the first
+/// scripted `exec_command` call the conversation does not hold yet, then a
+/// final message (so a repeated request gets the same answer).
+fn responses(request: &Value) -> (&'static str, String) {
+    let conversation = request["input"].to_string();
+    let offered = request["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "exec_command"));
+    let next = CALLS
+        .iter()
+        .find(|(id, _)| !conversation.contains(id))
+        .filter(|_| offered);
+    let item = match next {
+        Some((id, command)) => json!({"type": "function_call", "id": format!("fc_{id}"),
+            "call_id": id, "name": "exec_command",
+            "arguments": json!({"cmd": command}).to_string()}),
+        None => json!({"type": "message", "role": "assistant", "id": "msg_standin",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}),
+    };
+    let mut out = String::new();
+    let mut event = |data: Value| {
+        out.push_str(&format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap()
+        ));
+    };
+    event(json!({"type": "response.created", "response": {"id": "resp_standin"}}));
+    event(json!({"type": "response.output_item.added", "output_index": 0, "item": item}));
+    if next.is_none() {
+        event(
+            json!({"type": "response.output_text.delta", "output_index": 0,
+            "content_index": 0, "item_id": "msg_standin", "delta": "Done."}),
+        );
+    }
+    event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+    event(
+        json!({"type": "response.completed", "response": {"id": "resp_standin",
+        "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15}}}),
+    );
+    ("text/event-stream", out)
+}
+
+/// Single quotes for `sh`.
+pub(crate) fn quoted(path: &Path) -> String {
+    format!("'{}'", path.to_str().unwrap().replace('\'', r"'\''"))
+}
+
+/// The events hookrt is the hook of.
+const EVENTS: [&str; 6] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "Stop",
+];
+
+/// What one `codex exec` session did: its stderr, the requests the model
+/// got, and the work folder.
+struct Session {
+    stderr: String,
+    requests: Vec<Value>,
+    work: tempfile::TempDir,
+}
+
+/// Runs a whole session in a fresh work folder holding `build/`, with
+/// `hookrt hook --agent codex agent` as the hook of every event.
+fn session(agent: &Path) -> Session {
+    let codex = agents_dir()
+        .join("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    assert!(codex.is_file(), "no codex binary at {}", codex.display());
+    let model = StandIn::start("/v1/responses", responses);
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("build")).unwrap();
+    let codex_home = home.path().join("codex");
+    std::fs::create_dir(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"gpt-5-standin\"\n\
+             model_provider = \"standin\"\n\
+             approval_policy = \"never\"\n\
+             sandbox_mode = \"danger-full-access\"\n\
+             check_for_update_on_startup = false\n\
+             [model_providers.standin]\n\
+             name = \"standin\"\n\
+             base_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\n\
+             request_max_retries = 0\n\
+             stream_max_retries = 0\n\
+             supports_websockets = false\n\
+             [analytics]\n\
+             enabled = false\n\
+             [features]\n\
+             enable_request_compression = false\n",
+            model.url
+        ),
+    )
+    .unwrap();
+    // Codex runs the command with `$SHELL -lc`.
+    let command = format!(
+        "{} hook --agent codex {}",
+        quoted(&crate::common::hookrt_bin()),
+        quoted(agent)
+    );
+    let entry = |matcher: Option<&str>| {
+        let mut group = json!({"hooks": [{"type": "command", "command": command, "timeout": 30}]});
+        if let Some(m) = matcher {
+            group["matcher"] = m.into();
+        }
+        json!([group])
+    };
+    let hooks: serde_json::Map<String, Value> = EVENTS
+        .iter()
+        .map(|e| {
+            let matcher = match *e {
+                "SessionStart" => Some("startup|resume"),
+                "PreToolUse" | "PermissionRequest" | "PostToolUse" => Some("*"),
+                _ => None,
+            };
+            (e.to_string(), entry(matcher))
+        })
+        .collect();
+    std::fs::write(
+        codex_home.join("hooks.json"),
+        json!({"hooks": hooks}).to_string(),
+    )
+    .unwrap();
+    let env = hookrt(&[]);
+    let child = Command::new(codex)
+        .args([
+            "exec",
+            "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--color",
+            "never",
+            "clean up, then make the file",
+        ])
+        .current_dir(work.path())
+        .env_clear()
+        .envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CODEX_HOME", &codex_home)
+        .env("OPENAI_API_KEY", "dummy")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("codex runs");
+    let out = within(child, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "codex exec failed: {stderr}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    Session {
+        stderr,
+        requests: model.requests(),
+        work,
+    }
+}
+
+/// The output the model got for call `id`, from the first request that
+/// carries it.
+fn output_of(s: &Session, id: &str) -> String {
+    s.requests
+        .iter()
+        .flat_map(|r| r["input"].as_array().cloned().unwrap_or_default())
+        .find(|i| i["type"] == "function_call_output" && i["call_id"] == id)
+        .map(|i| match &i["output"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_else(|| panic!("no output of {id} reached the model: {:?}", s.requests))
+}
+
+/// What every session must show: the delete denied and said why, the touch
+/// run, every hook fired and succeeded.
+fn check(s: &Session, what: &str) {
+    let w = s.work.path();
+    assert!(w.join("build").is_dir(), "{what}: rm -rf build was denied");
+    assert!(
+        w.join("made.txt").exists(),
+        "{what}: the policy abstained on touch made.txt: it ran"
+    );
+    let denied = output_of(s, "call_hookrt_rm");
+    assert!(
+        denied.contains("Command blocked by PreToolUse hook")
+            && denied.contains("recursive forced delete"),
+        "{what}: the deny's reason reached the model: {denied}"
+    );
+    // `hook: Event` as a hook starts, `hook: Event Completed` (or Blocked,
+    // Failed, Stopped) as it ends.
+    let ends: Vec<(&str, &str)> = s
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("hook: "))
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    let bad: Vec<_> = ends
+        .iter()
+        .filter(|(event, outcome)| {
+            !(*outcome == "Completed" || (*event == "PreToolUse" && *outcome == "Blocked"))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{what}: hook failures: {bad:?}\n{}",
+        s.stderr
+    );
+    assert_eq!(
+        ends.iter()
+            .filter(|e| **e == ("PreToolUse", "Blocked"))
+            .count(),
+        1,
+        "{what}: one call blocked\n{}",
+        s.stderr
+    );
+    let fired: std::collections::BTreeSet<&str> = ends.iter().map(|(e, _)| *e).collect();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+    ] {
+        assert!(
+            fired.contains(event),
+            "{what}: {event} fired: {fired:?}\n{}",
+            s.stderr
+        );
+    }
+    eprintln!("{what}: hooks ran and succeeded: {ends:?}");
+}
+
+#[test]
+fn the_real_codex_is_gated_by_hookrt() {
+    let started = Instant::now();
+    let agent = TempAgent::new()
+        .hook("agent/hooks/policy", "policy")
+        .hook("agent/hooks/audit.rs", "audit.rs");
+    succeeded(&mut hookrt(&["build", agent.path().to_str().unwrap()]));
+    let plain = session(agent.path());
+    check(&plain, "policy");
+    assert!(
+        !plain.work.path().join("rewritten.txt").exists(),
+        "no rewriter, no rewrite"
+    );
+
+    // A rewriter that appends ` rewritten.txt` to every shell command and
+    // allows it: Codex runs `touch made.txt rewritten.txt` (the policy's
+    // deny still wins over its allow of the delete).
+    let rewriting = TempAgent::new()
+        .hook("agent/hooks/policy", "policy")
+        .hook("agent/hooks/audit.rs", "audit.rs")
+        .hook("testing/hooks/rewriter.rs", "rewriter.rs")
+        .config("[hooks.\"rewriter\"]\nconfig = { suffix = \" rewritten.txt\", allow = true }\n");
+    succeeded(&mut hookrt(&["build", rewriting.path().to_str().unwrap()]));
+    let rewritten = session(rewriting.path());
+    check(&rewritten, "rewriter");
+    assert!(
+        rewritten.work.path().join("rewritten.txt").exists(),
+        "the rewritten command ran"
+    );
+    // The rewriter's context (what it saw) reached the model.
+    let context = rewritten
+        .requests
+        .iter()
+        .any(|r| r["input"].to_string().contains("saw `touch made.txt`"));
+    assert!(
+        context,
+        "the rewriter's context reached the model: {:?}",
+        rewritten.requests.last()
+    );
+    eprintln!("codex e2e took {:?}", started.elapsed());
+}

@@ -18,6 +18,7 @@ mod doors;
 mod endpoints;
 mod fleet_trust;
 mod front_ends;
+mod gemini;
 mod jetstream;
 mod openapi;
 mod reload;

@@ -14,6 +14,7 @@ mod cascade;
 mod claude_code;
 mod claude_e2e;
 mod codex_e2e;
+mod copilot_e2e;
 mod doors;
 mod endpoints;
 mod fleet_trust;

@@ -9,6 +9,7 @@
 #[path = "../all/common.rs"]
 mod common;
 
+mod agents;
 mod auth;
 mod cascade;
 mod claude_code;

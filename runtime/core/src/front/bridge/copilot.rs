@@ -135,6 +135,10 @@ fn copilot_data(
 /// nothing to say.
 pub fn copilot_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
+    // The agent reads nothing back here (a compaction it cannot block).
+    if name == "preCompact" {
+        return None;
+    }
     let mut out = Map::new();
     match resolution {
         Resolution::ToolApproval(t) => {

@@ -184,6 +184,10 @@ fn cursor_data(
 /// to say.
 pub fn cursor_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
+    // The agent reads nothing back here (a compaction it cannot block).
+    if name == "preCompact" {
+        return None;
+    }
     let mut out = Map::new();
     match resolution {
         Resolution::ToolApproval(t) => {

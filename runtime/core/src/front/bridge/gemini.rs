@@ -117,6 +117,10 @@ fn gemini_data(
 /// nothing to say.
 pub fn gemini_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
+    // The agent reads nothing back here (a compaction it cannot block).
+    if name == "PreCompress" {
+        return None;
+    }
     let mut out = Map::new();
     let mut specific = Map::new();
     match resolution {

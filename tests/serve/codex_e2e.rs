@@ -13,37 +13,16 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{TempAgent, repo, succeeded};
+use crate::agents::agents_dir;
+use crate::common::{TempAgent, succeeded};
 use crate::hookrt;
-
-/// `scripts/agents`: the pinned Codex, Gemini CLI and Copilot CLI, installed
-/// once; its folder.
-pub(crate) fn agents_dir() -> PathBuf {
-    let out = Command::new(repo().join("scripts/agents"))
-        .current_dir(repo())
-        .output()
-        .expect("scripts/agents runs");
-    assert!(
-        out.status.success(),
-        "the agents' tests need scripts/agents to install their packages:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    PathBuf::from(
-        stdout
-            .lines()
-            .last()
-            .expect("scripts/agents prints its folder")
-            .trim(),
-    )
-}
 
 /// What a stand-in answers a request with: its content type and body.
 pub(crate) type Answer = fn(&Value) -> (&'static str, String);

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::codex_e2e::{StandIn, agents_dir, quoted, within};
+use crate::agents::agents_dir;
+use crate::codex_e2e::{StandIn, quoted, within};
 use crate::common::{TempAgent, succeeded};
 use crate::{Server, TOKEN, hookrt};
 

@@ -469,3 +469,37 @@ fn the_real_gemini_cli_is_gated_by_hookrt() {
     }
     eprintln!("{} hook calls, all succeeded, on {fired:?}", calls.len());
 }
+
+#[test]
+fn gemini_reads_a_hookrt_that_cannot_decide_as_a_block_on_gates_and_a_warning_elsewhere() {
+    let runner = Runner::new();
+    // A hook no one builds: `hook` never builds, so the folder does not load.
+    let allow_all = std::fs::read_to_string(example("testing/hooks/allow_all.rs")).unwrap();
+    let stale = TempAgent::new().file(
+        "hooks/stale.rs",
+        &format!("{allow_all}\n// Never built (tests/serve/gemini.rs).\n"),
+    );
+    let hook = hook_command(stale.path());
+    for event in ["BeforeTool", "BeforeAgent"] {
+        let r = runner.run(event, &fixture(event), &hook);
+        let raw = &r["raw"][0];
+        assert_eq!(raw["exitCode"], 2, "{event}: {r:#}");
+        assert_eq!(r["blocking"], true, "{event} fails closed: {r:#}");
+        assert!(
+            r["reason"].as_str().unwrap().contains("is not built"),
+            "{event}: the reason names the cause: {r:#}"
+        );
+    }
+    for event in ["AfterTool", "AfterAgent", "SessionStart"] {
+        let r = runner.run(event, &fixture(event), &hook);
+        assert_eq!(r["raw"][0]["exitCode"], 1, "{event}: {r:#}");
+        assert_eq!(r["blocking"], false, "{event} goes on: {r:#}");
+        assert!(
+            r["systemMessage"]
+                .as_str()
+                .unwrap()
+                .starts_with("Warning: "),
+            "{event}: Gemini shows a warning: {r:#}"
+        );
+    }
+}

@@ -131,7 +131,7 @@ const SDK: &[&str] = &[
 const CLI: &[&str] = &[
     "args",
     "hook",
-    "claude_install",
+    "install",
     "retention",
     "journal",
     "run",

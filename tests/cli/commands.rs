@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{claude_fixture, repo, with_stdin};
+use crate::common::{agent_fixture, claude_fixture, repo, with_stdin};
 
 fn hookrt(args: &[&str]) -> Command {
     let mut c = crate::common::hookrt_command();
@@ -1836,5 +1836,150 @@ fn audit_says_which_hooks_can_rewrite_block_or_keep_a_turn_going() {
     assert_eq!(
         deny_all["subscriptions"][0]["may"],
         serde_json::json!(["deny", "ask", "allow", "add context"])
+    );
+}
+
+/// `hookrt install --agent NAME`, for each agent beside Claude Code, into a
+/// project that already has the user's own hooks in the agent's file: the
+/// user's hooks stay, every event gets hookrt's entry in the agent's shape
+/// and unit, a second run changes nothing, `--dry-run` writes nothing, and
+/// the tool gate's entry, run as the agent runs it (a shell command line),
+/// denies `rm -rf` in the agent's words.
+#[test]
+fn install_writes_each_agents_own_file_keeping_the_users_hooks_and_its_gate_denies() {
+    let agent = repo().join("example-hooks/agent");
+    build_agent(&agent);
+    let agent_dir = agent.to_str().unwrap();
+    // agent, its project file, the user's own file, the tool gate and
+    // where its entry's command line is, the deny input, the deny answer.
+    let cases = [
+        (
+            "codex",
+            ".codex/hooks.json",
+            serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}),
+            "PreToolUse",
+            ("tool_input", "command"),
+            ("/hookSpecificOutput/permissionDecision", "deny"),
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            serde_json::json!({"theme": "dark", "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5000}]}]}}),
+            "BeforeTool",
+            ("tool_input", "command"),
+            ("/decision", "deny"),
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            serde_json::json!({"version": 1, "hooks": {"preToolUse": [{"command": "./guard.sh"}]}}),
+            "preToolUse",
+            ("tool_input", "command"),
+            ("/permission", "deny"),
+        ),
+        (
+            "copilot",
+            ".github/hooks/hookrt.json",
+            serde_json::json!({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./guard.sh"}]}}),
+            "preToolUse",
+            ("toolArgs", "command"),
+            ("/permissionDecision", "deny"),
+        ),
+    ];
+    for (name, path, mine, gate, (field, key), (pointer, deny)) in cases {
+        let project = tempfile::tempdir().unwrap();
+        let file = project.path().join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(&file, serde_json::to_string_pretty(&mine).unwrap()).unwrap();
+        let install = |extra: &[&str]| {
+            let mut args = vec!["install", "--agent", name, agent_dir];
+            args.extend_from_slice(extra);
+            let mut c = hookrt(&args);
+            c.current_dir(project.path());
+            c.output().unwrap()
+        };
+        let before = fs::read(&file).unwrap();
+        let dry = install(&["--dry-run"]);
+        assert!(dry.status.success(), "{name}: {}", text(&dry.stderr));
+        assert!(
+            text(&dry.stdout).contains("+"),
+            "{name}: {}",
+            text(&dry.stdout)
+        );
+        assert_eq!(fs::read(&file).unwrap(), before, "{name}: --dry-run wrote");
+        let out = install(&[]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let written = fs::read(&file).unwrap();
+        let v: Value = serde_json::from_slice(&written).unwrap();
+        let bridge = hookrt::front::bridge::Bridge::named(name).unwrap();
+        let hooks = v["hooks"].as_object().unwrap();
+        assert_eq!(hooks.len(), bridge.events().len(), "{name}: every event");
+        for (key, value) in mine.as_object().unwrap() {
+            if key != "hooks" {
+                assert_eq!(&v[key], value, "{name}: the user's `{key}` stays");
+            }
+        }
+        let entries = v["hooks"][gate].as_array().unwrap();
+        assert_eq!(entries.len(), 2, "{name}: the user's entry and hookrt's");
+        assert_eq!(
+            entries[0], mine["hooks"][gate][0],
+            "{name}: the user's entry stays first"
+        );
+        let again = install(&[]);
+        assert!(text(&again.stdout).contains("already up to date"), "{name}");
+        assert_eq!(
+            fs::read(&file).unwrap(),
+            written,
+            "{name}: a second run changed it"
+        );
+
+        // The gate's entry, run as the agent runs it.
+        let entry = match &entries[1]["hooks"] {
+            Value::Array(list) => list[0].clone(),
+            _ => entries[1].clone(),
+        };
+        let line = ["command", "bash"]
+            .iter()
+            .find_map(|k| entry[*k].as_str())
+            .unwrap_or_else(|| panic!("{name}: no command line in {entry}"));
+        let mut input: Value = serde_json::from_str(&agent_fixture(name, gate)).unwrap();
+        input[field][key] = "rm -rf build/".into();
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", line])
+            .envs(hookrt(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))));
+        let out = with_stdin(command, &input.to_string());
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let answer: Value = serde_json::from_str(text(&out.stdout).trim())
+            .unwrap_or_else(|e| panic!("{name}: {e}: {}", text(&out.stdout)));
+        assert_eq!(
+            answer.pointer(pointer).and_then(Value::as_str),
+            Some(deny),
+            "{name}: {answer}"
+        );
+    }
+    // An agent without http hooks refuses --http, naming why.
+    let out = run(&[
+        "install",
+        "--agent",
+        "codex",
+        agent_dir,
+        "--http",
+        "http://127.0.0.1:7700",
+        "--dry-run",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Codex has no http hooks"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["install", "--agent", "zed", agent_dir]);
+    assert!(
+        text(&out.stderr).contains(
+            "no agent `zed`: give --agent one of claude-code, codex, gemini, cursor, copilot"
+        ),
+        "{}",
+        text(&out.stderr)
     );
 }

@@ -1,9 +1,9 @@
 //! The `hookrt` command: check, build, run and audit an agent folder's hooks.
 
 mod args;
-mod claude_install;
 mod export;
 mod hook;
+mod install;
 mod journal;
 mod new;
 mod new_ts;
@@ -93,9 +93,11 @@ enum Command {
     Hook(hook::HookArgs),
     /// Run as a Claude Code command hook: `hookrt hook --agent claude-code` (docs/claude-code.md).
     ClaudeHook(hook::ClaudeArgs),
+    /// Make hookrt the hook of every event of an agent, in its own hook configuration (docs/agents.md).
+    Install(install::InstallArgs),
     /// Set Claude Code up to run hookrt: `hookrt claude install DIR` (docs/claude-code.md).
     #[command(subcommand)]
-    Claude(claude_install::ClaudeCommand),
+    Claude(install::ClaudeCommand),
     /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
     Serve(serve::ServeArgs),
     /// Run the hooks as one worker of a JetStream fleet, or list and re-drive
@@ -200,7 +202,8 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             &hook::HookArgs::from(&args),
             options(&args.dir, cache),
         )),
-        Command::Claude(cmd) => claude_install::claude(cmd),
+        Command::Install(args) => install::install(&args),
+        Command::Claude(cmd) => install::claude(cmd),
         // The audit shows drift instead of refusing to load over it.
         Command::Audit { dir, json } => loaded(&dir, cache.without_lock(), |rt| audit(&rt, json)),
     }

@@ -1,0 +1,641 @@
+//! `hookrt install --agent NAME DIR` (and `hookrt claude install DIR`):
+//! makes hookrt the hook of every event of an agent, in the agent's own
+//! hook configuration, in one command.
+//!
+//! | agent | file (`--project`, the default / `--user`) | shape |
+//! |---|---|---|
+//! | claude-code | `.claude/settings.json` / `~/.claude/settings.json` | `hooks.<Event>: [{matcher?, hooks: [{type: command, command, args, timeout (s)}]}]` |
+//! | codex | `.codex/hooks.json` / `$CODEX_HOME/hooks.json` (`~/.codex`) | the same, a shell command line, `timeout` in seconds |
+//! | gemini | `.gemini/settings.json` / `~/.gemini/settings.json` | the same, a shell command line, `name`, `timeout` in **milliseconds** |
+//! | cursor | `.cursor/hooks.json` / `~/.cursor/hooks.json` | `version: 1`, `hooks.<event>: [{command, timeout (s), failClosed}]` |
+//! | copilot | `.github/hooks/hookrt.json` / `~/.copilot/hooks/hookrt.json` | `version: 1`, `hooks.<event>: [{type: command, bash, timeoutSec}]` or `{type: http, url, …}` |
+//!
+//! `--settings FILE` names another file. The file is merged, not
+//! overwritten: every key and every hook of the user's stays, hookrt's own
+//! entries (a command running `hook --agent` or `claude-hook`, or an `http`
+//! hook on hookrt's route) are replaced by the new ones, so a second run
+//! changes nothing. Each event gets one entry: the command transport
+//! (`hookrt hook --agent NAME DIR --deadline-ms 10000`; Copilot's input does
+//! not name its event, so its entries add `--event`), with a timeout of 15 s
+//! above the deadline in the agent's unit; or, for the agents with `http`
+//! hooks (Claude Code, Copilot CLI), `--http URL`: hookrt serve's route for
+//! the agent (`?event=EVENT`, `budget_ms=8000` for gates) with the bearer
+//! token from `$HOOKRT_TOKEN`, a timeout of 10 s. Tool events match every
+//! tool; gates fail closed where the agent has a word for it (Claude Code's
+//! `onFailure: "block"`, Cursor's `failClosed: true`).
+//!
+//! `--dry-run` prints the change as a unified diff and writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use hookrt::front::bridge::Bridge;
+use serde_json::{Map, Value, json};
+
+/// What a command hook's `--deadline-ms` is, and its timeout (seconds).
+const COMMAND_DEADLINE_MS: u64 = 10_000;
+const COMMAND_TIMEOUT_S: u64 = 15;
+/// A gate's `budget_ms` over HTTP, and the entry's timeout (seconds).
+const HTTP_BUDGET_MS: u64 = 8_000;
+const HTTP_TIMEOUT_S: u64 = 10;
+/// The environment variable the agent fills the bearer token from.
+pub const TOKEN_ENV: &str = "HOOKRT_TOKEN";
+
+#[derive(clap::Subcommand)]
+pub enum ClaudeCommand {
+    /// Make hookrt the hook of every Claude Code event in a settings file
+    /// (`hookrt install --agent claude-code`).
+    Install(Where),
+}
+
+/// `hookrt install`'s arguments.
+#[derive(clap::Args)]
+pub struct InstallArgs {
+    /// The agent whose hooks hookrt becomes: claude-code, codex, gemini, cursor or copilot.
+    #[arg(long, value_name = "AGENT")]
+    pub agent: String,
+    #[command(flatten)]
+    pub place: Where,
+}
+
+/// Where and how hookrt is installed.
+#[derive(clap::Args)]
+pub struct Where {
+    /// The agent folder whose hooks run.
+    pub dir: PathBuf,
+    /// Answer over HTTP: a running `hookrt serve` at this URL
+    /// (`http://127.0.0.1:7700`) instead of a process per event (Claude
+    /// Code and Copilot CLI, whose hooks can be `http`).
+    #[arg(long, value_name = "URL")]
+    pub http: Option<String>,
+    /// Write the project's file in the working folder (the default).
+    #[arg(long, conflicts_with_all = ["user", "settings"])]
+    pub project: bool,
+    /// Write the user's file.
+    #[arg(long, conflicts_with = "settings")]
+    pub user: bool,
+    /// Write this file.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Print the change as a diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn claude(cmd: ClaudeCommand) -> Result<ExitCode> {
+    match cmd {
+        ClaudeCommand::Install(place) => install_for(Bridge::ClaudeCode, &place),
+    }
+}
+
+pub fn install(args: &InstallArgs) -> Result<ExitCode> {
+    let Some(bridge) = Bridge::named(&args.agent) else {
+        bail!(
+            "no agent `{}`: give --agent one of {}",
+            args.agent,
+            Bridge::names()
+        );
+    };
+    install_for(bridge, &args.place)
+}
+
+fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
+    let agent = Agent::of(bridge);
+    if place.http.is_some() && agent.route.is_none() {
+        bail!(
+            "{} has no http hooks: install the command hook (leave out --http)",
+            bridge.protocol().label
+        );
+    }
+    let dir = std::fs::canonicalize(&place.dir)
+        .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
+    let file = agent.file(place)?;
+    let old = hookrt::hooks::read_plain_file(&file)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let mut settings: Value = match &old {
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+            .with_context(|| format!("{} is not JSON; fix it or move it away", file.display()))?,
+        _ => json!({}),
+    };
+    let transport = Transport {
+        hookrt: std::env::current_exe()
+            .context("cannot tell where this hookrt binary is")?
+            .to_string_lossy()
+            .into_owned(),
+        dir: dir.to_string_lossy().into_owned(),
+        http: place
+            .http
+            .as_ref()
+            .map(|u| u.trim_end_matches('/').to_owned()),
+    };
+    let kept = merge(&mut settings, &agent, &transport)
+        .with_context(|| format!("{}: cannot merge hookrt's hooks", file.display()))?;
+    let new = format!("{}\n", serde_json::to_string_pretty(&settings)?);
+    let old = old.unwrap_or_default();
+    if place.dry_run {
+        let diff = similar::TextDiff::from_lines(&old, &new);
+        let name = file.display().to_string();
+        print!(
+            "{}",
+            diff.unified_diff().context_radius(3).header(&name, &name)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if old == new {
+        println!("{}: already up to date", file.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    hookrt::hooks::replace_file(&file, new.as_bytes())
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    let skipped = if agent.not_installed.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; not {}, whose hook must create the worktree",
+            agent.not_installed.join(", ")
+        )
+    };
+    println!(
+        "{}: hookrt is the hook of {} {} events ({}{skipped}); {kept} other hook entries kept",
+        file.display(),
+        agent.installed().count(),
+        bridge.protocol().label,
+        transport.describe(&agent),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The shape of an agent's hook configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `hooks.<Event>: [{matcher?, hooks: [entry]}]` (Claude Code, Codex, Gemini CLI).
+    Grouped,
+    /// `{version: 1, hooks.<event>: [entry]}` (Cursor, Copilot CLI).
+    Flat,
+}
+
+/// What `install` needs to know of an agent.
+struct Agent {
+    bridge: Bridge,
+    shape: Shape,
+    /// The project's file, relative to the working folder.
+    project: &'static str,
+    /// The user's file, relative to the home folder (or to `$home_env`).
+    user: &'static str,
+    /// An environment variable naming the user's folder instead of `~`.
+    home_env: Option<(&'static str, &'static str)>,
+    /// Events whose matcher is a tool name ("*" matches every tool).
+    tool_events: &'static [&'static str],
+    /// Events hookrt is never the hook of.
+    not_installed: &'static [&'static str],
+    /// hookrt serve's route for the agent's `http` hooks, if it has them.
+    route: Option<&'static str>,
+    /// Events whose hooks may only be commands even with `--http`.
+    command_only: &'static [&'static str],
+}
+
+impl Agent {
+    fn of(bridge: Bridge) -> Agent {
+        match bridge {
+            Bridge::ClaudeCode => Agent {
+                bridge,
+                shape: Shape::Grouped,
+                project: ".claude/settings.json",
+                user: ".claude/settings.json",
+                home_env: None,
+                tool_events: &[
+                    "PreToolUse",
+                    "PostToolUse",
+                    "PostToolUseFailure",
+                    "PermissionRequest",
+                    "PermissionDenied",
+                    "PreSkillShellCommand",
+                ],
+                // A `WorktreeCreate` hook replaces Claude Code's own `git
+                // worktree add`: it must create the worktree and print its
+                // path, which a sandboxed hook (no filesystem) cannot.
+                not_installed: &["WorktreeCreate"],
+                route: Some("/v1/claude-code"),
+                command_only: &["SessionStart", "Setup"],
+            },
+            Bridge::Codex => Agent {
+                bridge,
+                shape: Shape::Grouped,
+                project: ".codex/hooks.json",
+                user: "hooks.json",
+                home_env: Some(("CODEX_HOME", ".codex")),
+                tool_events: &["PreToolUse", "PermissionRequest", "PostToolUse"],
+                not_installed: &[],
+                route: None,
+                command_only: &[],
+            },
+            Bridge::Gemini => Agent {
+                bridge,
+                shape: Shape::Grouped,
+                project: ".gemini/settings.json",
+                user: ".gemini/settings.json",
+                home_env: None,
+                // Gemini's matcher is a regular expression on the tool's
+                // name; no matcher matches every tool.
+                tool_events: &[],
+                not_installed: &[],
+                route: None,
+                command_only: &[],
+            },
+            Bridge::Cursor => Agent {
+                bridge,
+                shape: Shape::Flat,
+                project: ".cursor/hooks.json",
+                user: ".cursor/hooks.json",
+                home_env: None,
+                tool_events: &[],
+                not_installed: &[],
+                route: None,
+                command_only: &[],
+            },
+            Bridge::Copilot => Agent {
+                bridge,
+                shape: Shape::Flat,
+                project: ".github/hooks/hookrt.json",
+                user: "hooks/hookrt.json",
+                home_env: Some(("COPILOT_HOME", ".copilot")),
+                tool_events: &[],
+                not_installed: &[],
+                route: Some("/v1/copilot"),
+                command_only: &[],
+            },
+        }
+    }
+
+    /// The file to write.
+    fn file(&self, place: &Where) -> Result<PathBuf> {
+        if let Some(file) = &place.settings {
+            return Ok(file.clone());
+        }
+        if !place.user {
+            return Ok(std::env::current_dir()?.join(self.project));
+        }
+        if let Some((var, _)) = self.home_env
+            && let Some(folder) = std::env::var_os(var).filter(|v| !v.is_empty())
+        {
+            return Ok(Path::new(&folder).join(self.user));
+        }
+        let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+            bail!("--user needs HOME to find the user's hooks; give --settings FILE instead");
+        };
+        let folder = self.home_env.map_or("", |(_, dir)| dir);
+        Ok(Path::new(&home).join(folder).join(self.user))
+    }
+
+    /// The events hookrt becomes the hook of: every one of the pinned
+    /// release's but [`Agent::not_installed`].
+    fn installed(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.bridge
+            .events()
+            .iter()
+            .map(|(event, _)| *event)
+            .filter(|e| !self.not_installed.contains(e))
+    }
+}
+
+/// How the agent reaches hookrt: the hookrt binary and the agent folder
+/// (a process per event), or `hookrt serve` at a base URL.
+struct Transport {
+    hookrt: String,
+    dir: String,
+    http: Option<String>,
+}
+
+/// `text` quoted for a POSIX shell.
+fn quoted(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c))
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+impl Transport {
+    fn describe(&self, agent: &Agent) -> String {
+        let command = format!("hookrt hook --agent {} {}", agent.bridge.name(), self.dir);
+        match (&self.http, agent.route) {
+            (Some(url), Some(route)) if agent.command_only.is_empty() => {
+                format!("{url}{route}, token from ${TOKEN_ENV}")
+            }
+            (Some(url), Some(route)) => format!(
+                "{url}{route}, token from ${TOKEN_ENV}; {} by {command}",
+                agent.command_only.join(" and ")
+            ),
+            _ => command,
+        }
+    }
+
+    /// The arguments of the command hook of `event`.
+    fn args(&self, agent: &Agent, event: &str) -> Vec<String> {
+        let mut args = vec![
+            "hook".to_owned(),
+            "--agent".to_owned(),
+            agent.bridge.name().to_owned(),
+        ];
+        if agent.bridge.protocol().event_field.is_none() {
+            args.extend(["--event".to_owned(), event.to_owned()]);
+        }
+        args.extend([
+            self.dir.clone(),
+            "--deadline-ms".to_owned(),
+            COMMAND_DEADLINE_MS.to_string(),
+        ]);
+        args
+    }
+
+    /// The command hook of `event` as a shell command line.
+    fn command_line(&self, agent: &Agent, event: &str) -> String {
+        std::iter::once(self.hookrt.as_str())
+            .chain(self.args(agent, event).iter().map(String::as_str))
+            .map(quoted)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The hook entry of `event`.
+    fn hook(&self, agent: &Agent, event: &str) -> Value {
+        let gate = agent.bridge.is_gate(event);
+        let url = self
+            .http
+            .as_ref()
+            .zip(agent.route)
+            .filter(|_| !agent.command_only.contains(&event));
+        if let Some((url, route)) = url {
+            let budget = if gate {
+                format!("&budget_ms={HTTP_BUDGET_MS}")
+            } else {
+                String::new()
+            };
+            let mut hook = json!({
+                "type": "http",
+                "url": format!("{url}{route}?event={event}{budget}"),
+                "headers": {"Authorization": format!("Bearer ${TOKEN_ENV}")},
+                "allowedEnvVars": [TOKEN_ENV],
+            });
+            match agent.bridge {
+                Bridge::Copilot => hook["timeoutSec"] = json!(HTTP_TIMEOUT_S),
+                _ => hook["timeout"] = json!(HTTP_TIMEOUT_S),
+            }
+            if gate && agent.bridge == Bridge::ClaudeCode {
+                hook["onFailure"] = json!("block");
+            }
+            return hook;
+        }
+        match agent.bridge {
+            Bridge::ClaudeCode => {
+                let mut hook = json!({
+                    "type": "command",
+                    "command": self.hookrt,
+                    "args": self.args(agent, event),
+                    "timeout": COMMAND_TIMEOUT_S,
+                });
+                if gate {
+                    hook["onFailure"] = json!("block");
+                }
+                hook
+            }
+            Bridge::Codex => json!({
+                "type": "command",
+                "command": self.command_line(agent, event),
+                "timeout": COMMAND_TIMEOUT_S,
+            }),
+            Bridge::Gemini => json!({
+                "type": "command",
+                "name": "hookrt",
+                "command": self.command_line(agent, event),
+                "timeout": COMMAND_TIMEOUT_S * 1000,
+            }),
+            Bridge::Cursor => {
+                let mut hook = json!({
+                    "command": self.command_line(agent, event),
+                    "timeout": COMMAND_TIMEOUT_S,
+                });
+                if gate {
+                    hook["failClosed"] = json!(true);
+                }
+                hook
+            }
+            Bridge::Copilot => json!({
+                "type": "command",
+                "bash": self.command_line(agent, event),
+                "timeoutSec": COMMAND_TIMEOUT_S,
+            }),
+        }
+    }
+}
+
+/// Whether `hook` is one of hookrt's: a command running `hook --agent` or
+/// `claude-hook`, or an `http` hook on one of hookrt's routes.
+fn is_ours(hook: &Value) -> bool {
+    let args: Vec<&str> = hook["args"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let args = match args.first() {
+        Some(&"claude-hook") => true,
+        Some(&"hook") => args.contains(&"--agent"),
+        _ => false,
+    };
+    let line = ["command", "bash"].iter().any(|k| {
+        hook[*k].as_str().is_some_and(|c| {
+            c.contains(" claude-hook ")
+                || (c.contains(" hook --agent ") && c.contains("--deadline-ms"))
+        })
+    });
+    let http = hook["url"]
+        .as_str()
+        .is_some_and(|u| u.contains("/v1/claude-code") || u.contains("/v1/copilot"));
+    args || line || http
+}
+
+/// Puts hookrt's entry on every event of `settings["hooks"]`, replacing
+/// hookrt's earlier ones and keeping every other; returns how many other
+/// hook entries there are.
+fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<usize> {
+    let Some(root) = settings.as_object_mut() else {
+        bail!("the settings are not a JSON object");
+    };
+    if agent.shape == Shape::Flat {
+        match root.get("version") {
+            None => {
+                root.insert("version".into(), json!(1));
+            }
+            Some(v) if v == 1 => {}
+            Some(v) => bail!("`version` is {v}; this agent reads version 1"),
+        }
+    }
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(hooks) = hooks.as_object_mut() else {
+        bail!("`hooks` is not an object");
+    };
+    let mut kept = 0;
+    // Drop hookrt's entries everywhere first (also under events this
+    // release no longer has), keeping the user's.
+    for (event, entries) in hooks.iter_mut() {
+        let Some(entries) = entries.as_array_mut() else {
+            bail!("`hooks.{event}` is not a list");
+        };
+        match agent.shape {
+            Shape::Grouped => {
+                for group in entries.iter_mut() {
+                    if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                        list.retain(|h| !is_ours(h));
+                        kept += list.len();
+                    }
+                }
+                entries.retain(|g| g["hooks"].as_array().is_none_or(|l| !l.is_empty()));
+            }
+            Shape::Flat => {
+                entries.retain(|h| !is_ours(h));
+                kept += entries.len();
+            }
+        }
+    }
+    hooks.retain(|_, entries| entries.as_array().is_some_and(|g| !g.is_empty()));
+    for event in agent.installed() {
+        let hook = transport.hook(agent, event);
+        let entry = match agent.shape {
+            Shape::Grouped => {
+                let mut group = Map::new();
+                if agent.tool_events.contains(&event) {
+                    group.insert("matcher".into(), json!("*"));
+                }
+                group.insert("hooks".into(), json!([hook]));
+                Value::Object(group)
+            }
+            Shape::Flat => hook,
+        };
+        hooks
+            .entry(event)
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .expect("a list: checked or made above")
+            .push(entry);
+    }
+    Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command() -> Transport {
+        Transport {
+            hookrt: "/usr/bin/hookrt".into(),
+            dir: "/agent".into(),
+            http: None,
+        }
+    }
+
+    #[test]
+    fn a_merge_keeps_the_users_hooks_and_replaces_hookrts_own() {
+        let claude = Agent::of(Bridge::ClaudeCode);
+        let mut s = json!({
+            "model": "opus",
+            "hooks": {
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
+                "Retired": [{"hooks": [{"type": "command", "command": "/old/hookrt", "args": ["claude-hook", "/agent"]}]}]
+            }
+        });
+        assert_eq!(merge(&mut s, &claude, &command()).unwrap(), 1);
+        assert_eq!(s["model"], "opus");
+        assert!(
+            s["hooks"].get("Retired").is_none(),
+            "hookrt's old entry is gone"
+        );
+        let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(pre.len(), 2);
+        assert_eq!(pre[0]["hooks"][0]["command"], "./guard.sh");
+        assert_eq!(pre[1]["matcher"], "*");
+        assert_eq!(pre[1]["hooks"][0]["onFailure"], "block");
+        assert_eq!(
+            s["hooks"].as_object().unwrap().len(),
+            claude.installed().count()
+        );
+        assert!(s["hooks"].get("WorktreeCreate").is_none());
+        let once = s.clone();
+        let http = Transport {
+            http: Some("http://127.0.0.1:7700".into()),
+            ..command()
+        };
+        merge(&mut s, &claude, &http).unwrap();
+        assert_eq!(s["hooks"]["SessionStart"][0]["hooks"][0]["type"], "command");
+        assert_eq!(s["hooks"]["Stop"][0]["hooks"][0]["type"], "http");
+        merge(&mut s, &claude, &command()).unwrap();
+        assert_eq!(s, once, "switching transports and back ends where it began");
+        assert!(s["hooks"]["Stop"][0].get("matcher").is_none());
+        assert!(s["hooks"]["Stop"][0]["hooks"][0].get("onFailure").is_none());
+    }
+
+    #[test]
+    fn flat_files_keep_the_users_hooks_and_take_the_agents_units() {
+        let cursor = Agent::of(Bridge::Cursor);
+        let mut s =
+            json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "./audit.sh"}]}});
+        assert_eq!(merge(&mut s, &cursor, &command()).unwrap(), 1);
+        let shell = s["hooks"]["beforeShellExecution"].as_array().unwrap();
+        assert_eq!(shell[0]["command"], "./audit.sh");
+        assert_eq!(
+            shell[1]["command"],
+            "/usr/bin/hookrt hook --agent cursor /agent --deadline-ms 10000"
+        );
+        assert_eq!(shell[1]["failClosed"], true);
+        let once = s.clone();
+        merge(&mut s, &cursor, &command()).unwrap();
+        assert_eq!(s, once, "a second run changes nothing");
+        let copilot = Agent::of(Bridge::Copilot);
+        let mut s = json!({});
+        merge(&mut s, &copilot, &command()).unwrap();
+        assert_eq!(s["version"], 1);
+        assert_eq!(
+            s["hooks"]["preToolUse"][0]["bash"],
+            "/usr/bin/hookrt hook --agent copilot --event preToolUse /agent --deadline-ms 10000"
+        );
+        assert_eq!(s["hooks"]["preToolUse"][0]["timeoutSec"], 15);
+        let gemini = Agent::of(Bridge::Gemini);
+        let mut s = json!({"hooksConfig": {"enabled": true}});
+        merge(&mut s, &gemini, &command()).unwrap();
+        assert_eq!(s["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 15_000);
+        assert_eq!(s["hooksConfig"]["enabled"], true);
+    }
+
+    #[test]
+    fn paths_are_quoted_for_the_shell() {
+        assert_eq!(quoted("/a/b-c_d.e"), "/a/b-c_d.e");
+        assert_eq!(quoted("/my agents/it's"), "'/my agents/it'\\''s'");
+        assert_eq!(quoted("$(rm -rf /)"), "'$(rm -rf /)'");
+    }
+
+    #[test]
+    fn settings_that_are_not_hooks_are_refused_not_overwritten() {
+        let claude = Agent::of(Bridge::ClaudeCode);
+        for bad in [
+            json!([]),
+            json!({"hooks": []}),
+            json!({"hooks": {"Stop": {}}}),
+        ] {
+            assert!(
+                merge(&mut bad.clone(), &claude, &command()).is_err(),
+                "{bad}"
+            );
+        }
+        let cursor = Agent::of(Bridge::Cursor);
+        assert!(merge(&mut json!({"version": 2}), &cursor, &command()).is_err());
+    }
+}

@@ -130,6 +130,7 @@ const SDK: &[&str] = &[
 /// The `hookrt` command.
 const CLI: &[&str] = &[
     "args",
+    "forward",
     "hook",
     "install",
     "retention",

@@ -22,6 +22,7 @@ mod fleet_trust;
 mod front_ends;
 mod gemini;
 mod jetstream;
+mod one_folder;
 mod openapi;
 mod reload;
 

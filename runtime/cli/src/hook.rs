@@ -65,6 +65,11 @@ pub struct HookArgs {
     /// agent's own timeout for the hook entry.
     #[arg(long, default_value = "10000", value_name = "MS")]
     pub deadline_ms: u64,
+    /// Forward the input to a running `hookrt serve` at this URL
+    /// (`http://127.0.0.1:7700`) instead of running the hooks here: one
+    /// service and one journal for every agent (token from `$HOOKRT_TOKEN`).
+    #[arg(long, value_name = "URL")]
+    pub http: Option<String>,
 }
 
 impl From<&ClaudeArgs> for HookArgs {
@@ -75,6 +80,7 @@ impl From<&ClaudeArgs> for HookArgs {
             event: None,
             name: Some(a.agent.clone()),
             deadline_ms: a.deadline_ms,
+            http: None,
         }
     }
 }
@@ -161,6 +167,22 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     }
     if let Err(e) = read {
         return fail(&format!("cannot read the hook input on stdin: {e}"));
+    }
+    if let Some(url) = &args.http {
+        return match crate::forward::forward(
+            url,
+            bridge,
+            args.event.as_deref(),
+            args.name.as_deref(),
+            &input,
+            deadline,
+        ) {
+            Ok(answer) => {
+                println!("{answer}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        };
     }
     let agent = args.name.as_deref().unwrap_or(bridge.name());
     let BridgeEvent { name, envelope } =

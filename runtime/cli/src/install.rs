@@ -17,10 +17,12 @@
 //! changes nothing. Each event gets one entry: the command transport
 //! (`hookrt hook --agent NAME DIR --deadline-ms 10000`; Copilot's input does
 //! not name its event, so its entries add `--event`), with a timeout of 15 s
-//! above the deadline in the agent's unit; or, for the agents with `http`
-//! hooks (Claude Code, Copilot CLI), `--http URL`: hookrt serve's route for
-//! the agent (`?event=EVENT`, `budget_ms=8000` for gates) with the bearer
-//! token from `$HOOKRT_TOKEN`, a timeout of 10 s. Tool events match every
+//! above the deadline in the agent's unit; or, with `--http URL`, a running
+//! `hookrt serve`: for the agents with `http` hooks (Claude Code, Copilot
+//! CLI) its route for the agent (`?event=EVENT`, `budget_ms=8000` for
+//! gates) with the bearer token from `$HOOKRT_TOKEN`, a timeout of 10 s;
+//! for the others the command hook forwarding to it (`hookrt hook --agent
+//! NAME … --http URL`, the token from the same variable). Tool events match every
 //! tool; gates fail closed where the agent has a word for it (Claude Code's
 //! `onFailure: "block"`, Cursor's `failClosed: true`).
 //!
@@ -102,12 +104,6 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
 
 fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
     let agent = Agent::of(bridge);
-    if place.http.is_some() && agent.route.is_none() {
-        bail!(
-            "{} has no http hooks: install the command hook (leave out --http)",
-            bridge.protocol().label
-        );
-    }
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
     let file = agent.file(place)?;
@@ -193,7 +189,8 @@ struct Agent {
     tool_events: &'static [&'static str],
     /// Events hookrt is never the hook of.
     not_installed: &'static [&'static str],
-    /// hookrt serve's route for the agent's `http` hooks, if it has them.
+    /// hookrt serve's route for the agent's `http` hooks, if it has them
+    /// (the others forward to theirs from the command hook).
     route: Option<&'static str>,
     /// Events whose hooks may only be commands even with `--http`.
     command_only: &'static [&'static str],
@@ -328,6 +325,7 @@ impl Transport {
     fn describe(&self, agent: &Agent) -> String {
         let command = format!("hookrt hook --agent {} {}", agent.bridge.name(), self.dir);
         match (&self.http, agent.route) {
+            (Some(url), None) => format!("{command} --http {url}, token from ${TOKEN_ENV}"),
             (Some(url), Some(route)) if agent.command_only.is_empty() => {
                 format!("{url}{route}, token from ${TOKEN_ENV}")
             }
@@ -354,6 +352,9 @@ impl Transport {
             "--deadline-ms".to_owned(),
             COMMAND_DEADLINE_MS.to_string(),
         ]);
+        if let Some(url) = self.http.as_ref().filter(|_| agent.route.is_none()) {
+            args.extend(["--http".to_owned(), url.clone()]);
+        }
         args
     }
 

@@ -2,6 +2,7 @@
 
 mod args;
 mod export;
+mod forward;
 mod hook;
 mod install;
 mod journal;

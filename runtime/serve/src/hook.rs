@@ -1,11 +1,14 @@
-//! The agents' `http` hooks: `POST /v1/claude-code` (Claude Code) and
-//! `POST /v1/copilot` (Copilot CLI). The agent POSTs the hook input it
+//! The agents' hook routes: `POST /v1/claude-code` (Claude Code's `http`
+//! hooks), `/v1/copilot` (Copilot CLI's), and `/v1/codex`, `/v1/gemini`,
+//! `/v1/cursor` for the agents whose hooks are commands only (`hookrt hook
+//! --agent NAME --http URL` forwards their input here, so a fleet of agents
+//! shares one service and one journal). The agent POSTs the hook input it
 //! would give a command hook on stdin; the route runs the event through the
 //! service and answers the JSON `hookrt hook --agent NAME` would print
 //! (`hookrt::front::bridge`), within a budget below the agent's own
 //! timeout.
 //!
-//! Both agents read only a 2xx JSON body: a non-2xx answer, a refused
+//! The agents read only a 2xx JSON body: a non-2xx answer, a refused
 //! connection or a timeout is a non-blocking error and the call runs. So
 //! for a gate (the tool calls, permission requests, prompts, compactions,
 //! tasks and config changes the agent lets hooks block) every refusal (a
@@ -55,6 +58,36 @@ pub(crate) async fn copilot(
     body: Body,
 ) -> Response {
     agent_hook(Bridge::Copilot, state, query, headers, body).await
+}
+
+/// `POST /v1/codex[?event=NAME][&agent=ID][&budget_ms=MS]`.
+pub(crate) async fn codex(
+    state: State<Shared>,
+    query: Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    agent_hook(Bridge::Codex, state, query, headers, body).await
+}
+
+/// `POST /v1/gemini[?event=NAME][&agent=ID][&budget_ms=MS]`.
+pub(crate) async fn gemini(
+    state: State<Shared>,
+    query: Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    agent_hook(Bridge::Gemini, state, query, headers, body).await
+}
+
+/// `POST /v1/cursor[?event=NAME][&agent=ID][&budget_ms=MS]`.
+pub(crate) async fn cursor(
+    state: State<Shared>,
+    query: Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    agent_hook(Bridge::Cursor, state, query, headers, body).await
 }
 
 /// One agent's hook input over HTTP: the metrics' endpoint label is the

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::routing::{MethodRouter, get, post};
 
 use crate::error::ApiError;
-use crate::hook::{claude_code, copilot};
+use crate::hook::{claude_code, codex, copilot, cursor, gemini};
 use crate::routes::{Shared, decide, edit, events, healthz, metrics, readyz, reload};
 
 /// Every endpoint, `(method, path)`: the router is built from this list, and
@@ -20,6 +20,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/edit"),
     ("POST", "/v1/admin/reload"),
     ("POST", "/v1/claude-code"),
+    ("POST", "/v1/codex"),
+    ("POST", "/v1/gemini"),
+    ("POST", "/v1/cursor"),
     ("POST", "/v1/copilot"),
 ];
 
@@ -34,6 +37,9 @@ fn handler(path: &str) -> MethodRouter<Shared> {
         "/v1/edit" => post(edit),
         "/v1/admin/reload" => post(reload),
         "/v1/claude-code" => post(claude_code),
+        "/v1/codex" => post(codex),
+        "/v1/gemini" => post(gemini),
+        "/v1/cursor" => post(cursor),
         "/v1/copilot" => post(copilot),
         other => unreachable!("{other} is in ROUTES without a handler"),
     }
@@ -57,7 +63,7 @@ pub fn router(state: Shared) -> Router {
             ApiError::new(
                 StatusCode::NOT_FOUND,
                 "no such endpoint",
-                "POST /v1/events, /v1/decide, /v1/edit, /v1/claude-code, /v1/copilot or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
+                "POST /v1/events, /v1/decide, /v1/edit, /v1/claude-code, /v1/codex, /v1/gemini, /v1/cursor, /v1/copilot or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
             )
         })
         .with_state(state)

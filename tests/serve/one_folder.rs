@@ -1,0 +1,239 @@
+//! One hook folder, every agent: the example agent's policy decides the
+//! same dangerous call (`rm -rf build/`) the same way whichever of the five
+//! agents asks, over each agent's way in (Claude Code's and Copilot CLI's
+//! `http` hooks; Codex's, Gemini CLI's and Cursor's command hooks, each
+//! once on its own and once forwarding to the same `hookrt serve`), and the
+//! service's journal holds one trail across them: each event with the agent
+//! and the event it came from, each delivery of it, each resolution.
+
+use std::path::Path;
+
+use hookrt::front::bridge::Bridge;
+use serde_json::{Value, json};
+
+use crate::common::{agent_fixture, succeeded, with_stdin};
+use crate::{Server, TOKEN, agent, hookrt};
+
+/// The tool gate of `bridge`, its fixture with `rm -rf build/` as the
+/// command, and where its deny is in the answer.
+fn dangerous(bridge: Bridge) -> (&'static str, Value, &'static str) {
+    let (folder, event, at, pointer) = match bridge {
+        Bridge::ClaudeCode => (
+            "claude",
+            "PreToolUse",
+            "/tool_input/command",
+            "/hookSpecificOutput/permissionDecision",
+        ),
+        Bridge::Codex => (
+            "codex",
+            "PreToolUse",
+            "/tool_input/command",
+            "/hookSpecificOutput/permissionDecision",
+        ),
+        Bridge::Gemini => ("gemini", "BeforeTool", "/tool_input/command", "/decision"),
+        Bridge::Cursor => ("cursor", "beforeShellExecution", "/command", "/permission"),
+        Bridge::Copilot => (
+            "copilot",
+            "preToolUse",
+            "/toolArgs/command",
+            "/permissionDecision",
+        ),
+    };
+    let mut input: Value = serde_json::from_str(&agent_fixture(folder, event)).unwrap();
+    *input.pointer_mut(at).unwrap() = "rm -rf build/".into();
+    // The session tells the agents' events apart in the journal.
+    for key in ["session_id", "sessionId", "conversation_id"] {
+        if input.get(key).is_some() {
+            input[key] = format!("one-folder-{}", bridge.name()).into();
+        }
+    }
+    (event, input, pointer)
+}
+
+/// The reason in `answer`, wherever the agent keeps it.
+fn reason(answer: &Value) -> String {
+    [
+        "/hookSpecificOutput/permissionDecisionReason",
+        "/reason",
+        "/agent_message",
+        "/permissionDecisionReason",
+    ]
+    .iter()
+    .find_map(|p| answer.pointer(p).and_then(Value::as_str))
+    .unwrap_or_default()
+    .to_owned()
+}
+
+/// `hookrt hook --agent` on `input`: its answer.
+fn command(bridge: Bridge, event: &str, input: &Value, extra: &[&str], dir: &Path) -> Value {
+    let mut args = vec![
+        "hook",
+        "--agent",
+        bridge.name(),
+        "--event",
+        event,
+        dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut c = hookrt(&args);
+    c.env("HOOKRT_TOKEN", TOKEN);
+    let out = with_stdin(c, &input.to_string());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{} {event}: {}",
+        bridge.name(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}: {}",
+            bridge.name(),
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+#[test]
+fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
+    let dir = agent();
+    succeeded(&mut hookrt(&["build", dir.to_str().unwrap()]));
+    let journal_dir = tempfile::tempdir().unwrap();
+    let journal = journal_dir.path().join("journal.db");
+    let server = Server::start(&dir, &["--journal", journal.to_str().unwrap()]);
+    let url = format!("http://{}", server.addr);
+    let mut reasons = Vec::new();
+    for bridge in Bridge::ALL {
+        let (event, input, pointer) = dangerous(bridge);
+        // On its own: a process per event.
+        let alone = command(bridge, event, &input, &[], &dir);
+        // Through the service: the agent's http hook, or its command hook
+        // forwarding to the agent's route.
+        let served = match bridge {
+            Bridge::ClaudeCode | Bridge::Copilot => {
+                let reply = server.post(
+                    &format!("/v1/{}?event={event}", bridge.name()),
+                    "application/json",
+                    input.to_string().as_bytes(),
+                );
+                assert_eq!(reply.status, 200, "{}: {}", bridge.name(), reply.body);
+                reply.json()
+            }
+            _ => command(bridge, event, &input, &["--http", &url], &dir),
+        };
+        for answer in [&alone, &served] {
+            assert_eq!(
+                answer.pointer(pointer).and_then(Value::as_str),
+                Some("deny"),
+                "{}: {answer}",
+                bridge.name()
+            );
+        }
+        assert_eq!(reason(&alone), reason(&served), "{}", bridge.name());
+        reasons.push(reason(&alone));
+    }
+    // The same reason, word for word, for every agent.
+    assert!(
+        reasons[0].contains("recursive forced delete"),
+        "{reasons:?}"
+    );
+    assert!(reasons.iter().all(|r| r == &reasons[0]), "{reasons:?}");
+    let (clean, _) = server.terminate();
+    assert!(clean);
+
+    // The trail: one event per agent, where it came from, the policy's
+    // delivery, the deny it resolved to.
+    let db = rusqlite::Connection::open(&journal).unwrap();
+    let mut rows = db
+        .prepare(
+            "SELECT e.agent, e.envelope, r.resolution FROM events e \
+             LEFT JOIN resolutions r ON r.event_seq = e.seq ORDER BY e.seq",
+        )
+        .unwrap();
+    let trail: Vec<(String, Value, Option<Value>)> = rows
+        .query_map([], |r| {
+            let envelope: String = r.get(1)?;
+            let resolution: Option<String> = r.get(2)?;
+            Ok((
+                r.get(0)?,
+                serde_json::from_str(&envelope).unwrap(),
+                resolution.map(|t| serde_json::from_str(&t).unwrap()),
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(trail.len(), Bridge::ALL.len(), "{trail:#?}");
+    for ((agent, envelope, resolution), bridge) in trail.iter().zip(Bridge::ALL) {
+        let (event, _, _) = dangerous(bridge);
+        assert_eq!(agent, bridge.name());
+        assert_eq!(envelope["kind"], "actions.requested");
+        assert_eq!(
+            envelope["coordinates"]["session"],
+            format!("one-folder-{}", bridge.name())
+        );
+        assert_eq!(
+            envelope["data"]["bridge"],
+            json!({"agent": bridge.name(), "event": event, "transport": "http"})
+        );
+        let resolution = resolution.as_ref().expect("a resolution");
+        assert_eq!(
+            resolution.pointer("/tool_approval/calls/0/decided_by"),
+            Some(&json!("policy")),
+            "{resolution}"
+        );
+    }
+    let policy_deliveries: i64 = db
+        .query_row(
+            "SELECT count(*) FROM deliveries WHERE hook = 'policy' AND state = 'done'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(policy_deliveries, 5);
+}
+
+#[test]
+fn a_forwarding_hook_fails_closed_on_a_gate_when_the_service_is_gone() {
+    let dir = agent();
+    succeeded(&mut hookrt(&["build", dir.to_str().unwrap()]));
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    for bridge in [Bridge::Codex, Bridge::Gemini, Bridge::Cursor] {
+        let (event, input, _) = dangerous(bridge);
+        let out = with_stdin(
+            hookrt(&[
+                "hook",
+                "--agent",
+                bridge.name(),
+                dir.to_str().unwrap(),
+                "--http",
+                &url,
+            ]),
+            &input.to_string(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{} {event}", bridge.name());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot reach hookrt serve"), "{err}");
+    }
+    // Not a gate: the agent shows the error and goes on.
+    let mut stop: Value = serde_json::from_str(&agent_fixture("codex", "Stop")).unwrap();
+    stop["session_id"] = "s".into();
+    let out = with_stdin(
+        hookrt(&[
+            "hook",
+            "--agent",
+            "codex",
+            dir.to_str().unwrap(),
+            "--http",
+            &url,
+        ]),
+        &stop.to_string(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+}

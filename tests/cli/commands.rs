@@ -1958,7 +1958,7 @@ fn install_writes_each_agents_own_file_keeping_the_users_hooks_and_its_gate_deni
             "{name}: {answer}"
         );
     }
-    // An agent without http hooks refuses --http, naming why.
+    // An agent without http hooks forwards from its command hook.
     let out = run(&[
         "install",
         "--agent",
@@ -1968,11 +1968,11 @@ fn install_writes_each_agents_own_file_keeping_the_users_hooks_and_its_gate_deni
         "http://127.0.0.1:7700",
         "--dry-run",
     ]);
-    assert!(!out.status.success());
+    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("Codex has no http hooks"),
+        text(&out.stdout).contains("--deadline-ms 10000 --http http://127.0.0.1:7700"),
         "{}",
-        text(&out.stderr)
+        text(&out.stdout)
     );
     let out = run(&["install", "--agent", "zed", agent_dir]);
     assert!(

@@ -331,6 +331,27 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         "/v1/claude-code",
         &post(&server, "/v1/claude-code", JSON, &vec![b' '; 200_000]),
     );
+    // The other agents' hook inputs, the same way: a gate's refusal,
+    // nothing to say, a broken input, the same input twice, not JSON, too big.
+    for (route, gate, other, broken) in other_agents() {
+        for ((query, body), content_type) in [
+            (&gate, JSON),
+            (&other, JSON),
+            (&broken, JSON),
+            (&other, JSON),
+            (&other, "text/plain"),
+        ] {
+            let path = format!("{route}{query}");
+            let reply = post(&server, &path, content_type, body.as_bytes());
+            seen.check("POST", route, &reply);
+        }
+        let path = format!("{route}{}", other.0);
+        seen.check(
+            "POST",
+            route,
+            &post(&server, &path, JSON, &vec![b' '; 200_000]),
+        );
+    }
     for (method, path) in hookrt_serve::ROUTES {
         let reply = request(
             &server.addr,
@@ -427,6 +448,22 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         100,
     );
     seen.check("POST", "/v1/claude-code", &cut);
+    for (route, _, (query, other), _) in other_agents() {
+        let path = format!("{route}{query}");
+        seen.check(
+            "POST",
+            route,
+            &as_bound("POST", &path, JSON, other.as_bytes()),
+        );
+        let cut = crate::request_cut(
+            &server.addr,
+            &path,
+            &[("Authorization", &auth), ("Content-Type", JSON)],
+            b"{\"hook_event_name\":",
+            100,
+        );
+        seen.check("POST", route, &cut);
+    }
     for path in ["/v1/decide", "/v1/edit", "/v1/admin/reload"] {
         seen.check(
             "POST",
@@ -461,9 +498,13 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         [
             "POST /v1/admin/reload 503",
             "POST /v1/claude-code 503",
+            "POST /v1/codex 503",
+            "POST /v1/copilot 503",
+            "POST /v1/cursor 503",
             "POST /v1/decide 503",
             "POST /v1/edit 503",
             "POST /v1/events 503",
+            "POST /v1/gemini 503",
             "GET /readyz 503",
         ]
         .map(String::from)
@@ -472,4 +513,59 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         .into_iter()
         .collect::<Vec<_>>()
     );
+}
+
+/// One input to an agent's route: its query (Copilot's input does not
+/// name its event) and its body.
+type Sent = (&'static str, String);
+
+/// The other agents' routes, for the answers above: the route, a gate's
+/// input made a dangerous call, an event that is no gate, and a broken
+/// input of an event that is no gate.
+fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
+    let fixture = crate::common::agent_fixture;
+    let rm = |agent: &str, event: &str| {
+        let mut v: Value = serde_json::from_str(&fixture(agent, event)).unwrap();
+        for path in ["/tool_input/command", "/toolArgs/command", "/command"] {
+            if let Some(c) = v.pointer_mut(path) {
+                *c = "rm -rf /".into();
+            }
+        }
+        v.to_string()
+    };
+    vec![
+        (
+            "/v1/codex",
+            ("", rm("codex", "PreToolUse")),
+            ("", fixture("codex", "Stop")),
+            (
+                "",
+                r#"{"hook_event_name":"PostToolUse","session_id":"s"}"#.into(),
+            ),
+        ),
+        (
+            "/v1/gemini",
+            ("", rm("gemini", "BeforeTool")),
+            ("", fixture("gemini", "SessionEnd")),
+            (
+                "",
+                r#"{"hook_event_name":"AfterTool","session_id":"s"}"#.into(),
+            ),
+        ),
+        (
+            "/v1/cursor",
+            ("", rm("cursor", "beforeShellExecution")),
+            ("", fixture("cursor", "stop")),
+            (
+                "",
+                r#"{"hook_event_name":"postToolUse","conversation_id":"s"}"#.into(),
+            ),
+        ),
+        (
+            "/v1/copilot",
+            ("?event=preToolUse", rm("copilot", "preToolUse")),
+            ("?event=sessionEnd", fixture("copilot", "sessionEnd")),
+            ("?event=postToolUse", r#"{"sessionId":"s"}"#.into()),
+        ),
+    ]
 }

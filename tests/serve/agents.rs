@@ -626,3 +626,19 @@ fn every_answer_to_cursor_type_checks_as_its_documented_output() {
         ("\"permission\"", "\"permision\""),
     );
 }
+
+/// An event a newer release of each agent adds is delivered (observed) and
+/// answered with the agent's "no opinion", exit 0: never a hook error.
+#[test]
+fn an_event_a_newer_release_adds_is_answered_with_no_opinion_by_every_agent() {
+    let (example, _answering) = folders();
+    for bridge in Bridge::ALL {
+        let input = match bridge {
+            Bridge::Copilot => json!({"sessionId": "s", "widget": 7}),
+            Bridge::Cursor => json!({"hook_event_name": "beforeWidget", "conversation_id": "s"}),
+            _ => json!({"hook_event_name": "BeforeWidget", "session_id": "s"}),
+        };
+        let answer = command_answer(bridge, &example, "beforeWidget", &input);
+        assert_eq!(answer, bridge.no_opinion(), "{}", bridge.name());
+    }
+}

@@ -12,8 +12,12 @@
 # - `format=json|jsonl|ndjson` overrides the Content-Type, so a JSON body
 #   sent with `format=jsonl` is read as lines (a dependency between a
 #   parameter and the media type);
-# - a Claude Code hook input's `session_id` and `tool_use_id`, and the
-#   `agent` parameter, become ids: at most 256 bytes too;
+# - an agent's hook input's `session_id`, `sessionId`, `conversation_id`,
+#   `generation_id`, `turn_id` and `tool_use_id`, and the `agent` parameter,
+#   become ids: at most 256 bytes too;
+# - Copilot's input does not name its event (the `event` parameter does),
+#   so its tool results need `toolName` when `event` says they are one (a
+#   dependency between a parameter and the body);
 # - integers are JSON integers: `4428.0` is a number JSON Schema calls an
 #   integer, but not a `u32` (serde refuses a fraction point).
 import schemathesis
@@ -55,14 +59,22 @@ def _float_integers(envelope):
     return any(isinstance(p.get(k), float) for p in places for k in INTEGERS)
 
 
-CLAUDE_IDS = ("session_id", "tool_use_id")
+AGENT_IDS = ("session_id", "sessionId", "conversation_id", "generation_id", "turn_id", "tool_use_id")
+COPILOT_TOOL_RESULTS = ("postToolUse", "postToolUseFailure")
 
 
 def _claude_too_long(body, query):
     if _too_long(query.get("agent")):
         return True
-    return isinstance(body, dict) and "hook_event_name" in body and any(
-        _too_long(body.get(k)) for k in CLAUDE_IDS
+    return isinstance(body, dict) and any(_too_long(body.get(k)) for k in AGENT_IDS)
+
+
+def _copilot_without_tool(case, query):
+    body = case.body
+    return (
+        case.path == "/v1/copilot"
+        and query.get("event") in COPILOT_TOOL_RESULTS
+        and not (isinstance(body, dict) and isinstance(body.get("toolName"), str))
     )
 
 
@@ -70,6 +82,8 @@ def _claude_too_long(body, query):
 def filter_case(context, case):
     query = case.query or {}
     if _claude_too_long(case.body, query):
+        return False
+    if _copilot_without_tool(case, query):
         return False
     fmt = query.get("format")
     if fmt == "eve":

@@ -77,7 +77,7 @@ pub struct Protocol {
     /// Every event of the pinned release, in its own order, and its kind.
     pub events: &'static [(&'static str, &'static str)],
     /// The input field naming the event; `None` when the input does not
-    /// (the command line names it: `--event`).
+    /// (the command line names it: `--event`, or the URL: `?event=`).
     pub event_field: Option<&'static str>,
     /// The input fields holding the session id, the first present wins.
     pub session_fields: &'static [&'static str],
@@ -142,16 +142,16 @@ pub fn read(
     let Value::Object(mut fields) = serde_json::from_str::<Value>(input)? else {
         return Err(shape("the input must be a JSON object".into()));
     };
-    let named = protocol.event_field.and_then(|f| take_text(&mut fields, f));
-    let event = match (named, event) {
-        (Some(name), _) => name,
-        (None, Some(name)) => name.to_owned(),
-        (None, None) => {
-            return Err(shape(match protocol.event_field {
-                Some(f) => format!("`{f}` is missing"),
-                None => "the input does not name its event: give it with --event".into(),
-            }));
-        }
+    // An agent whose input names its events must name it there; the
+    // command line (or `?event=`) names it only for one whose input does not.
+    let event = match protocol.event_field {
+        Some(f) => take_text(&mut fields, f).ok_or_else(|| shape(format!("`{f}` is missing")))?,
+        None => event
+            .filter(|e| !e.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                shape("the input does not name its event: give it with --event".into())
+            })?,
     };
     let session = protocol
         .session_fields

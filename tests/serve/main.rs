@@ -24,6 +24,7 @@ mod gemini;
 mod jetstream;
 mod one_folder;
 mod openapi;
+mod prometheus;
 mod reload;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -135,6 +135,7 @@ const CLI: &[&str] = &[
     "install",
     "retention",
     "journal",
+    "coverage",
     "run",
     "serve",
     "worker",

@@ -11,6 +11,7 @@
 mod common;
 
 mod commands;
+mod coverage;
 mod crash;
 mod ingest;
 mod journal;

@@ -1,6 +1,7 @@
 //! The `hookrt` command: check, build, run and audit an agent folder's hooks.
 
 mod args;
+mod coverage;
 mod export;
 mod forward;
 mod hook;
@@ -106,11 +107,34 @@ enum Command {
     Worker(worker::WorkerCommand),
     /// Publish a JSONL file's envelopes to JetStream, each to its session's subject.
     Publish(worker::PublishArgs),
-    /// Show what each hook is and what binds it.
-    Audit {
-        /// The agent folder.
-        dir: PathBuf,
-        /// Print JSON instead of a table.
+    /// Show what each hook is and what binds it; `audit coverage J`: which
+    /// gates decided each tool call a journal saw (docs/journal.md).
+    Audit(AuditArgs),
+}
+
+/// `hookrt audit DIR [--json]`, or `hookrt audit coverage J [--json]`.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+struct AuditArgs {
+    #[command(subcommand)]
+    action: Option<AuditCommand>,
+    /// The agent folder.
+    #[arg(required = true)]
+    dir: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Proof of coverage: every tool call in a journal, the gates that
+    /// decided it, and the calls no gate covered (exit 1 when any is flagged,
+    /// 2 when the journal cannot be read).
+    Coverage {
+        /// The journal file (`hookrt run --journal`, `hookrt serve --journal`).
+        journal: PathBuf,
+        /// Print one JSON document instead of tables.
         #[arg(long)]
         json: bool,
     },
@@ -206,7 +230,14 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Install(args) => install::install(&args),
         Command::Claude(cmd) => install::claude(cmd),
         // The audit shows drift instead of refusing to load over it.
-        Command::Audit { dir, json } => loaded(&dir, cache.without_lock(), |rt| audit(&rt, json)),
+        Command::Audit(AuditArgs {
+            action: Some(AuditCommand::Coverage { journal, json }),
+            ..
+        }) => Ok(coverage::coverage(&journal, json)),
+        Command::Audit(AuditArgs { dir, json, .. }) => {
+            let dir = dir.context("hookrt audit needs an agent folder (or `coverage J`)")?;
+            loaded(&dir, cache.without_lock(), |rt| audit(&rt, json))
+        }
     }
 }
 

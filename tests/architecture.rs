@@ -85,6 +85,7 @@ const RUNTIME: &[&str] = &[
     // service/: the runtime in the background.
     "service::owner",
     "service::journal",
+    "service::journal::trail",
     "service::journal::migrate",
     "service::journal::write",
     "service::journal::inspect",

@@ -15,4 +15,5 @@ mod coverage;
 mod crash;
 mod ingest;
 mod journal;
+mod trail;
 mod tutorial;

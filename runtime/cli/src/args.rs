@@ -32,3 +32,39 @@ impl ThreadsArgs {
         usize::from(self.threads)
     }
 }
+
+/// The auditor's trail in the journal (`hookrt run --journal`, `hookrt
+/// serve --journal`; docs/journal.md#the-auditors-trail).
+#[derive(clap::Args, Clone, Debug)]
+pub struct TrailArgs {
+    /// Sign the trail's head with this Ed25519 key (`hookrt keygen`) every
+    /// `--checkpoint-every` entries and when the service stops. Keep it
+    /// outside the agent folder and the journal's folder.
+    #[arg(long, value_name = "FILE", requires = "journal")]
+    pub signing_key: Option<std::path::PathBuf>,
+    /// Trail entries between two signed checkpoints.
+    #[arg(long, default_value_t = hookrt::journal::DEFAULT_CHECKPOINT_EVERY, value_name = "N")]
+    pub checkpoint_every: u64,
+    /// Keep no trail (no hash chain) in the journal.
+    #[arg(long, conflicts_with = "signing_key")]
+    pub no_trail: bool,
+}
+
+impl TrailArgs {
+    /// The options, the key read from its file.
+    pub fn options(&self) -> anyhow::Result<hookrt::journal::TrailOptions> {
+        let signing_key = match &self.signing_key {
+            Some(path) => Some(
+                hookrt::journal::read_signing_key(path)
+                    .map_err(anyhow::Error::msg)?
+                    .to_bytes(),
+            ),
+            None => None,
+        };
+        Ok(hookrt::journal::TrailOptions {
+            on: !self.no_trail,
+            signing_key,
+            checkpoint_every: self.checkpoint_every,
+        })
+    }
+}

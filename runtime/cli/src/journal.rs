@@ -37,6 +37,32 @@ pub enum JournalCommand {
         #[arg(long)]
         event: Option<String>,
     },
+    /// Check the auditor's trail: every entry's hash and link, every pruned
+    /// range's boundary, every signed checkpoint, and that every event has
+    /// its entry; names the first entry that does not fit (exit 1). Also
+    /// an export (`--export`) on its own.
+    Verify {
+        /// The journal file (or, with `--export`, an export's JSON lines).
+        path: PathBuf,
+        /// The public key checkpoints must be signed with (`hookrt keygen`
+        /// writes it beside the signing key, `.pub`).
+        #[arg(long, value_name = "FILE")]
+        key: Option<PathBuf>,
+        /// PATH is an export (`hookrt journal export`), not a journal.
+        #[arg(long)]
+        export: bool,
+    },
+    /// Write the auditor's trail as JSON lines, one entry each (the body as
+    /// the exact text its hash covers), from the first entry at or after
+    /// `--since`: a run of the chain `hookrt journal verify --export` checks.
+    Export {
+        /// The journal file.
+        path: PathBuf,
+        /// RFC 3339 time (`2026-12-04T10:00:00Z`) or an age (`90s`, `30m`,
+        /// `12h`, `7d`): entries from then on.
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+    },
     /// Remove events whose every delivery finished and that are older than
     /// AGE (dead letters and pending deliveries are kept); a running
     /// `hookrt run --journal` or `serve` does this itself (`--retention`).
@@ -84,6 +110,17 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
                 path.display()
             )?;
         }
+        JournalCommand::Verify { path, key, export } => {
+            return verify(&path, key.as_deref(), export);
+        }
+        JournalCommand::Export { path, since } => {
+            let since = since.as_deref().map(since_ms).transpose()?;
+            let rows = hookrt::journal::export(&path, since)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            for row in rows {
+                writeln!(out, "{}", serde_json::to_string(&row)?)?;
+            }
+        }
         JournalCommand::Prune {
             path,
             older_than,
@@ -123,4 +160,159 @@ fn owned(path: &Path) -> Result<(hookrt::journal::JournalLock, Journal)> {
     }
     let owner = hookrt::journal::JournalLock::acquire(path)?;
     Ok((owner, Journal::open(path)?))
+}
+
+/// `hookrt keygen --out FILE`: a new signing key in FILE (owner-only, never
+/// overwritten) and its public key in FILE.pub.
+pub fn keygen(out: &Path) -> Result<ExitCode> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let key = hookrt::journal::generate_key()?;
+    let public = hookrt::journal::public_hex(&key);
+    let mut secret = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(out)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create {} (an existing key is never overwritten): {e}",
+                out.display()
+            )
+        })?;
+    writeln!(secret, "{}", hex::encode(key.to_bytes()))?;
+    secret.sync_all()?;
+    let pub_path = PathBuf::from(format!("{}.pub", out.display()));
+    std::fs::write(&pub_path, format!("{public}\n"))
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", pub_path.display()))?;
+    println!(
+        "{}: signing key (keep it outside the agent folder and the journal's folder); {}: public key {public}",
+        out.display(),
+        pub_path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hookrt journal verify`: exit 0 when the trail holds, 1 naming the first
+/// entry that does not fit.
+fn verify(path: &Path, key: Option<&Path>, export: bool) -> Result<ExitCode> {
+    let key = key
+        .map(hookrt::journal::read_verifying_key)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let checked = if export {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let rows = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, l)| {
+                serde_json::from_str::<hookrt::journal::Row>(l).map_err(|e| {
+                    anyhow::anyhow!("{} line {}: not a trail entry: {e}", path.display(), i + 1)
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        hookrt::journal::verify_segment(&rows, key.as_ref())
+    } else {
+        if !path.is_file() {
+            anyhow::bail!("no journal at {}", path.display());
+        }
+        hookrt::journal::verify(path, key.as_ref())
+    };
+    match checked {
+        Ok(v) => {
+            let pruned = if v.pruned.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; pruned before it: {}",
+                    v.pruned
+                        .iter()
+                        .map(|(f, t)| format!("{f}..{t}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let signed = if v.keys.is_empty() {
+                "no signed checkpoint".to_owned()
+            } else {
+                format!(
+                    "{} signed checkpoint(s) by {}",
+                    v.checkpoints,
+                    v.keys.join(", ")
+                )
+            };
+            println!(
+                "{}: the trail holds: entries {} to {} ({}), head {}; {signed}{pruned}{}",
+                path.display(),
+                v.first,
+                v.last,
+                v.entries,
+                v.head,
+                if export {
+                    String::new()
+                } else {
+                    format!("; every one of its {} event(s) is in it", v.events)
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("{}: the trail does not hold: {e}", path.display());
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// `--since`: an RFC 3339 time or an age, as milliseconds since the epoch.
+fn since_ms(text: &str) -> Result<i64> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as i64;
+    if let Ok(crate::retention::Retention(Some(age))) = crate::retention::parse_retention(text) {
+        return Ok(now - age.as_millis() as i64);
+    }
+    utc_ms(text).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--since `{text}` is neither a UTC time like 2026-12-04T10:00:00Z nor an age like 12h"
+        )
+    })
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z` as milliseconds since the epoch (days from
+/// the civil date: Howard Hinnant's algorithm).
+fn utc_ms(text: &str) -> Option<i64> {
+    let t = text.strip_suffix(['Z', 'z'])?;
+    let (date, time) = t.split_once(['T', 't'])?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let mut h = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (hh, mm, ss) = (h.next()??, h.next()??, h.next()??);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let ms: i64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1000) + ms)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_times_are_read_to_the_millisecond() {
+        assert_eq!(super::utc_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            super::utc_ms("2026-12-04T10:00:00.5Z"),
+            Some(1_796_378_400_500)
+        );
+        assert_eq!(super::utc_ms("2026-13-04T10:00:00Z"), None);
+        assert_eq!(super::utc_ms("yesterday"), None);
+    }
 }

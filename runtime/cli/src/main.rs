@@ -108,6 +108,13 @@ enum Command {
     /// Publish a JSONL file's envelopes to JetStream, each to its session's subject.
     Publish(worker::PublishArgs),
     /// Show what each hook is and what binds it; `audit coverage J`: which
+    /// Make an Ed25519 key that signs the journal's trail (`--signing-key`):
+    /// FILE (the secret, owner-only) and FILE.pub (what auditors verify with).
+    Keygen {
+        /// Where to write the secret key; FILE.pub gets the public key.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
     /// gates decided each tool call a journal saw (docs/journal.md).
     Audit(AuditArgs),
 }
@@ -222,6 +229,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         },
         Command::Publish(args) => worker::publish(&args),
         Command::Journal(cmd) => journal::journal(cmd),
+        Command::Keygen { out } => journal::keygen(&out),
         Command::Hook(args) => Ok(hook::hook(&args, options(&args.dir, cache))),
         Command::ClaudeHook(args) => Ok(hook::hook(
             &hook::HookArgs::from(&args),

@@ -87,6 +87,8 @@ pub struct RunArgs {
     /// How long to let queued deliveries finish at the end before cancelling them.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
+    #[command(flatten)]
+    pub trail: crate::args::TrailArgs,
 }
 
 pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
@@ -97,6 +99,7 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
     let options = ServiceOptions {
         threads: args.threads.count(),
         retention: args.retention.0,
+        trail: args.trail.options()?,
     };
     let service = HookService::start_blocking(rt, args.journal.as_deref(), printer(args), options)?;
     let durability = service.durability();

@@ -94,6 +94,8 @@ pub struct ServeArgs {
     pub print_deliveries: bool,
     #[command(flatten)]
     pub threads: crate::args::ThreadsArgs,
+    #[command(flatten)]
+    pub trail: crate::args::TrailArgs,
 }
 
 /// The configured tokens: `--tokens FILE`, else `HOOKRT_TOKENS`.
@@ -122,6 +124,7 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
     options.rate_burst = args.rate_burst;
     options.drain_timeout = Duration::from_secs(args.drain_timeout);
     options.threads = args.threads.count();
+    options.trail = args.trail.options()?;
     options.print_deliveries = args.print_deliveries;
     let hooks = rt.hooks().len();
     if let Some(w) = rt.unlocked_warning() {

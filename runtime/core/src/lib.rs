@@ -51,12 +51,18 @@ pub mod sandbox;
 pub mod service;
 
 /// Reading and maintaining a journal (docs/journal.md): its status, pending
-/// deliveries, dead letters and their re-drive, pruning, and the lock one
-/// process holds on it. Writing it is the service's alone.
+/// deliveries, dead letters and their re-drive, pruning, the lock one
+/// process holds on it, and the auditor's trail (verifying its hash chain
+/// and signed checkpoints, the keys that sign them). Writing it is the
+/// service's alone.
 pub mod journal {
+    pub use crate::service::journal::trail::{
+        DEFAULT_CHECKPOINT_EVERY, Row, TrailOptions, entry_hash, export, generate_key, public_hex,
+        read_signing_key, read_verifying_key, verify_segment,
+    };
     pub use crate::service::journal::{
-        DEFAULT_RETENTION, DeadLetter, Journal, JournalError, JournalStatus, PRUNE_BATCH,
-        PendingDelivery, Plan,
+        Break, DEFAULT_RETENTION, DeadLetter, Journal, JournalError, JournalStatus, PRUNE_BATCH,
+        PendingDelivery, Plan, TrailContext, Verified, verify,
     };
     pub use crate::service::owner::{JournalLock, lock_path};
 }

@@ -91,6 +91,8 @@ pub struct ServeOptions {
     /// Print each delivery's line on stdout as it ends (the front-end
     /// kit's delivery line, as `hookrt run` prints it).
     pub print_deliveries: bool,
+    /// The auditor's trail in the journal, and the key signing it.
+    pub trail: hookrt::journal::TrailOptions,
 }
 
 impl ServeOptions {
@@ -113,6 +115,7 @@ impl ServeOptions {
             build: None,
             forward: None,
             print_deliveries: false,
+            trail: hookrt::journal::TrailOptions::default(),
         }
     }
 }
@@ -160,6 +163,7 @@ pub async fn serve(
         metrics::observer(server_metrics.clone(), options.print_deliveries),
         ServiceOptions {
             threads: options.threads,
+            trail: options.trail,
             ..ServiceOptions::default()
         },
     )

@@ -30,6 +30,7 @@ use crate::event::envelope::{Durability, Envelope};
 use crate::runtime::Runtime;
 use crate::sandbox::state::StateStore;
 use crate::service::dispatcher::Dispatcher;
+use crate::service::journal::trail::{TrailOptions, trail_context};
 use crate::service::journal::{DEFAULT_RETENTION, Journal, JournalError};
 use crate::service::owner::JournalLock;
 use crate::service::report::{Observer, Receipt, Reloaded, ResolveReply, Stats};
@@ -119,6 +120,8 @@ pub struct ServiceOptions {
     /// commits, at most once a second, [`PRUNE_BATCH`](crate::journal::PRUNE_BATCH)
     /// events at a time. Without a journal it does nothing.
     pub retention: Option<Duration>,
+    /// The auditor's trail in the journal (docs/journal.md#the-auditors-trail).
+    pub trail: TrailOptions,
 }
 
 impl Default for ServiceOptions {
@@ -126,6 +129,7 @@ impl Default for ServiceOptions {
         ServiceOptions {
             threads: 1,
             retention: Some(DEFAULT_RETENTION),
+            trail: TrailOptions::default(),
         }
     }
 }
@@ -209,10 +213,22 @@ impl HookService {
         // One journal, one owner: held by both threads, released when both end.
         let lock = journal.map(JournalLock::acquire).transpose()?.map(Arc::new);
         let Opened {
-            writer_journal,
-            dispatcher_journal,
+            mut writer_journal,
+            mut dispatcher_journal,
             recovered,
         } = Opened::at(journal)?;
+        if options.trail.on {
+            let context = Arc::new(std::sync::RwLock::new(trail_context(
+                &runtime,
+                &options.trail,
+            )));
+            for j in [writer_journal.as_mut(), dispatcher_journal.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                j.keep_trail(context.clone());
+            }
+        }
         let durability = if journal.is_some() {
             Durability::Persisted
         } else {

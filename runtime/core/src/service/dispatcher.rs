@@ -169,6 +169,19 @@ impl Dispatcher {
     /// their delivery threads are dropped here.
     fn swap(&mut self, mut runtime: Runtime) -> Reloaded {
         runtime.adopt(&self.rt);
+        // The trail's entries name the new hooks' components from now on.
+        if let Some(shared) = lock(&self.journal).as_ref().and_then(|j| j.trail_context())
+            && let Ok(mut context) = shared.write()
+        {
+            let signer = context.signer.clone();
+            let every = context.every;
+            *context = crate::service::journal::trail::trail_context(
+                &runtime,
+                &crate::service::journal::trail::TrailOptions::default(),
+            );
+            context.signer = signer;
+            context.every = every;
+        }
         let previous = self.rt.hooks().iter().map(|h| h.id()).collect();
         let hooks = runtime.hooks().iter().map(|h| h.id()).collect();
         self.critical = critical_ids(&runtime);
@@ -682,6 +695,12 @@ impl Acker {
                             let _ = reply.send(());
                         }
                     }
+                }
+                // The service stops: the trail's head is signed once more.
+                if let Some(j) = lock(&journal).as_mut()
+                    && let Err(e) = j.checkpoint()
+                {
+                    tracing::error!("journal: cannot sign the trail's head at shutdown: {e}");
                 }
             })?;
         Ok(Acker {

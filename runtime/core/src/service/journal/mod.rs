@@ -26,9 +26,11 @@ mod inspect;
 mod migrate;
 mod recover;
 mod retention;
+pub mod trail;
 mod write;
 
 pub use retention::{DEFAULT_RETENTION, PRUNE_BATCH};
+pub use trail::{Break, TrailContext, Verified, verify};
 
 /// Version of the schema below; bumped with a migration when it changes.
 pub(crate) const JOURNAL_VERSION: i64 = 2;
@@ -310,6 +312,9 @@ pub struct Journal {
     /// Taken around every write transaction, and shared by the connections
     /// [`Journal::open_beside`] opened: see [`Journal::write_transaction`].
     writes: WriteLock,
+    /// What the trail's entries say of the hooks, shared by the service's
+    /// connections; `None` writes no trail (`trail` in `ServiceOptions`).
+    trail: Option<trail::SharedContext>,
 }
 
 /// Maps a SQLite error to one naming the journal at `path`.
@@ -387,6 +392,15 @@ impl Journal {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
         setup.execute_batch(SCHEMA).map_err(err)?;
+        // The trail covers the events committed from its first write on:
+        // the ones before (a journal older than the trail) are not in it.
+        setup.execute_batch(trail::SCHEMA).map_err(err)?;
+        setup
+            .execute(
+                "INSERT OR IGNORE INTO meta(key, value) SELECT 'trail_from_event', CAST(coalesce(max(seq), 0) + 1 AS TEXT) FROM events",
+                [],
+            )
+            .map_err(err)?;
         // Added after schema 1 was released: each acked delivery's answer
         // (decision and edit events), so one interrupted by a crash is
         // finished with the answers given before it.
@@ -436,6 +450,7 @@ impl Journal {
             conn,
             path: path.to_path_buf(),
             writes: WriteLock::default(),
+            trail: None,
         })
     }
 
@@ -446,8 +461,33 @@ impl Journal {
     pub fn open_beside(&self) -> Result<Journal, JournalError> {
         Ok(Journal {
             writes: self.writes.clone(),
+            trail: self.trail.clone(),
             ..Journal::open(&self.path)?
         })
+    }
+
+    /// Writes the trail from now on, its entries saying what `context`
+    /// says (shared with the connections opened beside this one after).
+    pub(crate) fn keep_trail(&mut self, context: trail::SharedContext) {
+        self.trail = Some(context);
+    }
+
+    /// The trail's context, to update on a reload.
+    pub(crate) fn trail_context(&self) -> Option<&trail::SharedContext> {
+        self.trail.as_ref()
+    }
+
+    /// Appends a signed checkpoint of the trail's head (when the trail has
+    /// a signing key and the head is not one already): at shutdown.
+    pub(crate) fn checkpoint(&mut self) -> Result<(), JournalError> {
+        let Some(context) = self.trail.clone() else {
+            return Ok(());
+        };
+        let context = trail::read(&context);
+        let (_writing, tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
+        trail::checkpoint(&tx, &context).map_err(err)?;
+        tx.commit().map_err(err)
     }
 
     /// The write lock of this journal's file, for the hooks' state kept
@@ -476,7 +516,9 @@ impl Journal {
     /// Keep the guard first in the tuple you bind, so it is released after
     /// the transaction (bindings drop last to first).
     fn write_transaction(&mut self) -> Result<Writing<'_>, JournalError> {
-        let Journal { conn, path, writes } = self;
+        let Journal {
+            conn, path, writes, ..
+        } = self;
         let writing = state::lock_writes(writes);
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

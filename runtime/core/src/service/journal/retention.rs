@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use rusqlite::params;
 
-use super::{Journal, JournalError, now_ms, sqlite_error};
+use super::{Journal, JournalError, now_ms, sqlite_error, trail};
 
 /// Events removed by one pruning transaction at most, so that a backlog is
 /// pruned in steps that never hold the write lock for long.
@@ -34,6 +34,8 @@ impl Journal {
     /// are never handed out twice.
     pub fn prune(&mut self, age: Duration, limit: usize) -> Result<usize, JournalError> {
         let cutoff = now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
+        // `hookrt journal prune` has no hooks: its `pruned` entry needs none.
+        let context = self.trail.as_ref().map(trail::read).unwrap_or_default();
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let seqs: Vec<i64> = {
@@ -65,6 +67,11 @@ impl Journal {
                 resolutions.execute([seq]).map_err(err)?;
                 events.execute([seq]).map_err(err)?;
             }
+        }
+        // The trail's oldest entries go with their events; a `pruned`
+        // entry keeps the boundary, so the chain stays checkable.
+        if !seqs.is_empty() {
+            trail::prune(&tx, &context).map_err(err)?;
         }
         tx.commit().map_err(err)?;
         Ok(seqs.len())

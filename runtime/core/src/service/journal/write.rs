@@ -3,6 +3,11 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use std::collections::HashMap;
+
+use serde_json::json;
+
+use super::trail::{self, Entry};
 use super::{Ack, Inserted, Journal, JournalError, Plan, now_ms, sqlite_error};
 use crate::event::envelope::Envelope;
 
@@ -17,9 +22,11 @@ impl Journal {
         &mut self,
         batch: &[(&Envelope, &Plan, &str)],
     ) -> Result<Vec<Inserted>, JournalError> {
+        let context = self.trail.as_ref().map(trail::read);
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let mut out = Vec::with_capacity(batch.len());
+        let mut entries = Vec::new();
         {
             // A new id is inserted; a known one changes nothing and is then
             // looked up (re-submissions are rare: no lookup before each insert).
@@ -73,8 +80,21 @@ impl Journal {
                     plan.execute(params![seq, i as i64, hook, handler, now])
                         .map_err(err)?;
                 }
+                if let Some(context) = &context {
+                    let hooks: Vec<&str> = deliveries.iter().map(|(h, _)| h.as_str()).collect();
+                    entries.push(Entry {
+                        kind: "event",
+                        event_seq: Some(seq),
+                        body: trail::event_body(
+                            &env.id, agent, &env.kind, &digest, &hooks, context,
+                        ),
+                    });
+                }
                 out.push(Inserted::New(seq));
             }
+        }
+        if let Some(context) = &context {
+            trail::append(&tx, context, entries).map_err(err)?;
         }
         tx.commit().map_err(err)?;
         Ok(out)
@@ -106,12 +126,27 @@ impl Journal {
         if acks.is_empty() && resolutions.is_empty() {
             return Ok(());
         }
+        let context = self.trail.as_ref().map(trail::read);
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
+        let mut entries = Vec::new();
         {
             let mut done = tx
-                .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6")
+                .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6 RETURNING hook, handler")
                 .map_err(err)?;
+            // The event's id and agent, for the trail's entries.
+            let mut named = tx
+                .prepare_cached("SELECT id, agent FROM events WHERE seq = ?1")
+                .map_err(err)?;
+            let mut events: HashMap<i64, (String, String)> = HashMap::new();
+            let mut event = |seq: i64| -> Result<(String, String), rusqlite::Error> {
+                if let Some(e) = events.get(&seq) {
+                    return Ok(e.clone());
+                }
+                let e: (String, String) = named.query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                events.insert(seq, e.clone());
+                Ok(e)
+            };
             let mut dead = tx
                 .prepare_cached(
                     "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
@@ -126,16 +161,39 @@ impl Journal {
                     (None, true) => "skipped",
                     (None, false) => "done",
                 };
-                done.execute(params![
-                    state,
-                    a.outcome.as_str(),
-                    a.attempts,
-                    now,
-                    a.event_seq,
-                    a.position,
-                    a.answer
-                ])
-                .map_err(err)?;
+                let planned: Option<(String, String)> = done
+                    .query_row(
+                        params![
+                            state,
+                            a.outcome.as_str(),
+                            a.attempts,
+                            now,
+                            a.event_seq,
+                            a.position,
+                            a.answer
+                        ],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()
+                    .map_err(err)?;
+                if let (Some(context), Some((hook, handler))) = (&context, planned) {
+                    let (id, agent) = event(a.event_seq).map_err(err)?;
+                    entries.push(Entry {
+                        kind: "delivery",
+                        event_seq: Some(a.event_seq),
+                        body: json!({
+                            "event": id,
+                            "agent": agent,
+                            "hook": hook,
+                            "handler": handler,
+                            "component": context.components.get(&hook),
+                            "outcome": a.outcome.as_str(),
+                            "attempts": a.attempts,
+                            "state": state,
+                            "at_ms": now,
+                        }),
+                    });
+                }
                 if let Some(message) = &a.dead {
                     dead.execute(params![
                         a.event_seq,
@@ -155,7 +213,26 @@ impl Journal {
                 .map_err(err)?;
             for (seq, resolution) in resolutions {
                 decided.execute(params![seq, resolution]).map_err(err)?;
+                if let Some(context) = &context {
+                    let (id, agent) = event(*seq).map_err(err)?;
+                    let decided: serde_json::Value = serde_json::from_str(resolution)
+                        .unwrap_or_else(|_| serde_json::Value::String(resolution.clone()));
+                    entries.push(Entry {
+                        kind: "resolution",
+                        event_seq: Some(*seq),
+                        body: json!({
+                            "event": id,
+                            "agent": agent,
+                            "resolution": decided,
+                            "settings": context.settings,
+                            "at_ms": now,
+                        }),
+                    });
+                }
             }
+        }
+        if let Some(context) = &context {
+            trail::append(&tx, context, entries).map_err(err)?;
         }
         tx.commit().map_err(err)
     }

@@ -175,6 +175,10 @@ const WORKER: &[&str] = &[
     "partition",
 ];
 
+/// The OpenTelemetry export (`hookrt-otel`): the environment, the events'
+/// origins, then the spans made from them.
+const OTEL: &[&str] = &["error", "env", "parents", "spans"];
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -205,6 +209,11 @@ fn the_http_server_imports_only_from_earlier_modules() {
 #[test]
 fn the_jetstream_worker_imports_only_from_earlier_modules() {
     check(&repo().join("runtime/worker/src"), WORKER);
+}
+
+#[test]
+fn the_telemetry_export_imports_only_from_earlier_modules() {
+    check(&repo().join("runtime/otel/src"), OTEL);
 }
 
 #[test]

@@ -25,6 +25,7 @@ mod jetstream;
 mod one_folder;
 mod openapi;
 mod prometheus;
+mod receipts;
 mod reload;
 
 use std::io::{BufRead, BufReader, Read, Write};

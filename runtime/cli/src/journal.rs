@@ -42,8 +42,15 @@ pub enum JournalCommand {
     /// its entry; names the first entry that does not fit (exit 1). Also
     /// an export (`--export`) on its own.
     Verify {
-        /// The journal file (or, with `--export`, an export's JSON lines).
-        path: PathBuf,
+        /// The journal file (or, with `--export`, an export's JSON lines);
+        /// with `--receipt`, optional: the receipt is checked against it.
+        #[arg(required_unless_present = "receipt")]
+        path: Option<PathBuf>,
+        /// A signed receipt (`hookrt serve`'s `?receipt=true`): its
+        /// signature, by `--key`, offline; with a journal, that its trail
+        /// records the same decision.
+        #[arg(long, value_name = "FILE", conflicts_with = "export")]
+        receipt: Option<PathBuf>,
         /// The public key checkpoints must be signed with (`hookrt keygen`
         /// writes it beside the signing key, `.pub`).
         #[arg(long, value_name = "FILE")]
@@ -110,8 +117,17 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
                 path.display()
             )?;
         }
-        JournalCommand::Verify { path, key, export } => {
-            return verify(&path, key.as_deref(), export);
+        JournalCommand::Verify {
+            path,
+            key,
+            export,
+            receipt,
+        } => {
+            return match (receipt, path) {
+                (Some(receipt), path) => verify_receipt(&receipt, key.as_deref(), path.as_deref()),
+                (None, Some(path)) => verify(&path, key.as_deref(), export),
+                (None, None) => anyhow::bail!("give a journal, or --receipt FILE"),
+            };
         }
         JournalCommand::Export { path, since } => {
             let since = since.as_deref().map(since_ms).transpose()?;
@@ -190,6 +206,56 @@ pub fn keygen(out: &Path) -> Result<ExitCode> {
         pub_path.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hookrt journal verify --receipt R [--key K] [J]`: exit 0 when the
+/// receipt's signature holds (and the journal records its decision), 1 when
+/// not.
+fn verify_receipt(receipt: &Path, key: Option<&Path>, journal: Option<&Path>) -> Result<ExitCode> {
+    let key = key
+        .map(hookrt::journal::read_verifying_key)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let text = std::fs::read_to_string(receipt)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", receipt.display()))?;
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
+        eprintln!("{}: the receipt does not hold: it is not JSON", receipt.display());
+        return Ok(ExitCode::FAILURE);
+    };
+    let signer = match hookrt::journal::check_receipt(&value, key.as_ref()) {
+        Ok(signer) => signer,
+        Err(e) => {
+            eprintln!("{}: the receipt does not hold: {e}", receipt.display());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let trusted = if key.is_some() {
+        ""
+    } else {
+        " (the key it names: give --key to check it is one you trust)"
+    };
+    let event = value["event"].as_str().unwrap_or_default();
+    let Some(journal) = journal else {
+        println!(
+            "{}: the receipt holds: event `{event}`'s decision, signed by {signer}{trusted}",
+            receipt.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    match hookrt::journal::receipt_in_journal(journal, &value) {
+        Ok(seq) => {
+            println!(
+                "{}: the receipt holds: event `{event}`'s decision, signed by {signer}{trusted}, recorded at entry {seq} of {}'s trail",
+                receipt.display(),
+                journal.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("{}: the receipt does not hold: {e}", receipt.display());
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }
 
 /// `hookrt journal verify`: exit 0 when the trail holds, 1 naming the first

@@ -101,14 +101,31 @@ pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
         retention: args.retention.0,
         trail: args.trail.options()?,
     };
-    let service = HookService::start_blocking(rt, args.journal.as_deref(), printer(args), options)?;
+    // Off unless the OTEL_* environment asks (docs/telemetry.md).
+    let telemetry = hookrt_otel::init_from_env()
+        .context("cannot start the OpenTelemetry export (docs/telemetry.md)")?;
+    let observer = match &telemetry {
+        Some(t) => t.observer(printer(args)),
+        None => printer(args),
+    };
+    let service = HookService::start_blocking(rt, args.journal.as_deref(), observer, options)?;
     let durability = service.durability();
+    // Every event joins the trace of the process that started this one
+    // (`TRACEPARENT`, the environment's carrier of the W3C header).
+    let traced = telemetry
+        .as_ref()
+        .map(|t| (t.parents(), std::env::var("TRACEPARENT").ok()));
     let fed = match &args.events {
-        Some(events) => feed(&service, events, args)?,
+        Some(events) => feed(&service, events, args, traced.as_ref())?,
         None => Fed::default(),
     };
     // Shutdown drains the queue until the deadline, then cancels what runs.
     let stats = service.shutdown_blocking(Duration::from_secs(args.drain_timeout));
+    if let Some(t) = &telemetry
+        && let Err(e) = t.shutdown()
+    {
+        tracing::warn!(target: "hookrt", "{e}");
+    }
     let summary = Summary {
         duplicates: fed.duplicates,
         malformed_lines: fed.malformed,
@@ -200,8 +217,14 @@ impl Fed {
 }
 
 /// Submits every envelope of `events` (a file, or `-` for stdin), reporting
-/// each line that is none on stderr (stopping there with `--strict`).
-fn feed(service: &HookService, events: &Path, args: &RunArgs) -> Result<Fed> {
+/// each line that is none on stderr (stopping there with `--strict`); with
+/// `traced`, each is noted for its span first, under `TRACEPARENT`.
+fn feed(
+    service: &HookService,
+    events: &Path,
+    args: &RunArgs,
+    traced: Option<&(hookrt_otel::TraceParents, Option<String>)>,
+) -> Result<Fed> {
     let mut input: Box<dyn BufRead> = if events.as_os_str() == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -224,7 +247,12 @@ fn feed(service: &HookService, events: &Path, args: &RunArgs) -> Result<Fed> {
             Some(text) => text.and_then(|line| reader.envelope(&line)),
         };
         match parsed {
-            Ok(env) => pending.push(service.submit(env)),
+            Ok(env) => {
+                if let Some((parents, traceparent)) = traced {
+                    parents.note(&env, traceparent.as_deref());
+                }
+                pending.push(service.submit(env));
+            }
             Err(e) => {
                 fed.malformed += 1;
                 eprintln!("hookrt: {source} line {n}: {e}");

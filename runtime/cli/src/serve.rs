@@ -17,6 +17,21 @@ use hookrt::front::summary::Summary;
 use hookrt::{BuildOptions, Durability, Envelope, Receipt, Runtime};
 use hookrt_serve::{BoxError, Forward, ServeOptions, Tokens};
 
+/// The OpenTelemetry export as the server's tap: it wraps the observer and
+/// notes each event with its request's `traceparent` (docs/telemetry.md).
+#[derive(Debug)]
+struct Traced(Arc<hookrt_otel::Telemetry>);
+
+impl hookrt_serve::Tap for Traced {
+    fn observer(&self, inner: hookrt::Observer) -> hookrt::Observer {
+        self.0.observer(inner)
+    }
+
+    fn taken(&self, envelope: &Envelope, traceparent: Option<&str>) {
+        self.0.parents().note(envelope, traceparent);
+    }
+}
+
 /// `--nats`: events published to JetStream, each receipt after the stream's ack.
 #[derive(Debug)]
 struct ToJetStream(hookrt_worker::Publisher);
@@ -130,6 +145,14 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
     if let Some(w) = rt.unlocked_warning() {
         tracing::warn!("{w}");
     }
+    // Off unless the OTEL_* environment asks; started before the async
+    // runtime (the exporter's client is a blocking one).
+    let telemetry = hookrt_otel::init_from_env()
+        .context("cannot start the OpenTelemetry export (docs/telemetry.md)")?
+        .map(Arc::new);
+    if let Some(t) = &telemetry {
+        options.tap = Some(Arc::new(Traced(t.clone())));
+    }
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -152,7 +175,14 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
             let _ = writeln!(out, "listening on http://{addr} ({hooks} hook(s))");
             let _ = out.flush();
         },
-    ))?;
+    ));
+    // The spans not yet sent go out once the service has ended.
+    if let Some(t) = &telemetry
+        && let Err(e) = t.shutdown()
+    {
+        tracing::warn!(target: "hookrt", "{e}");
+    }
+    let stats = stats?;
     let durability = if args.journal.is_some() {
         Durability::Persisted
     } else {

@@ -53,12 +53,13 @@ pub mod service;
 /// Reading and maintaining a journal (docs/journal.md): its status, pending
 /// deliveries, dead letters and their re-drive, pruning, the lock one
 /// process holds on it, and the auditor's trail (verifying its hash chain
-/// and signed checkpoints, the keys that sign them). Writing it is the
-/// service's alone.
+/// and signed checkpoints, the keys that sign them, signed receipts of
+/// decisions). Writing it is the service's alone.
 pub mod journal {
     pub use crate::service::journal::trail::{
-        DEFAULT_CHECKPOINT_EVERY, Row, TrailOptions, entry_hash, export, generate_key, public_hex,
-        read_signing_key, read_verifying_key, verify_segment,
+        DEFAULT_CHECKPOINT_EVERY, Row, TrailOptions, check_receipt, entry_hash, export,
+        generate_key, public_hex, read_signing_key, read_verifying_key, receipt_in_journal,
+        sign_receipt, trail_context, verify_segment,
     };
     pub use crate::service::journal::{
         Break, DEFAULT_RETENTION, DeadLetter, Journal, JournalError, JournalStatus, PRUNE_BATCH,

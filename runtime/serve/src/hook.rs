@@ -102,6 +102,7 @@ async fn agent_hook(
 ) -> Response {
     let endpoint = bridge.name();
     let param = param(&query, &headers);
+    let signed = param("receipt").as_deref() == Some("true");
     // The gate the hook entry serves, before anything is read.
     let named = param("event");
     let mut gate = named.clone().filter(|e| bridge.is_gate(e));
@@ -190,6 +191,7 @@ async fn agent_hook(
             Err(e) => refuse(gate, refused(&e)),
         };
     }
+    let envelope_for_receipt = envelope.clone();
     match tokio::time::timeout(budget, service.resolve(envelope)).await {
         Ok(Err(EmitError::Conflict { .. })) => refuse(gate, duplicate()),
         Ok(Ok(reply)) => {
@@ -201,7 +203,16 @@ async fn agent_hook(
             let answer = bridge
                 .answer(&name, reply.resolution.as_ref())
                 .unwrap_or_else(|| json!({}));
-            axum::Json(answer).into_response()
+            let mut response = axum::Json(answer).into_response();
+            // A signed receipt rides in a header: the body is the agent's.
+            if signed
+                && let Some(resolution) = &reply.resolution
+                && let Some(receipt) = state.signed_receipt(&envelope_for_receipt, resolution)
+                && let Ok(value) = axum::http::HeaderValue::from_str(&receipt.to_string())
+            {
+                response.headers_mut().insert("hookrt-receipt", value);
+            }
+            response
         }
         Ok(Err(e)) => refuse(gate, refused(&e)),
         Err(_) => {

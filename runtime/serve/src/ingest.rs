@@ -354,6 +354,23 @@ pub trait Forward: Send + Sync + std::fmt::Debug {
     ) -> Pin<Box<dyn Future<Output = Result<Receipt, BoxError>> + Send + '_>>;
 }
 
+/// Sees the server's work: it wraps the service's observer, and is told of
+/// every event `/v1/events`, `/v1/decide` and `/v1/edit` take, before the
+/// service has it, with the request's W3C `traceparent` header when it had
+/// one. The `hookrt` command's OpenTelemetry export is one (hookrt-otel,
+/// docs/telemetry.md): each event's span joins the agent's trace, and this
+/// package brings no exporter.
+pub trait Tap: Send + Sync + std::fmt::Debug {
+    /// The observer the service is started with, given the server's own
+    /// (metrics, delivery lines): `inner` itself by default.
+    fn observer(&self, inner: hookrt::Observer) -> hookrt::Observer {
+        inner
+    }
+
+    /// `envelope` is about to be handed to the service.
+    fn taken(&self, envelope: &Envelope, traceparent: Option<&str>);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

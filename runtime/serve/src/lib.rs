@@ -39,7 +39,7 @@ use tokio::sync::RwLock;
 
 pub use auth::{Access, MIN_TOKEN_LEN, RateLimiter, Tokens};
 pub use error::{ApiError, BoxError, ServeError};
-pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams};
+pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams, Tap};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};
 pub use router::ROUTES;
@@ -93,6 +93,10 @@ pub struct ServeOptions {
     pub print_deliveries: bool,
     /// The auditor's trail in the journal, and the key signing it.
     pub trail: hookrt::journal::TrailOptions,
+    /// Wraps the service's observer and is told of each event `/v1/events`,
+    /// `/v1/decide` and `/v1/edit` take, with the request's `traceparent`
+    /// (the command's OpenTelemetry export, docs/telemetry.md).
+    pub tap: Option<Arc<dyn Tap>>,
 }
 
 impl ServeOptions {
@@ -116,6 +120,7 @@ impl ServeOptions {
             forward: None,
             print_deliveries: false,
             trail: hookrt::journal::TrailOptions::default(),
+            tap: None,
         }
     }
 }
@@ -157,10 +162,23 @@ pub async fn serve(
         .build
         .clone()
         .unwrap_or_else(|| BuildOptions::for_agent(&agent_dir));
+    // Signed receipts name the components and settings deciding.
+    let receipts = options.trail.signing_key.map(|_| reload::Receipts {
+        context: Arc::new(std::sync::RwLock::new(hookrt::journal::trail_context(
+            &runtime,
+            &options.trail,
+        ))),
+        options: options.trail,
+    });
+    let observer = metrics::observer(server_metrics.clone(), options.print_deliveries);
+    let observer = match &options.tap {
+        Some(tap) => tap.observer(observer),
+        None => observer,
+    };
     let service = HookService::start(
         runtime,
         options.journal.clone(),
-        metrics::observer(server_metrics.clone(), options.print_deliveries),
+        observer,
         ServiceOptions {
             threads: options.threads,
             trail: options.trail,
@@ -183,12 +201,14 @@ pub async fn serve(
         tokens,
         limiter: RateLimiter::new(options.rate_limit, options.rate_burst.max(1.0), keys),
         journal,
-        reloader: Reloader::new(agent_dir, build),
+        receipts: receipts.as_ref().map(|r| r.context.clone()),
+        reloader: Reloader::new(agent_dir, build, receipts),
         decide_timeout: options.decide_timeout,
         max_body_bytes: options.max_body_bytes,
         body_timeout: options.body_timeout,
         stopping: AtomicBool::new(false),
         forward: options.forward.clone(),
+        tap: options.tap.clone(),
     });
     reload_on_hangup(state.clone())?;
     on_listen(addr);

@@ -9,8 +9,10 @@
 //! One reload runs at a time; a second waits for the first.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use axum::http::StatusCode;
+use hookrt::journal::{TrailContext, TrailOptions};
 use hookrt::{BuildOptions, Problems, ReloadError, Reloaded, Runtime, Transport};
 use serde_json::{Value, json};
 
@@ -23,6 +25,19 @@ pub struct Reloader {
     agent_dir: PathBuf,
     build: BuildOptions,
     one_at_a_time: tokio::sync::Mutex<()>,
+    /// What signed receipts name (the components and settings deciding),
+    /// kept up to date with the hooks.
+    receipts: Option<Receipts>,
+}
+
+/// What signed receipts say of the hooks deciding, and how to say it again
+/// after a reload.
+#[derive(Debug, Clone)]
+pub struct Receipts {
+    /// The components, settings and key.
+    pub context: Arc<std::sync::RwLock<TrailContext>>,
+    /// The trail's options (its key).
+    pub options: TrailOptions,
 }
 
 /// Why a reload left the running hooks in place.
@@ -36,11 +51,12 @@ pub enum ReloadFailure {
 
 impl Reloader {
     /// Reloads of `agent_dir` built with `build`.
-    pub fn new(agent_dir: PathBuf, build: BuildOptions) -> Reloader {
+    pub fn new(agent_dir: PathBuf, build: BuildOptions, receipts: Option<Receipts>) -> Reloader {
         Reloader {
             agent_dir,
             build,
             one_at_a_time: tokio::sync::Mutex::new(()),
+            receipts,
         }
     }
 
@@ -60,9 +76,19 @@ impl Reloader {
                 kind: "http".into(),
                 detail: None,
             });
-            service.reload(runtime).await.map_err(|e| match e {
+            let fresh = self
+                .receipts
+                .as_ref()
+                .map(|r| hookrt::journal::trail_context(&runtime, &r.options));
+            let reloaded = service.reload(runtime).await.map_err(|e| match e {
                 ReloadError::ShuttingDown => ReloadFailure::ShuttingDown,
-            })
+            })?;
+            if let (Some(r), Some(fresh)) = (&self.receipts, fresh)
+                && let Ok(mut context) = r.context.write()
+            {
+                *context = fresh;
+            }
+            Ok(reloaded)
         }
         .await;
         match &result {

@@ -28,7 +28,7 @@ use tokio::sync::RwLock;
 use crate::auth::{Access, RateLimiter, Tokens, too_many};
 use crate::error::{ApiError, BoxError};
 use crate::fail_closed;
-use crate::ingest::{BodyType, Format, Forward, Item, Streams, body_type};
+use crate::ingest::{BodyType, Format, Forward, Item, Streams, Tap, body_type};
 use crate::metrics::ServerMetrics;
 use crate::reload::Reloader;
 use crate::tally::{Tally, explain, status_of};
@@ -52,6 +52,9 @@ pub struct AppState {
     pub journal: Option<Mutex<Journal>>,
     /// Loads the agent folder again for hot reloads.
     pub reloader: Reloader,
+    /// With `--signing-key`: what a signed receipt names, and the key
+    /// (`?receipt=true` on `/v1/decide` and the agents' routes).
+    pub receipts: Option<Arc<std::sync::RwLock<hookrt::journal::TrailContext>>>,
     /// How long `/v1/decide` and `/v1/edit` wait for hooks.
     pub decide_timeout: Duration,
     /// The largest body read.
@@ -64,6 +67,8 @@ pub struct AppState {
     pub stopping: AtomicBool,
     /// Events go there instead of the local service (`--nats`).
     pub forward: Option<Arc<dyn Forward>>,
+    /// Told of each event taken, with the request's `traceparent`.
+    pub tap: Option<Arc<dyn Tap>>,
 }
 
 pub(crate) type Shared = Arc<AppState>;
@@ -127,6 +132,15 @@ impl AppState {
                         .with_code("unreadable_body")
                 }
             })
+    }
+
+    /// Tells the tap, if any, that `envelope` is taken under `headers`' W3C
+    /// `traceparent`.
+    pub(crate) fn tap(&self, envelope: &Envelope, headers: &HeaderMap) {
+        if let Some(tap) = &self.tap {
+            let traceparent = headers.get("traceparent").and_then(|v| v.to_str().ok());
+            tap.taken(envelope, traceparent);
+        }
     }
 
     /// Journal status (pending deliveries, dead letters), read off the async threads.
@@ -260,6 +274,7 @@ pub(crate) async fn events(
             }
         };
         state.metrics.queue_depth.inc();
+        state.tap(&envelope, &headers);
         let p = service.submit(envelope.clone());
         if matches!(p.refused(), Some(EmitError::Overloaded(_))) {
             // The service's queue is full: wait for what was sent, then for room.
@@ -334,10 +349,12 @@ async fn forwarded(
 
 pub(crate) async fn decide(
     State(state): State<Shared>,
+    Query(query): Params,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    resolve(state, headers, body, EventClass::Decision).await
+    let signed = param(&query, &headers)("receipt").as_deref() == Some("true");
+    resolve(state, headers, body, EventClass::Decision, signed).await
 }
 
 pub(crate) async fn edit(
@@ -345,7 +362,31 @@ pub(crate) async fn edit(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    resolve(state, headers, body, EventClass::Edit).await
+    resolve(state, headers, body, EventClass::Edit, false).await
+}
+
+impl AppState {
+    /// A signed receipt of `envelope`'s `resolution` when the server has a
+    /// signing key (`None` without one).
+    pub(crate) fn signed_receipt(
+        &self,
+        envelope: &Envelope,
+        resolution: &impl serde::Serialize,
+    ) -> Option<serde_json::Value> {
+        let context = self.receipts.as_ref()?;
+        let context = match context.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        let resolution = serde_json::to_value(resolution).ok()?;
+        hookrt::journal::sign_receipt(
+            &context,
+            &envelope.id,
+            &envelope.coordinates.agent,
+            &envelope.digest(),
+            &resolution,
+        )
+    }
 }
 
 /// The one envelope a `/v1/decide` or `/v1/edit` body holds, of the class
@@ -392,6 +433,7 @@ async fn resolve(
     headers: HeaderMap,
     body: Body,
     class: EventClass,
+    signed: bool,
 ) -> Result<Response, ApiError> {
     let endpoint = if class == EventClass::Decision {
         "decide"
@@ -417,6 +459,7 @@ async fn resolve(
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
     let timeout = state.decide_timeout;
+    state.tap(&envelope, &headers);
     let outcome = tokio::time::timeout(timeout, service.resolve(envelope.clone())).await;
     let failed = |status: StatusCode, result: &str, reason: String, receipt: Option<Receipt>| {
         state.metrics.decision(endpoint, result);
@@ -433,7 +476,10 @@ async fn resolve(
         Ok(Ok(reply)) => match reply.resolution {
             Some(resolution) => {
                 state.metrics.decision(endpoint, "resolved");
-                let body = json!({ "receipt": reply.receipt, "resolution": resolution, "failed_closed": false });
+                let mut body = json!({ "receipt": reply.receipt, "resolution": resolution, "failed_closed": false });
+                if signed {
+                    body["signed_receipt"] = json!(state.signed_receipt(&envelope, &resolution));
+                }
                 Ok(axum::Json(body).into_response())
             }
             None => failed(

@@ -122,7 +122,7 @@ impl Default for TrailOptions {
 }
 
 /// What the trail's entries say of `runtime`'s hooks, with `options`' key.
-pub(crate) fn trail_context(runtime: &Runtime, options: &TrailOptions) -> TrailContext {
+pub fn trail_context(runtime: &Runtime, options: &TrailOptions) -> TrailContext {
     let mut settings = Sha256::new();
     let mut components = std::collections::BTreeMap::new();
     for h in runtime.hooks() {
@@ -739,4 +739,105 @@ pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey, String> {
                 path.display()
             )
         })
+}
+
+/// A signed receipt of one decision, for the caller to keep: the event (id,
+/// agent, digest), what was decided (the sha256 of its canonical JSON), the
+/// components and settings that decided it, when, and an Ed25519 signature
+/// of all of it by `context`'s key. `None` without a key. An auditor checks
+/// it offline with the public key ([`check_receipt`]), and against a
+/// journal's trail ([`receipt_in_journal`]).
+pub fn sign_receipt(
+    context: &TrailContext,
+    event_id: &str,
+    agent: &str,
+    event_digest: &[u8],
+    resolution: &Value,
+) -> Option<Value> {
+    let key = context.signer.as_ref()?;
+    let mut receipt = json!({
+        "v": 1,
+        "event": event_id,
+        "agent": agent,
+        "event_digest": hex::encode(event_digest),
+        "resolution_sha256": hex::encode(Sha256::digest(resolution.to_string().as_bytes())),
+        "components": context.components,
+        "settings": context.settings,
+        "at_ms": super::now_ms(),
+        "key": public_hex(key),
+    });
+    let signature = key.sign(receipt_message(&receipt).as_bytes());
+    receipt["signature"] = json!(hex::encode(signature.to_bytes()));
+    Some(receipt)
+}
+
+/// What a receipt's signature covers: its canonical JSON without the
+/// signature.
+fn receipt_message(receipt: &Value) -> String {
+    let mut unsigned = receipt.clone();
+    if let Some(o) = unsigned.as_object_mut() {
+        o.remove("signature");
+    }
+    format!("hookrt-receipt-v1\0{unsigned}")
+}
+
+/// Checks a receipt's signature, by `key` when given (else by the key it
+/// names, which says only that it was not changed since it was signed).
+pub fn check_receipt(receipt: &Value, key: Option<&VerifyingKey>) -> Result<String, String> {
+    let named = receipt["key"]
+        .as_str()
+        .ok_or("the receipt names no key")?
+        .to_owned();
+    if let Some(want) = key
+        && hex::encode(want.as_bytes()) != named
+    {
+        return Err(format!(
+            "the receipt is signed by {named}, not by the key given ({})",
+            hex::encode(want.as_bytes())
+        ));
+    }
+    let verifying = hex::decode(&named)
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .and_then(|b| VerifyingKey::from_bytes(&b).ok())
+        .ok_or("the receipt's key is not an Ed25519 public key")?;
+    let signature = receipt["signature"]
+        .as_str()
+        .and_then(|s| hex::decode(s).ok())
+        .and_then(|b| Signature::from_slice(&b).ok())
+        .ok_or("the receipt has no readable signature")?;
+    verifying
+        .verify(receipt_message(receipt).as_bytes(), &signature)
+        .map_err(|_| {
+            "the receipt's signature does not verify: it was changed after it was signed".to_owned()
+        })?;
+    Ok(named)
+}
+
+/// The trail entry of the journal at `path` that records what `receipt`
+/// says was decided (its position), or why there is none.
+pub fn receipt_in_journal(path: &Path, receipt: &Value) -> Result<i64, String> {
+    let conn = open_read_only(path).map_err(|e| e.to_string())?;
+    let rows = rows(&conn).map_err(|e| e.to_string())?;
+    let event = receipt["event"].as_str().unwrap_or_default();
+    let agent = receipt["agent"].as_str().unwrap_or_default();
+    let want = receipt["resolution_sha256"].as_str().unwrap_or_default();
+    let mut seen = false;
+    for r in rows.iter().filter(|r| r.kind == "resolution") {
+        let Ok(body) = serde_json::from_str::<Value>(&r.body) else {
+            continue;
+        };
+        if body["event"] != event || body["agent"] != agent {
+            continue;
+        }
+        seen = true;
+        if hex::encode(Sha256::digest(body["resolution"].to_string().as_bytes())) == want {
+            return Ok(r.seq);
+        }
+    }
+    Err(if seen {
+        format!("the journal's trail records another decision for event `{event}` than the receipt")
+    } else {
+        format!("the journal's trail has no decision of event `{event}` (agent `{agent}`)")
+    })
 }

@@ -4,7 +4,11 @@
 //! (a third of it decision and edit events, which always run alone) and its
 //! observe events only (what workers run side by side).
 //!
-//! Run: `scripts/bench throughput` (see docs/performance.md).
+//! `trail_cost`: the same persisted mix with the auditor's trail off, on,
+//! and on with signed checkpoints.
+//!
+//! Run: `scripts/bench throughput` (see docs/performance.md); the trail's
+//! cost alone: `scripts/bench throughput -- trail_cost`.
 
 use std::time::{Duration, Instant};
 
@@ -69,5 +73,65 @@ fn throughput(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, throughput);
+/// What the auditor's trail costs: persisted throughput of the mix on one
+/// thread with the hash chain off, on (the default), and on with a signed
+/// checkpoint every 1,000 entries, side by side in one run (issue 30's
+/// goal: on and signed at least 90 % of off).
+fn trail_cost(c: &mut Criterion) {
+    let agent = three_observers();
+    let mix = transcript();
+    let mut group = c.benchmark_group("trail_cost");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(12));
+    let mut round = 0;
+    let key = hookrt::journal::generate_key().unwrap().to_bytes();
+    for (name, trail) in [
+        (
+            "off",
+            hookrt::journal::TrailOptions {
+                on: false,
+                ..Default::default()
+            },
+        ),
+        ("on", hookrt::journal::TrailOptions::default()),
+        (
+            "signed",
+            hookrt::journal::TrailOptions {
+                signing_key: Some(key),
+                ..Default::default()
+            },
+        ),
+    ] {
+        let db = agent.path().join(format!("trail-{name}.db"));
+        let service = HookService::start_blocking(
+            load(agent.path()),
+            Some(db.as_path()),
+            Box::new(|_: Observation<'_>| {}),
+            ServiceOptions {
+                trail,
+                ..ServiceOptions::default()
+            },
+        )
+        .unwrap();
+        group.bench_function(format!("mix/persisted/trail_{name}"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    round += 1;
+                    let batch = renamed(&mix, BATCH, round);
+                    let start = Instant::now();
+                    emit_all(&service, batch);
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+        service.shutdown_blocking(Duration::from_secs(30));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, throughput, trail_cost);
 criterion_main!(benches);

@@ -30,7 +30,7 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 
 pub use env::DEFAULT_SERVICE_NAME;
 pub use error::TelemetryError;
-pub use parents::{MAX_HELD, TraceParents, parse_traceparent};
+pub use parents::{MAX_HELD, MAX_TRACES, TraceParents, parse_traceparent};
 pub use spans::SCOPE;
 
 /// The span export, started: wrap the service's observer with it, note the
@@ -87,7 +87,7 @@ impl Telemetry {
 
     /// Flushes the spans not yet exported and stops the exporter. Call it
     /// once the service has shut down (outside an async runtime).
-    pub fn shutdown(self) -> Result<(), TelemetryError> {
+    pub fn shutdown(&self) -> Result<(), TelemetryError> {
         self.provider.shutdown()?;
         Ok(())
     }

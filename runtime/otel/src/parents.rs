@@ -49,21 +49,63 @@ struct Held {
     by_id: HashMap<String, Origin>,
     /// Ids in the order noted (some already taken), for dropping the oldest.
     order: VecDeque<String>,
+    /// Eve's trace of each session (`session.started`'s `data.trace`), by
+    /// (agent, session); emptied when it holds [`MAX_TRACES`].
+    sessions: HashMap<(String, String), SpanContext>,
+    /// Eve's trace of each turn (`turn.started`'s `data.trace`), by
+    /// (agent, session, turn); emptied when it holds [`MAX_TRACES`].
+    turns: HashMap<(String, String, String), SpanContext>,
 }
+
+/// Sessions, and turns, whose Eve trace is remembered at most.
+pub const MAX_TRACES: usize = 4096;
 
 impl TraceParents {
     /// Notes `envelope` as taken now, under the request's W3C `traceparent`
     /// header when it had one (an invalid one is ignored: the event's span
     /// starts a trace of its own).
+    ///
+    /// Without a header, an event of Eve's stream joins Eve's trace: its own
+    /// `data.trace` (Eve writes one on `session.started` and `turn.started`),
+    /// else its turn's, else its session's, as noted before.
     pub fn note(&self, envelope: &Envelope, traceparent: Option<&str>) {
+        let c = &envelope.coordinates;
+        let eve = eve_trace(envelope);
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let session = (c.agent.clone(), c.session.clone());
+        let turn = c
+            .turn
+            .as_ref()
+            .map(|t| (c.agent.clone(), c.session.clone(), t.clone()));
+        if let Some(cx) = &eve {
+            match (envelope.kind.as_str(), &turn) {
+                ("session.started", _) => {
+                    if held.sessions.len() >= MAX_TRACES {
+                        held.sessions.clear();
+                    }
+                    held.sessions.insert(session.clone(), cx.clone());
+                }
+                ("turn.started", Some(turn)) => {
+                    if held.turns.len() >= MAX_TRACES {
+                        held.turns.clear();
+                    }
+                    held.turns.insert(turn.clone(), cx.clone());
+                }
+                _ => {}
+            }
+        }
+        let parent = traceparent
+            .and_then(parse_traceparent)
+            .or(eve)
+            .or_else(|| turn.and_then(|t| held.turns.get(&t).cloned()))
+            .or_else(|| held.sessions.get(&session).cloned());
         let origin = Origin {
-            parent: traceparent.and_then(parse_traceparent),
-            agent: envelope.coordinates.agent.clone(),
-            session: envelope.coordinates.session.clone(),
+            parent,
+            agent: c.agent.clone(),
+            session: c.session.clone(),
             prompt_id: prompt_id(envelope),
             taken: SystemTime::now(),
         };
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.by_id.insert(envelope.id.clone(), origin);
         held.order.push_back(envelope.id.clone());
         while held.by_id.len() > MAX_HELD {
@@ -73,7 +115,7 @@ impl TraceParents {
             held.by_id.remove(&oldest);
         }
         if held.order.len() > 2 * MAX_HELD {
-            let Held { by_id, order } = &mut *held;
+            let Held { by_id, order, .. } = &mut *held;
             order.retain(|id| by_id.contains_key(id));
         }
     }
@@ -109,6 +151,20 @@ fn prompt_id(envelope: &Envelope) -> Option<String> {
     let id = envelope.data.value().get("prompt_id")?.as_str()?;
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':');
     (!id.is_empty() && id.len() <= MAX_PROMPT_ID && id.chars().all(plain)).then(|| id.to_owned())
+}
+
+/// Eve's `data.trace` (`{"traceId", "spanId", "traceFlags"}`, as Eve
+/// writes it on `session.started` and `turn.started`) as a remote span.
+fn eve_trace(envelope: &Envelope) -> Option<SpanContext> {
+    let trace = envelope.data.value().get("trace")?;
+    let trace_id = trace.get("traceId")?.as_str()?;
+    let span_id = trace.get("spanId")?.as_str()?;
+    let flags = trace
+        .get("traceFlags")
+        .and_then(|f| f.as_u64())
+        .unwrap_or(0);
+    let sampled = if flags & 1 == 1 { "01" } else { "00" };
+    parse_traceparent(&format!("00-{trace_id}-{span_id}-{sampled}"))
 }
 
 /// A W3C `traceparent` header (`00-<trace id>-<parent id>-<flags>`) as the
@@ -178,6 +234,32 @@ mod tests {
         ] {
             assert!(parse_traceparent(bad).is_none(), "{bad}");
         }
+    }
+
+    #[test]
+    fn events_of_an_eve_stream_join_their_turn_s_trace() {
+        let parents = TraceParents::default();
+        let turn_span = "b7ad6b7169203331";
+        let mut started = envelope(
+            "t0",
+            json!({"turnId": "turn_0", "trace": {"traceId": TRACE, "spanId": turn_span, "traceFlags": 1}}),
+        );
+        started.kind = "turn.started".into();
+        started.coordinates.turn = Some("turn_0".into());
+        parents.note(&started, None);
+        let mut later = envelope("t1", json!({}));
+        later.coordinates.turn = Some("turn_0".into());
+        parents.note(&later, None);
+        let mut other = envelope("t2", json!({}));
+        other.coordinates.turn = Some("turn_1".into());
+        parents.note(&other, Some(&format!("00-{TRACE}-{SPAN}-01")));
+        for (id, span) in [("t0", turn_span), ("t1", turn_span), ("t2", SPAN)] {
+            let parent = parents.take(id).unwrap().parent.unwrap();
+            assert_eq!(parent.trace_id().to_string(), TRACE, "{id}");
+            assert_eq!(parent.span_id().to_string(), span, "{id}");
+        }
+        parents.note(&envelope("t3", json!({})), None);
+        assert!(parents.take("t3").unwrap().parent.is_none());
     }
 
     fn envelope(id: &str, data: serde_json::Value) -> Envelope {

@@ -24,6 +24,7 @@ mod gemini;
 mod jetstream;
 mod one_folder;
 mod openapi;
+mod otel;
 mod prometheus;
 mod receipts;
 mod reload;

@@ -81,16 +81,13 @@ fn entry(j: &Path, kind: &str, after: i64) -> i64 {
         .unwrap()
 }
 
-/// The first resolution that denied something: what a tamperer would flip.
-fn a_deny(j: &Path) -> i64 {
-    db(j)
-        .query_row(
-            "SELECT min(seq) FROM trail WHERE kind = 'resolution' AND body LIKE '%\"deny\"%'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap()
+/// An entry of finished deliveries: what a tamperer would change (a
+/// hook's outcome), and the edit.
+fn a_delivery(j: &Path) -> i64 {
+    entry(j, "deliveries", 0)
 }
+
+const EDIT: &str = "UPDATE trail SET body = replace(body, '\"outcome\":\"ok\"', '\"outcome\":\"trap\"') WHERE seq = ?1";
 
 /// What a careful tamperer does after changing entry `from`: every hash
 /// from there to the head computed again, so each entry fits the one before.
@@ -135,23 +132,29 @@ fn a_signed_trail_verifies_and_names_what_it_holds() {
     let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(count("SELECT count(*) FROM trail WHERE kind = 'event'"), 38);
     assert_eq!(
-        count("SELECT count(*) FROM trail WHERE kind = 'delivery'"),
+        count(
+            "SELECT sum(json_array_length(body, '$.deliveries')) FROM trail WHERE kind = 'deliveries'"
+        ),
         count("SELECT count(*) FROM deliveries WHERE state != 'pending'")
     );
     assert_eq!(
         count("SELECT count(*) FROM trail WHERE kind = 'resolution'"),
         count("SELECT count(*) FROM resolutions")
     );
-    // A delivery's entry names the component that ran.
-    let body: String = c
-        .query_row(
-            "SELECT body FROM trail WHERE kind = 'delivery' AND body LIKE '%\"hook\":\"policy\"%' LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
+    // The hook set comes first: each hook's component and the settings.
+    let (kind, body): (String, String) = c
+        .query_row("SELECT kind, body FROM trail WHERE seq = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .unwrap();
+    assert_eq!(kind, "hooks");
     let body: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(body["component"].as_str().map(str::len), Some(64), "{body}");
+    assert_eq!(
+        body["components"]["policy"].as_str().map(str::len),
+        Some(64),
+        "{body}"
+    );
+    assert_eq!(body["settings"].as_str().map(str::len), Some(64), "{body}");
     // The last entry is the checkpoint signed when the run ended.
     let last: String = c
         .query_row(
@@ -179,13 +182,8 @@ fn a_signed_trail_verifies_and_names_what_it_holds() {
 #[test]
 fn an_edited_row_is_named() {
     let (_dir, j) = journal(false);
-    let seq = a_deny(&j);
-    db(&j)
-        .execute(
-            "UPDATE trail SET body = replace(body, 'deny', 'allow') WHERE seq = ?1",
-            [seq],
-        )
-        .unwrap();
+    let seq = a_delivery(&j);
+    assert_eq!(db(&j).execute(EDIT, [seq]).unwrap(), 1);
     let (code, said) = verify(&j, None);
     assert_eq!(code, 1);
     assert!(
@@ -199,7 +197,7 @@ fn an_edited_row_is_named() {
 #[test]
 fn a_deleted_row_is_named() {
     let (_dir, j) = journal(false);
-    let seq = entry(&j, "delivery", 10);
+    let seq = entry(&j, "deliveries", 10);
     db(&j)
         .execute("DELETE FROM trail WHERE seq = ?1", [seq])
         .unwrap();
@@ -312,13 +310,8 @@ fn a_pruned_range_verifies_and_a_changed_boundary_is_named() {
 #[test]
 fn an_edit_rehashed_to_the_head_is_caught_by_the_signed_checkpoint() {
     let (dir, j) = journal(true);
-    let seq = a_deny(&j);
-    db(&j)
-        .execute(
-            "UPDATE trail SET body = replace(body, 'deny', 'allow') WHERE seq = ?1",
-            [seq],
-        )
-        .unwrap();
+    let seq = a_delivery(&j);
+    assert_eq!(db(&j).execute(EDIT, [seq]).unwrap(), 1);
     rehash_from(&j, seq);
     let checkpoint = entry(&j, "checkpoint", seq);
     let (code, said) = verify(&j, Some(&dir.path().join("key.pub")));
@@ -335,7 +328,7 @@ fn an_export_verifies_on_its_own_and_a_changed_byte_does_not() {
     let out = hookrt(&["journal", "export", j.to_str().unwrap(), "--since", "1h"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines = text(&out.stdout);
-    assert!(lines.lines().count() > 100);
+    assert!(lines.lines().count() > 50, "{lines}");
     let file = dir.path().join("export.jsonl");
     std::fs::write(&file, &lines).unwrap();
     let key = dir.path().join("key.pub");
@@ -387,5 +380,65 @@ fn an_export_verifies_on_its_own_and_a_changed_byte_does_not() {
         text(&bad.stderr).contains("neither a UTC time"),
         "{}",
         text(&bad.stderr)
+    );
+}
+
+#[test]
+fn an_edited_record_in_the_journal_is_named_by_its_entry() {
+    let (_dir, j) = journal(false);
+    // The decision flipped in `resolutions`, the trail left alone.
+    let c = db(&j);
+    let (seq, event): (i64, String) = c
+        .query_row(
+            "SELECT r.event_seq, e.id FROM resolutions r JOIN events e ON e.seq = r.event_seq WHERE r.resolution LIKE '%\"deny\"%' LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    c.execute(
+        "UPDATE resolutions SET resolution = replace(resolution, '\"deny\"', '\"allow\"') WHERE event_seq = ?1",
+        [seq],
+    )
+    .unwrap();
+    let entry: i64 = c
+        .query_row(
+            "SELECT seq FROM trail WHERE kind = 'resolution' AND event_seq = ?1",
+            [seq],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let (code, said) = verify(&j, None);
+    assert_eq!(code, 1);
+    assert!(
+        said.contains(&format!(
+            "entry {entry} records event `{event}`, whose resolution in the journal was changed since"
+        )),
+        "{said}"
+    );
+    // An event's envelope edited in `events`.
+    let (eseq, eid): (i64, String) = c
+        .query_row(
+            "SELECT seq, id FROM events WHERE envelope LIKE '%rm -rf%' LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    c.execute(
+        "UPDATE resolutions SET resolution = replace(resolution, '\"allow\"', '\"deny\"') WHERE event_seq = ?1",
+        [seq],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE events SET envelope = replace(envelope, 'rm -rf', 'ls -l') WHERE seq = ?1",
+        [eseq],
+    )
+    .unwrap();
+    let (code, said) = verify(&j, None);
+    assert_eq!(code, 1);
+    assert!(
+        said.contains(&format!(
+            "records event `{eid}`, whose envelope in the journal was changed since"
+        )),
+        "{said}"
     );
 }

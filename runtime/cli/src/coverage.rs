@@ -15,7 +15,8 @@
 //!
 //! The journal is opened read-only (no schema set-up, no lock: WAL lets it
 //! be read beside a running service). Component digests come from the
-//! journal's `trail` table when it has one, else they are null.
+//! journal's `trail` table when it has one (its `deliveries` entries), else
+//! they are null.
 //! Exit code: 0 nothing flagged, 1 something flagged, 2 the journal could not be read.
 
 use std::collections::HashMap;
@@ -537,27 +538,34 @@ fn handlers(conn: &Connection) -> Result<HashMap<i64, Vec<(String, String)>>> {
     Ok(out)
 }
 
-/// Component digests from the trail's delivery rows: (agent, event id) ->
+/// Component digests from the trail: each `deliveries` entry's hooks ran
+/// with the components of the `hooks` entry before it. (agent, event id) ->
 /// hook -> sha256.
 fn components(conn: &Connection) -> Result<HashMap<(String, String), HashMap<String, String>>> {
     let mut stmt = conn
-        .prepare("SELECT body FROM trail WHERE kind = 'delivery' ORDER BY seq")
+        .prepare("SELECT kind, body FROM trail WHERE kind IN ('hooks', 'deliveries') ORDER BY seq")
         .context("cannot read its trail")?;
     let mut out: HashMap<(String, String), HashMap<String, String>> = HashMap::new();
-    for body in stmt.query_map([], |r| r.get::<_, String>(0))? {
-        let Ok(body) = serde_json::from_str::<Value>(&body?) else {
+    let mut current = Value::Null;
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+        let (kind, body) = row?;
+        let Ok(body) = serde_json::from_str::<Value>(&body) else {
             continue;
         };
-        let field = |k: &str| body[k].as_str().map(str::to_owned);
-        if let (Some(event), Some(agent), Some(hook), Some(component)) = (
-            field("event"),
-            field("agent"),
-            field("hook"),
-            field("component"),
-        ) {
-            out.entry((agent, event))
-                .or_default()
-                .insert(hook, component);
+        if kind == "hooks" {
+            current = body["components"].clone();
+            continue;
+        }
+        let (Some(event), Some(agent)) = (body["event"].as_str(), body["agent"].as_str()) else {
+            continue;
+        };
+        let hooks = out.entry((agent.to_owned(), event.to_owned())).or_default();
+        for d in body["deliveries"].as_array().into_iter().flatten() {
+            if let Some(hook) = d["hook"].as_str()
+                && let Some(component) = current[hook].as_str()
+            {
+                hooks.insert(hook.to_owned(), component.to_owned());
+            }
         }
     }
     Ok(out)

@@ -219,7 +219,10 @@ fn verify_receipt(receipt: &Path, key: Option<&Path>, journal: Option<&Path>) ->
     let text = std::fs::read_to_string(receipt)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", receipt.display()))?;
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
-        eprintln!("{}: the receipt does not hold: it is not JSON", receipt.display());
+        eprintln!(
+            "{}: the receipt does not hold: it is not JSON",
+            receipt.display()
+        );
         return Ok(ExitCode::FAILURE);
     };
     let signer = match hookrt::journal::check_receipt(&value, key.as_ref()) {

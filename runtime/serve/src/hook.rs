@@ -184,6 +184,8 @@ async fn agent_hook(
         )
         .with_code("duplicate")
     };
+    // The agent's trace, when its request carries one (docs/telemetry.md).
+    state.tap(&envelope, &headers);
     let observed = class_of(&envelope.kind) == EventClass::Observe;
     if observed && !takes_context(&envelope.kind) {
         return match service.emit(envelope).await {

@@ -378,7 +378,8 @@ impl AppState {
             Ok(c) => c.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         };
-        let resolution = serde_json::to_value(resolution).ok()?;
+        // The text the journal stores, whose digest its trail holds.
+        let resolution = serde_json::to_string(resolution).ok()?;
         hookrt::journal::sign_receipt(
             &context,
             &envelope.id,

@@ -173,14 +173,14 @@ impl Dispatcher {
         if let Some(shared) = lock(&self.journal).as_ref().and_then(|j| j.trail_context())
             && let Ok(mut context) = shared.write()
         {
-            let signer = context.signer.clone();
-            let every = context.every;
-            *context = crate::service::journal::trail::trail_context(
+            let fresh = crate::service::journal::trail::trail_context(
                 &runtime,
                 &crate::service::journal::trail::TrailOptions::default(),
             );
-            context.signer = signer;
-            context.every = every;
+            // A new hook set: the next entry is its `hooks` entry.
+            context.components = fresh.components;
+            context.settings = fresh.settings;
+            context.generation += 1;
         }
         let previous = self.rt.hooks().iter().map(|h| h.id()).collect();
         let hooks = runtime.hooks().iter().map(|h| h.id()).collect();

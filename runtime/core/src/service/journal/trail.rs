@@ -2,10 +2,11 @@
 //! the journal itself (table `trail`), written in the same transaction as
 //! what it records.
 //!
-//! Every committed event, every delivery's final attempt and every
-//! resolution is an entry `{seq, kind, event_seq, body, prev, hash}`: `body`
-//! is canonical JSON (sorted keys) of what it records, with the component
-//! digests of the hooks involved and the effective settings' digest;
+//! Every committed event, every delivery's final attempt (grouped: one
+//! `deliveries` entry per event per commit) and every resolution is an
+//! entry `{seq, kind, event_seq, body, prev, hash}`: `body` is canonical
+//! JSON (sorted keys) of what it records, with the component digest of each
+//! hook that ran and the effective settings' digest;
 //! `hash = SHA-256("hookrt-trail-v1" 0 prev kind 0 body)`, `prev` the hash of
 //! the entry before (32 zero bytes for the first). Entries are appended under
 //! the journal's write lock, inside `IMMEDIATE` transactions, so the chain's
@@ -39,13 +40,12 @@ pub(crate) const SCHEMA: &str = "
 -- resolutions (docs/journal.md#the-auditors-trail).
 CREATE TABLE IF NOT EXISTS trail (
     seq       INTEGER PRIMARY KEY,       -- position in the chain, from 1
-    kind      TEXT NOT NULL,             -- 'event' | 'delivery' | 'resolution' | 'checkpoint' | 'pruned'
+    kind      TEXT NOT NULL,             -- 'event' | 'deliveries' | 'resolution' | 'checkpoint' | 'pruned'
     event_seq INTEGER,                   -- the event it records (events.seq); NULL for checkpoint and pruned
     body      TEXT NOT NULL,             -- canonical JSON of what it records
     prev      BLOB NOT NULL,             -- the previous entry's hash (32 zero bytes for the first)
     hash      BLOB NOT NULL              -- SHA-256('hookrt-trail-v1' 0 prev kind 0 body)
 );
-CREATE INDEX IF NOT EXISTS trail_event ON trail(event_seq);
 ";
 
 /// What the entries say about the hooks that run: each hook's component
@@ -61,6 +61,10 @@ pub struct TrailContext {
     pub signer: Option<Arc<SigningKey>>,
     /// Entries between two checkpoints.
     pub every: u64,
+    /// Which hook set this is (a new one on a reload), and the last one
+    /// the chain has a `hooks` entry of (shared by the connections).
+    pub generation: u64,
+    pub(crate) announced: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for TrailContext {
@@ -139,6 +143,8 @@ pub fn trail_context(runtime: &Runtime, options: &TrailOptions) -> TrailContext 
             .signing_key
             .map(|seed| Arc::new(SigningKey::from_bytes(&seed))),
         every: options.checkpoint_every,
+        generation: 1,
+        announced: Arc::default(),
     }
 }
 
@@ -203,6 +209,21 @@ pub(crate) fn append(
     let mut insert = tx.prepare_cached(
         "INSERT INTO trail(seq, kind, event_seq, body, prev, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
+    // The hook set the entries after it were decided by: every hook's
+    // component and the settings' digest, once per set (the writes are
+    // serialized by the journal's write lock).
+    use std::sync::atomic::Ordering;
+    if context.announced.load(Ordering::SeqCst) != context.generation {
+        let body = json!({
+            "components": context.components,
+            "settings": context.settings,
+            "at_ms": super::now_ms(),
+        });
+        push(&mut insert, &mut at, "hooks", None, &body)?;
+        context
+            .announced
+            .store(context.generation, Ordering::SeqCst);
+    }
     for e in entries {
         push(&mut insert, &mut at, e.kind, e.event_seq, &e.body)?;
         if let Some(key) = &context.signer
@@ -316,19 +337,13 @@ pub(crate) fn event_body(
     kind: &str,
     digest: &[u8],
     hooks: &[&str],
-    context: &TrailContext,
 ) -> Value {
-    let components: BTreeMap<&str, Option<&String>> = hooks
-        .iter()
-        .map(|h| (*h, context.components.get(*h)))
-        .collect();
     json!({
         "event": id,
         "agent": agent,
         "kind": kind,
         "digest": hex::encode(digest),
-        "components": components,
-        "settings": context.settings,
+        "hooks": hooks,
         "at_ms": super::now_ms(),
     })
 }
@@ -433,6 +448,16 @@ pub enum Break {
         seq: i64,
         /// The event's id.
         id: String,
+    },
+    /// What the journal's tables hold differs from what the trail recorded.
+    #[error("entry {seq} records event `{event}`, whose {what} in the journal was changed since")]
+    Record {
+        /// The entry.
+        seq: i64,
+        /// The event's id.
+        event: String,
+        /// What differs (`envelope`, `resolution`).
+        what: &'static str,
     },
     /// An entry's body is not JSON.
     #[error("entry {seq} is not readable: {why}")]
@@ -682,23 +707,60 @@ pub fn verify(path: &Path, key: Option<&VerifyingKey>) -> Result<Verified, Break
         .optional()?
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    let missing: Option<(i64, String)> = conn
-        .query_row(
-            "SELECT e.seq, e.id FROM events e WHERE e.seq >= ?1 AND NOT EXISTS (SELECT 1 FROM trail t WHERE t.event_seq = e.seq AND t.kind = 'event') ORDER BY e.seq LIMIT 1",
-            [from],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    if let Some((seq, id)) = missing {
-        return Err(Break::Truncated {
-            last: found.last,
-            seq,
-            id,
-        });
+    let recorded: std::collections::HashSet<i64> = rows
+        .iter()
+        .filter(|r| r.kind == "event")
+        .filter_map(|r| r.event_seq)
+        .collect();
+    let mut events = conn.prepare("SELECT seq, id FROM events WHERE seq >= ?1 ORDER BY seq")?;
+    let mut held = events.query([from])?;
+    while let Some(row) = held.next()? {
+        let seq: i64 = row.get(0)?;
+        if !recorded.contains(&seq) {
+            return Err(Break::Truncated {
+                last: found.last,
+                seq,
+                id: row.get(1)?,
+            });
+        }
+        found.events += 1;
     }
-    found.events = conn.query_row("SELECT count(*) FROM events WHERE seq >= ?1", [from], |r| {
-        r.get::<_, i64>(0)
-    })? as u64;
+    // What the other tables hold is what the trail recorded: each event's
+    // envelope (its digest, computed again) and each decision.
+    let mut envelope = conn.prepare("SELECT envelope FROM events WHERE seq = ?1")?;
+    let mut decided = conn.prepare("SELECT resolution FROM resolutions WHERE event_seq = ?1")?;
+    for r in &rows {
+        let Some(event_seq) = r
+            .event_seq
+            .filter(|_| r.kind == "event" || r.kind == "resolution")
+        else {
+            continue;
+        };
+        let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
+        let changed = |what| Break::Record {
+            seq: r.seq,
+            event: body["event"].as_str().unwrap_or_default().to_owned(),
+            what,
+        };
+        if r.kind == "event" {
+            let text: Option<String> = envelope.query_row([event_seq], |x| x.get(0)).optional()?;
+            if let Some(text) = text {
+                let digest = serde_json::from_str::<crate::event::envelope::Envelope>(&text)
+                    .map(|e| hex::encode(e.digest()))
+                    .unwrap_or_default();
+                if body["digest"] != digest.as_str() {
+                    return Err(changed("envelope"));
+                }
+            }
+        } else {
+            let text: Option<String> = decided.query_row([event_seq], |x| x.get(0)).optional()?;
+            if let Some(text) = text
+                && body["resolution_sha256"] != text_sha256(&text).as_str()
+            {
+                return Err(changed("resolution"));
+            }
+        }
+    }
     Ok(found)
 }
 
@@ -741,8 +803,14 @@ pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey, String> {
         })
 }
 
+/// The sha256 (hex) of a text: how entries hold what other tables store.
+pub fn text_sha256(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
 /// A signed receipt of one decision, for the caller to keep: the event (id,
-/// agent, digest), what was decided (the sha256 of its canonical JSON), the
+/// agent, digest), what was decided (the sha256 of its JSON as the journal
+/// stores it, `resolution`), the
 /// components and settings that decided it, when, and an Ed25519 signature
 /// of all of it by `context`'s key. `None` without a key. An auditor checks
 /// it offline with the public key ([`check_receipt`]), and against a
@@ -752,7 +820,7 @@ pub fn sign_receipt(
     event_id: &str,
     agent: &str,
     event_digest: &[u8],
-    resolution: &Value,
+    resolution: &str,
 ) -> Option<Value> {
     let key = context.signer.as_ref()?;
     let mut receipt = json!({
@@ -760,7 +828,7 @@ pub fn sign_receipt(
         "event": event_id,
         "agent": agent,
         "event_digest": hex::encode(event_digest),
-        "resolution_sha256": hex::encode(Sha256::digest(resolution.to_string().as_bytes())),
+        "resolution_sha256": text_sha256(resolution),
         "components": context.components,
         "settings": context.settings,
         "at_ms": super::now_ms(),
@@ -831,7 +899,7 @@ pub fn receipt_in_journal(path: &Path, receipt: &Value) -> Result<i64, String> {
             continue;
         }
         seen = true;
-        if hex::encode(Sha256::digest(body["resolution"].to_string().as_bytes())) == want {
+        if body["resolution_sha256"] == want {
             return Ok(r.seq);
         }
     }

@@ -80,14 +80,12 @@ impl Journal {
                     plan.execute(params![seq, i as i64, hook, handler, now])
                         .map_err(err)?;
                 }
-                if let Some(context) = &context {
+                if context.is_some() {
                     let hooks: Vec<&str> = deliveries.iter().map(|(h, _)| h.as_str()).collect();
                     entries.push(Entry {
                         kind: "event",
                         event_seq: Some(seq),
-                        body: trail::event_body(
-                            &env.id, agent, &env.kind, &digest, &hooks, context,
-                        ),
+                        body: trail::event_body(&env.id, agent, &env.kind, &digest, &hooks),
                     });
                 }
                 out.push(Inserted::New(seq));
@@ -130,6 +128,8 @@ impl Journal {
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let mut entries = Vec::new();
+        // Each event's deliveries that finished in this commit, in ack order.
+        let mut finals: Vec<(i64, Vec<serde_json::Value>)> = Vec::new();
         {
             let mut done = tx
                 .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6 RETURNING hook, handler")
@@ -176,23 +176,21 @@ impl Journal {
                     )
                     .optional()
                     .map_err(err)?;
-                if let (Some(context), Some((hook, handler))) = (&context, planned) {
-                    let (id, agent) = event(a.event_seq).map_err(err)?;
-                    entries.push(Entry {
-                        kind: "delivery",
-                        event_seq: Some(a.event_seq),
-                        body: json!({
-                            "event": id,
-                            "agent": agent,
-                            "hook": hook,
-                            "handler": handler,
-                            "component": context.components.get(&hook),
-                            "outcome": a.outcome.as_str(),
-                            "attempts": a.attempts,
-                            "state": state,
-                            "at_ms": now,
-                        }),
+                if let (Some(_), Some((hook, handler))) = (&context, planned) {
+                    // One entry per event per commit, holding each of its
+                    // deliveries that finished in it (their components are
+                    // the `hooks` entry's before it).
+                    let finished = json!({
+                        "hook": hook,
+                        "handler": handler,
+                        "outcome": a.outcome.as_str(),
+                        "attempts": a.attempts,
+                        "state": state,
                     });
+                    match finals.iter_mut().find(|(seq, _)| *seq == a.event_seq) {
+                        Some((_, list)) => list.push(finished),
+                        None => finals.push((a.event_seq, vec![finished])),
+                    }
                 }
                 if let Some(message) = &a.dead {
                     dead.execute(params![
@@ -206,6 +204,19 @@ impl Journal {
                     .map_err(err)?;
                 }
             }
+            for (seq, deliveries) in finals {
+                let (id, agent) = event(seq).map_err(err)?;
+                entries.push(Entry {
+                    kind: "deliveries",
+                    event_seq: Some(seq),
+                    body: json!({
+                        "event": id,
+                        "agent": agent,
+                        "deliveries": deliveries,
+                        "at_ms": now,
+                    }),
+                });
+            }
             let mut decided = tx
                 .prepare_cached(
                     "INSERT OR REPLACE INTO resolutions(event_seq, resolution) VALUES (?1, ?2)",
@@ -213,18 +224,17 @@ impl Journal {
                 .map_err(err)?;
             for (seq, resolution) in resolutions {
                 decided.execute(params![seq, resolution]).map_err(err)?;
-                if let Some(context) = &context {
+                if context.is_some() {
+                    // The decision is in `resolutions`: the entry holds its
+                    // digest, so editing that table breaks the trail too.
                     let (id, agent) = event(*seq).map_err(err)?;
-                    let decided: serde_json::Value = serde_json::from_str(resolution)
-                        .unwrap_or_else(|_| serde_json::Value::String(resolution.clone()));
                     entries.push(Entry {
                         kind: "resolution",
                         event_seq: Some(*seq),
                         body: json!({
                             "event": id,
                             "agent": agent,
-                            "resolution": decided,
-                            "settings": context.settings,
+                            "resolution_sha256": trail::text_sha256(resolution),
                             "at_ms": now,
                         }),
                     });

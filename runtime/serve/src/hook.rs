@@ -162,10 +162,14 @@ async fn agent_hook(
     let Some(service) = guard.as_ref() else {
         return refuse(gate, unavailable());
     };
-    let budget = match param("budget_ms").map(|ms| ms.parse::<u64>()) {
+    let budget = match param("budget_ms") {
         None => state.decide_timeout,
-        Some(Ok(ms)) => Duration::from_millis(ms).min(state.decide_timeout),
-        Some(Err(_)) => {
+        // Digits past u64: more than the server's timeout, which bounds it.
+        Some(ms) if !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()) => {
+            let ms = ms.parse::<u64>().unwrap_or(u64::MAX);
+            Duration::from_millis(ms).min(state.decide_timeout)
+        }
+        Some(_) => {
             let e = ApiError::bad_request(
                 "`budget_ms` is not a whole number of milliseconds",
                 "give `budget_ms` as digits, e.g. `budget_ms=5000`, or leave it out",

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use hookrt::front::bridge::Bridge;
 use serde_json::{Value, json};
 
-use crate::claude_code::answering_agent;
+use crate::claude_code::{answering_agent, tsc};
 use crate::common::{agent_fixture, repo, succeeded, with_stdin};
 use crate::{agent, hookrt};
 
@@ -332,25 +332,6 @@ fn node(dir: &Path, script: &Path, args: &[&Path]) -> std::process::Output {
         .current_dir(dir)
         .output()
         .expect("node runs")
-}
-
-/// `tsc --strict` on `file`, with the packages installed in `dir`.
-fn tsc(dir: &Path, file: &Path) -> std::process::Output {
-    let tsc = dir.join("node_modules/typescript/bin/tsc");
-    std::process::Command::new("node")
-        .arg(tsc)
-        .args([
-            "--strict",
-            "--noEmit",
-            "--skipLibCheck",
-            "--target",
-            "es2022",
-        ])
-        .args(["--module", "nodenext", "--moduleResolution", "nodenext"])
-        .arg(file)
-        .current_dir(dir)
-        .output()
-        .expect("node runs tsc")
 }
 
 /// Checks `answers` with `tsc`: each one typed by `type_of(event)`, after

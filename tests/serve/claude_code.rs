@@ -356,7 +356,7 @@ pub(crate) fn answering_agent() -> TempAgent {
 }
 
 /// `tsc --strict` on `file`, against the packages installed in `claude`.
-fn tsc(claude: &std::path::Path, file: &std::path::Path) -> std::process::Output {
+pub(crate) fn tsc(claude: &std::path::Path, file: &std::path::Path) -> std::process::Output {
     std::process::Command::new("node")
         .arg(claude.join("node_modules/typescript/bin/tsc"))
         .args([

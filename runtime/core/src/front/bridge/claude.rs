@@ -361,14 +361,13 @@ pub(crate) fn answer_in(
     let stop = matches!(name, "Stop" | "SubagentStop");
     let takes_context = dialect.context_events.contains(&name)
         && (!stop || (dialect.stop_takes_context && reply::continued(resolution)));
-    if let Some(context) = reply::context_text(resolution).filter(|_| takes_context) {
-        specific.insert("additionalContext".into(), json!(context));
-    }
-    if !specific.is_empty() {
-        specific.insert("hookEventName".into(), json!(name));
-        out.insert("hookSpecificOutput".into(), Value::Object(specific));
-    }
-    (!out.is_empty()).then_some(Value::Object(out))
+    reply::add_context(
+        &mut specific,
+        "additionalContext",
+        resolution,
+        takes_context,
+    );
+    reply::finish(out, specific, name)
 }
 
 /// The answer that refuses gate `name` because hookrt could not decide it

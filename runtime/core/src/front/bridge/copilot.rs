@@ -181,10 +181,8 @@ pub fn copilot_answer(name: &str, resolution: Option<&Resolution>) -> Option<Val
             | "sessionStart"
             | "subagentStart"
     );
-    if let Some(context) = reply::context_text(resolution).filter(|_| takes_context) {
-        out.insert("additionalContext".into(), json!(context));
-    }
-    (!out.is_empty()).then_some(Value::Object(out))
+    reply::add_context(&mut out, "additionalContext", resolution, takes_context);
+    reply::finish(out, Map::new(), name)
 }
 
 /// The answer that refuses Copilot gate `name`.

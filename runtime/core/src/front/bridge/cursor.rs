@@ -230,10 +230,8 @@ pub fn cursor_answer(name: &str, resolution: Option<&Resolution>) -> Option<Valu
         | Resolution::Context(_) => {}
     }
     let takes_context = matches!(name, "preToolUse" | "postToolUse" | "sessionStart");
-    if let Some(context) = reply::context_text(resolution).filter(|_| takes_context) {
-        out.insert("additional_context".into(), json!(context));
-    }
-    (!out.is_empty()).then_some(Value::Object(out))
+    reply::add_context(&mut out, "additional_context", resolution, takes_context);
+    reply::finish(out, Map::new(), name)
 }
 
 /// The answer that refuses Cursor gate `name`.

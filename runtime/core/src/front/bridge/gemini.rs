@@ -162,14 +162,13 @@ pub fn gemini_answer(name: &str, resolution: Option<&Resolution>) -> Option<Valu
         | Resolution::Context(_) => {}
     }
     let takes_context = matches!(name, "AfterTool" | "BeforeAgent" | "SessionStart");
-    if let Some(context) = reply::context_text(resolution).filter(|_| takes_context) {
-        specific.insert("additionalContext".into(), json!(context));
-    }
-    if !specific.is_empty() {
-        specific.insert("hookEventName".into(), json!(name));
-        out.insert("hookSpecificOutput".into(), Value::Object(specific));
-    }
-    (!out.is_empty()).then_some(Value::Object(out))
+    reply::add_context(
+        &mut specific,
+        "additionalContext",
+        resolution,
+        takes_context,
+    );
+    reply::finish(out, specific, name)
 }
 
 /// The answer that refuses Gemini gate `name`: a deny with the reason.

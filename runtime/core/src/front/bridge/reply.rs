@@ -3,6 +3,8 @@
 //! a refusal's reason. One place, so every agent says the same thing for the
 //! same resolution.
 
+use serde_json::{Map, Value, json};
+
 use crate::delivery::decision::CallDecision;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Approval, Gate};
@@ -67,4 +69,27 @@ pub fn gate_named(gates: &[&'static str], input: &str) -> Option<&'static str> {
         .iter()
         .copied()
         .find(|g| input.contains(&format!("\"{g}\"")))
+}
+
+/// Puts the hooks' context under `key` in `into` when the event takes it
+/// (`takes`) and there is some.
+pub fn add_context(into: &mut Map<String, Value>, key: &str, resolution: &Resolution, takes: bool) {
+    if let Some(context) = context_text(resolution).filter(|_| takes) {
+        into.insert(key.into(), json!(context));
+    }
+}
+
+/// The answer `out`, with `specific` as its `hookSpecificOutput` (naming
+/// event `name`) when that holds anything; `None` when there is nothing to
+/// say.
+pub fn finish(
+    mut out: Map<String, Value>,
+    mut specific: Map<String, Value>,
+    name: &str,
+) -> Option<Value> {
+    if !specific.is_empty() {
+        specific.insert("hookEventName".into(), json!(name));
+        out.insert("hookSpecificOutput".into(), Value::Object(specific));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
 }

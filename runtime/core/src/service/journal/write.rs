@@ -1,10 +1,9 @@
 //! Writing the journal: events with their planned deliveries (group
 //! commit), acks with answers and resolutions, the start of a retry.
 
-use rusqlite::{OptionalExtension, params};
-
 use std::collections::HashMap;
 
+use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::trail::{self, Entry};
@@ -128,8 +127,10 @@ impl Journal {
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
         let mut entries = Vec::new();
-        // Each event's deliveries that finished in this commit, in ack order.
+        // Each event's deliveries that finished in this commit, in ack order
+        // (`at`: where each event is in `finals`).
         let mut finals: Vec<(i64, Vec<serde_json::Value>)> = Vec::new();
+        let mut at: HashMap<i64, usize> = HashMap::new();
         {
             let mut done = tx
                 .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6 RETURNING hook, handler")
@@ -187,9 +188,12 @@ impl Journal {
                         "attempts": a.attempts,
                         "state": state,
                     });
-                    match finals.iter_mut().find(|(seq, _)| *seq == a.event_seq) {
-                        Some((_, list)) => list.push(finished),
-                        None => finals.push((a.event_seq, vec![finished])),
+                    match at.get(&a.event_seq) {
+                        Some(&i) => finals[i].1.push(finished),
+                        None => {
+                            at.insert(a.event_seq, finals.len());
+                            finals.push((a.event_seq, vec![finished]));
+                        }
                     }
                 }
                 if let Some(message) = &a.dead {

@@ -642,12 +642,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut j = Journal::open(&dir.path().join("journal.db")).unwrap();
         let plan: Plan = vec![("audit".into(), "*".into())];
+        // Clones: `event` stamps the time, which the digest covers.
         let a = event(1);
-        let mut claim = event(1);
+        let mut claim = a.clone();
         claim.data = crate::event::Data::new(serde_json::json!({"text": "something else"}));
-        let mut theirs = event(1);
+        let mut theirs = a.clone();
         theirs.coordinates.agent = "another".into();
-        let mut retried = event(1);
+        let mut retried = a.clone();
         retried.attempt = 7;
         retried.coordinates.ordinal = Some(3);
         let got = j

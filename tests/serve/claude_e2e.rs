@@ -13,15 +13,13 @@
 //! `subagents/general-purpose/hooks/`, allow it: the file is made). Every
 //! hook Claude Code ran must have succeeded.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
 use crate::claude_code::claude_code_dir;
 use crate::common::{TempAgent, succeeded};
+use crate::standin::{StandIn, within};
 use crate::{Server, TOKEN, hookrt};
 
 /// Marks the subagent's prompt, so the stand-in tells its requests apart.
@@ -37,81 +35,23 @@ const KEEP_GOING: &str = "HOOKRT-KEEP-GOING: check the file once more";
 /// A word the gatekeeper blocks prompts for.
 const FORBIDDEN: &str = "FORBIDDEN-WORD";
 
-/// A loopback stand-in of the Messages API: each `POST /v1/messages` is
-/// answered by [`script`] from the conversation it carries; every request
-/// body is kept.
-struct StandIn {
-    url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-impl StandIn {
-    fn start() -> StandIn {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let kept = requests.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { break };
-                let kept = kept.clone();
-                std::thread::spawn(move || serve(stream, &kept));
-            }
-        });
-        StandIn { url, requests }
-    }
-}
-
-/// One HTTP/1.1 request on `stream`, answered and closed.
-fn serve(stream: TcpStream, kept: &Mutex<Vec<Value>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut head = String::new();
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-        if line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
-    let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    let mut out = stream;
-    if !head.starts_with("POST /v1/messages") || head.starts_with("POST /v1/messages/") {
-        let _ = out.write_all(
-            b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
-        );
-        return;
-    }
-    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    kept.lock().unwrap().push(request.clone());
-    let blocks = script(&request);
+/// The Messages API's answer to `request` (`POST /v1/messages`): [`script`]
+/// decides the content, streamed when asked.
+fn messages(request: &Value) -> (&'static str, String) {
+    let blocks = script(request);
     let stop = if blocks.iter().any(|b| b["type"] == "tool_use") {
         "tool_use"
     } else {
         "end_turn"
     };
-    let (content_type, text) = if request["stream"] == true {
+    if request["stream"] == true {
         ("text/event-stream", events(&blocks, stop))
     } else {
         let message = json!({"id": "msg_standin", "type": "message", "role": "assistant",
             "model": "claude-standin", "content": blocks, "stop_reason": stop,
             "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 5}});
         ("application/json", message.to_string())
-    };
-    let _ = write!(
-        out,
-        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-        text.len()
-    );
+    }
 }
 
 /// What the model "says" next: decided by whose conversation it is (the
@@ -226,7 +166,7 @@ fn session(install: &[&str], env: &[(&str, &str)]) -> Session {
 fn session_of(prompt: &str, install: &[&str], env: &[(&str, &str)]) -> Session {
     let claude =
         claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
-    let model = StandIn::start();
+    let model = StandIn::start("/v1/messages", messages);
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir(project.path().join("build")).unwrap();
@@ -277,41 +217,6 @@ fn session_of(prompt: &str, install: &[&str], env: &[(&str, &str)]) -> Session {
         lines,
         requests,
         project,
-    }
-}
-
-/// The output of `child` (read as it comes: a full pipe would stop it),
-/// killed past `limit` (a session that loops).
-fn within(mut child: std::process::Child, limit: std::time::Duration) -> std::process::Output {
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            buf
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().unwrap()));
-    let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    let started = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            let out = stdout.join().unwrap();
-            panic!(
-                "claude -p ran past {limit:?}: {}",
-                String::from_utf8_lossy(&out)
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    std::process::Output {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
     }
 }
 

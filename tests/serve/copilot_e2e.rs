@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::agents::agents_dir;
-use crate::codex_e2e::{StandIn, quoted, within};
+use crate::codex_e2e::quoted;
 use crate::common::{TempAgent, succeeded};
+use crate::standin::{StandIn, within};
 use crate::{Server, TOKEN, hookrt};
 
 /// The scripted calls, in order: (call id, command).

@@ -28,6 +28,7 @@ mod otel;
 mod prometheus;
 mod receipts;
 mod reload;
+mod standin;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -24,16 +24,7 @@ use crate::{agent, hookrt};
 /// `scripts/agents`: the pinned agents, Ajv and TypeScript, installed once;
 /// its folder.
 pub(crate) fn agents_dir() -> PathBuf {
-    let out = std::process::Command::new(repo().join("scripts/agents"))
-        .output()
-        .expect("scripts/agents runs");
-    assert!(
-        out.status.success(),
-        "the agents' tests need scripts/agents to install their packages:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    PathBuf::from(stdout.lines().last().unwrap_or_default().trim())
+    crate::installed_by("agents", "the pinned agents' packages")
 }
 
 /// The fixtures' folder of `bridge`.

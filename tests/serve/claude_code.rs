@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{TempAgent, claude_fixture, repo, succeeded, with_stdin};
+use crate::common::{TempAgent, claude_fixture, succeeded, with_stdin};
 use crate::{Server, TOKEN, agent, hookrt, request};
 
 fn input(event: &str) -> Value {
@@ -153,15 +153,7 @@ fn a_gate_fails_closed_on_every_refusal_and_other_events_get_their_error() {
 /// `scripts/claude-code`: the pinned Claude Code package and TypeScript,
 /// installed once; its folder.
 pub(crate) fn claude_code_dir() -> std::path::PathBuf {
-    let out = std::process::Command::new(repo().join("scripts/claude-code"))
-        .output()
-        .expect("scripts/claude-code runs");
-    assert!(
-        out.status.success(),
-        "the Claude Code tests need scripts/claude-code to install its package:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    crate::installed_by("claude-code", "Claude Code's package")
 }
 
 #[test]

@@ -51,6 +51,21 @@ pub fn hookrt(args: &[&str]) -> Command {
     c
 }
 
+/// The folder `scripts/<script>` installs the pinned `what` into (once per
+/// pin; the last line it prints), or a failure saying the tests need it.
+pub fn installed_by(script: &str, what: &str) -> PathBuf {
+    let out = Command::new(common::repo().join("scripts").join(script))
+        .output()
+        .unwrap_or_else(|e| panic!("scripts/{script} does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "these tests need scripts/{script} to install {what}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    PathBuf::from(stdout.lines().last().unwrap_or_default().trim())
+}
+
 /// A running `hookrt serve`; killed when dropped.
 pub struct Server {
     pub child: Child,

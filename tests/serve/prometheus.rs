@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{self, repo};
+use crate::common;
 use crate::endpoints::samples;
 use crate::{Reply, Server, TOKEN, agent, request, transcript_text};
 
@@ -22,15 +22,7 @@ const NDJSON: &str = "application/x-ndjson";
 /// The folder holding `prometheus` and `promtool`, installed by
 /// scripts/prometheus (once per pin).
 fn prometheus_dir() -> PathBuf {
-    let out = Command::new(repo().join("scripts/prometheus"))
-        .output()
-        .expect("scripts/prometheus runs");
-    assert!(
-        out.status.success(),
-        "the Prometheus tests need scripts/prometheus to install Debian's prometheus package:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    crate::installed_by("prometheus", "Debian's prometheus package")
 }
 
 /// A server of the example agent that has taken the example transcript,

@@ -47,7 +47,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field};
+use super::hook_input::{Mapped, Protocol, Reading, field, required_text};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
@@ -171,10 +171,7 @@ fn tool_call(
         .get("tool_use_id")
         .and_then(Value::as_str)
         .map_or_else(|| id.stand_in("call"), str::to_owned);
-    let tool = text("tool_name");
-    if !tool.is_string() {
-        return Err(format!("{event} without `tool_name`"));
-    }
+    let tool = required_text(fields, "tool_name", event)?;
     let data = match event {
         "PreToolUse" | "PreSkillShellCommand" => {
             let mut action = json!({"call_id": call_id, "tool": tool, "input": text("tool_input")});

@@ -24,7 +24,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field};
+use super::hook_input::{Mapped, Protocol, Reading, field, object_of, required_text};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
@@ -71,14 +71,6 @@ pub static COPILOT: Protocol = Protocol {
     turn_field: None,
 };
 
-/// Tool arguments: an object, or (older releases) its JSON text.
-fn arguments(value: Value) -> Value {
-    match value {
-        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        other => other,
-    }
-}
-
 fn copilot_data(
     event: &str,
     kind: &str,
@@ -89,13 +81,10 @@ fn copilot_data(
     let mut step = None;
     let data = match event {
         "preToolUse" | "postToolUse" | "postToolUseFailure" => {
-            let tool = text("toolName");
-            if !tool.is_string() {
-                return Err(format!("{event} without `toolName`"));
-            }
+            let tool = required_text(fields, "toolName", event)?;
             let call_id = id.stand_in("call");
             step = Some(call_id.clone());
-            let input = arguments(text("toolArgs"));
+            let input = object_of(text("toolArgs"));
             match event {
                 "preToolUse" => {
                     json!({"actions": [{"call_id": call_id, "tool": tool, "input": input}]})
@@ -109,7 +98,7 @@ fn copilot_data(
             }
         }
         "permissionRequest" => {
-            json!({"tool": text("toolName"), "input": arguments(text("toolInput")), "suggestions": text("permissionSuggestions")})
+            json!({"tool": text("toolName"), "input": object_of(text("toolInput")), "suggestions": text("permissionSuggestions")})
         }
         "userPromptSubmitted" => json!({"prompt": text("prompt")}),
         "sessionStart" => {

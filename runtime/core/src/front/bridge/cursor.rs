@@ -28,7 +28,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field};
+use super::hook_input::{Mapped, Protocol, Reading, field, object_of, required_text};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Gate;
@@ -82,14 +82,6 @@ pub static CURSOR: Protocol = Protocol {
     turn_field: Some("generation_id"),
 };
 
-/// An input that may be an object or its JSON text.
-fn object(value: Value) -> Value {
-    match value {
-        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        other => other,
-    }
-}
-
 fn cursor_data(
     event: &str,
     kind: &str,
@@ -113,14 +105,11 @@ fn cursor_data(
             json!({"call_id": call_id, "tool": tool, "status": status, "output": output}),
         )
     };
-    let named_tool = || match text("tool_name") {
-        Value::String(t) => Ok(Value::String(t)),
-        _ => Err(format!("{event} without `tool_name`")),
-    };
+    let named_tool = || required_text(fields, "tool_name", event);
     let (step, data) = match event {
-        "preToolUse" => call(named_tool()?, object(text("tool_input"))),
+        "preToolUse" => call(named_tool()?, object_of(text("tool_input"))),
         "beforeMCPExecution" => {
-            let mut input = object(text("tool_input"));
+            let mut input = object_of(text("tool_input"));
             if let Some(obj) = input.as_object_mut() {
                 for server in ["url", "command"] {
                     if let Some(v) = fields.get(server) {
@@ -131,12 +120,10 @@ fn cursor_data(
             call(named_tool()?, input)
         }
         "beforeShellExecution" => {
-            if !text("command").is_string() {
-                return Err(format!("{event} without `command`"));
-            }
+            let command = required_text(fields, "command", event)?;
             call(
                 json!("shell"),
-                json!({"command": text("command"), "cwd": text("cwd")}),
+                json!({"command": command, "cwd": text("cwd")}),
             )
         }
         "beforeReadFile" | "beforeTabFileRead" => {
@@ -153,7 +140,7 @@ fn cursor_data(
         "postToolUse" => result(named_tool()?, "ok", text("tool_output")),
         "postToolUseFailure" => result(named_tool()?, "error", text("error")),
         "afterShellExecution" => result(json!("shell"), "ok", text("output")),
-        "afterMCPExecution" => result(named_tool()?, "ok", object(text("result_json"))),
+        "afterMCPExecution" => result(named_tool()?, "ok", object_of(text("result_json"))),
         "beforeSubmitPrompt" => (
             None,
             json!({"prompt": text("prompt"), "attachments": text("attachments")}),

@@ -28,7 +28,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field};
+use super::hook_input::{Mapped, Protocol, Reading, field, required_text};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Gate;
@@ -77,10 +77,7 @@ fn gemini_data(
     let mut step = None;
     let data = match event {
         "BeforeTool" | "AfterTool" => {
-            let tool = text("tool_name");
-            if !tool.is_string() {
-                return Err(format!("{event} without `tool_name`"));
-            }
+            let tool = required_text(fields, "tool_name", event)?;
             let call_id = id.stand_in("call");
             step = Some(call_id.clone());
             if event == "BeforeTool" {

@@ -238,6 +238,23 @@ pub fn field(fields: &Map<String, Value>, key: &str) -> Value {
     fields.get(key).cloned().unwrap_or(Value::Null)
 }
 
+/// The text field `key` an event needs, or what it lacks.
+pub fn required_text(fields: &Map<String, Value>, key: &str, event: &str) -> Result<Value, String> {
+    match fields.get(key) {
+        Some(Value::String(t)) => Ok(Value::String(t.clone())),
+        _ => Err(format!("{event} without `{key}`")),
+    }
+}
+
+/// An input an agent gives as an object or as its JSON text (Copilot's
+/// `toolArgs` in older releases, Cursor's MCP `tool_input`): the object.
+pub fn object_of(value: Value) -> Value {
+    match value {
+        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        other => other,
+    }
+}
+
 /// `PostToolBatch` → `post_tool_batch`, `MCPCall` → `mcp_call`,
 /// `beforeShellExecution` → `before_shell_execution`; anything but ASCII
 /// letters and digits becomes `_`; at most [`MAX_EVENT_NAME`] characters;

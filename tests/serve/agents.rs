@@ -124,17 +124,30 @@ struct Answer {
 /// What `hookrt hook --agent` prints for `input` on `event` (`None` for
 /// nothing), after checking it exits 0.
 fn command_answer(bridge: Bridge, dir: &Path, event: &str, input: &Value) -> Option<Value> {
-    let out = with_stdin(
-        hookrt(&[
-            "hook",
-            "--agent",
-            bridge.name(),
-            "--event",
-            event,
-            dir.to_str().unwrap(),
-        ]),
-        &input.to_string(),
-    );
+    hook_answer(bridge, dir, event, input, &[])
+}
+
+/// [`command_answer`] with `extra` arguments (`--http URL`), the test
+/// token in `$HOOKRT_TOKEN` for a forward.
+pub(crate) fn hook_answer(
+    bridge: Bridge,
+    dir: &Path,
+    event: &str,
+    input: &Value,
+    extra: &[&str],
+) -> Option<Value> {
+    let mut args = vec![
+        "hook",
+        "--agent",
+        bridge.name(),
+        "--event",
+        event,
+        dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut command = hookrt(&args);
+    command.env("HOOKRT_TOKEN", crate::TOKEN);
+    let out = with_stdin(command, &input.to_string());
     assert_eq!(
         out.status.code(),
         Some(0),

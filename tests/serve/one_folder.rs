@@ -11,8 +11,9 @@ use std::path::Path;
 use hookrt::front::bridge::Bridge;
 use serde_json::{Value, json};
 
+use crate::agents::hook_answer;
 use crate::common::{agent_fixture, succeeded, with_stdin};
-use crate::{Server, TOKEN, agent, hookrt};
+use crate::{Server, agent, hookrt};
 
 /// The tool gate of `bridge`, its fixture with `rm -rf build/` as the
 /// command, and where its deny is in the answer.
@@ -64,34 +65,10 @@ fn reason(answer: &Value) -> String {
     .to_owned()
 }
 
-/// `hookrt hook --agent` on `input`: its answer.
+/// `hookrt hook --agent` on `input`: its answer (there is one: a deny).
 fn command(bridge: Bridge, event: &str, input: &Value, extra: &[&str], dir: &Path) -> Value {
-    let mut args = vec![
-        "hook",
-        "--agent",
-        bridge.name(),
-        "--event",
-        event,
-        dir.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let mut c = hookrt(&args);
-    c.env("HOOKRT_TOKEN", TOKEN);
-    let out = with_stdin(c, &input.to_string());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{} {event}: {}",
-        bridge.name(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}: {}",
-            bridge.name(),
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    hook_answer(bridge, dir, event, input, extra)
+        .unwrap_or_else(|| panic!("{} {event}: no answer", bridge.name()))
 }
 
 #[test]

@@ -218,10 +218,10 @@ impl HookService {
             recovered,
         } = Opened::at(journal)?;
         if options.trail.on {
-            let context = Arc::new(std::sync::RwLock::new(trail_context(
+            let context = Arc::new(std::sync::RwLock::new(Arc::new(trail_context(
                 &runtime,
                 &options.trail,
-            )));
+            ))));
             for j in [writer_journal.as_mut(), dispatcher_journal.as_mut()]
                 .into_iter()
                 .flatten()

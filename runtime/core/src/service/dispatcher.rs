@@ -34,7 +34,7 @@ use crate::event::scope::Scope;
 use crate::runtime::Runtime;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::wit::CheckedEvent;
-use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery};
+use crate::service::journal::{Ack, Answered, Inserted, Journal, PendingDelivery, TrailContext};
 use crate::service::lanes::{self, Done, Job};
 use crate::service::report::{Observation, Observer, Reloaded, Stats};
 use crate::service::work::{MAX_BATCH, Msg, Seen, Sighting, Work, lock};
@@ -178,9 +178,11 @@ impl Dispatcher {
                 &crate::service::journal::trail::TrailOptions::default(),
             );
             // A new hook set: the next entry is its `hooks` entry.
-            context.components = fresh.components;
-            context.settings = fresh.settings;
-            context.generation += 1;
+            let mut next = TrailContext::clone(&context);
+            next.components = fresh.components;
+            next.settings = fresh.settings;
+            next.generation += 1;
+            *context = Arc::new(next);
         }
         let previous = self.rt.hooks().iter().map(|h| h.id()).collect();
         let hooks = runtime.hooks().iter().map(|h| h.id()).collect();

@@ -78,11 +78,12 @@ impl std::fmt::Debug for TrailContext {
     }
 }
 
-/// The context the service's connections share (set again on a reload).
-pub(crate) type SharedContext = Arc<RwLock<TrailContext>>;
+/// The context the service's connections share: replaced whole on a
+/// reload, so a transaction takes it without copying it.
+pub(crate) type SharedContext = Arc<RwLock<Arc<TrailContext>>>;
 
-/// A copy of the shared context now.
-pub(crate) fn read(shared: &SharedContext) -> TrailContext {
+/// The shared context now.
+pub(crate) fn read(shared: &SharedContext) -> Arc<TrailContext> {
     match shared.read() {
         Ok(c) => c.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),

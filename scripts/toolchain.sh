@@ -9,3 +9,7 @@ fi
 # started from here is pointed at it, whatever its HOME or cache dir.
 HOOKRT_JS_TOOLCHAIN=$(scripts/js-toolchain)
 export HOOKRT_JS_TOOLCHAIN
+# Likewise its Python hook: the pinned Python toolchain (componentize-py in a
+# virtual environment; python3 3.10+ with venv and pip).
+HOOKRT_PY_TOOLCHAIN=$(scripts/py-toolchain)
+export HOOKRT_PY_TOOLCHAIN

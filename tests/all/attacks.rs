@@ -400,7 +400,7 @@ fn table_growth_stops_at_table_elements_and_the_host_keeps_serving() {
 /// and the setting to change, never the cache dir.
 #[test]
 fn a_component_that_does_not_fit_the_pool_names_the_limit_and_the_setting() {
-    let instances = "(core instance (instantiate $m))\n".repeat(17);
+    let instances = "(core instance (instantiate $m))\n".repeat(65);
     let component = wat::parse_str(format!("(component (core module $m) {instances})")).unwrap();
     let agent = TempAgent::new();
     fs::write(agent.path().join("hooks/wide.wasm"), &component).unwrap();
@@ -422,18 +422,18 @@ fn a_component_that_does_not_fit_the_pool_names_the_limit_and_the_setting() {
     let p = problem(&agent);
     assert_eq!(
         p.message,
-        "does not fit hookrt's instance pool: The component transitively contains 17 core module instances, which exceeds the configured maximum of 16 in the pooling allocator"
+        "does not fit hookrt's instance pool: The component transitively contains 65 core module instances, which exceeds the configured maximum of 64 in the pooling allocator"
     );
     assert!(
         p.fix.starts_with(
-            "a hook runs in the pool with at most 16 core instances, 4 memories and 16 tables"
-        ) && p.fix.contains("`instances = 64`"),
+            "a hook runs in the pool with at most 64 core instances, 4 memories and 16 tables"
+        ) && p.fix.contains("`instances = 128`"),
         "{}",
         p.fix
     );
     // The setting it names works: past the pool, the load goes on (to the
     // world check this bare component fails).
-    let agent = agent.config("[hooks.wide]\ninstances = 64\n");
+    let agent = agent.config("[hooks.wide]\ninstances = 128\n");
     let p = problem(&agent);
     assert!(
         p.message

@@ -39,19 +39,29 @@ fn zero_and_oversized_limits_are_refused_together() {
     );
 }
 
+fn hook(slug: &str, kind: hookrt::hooks::SourceKind) -> hookrt::hooks::DiscoveredHook {
+    hookrt::hooks::DiscoveredHook {
+        slug: Slug::parse(slug).unwrap(),
+        kind,
+        path: Path::new("hooks").join(slug),
+        scope: hookrt::Scope::Primary,
+    }
+}
+
 #[test]
 fn hook_table_overrides_defaults_which_override_builtins() {
+    use hookrt::hooks::SourceKind::SingleFile;
     let c = Config::parse(
         "[defaults]\nfuel = 7\ndeadline_ms = 9\n[hooks.\"a/b\"]\nfuel = 11\ninstance = \"reuse\"\n",
         Path::new("hookrt.toml"),
     )
     .unwrap();
-    let ab = c.settings_for(&hookrt::Scope::Primary, &Slug::parse("a/b").unwrap());
+    let ab = c.settings_for(&hook("a/b", SingleFile));
     assert_eq!(
         (ab.limits.fuel, ab.limits.deadline_ms, ab.instance),
         (11, 9, InstancePolicy::Reuse)
     );
-    let other = c.settings_for(&hookrt::Scope::Primary, &Slug::parse("other").unwrap());
+    let other = c.settings_for(&hook("other", SingleFile));
     assert_eq!(
         (other.limits.fuel, other.limits.deadline_ms, other.instance),
         (7, 9, InstancePolicy::Fresh)
@@ -60,6 +70,28 @@ fn hook_table_overrides_defaults_which_override_builtins() {
         other.limits.memory_bytes,
         hookrt::sandbox::DEFAULT_MEMORY_BYTES
     );
+}
+
+/// A Python hook's interpreter needs more core instances than a Rust hook
+/// may have: its default is higher, a Rust hook's is not, and `instances`
+/// set in `[defaults]` or its table still wins.
+#[test]
+fn a_python_hook_defaults_to_room_for_its_interpreter_and_nothing_else_widens() {
+    use hookrt::hooks::SourceKind::{Python, SingleFile, TypeScript};
+    let c = Config::parse("[hooks.small]\ninstances = 40\n", Path::new("hookrt.toml")).unwrap();
+    let instances = |slug, kind| c.settings_for(&hook(slug, kind)).limits.instances;
+    assert_eq!(instances("py", Python), hookrt::sandbox::PYTHON_INSTANCES);
+    assert_eq!(
+        instances("rs", SingleFile),
+        hookrt::sandbox::DEFAULT_INSTANCES
+    );
+    assert_eq!(
+        instances("ts", TypeScript),
+        hookrt::sandbox::DEFAULT_INSTANCES
+    );
+    assert_eq!(instances("small", Python), 40);
+    let c = Config::parse("[defaults]\ninstances = 48\n", Path::new("hookrt.toml")).unwrap();
+    assert_eq!(c.settings_for(&hook("py", Python)).limits.instances, 48);
 }
 
 #[test]

@@ -221,20 +221,45 @@ fn a_symlink_leaving_a_crate_hooks_folder_is_refused() {
 fn code_hookrt_cannot_run_under_hooks_is_refused_not_skipped() {
     let agent = TempAgent::new()
         .hook("agent/hooks/audit.rs", "audit.rs")
-        .file("hooks/alerts.py", "def hook(event): pass")
+        .file("hooks/alerts.sh", "echo alert")
         .file("hooks/notes/README.md", "# notes");
-    let problems = hookrt::hooks::discover(agent.path()).expect_err("a .py hook is refused");
+    let problems = hookrt::hooks::discover(agent.path()).expect_err("a .sh hook is refused");
     assert_eq!(problems.0.len(), 1);
     let p = &problems.0[0];
     assert_eq!(p.kind, hookrt::ProblemKind::Layout);
-    assert_eq!(p.path, agent.path().join("hooks/alerts.py"));
+    assert_eq!(p.path, agent.path().join("hooks/alerts.sh"));
     assert_eq!(
         p.message,
-        "`.py` is not a kind of hook hookrt runs: hooks are WebAssembly components"
+        "`.sh` is not a kind of hook hookrt runs: hooks are WebAssembly components"
     );
-    assert!(p.fix.starts_with(
-        "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript"
-    ));
+    assert!(
+        p.fix.starts_with(
+            "write the hook in Rust (a .rs file or a crate with hookrt-sdk), TypeScript"
+        )
+    );
+}
+
+/// A `.py` file is a Python hook, and so is a folder with `__init__.py`
+/// (one hook, not gone into: its modules are the hook's own).
+#[test]
+fn a_py_file_and_a_package_folder_are_python_hooks() {
+    let agent = TempAgent::new()
+        .file("hooks/alerts.py", "import hookrt")
+        .file("hooks/team/guard/__init__.py", "from . import rules")
+        .file("hooks/team/guard/rules.py", "RULES = []");
+    let found = hookrt::hooks::discover(agent.path()).unwrap();
+    let hooks: Vec<(String, hookrt::hooks::SourceKind)> = found
+        .hooks
+        .iter()
+        .map(|h| (h.slug.to_string(), h.kind))
+        .collect();
+    assert_eq!(
+        hooks,
+        [
+            ("alerts".to_owned(), hookrt::hooks::SourceKind::Python),
+            ("team/guard".to_owned(), hookrt::hooks::SourceKind::Python),
+        ]
+    );
 }
 
 #[test]

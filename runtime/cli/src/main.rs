@@ -8,6 +8,7 @@ mod hook;
 mod install;
 mod journal;
 mod new;
+mod new_py;
 mod new_ts;
 mod replay;
 mod retention;
@@ -210,6 +211,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => loaded(&args.dir, cache, |rt| run::run(rt, &args)),
         Command::New(args) if new_ts::wants(&args) => {
             new_ts::new(&args).map(|()| ExitCode::SUCCESS)
+        }
+        Command::New(args) if new_py::wants(&args) => {
+            new_py::new(&args).map(|()| ExitCode::SUCCESS)
         }
         Command::New(args) => new::new(&args).map(|()| ExitCode::SUCCESS),
         Command::Test(args) => loaded(&args.dir, cache, |rt| replay::test(rt, &args)),

@@ -15,7 +15,8 @@ pub struct NewArgs {
     /// Where the hook goes: AGENT/hooks/SLUG (or AGENT/subagents/ID/hooks/SLUG);
     /// writes SLUG.rs, or SLUG/ as a crate with --crate.
     pub path: PathBuf,
-    /// The hook's language: `rust`, or `ts` (one SLUG.ts file, docs/typescript.md).
+    /// The hook's language: `rust`, `ts` (one SLUG.ts file, docs/typescript.md) or
+    /// `py` (one SLUG.py file, docs/python.md).
     #[arg(long, default_value = "rust")]
     pub lang: String,
     /// The event kinds it handles, comma-separated: a kind, `observe:<kind>` to
@@ -32,7 +33,7 @@ pub struct NewArgs {
 pub fn new(args: &NewArgs) -> Result<()> {
     match args.lang.as_str() {
         "rust" | "rs" => {}
-        other => bail!("--lang {other}: unknown language; use `rust` or `ts`"),
+        other => bail!("--lang {other}: unknown language; use `rust`, `ts` or `py`"),
     }
     let (agent, slug) = split(&args.path)?;
     let mut methods = Vec::new();
@@ -61,6 +62,7 @@ pub fn new(args: &NewArgs) -> Result<()> {
         hooks_dir.join(format!("{name}.wasm")),
         hooks_dir.join(format!("{name}.ts")),
         hooks_dir.join(format!("{name}.js")),
+        hooks_dir.join(format!("{name}.py")),
         args.path.clone(),
     ] {
         if taken.exists() {
@@ -143,7 +145,7 @@ pub(crate) fn split(path: &Path) -> Result<(PathBuf, Slug)> {
 }
 
 /// The `Hook` method for a subscription.
-fn method(kind: &str) -> Result<String> {
+pub(crate) fn method(kind: &str) -> Result<String> {
     if kind == WILDCARD {
         return Ok("any".to_owned());
     }
@@ -161,7 +163,7 @@ fn method(kind: &str) -> Result<String> {
     )
 }
 
-fn type_name(name: &str) -> String {
+pub(crate) fn type_name(name: &str) -> String {
     name.split(['-', '_'])
         .filter(|w| !w.is_empty())
         .map(|w| {

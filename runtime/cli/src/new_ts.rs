@@ -2,7 +2,7 @@
 //! template, one handler per `--events` subscription (docs/typescript.md).
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use hookrt::event::{GateRule, WILDCARD, gate_rule, handled_kind, is_subscribable};
@@ -21,8 +21,28 @@ pub fn wants(args: &NewArgs) -> bool {
 
 /// Writes `SLUG.ts` and says what to run next.
 pub fn new(args: &NewArgs) -> Result<()> {
+    let (agent, slug, kinds, target) = script_hook(args, "TypeScript", "ts")?;
+    fs::write(&target, template(&slug, &kinds))?;
+    next_steps(
+        &agent,
+        &slug,
+        &kinds,
+        &target,
+        "scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js",
+    );
+    Ok(())
+}
+
+/// What `hookrt new` asks of a one-file script hook (`lang`, written as
+/// `SLUG.ext`): the agent folder, the slug, the subscriptions, the file to
+/// write (its folder made); refused when the slug is taken.
+pub fn script_hook(
+    args: &NewArgs,
+    lang: &str,
+    ext: &str,
+) -> Result<(PathBuf, Slug, Vec<String>, PathBuf)> {
     if args.as_crate {
-        bail!("--crate: a TypeScript hook is one file (SLUG.ts); drop --crate");
+        bail!("--crate: a {lang} hook is one file (SLUG.{ext}); drop --crate");
     }
     let (agent, slug) = split(&args.path)?;
     let mut kinds: Vec<String> = Vec::new();
@@ -41,11 +61,11 @@ pub fn new(args: &NewArgs) -> Result<()> {
     }
     let hooks_dir = args.path.parent().unwrap_or(Path::new("."));
     let name = slug.as_str().rsplit('/').next().unwrap_or(slug.as_str());
-    let target = hooks_dir.join(format!("{name}.ts"));
-    let taken = ["rs", "ts", "js", "wasm"]
+    let target = hooks_dir.join(format!("{name}.{ext}"));
+    let taken = ["rs", "ts", "js", "py", "wasm"]
         .iter()
         .map(|ext| hooks_dir.join(format!("{name}.{ext}")))
-        .chain([hooks_dir.join(name)]) // a crate hook's folder
+        .chain([hooks_dir.join(name)]) // a crate hook's or a Python package's folder
         .find(|p| p.exists());
     if let Some(taken) = taken {
         bail!(
@@ -54,13 +74,16 @@ pub fn new(args: &NewArgs) -> Result<()> {
         );
     }
     fs::create_dir_all(hooks_dir)?;
-    fs::write(&target, template(&slug, &kinds))?;
+    Ok((agent, slug, kinds, target))
+}
+
+/// Says what was written and what to run next (`toolchain`: the line that
+/// installs the language's toolchain).
+pub fn next_steps(agent: &Path, slug: &Slug, kinds: &[String], target: &Path, toolchain: &str) {
     println!("created {} (slug `{slug}`)", target.display());
     let agent = agent.display();
     println!("next:");
-    println!(
-        "  scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js"
-    );
+    println!("  {toolchain}");
     println!("  hookrt check {agent}");
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl --update   # record what it does"
@@ -77,7 +100,6 @@ pub fn new(args: &NewArgs) -> Result<()> {
              with [hooks.\"{slug}\"] on_failure = \"deny\" (or \"abstain\")"
         );
     }
-    Ok(())
 }
 
 fn template(slug: &Slug, kinds: &[String]) -> String {

@@ -117,7 +117,7 @@ fn load_all(
             let Some(b) = built.get(i) else {
                 return loaded;
             };
-            let settings = config.settings_for(&b.hook.scope, &b.hook.slug);
+            let settings = config.settings_for(&b.hook);
             loaded.push((
                 i,
                 // A load problem can quote the hook (its `configure` refusal,
@@ -212,7 +212,7 @@ impl Runtime {
             && discovery
                 .hooks
                 .iter()
-                .all(|h| engine::fits_pool(&config.settings_for(&h.scope, &h.slug).limits));
+                .all(|h| engine::fits_pool(&config.settings_for(h).limits));
         let want = if fits {
             Allocator::Pooling
         } else {
@@ -221,7 +221,7 @@ impl Runtime {
         let epoch_only = discovery
             .hooks
             .iter()
-            .any(|h| config.settings_for(&h.scope, &h.slug).limits.metering == Metering::Epoch);
+            .any(|h| config.settings_for(h).limits.metering == Metering::Epoch);
         let sandbox = Sandbox::for_hooks(want, epoch_only, discovery.hooks.len())
             .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))?;
         // The lock is checked before anything builds: a drifted crate's

@@ -22,7 +22,9 @@ pub(crate) mod problem;
 // the crate root re-exports (`BuildOptions`, `Problems`, ...).
 pub use build::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
 pub use build::component::{BuildEvent, BuiltHook, DEFAULT_SDK_DIR, SDK_REQ, build};
-pub use build::typescript::{BUILD_TIMEOUT as JS_BUILD_TIMEOUT, toolchain_dir as js_toolchain_dir};
+pub use build::python::toolchain_dir as py_toolchain_dir;
+pub use build::toolchain::BUILD_TIMEOUT as SCRIPT_BUILD_TIMEOUT;
+pub use build::typescript::toolchain_dir as js_toolchain_dir;
 pub use cache::dir::default_cache_dir;
 pub use folder::config::{CONFIG_FILE, Config, Mode};
 pub use folder::discovery::{

@@ -158,7 +158,7 @@ pub const POOL_WARM_SLOTS: u32 = 64;
 /// Whether hooks with these limits fit the pool's fixed slot sizes.
 pub fn fits_pool(limits: &Limits) -> bool {
     limits.table_elements <= crate::sandbox::limits::DEFAULT_TABLE_ELEMENTS
-        && limits.instances <= crate::sandbox::limits::DEFAULT_INSTANCES
+        && limits.instances <= crate::sandbox::limits::POOL_INSTANCES
         && limits.tables <= crate::sandbox::limits::DEFAULT_TABLES
         && limits.memories <= crate::sandbox::limits::DEFAULT_MEMORIES
 }
@@ -192,17 +192,19 @@ fn base_config(metering: Metering) -> Config {
 
 fn pooling_config(metering: Metering, hooks: usize) -> Config {
     use crate::sandbox::limits::{
-        DEFAULT_INSTANCES, DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES,
+        DEFAULT_MEMORIES, DEFAULT_TABLE_ELEMENTS, DEFAULT_TABLES, POOL_INSTANCES,
     };
     let components = pool_components(hooks);
     let mut pool = PoolingAllocationConfig::default();
+    // Core instances are only counted by the pool (no slot is reserved for
+    // one): room for the most any pooled hook may have costs nothing.
     pool.total_component_instances(components)
-        .total_core_instances(components * DEFAULT_INSTANCES as u32)
+        .total_core_instances(components * POOL_INSTANCES as u32)
         .total_memories(components * DEFAULT_MEMORIES as u32)
         .total_tables(components * DEFAULT_TABLES as u32)
         .max_memory_size(crate::sandbox::limits::MAX_MEMORY_BYTES as usize)
         .table_elements(DEFAULT_TABLE_ELEMENTS as usize)
-        .max_core_instances_per_component(DEFAULT_INSTANCES as u32)
+        .max_core_instances_per_component(POOL_INSTANCES as u32)
         .max_tables_per_component(DEFAULT_TABLES as u32)
         .max_memories_per_component(DEFAULT_MEMORIES as u32)
         // Hooks are called synchronously: no fiber stacks (1,000 guarded
@@ -466,6 +468,29 @@ pub fn classify(err: &wasmtime::Error, state: &StoreData) -> Outcome {
         _ if state.limiter.exceeded => Outcome::OutOfMemory,
         _ => Outcome::Trap,
     }
+}
+
+/// The store limit a failed instantiation ran into, when it was one of its
+/// counts, as its `hookrt.toml` setting (`instances`, `memories`, `tables`),
+/// and the count it reached. Wasmtime says so only in words ("resource
+/// limit exceeded: instance count too high at 17"), which name neither.
+pub fn count_limit(err: &wasmtime::Error) -> Option<(&'static str, u64)> {
+    let text = format!("{err:#}");
+    let rest = text.split("resource limit exceeded: ").nth(1)?;
+    let (what, at) = rest.split_once(" count too high at ")?;
+    let setting = match what {
+        "instance" => "instances",
+        "memory" => "memories",
+        "table" => "tables",
+        _ => return None,
+    };
+    let reached = at
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    Some((setting, reached))
 }
 
 /// A short, single-line description of a failed call (no backtrace).

@@ -9,7 +9,12 @@
 //!   and no arguments;
 //! - **outbound HTTP** (`wasi:http` outgoing requests) only with the `http`
 //!   grant, and then only to the hosts in `http_allow` (see `http.rs`);
-//! - **never linked**: `wasi:filesystem`, `wasi:sockets` and anything else.
+//! - **inert for Python hooks only**: `wasi:filesystem` and `wasi:sockets`,
+//!   which CPython imports whatever the hook's code does. They are linked
+//!   with no preopened directory and every socket use denied (see
+//!   `host::link_wasi`), so opening a file or a socket fails inside the
+//!   sandbox; for every other hook they stay refused ([`Profile`]);
+//! - **never**: anything else (`wasi:http`'s server side, unknown packages).
 //!   There is no grant for them.
 //!
 //! A component importing something not granted is refused at load with a
@@ -49,8 +54,19 @@ pub struct ImportAudit {
     pub granted: bool,
 }
 
-/// Classifies an import by its interface name.
-pub fn classify(import: &str) -> Need {
+/// Which imports a hook's kind of component may have besides its grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// Rust, TypeScript and prebuilt components: the inert baseline only.
+    #[default]
+    Standard,
+    /// A Python hook built by hookrt with componentize-py: the baseline, and
+    /// `wasi:filesystem` and `wasi:sockets` linked inert.
+    Python,
+}
+
+/// Classifies an import by its interface name, for a hook of `profile`.
+pub fn classify(import: &str, profile: Profile) -> Need {
     let name = import.split('@').next().unwrap_or(import);
     let (package, interface) = name.split_once('/').unwrap_or((name, ""));
     match (package, interface) {
@@ -68,6 +84,12 @@ pub fn classify(import: &str) -> Need {
         ("wasi:cli", "environment") => Need::Baseline("no variables, no arguments".into()),
         ("wasi:cli", "exit") => Need::Baseline("ends the delivery as a trap".into()),
         ("wasi:cli", i) if i.starts_with("terminal-") => Need::Baseline("never a terminal".into()),
+        ("wasi:filesystem", _) if profile == Profile::Python => {
+            Need::Baseline("inert: no preopened directory, every open fails".into())
+        }
+        ("wasi:sockets", _) if profile == Profile::Python => {
+            Need::Baseline("inert: TCP, UDP and name lookup are denied".into())
+        }
         ("wasi:filesystem", _) => Need::Never("hookrt grants no filesystem access".into()),
         ("wasi:sockets", _) => Need::Never("hookrt grants no sockets".into()),
         ("wasi:http", "outgoing-handler" | "types") => Need::Grant("http".into()),
@@ -82,11 +104,12 @@ pub fn check(
     imports: &[String],
     grants: &BTreeSet<String>,
     table: &str,
+    profile: Profile,
 ) -> Result<Vec<ImportAudit>, String> {
     let audits: Vec<ImportAudit> = imports
         .iter()
         .map(|import| {
-            let need = classify(import);
+            let need = classify(import, profile);
             let granted = match &need {
                 Need::Types | Need::Baseline(_) => true,
                 Need::Grant(cap) => grants.contains(cap),
@@ -134,16 +157,63 @@ mod tests {
             ],
             &grants,
             "hooks.\"counter\"",
+            Profile::Standard,
         )
         .unwrap_err();
         assert_eq!(
             err,
             "imports `hookrt:hook/state@0.2.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml"
         );
-        let err = check(&["wasi:filesystem/preopens@0.2.6".into()], &grants, "x").unwrap_err();
+        let err = check(
+            &["wasi:filesystem/preopens@0.2.6".into()],
+            &grants,
+            "x",
+            Profile::Standard,
+        )
+        .unwrap_err();
         assert_eq!(
             err,
             "imports `wasi:filesystem/preopens@0.2.6`: hookrt grants no filesystem access; remove the code that uses it"
+        );
+    }
+
+    #[test]
+    fn only_a_python_hook_may_import_the_inert_filesystem_and_sockets() {
+        let grants: BTreeSet<String> = ["log".to_string()].into();
+        let imports: Vec<String> = [
+            "wasi:filesystem/types@0.2.9",
+            "wasi:filesystem/preopens@0.2.9",
+            "wasi:sockets/tcp-create-socket@0.2.9",
+            "wasi:sockets/ip-name-lookup@0.2.9",
+        ]
+        .map(String::from)
+        .to_vec();
+        let audits = check(&imports, &grants, "x", Profile::Python).unwrap();
+        assert!(
+            audits
+                .iter()
+                .all(|a| a.granted && matches!(a.need, Need::Baseline(_)))
+        );
+        let err = check(&imports, &grants, "x", Profile::Standard).unwrap_err();
+        assert_eq!(
+            err.matches("remove the code that uses it").count(),
+            4,
+            "{err}"
+        );
+        // Nothing else widens: HTTP still needs its grant, a server never.
+        let err = check(
+            &[
+                "wasi:http/outgoing-handler@0.2.9".into(),
+                "wasi:http/incoming-handler@0.2.9".into(),
+            ],
+            &grants,
+            "x",
+            Profile::Python,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("which is not granted") && err.contains("does not serve HTTP"),
+            "{err}"
         );
     }
 }

@@ -19,6 +19,15 @@ pub const DEFAULT_MEMORY_BYTES: u64 = 32 << 20;
 pub const DEFAULT_TABLE_ELEMENTS: u64 = 20_000;
 /// Core instances per component instantiation (a Rust wasip2 hook needs a few).
 pub const DEFAULT_INSTANCES: u64 = 16;
+/// Core instances per instantiation of a Python hook, by default: CPython
+/// built by componentize-py 0.25 is 38 core instances (the interpreter, its
+/// libc and its extension modules, each a module instance, and the adapters
+/// between them), whatever the hook's code does.
+pub const PYTHON_INSTANCES: u64 = 64;
+/// The most core instances per instantiation a pooled hook may have: a
+/// hook configured (or defaulted, as Python hooks are) above it runs with
+/// on-demand allocation.
+pub const POOL_INSTANCES: u64 = PYTHON_INSTANCES;
 /// Tables and memories per store, for the same reason as instances.
 pub const DEFAULT_TABLES: u64 = 16;
 /// Linear memories per store.

@@ -23,7 +23,8 @@ pub use engine::{Allocator, MAX_THREADS, SandboxError, engine_config, engine_con
 pub use grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
 pub use http::MAX_RESPONSE_BYTES;
 pub use limits::{
-    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_MEMORY_BYTES, Limits, MAX_COMPONENT_BYTES, Metering,
+    DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_INSTANCES, DEFAULT_MEMORY_BYTES, Limits,
+    MAX_COMPONENT_BYTES, Metering, PYTHON_INSTANCES,
 };
 pub use metrics::{Metrics, Series};
 pub use redaction::Redactor;

@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 use crate::hooks::build::cargo::{
     self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem, run_cargo,
 };
-use crate::hooks::build::digest::{sdk_fingerprint, source_hash, ts_fingerprint};
-use crate::hooks::build::{confine, typescript};
+use crate::hooks::build::digest::{py_fingerprint, sdk_fingerprint, source_hash, ts_fingerprint};
+use crate::hooks::build::{confine, python, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
@@ -119,7 +119,8 @@ pub enum BuildEvent {
     },
     /// cargo finished compiling one crate (a dependency or a hook).
     CrateCompiled(String),
-    /// componentize-js finished building one TypeScript/JavaScript hook (its slug).
+    /// componentize-js or componentize-py finished building one TypeScript,
+    /// JavaScript or Python hook (its slug).
     Componentized(String),
 }
 
@@ -219,7 +220,7 @@ pub fn build(
     }
     let (scripts, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
-        .partition(|(h, _)| h.kind == SourceKind::TypeScript);
+        .partition(|(h, _)| matches!(h.kind, SourceKind::TypeScript | SourceKind::Python));
     for (hook, hash) in scripts {
         match build_script(hook, hash, opts, &components_dir, &key) {
             Ok(b) => {
@@ -261,10 +262,11 @@ pub fn build(
 }
 
 /// The fingerprints of the SDKs the hooks are built against: the Rust SDK
-/// (with the toolchain) and the TypeScript one.
+/// (with the toolchain), the TypeScript one and the Python one.
 struct Sdks {
     rust: String,
     ts: String,
+    py: String,
 }
 
 impl Sdks {
@@ -281,7 +283,12 @@ impl Sdks {
             Err(p) if needs(&[SourceKind::TypeScript]) => return Err(p),
             Err(_) => String::new(),
         };
-        Ok(Sdks { rust, ts })
+        let py = match py_fingerprint(sdk_dir) {
+            Ok(fp) => fp,
+            Err(p) if needs(&[SourceKind::Python]) => return Err(p),
+            Err(_) => String::new(),
+        };
+        Ok(Sdks { rust, ts, py })
     }
 }
 
@@ -300,6 +307,7 @@ fn plan(
     for hook in hooks {
         let hashed = match hook.kind {
             SourceKind::TypeScript => source_hash(hook, &sdks.ts, None),
+            SourceKind::Python => source_hash(hook, &sdks.py, None),
             _ => source_hash(hook, &sdks.rust, opts.toolchain.as_deref()),
         };
         let hash = match hashed {
@@ -376,8 +384,8 @@ fn reads_the_host(hook: &DiscoveredHook) -> Option<Problem> {
     ))
 }
 
-/// A TypeScript or JavaScript hook through the JS toolchain, in a fresh
-/// folder keyed like its output (node's cwd and temp dir).
+/// A TypeScript, JavaScript or Python hook through its toolchain, in a
+/// fresh folder keyed like its output (the build driver's cwd and temp dir).
 fn build_script(
     hook: DiscoveredHook,
     hash: String,
@@ -385,11 +393,15 @@ fn build_script(
     components_dir: &Path,
     key: &[u8],
 ) -> Result<BuiltHook, Problem> {
-    let work = opts.cache_dir.join("js-build").join(&hash);
+    let work = opts.cache_dir.join("script-build").join(&hash);
     let _ = fs::remove_dir_all(&work);
     let out = components_dir.join(format!("{hash}.wasm"));
-    let result = typescript::build(&hook, &opts.sdk_dir, &work)
-        .and_then(|wasm| install(&wasm, &out, key).map_err(|e| install_problem(&hook, e)));
+    let built = match hook.kind {
+        SourceKind::Python => python::build(&hook, &opts.sdk_dir, &work),
+        _ => typescript::build(&hook, &opts.sdk_dir, &work),
+    };
+    let result =
+        built.and_then(|wasm| install(&wasm, &out, key).map_err(|e| install_problem(&hook, e)));
     let _ = fs::remove_dir_all(&work);
     result.map(|()| BuiltHook {
         hook,

@@ -68,6 +68,14 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
             h.update([0]);
             h.update(fs::read(&hook.path)?);
         }
+        SourceKind::Python if hook.path.is_dir() => {
+            h.update(b"hookrt python package v1\0");
+            hash_tree(h, &hook.path)?;
+        }
+        SourceKind::Python => {
+            h.update(b"hookrt python v1\0");
+            h.update(fs::read(&hook.path)?);
+        }
     }
     Ok(())
 }
@@ -112,6 +120,34 @@ pub(crate) fn ts_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
     for file in [
         ts.join("build.mjs"),
         ts.join("package-lock.json"),
+        sdk_dir
+            .join("wit")
+            .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))
+            .join("hook.wit"),
+    ] {
+        h.update(fs::read(file).map_err(|_| missing())?);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Digest of the Python SDK (`guest-sdk/python`: the `hookrt` package, the
+/// build driver, the toolchain's pinned requirements) and the WIT it builds
+/// against.
+pub(crate) fn py_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
+    let py = sdk_dir.join("python");
+    let missing = || {
+        Problem::build(
+            &py,
+            "the Python SDK (hookrt/, build.py, requirements.txt) is not there",
+            "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
+        )
+    };
+    let mut h = Sha256::new();
+    h.update(b"hookrt python sdk v1\0");
+    hash_tree(&mut h, &py.join("hookrt")).map_err(|_| missing())?;
+    for file in [
+        py.join("build.py"),
+        py.join("requirements.txt"),
         sdk_dir
             .join("wit")
             .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))

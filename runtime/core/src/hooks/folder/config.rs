@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::event::scope::Scope;
-use crate::hooks::folder::discovery::Discovery;
+use crate::hooks::folder::discovery::{DiscoveredHook, Discovery, SourceKind};
 use crate::hooks::folder::settings::{
     HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, OnFailure,
 };
@@ -31,7 +31,7 @@ use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::{Problem, Problems};
 use crate::sandbox::grants;
 use crate::sandbox::http::Entry;
-use crate::sandbox::limits;
+use crate::sandbox::limits::{self, PYTHON_INSTANCES};
 use crate::sandbox::redaction::Redactor;
 
 /// The configuration file's name inside the agent folder.
@@ -360,11 +360,12 @@ impl Config {
     /// retries, `critical`, instance policy), whether it is an aggregate
     /// observer, the folder's mode and its redaction patterns. What
     /// `hookrt.lock` pins (`hooks/loaded/lock.rs`).
-    pub fn effective(&self, scope: &Scope, slug: &Slug) -> String {
+    pub fn effective(&self, hook: &DiscoveredHook) -> String {
+        let (scope, slug) = (&hook.scope, &hook.slug);
         let aggregate =
             *scope == Scope::Primary && self.is_aggregate(slug) || *scope == Scope::Aggregate;
         serde_json::json!({
-            "settings": self.settings_for(scope, slug),
+            "settings": self.settings_for(hook),
             "aggregate": aggregate,
             "mode": self.mode,
             "on_unscoped": self.on_unscoped,
@@ -384,14 +385,20 @@ impl Config {
     }
 
     /// The settings in force for a hook: its table over `[defaults]` over
-    /// built-in defaults. Aggregate observers are primary hooks.
-    pub fn settings_for(&self, scope: &Scope, slug: &Slug) -> HookSettings {
+    /// built-in defaults (a Python hook's `instances` default is
+    /// [`PYTHON_INSTANCES`]: its interpreter alone has 38). Aggregate
+    /// observers are primary hooks.
+    pub fn settings_for(&self, hook: &DiscoveredHook) -> HookSettings {
+        let (scope, slug) = (&hook.scope, &hook.slug);
         let scope = if *scope == Scope::Aggregate {
             &Scope::Primary
         } else {
             scope
         };
         let mut s = HookSettings::default();
+        if hook.kind == SourceKind::Python {
+            s.limits.instances = PYTHON_INSTANCES;
+        }
         apply(&mut s, &self.defaults);
         if let Some(own) = self.scopes.get(scope).and_then(|sc| sc.hooks.get(slug)) {
             apply(&mut s, own);

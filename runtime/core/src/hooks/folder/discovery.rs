@@ -1,9 +1,11 @@
 //! Discovery: finding the hooks of an agent folder and naming each by its slug.
 //!
-//! `hooks/**` holds four kinds of hook source: single-file Rust hooks (`*.rs`),
+//! `hooks/**` holds five kinds of hook source: single-file Rust hooks (`*.rs`),
 //! crate hooks (a folder with a `Cargo.toml`, not descended into), TypeScript
-//! or JavaScript hooks (`*.ts`, `*.js`, see `hooks/build/typescript.rs`) and
-//! prebuilt components (`*.wasm`). Everything that could make a slug ambiguous or let a
+//! or JavaScript hooks (`*.ts`, `*.js`, see `hooks/build/typescript.rs`),
+//! Python hooks (`*.py`, or a package: a folder with `__init__.py`, not
+//! descended into; see `hooks/build/python.rs`) and prebuilt components
+//! (`*.wasm`). Everything that could make a slug ambiguous or let a
 //! hook reach outside the folder is rejected with the path and the fix.
 
 use std::collections::BTreeMap;
@@ -34,6 +36,9 @@ pub enum SourceKind {
     /// A single `.ts` or `.js` file built with the TS SDK and componentize-js.
     #[serde(rename = "typescript")]
     TypeScript,
+    /// A `.py` file, or a package folder with `__init__.py`, built with the
+    /// Python SDK and componentize-py.
+    Python,
 }
 
 /// A hook found on disk, not yet built or loaded.
@@ -63,7 +68,7 @@ pub struct Discovery {
 /// Extensions of code hookrt cannot run, refused under `hooks/` instead of
 /// skipped (other files, such as a README, are left alone and reported).
 pub const FOREIGN_CODE: [&str; 14] = [
-    "mts", "cts", "mjs", "cjs", "tsx", "jsx", "py", "go", "sh", "rb", "java", "kt", "wat", "wit",
+    "mts", "cts", "mjs", "cjs", "tsx", "jsx", "pyw", "go", "sh", "rb", "java", "kt", "wat", "wit",
 ];
 
 /// The most hooks one agent folder may hold, every scope together. Each hook
@@ -296,9 +301,9 @@ fn walk_scope(
             match folder(&path, &name, &rel_str, entry.depth(), problems) {
                 Folder::Enter => {}
                 Folder::Skip => walk.skip_current_dir(),
-                Folder::Crate => {
+                Folder::Hook(kind) => {
                     walk.skip_current_dir();
-                    add(found, problems, scope, &rel_str, SourceKind::Crate, path);
+                    add(found, problems, scope, &rel_str, kind, path);
                 }
             }
             continue;
@@ -357,18 +362,22 @@ enum Folder {
     Enter,
     /// Leaves it out (a problem said why).
     Skip,
-    /// A crate hook: added whole, not gone into.
-    Crate,
+    /// A crate hook or a Python package: added whole, not gone into.
+    Hook(SourceKind),
 }
 
-/// Not into `channels/`, a crate hook (built from its folder, whose links
-/// are checked here), a hidden folder, or one nested deeper than a slug may be.
+/// Not into `channels/`, a crate hook or a Python package (built from its
+/// folder, whose links are checked here), a hidden folder, or one nested
+/// deeper than a slug may be.
 fn folder(path: &Path, name: &str, rel: &str, depth: usize, problems: &mut Vec<Problem>) -> Folder {
     if name == CHANNELS_DIR {
         problems.push(channels_problem(path));
     } else if path.join("Cargo.toml").is_file() {
         check_crate_links(path, problems);
-        return Folder::Crate;
+        return Folder::Hook(SourceKind::Crate);
+    } else if path.join("__init__.py").is_file() {
+        check_crate_links(path, problems);
+        return Folder::Hook(SourceKind::Python);
     } else if name.starts_with('.') {
         problems.push(unsafe_slug_problem(path, rel, "hidden folder"));
     } else if depth > MAX_DEPTH {
@@ -395,12 +404,13 @@ fn kind_of(
         Some("rs") => Some(SourceKind::SingleFile),
         Some("wasm") => Some(SourceKind::Component),
         Some("ts" | "js") => Some(SourceKind::TypeScript),
+        Some("py") => Some(SourceKind::Python),
         Some(ext) if FOREIGN_CODE.contains(&ext) => {
             // Someone meant this to run (an Eve `audit.ts`, a script):
             // silently skipping it would drop a hook without a word.
             problems.push(Problem::layout(path,
                 format!("`.{ext}` is not a kind of hook hookrt runs: hooks are WebAssembly components"),
-                "write the hook in Rust (a .rs file or a crate with hookrt-sdk) or TypeScript (one .ts or .js file: rename .mts/.cts/.mjs/.cjs; no JSX), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
+                "write the hook in Rust (a .rs file or a crate with hookrt-sdk), TypeScript (one .ts or .js file: rename .mts/.cts/.mjs/.cjs; no JSX) or Python (one .py file, or a folder with __init__.py), or build it into a component for the define-hook world and put the .wasm here; move other files out of hooks/",
             ));
             None
         }

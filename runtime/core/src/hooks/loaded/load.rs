@@ -144,7 +144,11 @@ impl LoadedHook {
             .map(|(name, _)| name.to_owned())
             .collect();
         let table = built.hook.scope.config_table(built.hook.slug.as_str());
-        let import_audit = grants::check(&imports, &settings.grants, &table)
+        let profile = match built.hook.kind {
+            SourceKind::Python => grants::Profile::Python,
+            _ => grants::Profile::Standard,
+        };
+        let import_audit = grants::check(&imports, &settings.grants, &table, profile)
             .map_err(|m| Problem::load(path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
         let pre = sandbox.prepare(&loaded.component, metering).map_err(|e| {
             Problem::load(path,
@@ -194,9 +198,7 @@ impl LoadedHook {
             hook.subscriptions = subscriptions;
             return Ok(hook);
         }
-        hook.subscriptions = hook
-            .ask_subscriptions(sandbox, scratch)
-            .map_err(|(m, bad)| subscriptions_problem(path, m, &bad))?;
+        hook.subscriptions = hook.ask_subscriptions(sandbox, scratch)?;
         start::remember(cache_dir, &key, &start, &hook.subscriptions);
         Ok(hook)
     }
@@ -227,12 +229,14 @@ impl LoadedHook {
         }
     }
 
-    /// Its subscriptions, checked; on a problem, the message and the keys at fault.
+    /// Its subscriptions, checked.
     fn ask_subscriptions(
         &self,
         sandbox: &Sandbox,
         scratch: &Arc<StateStore>,
-    ) -> Result<Vec<String>, (String, Vec<String>)> {
+    ) -> Result<Vec<String>, Problem> {
+        let path = &self.source;
+        let failed = |message: String| subscriptions_problem(path, message, &[]);
         let limits = &self.settings.limits;
         // Loading runs on a throw-away state: nothing a hook stores here persists.
         let mut store = sandbox.new_store(
@@ -255,30 +259,54 @@ impl LoadedHook {
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),
             Err(Failed::Refused(msg)) => {
-                return Err((format!("refused its configuration: {msg}"), Vec::new()));
+                return Err(failed(format!("refused its configuration: {msg}")));
             }
             Err(Failed::Wasm(e)) => {
-                return Err((
-                    format!(
-                        "failed while starting (instantiation or `configure`, {}): {}",
-                        engine::classify(&e, store.data()),
-                        engine::describe(&e)
-                    ),
-                    Vec::new(),
-                ));
+                if let Some((setting, reached)) = engine::count_limit(&e) {
+                    return Err(self.count_problem(setting, reached));
+                }
+                return Err(failed(format!(
+                    "failed while starting (instantiation or `configure`, {}): {}",
+                    engine::classify(&e, store.data()),
+                    engine::describe(&e)
+                )));
             }
         }
         .map_err(|e| {
-            (
-                format!(
-                    "failed while reporting its subscriptions ({}): {}",
-                    engine::classify(&e, store.data()),
-                    engine::describe(&e)
-                ),
-                Vec::new(),
-            )
+            failed(format!(
+                "failed while reporting its subscriptions ({}): {}",
+                engine::classify(&e, store.data()),
+                engine::describe(&e)
+            ))
         })?;
-        check_subscriptions(subs)
+        check_subscriptions(subs).map_err(|(m, bad)| subscriptions_problem(path, m, &bad))
+    }
+
+    /// A component with more core instances, memories or tables than its
+    /// limits allow (met at instantiation under on-demand allocation): the
+    /// count it reached, the setting and the value that lets it start.
+    fn count_problem(&self, setting: &'static str, reached: u64) -> Problem {
+        let limits = &self.settings.limits;
+        let limit = match setting {
+            "instances" => limits.instances,
+            "memories" => limits.memories,
+            _ => limits.tables,
+        };
+        let what = match setting {
+            "instances" => "core instances",
+            other => other,
+        };
+        let table = self.scope.config_table(self.slug.as_str());
+        Problem::load(
+            &self.source,
+            format!(
+                "has more {what} than its limit allows: instantiating it reached {reached}, and `{setting}` is {limit}"
+            ),
+            format!(
+                "raise `{setting}` in [{table}] of hookrt.toml above what the component needs (a Python hook needs about 40 core instances; the default for one is {})",
+                crate::sandbox::limits::PYTHON_INSTANCES
+            ),
+        )
     }
 
     /// The outbound HTTP policy of its stores (nothing allowed without the grant).
@@ -358,8 +386,8 @@ fn cache_problem(path: &Path, e: artifact::CacheError) -> Problem {
             format!(
                 "a hook runs in the pool with at most {} core instances, {} memories and {} tables; \
                  give this one more in its [hooks.\"<slug>\"] table of hookrt.toml (`instances`, `memories`, `tables`, \
-                 e.g. `instances = 64`): a folder with a hook above those runs with on-demand allocation",
-                crate::sandbox::limits::DEFAULT_INSTANCES,
+                 e.g. `instances = 128`): a folder with a hook above those runs with on-demand allocation",
+                crate::sandbox::limits::POOL_INSTANCES,
                 crate::sandbox::limits::DEFAULT_MEMORIES,
                 crate::sandbox::limits::DEFAULT_TABLES,
             ),

@@ -84,7 +84,7 @@ impl Review {
         })?;
         Ok(Review {
             files_sha256,
-            settings: config.effective(&hook.scope, &hook.slug),
+            settings: config.effective(hook),
         })
     }
 }

@@ -1,0 +1,200 @@
+//! Python hooks: building a `hooks/NAME.py` file, or a package folder with
+//! `__init__.py`, into a component for the `define-hook` world with the
+//! pinned Python toolchain (componentize-py, `guest-sdk/python/requirements.txt`).
+//!
+//! The toolchain is a virtual environment installed by `scripts/py-toolchain`
+//! into `$HOOKRT_PY_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/py-toolchain` or
+//! `~/.cache/hookrt/py-toolchain` (per user, whatever `--cache-dir` says),
+//! never into an agent folder; hookrt never installs it on its own.
+//!
+//! Trust boundary, as for TypeScript hooks: hookrt reads the hook's `.py`
+//! files itself (a package's without following links, at most
+//! [`MAX_FILES`] of at most [`MAX_SOURCE_BYTES`] together) and hands their
+//! text to `guest-sdk/python/build.py`, run by the toolchain's interpreter in
+//! isolated mode (`-I`: no `PYTHONPATH`, no user site, not the working
+//! folder on the path) with a scrubbed environment in a fresh folder of the
+//! cache dir; it never opens the agent folder, so no `sitecustomize.py`,
+//! `pyproject.toml`, `componentize-py.toml` or other file there is read or
+//! run. The driver parses the files (never runs them) to refuse imports
+//! outside the SDK, the hook's own modules and the standard library, and
+//! builds with componentize-py. The hook's own code runs only inside
+//! WebAssembly: at build time in componentize-py's pre-initialisation (its
+//! top level, in componentize-py's Wasmtime, which maps only the build's own
+//! copies), and at delivery time in the sandbox like any hook.
+
+use std::path::{Path, PathBuf};
+
+use walkdir::WalkDir;
+
+use crate::hooks::build::toolchain::Toolchain;
+use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::problem::Problem;
+
+/// The world file the Python SDK is built against, under the SDK dir.
+pub const WIT_FILE: &str = "wit/v0.3.0/hook.wit";
+/// The most `.py` files one package hook may have.
+pub const MAX_FILES: usize = 512;
+/// The most bytes of source one Python hook may have, all files together.
+pub const MAX_SOURCE_BYTES: u64 = 8 << 20;
+
+/// The Python toolchain (`scripts/py-toolchain`).
+pub(crate) const PY: Toolchain = Toolchain {
+    what: "Python toolchain",
+    language: "Python",
+    env: "HOOKRT_PY_TOOLCHAIN",
+    folder: "py-toolchain",
+    lock: "python/requirements.txt",
+    installed: "bin/componentize-py",
+    install: "scripts/py-toolchain from the hookrt checkout (Python 3.10+ with venv and pip; it installs the \
+              pinned componentize-py there)",
+    timeout_env: "HOOKRT_PY_BUILD_TIMEOUT_S",
+    start_fix: "run scripts/py-toolchain again: the toolchain's interpreter is missing or damaged",
+};
+
+/// The Python SDK folder (`guest-sdk/python`) of an SDK dir.
+pub fn py_sdk_dir(sdk_dir: &Path) -> PathBuf {
+    sdk_dir.join("python")
+}
+
+/// Where the Python toolchain is (the folder `scripts/py-toolchain` fills).
+pub fn toolchain_dir() -> PathBuf {
+    PY.dir()
+}
+
+/// What `build.py` reports on success.
+#[derive(Debug, serde::Deserialize)]
+struct Report {
+    /// The host interfaces the component imports (`log`, `metrics`, `state`).
+    imports: Vec<String>,
+}
+
+/// One file of the hook, as the driver gets it.
+#[derive(Debug, serde::Serialize)]
+struct File {
+    /// Its path inside the hook's package (`__init__.py` for a single file).
+    name: String,
+    /// Where it is, for messages.
+    origin: String,
+    /// Its text.
+    text: String,
+}
+
+/// Builds one Python hook; returns the component, written into `work` (a
+/// fresh folder the caller removes).
+pub(crate) fn build(
+    hook: &DiscoveredHook,
+    sdk_dir: &Path,
+    work: &Path,
+) -> Result<PathBuf, Problem> {
+    let toolchain = toolchain_dir();
+    PY.check(&toolchain, sdk_dir)?;
+    let files = read_files(hook)?;
+    let out = work.join("component.wasm");
+    let sdk = py_sdk_dir(sdk_dir);
+    let request = serde_json::json!({
+        "toolchain": toolchain,
+        "sdk": sdk,
+        "wit": sdk_dir.join(WIT_FILE),
+        "path": hook.path.display().to_string(),
+        "files": files,
+        "out": out,
+    });
+    let python = toolchain.join("bin").join("python");
+    let driver = sdk.join("build.py");
+    let stdout = PY.run(
+        hook,
+        python.as_os_str(),
+        &["-I".as_ref(), driver.as_os_str()],
+        work,
+        &request,
+        "fix the errors above (`hookrt new AGENT/hooks/NAME --lang py` writes a working hook to start from)",
+    )?;
+    let report: Report = serde_json::from_str(stdout.trim()).map_err(|e| {
+        Problem::build(
+            &hook.path,
+            format!(
+                "the Python build printed no report ({e}): {}",
+                stdout.trim()
+            ),
+            "run scripts/py-toolchain again; the toolchain may be damaged",
+        )
+    })?;
+    tracing::debug!(slug = %hook.slug, imports = ?report.imports, "componentize-py built a Python hook");
+    Ok(out)
+}
+
+/// The hook's `.py` files: a single file as the package's `__init__.py`, a
+/// package's every `.py` file by its path inside the folder. Links are not
+/// followed (discovery refused those that leave the folder), hidden folders
+/// and `__pycache__` are skipped, and the count and size are bounded.
+fn read_files(hook: &DiscoveredHook) -> Result<Vec<File>, Problem> {
+    let read = |path: &Path, name: String| -> Result<File, Problem> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Problem::build(
+                path,
+                format!("cannot read as UTF-8 text: {e}"),
+                "save the hook as UTF-8",
+            )
+        })?;
+        Ok(File {
+            name,
+            origin: path.display().to_string(),
+            text,
+        })
+    };
+    debug_assert_eq!(hook.kind, SourceKind::Python);
+    if hook.path.is_file() {
+        check_size(hook, std::fs::metadata(&hook.path).map_or(0, |m| m.len()))?;
+        return Ok(vec![read(&hook.path, "__init__.py".to_owned())?]);
+    }
+    let mut files = Vec::new();
+    let mut bytes = 0;
+    let walk = WalkDir::new(&hook.path)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !(name.starts_with('.') || name == "__pycache__")
+        });
+    for entry in walk {
+        let entry = entry.map_err(|e| {
+            Problem::build(
+                &hook.path,
+                format!("cannot read the package: {e}"),
+                "check permissions",
+            )
+        })?;
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|e| e != "py") {
+            continue;
+        }
+        if files.len() == MAX_FILES {
+            return Err(Problem::build(
+                &hook.path,
+                format!("has more than {MAX_FILES} .py files"),
+                "a hook is small: move what it does not need out of its folder",
+            ));
+        }
+        bytes += entry.metadata().map_or(0, |m| m.len());
+        check_size(hook, bytes)?;
+        let rel = path.strip_prefix(&hook.path).unwrap_or(path);
+        let name = rel.to_string_lossy().replace('\\', "/");
+        files.push(read(path, name)?);
+    }
+    Ok(files)
+}
+
+fn check_size(hook: &DiscoveredHook, bytes: u64) -> Result<(), Problem> {
+    if bytes <= MAX_SOURCE_BYTES {
+        return Ok(());
+    }
+    Err(Problem::build(
+        &hook.path,
+        format!(
+            "has more than {} MiB of Python source",
+            MAX_SOURCE_BYTES >> 20
+        ),
+        "a hook is small: move data into its `config` in hookrt.toml",
+    ))
+}

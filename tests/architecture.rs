@@ -62,7 +62,9 @@ const RUNTIME: &[&str] = &[
     "hooks::cache::start",
     "hooks::build::digest",
     "hooks::build::cargo",
+    "hooks::build::toolchain",
     "hooks::build::typescript",
+    "hooks::build::python",
     "hooks::build::confine",
     "hooks::build::component",
     "hooks::loaded::load",
@@ -143,6 +145,7 @@ const CLI: &[&str] = &[
     "export",
     "new",
     "new_ts",
+    "new_py",
     "replay",
     "main",
 ];

@@ -31,6 +31,7 @@ mod lock;
 mod ordering;
 mod owner;
 mod promises;
+mod python;
 mod redaction;
 mod reload;
 mod resolutions;

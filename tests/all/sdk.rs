@@ -393,3 +393,77 @@ fn the_ts_sdk_types_the_same_kinds_and_fields_as_the_rust_sdk() {
     eve.sort();
     assert_eq!(listed, eve, "OtherKind lists Eve's stream kinds");
 }
+
+/// The Python SDK (`guest-sdk/python/hookrt`) has a dataclass for each kind the
+/// Rust SDK types, with the same fields (and the same optional ones), maps
+/// each kind to its class as the Rust SDK does, and has the Rust `Hook`
+/// trait's methods with the same subscriptions: the SDKs cannot drift apart
+/// unnoticed.
+#[test]
+fn the_python_sdk_has_the_same_kinds_fields_and_methods_as_the_rust_sdk() {
+    let dir = crate::common::repo().join("guest-sdk/python/hookrt");
+    let events = std::fs::read_to_string(dir.join("events.py")).unwrap();
+    let mut classes: std::collections::HashMap<String, Vec<String>> = Default::default();
+    let mut current: Option<String> = None;
+    let mut decorated = false;
+    let field = regex::Regex::new(r"^    ([a-z_][a-z0-9_]*): (.+?)(?: = .*)?$").unwrap();
+    for line in events.lines() {
+        if line == "@dataclass" {
+            decorated = true;
+        } else if let Some(name) = line
+            .strip_prefix("class ")
+            .and_then(|l| l.strip_suffix(':'))
+        {
+            current = decorated.then(|| name.to_owned());
+            decorated = false;
+            if let Some(name) = &current {
+                classes.insert(name.clone(), Vec::new());
+            }
+        } else if !line.is_empty() && !line.starts_with(' ') {
+            current = None;
+        } else if let (Some(name), Some(c)) = (&current, field.captures(line)) {
+            let optional = if c[2].contains("| None") { "?" } else { "" };
+            classes
+                .get_mut(name)
+                .unwrap()
+                .push(format!("{}{optional}", &c[1]));
+        }
+    }
+    let (structs, struct_of) = sdk_data_structs();
+    let data = regex::Regex::new(r#"(?m)^    "([a-z.]+)": ([A-Za-z]+),$"#).unwrap();
+    let mapped: Vec<(String, String)> = data
+        .captures_iter(&events)
+        .map(|c| (c[1].to_owned(), c[2].to_owned()))
+        .collect();
+    let own: Vec<&hookrt::event::EventKind> = hookrt::event::KINDS
+        .iter()
+        .filter(|k| k.origin == hookrt::event::Origin::Hookrt)
+        .collect();
+    assert_eq!(
+        mapped.len(),
+        own.len(),
+        "DATA maps each kind of hookrt's own streams"
+    );
+    for (kind, class) in &mapped {
+        assert_eq!(Some(class), struct_of.get(kind), "{kind}: DATA's class");
+        assert_eq!(
+            classes.get(class),
+            Some(&structs[class]),
+            "{class}: the Python SDK's fields against the Rust SDK's"
+        );
+    }
+    let hook = std::fs::read_to_string(dir.join("hook.py")).unwrap();
+    let method = regex::Regex::new(r#"(?m)^    \("([a-z_]+)", "([^"]+)"\),$"#).unwrap();
+    let python: Vec<(String, String)> = method
+        .captures_iter(&hook)
+        .map(|c| (c[1].to_owned(), c[2].to_owned()))
+        .collect();
+    let rust: Vec<(String, String)> = hookrt_sdk::hook::METHODS
+        .iter()
+        .map(|(m, k)| (m.to_string(), k.to_string()))
+        .collect();
+    let (mut p, mut r) = (python.clone(), rust.clone());
+    p.sort();
+    r.sort();
+    assert_eq!(p, r, "the Python Hook's METHODS against the Rust trait's");
+}

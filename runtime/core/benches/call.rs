@@ -4,8 +4,9 @@
 //! hookrt's engine settings — fuel and epoch interruption compiled in, and
 //! the pooling allocator for fresh instances), through hookrt (warm and fresh
 //! instance, and one event through 10 hooks), the same handler written in
-//! TypeScript (`bench_parse.ts`, built by componentize-js: warm and fresh),
-//! and as a subprocess hook (the
+//! TypeScript (`bench_parse.ts`, built by componentize-js) and in Python
+//! (`bench_parse.py`, built by componentize-py), warm and fresh, and as a
+//! subprocess hook (the
 //! way Claude Code, Codex and Gemini CLI run hooks: a program spawned per
 //! event reading the envelope on stdin). Extism is in `runtime/peer-bench`.
 //!
@@ -339,13 +340,14 @@ fn calls(c: &mut Criterion) {
     }
     drop(variants);
 
-    // The same handler in TypeScript: SpiderMonkey inside the component.
-    let ts_agent = |instance: &str| {
+    // The same handler in TypeScript (SpiderMonkey inside the component) and
+    // in Python (CPython inside the component).
+    let script_agent = |ext: &str, instance: &str| {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
         std::fs::copy(
-            support::repo().join("example-hooks/testing/hooks/bench_parse.ts"),
-            dir.path().join("hooks/bench_parse.ts"),
+            support::repo().join(format!("example-hooks/testing/hooks/bench_parse.{ext}")),
+            dir.path().join(format!("hooks/bench_parse.{ext}")),
         )
         .unwrap();
         std::fs::write(
@@ -355,16 +357,15 @@ fn calls(c: &mut Criterion) {
         .unwrap();
         dir
     };
-    let ts_warm_agent = ts_agent("reuse");
-    let ts_warm = load(ts_warm_agent.path());
-    g.bench_function("hookrt_ts_warm", |b| {
-        b.iter(|| ts_warm.dispatch(&e).unwrap())
-    });
-    let ts_fresh_agent = ts_agent("fresh");
-    let ts_fresh = load(ts_fresh_agent.path());
-    g.bench_function("hookrt_ts_fresh", |b| {
-        b.iter(|| ts_fresh.dispatch(&e).unwrap())
-    });
+    for ext in ["ts", "py"] {
+        for (mode, instance) in [("warm", "reuse"), ("fresh", "fresh")] {
+            let agent = script_agent(ext, instance);
+            let rt = load(agent.path());
+            g.bench_function(format!("hookrt_{ext}_{mode}"), |b| {
+                b.iter(|| rt.dispatch(&e).unwrap())
+            });
+        }
+    }
     let ten_agent = agent(5, 5, "reuse");
     let ten = load(ten_agent.path());
     assert_eq!(ten.dispatch(&e).unwrap().deliveries.len(), 10);

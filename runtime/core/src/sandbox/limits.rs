@@ -19,10 +19,12 @@ pub const DEFAULT_MEMORY_BYTES: u64 = 32 << 20;
 pub const DEFAULT_TABLE_ELEMENTS: u64 = 20_000;
 /// Core instances per component instantiation (a Rust wasip2 hook needs a few).
 pub const DEFAULT_INSTANCES: u64 = 16;
-/// Core instances per instantiation of a Python hook, by default: CPython
-/// built by componentize-py 0.25 is 38 core instances (the interpreter, its
-/// libc and its extension modules, each a module instance, and the adapters
-/// between them), whatever the hook's code does.
+/// Core instances per instantiation of a Python hook, by default. CPython
+/// built by componentize-py 0.25.1 is 14 core instances (the interpreter, its
+/// libc and its native modules, each a module instance, and the adapters
+/// between them), whatever the hook's code does, 38 when its WASI imports
+/// are stubbed (`--stub-wasi`): the default leaves room for either and for
+/// the next release's, without widening any other hook's.
 pub const PYTHON_INSTANCES: u64 = 64;
 /// The most core instances per instantiation a pooled hook may have: a
 /// hook configured (or defaulted, as Python hooks are) above it runs with

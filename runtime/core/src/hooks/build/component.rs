@@ -270,25 +270,26 @@ struct Sdks {
 }
 
 impl Sdks {
-    /// An SDK that cannot be read is a problem only when a hook needs it.
+    /// Only the SDKs the hooks need are read (a process per event with three
+    /// Rust hooks hashed all three SDKs' ~45 files before): one that is
+    /// missing is a problem then.
     fn of(hooks: &[DiscoveredHook], sdk_dir: &Path) -> Result<Sdks, Problem> {
         let needs = |kinds: &[SourceKind]| hooks.iter().any(|h| kinds.contains(&h.kind));
-        let rust = match sdk_fingerprint(sdk_dir) {
-            Ok(fp) => fp,
-            Err(p) if needs(&[SourceKind::SingleFile, SourceKind::Crate]) => return Err(p),
-            Err(_) => String::new(),
+        let fingerprint = |kinds: &[SourceKind], of: fn(&Path) -> Result<String, Problem>| {
+            if needs(kinds) {
+                of(sdk_dir)
+            } else {
+                Ok(String::new())
+            }
         };
-        let ts = match ts_fingerprint(sdk_dir) {
-            Ok(fp) => fp,
-            Err(p) if needs(&[SourceKind::TypeScript]) => return Err(p),
-            Err(_) => String::new(),
-        };
-        let py = match py_fingerprint(sdk_dir) {
-            Ok(fp) => fp,
-            Err(p) if needs(&[SourceKind::Python]) => return Err(p),
-            Err(_) => String::new(),
-        };
-        Ok(Sdks { rust, ts, py })
+        Ok(Sdks {
+            rust: fingerprint(
+                &[SourceKind::SingleFile, SourceKind::Crate],
+                sdk_fingerprint,
+            )?,
+            ts: fingerprint(&[SourceKind::TypeScript], ts_fingerprint)?,
+            py: fingerprint(&[SourceKind::Python], py_fingerprint)?,
+        })
     }
 }
 

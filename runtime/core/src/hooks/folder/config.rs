@@ -386,7 +386,7 @@ impl Config {
 
     /// The settings in force for a hook: its table over `[defaults]` over
     /// built-in defaults (a Python hook's `instances` default is
-    /// [`PYTHON_INSTANCES`]: its interpreter alone has 38). Aggregate
+    /// [`PYTHON_INSTANCES`]: room for its interpreter's 14 and more). Aggregate
     /// observers are primary hooks.
     pub fn settings_for(&self, hook: &DiscoveredHook) -> HookSettings {
         let (scope, slug) = (&hook.scope, &hook.slug);

@@ -303,7 +303,7 @@ impl LoadedHook {
                 "has more {what} than its limit allows: instantiating it reached {reached}, and `{setting}` is {limit}"
             ),
             format!(
-                "raise `{setting}` in [{table}] of hookrt.toml above what the component needs (a Python hook needs about 40 core instances; the default for one is {})",
+                "raise `{setting}` in [{table}] of hookrt.toml above what the component needs (a Python hook needs 14 core instances; the default for one is {})",
                 crate::sandbox::limits::PYTHON_INSTANCES
             ),
         )

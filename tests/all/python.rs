@@ -200,10 +200,23 @@ fn a_python_hooks_files_and_sockets_fail_inside_the_sandbox() {
         );
     }
     assert!(!marker.exists(), "the host is untouched");
-    // A Rust or prebuilt component importing the same interfaces is refused.
+    // Prebuilt (`hookrt build --out`), the component keeps its mark and
+    // loads as a Python hook's; without the mark, a component importing the
+    // same interfaces is refused.
     let wasm = fs::read(&rt.hooks()[0].component).unwrap();
     let prebuilt = TempAgent::new().file("hooks/escape.wasm", "");
-    fs::write(prebuilt.path().join("hooks/escape.wasm"), wasm).unwrap();
+    fs::write(prebuilt.path().join("hooks/escape.wasm"), &wasm).unwrap();
+    let rt = load(prebuilt.path());
+    assert_eq!(rt.hooks()[0].kind, SourceKind::Component);
+    let (d, _) = deliver(
+        &rt,
+        &event("session.started", json!({"agent_name": "coder"})),
+    );
+    assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
+    let mark = b"\x00\x15\x0ehookrt-profilepython";
+    assert!(wasm.ends_with(mark));
+    let unmarked = &wasm[..wasm.len() - mark.len()];
+    fs::write(prebuilt.path().join("hooks/escape.wasm"), unmarked).unwrap();
     let text = load_problems(&prebuilt);
     assert!(
         text.contains("hookrt grants no filesystem access")

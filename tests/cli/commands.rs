@@ -141,8 +141,8 @@ fn run_contains_an_infinite_loop_within_its_budget_and_everything_else_is_ok() {
             .filter(|d| d["hook"] != "infinite_loop")
             .all(|d| d["outcome"] == "ok")
     );
-    assert_eq!(summary["summary"]["deliveries"], 151 + 38);
-    assert_eq!(summary["summary"]["outcomes"]["ok"], 151);
+    assert_eq!(summary["summary"]["deliveries"], 159 + 38);
+    assert_eq!(summary["summary"]["outcomes"]["ok"], 159);
     assert_eq!(summary["summary"]["durability"], "accepted");
     for key in [
         "event_id",
@@ -177,7 +177,7 @@ fn a_second_run_with_unchanged_hooks_compiles_nothing() {
     let err = text(&second.stderr);
     assert!(
         err.contains("8 hook(s) ready in")
-            && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 8 loaded from cache"),
+            && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 9 loaded from cache"),
         "{err}"
     );
     assert!(!err.contains("cargo_built=true") && !err.contains("cranelift_compiled=true"));
@@ -360,14 +360,15 @@ fn a_typescript_hooks_mapped_artifact_is_read_in_at_load_not_in_its_first_delive
         .collect();
     assert_eq!(
         large.len(),
-        1,
-        "one artifact of 4 MiB or more, tool_timer.ts's: {artifacts:?}"
+        2,
+        "two artifacts of 4 MiB or more, tool_timer.ts's and secret_scan.py's: {artifacts:?}"
     );
-    let (path, size, resident) = large[0];
-    assert_eq!(
-        resident, size,
-        "every page of {path} is in memory before any TypeScript delivery"
-    );
+    for (path, size, resident) in large {
+        assert_eq!(
+            resident, size,
+            "every page of {path} is in memory before any TypeScript or Python delivery"
+        );
+    }
 }
 
 #[test]
@@ -387,6 +388,7 @@ fn audit_json_reports_the_real_configuration() {
             "observability/metrics",
             "policy",
             "protected-paths",
+            "secret_scan",
             "tool_timer"
         ]
     );
@@ -436,13 +438,29 @@ fn audit_json_reports_the_real_configuration() {
     assert_eq!(hooks[5]["grants"], serde_json::json!(["log", "state"]));
     // The TypeScript hook: built by componentize-js with every WASI feature
     // off, it imports the world's types and `log`, nothing else.
-    assert_eq!(hooks[6]["source_kind"], "typescript");
+    assert_eq!(hooks[7]["source_kind"], "typescript");
     assert_eq!(
-        imports(6),
+        imports(7),
         ["hookrt:hook/log@0.3.0", "hookrt:hook/types@0.3.0"]
     );
+    // The Python hook: CPython's filesystem and socket imports are there,
+    // each audited as inert, and granted; of the world, what it uses.
+    assert_eq!(hooks[6]["source_kind"], "python");
+    assert!(
+        hooks[6]["imports"].as_array().unwrap().iter().any(|i| {
+            i["import"]
+                .as_str()
+                .unwrap()
+                .starts_with("wasi:filesystem/")
+                && i["detail"].as_str().unwrap().starts_with("inert")
+                && i["granted"] == true
+        }),
+        "{}",
+        hooks[6]["imports"]
+    );
+    assert!(imports(6).contains(&"hookrt:hook/state@0.3.0".to_owned()));
     assert_eq!(
-        hooks[6]["subscriptions"],
+        hooks[7]["subscriptions"],
         serde_json::json!([
             {"kind": "observe:actions.requested", "class": "observe", "may": []},
             {"kind": "action.result", "class": "observe", "may": ["add context"]},
@@ -487,7 +505,7 @@ fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
             s["events"].as_u64(),
             s["deliveries"].as_u64()
         ),
-        (Some("persisted"), Some(38), Some(151))
+        (Some("persisted"), Some(38), Some(159))
     );
     assert!(
         first
@@ -508,7 +526,7 @@ fn journal_runs_are_persisted_and_a_rerun_is_all_duplicates() {
         serde_json::from_slice(&run(&["journal", "status", db.to_str().unwrap()]).stdout).unwrap();
     assert_eq!(
         status,
-        serde_json::json!({"events": 38, "pending": 0, "done": 151, "dead": 0, "repeated": 0})
+        serde_json::json!({"events": 38, "pending": 0, "done": 159, "dead": 0, "repeated": 0})
     );
 }
 
@@ -966,6 +984,7 @@ fn build_out_writes_a_prebuilt_folder_that_runs_without_the_sdk_or_cargo() {
             "hooks/observability/metrics.wasm",
             "hooks/policy.wasm",
             "hooks/protected-paths.wasm",
+            "hooks/secret_scan.wasm",
             "hooks/tool_timer.wasm",
         ]
     );

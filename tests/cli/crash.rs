@@ -118,14 +118,16 @@ fn crash_run(copies: usize, kills_wanted: usize, workers: u16, seed: u64) -> Fig
     let db = dir.path().join("journal.db");
     // The example agent and the gate, with a deadline no loaded machine can
     // hit: a timeout would dead-letter a delivery; this test is about crashes.
-    // Without the TypeScript hook: loading its 43 MB artifact takes longer
-    // than the kill delays (5 to 125 ms), so every kill would land in the load.
+    // Without the TypeScript and Python hooks: loading their ~40 MB
+    // artifacts takes longer than the kill delays (5 to 125 ms), so every
+    // kill would land in the load.
     let agent = dir.path().join("agent");
     copy_tree(
         &repo().join("example-hooks/agent/hooks"),
         &agent.join("hooks"),
     );
     fs::remove_file(agent.join("hooks/tool_timer.ts")).unwrap();
+    fs::remove_file(agent.join("hooks/secret_scan.py")).unwrap();
     fs::write(agent.join("hooks/gate.rs"), GATE).unwrap();
     let config = fs::read_to_string(repo().join("example-hooks/agent/hookrt.toml")).unwrap();
     let config = config

@@ -109,7 +109,7 @@ fn a_second_run_on_a_journal_in_use_is_refused_naming_the_pid() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    assert_eq!(status(&db)["done"], 151);
+    assert_eq!(status(&db)["done"], 159);
 }
 
 #[test]

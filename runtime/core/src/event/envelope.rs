@@ -389,8 +389,7 @@ impl Envelope {
         let mut env: Envelope =
             serde_path_to_error::deserialize(&mut json).map_err(EnvelopeError::at_field)?;
         json.end()?;
-        env.validate_input()?;
-        env.validate()?;
+        env.accept()?;
         Ok(env)
     }
 
@@ -400,9 +399,40 @@ impl Envelope {
     pub fn from_value(value: serde_json::Value) -> Result<Envelope, EnvelopeError> {
         let mut env: Envelope =
             serde_path_to_error::deserialize(value).map_err(EnvelopeError::at_field)?;
-        env.validate_input()?;
-        env.validate()?;
+        env.accept()?;
         Ok(env)
+    }
+
+    /// An input's checks, each once: every field and the data's size, a
+    /// given idempotency key against the derived one (which it then holds),
+    /// and what was checked recorded, so that later steps skip it.
+    fn accept(&mut self) -> Result<(), EnvelopeError> {
+        self.idempotency_key = self.validate_input()?;
+        self.validated = Validated::record(self);
+        Ok(())
+    }
+
+    /// Whether this envelope's texts were checked and still say the same.
+    pub(crate) fn texts_checked(&self) -> bool {
+        self.validated.holds(self)
+    }
+
+    /// [`Envelope::validate`] after its coordinates' ordinal was set: the
+    /// texts, when `texts_checked` held before (an input numbered after it
+    /// was read), are not checked again; the rest is.
+    pub(crate) fn validate_numbered(&mut self, texts_checked: bool) -> Result<(), EnvelopeError> {
+        if !texts_checked {
+            return self.validate();
+        }
+        self.validate_version()?;
+        self.validate_values()?;
+        let size = self.data.text().len();
+        if size > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(size));
+        }
+        self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
+        self.validated = Validated::record(self);
+        Ok(())
     }
 
     /// Checks every field and sets the idempotency key derived from the

@@ -143,7 +143,7 @@ pub(crate) fn py_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
         )
     };
     let mut h = Sha256::new();
-    h.update(b"hookrt python sdk v1\0");
+    h.update(b"hookrt python sdk v2\0");
     hash_tree(&mut h, &py.join("hookrt")).map_err(|_| missing())?;
     for file in [
         py.join("build.py"),

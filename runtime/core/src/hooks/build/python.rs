@@ -120,7 +120,50 @@ pub(crate) fn build(
         )
     })?;
     tracing::debug!(slug = %hook.slug, imports = ?report.imports, "componentize-py built a Python hook");
+    mark(&out).map_err(|e| {
+        Problem::build(
+            &out,
+            format!("cannot mark the component as a Python hook's: {e}"),
+            "check disk space and permissions of the cache dir",
+        )
+    })?;
     Ok(out)
+}
+
+/// The custom section hookrt ends every Python component it builds with:
+/// `hookrt-profile` = `python`. It keeps the component a Python hook's when
+/// it is loaded as a prebuilt `.wasm` (`hookrt build --out`), so CPython's
+/// inert filesystem and socket imports are accepted there too. Anyone can
+/// write it into a component; all it gets one is those inert imports.
+pub const PROFILE_MARK: &[u8] = &[
+    0x00, 0x15, 0x0e, b'h', b'o', b'o', b'k', b'r', b't', b'-', b'p', b'r', b'o', b'f', b'i', b'l',
+    b'e', b'p', b'y', b't', b'h', b'o', b'n',
+];
+
+/// Appends [`PROFILE_MARK`] to the component at `path`.
+fn mark(path: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    file.write_all(PROFILE_MARK)?;
+    file.sync_all()
+}
+
+/// Whether the component at `path` ends with [`PROFILE_MARK`] (one read of
+/// its last bytes).
+pub(crate) fn is_marked(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let tail = || -> std::io::Result<bool> {
+        let mut file = std::fs::File::open(path)?;
+        let len = PROFILE_MARK.len() as u64;
+        if file.metadata()?.len() < 8 + len {
+            return Ok(false);
+        }
+        file.seek(SeekFrom::End(-(len as i64)))?;
+        let mut tail = vec![0; PROFILE_MARK.len()];
+        file.read_exact(&mut tail)?;
+        Ok(tail == PROFILE_MARK)
+    };
+    tail().unwrap_or(false)
 }
 
 /// The hook's `.py` files: a single file as the package's `__init__.py`, a
@@ -197,4 +240,20 @@ fn check_size(hook: &DiscoveredHook, bytes: u64) -> Result<(), Problem> {
         ),
         "a hook is small: move data into its `config` in hookrt.toml",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_profile_mark_is_one_well_formed_custom_section() {
+        // id 0, then the size of what follows, then the name's length and name.
+        let name = b"hookrt-profile";
+        assert_eq!(PROFILE_MARK[0], 0);
+        assert_eq!(usize::from(PROFILE_MARK[1]), PROFILE_MARK.len() - 2);
+        assert_eq!(usize::from(PROFILE_MARK[2]), name.len());
+        assert_eq!(&PROFILE_MARK[3..3 + name.len()], name);
+        assert_eq!(&PROFILE_MARK[3 + name.len()..], b"python");
+    }
 }

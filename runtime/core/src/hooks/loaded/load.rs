@@ -13,6 +13,7 @@ use crate::WORLD;
 use crate::event::kind;
 use crate::event::scope::Scope;
 use crate::hooks::build::component::{self, BuiltHook};
+use crate::hooks::build::python;
 use crate::hooks::cache::start::{self, StartKey};
 use crate::hooks::cache::{artifact, dir};
 use crate::hooks::folder::discovery::SourceKind;
@@ -144,8 +145,10 @@ impl LoadedHook {
             .map(|(name, _)| name.to_owned())
             .collect();
         let table = built.hook.scope.config_table(built.hook.slug.as_str());
+        // A Python hook's, built here or prebuilt by `hookrt build --out`.
         let profile = match built.hook.kind {
             SourceKind::Python => grants::Profile::Python,
+            SourceKind::Component if python::is_marked(&built.component) => grants::Profile::Python,
             _ => grants::Profile::Standard,
         };
         let import_audit = grants::check(&imports, &settings.grants, &table, profile)

@@ -35,6 +35,7 @@ fn specific_handlers_run_before_wildcards_in_registration_order() {
             "observability/metrics",
             "policy",
             "protected-paths",
+            "secret_scan",
             "tool_timer"
         ]
     );
@@ -43,6 +44,7 @@ fn specific_handlers_run_before_wildcards_in_registration_order() {
         pairs(&[
             ("alerts", "action.result"),
             ("protected-paths", "action.result"),
+            ("secret_scan", "action.result"),
             ("tool_timer", "action.result"),
             ("audit", "*"),
             ("alerts", "*"),
@@ -110,8 +112,9 @@ fn the_same_transcript_gives_the_same_deliveries_every_run() {
     // 38 events x 3 wildcards, plus the specific handlers: alerts and
     // protected-paths on 6 action.result, policy on 5 actions.requested,
     // context-pruner on 7 step.completed, protected-paths on 1 file edit,
-    // tool_timer on 6 action.result, 5 actions.requested and 1 session.completed.
-    assert_eq!(first.len(), 151);
+    // tool_timer on 6 action.result, 5 actions.requested and 1 session.completed,
+    // secret_scan on 6 action.result and 2 message.completed.
+    assert_eq!(first.len(), 159);
     assert_eq!(first, second);
     assert!(first.iter().all(|(_, _, outcome)| outcome == "ok"));
 }

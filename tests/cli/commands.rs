@@ -176,7 +176,7 @@ fn a_second_run_with_unchanged_hooks_compiles_nothing() {
     let second = run(&args);
     let err = text(&second.stderr);
     assert!(
-        err.contains("8 hook(s) ready in")
+        err.contains("9 hook(s) ready in")
             && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 9 loaded from cache"),
         "{err}"
     );
@@ -1199,9 +1199,9 @@ fn the_default_cache_is_per_user_private_and_nothing_is_read_from_or_written_to_
     let code = artifacts
         .iter()
         .filter(|a| a.extension().is_some_and(|e| e == "cwasm"));
-    assert_eq!((code.count(), artifacts.len()), (7, 14), "{artifacts:?}");
+    assert_eq!((code.count(), artifacts.len()), (8, 16), "{artifacts:?}");
     let starts = walk(&cache.join("starts"));
-    assert_eq!(starts.len(), 7, "{starts:?}");
+    assert_eq!(starts.len(), 8, "{starts:?}");
     assert!(artifacts.iter().chain(&starts).all(|a| mode(a) == 0o600));
     assert_eq!(mode(&cache.join("starts")), 0o700);
     assert_eq!(walk(&agent.join(".hookrt")), [planted]);

@@ -80,14 +80,19 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Hashes relative paths and contents of a tree, skipping `target/` and hidden entries.
+/// Hashes relative paths and contents of a tree, skipping `target/`,
+/// `__pycache__/` and hidden entries.
 fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
     let walk = WalkDir::new(root)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
             let name = e.file_name().to_string_lossy();
-            e.depth() == 0 || !(name.starts_with('.') || (e.depth() == 1 && name == "target"))
+            // Python's byte-code caches are outputs, never inputs.
+            e.depth() == 0
+                || !(name.starts_with('.')
+                    || name == "__pycache__"
+                    || (e.depth() == 1 && name == "target"))
         });
     for entry in walk {
         let entry = entry.map_err(std::io::Error::other)?;
@@ -106,53 +111,56 @@ fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
 /// Digest of the TS SDK (`guest-sdk/ts`: its sources, the build driver, the
 /// toolchain lock with every pinned version) and the WIT it builds against.
 pub(crate) fn ts_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
-    let ts = sdk_dir.join("ts");
-    let missing = || {
-        Problem::build(
-            &ts,
-            "the TypeScript SDK (src/hookrt.ts, build.mjs, package-lock.json) is not there",
-            "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
-        )
-    };
-    let mut h = Sha256::new();
-    h.update(b"hookrt ts sdk v1\0");
-    hash_tree(&mut h, &ts.join("src")).map_err(|_| missing())?;
-    for file in [
-        ts.join("build.mjs"),
-        ts.join("package-lock.json"),
-        sdk_dir
-            .join("wit")
-            .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))
-            .join("hook.wit"),
-    ] {
-        h.update(fs::read(file).map_err(|_| missing())?);
-    }
-    Ok(hex::encode(h.finalize()))
+    script_fingerprint(
+        sdk_dir,
+        "ts",
+        b"hookrt ts sdk v1\0",
+        "src",
+        &["build.mjs", "package-lock.json"],
+        "the TypeScript SDK (src/hookrt.ts, build.mjs, package-lock.json) is not there",
+    )
 }
 
 /// Digest of the Python SDK (`guest-sdk/python`: the `hookrt` package, the
 /// build driver, the toolchain's pinned requirements) and the WIT it builds
 /// against.
 pub(crate) fn py_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
-    let py = sdk_dir.join("python");
+    script_fingerprint(
+        sdk_dir,
+        "python",
+        b"hookrt python sdk v2\0",
+        "hookrt",
+        &["build.py", "requirements.txt"],
+        "the Python SDK (hookrt/, build.py, requirements.txt) is not there",
+    )
+}
+
+/// Digest of a script SDK under `sdk_dir/folder`: `tag`, its `sources`
+/// tree, its `files` and the newest WIT.
+fn script_fingerprint(
+    sdk_dir: &Path,
+    folder: &str,
+    tag: &[u8],
+    sources: &str,
+    files: &[&str],
+    missing: &str,
+) -> Result<String, Problem> {
+    let dir = sdk_dir.join(folder);
     let missing = || {
         Problem::build(
-            &py,
-            "the Python SDK (hookrt/, build.py, requirements.txt) is not there",
+            &dir,
+            missing,
             "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
         )
     };
     let mut h = Sha256::new();
-    h.update(b"hookrt python sdk v2\0");
-    hash_tree(&mut h, &py.join("hookrt")).map_err(|_| missing())?;
-    for file in [
-        py.join("build.py"),
-        py.join("requirements.txt"),
-        sdk_dir
-            .join("wit")
-            .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))
-            .join("hook.wit"),
-    ] {
+    h.update(tag);
+    hash_tree(&mut h, &dir.join(sources)).map_err(|_| missing())?;
+    let wit = sdk_dir
+        .join("wit")
+        .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))
+        .join("hook.wit");
+    for file in files.iter().map(|f| dir.join(f)).chain([wit]) {
         h.update(fs::read(file).map_err(|_| missing())?);
     }
     Ok(hex::encode(h.finalize()))

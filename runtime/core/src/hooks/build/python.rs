@@ -61,13 +61,6 @@ pub fn toolchain_dir() -> PathBuf {
     PY.dir()
 }
 
-/// What `build.py` reports on success.
-#[derive(Debug, serde::Deserialize)]
-struct Report {
-    /// The host interfaces the component imports (`log`, `metrics`, `state`).
-    imports: Vec<String>,
-}
-
 /// One file of the hook, as the driver gets it.
 #[derive(Debug, serde::Serialize)]
 struct File {
@@ -101,7 +94,7 @@ pub(crate) fn build(
     });
     let python = toolchain.join("bin").join("python");
     let driver = sdk.join("build.py");
-    let stdout = PY.run(
+    let imports = PY.run(
         hook,
         python.as_os_str(),
         &["-I".as_ref(), driver.as_os_str()],
@@ -109,17 +102,7 @@ pub(crate) fn build(
         &request,
         "fix the errors above (`hookrt new AGENT/hooks/NAME --lang py` writes a working hook to start from)",
     )?;
-    let report: Report = serde_json::from_str(stdout.trim()).map_err(|e| {
-        Problem::build(
-            &hook.path,
-            format!(
-                "the Python build printed no report ({e}): {}",
-                stdout.trim()
-            ),
-            "run scripts/py-toolchain again; the toolchain may be damaged",
-        )
-    })?;
-    tracing::debug!(slug = %hook.slug, imports = ?report.imports, "componentize-py built a Python hook");
+    tracing::debug!(slug = %hook.slug, imports = ?imports, "componentize-py built a Python hook");
     mark(&out).map_err(|e| {
         Problem::build(
             &out,

@@ -139,9 +139,10 @@ impl Toolchain {
     }
 
     /// Runs one build of `hook`: `program args` in `work` (a fresh folder
-    /// the caller removes) with `request` on stdin. Returns what the driver
-    /// printed on success; its stderr (cut to a readable size) as the
-    /// problem otherwise, with `fix`.
+    /// the caller removes) with `request` on stdin. Returns the host
+    /// interfaces the component imports, from the driver's one-line report
+    /// (`{"imports": [...], ...}`); its stderr (cut to a readable size) as
+    /// the problem otherwise, with `fix`.
     pub fn run(
         &self,
         hook: &DiscoveredHook,
@@ -150,7 +151,7 @@ impl Toolchain {
         work: &Path,
         request: &serde_json::Value,
         fix: &str,
-    ) -> Result<String, Problem> {
+    ) -> Result<Vec<String>, Problem> {
         let problem = |what: String, fix: &str| Problem::build(&hook.path, what, fix);
         let cwd = work.join("cwd");
         let tmp = work.join("tmp");
@@ -210,8 +211,25 @@ impl Toolchain {
                 fix,
             ));
         }
-        Ok(stdout)
+        let report: Report = serde_json::from_str(stdout.trim()).map_err(|e| {
+            problem(
+                format!(
+                    "the {} build printed no report ({e}): {}",
+                    self.language,
+                    cut(stdout.trim())
+                ),
+                &format!("run {} again; the toolchain may be damaged", self.install),
+            )
+        })?;
+        Ok(report.imports)
     }
+}
+
+/// What a build driver reports on success.
+#[derive(Debug, serde::Deserialize)]
+struct Report {
+    /// The host interfaces the component imports (`log`, `metrics`, `state`).
+    imports: Vec<String>,
 }
 
 /// `text` cut to [`MAX_ERROR_BYTES`] at a character boundary.

@@ -53,13 +53,6 @@ pub fn toolchain_dir() -> PathBuf {
     JS.dir()
 }
 
-/// What `build.mjs` reports on success.
-#[derive(Debug, serde::Deserialize)]
-struct Report {
-    /// The host interfaces the component imports (`log`, `metrics`, `state`).
-    imports: Vec<String>,
-}
-
 /// Builds one TS/JS hook; returns the component, written into `work` (a fresh
 /// folder the caller removes).
 pub(crate) fn build(
@@ -93,7 +86,7 @@ pub(crate) fn build(
     });
     let node = std::env::var_os("HOOKRT_NODE").unwrap_or_else(|| "node".into());
     let driver = ts.join("build.mjs");
-    let stdout = JS.run(
+    let imports = JS.run(
         hook,
         &node,
         &[driver.as_os_str()],
@@ -101,12 +94,6 @@ pub(crate) fn build(
         &request,
         "fix the errors above (`hookrt new AGENT/hooks/NAME --lang ts` writes a working hook to start from)",
     )?;
-    let report: Report = serde_json::from_str(stdout.trim()).map_err(|e| {
-        problem(
-            format!("the TS build printed no report ({e}): {}", stdout.trim()),
-            "run scripts/js-toolchain again; the toolchain may be damaged",
-        )
-    })?;
-    tracing::debug!(slug = %hook.slug, imports = ?report.imports, "componentize-js built a TS hook");
+    tracing::debug!(slug = %hook.slug, imports = ?imports, "componentize-js built a TS hook");
     Ok(out)
 }

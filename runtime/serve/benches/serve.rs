@@ -77,7 +77,7 @@ impl Connection {
     /// POSTs `body` to `path`; the status.
     fn post(&mut self, path: &str, body: &[u8]) -> u16 {
         let head = format!(
-            "POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             body.len()
         );
         self.writer.write_all(head.as_bytes()).unwrap();

@@ -1541,6 +1541,38 @@ fn new_ts_writes_a_hook_that_checks_and_tests() {
     assert!(text(&out.stderr).contains("a TypeScript hook is one file"));
 }
 
+#[test]
+fn new_py_writes_a_hook_that_checks_and_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let a = agent.to_str().unwrap();
+    let out = run(&[
+        "new",
+        &format!("{a}/hooks/tool-notes"),
+        "--lang",
+        "py",
+        "--events",
+        "actions.requested,action.result,file.edit.requested,step.completed,turn.stopping,observe:turn.completed,*",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let source = fs::read_to_string(agent.join("hooks/tool-notes.py")).unwrap();
+    assert!(source.contains("class ToolNotes(Hook):"), "{source}");
+    assert!(
+        source.contains("    def actions_requested(self, data, event, ctx):"),
+        "{source}"
+    );
+    assert!(text(&out.stdout).contains("scripts/py-toolchain"));
+
+    let out = run(&["check", a]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expect = dir.path().join("expected.jsonl");
+    records_then_passes(a, &expect);
+    let recorded = fs::read_to_string(&expect).unwrap();
+    assert!(recorded.contains("tool-notes"), "{recorded}");
+    let out = run(&["new", &format!("{a}/hooks/tool-notes"), "--lang", "ts"]);
+    assert!(text(&out.stderr).contains("already exists: the slug `tool-notes` is taken"));
+}
+
 /// A temp agent with `typed_policy` blocking `blocked`, and the transcript with
 /// a redelivery (`evt_0005` again as attempt 2) at its end.
 fn policy_agent(dir: &Path, blocked: &str) -> PathBuf {

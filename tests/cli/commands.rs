@@ -1499,38 +1499,59 @@ fn a_ts_hook_whose_top_level_never_ends_stops_its_build_at_the_timeout() {
     );
 }
 
-#[test]
-fn new_ts_writes_a_hook_that_checks_and_tests() {
-    let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("agent");
+/// `hookrt new --lang LANG` writes `tool-notes.EXT` holding `expect`, says to
+/// run `toolchain`, and the hook checks and records then passes a replay;
+/// the slug is then taken whatever the language. The agent folder's path.
+fn new_script_hook_checks_and_tests(
+    dir: &Path,
+    lang: &str,
+    ext: &str,
+    expect: &[&str],
+    toolchain: &str,
+) -> PathBuf {
+    let agent = dir.join("agent");
     let a = agent.to_str().unwrap();
     let out = run(&[
         "new",
         &format!("{a}/hooks/tool-notes"),
         "--lang",
-        "ts",
+        lang,
         "--events",
-        "actions.requested,action.result,file.edit.requested,step.completed,observe:turn.completed,*",
+        "actions.requested,action.result,file.edit.requested,step.completed,turn.stopping,observe:turn.completed,*",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let source = fs::read_to_string(agent.join("hooks/tool-notes.ts")).unwrap();
-    assert!(source.contains("export default defineHook({"), "{source}");
-    assert!(
-        source.contains("  \"actions.requested\"(event, ctx) {"),
-        "{source}"
-    );
-    assert!(text(&out.stdout).contains("scripts/js-toolchain"));
+    let source = fs::read_to_string(agent.join(format!("hooks/tool-notes.{ext}"))).unwrap();
+    for fragment in expect {
+        assert!(source.contains(fragment), "{fragment}: {source}");
+    }
+    assert!(text(&out.stdout).contains(toolchain));
 
     let out = run(&["check", a]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let expect = dir.path().join("expected.jsonl");
+    let expect = dir.join("expected.jsonl");
     records_then_passes(a, &expect);
     let recorded = fs::read_to_string(&expect).unwrap();
     assert!(recorded.contains("tool-notes"), "{recorded}");
-
-    // The slug is taken whatever the language; a crate is Rust only.
     let out = run(&["new", &format!("{a}/hooks/tool-notes")]);
     assert!(text(&out.stderr).contains("already exists: the slug `tool-notes` is taken"));
+    agent
+}
+
+#[test]
+fn new_ts_writes_a_hook_that_checks_and_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = new_script_hook_checks_and_tests(
+        dir.path(),
+        "ts",
+        "ts",
+        &[
+            "export default defineHook({",
+            "  \"actions.requested\"(event, ctx) {",
+        ],
+        "scripts/js-toolchain",
+    );
+    // A crate is Rust only.
+    let a = agent.to_str().unwrap();
     let out = run(&[
         "new",
         &format!("{a}/hooks/other"),
@@ -1544,33 +1565,17 @@ fn new_ts_writes_a_hook_that_checks_and_tests() {
 #[test]
 fn new_py_writes_a_hook_that_checks_and_tests() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("agent");
-    let a = agent.to_str().unwrap();
-    let out = run(&[
-        "new",
-        &format!("{a}/hooks/tool-notes"),
-        "--lang",
+    new_script_hook_checks_and_tests(
+        dir.path(),
         "py",
-        "--events",
-        "actions.requested,action.result,file.edit.requested,step.completed,turn.stopping,observe:turn.completed,*",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let source = fs::read_to_string(agent.join("hooks/tool-notes.py")).unwrap();
-    assert!(source.contains("class ToolNotes(Hook):"), "{source}");
-    assert!(
-        source.contains("    def actions_requested(self, data, event, ctx):"),
-        "{source}"
+        "py",
+        &[
+            "class ToolNotes(Hook):",
+            "    def actions_requested(self, data, event, ctx):",
+            "    def turn_stopping(self, data, event, ctx):",
+        ],
+        "scripts/py-toolchain",
     );
-    assert!(text(&out.stdout).contains("scripts/py-toolchain"));
-
-    let out = run(&["check", a]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let expect = dir.path().join("expected.jsonl");
-    records_then_passes(a, &expect);
-    let recorded = fs::read_to_string(&expect).unwrap();
-    assert!(recorded.contains("tool-notes"), "{recorded}");
-    let out = run(&["new", &format!("{a}/hooks/tool-notes"), "--lang", "ts"]);
-    assert!(text(&out.stderr).contains("already exists: the slug `tool-notes` is taken"));
 }
 
 /// A temp agent with `typed_policy` blocking `blocked`, and the transcript with

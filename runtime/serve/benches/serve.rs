@@ -2,8 +2,8 @@
 //! through the server from a loopback HTTP/1.1 client on 1, 8 and 64
 //! keep-alive connections (one event per request; and 100 per request on 1
 //! and 8), next to the same events through `HookService` in the same
-//! process; and the latency of
-//! `/v1/decide` (p50, p99) next to `HookService::resolve`.
+//! process; and the latency of `/v1/decide` (p50, p99) for 1 client and for
+//! 8 asking at once, next to as many threads on `HookService::resolve_blocking`.
 //!
 //! The hooks are the throughput bench's three observers (`audit`, `witness`,
 //! `observability/metrics`), from the shared test cache. Every run ends when
@@ -221,6 +221,34 @@ fn served(
     n as f64 / started.elapsed().as_secs_f64()
 }
 
+/// `asks` latencies from `clients` threads asking at once, each asking its
+/// share one at a time: `client(c)` sets client `c` up (a connection) and
+/// returns what times its `i`th ask; sorted.
+fn latencies<F, A>(clients: usize, asks: usize, client: F) -> Vec<Duration>
+where
+    F: Fn(usize) -> A + Sync,
+    A: FnMut(usize) -> Duration,
+{
+    let per = asks / clients;
+    let mut all: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|c| {
+                let client = &client;
+                s.spawn(move || {
+                    let mut ask = client(c);
+                    (0..per).map(&mut ask).collect::<Vec<Duration>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    all.sort();
+    all
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(|a, b| a.total_cmp(b));
     xs[xs.len() / 2]
@@ -294,18 +322,9 @@ fn main() {
         );
     }
 
-    // Decision latency, one at a time on one connection, nothing queued.
+    // Decision latency: one at a time on each of 1 and 8 connections (8
+    // clients asking at once), against 1 and 8 threads calling the library.
     let asks = 2000;
-    let mut conn = Connection::open(server.addr);
-    let mut http: Vec<Duration> = (0..asks)
-        .map(|i| {
-            let body = serde_json::to_vec(&decision(&base, format!("lat-{i}"))).unwrap();
-            let t = Instant::now();
-            assert_eq!(conn.post("/v1/decide", &body), 200);
-            t.elapsed()
-        })
-        .collect();
-    http.sort();
     let service = HookService::start_blocking(
         load(agent.path()),
         None,
@@ -313,31 +332,49 @@ fn main() {
         hookrt::ServiceOptions::default(),
     )
     .unwrap();
-    let mut library: Vec<Duration> = (0..asks)
-        .map(|i| {
-            let e = decision(&base, format!("lib-lat-{i}"));
-            let t = Instant::now();
-            service.resolve_blocking(e).unwrap();
-            t.elapsed()
-        })
-        .collect();
-    library.sort();
+    let mut rows = Vec::new();
+    for clients in [1, 8] {
+        let http = latencies(clients, asks, |client| {
+            let mut conn = Connection::open(server.addr);
+            let base = &base;
+            move |i| {
+                let id = format!("lat-{clients}-{client}-{i}");
+                let body = serde_json::to_vec(&decision(base, id)).unwrap();
+                let t = Instant::now();
+                assert_eq!(conn.post("/v1/decide", &body), 200);
+                t.elapsed()
+            }
+        });
+        let library = latencies(clients, asks, |client| {
+            let service = &service;
+            let base = &base;
+            move |i| {
+                let e = decision(base, format!("lib-lat-{clients}-{client}-{i}"));
+                let t = Instant::now();
+                service.resolve_blocking(e).unwrap();
+                t.elapsed()
+            }
+        });
+        rows.push((clients, http, library));
+    }
     service.shutdown_blocking(Duration::from_secs(30));
     println!();
-    println!("Decision latency ({asks} `actions.requested`, one at a time):");
+    println!("Decision latency ({asks} `actions.requested` a row, one at a time per client):");
     println!();
-    println!("| path | p50 | p99 |");
-    println!("|---|---|---|");
+    println!("| path | clients | p50 | p99 |");
+    println!("|---|---|---|---|");
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    println!(
-        "| `POST /v1/decide` (loopback, keep-alive) | {:.0} µs | {:.0} µs |",
-        us(percentile(&http, 0.5)),
-        us(percentile(&http, 0.99))
-    );
-    println!(
-        "| `HookService::resolve_blocking` | {:.0} µs | {:.0} µs |",
-        us(percentile(&library, 0.5)),
-        us(percentile(&library, 0.99))
-    );
+    for (clients, http, library) in &rows {
+        for (what, all) in [
+            ("`POST /v1/decide` (loopback, keep-alive)", http),
+            ("`HookService::resolve_blocking`", library),
+        ] {
+            println!(
+                "| {what} | {clients} | {:.0} µs | {:.0} µs |",
+                us(percentile(all, 0.5)),
+                us(percentile(all, 0.99))
+            );
+        }
+    }
     drop(server);
 }

@@ -24,7 +24,11 @@ pub const BUILTIN: [(&str, &str); 3] = [
         "api-key",
         r"(?:(?P<pre>^|[^A-Za-z0-9])(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
     ),
-    ("bearer-token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*"),
+    // An ASCII word boundary before `bearer` (it also takes a non-ASCII
+    // letter for a boundary, so it masks more, never less): the Unicode one
+    // made this pattern cost 0.27 ms to compile, a twelfth of a process per
+    // event (`hookrt claude-hook`), against 0.10 ms.
+    ("bearer-token", r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9\-._~+/]+=*"),
     (
         "email",
         r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b",

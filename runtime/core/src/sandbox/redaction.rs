@@ -28,7 +28,10 @@ pub const BUILTIN: [(&str, &str); 3] = [
     // letter for a boundary, so it masks more, never less): the Unicode one
     // made this pattern cost 0.27 ms to compile, a twelfth of a process per
     // event (`hookrt claude-hook`), against 0.10 ms.
-    ("bearer-token", r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9\-._~+/]+=*"),
+    (
+        "bearer-token",
+        r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9\-._~+/]+=*",
+    ),
     (
         "email",
         r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b",

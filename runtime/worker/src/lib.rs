@@ -352,7 +352,11 @@ pub async fn run(
     // Bounded: with the server gone, giving leases back would wait for ever
     // (they expire on their own after the TTL).
     let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, leases.release_all()).await;
+    // An aborted task is dropped at its next poll, not when `abort` returns:
+    // awaiting it lets go of its `shared` before the count is read (without
+    // it, one stop in a few raced it and failed "outlived the drain timeout").
     advisories.abort();
+    let _ = advisories.await;
     let _ = tokio::time::timeout(GIVE_BACK_TIMEOUT, client.flush()).await;
     drop(partitions);
     let shared = Arc::try_unwrap(shared)

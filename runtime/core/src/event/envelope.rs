@@ -421,15 +421,7 @@ impl Envelope {
     /// texts, when `texts_checked` held before (an input numbered after it
     /// was read), are not checked again; the rest is.
     pub(crate) fn validate_numbered(&mut self, texts_checked: bool) -> Result<(), EnvelopeError> {
-        if !texts_checked {
-            return self.validate();
-        }
-        self.validate_version()?;
-        self.validate_values()?;
-        let size = self.data.text().len();
-        if size > MAX_DATA_BYTES {
-            return Err(EnvelopeError::DataTooLarge(size));
-        }
+        self.checked_data(!texts_checked)?;
         self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
         self.validated = Validated::record(self);
         Ok(())
@@ -440,29 +432,31 @@ impl Envelope {
     /// envelope whose kind or coordinates were changed after parsing is
     /// keyed by what it now says.
     pub fn validate(&mut self) -> Result<(), EnvelopeError> {
-        self.validate_content()?;
-        self.idempotency_key = idempotency_key(&self.kind, &self.coordinates);
-        self.validated = Validated::record(self);
-        Ok(())
+        self.validate_numbered(false)
     }
 
     /// Checks every field without changing the envelope, as an input is
     /// checked; returns the derived idempotency key and refuses a given key
     /// that differs from it.
     pub(crate) fn validate_input(&self) -> Result<String, EnvelopeError> {
-        self.validate_content()?;
+        self.checked_data(true)?;
         self.validated_key()
     }
 
-    /// Every field, and the size of the text hooks will receive (the
-    /// input's own, or serialized once and kept for the first delivery).
-    fn validate_content(&self) -> Result<(), EnvelopeError> {
-        self.validate_fields()?;
-        let size = self.data.text().len();
-        if size > MAX_DATA_BYTES {
-            return Err(EnvelopeError::DataTooLarge(size));
+    /// Every field (the texts [`Validated`] records only when `texts`), and
+    /// the size of the text hooks will receive (the input's own, or
+    /// serialized once and kept for the first delivery): that text.
+    fn checked_data(&self, texts: bool) -> Result<&str, EnvelopeError> {
+        self.validate_version()?;
+        if texts {
+            self.validate_texts()?;
         }
-        Ok(())
+        self.validate_values()?;
+        let data = self.data.text();
+        if data.len() > MAX_DATA_BYTES {
+            return Err(EnvelopeError::DataTooLarge(data.len()));
+        }
+        Ok(data)
     }
 
     /// What a delivery needs, checked: the idempotency key (derived from
@@ -471,16 +465,8 @@ impl Envelope {
     /// or serialized once), its size checked on that text. Texts validation
     /// checked and that still say the same are not checked again.
     pub(crate) fn validated_parts(&self) -> Result<(Cow<'_, str>, &str), EnvelopeError> {
-        self.validate_version()?;
         let unchanged = self.validated.holds(self);
-        if !unchanged {
-            self.validate_texts()?;
-        }
-        self.validate_values()?;
-        let data = self.data.text();
-        if data.len() > MAX_DATA_BYTES {
-            return Err(EnvelopeError::DataTooLarge(data.len()));
-        }
+        let data = self.checked_data(!unchanged)?;
         let key = if unchanged {
             Cow::Borrowed(self.idempotency_key.as_str())
         } else {
@@ -499,13 +485,6 @@ impl Envelope {
             });
         }
         Ok(derived)
-    }
-
-    /// Every check but the data's size and the idempotency key.
-    fn validate_fields(&self) -> Result<(), EnvelopeError> {
-        self.validate_version()?;
-        self.validate_texts()?;
-        self.validate_values()
     }
 
     fn validate_version(&self) -> Result<(), EnvelopeError> {

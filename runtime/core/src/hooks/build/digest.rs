@@ -135,6 +135,15 @@ pub(crate) fn py_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
     )
 }
 
+/// The newest world's WIT under the SDK dir: what script hooks are built
+/// against, and so part of their SDK's fingerprint.
+pub(crate) fn newest_wit(sdk_dir: &Path) -> std::path::PathBuf {
+    sdk_dir
+        .join("wit")
+        .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))
+        .join("hook.wit")
+}
+
 /// Digest of a script SDK under `sdk_dir/folder`: `tag`, its `sources`
 /// tree, its `files` and the newest WIT.
 fn script_fingerprint(
@@ -156,11 +165,11 @@ fn script_fingerprint(
     let mut h = Sha256::new();
     h.update(tag);
     hash_tree(&mut h, &dir.join(sources)).map_err(|_| missing())?;
-    let wit = sdk_dir
-        .join("wit")
-        .join(format!("v{}", crate::sandbox::wit::NEWEST_VERSION))
-        .join("hook.wit");
-    for file in files.iter().map(|f| dir.join(f)).chain([wit]) {
+    for file in files
+        .iter()
+        .map(|f| dir.join(f))
+        .chain([newest_wit(sdk_dir)])
+    {
         h.update(fs::read(file).map_err(|_| missing())?);
     }
     Ok(hex::encode(h.finalize()))

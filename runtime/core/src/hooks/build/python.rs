@@ -26,12 +26,11 @@ use std::path::{Path, PathBuf};
 
 use walkdir::WalkDir;
 
+use crate::hooks::build::digest::newest_wit;
 use crate::hooks::build::toolchain::Toolchain;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::Problem;
 
-/// The world file the Python SDK is built against, under the SDK dir.
-pub const WIT_FILE: &str = "wit/v0.3.0/hook.wit";
 /// The most `.py` files one package hook may have.
 pub const MAX_FILES: usize = 512;
 /// The most bytes of source one Python hook may have, all files together.
@@ -41,11 +40,13 @@ pub const MAX_SOURCE_BYTES: u64 = 8 << 20;
 pub(crate) const PY: Toolchain = Toolchain {
     what: "Python toolchain",
     language: "Python",
+    hooks: "Python",
     env: "HOOKRT_PY_TOOLCHAIN",
     folder: "py-toolchain",
     lock: "python/requirements.txt",
     installed: "bin/componentize-py",
-    install: "scripts/py-toolchain from the hookrt checkout (Python 3.10+ with venv and pip; it installs the \
+    script: "scripts/py-toolchain",
+    install: "from the hookrt checkout (Python 3.10+ with venv and pip; it installs the \
               pinned componentize-py there)",
     timeout_env: "HOOKRT_PY_BUILD_TIMEOUT_S",
     start_fix: "run scripts/py-toolchain again: the toolchain's interpreter is missing or damaged",
@@ -79,15 +80,14 @@ pub(crate) fn build(
     sdk_dir: &Path,
     work: &Path,
 ) -> Result<PathBuf, Problem> {
-    let toolchain = toolchain_dir();
-    PY.check(&toolchain, sdk_dir)?;
+    let toolchain = PY.ready(sdk_dir)?;
     let files = read_files(hook)?;
     let out = work.join("component.wasm");
     let sdk = py_sdk_dir(sdk_dir);
     let request = serde_json::json!({
         "toolchain": toolchain,
         "sdk": sdk,
-        "wit": sdk_dir.join(WIT_FILE),
+        "wit": newest_wit(sdk_dir),
         "path": hook.path.display().to_string(),
         "files": files,
         "out": out,

@@ -48,6 +48,8 @@ pub(crate) struct Toolchain {
     pub what: &'static str,
     /// The language its builds are named by ("TS").
     pub language: &'static str,
+    /// The hooks it builds, in messages ("TypeScript").
+    pub hooks: &'static str,
     /// The variable naming its folder.
     pub env: &'static str,
     /// Its folder's name under the per-user cache.
@@ -56,7 +58,9 @@ pub(crate) struct Toolchain {
     pub lock: &'static str,
     /// What an installed folder holds (a path under it).
     pub installed: &'static str,
-    /// The script that installs it and what it needs, for the fix.
+    /// The script that installs it (`scripts/js-toolchain`).
+    pub script: &'static str,
+    /// What the script needs and does, for the fix.
     pub install: &'static str,
     /// The variable that overrides [`BUILD_TIMEOUT`], in seconds.
     pub timeout_env: &'static str,
@@ -75,8 +79,16 @@ impl Toolchain {
         })
     }
 
+    /// Where the toolchain is, checked: installed from this SDK's lock, in
+    /// a folder only this user can write.
+    pub fn ready(&self, sdk_dir: &Path) -> Result<PathBuf, Problem> {
+        let dir = self.dir();
+        self.check(&dir, sdk_dir)?;
+        Ok(dir)
+    }
+
     /// Checks that the toolchain at `dir` was installed from this SDK's lock.
-    pub fn check(&self, dir: &Path, sdk_dir: &Path) -> Result<(), Problem> {
+    fn check(&self, dir: &Path, sdk_dir: &Path) -> Result<(), Problem> {
         let what = self.what;
         if let Some(why) = crate::hooks::cache::dir::unsafe_dir(dir) {
             return Err(Problem::build(
@@ -86,8 +98,7 @@ impl Toolchain {
                 ),
                 format!(
                     "install the toolchain into a folder of your own ({}), or set {} to one",
-                    self.install.split(' ').next().unwrap_or(self.install),
-                    self.env
+                    self.script, self.env
                 ),
             ));
         }
@@ -108,26 +119,16 @@ impl Toolchain {
         let state = if dir.join(LOCK_RECORD_FILE).is_file() {
             format!("holds another version of the {what}")
         } else {
-            format!(
-                "does not hold the {what} that builds {} hooks",
-                self.language_name()
-            )
+            format!("does not hold the {what} that builds {} hooks", self.hooks)
         };
         Err(Problem::build(
             dir,
             state,
             format!(
-                "run {}, or set {} to where it is installed",
-                self.install, self.env
+                "run {} {}, or set {} to where it is installed",
+                self.script, self.install, self.env
             ),
         ))
-    }
-
-    fn language_name(&self) -> &'static str {
-        match self.language {
-            "TS" => "TypeScript",
-            other => other,
-        }
     }
 
     /// How long one build may run: [`BUILD_TIMEOUT`] unless its variable says.
@@ -218,7 +219,7 @@ impl Toolchain {
                     self.language,
                     cut(stdout.trim())
                 ),
-                &format!("run {} again; the toolchain may be damaged", self.install),
+                &format!("run {} again; the toolchain may be damaged", self.script),
             )
         })?;
         Ok(report.imports)

@@ -22,22 +22,22 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::hooks::build::digest::newest_wit;
 use crate::hooks::build::toolchain::Toolchain;
 use crate::hooks::folder::discovery::DiscoveredHook;
 use crate::hooks::problem::Problem;
-
-/// The world file the TS SDK is built against, under the SDK dir.
-pub const WIT_FILE: &str = "wit/v0.3.0/hook.wit";
 
 /// The JS toolchain (`scripts/js-toolchain`).
 pub(crate) const JS: Toolchain = Toolchain {
     what: "JS toolchain",
     language: "TS",
+    hooks: "TypeScript",
     env: "HOOKRT_JS_TOOLCHAIN",
     folder: "js-toolchain",
     lock: "ts/package-lock.json",
     installed: "node_modules",
-    install: "scripts/js-toolchain from the hookrt checkout (Node.js 20+ and npm; it installs the pinned \
+    script: "scripts/js-toolchain",
+    install: "from the hookrt checkout (Node.js 20+ and npm; it installs the pinned \
               componentize-js, esbuild and typescript there)",
     timeout_env: "HOOKRT_JS_BUILD_TIMEOUT_S",
     start_fix: "install Node.js 20 or later (or set HOOKRT_NODE to its binary)",
@@ -60,8 +60,7 @@ pub(crate) fn build(
     sdk_dir: &Path,
     work: &Path,
 ) -> Result<PathBuf, Problem> {
-    let toolchain = toolchain_dir();
-    JS.check(&toolchain, sdk_dir)?;
+    let toolchain = JS.ready(sdk_dir)?;
     let problem = |what: String, fix: &str| Problem::build(&hook.path, what, fix);
     let source = std::fs::read_to_string(&hook.path).map_err(|e| {
         problem(
@@ -78,7 +77,7 @@ pub(crate) fn build(
     let request = serde_json::json!({
         "toolchain": toolchain,
         "sdk": ts,
-        "wit": sdk_dir.join(WIT_FILE),
+        "wit": newest_wit(sdk_dir),
         "path": hook.path.display().to_string(),
         "lang": lang,
         "source": source,

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Result, bail};
-use hookrt::event::{WILDCARD, is_subscribable};
+use hookrt::event::{GateRule, WILDCARD, gate_rule, handled_kind, is_subscribable};
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
@@ -36,19 +36,11 @@ pub fn new(args: &NewArgs) -> Result<()> {
         other => bail!("--lang {other}: unknown language; use `rust`, `ts` or `py`"),
     }
     let (agent, slug) = split(&args.path)?;
+    let kinds = subscriptions(args)?;
     let mut methods = Vec::new();
-    for kind in &args.events {
-        let kind = kind.trim();
-        if !is_subscribable(kind) {
-            bail!("--events: {}", hookrt::event::subscription_problem(kind));
-        }
-        if methods.iter().any(|(k, _)| k == kind) {
-            bail!("--events: `{kind}` is listed twice");
-        }
-        methods.push((kind.to_owned(), method(kind)?));
-    }
-    if methods.is_empty() {
-        bail!("--events: name at least one event kind, e.g. --events message.completed");
+    for kind in kinds {
+        let m = method(&kind)?;
+        methods.push((kind, m));
     }
     let hooks_dir = args.path.parent().unwrap_or(Path::new("."));
     let name = slug.as_str().rsplit('/').next().unwrap_or(slug.as_str());
@@ -57,21 +49,7 @@ pub fn new(args: &NewArgs) -> Result<()> {
     } else {
         hooks_dir.join(format!("{name}.rs"))
     };
-    for taken in [
-        hooks_dir.join(format!("{name}.rs")),
-        hooks_dir.join(format!("{name}.wasm")),
-        hooks_dir.join(format!("{name}.ts")),
-        hooks_dir.join(format!("{name}.js")),
-        hooks_dir.join(format!("{name}.py")),
-        args.path.clone(),
-    ] {
-        if taken.exists() {
-            bail!(
-                "{} already exists: the slug `{slug}` is taken; pick another name or remove it",
-                taken.display()
-            );
-        }
-    }
+    refuse_taken(hooks_dir, name, &slug)?;
     let source = template(&slug, name, &methods);
     if args.as_crate {
         fs::create_dir_all(target.join("src"))?;
@@ -81,9 +59,97 @@ pub fn new(args: &NewArgs) -> Result<()> {
         fs::create_dir_all(hooks_dir)?;
         fs::write(&target, source)?;
     }
+    let votes = methods.iter().any(|(k, _)| {
+        class_of(hookrt::event::rewritten_kind(k).unwrap_or(k)) == EventClass::Decision
+    });
+    next_steps(&agent, &slug, &target, None, votes);
+    Ok(())
+}
+
+/// The subscriptions `--events` names: each one a hook may subscribe to,
+/// none twice, at least one.
+fn subscriptions(args: &NewArgs) -> Result<Vec<String>> {
+    let mut kinds: Vec<String> = Vec::new();
+    for kind in &args.events {
+        let kind = kind.trim();
+        if !is_subscribable(kind) {
+            bail!("--events: {}", hookrt::event::subscription_problem(kind));
+        }
+        if kinds.iter().any(|k| k == kind) {
+            bail!("--events: `{kind}` is listed twice");
+        }
+        kinds.push(kind.to_owned());
+    }
+    if kinds.is_empty() {
+        bail!("--events: name at least one event kind, e.g. --events message.completed");
+    }
+    Ok(kinds)
+}
+
+/// Refuses slug `slug` (file stem `name`) when a hook source of any kind
+/// already holds it in `hooks_dir`: a file of each language, a component,
+/// or a folder (a crate hook or a Python package).
+fn refuse_taken(hooks_dir: &Path, name: &str, slug: &Slug) -> Result<()> {
+    let taken = ["rs", "ts", "js", "py", "wasm"]
+        .iter()
+        .map(|ext| hooks_dir.join(format!("{name}.{ext}")))
+        .chain([hooks_dir.join(name)])
+        .find(|p| p.exists());
+    if let Some(taken) = taken {
+        bail!(
+            "{} already exists: the slug `{slug}` is taken; pick another name or remove it",
+            taken.display()
+        );
+    }
+    Ok(())
+}
+
+/// What `hookrt new` asks of a one-file script hook (`lang`, written as
+/// `SLUG.ext`): the agent folder, the slug, the subscriptions, the file to
+/// write (its folder made); refused when the slug is taken.
+pub(crate) fn script_hook(
+    args: &NewArgs,
+    lang: &str,
+    ext: &str,
+) -> Result<(PathBuf, Slug, Vec<String>, PathBuf)> {
+    if args.as_crate {
+        bail!("--crate: a {lang} hook is one file (SLUG.{ext}); drop --crate");
+    }
+    let (agent, slug) = split(&args.path)?;
+    let kinds = subscriptions(args)?;
+    let hooks_dir = args.path.parent().unwrap_or(Path::new("."));
+    let name = slug.as_str().rsplit('/').next().unwrap_or(slug.as_str());
+    refuse_taken(hooks_dir, name, &slug)?;
+    fs::create_dir_all(hooks_dir)?;
+    let target = hooks_dir.join(format!("{name}.{ext}"));
+    Ok((agent, slug, kinds, target))
+}
+
+/// Whether a script hook's subscriptions vote on an event that fails
+/// closed: a decision, or a gate that blocks.
+pub(crate) fn script_votes(kinds: &[String]) -> bool {
+    kinds.iter().any(|k| {
+        let k = handled_kind(k);
+        class_of(k) == EventClass::Decision || gate_rule(k) == Some(GateRule::Block)
+    })
+}
+
+/// Says what was written and what to run next: `toolchain`, the line that
+/// installs a script language's toolchain; `votes`, whether the hook votes
+/// on an event that fails closed.
+pub(crate) fn next_steps(
+    agent: &Path,
+    slug: &Slug,
+    target: &Path,
+    toolchain: Option<&str>,
+    votes: bool,
+) {
     println!("created {} (slug `{slug}`)", target.display());
     let agent = agent.display();
     println!("next:");
+    if let Some(toolchain) = toolchain {
+        println!("  {toolchain}");
+    }
     println!("  hookrt check {agent}");
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl --update   # record what it does"
@@ -91,15 +157,12 @@ pub fn new(args: &NewArgs) -> Result<()> {
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does"
     );
-    if methods.iter().any(|(k, _)| {
-        class_of(hookrt::event::rewritten_kind(k).unwrap_or(k)) == EventClass::Decision
-    }) {
+    if votes {
         println!(
             "  it votes on a decision event: a failure denies by default; say so in {agent}/hookrt.toml \
              with [hooks.\"{slug}\"] on_failure = \"deny\" (or \"abstain\")"
         );
     }
-    Ok(())
 }
 
 /// AGENT and SLUG from AGENT/hooks/SLUG (the last `hooks` component).

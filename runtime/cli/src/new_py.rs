@@ -8,8 +8,7 @@ use hookrt::event::{WILDCARD, rewritten_kind};
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
-use crate::new::{NewArgs, method, type_name};
-use crate::new_ts::{next_steps, script_hook};
+use crate::new::{NewArgs, method, next_steps, script_hook, script_votes, type_name};
 
 /// Whether `--lang` asks for Python.
 pub fn wants(args: &NewArgs) -> bool {
@@ -27,9 +26,11 @@ pub fn new(args: &NewArgs) -> Result<()> {
     next_steps(
         &agent,
         &slug,
-        &kinds,
         &target,
-        "scripts/py-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-py",
+        Some(
+            "scripts/py-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-py",
+        ),
+        script_votes(&kinds),
     );
     Ok(())
 }

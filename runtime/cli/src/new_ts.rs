@@ -2,14 +2,13 @@
 //! template, one handler per `--events` subscription (docs/typescript.md).
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
-use hookrt::event::{GateRule, WILDCARD, gate_rule, handled_kind, is_subscribable};
+use anyhow::Result;
+use hookrt::event::WILDCARD;
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
-use crate::new::{NewArgs, split};
+use crate::new::{NewArgs, next_steps, script_hook, script_votes};
 
 /// Whether `--lang` asks for TypeScript (or JavaScript, written as TypeScript).
 pub fn wants(args: &NewArgs) -> bool {
@@ -26,80 +25,13 @@ pub fn new(args: &NewArgs) -> Result<()> {
     next_steps(
         &agent,
         &slug,
-        &kinds,
         &target,
-        "scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js",
+        Some(
+            "scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js",
+        ),
+        script_votes(&kinds),
     );
     Ok(())
-}
-
-/// What `hookrt new` asks of a one-file script hook (`lang`, written as
-/// `SLUG.ext`): the agent folder, the slug, the subscriptions, the file to
-/// write (its folder made); refused when the slug is taken.
-pub fn script_hook(
-    args: &NewArgs,
-    lang: &str,
-    ext: &str,
-) -> Result<(PathBuf, Slug, Vec<String>, PathBuf)> {
-    if args.as_crate {
-        bail!("--crate: a {lang} hook is one file (SLUG.{ext}); drop --crate");
-    }
-    let (agent, slug) = split(&args.path)?;
-    let mut kinds: Vec<String> = Vec::new();
-    for kind in &args.events {
-        let kind = kind.trim();
-        if !is_subscribable(kind) {
-            bail!("--events: {}", hookrt::event::subscription_problem(kind));
-        }
-        if kinds.iter().any(|k| k == kind) {
-            bail!("--events: `{kind}` is listed twice");
-        }
-        kinds.push(kind.to_owned());
-    }
-    if kinds.is_empty() {
-        bail!("--events: name at least one event kind, e.g. --events message.completed");
-    }
-    let hooks_dir = args.path.parent().unwrap_or(Path::new("."));
-    let name = slug.as_str().rsplit('/').next().unwrap_or(slug.as_str());
-    let target = hooks_dir.join(format!("{name}.{ext}"));
-    let taken = ["rs", "ts", "js", "py", "wasm"]
-        .iter()
-        .map(|ext| hooks_dir.join(format!("{name}.{ext}")))
-        .chain([hooks_dir.join(name)]) // a crate hook's or a Python package's folder
-        .find(|p| p.exists());
-    if let Some(taken) = taken {
-        bail!(
-            "{} already exists: the slug `{slug}` is taken; pick another name or remove it",
-            taken.display()
-        );
-    }
-    fs::create_dir_all(hooks_dir)?;
-    Ok((agent, slug, kinds, target))
-}
-
-/// Says what was written and what to run next (`toolchain`: the line that
-/// installs the language's toolchain).
-pub fn next_steps(agent: &Path, slug: &Slug, kinds: &[String], target: &Path, toolchain: &str) {
-    println!("created {} (slug `{slug}`)", target.display());
-    let agent = agent.display();
-    println!("next:");
-    println!("  {toolchain}");
-    println!("  hookrt check {agent}");
-    println!(
-        "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl --update   # record what it does"
-    );
-    println!(
-        "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does"
-    );
-    if kinds.iter().any(|k| {
-        let k = handled_kind(k);
-        class_of(k) == EventClass::Decision || gate_rule(k) == Some(GateRule::Block)
-    }) {
-        println!(
-            "  it votes on a decision event: a failure denies by default; say so in {agent}/hookrt.toml \
-             with [hooks.\"{slug}\"] on_failure = \"deny\" (or \"abstain\")"
-        );
-    }
 }
 
 fn template(slug: &Slug, kinds: &[String]) -> String {

@@ -39,6 +39,15 @@ fn deliver(rt: &Runtime, e: &Envelope) -> (Delivery, Option<Resolution>) {
     (d.deliveries.remove(0), d.resolution)
 }
 
+/// The delivery of a `session.started` to `rt`'s one hook.
+fn started(rt: &Runtime) -> Delivery {
+    deliver(
+        rt,
+        &event("session.started", json!({"agent_name": "coder"})),
+    )
+    .0
+}
+
 fn verdict(r: Option<Resolution>) -> Approval {
     match r {
         Some(Resolution::ToolApproval(t)) => t.calls[0].verdict.clone(),
@@ -179,10 +188,7 @@ fn a_python_hooks_files_and_sockets_fail_inside_the_sandbox() {
                 && matches!(&a.need, hookrt::sandbox::Need::Baseline(w) if w.starts_with("inert"))),
         "{audit:?}"
     );
-    let (d, _) = deliver(
-        &rt,
-        &event("session.started", json!({"agent_name": "coder"})),
-    );
+    let d = started(&rt);
     assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
     let lines: Vec<String> = d
         .logs
@@ -208,10 +214,7 @@ fn a_python_hooks_files_and_sockets_fail_inside_the_sandbox() {
     fs::write(prebuilt.path().join("hooks/escape.wasm"), &wasm).unwrap();
     let rt = load(prebuilt.path());
     assert_eq!(rt.hooks()[0].kind, SourceKind::Component);
-    let (d, _) = deliver(
-        &rt,
-        &event("session.started", json!({"agent_name": "coder"})),
-    );
+    let d = started(&rt);
     assert_eq!(d.outcome, Outcome::Ok, "{:?}", d.error);
     let mark = b"\x00\x15\x0ehookrt-profilepython";
     assert!(wasm.ends_with(mark));
@@ -229,45 +232,18 @@ fn a_python_hooks_files_and_sockets_fail_inside_the_sandbox() {
 /// one that allocates without end ends at its memory limit.
 #[test]
 fn a_hostile_python_hook_ends_out_of_fuel_or_out_of_memory() {
-    let rt = load(
-        agent(
-            "hostile/hooks/spin",
-            "spin",
-            "[hooks.spin]\nfuel = 20_000_000\ndeadline_ms = 60000\n",
-        )
-        .path(),
-    );
-    let (d, _) = deliver(
-        &rt,
-        &event("session.started", json!({"agent_name": "coder"})),
-    );
+    let run = |hook: &str, limits: &str| {
+        let config = format!("[hooks.{hook}]\n{limits}");
+        started(&load(
+            agent(&format!("hostile/hooks/{hook}"), hook, &config).path(),
+        ))
+    };
+    let d = run("spin", "fuel = 20_000_000\ndeadline_ms = 60000\n");
     assert_eq!(d.outcome, Outcome::OutOfFuel, "{:?}", d.error);
     assert_eq!(d.fuel_used, 20_000_000);
-    let rt = load(
-        agent(
-            "hostile/hooks/spin",
-            "spin",
-            "[hooks.spin]\nfuel = 10_000_000_000\ndeadline_ms = 50\n",
-        )
-        .path(),
-    );
-    let (d, _) = deliver(
-        &rt,
-        &event("session.started", json!({"agent_name": "coder"})),
-    );
+    let d = run("spin", "fuel = 10_000_000_000\ndeadline_ms = 50\n");
     assert_eq!(d.outcome, Outcome::Timeout, "{:?}", d.error);
-    let rt = load(
-        agent(
-            "hostile/hooks/balloon",
-            "balloon",
-            "[hooks.balloon]\nfuel = 10_000_000_000\ndeadline_ms = 60000\n",
-        )
-        .path(),
-    );
-    let (d, _) = deliver(
-        &rt,
-        &event("session.started", json!({"agent_name": "coder"})),
-    );
+    let d = run("balloon", "fuel = 10_000_000_000\ndeadline_ms = 60000\n");
     assert_eq!(d.outcome, Outcome::OutOfMemory, "{:?}", d.error);
 }
 

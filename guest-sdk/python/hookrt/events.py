@@ -41,6 +41,11 @@ __all__ = [
 ]
 
 
+def handled_kind(subscription: str) -> str:
+    """The event kind a subscription handles: its own, or the kind after
+    `observe:` / `rewrite:` (`*` stays `*`), as the runtime's `handled_kind`."""
+    return subscription.partition(":")[2] or subscription
+
 def dataclass(cls):
     """A dataclass whose fields are keyword-only, so they keep the Rust struct's order
     (a required field may follow an optional one)."""

@@ -26,6 +26,7 @@ import dataclasses
 import json
 
 from .error import HookError
+from .events import handled_kind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,7 +150,7 @@ def to_wit(wit, key: str, method: str, out):
     if out is None or key == "*" or key.startswith("observe:"):
         return wit.Response_None_()
     rewriting = key.startswith("rewrite:")
-    kind = key.partition(":")[2] if ":" in key else key
+    kind = handled_kind(key)
     if kind == "actions.requested":
         if not isinstance(out, (list, tuple)):
             what = "CallAnswer(approval, rewrite=None)" if rewriting else f"approval ({_APPROVALS})"

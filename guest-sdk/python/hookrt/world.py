@@ -22,7 +22,7 @@ import traceback
 from . import context as _context
 from .error import HookError
 from .event import Context, Event, parse_data
-from .events import DATA
+from .events import DATA, handled_kind
 from .hook import METHODS, Hook, misspelled, subscriptions
 from .response import to_wit
 from .typed import Misfit, from_json, prepare
@@ -86,7 +86,7 @@ def make_world(module, files: dict | None = None):
             f"`{name}` handles no event: override at least one method of hookrt.Hook (hookrt.METHODS lists them)"
         )
     for key in keys:  # made now, at build time, every fresh instance starts with them
-        data_class = DATA.get(key.partition(":")[2] or key)
+        data_class = DATA.get(handled_kind(key))
         if data_class is not None:
             prepare(data_class)
     if getattr(type(hook), "Config", None) is not None:
@@ -149,15 +149,15 @@ class Runner:
         wit = self.wit
         coordinates = wit.Coordinates("agent", "session", None, None, 0, None)
         for key in self.keys:
-            kind = key.partition(":")[2] or key
+            kind = handled_kind(key)
             envelope = wit.Envelope(1, "warm", kind, "", coordinates, 1, "", wit.Durability.ACCEPTED, "{}")
             context = wit.Context(
                 key, "", 0, wit.EventClass.OBSERVE, "", "", wit.Scope_Primary(), wit.Transport("", None)
             )
-            Event.from_wit(envelope)
+            event = Event.from_wit(envelope)
             Context.from_wit(context)
             try:
-                parse_data(kind, Event.from_wit(envelope), DATA.get(kind))
+                parse_data(kind, event, DATA.get(kind))
             except HookError:
                 pass
             wit.Reply(to_wit(wit, key, _METHOD_OF[key], None), _context.take())
@@ -169,7 +169,7 @@ class Runner:
             self.hook.any(event, ctx)
             return self.wit.Response_None_()
         method = _METHOD_OF[key]
-        kind = key.partition(":")[2] if ":" in key else key
+        kind = handled_kind(key)
         data = parse_data(kind, event, DATA.get(kind))
         out = getattr(self.hook, method)(data, event, ctx)
         return to_wit(self.wit, key, method, out)

@@ -1,60 +1,94 @@
-//! Completion: which (event, hook, handler) deliveries have finished, kept
-//! in a JetStream key-value bucket (`hookrt-done-<durable>`) that every
-//! worker of the group shares.
+//! Completion: which (hook, handler) deliveries of an event have finished,
+//! kept in a JetStream key-value bucket (`hookrt-done-<durable>`) that every
+//! worker of the group shares: one mark per event, `done.<event>`, listing
+//! its finished deliveries.
 //!
-//! A worker marks each delivery as soon as it ends and waits for every mark
-//! of a message to be stored before it acks the message. A redelivered
-//! message (a worker died, or a hook failed and is retried) therefore runs
-//! only the deliveries with no mark: the finished ones are not repeated.
-//! A mark is written only for a delivery that succeeded; a failed one is run
-//! again (retry) or dead-lettered, and a re-driven dead letter runs it again.
+//! A mark is written only when a message is not acked whole: before a nak
+//! for a retry, and before a message whose deliveries failed for good goes
+//! to the dead letters. Its redelivery (or re-drive) then runs only the
+//! deliveries the mark does not list. A message whose deliveries all ended
+//! is acked without a mark (the ack says it all), which spares the server a
+//! write per delivery; a worker that dies mid-message leaves no mark, so the
+//! redelivery runs that one message's deliveries again, at a higher attempt
+//! (at-least-once, docs/worker.md).
 
-use async_nats::jetstream::{self, context::PublishAckFuture, kv};
+use std::collections::BTreeSet;
+
+use async_nats::jetstream::kv;
 
 use crate::subject::token;
 use crate::{WorkerError, nats};
 
-/// The key of one delivery: `<event>.<hook>.<handler>`, each a subject token.
-pub fn key(event_id: &str, hook: &str, handler: &str) -> String {
-    format!("{}.{}.{}", token(event_id), token(hook), token(handler))
+/// The finished deliveries of one event: (hook id, handler).
+pub type Done = BTreeSet<(String, String)>;
+
+/// The key of an event's mark: `done.<event>` (the event id a subject token).
+pub fn key(event_id: &str) -> String {
+    format!("done.{}", token(event_id))
+}
+
+/// A mark as stored.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Mark {
+    /// The finished (hook, handler) pairs.
+    finished: Vec<(String, String)>,
+    /// The attempt that wrote it.
+    attempt: u32,
+    /// The worker that wrote it.
+    worker: String,
 }
 
 /// The group's completion marks.
 #[derive(Clone)]
 pub struct Completion {
-    js: jetstream::Context,
     store: kv::Store,
-    bucket: String,
 }
 
 impl Completion {
-    /// The marks in `store` (the bucket named `bucket`).
-    pub fn new(js: jetstream::Context, store: kv::Store, bucket: &str) -> Completion {
-        Completion {
-            js,
-            store,
-            bucket: bucket.to_owned(),
+    /// The marks in `store`.
+    pub fn new(store: kv::Store) -> Completion {
+        Completion { store }
+    }
+
+    /// The deliveries of `event_id` a mark lists as finished (none without
+    /// a mark). A mark that does not read is ignored, with a warning: the
+    /// deliveries run again, which at-least-once allows.
+    pub async fn finished(&self, event_id: &str) -> Result<Done, WorkerError> {
+        let Some(stored) = self.get(&key(event_id)).await? else {
+            return Ok(Done::new());
+        };
+        match serde_json::from_slice::<Mark>(&stored) {
+            Ok(mark) => Ok(mark.finished.into_iter().collect()),
+            Err(e) => {
+                tracing::warn!(target: "hookrt", event_id, "completion mark unreadable, its deliveries run again: {e}");
+                Ok(Done::new())
+            }
         }
     }
 
-    /// Whether the delivery has a mark.
-    pub async fn is_done(&self, key: &str) -> Result<bool, WorkerError> {
-        Ok(self
-            .store
-            .get(key)
+    /// Stores the mark of `event_id` (replacing any): `finished` lists every
+    /// delivery finished so far, those of earlier attempts included.
+    pub async fn mark(
+        &self,
+        event_id: &str,
+        finished: &Done,
+        attempt: u32,
+        worker: &str,
+    ) -> Result<(), WorkerError> {
+        let mark = Mark {
+            finished: finished.iter().cloned().collect(),
+            attempt,
+            worker: worker.to_owned(),
+        };
+        let value = serde_json::to_vec(&mark).map_err(|e| WorkerError::Encode {
+            event_id: event_id.to_owned(),
+            source: e,
+        })?;
+        self.store
+            .put(key(event_id), value.into())
             .await
-            .map_err(nats("cannot read a completion mark"))?
-            .is_some())
-    }
-
-    /// Sends a mark without waiting for it to be stored (a KV put is a
-    /// publish to `$KV.<bucket>.<key>`): the caller awaits every mark of a
-    /// message before acking it.
-    pub async fn mark(&self, key: &str, value: String) -> Result<PublishAckFuture, WorkerError> {
-        self.js
-            .publish(format!("$KV.{}.{key}", self.bucket), value.into())
-            .await
-            .map_err(nats("cannot send a completion mark"))
+            .map_err(nats("cannot store a completion mark"))?;
+        Ok(())
     }
 
     /// Stores a marker once: true if this call created it (nobody had).
@@ -75,17 +109,18 @@ impl Completion {
         if self.create_once_with(key, value).await? {
             return Ok(value.to_owned());
         }
-        let stored = self
-            .store
-            .get(key)
-            .await
-            .map_err(nats("cannot read a marker"))?
-            .unwrap_or_default();
-        Ok(String::from_utf8_lossy(&stored).into_owned())
+        Ok(String::from_utf8_lossy(&self.get(key).await?.unwrap_or_default()).into_owned())
     }
 
     /// Whether a marker exists (any key).
     pub async fn exists(&self, key: &str) -> Result<bool, WorkerError> {
-        self.is_done(key).await
+        Ok(self.get(key).await?.is_some())
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<bytes::Bytes>, WorkerError> {
+        self.store
+            .get(key)
+            .await
+            .map_err(nats("cannot read a marker"))
     }
 }

@@ -139,22 +139,24 @@ impl Leases {
         Ok(changes)
     }
 
-    /// Live workers of the group (heartbeats not expired).
+    /// Live workers of the group (heartbeats not expired). Counted by
+    /// distinct key: a heartbeat written while the listing runs can be
+    /// listed twice, and counting it twice made the fair share shrink and
+    /// partitions move back and forth under load.
     async fn members(&self) -> Result<u32, WorkerError> {
         let mut keys = self
             .store
             .keys()
             .await
             .map_err(nats("cannot list the group's members"))?;
-        let mut n = 0;
+        let mut members = BTreeSet::new();
         while let Some(k) = keys.next().await {
-            if k.map_err(nats("cannot list the group's members"))?
-                .starts_with("member.")
-            {
-                n += 1;
+            let k = k.map_err(nats("cannot list the group's members"))?;
+            if k.starts_with("member.") {
+                members.insert(k);
             }
         }
-        Ok(n)
+        Ok(members.len() as u32)
     }
 
     /// Gives the lease on `p` back (its consumer is stopped, nothing in flight).

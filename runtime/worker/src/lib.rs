@@ -5,15 +5,17 @@
 //! id as `Nats-Msg-Id` ([`subject`], [`publish`]). Sessions are hashed into
 //! partitions; each partition has its own durable pull consumer with one
 //! message in flight and is owned by one worker at a time through a
-//! key-value lease ([`fleet`], [`lease`]). A worker runs a message's
-//! deliveries, marks each finished one in a key-value bucket
-//! ([`completion`]) and acks the message only once all are finished, so a
-//! redelivery runs only what is left ([`partition`]). What fails for good,
+//! key-value lease ([`fleet`], [`lease`]), and pulled through standing
+//! requests ([`pull`]). A worker runs a message's deliveries and acks the
+//! message only once all are finished; before a retry or a dead letter it
+//! marks the finished ones in a key-value bucket ([`completion`]), so the
+//! redelivery or re-drive runs only what is left ([`partition`]). What fails for good,
 //! is malformed, or outlives `max_deliver` goes to the dead letters
 //! ([`dead`]), which can be listed and re-driven.
 //!
 //! Modules, in layer order (`tests/architecture.rs`): `subject`, `fleet`,
-//! `publish`, `completion`, `lease`, `dead`, `partition`, then this file.
+//! `publish`, `completion`, `lease`, `dead`, `pull`, `partition`, then this
+//! file.
 //! This package is apart from the `hookrt` library so that an embedder of
 //! the library brings no NATS client.
 
@@ -25,6 +27,7 @@ mod fleet;
 mod lease;
 mod partition;
 mod publish;
+mod pull;
 mod subject;
 
 use std::borrow::Cow;
@@ -386,7 +389,7 @@ async fn join(mut runtime: Runtime, options: &WorkerOptions) -> Result<Joined, W
     fleet::dead_stream(&js).await?;
     let done_bucket = names.done_bucket();
     let done_store = fleet::bucket(&js, &done_bucket, options.done_ttl).await?;
-    let completion = Completion::new(js.clone(), done_store, &done_bucket);
+    let completion = Completion::new(done_store);
     agree_on_partitions(&completion, names).await?;
     let lease_store = fleet::bucket(&js, &names.lease_bucket(), options.lease_ttl).await?;
     runtime.set_transport(Transport {

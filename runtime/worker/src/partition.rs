@@ -1,26 +1,25 @@
 //! One partition's consumer: messages of the partition, one at a time, in
-//! stream order (its consumer has one message in flight), each acked only
-//! once all its deliveries finished and their completion marks are stored.
+//! stream order (its consumer has one message in flight, pulled through the
+//! partition's standing [`Pull`]), each acked only once all its deliveries
+//! finished.
 //!
 //! For each message: parse the envelope (malformed: dead letter, `+TERM`);
-//! number the attempt from JetStream's delivery count; on a redelivery, look
-//! up which deliveries already finished and leave them out (observe events;
+//! number the attempt from JetStream's delivery count; on a redelivery, read
+//! the event's completion mark and leave out what it lists (observe events;
 //! a decision or edit event runs whole, its answer needs every hook); run
-//! the rest, marking each success as it ends; answer a `Hookrt-Reply-To`;
-//! then either nak with the hook's backoff (a failed delivery with retries
-//! left), or bury what failed for good, raise the failure cascade for a
-//! critical hook, and ack.
+//! the rest; answer a `Hookrt-Reply-To`; then either store the mark and nak
+//! with the hook's backoff (a failed delivery with retries left), or store
+//! the mark, bury what failed for good, raise the failure cascade for a
+//! critical hook, and ack. A message whose deliveries all ended is acked
+//! with no mark.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_nats::jetstream::{self, AckKind, Message, consumer::PullConsumer};
-use futures_util::StreamExt;
 use hookrt::delivery::{Conclusion, Next};
-use hookrt::event::WILDCARD;
 use hookrt::front::input::LineError;
 use hookrt::front::line::{Placement, write_delivery};
 use hookrt::hooks::LoadedHook;
@@ -30,6 +29,7 @@ use crate::completion::{self, Completion};
 use crate::dead::{self, Burial};
 use crate::fleet::Names;
 use crate::publish::{ATTEMPT_BASE_HEADER, Publisher, REPLY_HEADER, REPLY_PREFIX};
+use crate::pull::Pull;
 use crate::subject::{subject_of, token};
 use crate::{Source, WorkerError};
 
@@ -114,39 +114,93 @@ pub async fn consume(
     ctl: Arc<Control>,
 ) {
     let valid = || Instant::now() < *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner());
-    while !ctl.stop.load(Ordering::Relaxed) {
+    let stopping = || ctl.stop.load(Ordering::Relaxed);
+    while !stopping() {
         if !valid() {
             // The renewal is late (a busy machine): take nothing until it
             // is renewed, or the lease manager stops this task.
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         }
-        // A waiting pull (not `fetch`, which asks with no_wait and would
-        // spin while the partition is idle).
-        let fetched = consumer
-            .batch()
-            .max_messages(1)
-            .expires(Duration::from_millis(500))
-            .messages()
-            .await;
-        let mut batch = match fetched {
-            Ok(b) => b,
+        let mut pull = match Pull::open(consumer.clone(), &shared.client, shared.js.clone()).await {
+            Ok(p) => p,
             Err(e) => {
                 tracing::warn!(target: "hookrt", partition, "pulling failed: {e}");
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             }
         };
-        while let Some(m) = batch.next().await {
-            let Ok(message) = m else { continue };
-            if !valid() {
-                // The lease may be someone else's now: hand the message back.
+        // The pull is closed before the last message's ack or nak: still
+        // open, it would be handed the next message (or the nak'ed one).
+        loop {
+            let message = match pull.next(|| stopping() || !valid()).await {
+                Ok(Some(m)) => m,
+                Ok(None) => {
+                    pull.close().await;
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(target: "hookrt", partition, "pulling failed: {e}");
+                    pull.close().await;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    break;
+                }
+            };
+            if stopping() || !valid() {
+                // Stopping, or the lease may be someone else's now: hand
+                // the message back.
+                pull.close().await;
                 let _ = message.ack_with(AckKind::Nak(None)).await;
                 break;
             }
-            if let Err(e) = handle(&shared, message, partition).await {
-                tracing::warn!(target: "hookrt", partition, "message not finished, to be redelivered: {e}");
+            let ending = match handle(&shared, &message, partition).await {
+                Ok(ending) => ending,
+                Err(e) => {
+                    tracing::warn!(target: "hookrt", partition, "message not finished, to be redelivered: {e}");
+                    continue;
+                }
+            };
+            if stopping() || !valid() {
+                pull.close().await;
+                finish(&shared, &message, ending, partition).await;
+                break;
             }
+            finish(&shared, &message, ending, partition).await;
+        }
+    }
+}
+
+/// How a handled message ends.
+#[derive(Clone, Copy)]
+enum Ending {
+    /// Every delivery ended: acked (a double ack, the server confirms).
+    Ack,
+    /// A delivery has attempts left: redelivered after this wait.
+    Retry(Duration),
+    /// Malformed: never delivered again.
+    Term,
+}
+
+/// Acks, naks or terminates a handled message.
+async fn finish(shared: &Shared, message: &Message, ending: Ending, partition: u32) {
+    let (done, doing) = match ending {
+        Ending::Ack => (message.double_ack().await, "cannot ack a finished message"),
+        Ending::Retry(wait) => (
+            message.ack_with(AckKind::Nak(Some(wait))).await,
+            "cannot nak a message for its retry",
+        ),
+        Ending::Term => (
+            message.ack_with(AckKind::Term).await,
+            "cannot end a malformed message",
+        ),
+    };
+    match done {
+        Ok(()) if matches!(ending, Ending::Ack) => {
+            shared.counts.acked.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(()) => {}
+        Err(e) => {
+            tracing::warn!(target: "hookrt", partition, "message not finished, to be redelivered: {}", WorkerError::nats(doing, e));
         }
     }
 }
@@ -219,55 +273,60 @@ fn header(message: &Message, name: &str) -> Option<String> {
 }
 
 /// One message: its envelope's deliveries run (those not finished before),
-/// then a nak for a retry, or the reply, the dead letter and cascade of what
-/// failed for good, and the ack.
-async fn handle(shared: &Shared, message: Message, partition: u32) -> Result<(), WorkerError> {
-    let received = Received::of(&message)?;
+/// then, when a delivery has attempts left, a completion mark and a retry;
+/// otherwise the reply, and for what failed for good a completion mark, the
+/// dead letter and the cascade. Returns how the message ends; the caller
+/// acks or naks it.
+async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<Ending, WorkerError> {
+    let received = Received::of(message)?;
     let mut envelope = match accept(&shared.names, &message.subject, &message.payload) {
         Ok(e) => e,
-        Err(reason) => return bury_malformed(shared, &message, &received, &reason).await,
+        Err(reason) => return bury_malformed(shared, message, &received, &reason).await,
     };
     // The attempt: JetStream's delivery count, after the deliveries a
     // re-driven message had before; never the publisher's own `attempt`
     // (a high one would skip retries), and never wrapping.
     envelope.attempt = received.base.saturating_add(received.delivered);
-    let class = class_of(&envelope.kind);
-    let done = if (received.delivered > 1 || received.base > 0) && class == EventClass::Observe {
-        finished_before(shared, &envelope).await?
+    // A decision or edit event runs whole: its answer needs every hook.
+    let observe = class_of(&envelope.kind) == EventClass::Observe;
+    let mut finished = if (received.delivered > 1 || received.base > 0) && observe {
+        shared.completion.finished(&envelope.id).await?
     } else {
-        HashSet::new()
+        completion::Done::new()
     };
     shared
         .counts
         .skipped
-        .fetch_add(done.len() as u64, Ordering::Relaxed);
-    let (dispatch, failed) = run_and_mark(shared, &envelope, done, partition).await?;
-    if let Some(wait) = retry_wait(shared, &failed, received.delivered) {
-        shared.counts.retried.fetch_add(1, Ordering::Relaxed);
-        return message
-            .ack_with(AckKind::Nak(Some(wait)))
-            .await
-            .map_err(|e| WorkerError::nats("cannot nak a message for its retry", e));
+        .fetch_add(finished.len() as u64, Ordering::Relaxed);
+    let ran = run(shared, &envelope, &finished, partition).await?;
+    let retry = retry_wait(shared, &ran.failed, received.delivered);
+    if observe && (retry.is_some() || !ran.failed.is_empty()) && !ran.succeeded.is_empty() {
+        // The redelivery, or a re-drive of the dead letter, runs only what
+        // has not finished.
+        finished.extend(ran.succeeded);
+        shared
+            .completion
+            .mark(&envelope.id, &finished, envelope.attempt, &shared.me)
+            .await?;
     }
-    if let Some(to) = header(&message, REPLY_HEADER)
-        && class != EventClass::Observe
+    if let Some(wait) = retry {
+        shared.counts.retried.fetch_add(1, Ordering::Relaxed);
+        return Ok(Ending::Retry(wait));
+    }
+    if let Some(to) = header(message, REPLY_HEADER)
+        && !observe
         && replyable(&to)
     {
         let answer = serde_json::json!({
             "receipt": { "event_id": envelope.id, "durability": "persisted", "seq": received.seq, "duplicate": false },
-            "resolution": dispatch.resolution,
+            "resolution": ran.dispatch.resolution,
         });
         let _ = shared.client.publish(to, answer.to_string().into()).await;
     }
-    if !failed.is_empty() {
-        bury_failures(shared, &message, &envelope, &failed, &received).await?;
+    if !ran.failed.is_empty() {
+        bury_failures(shared, message, &envelope, &ran.failed, &received).await?;
     }
-    message
-        .double_ack()
-        .await
-        .map_err(|e| WorkerError::nats("cannot ack a finished message", e))?;
-    shared.counts.acked.fetch_add(1, Ordering::Relaxed);
-    Ok(())
+    Ok(Ending::Ack)
 }
 
 /// The envelope a message consumed from `subject` carries, or why it is not
@@ -306,58 +365,43 @@ pub fn replyable(to: &str) -> bool {
 }
 
 /// A message that is no envelope, or not where its envelope belongs: a dead
-/// letter with the reason, and `+TERM` (never again).
+/// letter with the reason, then `+TERM` (never again).
 async fn bury_malformed(
     shared: &Shared,
     message: &Message,
     received: &Received,
     reason: &str,
-) -> Result<(), WorkerError> {
+) -> Result<Ending, WorkerError> {
     tracing::warn!(target: "hookrt", subject = %message.subject, "malformed message: {reason}");
     let attempt = received.base + received.delivered;
     bury(shared, message, received, reason, attempt, None).await?;
-    message
-        .ack_with(AckKind::Term)
-        .await
-        .map_err(|e| WorkerError::nats("cannot end a malformed message", e))
+    Ok(Ending::Term)
 }
 
-/// The (hook, handler) deliveries of a redelivered observe event that
-/// finished before: their completion marks say so.
-async fn finished_before(
-    shared: &Shared,
-    envelope: &Envelope,
-) -> Result<HashSet<(String, String)>, WorkerError> {
-    let mut done = HashSet::new();
-    for h in shared.runtime.hooks() {
-        for handler in [envelope.kind.as_str(), WILDCARD] {
-            if h.subscriptions.iter().any(|s| s == handler) {
-                let id = h.id();
-                let key = completion::key(&envelope.id, &id, handler);
-                if shared.completion.is_done(&key).await? {
-                    done.insert((id, handler.to_owned()));
-                }
-            }
-        }
-    }
-    Ok(done)
+/// What running a message's deliveries gave.
+struct Ran {
+    dispatch: Dispatch,
+    /// The (hook, handler) deliveries that succeeded.
+    succeeded: Vec<(String, String)>,
+    /// Those that failed.
+    failed: Vec<Delivery>,
 }
 
 /// Runs the envelope's deliveries but those `done`, on a blocking thread
-/// (one of the worker's `threads`), printing each delivery line and marking
-/// each success as it ends; returns the dispatch and the failed deliveries
-/// once every mark is stored.
-async fn run_and_mark(
+/// (one of the worker's `threads`), counting and printing each delivery
+/// line as it ends.
+async fn run(
     shared: &Shared,
     envelope: &Envelope,
-    done: HashSet<(String, String)>,
+    done: &completion::Done,
     partition: u32,
-) -> Result<(Dispatch, Vec<Delivery>), WorkerError> {
+) -> Result<Ran, WorkerError> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
     let permit = shared.threads.clone().acquire_owned().await.ok();
     let run = {
         let envelope = envelope.clone();
         let runtime = shared.runtime.clone();
+        let done = done.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             runtime.dispatch_except(
@@ -370,7 +414,7 @@ async fn run_and_mark(
             )
         })
     };
-    let mut marks = Vec::new();
+    let mut succeeded = Vec::new();
     let mut failed = Vec::new();
     while let Some(f) = rx.recv().await {
         shared.counts.count(&f.delivery);
@@ -379,10 +423,7 @@ async fn run_and_mark(
         }
         let f = f.delivery;
         if f.outcome == Outcome::Ok {
-            let value =
-                serde_json::json!({ "attempt": f.attempt, "worker": shared.me }).to_string();
-            let key = completion::key(&envelope.id, &f.hook, &f.handler);
-            marks.push(shared.completion.mark(&key, value).await?);
+            succeeded.push((f.hook, f.handler));
         } else {
             failed.push(f);
         }
@@ -392,11 +433,11 @@ async fn run_and_mark(
         Ok(Err(e)) => return Err(dispatch_error(envelope, e.into())),
         Err(e) => return Err(dispatch_error(envelope, e.into())),
     };
-    for mark in marks {
-        mark.await
-            .map_err(|e| WorkerError::nats("a completion mark was not stored", e))?;
-    }
-    Ok((dispatch, failed))
+    Ok(Ran {
+        dispatch,
+        succeeded,
+        failed,
+    })
 }
 
 fn dispatch_error(envelope: &Envelope, source: Source) -> WorkerError {

@@ -1,0 +1,184 @@
+//! A partition's standing pull: one inbox subscription, pull requests for
+//! up to [`PULL_BATCH`] messages kept waiting on the server, and a close
+//! that leaves no message on an inbox nobody reads.
+//!
+//! The consumer hands its messages out one at a time (`max_ack_pending` 1),
+//! each once the one before is acked, so a busy partition costs a pull
+//! request per [`PULL_BATCH`]` / 2` messages (or per half [`PULL_EXPIRES`])
+//! instead of one per message. Requests overlap: a new one is sent when the
+//! last is half spent, all naming the same inbox. nats-server 2.9 drops an
+//! expired request without a word when a message becomes ready for it
+//! (`nextWaiting`; on a busy partition that is nearly always, the previous
+//! message awaiting its ack): with one request at a time the partition then
+//! waited for the client's own timeout (5 s, a few times a run); with
+//! overlapping requests the server hands the message to the next one.
+//!
+//! Closing: a pull is closed only once every request it sent has expired
+//! (at most [`PULL_EXPIRES`] and [`PULL_MARGIN`] after the last). The
+//! server would otherwise keep requests whose inbox is gone, and
+//! nats-server 2.9 mishandles a redelivery (a nak, or an ack wait run out)
+//! that finds only such requests: it drops the redelivery until the next ack
+//! wait (30 s by default) and steps its stream pointer back, so a later
+//! message is delivered twice (`loopAndGatherMsgs`, "We will redo this
+//! one"). Seen here: a partition handed over stalled 30 s and delivered an
+//! event again at attempt 1 (`serve/jetstream.rs::partitions_moving_between_
+//! busy_workers_lose_nothing_and_stall_nowhere` failed 2 runs of 4 without the
+//! wait). A partition told to stop while waiting sends
+//! no more requests and waits them out, taking a message that comes
+//! meanwhile (the caller then closes the pull and hands it back).
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, AckKind, consumer::PullConsumer, consumer::pull::BatchConfig};
+use async_nats::{StatusCode, Subscriber};
+use futures_util::StreamExt;
+use tokio::time::Instant;
+
+use crate::{WorkerError, nats};
+
+/// Messages one request asks for.
+pub const PULL_BATCH: usize = 128;
+/// How long the server keeps a request waiting.
+pub const PULL_EXPIRES: Duration = Duration::from_millis(500);
+/// How long past a request's expiry (by this clock) it is surely gone on
+/// the server too.
+pub const PULL_MARGIN: Duration = Duration::from_millis(100);
+/// How often a waiting partition looks whether it should stop.
+const STOP_CHECK: Duration = Duration::from_millis(50);
+
+/// A partition's pull.
+pub struct Pull {
+    consumer: PullConsumer,
+    context: jetstream::Context,
+    inbox: String,
+    sub: Subscriber,
+    /// When the last request was sent (`None`: none is open).
+    asked: Option<Instant>,
+    /// Messages received since.
+    since_ask: usize,
+}
+
+impl Pull {
+    /// Subscribes the pull's inbox; asks nothing yet.
+    pub async fn open(
+        consumer: PullConsumer,
+        client: &async_nats::Client,
+        context: jetstream::Context,
+    ) -> Result<Pull, WorkerError> {
+        let inbox = client.new_inbox();
+        let sub = client
+            .subscribe(inbox.clone())
+            .await
+            .map_err(nats("cannot subscribe a pull's inbox"))?;
+        Ok(Pull {
+            consumer,
+            context,
+            inbox,
+            sub,
+            asked: None,
+            since_ask: 0,
+        })
+    }
+
+    /// The next message, asking for more as requests are half spent;
+    /// `None` once `stop()` says so and the last request has expired (the
+    /// pull is then to be closed). A message is returned while stopping
+    /// too: the caller closes the pull, then hands the message back.
+    pub async fn next(
+        &mut self,
+        stop: impl Fn() -> bool,
+    ) -> Result<Option<jetstream::Message>, WorkerError> {
+        loop {
+            let now = Instant::now();
+            let due = if stop() {
+                match self.gone_at() {
+                    Some(gone) if now < gone => gone,
+                    _ => return Ok(None),
+                }
+            } else {
+                match self.asked {
+                    Some(at) if self.since_ask < PULL_BATCH / 2 && now < at + PULL_EXPIRES / 2 => {
+                        at + PULL_EXPIRES / 2
+                    }
+                    _ => {
+                        self.ask().await?;
+                        continue;
+                    }
+                }
+            };
+            tokio::select! {
+                m = self.sub.next() => {
+                    let Some(message) = m else {
+                        return Err(WorkerError::nats(
+                            "a pull's inbox subscription ended",
+                            std::io::Error::other("the client closed it (connection closed or drained)"),
+                        ));
+                    };
+                    match message.status {
+                        None | Some(StatusCode::OK) => {
+                            self.since_ask += 1;
+                            return Ok(Some(jetstream::Message {
+                                message,
+                                context: self.context.clone(),
+                            }));
+                        }
+                        // One request expired; a later one is waiting.
+                        Some(StatusCode::TIMEOUT | StatusCode::IDLE_HEARTBEAT) => {}
+                        Some(status) => {
+                            tracing::warn!(target: "hookrt", consumer = %self.consumer.cached_info().name,
+                                "pull answered {status} {}; asking again", message.description.as_deref().unwrap_or(""));
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            self.since_ask = PULL_BATCH;
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(due) => {}
+                _ = tokio::time::sleep(STOP_CHECK) => {}
+            }
+        }
+    }
+
+    /// Sends a request.
+    async fn ask(&mut self) -> Result<(), WorkerError> {
+        let config = BatchConfig {
+            batch: PULL_BATCH,
+            expires: Some(PULL_EXPIRES),
+            ..Default::default()
+        };
+        self.consumer
+            .request_batch(config, self.inbox.clone().into())
+            .await
+            .map_err(nats("cannot send a pull request"))?;
+        self.asked = Some(Instant::now());
+        self.since_ask = 0;
+        Ok(())
+    }
+
+    /// When every request sent is surely gone from the server (`None`:
+    /// none was sent).
+    fn gone_at(&self) -> Option<Instant> {
+        self.asked.map(|at| at + PULL_EXPIRES + PULL_MARGIN)
+    }
+
+    /// Waits until every request sent has expired, unsubscribes, then
+    /// hands back (nak) any message that reached the inbox meanwhile.
+    pub async fn close(mut self) {
+        if let Some(gone) = self.gone_at() {
+            tokio::time::sleep_until(gone).await;
+        }
+        if self.sub.drain().await.is_err() {
+            return;
+        }
+        // The subscription ends once the server answered the drain's ping.
+        let end = Instant::now() + Duration::from_secs(2);
+        while let Ok(Some(message)) = tokio::time::timeout_at(end, self.sub.next()).await {
+            if matches!(message.status, None | Some(StatusCode::OK)) {
+                let message = jetstream::Message {
+                    message,
+                    context: self.context.clone(),
+                };
+                let _ = message.ack_with(AckKind::Nak(None)).await;
+            }
+        }
+    }
+}

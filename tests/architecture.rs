@@ -166,8 +166,9 @@ const SERVE: &[&str] = &[
 ];
 
 /// The JetStream worker (`hookrt worker`): subjects, the shared JetStream
-/// objects, publishing, completion marks, leases, dead letters, then the
-/// per-partition consumer that uses them all.
+/// objects, publishing, completion marks, leases, dead letters, a
+/// partition's standing pull, then the per-partition consumer that uses
+/// them all.
 const WORKER: &[&str] = &[
     "subject",
     "fleet",
@@ -175,6 +176,7 @@ const WORKER: &[&str] = &[
     "completion",
     "lease",
     "dead",
+    "pull",
     "partition",
 ];
 

@@ -2,11 +2,13 @@
 //! written in its text format at `GET /metrics`.
 //!
 //! Delivery metrics are updated by the service's observer on the dispatcher
-//! thread (atomics only, so the observer stays fast); journal gauges are read
-//! from the journal when scraped. The observer also writes each failure
-//! cascade on stdout as `hookrt run` does: the agent server must end that
-//! turn (docs/failure-cascade.md).
+//! thread (each hook's metrics looked up once, then counted in place, so the
+//! observer stays fast); journal gauges are read from the journal when
+//! scraped. The observer also writes each failure cascade on stdout as
+//! `hookrt run` does: the agent server must end that turn
+//! (docs/failure-cascade.md).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -259,6 +261,9 @@ impl Default for ServerMetrics {
 /// The service observer that keeps the delivery metrics and, with
 /// `print_deliveries`, writes each delivery's line on stdout.
 pub fn observer(metrics: Arc<ServerMetrics>, print_deliveries: bool) -> Observer {
+    // Each hook's metrics, looked up in their families once (a clone shares
+    // the metric): a delivery then builds no labels and takes no family lock.
+    let mut hooks: HashMap<String, HookMetrics> = HashMap::new();
     Box::new(move |observation: Observation<'_>| {
         if let Observation::Cascaded(e) = observation {
             metrics
@@ -277,26 +282,55 @@ pub fn observer(metrics: Arc<ServerMetrics>, print_deliveries: bool) -> Observer
                 }
                 let _ = out.flush();
             }
-            metrics
-                .deliveries
-                .get_or_create(&DeliveryLabels {
-                    hook: d.hook.clone(),
-                    outcome: d.outcome.as_str().to_owned(),
-                })
-                .inc();
-            let hook = HookLabels {
-                hook: d.hook.clone(),
-            };
-            metrics
-                .latency
-                .get_or_create(&hook)
-                .observe(d.duration_us as f64 / 1e6);
-            metrics
-                .fuel
-                .get_or_create(&hook)
-                .observe(d.fuel_used as f64);
+            if !hooks.contains_key(d.hook.as_str()) {
+                hooks.insert(d.hook.clone(), HookMetrics::of(&metrics, &d.hook));
+            }
+            let hook = hooks.get_mut(d.hook.as_str()).expect("inserted above");
+            hook.outcome(&metrics, &d.hook, d.outcome.as_str()).inc();
+            hook.latency.observe(d.duration_us as f64 / 1e6);
+            hook.fuel.observe(d.fuel_used as f64);
         }
     })
+}
+
+/// One hook's delivery metrics, shared with their families.
+struct HookMetrics {
+    latency: Histogram,
+    fuel: Histogram,
+    /// Deliveries by outcome, as they came.
+    outcomes: Vec<(&'static str, Counter)>,
+}
+
+impl HookMetrics {
+    fn of(metrics: &ServerMetrics, hook: &str) -> HookMetrics {
+        let labels = HookLabels {
+            hook: hook.to_owned(),
+        };
+        HookMetrics {
+            latency: metrics.latency.get_or_create(&labels).clone(),
+            fuel: metrics.fuel.get_or_create(&labels).clone(),
+            outcomes: Vec::new(),
+        }
+    }
+
+    /// The deliveries counter of `outcome`.
+    fn outcome(&mut self, metrics: &ServerMetrics, hook: &str, outcome: &'static str) -> &Counter {
+        let at = match self.outcomes.iter().position(|(o, _)| *o == outcome) {
+            Some(at) => at,
+            None => {
+                let counter = metrics
+                    .deliveries
+                    .get_or_create(&DeliveryLabels {
+                        hook: hook.to_owned(),
+                        outcome: outcome.to_owned(),
+                    })
+                    .clone();
+                self.outcomes.push((outcome, counter));
+                self.outcomes.len() - 1
+            }
+        };
+        &self.outcomes[at].1
+    }
 }
 
 /// Writes a cascade on stdout in `hookrt run`'s form, and logs it.

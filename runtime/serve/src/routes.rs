@@ -477,10 +477,12 @@ async fn resolve(
         Ok(Ok(reply)) => match reply.resolution {
             Some(resolution) => {
                 state.metrics.decision(endpoint, "resolved");
-                let mut body = json!({ "receipt": reply.receipt, "resolution": resolution, "failed_closed": false });
-                if signed {
-                    body["signed_receipt"] = json!(state.signed_receipt(&envelope, &resolution));
-                }
+                let body = Resolved {
+                    failed_closed: false,
+                    receipt: &reply.receipt,
+                    signed_receipt: signed.then(|| state.signed_receipt(&envelope, &resolution)),
+                    resolution: &resolution,
+                };
                 Ok(axum::Json(body).into_response())
             }
             None => failed(
@@ -517,6 +519,19 @@ async fn resolve(
             None,
         ),
     }
+}
+
+/// The body of a decision or edit its hooks resolved, written straight from
+/// the reply (no JSON value built first): keys in the order the other
+/// bodies' maps write them.
+#[derive(serde::Serialize)]
+struct Resolved<'a> {
+    failed_closed: bool,
+    receipt: &'a Receipt,
+    resolution: &'a hookrt::Resolution,
+    /// With `?receipt=true`: the signed receipt, `null` without a key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signed_receipt: Option<Option<serde_json::Value>>,
 }
 
 /// The 503 (or 409) body of a decision or edit the service could not take: the

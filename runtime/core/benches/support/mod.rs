@@ -127,6 +127,31 @@ pub fn three_observers_as(instance: Option<&str>) -> tempfile::TempDir {
     dir
 }
 
+/// The example agent's two policy hooks as an agent of their own, with its
+/// settings: `policy` (tool approval) and `protected-paths` (file-edit
+/// ownership, config and grants as the example agent gives them).
+pub fn policy_hooks() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks");
+    let ex = repo().join("example-hooks/agent/hooks");
+    std::fs::create_dir_all(hooks.join("policy/src")).unwrap();
+    for file in ["Cargo.toml", "Cargo.lock", "src/lib.rs"] {
+        std::fs::copy(
+            ex.join("policy").join(file),
+            hooks.join("policy").join(file),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        ex.join("protected-paths.rs"),
+        hooks.join("protected-paths.rs"),
+    )
+    .unwrap();
+    let config = "[hooks.policy]\non_failure = \"deny\"\n[hooks.protected-paths]\non_failure = \"deny\"\nconfig = { protected = [\"secrets/\", \"deploy/\", \".env\"] }\ngrants = [\"log\", \"state\"]\n";
+    std::fs::write(dir.path().join("hookrt.toml"), config).unwrap();
+    dir
+}
+
 /// The load average (1, 5, 15 minutes) from `/proc/loadavg`, as printed
 /// beside every ratio: on a shared machine it says how much else ran.
 pub fn load_average() -> String {

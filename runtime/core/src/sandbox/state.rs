@@ -139,12 +139,11 @@ impl StateAccess {
                 return None;
             }
         };
+        // Each statement is compiled once per connection (its cache), not
+        // on every call: a state read sits in a hook's delivery.
         let found = conn
-            .query_row(
-                "SELECT value FROM hook_state WHERE hook = ?1 AND key = ?2",
-                params![self.slug, key],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT value FROM hook_state WHERE hook = ?1 AND key = ?2")
+            .and_then(|mut s| s.query_row(params![self.slug, key], |r| r.get(0)))
             .optional();
         found.unwrap_or_else(|e| {
             tracing::error!(hook = %self.slug, "state read failed: {e}");
@@ -176,10 +175,10 @@ impl StateAccess {
         let _writing = lock_writes(&self.store.writes);
         inner
             .conn()?
-            .execute(
+            .prepare_cached(
                 "INSERT INTO hook_state(hook, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(hook, key) DO UPDATE SET value = excluded.value",
-                params![self.slug, key, value],
             )
+            .and_then(|mut s| s.execute(params![self.slug, key, value]))
             .map_err(|e| format!("state unavailable: {e}"))?;
         inner.used.insert(self.slug.clone(), total);
         Ok(())
@@ -194,10 +193,8 @@ impl StateAccess {
             let old = inner.size_of(&self.slug, key)?;
             inner
                 .conn()?
-                .execute(
-                    "DELETE FROM hook_state WHERE hook = ?1 AND key = ?2",
-                    params![self.slug, key],
-                )
+                .prepare_cached("DELETE FROM hook_state WHERE hook = ?1 AND key = ?2")
+                .and_then(|mut s| s.execute(params![self.slug, key]))
                 .map_err(|e| e.to_string())?;
             inner
                 .used
@@ -246,11 +243,10 @@ impl Inner {
     fn size_of(&mut self, slug: &str, key: &str) -> Result<usize, String> {
         let n: Option<i64> = self
             .conn()?
-            .query_row(
+            .prepare_cached(
                 "SELECT length(CAST(key AS BLOB)) + length(value) FROM hook_state WHERE hook = ?1 AND key = ?2",
-                params![slug, key],
-                |r| r.get(0),
             )
+            .and_then(|mut s| s.query_row(params![slug, key], |r| r.get(0)))
             .optional()
             .map_err(|e| format!("state unavailable: {e}"))?;
         Ok(n.and_then(|n| usize::try_from(n).ok()).unwrap_or(0))

@@ -26,6 +26,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::oneshot;
 
+use crate::delivery::record::Resolution;
 use crate::event::envelope::{Durability, Envelope};
 use crate::runtime::Runtime;
 use crate::sandbox::state::StateStore;
@@ -358,17 +359,12 @@ impl HookService {
         if self.send(command).await.is_err() {
             return Err(EmitError::ShuttingDown(id));
         }
-        let receipt = receipt_rx
-            .await
-            .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
-        // A re-submitted event is answered with what it decided (journal).
-        let resolution = resolution_rx
-            .await
-            .map_err(|_| EmitError::ShuttingDown(id))?;
-        Ok(ResolveReply {
-            receipt,
-            resolution,
-        })
+        // The resolution first: the receipt was sent before it, so the
+        // caller wakes once, when the hooks have answered (a re-submitted
+        // event is answered with what it decided, from the journal).
+        let resolution = resolution_rx.await;
+        let receipt = receipt_rx.await;
+        answered(id, receipt, resolution)
     }
 
     /// Blocking form of [`HookService::resolve`] (not for async contexts).
@@ -382,16 +378,9 @@ impl HookService {
         if tx.blocking_send(command).is_err() {
             return Err(EmitError::ShuttingDown(id));
         }
-        let receipt = receipt_rx
-            .blocking_recv()
-            .unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
-        let resolution = resolution_rx
-            .blocking_recv()
-            .map_err(|_| EmitError::ShuttingDown(id))?;
-        Ok(ResolveReply {
-            receipt,
-            resolution,
-        })
+        let resolution = resolution_rx.blocking_recv();
+        let receipt = receipt_rx.blocking_recv();
+        answered(id, receipt, resolution)
     }
 
     /// Emits one event, waiting for room in the queue, then for its receipt.
@@ -493,4 +482,21 @@ impl Drop for HookService {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// What a resolve of event `id` comes to, from its two replies: a refused
+/// receipt says why (the resolution's sender is dropped with it); a
+/// resolution that never came, with the receipt taken, means the service
+/// stopped first.
+fn answered(
+    id: String,
+    receipt: Result<Result<Receipt, EmitError>, oneshot::error::RecvError>,
+    resolution: Result<Option<Resolution>, oneshot::error::RecvError>,
+) -> Result<ResolveReply, EmitError> {
+    let receipt = receipt.unwrap_or_else(|_| Err(EmitError::ShuttingDown(id.clone())))?;
+    let resolution = resolution.map_err(|_| EmitError::ShuttingDown(id))?;
+    Ok(ResolveReply {
+        receipt,
+        resolution,
+    })
 }

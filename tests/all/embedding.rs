@@ -167,12 +167,11 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
             }
         }
     });
-    // At most the submit queue, the dispatch queue and one batch in each
-    // thread's hands are ever held; the rest is refused, not buffered. An
-    // event delivered meanwhile (one hook: one delivery) left its place.
+    // At most the two queues and what the writer and the dispatcher hold
+    // are ever held; the rest is refused, not buffered. An event delivered
+    // meanwhile (one hook: one delivery) left its place.
     let finished = done.load(std::sync::atomic::Ordering::SeqCst);
-    let bound = hookrt::service::SUBMIT_QUEUE
-        + (hookrt::service::DISPATCH_QUEUE + 2) * hookrt::service::MAX_BATCH;
+    let bound = hookrt::service::HELD_AT_MOST;
     assert!(
         queued <= bound + finished,
         "{queued} events queued, above the bound {bound} plus the {finished} delivered meanwhile"

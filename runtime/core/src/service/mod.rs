@@ -12,4 +12,4 @@ pub(crate) mod work;
 pub(crate) mod writer;
 
 // The queue bounds that make backpressure (docs/embedding.md).
-pub use work::{DISPATCH_QUEUE, MAX_BATCH, MEMORY_DEDUP_WINDOW, SUBMIT_QUEUE};
+pub use work::{DISPATCH_QUEUE, HELD_AT_MOST, MAX_BATCH, MEMORY_DEDUP_WINDOW, SUBMIT_QUEUE};

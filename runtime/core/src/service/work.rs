@@ -26,6 +26,11 @@ pub const DISPATCH_QUEUE: usize = 4;
 /// [`EmitError::Overloaded`]. Without this bound a caller that never awaits
 /// its receipts could grow the queue without end.
 pub const SUBMIT_QUEUE: usize = 1024;
+/// Events the service holds in memory at most, however fast they come: the
+/// [`SUBMIT_QUEUE`], the batch in the writer's hands, the [`DISPATCH_QUEUE`],
+/// and the dispatcher's ack batch (it merges queued batches while it holds
+/// fewer than [`MAX_BATCH`] events, so up to two batches less one event).
+pub const HELD_AT_MOST: usize = SUBMIT_QUEUE + (DISPATCH_QUEUE + 3) * MAX_BATCH;
 /// Event ids remembered for deduplication without a journal (per agent, with
 /// each event's digest): re-submissions within this window are no-ops (or
 /// refused, [`EmitError::Conflict`], when they say something else); memory stays bounded however long the process runs.

@@ -221,10 +221,15 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
             "{command}: hooks' state and the loop governor's count are kept in memory only: cannot open hookrt's per-user state ({e}); set HOOKRT_STATE_DIR to a folder of your own"
         );
     }
-    match rt.dispatch(&envelope) {
+    let answered = match rt.dispatch(&envelope) {
         Ok(dispatch) => answer(bridge, &name, &dispatch),
         Err(e) => fail(&format!("event refused: {e}")),
-    }
+    };
+    // The process ends with the answer: its hooks, engine, pool and threads
+    // go with it. Taking them apart first cost about a twentieth of the
+    // process (what it wrote is written: state commits per call).
+    std::mem::forget(rt);
+    answered
 }
 
 /// What the agent reads back after event `name`.

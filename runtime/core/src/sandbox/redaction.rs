@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use regex::{Regex, RegexSet};
 
@@ -38,13 +38,13 @@ pub const BUILTIN: [(&str, &str); 3] = [
     ),
 ];
 
-/// A set of named patterns. Cloning one shares its compiled patterns (and
-/// their search caches): every fresh store takes a redactor for its metrics
-/// and its HTTP policy, and copying each pattern, whose copy starts with
-/// empty caches, cost more than a cheap hook's call.
+/// A set of named patterns. Cloning one shares its patterns (and their
+/// search caches): every fresh store takes a redactor for its metrics and
+/// its HTTP policy, and copying each pattern, whose copy starts with empty
+/// caches, cost more than a cheap hook's call.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    patterns: Arc<[(String, Regex)]>,
+    patterns: Arc<[Arc<Pattern>]>,
     /// Every pattern at once: most text matches none, and one pass over it
     /// tells so (`None` if the set did not compile: then each is tried).
     any: Option<Arc<RegexSet>>,
@@ -54,21 +54,45 @@ pub struct Redactor {
     empty: Option<String>,
 }
 
-/// The built-in patterns, compiled once per process: a `Redactor` is made
-/// for every fresh store (its HTTP policy holds one), and compiling the
-/// patterns each time cost more than the delivery itself.
-static COMPILED_BUILTIN: LazyLock<Vec<(String, Regex)>> = LazyLock::new(|| {
-    BUILTIN
-        .iter()
-        // The built-in patterns are constants checked by the tests below.
-        .filter_map(|(n, r)| Regex::new(r).ok().map(|re| (n.to_string(), re)))
-        .collect()
-});
+/// One named pattern, compiled the first time text matches the set: most
+/// text matches none, and a process that runs one event (`hookrt
+/// claude-hook`) would compile every pattern twice, alone and in the set,
+/// to mask a few clean log lines.
+#[derive(Debug)]
+struct Pattern {
+    name: String,
+    source: String,
+    regex: OnceLock<Option<Regex>>,
+}
 
-/// The built-in redactor, set up once (working out `empty` runs every
-/// pattern); every default redactor shares its patterns.
+impl Pattern {
+    fn new(name: &str, source: &str) -> Arc<Pattern> {
+        Arc::new(Pattern {
+            name: name.to_string(),
+            source: source.to_string(),
+            regex: OnceLock::new(),
+        })
+    }
+
+    /// The compiled pattern (`None` only for a built-in that does not
+    /// compile, which the tests below rule out; a configured one was
+    /// compiled when it was read).
+    fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| Regex::new(&self.source).ok())
+            .as_ref()
+    }
+}
+
+/// The built-in patterns, shared by every redactor of the process, each
+/// compiled at most once.
+static BUILTIN_PATTERNS: LazyLock<Vec<Arc<Pattern>>> =
+    LazyLock::new(|| BUILTIN.iter().map(|(n, r)| Pattern::new(n, r)).collect());
+
+/// The built-in redactor, set up once (working out `empty` runs the set);
+/// every default redactor shares it.
 static DEFAULT: LazyLock<Redactor> =
-    LazyLock::new(|| Redactor::from_patterns(COMPILED_BUILTIN.clone()));
+    LazyLock::new(|| Redactor::from_patterns(BUILTIN_PATTERNS.clone()));
 
 impl Default for Redactor {
     fn default() -> Self {
@@ -80,17 +104,24 @@ impl Redactor {
     /// The built-in patterns plus `extra` (name, regex); the error names the
     /// pattern that does not compile.
     pub fn with(extra: &[(String, String)]) -> Result<Redactor, String> {
-        let mut patterns = COMPILED_BUILTIN.clone();
-        for (name, re) in extra.iter().cloned() {
-            let compiled = Regex::new(&re)
+        // Most folders add none: the built-in set, compiled once, is shared
+        // (a second copy of it was most of what loading a config cost).
+        if extra.is_empty() {
+            return Ok(Redactor::default());
+        }
+        let mut patterns = BUILTIN_PATTERNS.clone();
+        for (name, re) in extra {
+            let compiled = Regex::new(re)
                 .map_err(|e| format!("redaction pattern `{name}` is not a valid regex: {e}"))?;
-            patterns.push((name, compiled));
+            let pattern = Pattern::new(name, re);
+            let _ = pattern.regex.set(Some(compiled));
+            patterns.push(pattern);
         }
         Ok(Redactor::from_patterns(patterns))
     }
 
-    fn from_patterns(patterns: Vec<(String, Regex)>) -> Redactor {
-        let any = RegexSet::new(patterns.iter().map(|(_, re)| re.as_str()))
+    fn from_patterns(patterns: Vec<Arc<Pattern>>) -> Redactor {
+        let any = RegexSet::new(patterns.iter().map(|p| p.source.as_str()))
             .ok()
             .map(Arc::new);
         let mut r = Redactor {
@@ -119,7 +150,11 @@ impl Redactor {
             return None;
         }
         let mut out = Cow::Borrowed(text);
-        for (name, re) in self.patterns.iter() {
+        for (name, re) in self
+            .patterns
+            .iter()
+            .filter_map(|p| Some((&p.name, p.regex()?)))
+        {
             if re.is_match(&out) {
                 out = Cow::Owned(
                     re.replace_all(&out, format!("${{pre}}[redacted:{name}]").as_str())
@@ -144,6 +179,14 @@ mod tests {
         let greedy = Redactor::with(&[("all".into(), "x*".into())]).unwrap();
         assert_eq!(greedy.mask(""), "[redacted:all]");
         assert_eq!(greedy.mask("y"), "[redacted:all]y[redacted:all]");
+    }
+
+    #[test]
+    fn every_builtin_pattern_compiles_alone_and_in_the_set() {
+        for (name, re) in BUILTIN {
+            assert!(Regex::new(re).is_ok(), "built-in pattern `{name}`");
+        }
+        assert!(Redactor::default().any.is_some());
     }
 
     #[test]

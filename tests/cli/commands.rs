@@ -2039,3 +2039,24 @@ fn install_writes_each_agents_own_file_keeping_the_users_hooks_and_its_gate_deni
         text(&out.stderr)
     );
 }
+
+#[test]
+fn help_describes_each_command_on_its_own_line() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    let line = |command: &str| {
+        help.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{command} ")))
+            .unwrap_or_else(|| panic!("`{command}` is listed in:\n{help}"))
+            .to_owned()
+    };
+    let keygen = line("keygen");
+    assert!(keygen.contains("Make an Ed25519 key"), "{keygen}");
+
+    let audit = line("audit");
+    assert!(
+        audit.contains("Show what each hook is") && audit.contains("gates decided each tool call"),
+        "{audit}"
+    );
+}

@@ -108,7 +108,6 @@ enum Command {
     Worker(worker::WorkerCommand),
     /// Publish a JSONL file's envelopes to JetStream, each to its session's subject.
     Publish(worker::PublishArgs),
-    /// Show what each hook is and what binds it; `audit coverage J`: which
     /// Make an Ed25519 key that signs the journal's trail (`--signing-key`):
     /// FILE (the secret, owner-only) and FILE.pub (what auditors verify with).
     Keygen {
@@ -116,6 +115,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
     },
+    /// Show what each hook is and what binds it; `audit coverage J`: which
     /// gates decided each tool call a journal saw (docs/journal.md).
     Audit(AuditArgs),
 }

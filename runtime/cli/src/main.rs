@@ -34,6 +34,15 @@ use indicatif::{ProgressBar, ProgressStyle};
     about = "A WebAssembly-sandboxed hook runtime for AI agent servers"
 )]
 struct Cli {
+    #[command(flatten)]
+    globals: Globals,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The options every command takes.
+#[derive(clap::Args)]
+struct Globals {
     /// More detail on stderr (-v: build and cache decisions, -vv: everything).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
@@ -52,8 +61,41 @@ struct Cli {
     /// Refuse to load a folder without a lock (at --lock FILE or DIR/hookrt.lock).
     #[arg(long, global = true)]
     require_lock: bool,
+}
+
+/// `hookrt` with only the agents' command hooks, which an agent starts for
+/// every event: building all of [`Cli`]'s commands to parse one was a
+/// twentieth of such a process. Whatever it does not take (help, a mistake,
+/// any other command) is parsed again by [`Cli`], which answers as always.
+#[derive(Parser)]
+#[command(name = "hookrt")]
+struct BridgeCli {
+    #[command(flatten)]
+    globals: Globals,
     #[command(subcommand)]
-    command: Command,
+    command: Bridge,
+}
+
+#[derive(Subcommand)]
+enum Bridge {
+    Hook(hook::HookArgs),
+    ClaudeHook(hook::ClaudeArgs),
+}
+
+impl Cli {
+    /// The command line, parsed by [`BridgeCli`] when it is a command hook's.
+    fn read() -> Cli {
+        match BridgeCli::try_parse() {
+            Ok(BridgeCli { globals, command }) => Cli {
+                globals,
+                command: match command {
+                    Bridge::Hook(args) => Command::Hook(args),
+                    Bridge::ClaudeHook(args) => Command::ClaudeHook(args),
+                },
+            },
+            Err(_) => Cli::parse(),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -149,9 +191,9 @@ enum AuditCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::read();
     // `hookrt test` records what hooks log in its expectation: not on stderr too.
-    init_tracing(cli.verbose, matches!(cli.command, Command::Test(_)));
+    init_tracing(cli.globals.verbose, matches!(cli.command, Command::Test(_)));
     match execute(cli) {
         Ok(code) => code,
         // A reader that stopped early (`| head`) is not an error of ours.
@@ -192,12 +234,12 @@ fn init_tracing(verbose: u8, quiet_hooks: bool) {
 
 fn execute(cli: Cli) -> Result<ExitCode> {
     let cache = Loading {
-        cache_dir: cli.cache_dir,
-        prebuilt: cli.prebuilt,
+        cache_dir: cli.globals.cache_dir,
+        prebuilt: cli.globals.prebuilt,
         enforce_lock: true,
         lock: hookrt::hooks::LockPolicy {
-            file: cli.lock,
-            required: cli.require_lock,
+            file: cli.globals.lock,
+            required: cli.globals.require_lock,
         },
     };
     match cli.command {

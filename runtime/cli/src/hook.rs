@@ -147,6 +147,7 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     // Never build here: the agent would time the build out and run the tool.
     let opts = BuildOptions {
         cached_only: true,
+        one_shot: true,
         ..opts
     };
     let mut input = String::new();

@@ -207,8 +207,10 @@ impl Runtime {
             ..opts.clone()
         };
         // The pool's slots have fixed sizes: hooks configured beyond them, or
-        // too many hooks, run with on-demand allocation.
-        let fits = discovery.hooks.len() <= engine::POOL_MAX_HOOKS
+        // too many hooks, run with on-demand allocation; so does a runtime
+        // for one event.
+        let fits = !opts.one_shot
+            && discovery.hooks.len() <= engine::POOL_MAX_HOOKS
             && discovery
                 .hooks
                 .iter()

@@ -59,6 +59,10 @@ pub struct BuildOptions {
     /// lock is never waited on. For a caller with a deadline of its own
     /// (`hookrt claude-hook`, which Claude Code times out).
     pub cached_only: bool,
+    /// The runtime delivers one event and exits (an agent's command hook):
+    /// hooks get their memory on demand, not from a pool of instance slots,
+    /// whose set-up costs more than it saves a few instantiations.
+    pub one_shot: bool,
 }
 
 /// Where the lock is read from and whether it must be there.
@@ -95,6 +99,7 @@ impl BuildOptions {
             enforce_lock: true,
             lock: LockPolicy::default(),
             cached_only: false,
+            one_shot: false,
         }
     }
 

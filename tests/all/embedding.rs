@@ -181,6 +181,62 @@ fn submit_inside_an_async_runtime_refuses_past_the_queue_bound() {
 }
 
 #[test]
+fn try_submit_hands_the_event_back_whole_when_the_queue_is_full() {
+    // As above: one hook that burns its 100 ms deadline on every event, so
+    // the queues fill while the loop submits.
+    let agent = crate::common::TempAgent::new()
+        .hook("hostile/hooks/infinite_loop.rs", "infinite_loop.rs")
+        .config("[defaults]\ndeadline_ms = 100\nfuel = 10_000_000_000\n");
+    let service = HookService::start_blocking(
+        crate::common::load(agent.path()),
+        None,
+        Box::new(|_| {}),
+        hookrt::ServiceOptions::default(),
+    )
+    .expect("starts");
+    let template = crate::common::transcript()
+        .into_iter()
+        .find(|e| e.kind == "message.completed")
+        .unwrap();
+    // An invalid event is refused as invalid, not handed back.
+    let mut bad = template.clone();
+    bad.id = String::new();
+    let refused = service.try_submit(bad).expect("not handed back");
+    assert!(matches!(
+        refused.refused(),
+        Some(hookrt::EmitError::Invalid(_))
+    ));
+    let mut pending = Vec::new();
+    let mut back = None;
+    for i in 0..20_000u64 {
+        let mut e = template.clone();
+        e.id = format!("evt-{i}");
+        e.coordinates.sequence = i;
+        match service.try_submit(e) {
+            Ok(p) => {
+                assert!(p.refused().is_none(), "{:?}", p.refused());
+                pending.push(p);
+            }
+            Err(e) => {
+                back = Some((i, e));
+                break;
+            }
+        }
+    }
+    let (i, back) = back.expect("20,000 events were queued: the queue bound did not hold");
+    // The same event, whole, and only once the submit queue was full.
+    assert_eq!(back.id, format!("evt-{i}"));
+    assert_eq!(back.coordinates.sequence, i);
+    assert_eq!(back.data, template.data);
+    assert!(
+        pending.len() >= hookrt::service::SUBMIT_QUEUE,
+        "handed back after only {} were queued",
+        pending.len()
+    );
+    service.shutdown_blocking(Duration::from_millis(0));
+}
+
+#[test]
 fn the_service_can_be_shared_behind_an_arc_by_tasks() {
     fn shareable<T: Send + Sync + 'static>() {}
     shareable::<HookService>();

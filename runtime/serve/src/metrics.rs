@@ -10,9 +10,9 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use hookrt::{Envelope, Observation, Observer};
+use hookrt::{Durability, Envelope, Observation, Observer, Receipt};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -98,6 +98,8 @@ pub struct ServerMetrics {
     pub fuel: HistogramFamily,
     /// Events taken, by durability.
     pub events: Family<EventLabels, Counter>,
+    /// `events`' counters, each looked up once: by durability, then duplicate.
+    events_by: [OnceLock<Counter>; 4],
     /// Events refused, by reason.
     pub refused: Family<ReasonLabels, Counter>,
     /// Decision and edit requests, by how they ended.
@@ -202,6 +204,7 @@ impl ServerMetrics {
             latency,
             fuel,
             events,
+            events_by: Default::default(),
             refused,
             decisions,
             queue_depth,
@@ -212,6 +215,21 @@ impl ServerMetrics {
             hooks,
             cascades,
         }
+    }
+
+    /// The counter of the events taken as `receipt` says (looked up the
+    /// first time only: an event's labels were two strings a request).
+    pub fn event(&self, receipt: &Receipt) -> &Counter {
+        let persisted = receipt.durability == Durability::Persisted;
+        let slot = 2 * usize::from(persisted) + usize::from(receipt.duplicate);
+        self.events_by[slot].get_or_init(|| {
+            self.events
+                .get_or_create(&EventLabels {
+                    durability: receipt.durability.as_str().to_owned(),
+                    duplicate: receipt.duplicate.to_string(),
+                })
+                .clone()
+        })
     }
 
     /// Counts a reload.

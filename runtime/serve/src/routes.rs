@@ -250,14 +250,10 @@ pub(crate) async fn events(
     }
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
-    let mut tally = Tally::new(items.len());
+    let mut tally = Tally::new(&items);
     let mut pending: Vec<(usize, PendingReceipt)> = Vec::new();
     for item in items {
         let i = item.index;
-        tally.results[i] = json!({ "index": i });
-        if let Some(line) = item.line {
-            tally.results[i]["line"] = json!(line);
-        }
         let envelope = match item.parsed {
             Ok(e) if access.may_send(&e.coordinates.agent) => e,
             Ok(e) => {
@@ -275,29 +271,24 @@ pub(crate) async fn events(
         };
         state.metrics.queue_depth.inc();
         state.tap(&envelope, &headers);
-        let p = service.submit(envelope.clone());
-        if matches!(p.refused(), Some(EmitError::Overloaded(_))) {
-            // The service's queue is full: wait for what was sent, then for room.
-            tally.settle(&mut pending, &state.metrics).await;
-            let r = service.emit(envelope).await;
-            state.metrics.queue_depth.dec();
-            tally.record(&state.metrics, i, r);
-            continue;
-        }
+        let p = match service.try_submit(envelope) {
+            Ok(p) => p,
+            Err(envelope) => {
+                // The service's queue is full: wait for what was sent, then for room.
+                tally.settle(&mut pending, &state.metrics).await;
+                let r = service.emit(envelope).await;
+                state.metrics.queue_depth.dec();
+                tally.record(&state.metrics, i, r);
+                continue;
+            }
+        };
         pending.push((i, p));
         if pending.len() >= RECEIPT_WINDOW {
             tally.settle(&mut pending, &state.metrics).await;
         }
     }
     tally.settle(&mut pending, &state.metrics).await;
-    let status = tally.status();
-    let body = json!({
-        "durability": state.durability.as_str(),
-        "taken": tally.taken,
-        "refused": tally.results.len() - tally.taken,
-        "results": tally.results,
-    });
-    Ok((status, axum::Json(body)).into_response())
+    Ok(tally.answer(state.durability.as_str()))
 }
 
 /// `POST /v1/events` with `--nats`: each event published in order, its
@@ -308,13 +299,9 @@ async fn forwarded(
     forward: &dyn Forward,
     items: Vec<Item>,
 ) -> Result<Response, ApiError> {
-    let mut tally = Tally::new(items.len());
+    let mut tally = Tally::new(&items);
     for item in items {
         let i = item.index;
-        tally.results[i] = json!({ "index": i });
-        if let Some(line) = item.line {
-            tally.results[i]["line"] = json!(line);
-        }
         match item.parsed {
             Ok(e) if !access.may_send(&e.coordinates.agent) => {
                 tally.forbidden(
@@ -337,14 +324,7 @@ async fn forwarded(
             Err(error) => tally.malformed(&state.metrics, i, &error),
         }
     }
-    let status = tally.status();
-    let body = json!({
-        "durability": "persisted",
-        "taken": tally.taken,
-        "refused": tally.results.len() - tally.taken,
-        "results": tally.results,
-    });
-    Ok((status, axum::Json(body)).into_response())
+    Ok(tally.answer("persisted"))
 }
 
 pub(crate) async fn decide(

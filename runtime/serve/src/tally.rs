@@ -2,12 +2,14 @@
 //! and the counts the answer's status is chosen by.
 
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use hookrt::front::input::LineError;
 use hookrt::{EmitError, PendingReceipt, Receipt};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::error::ApiError;
-use crate::metrics::{EventLabels, ServerMetrics};
+use crate::ingest::Item;
+use crate::metrics::ServerMetrics;
 
 /// What a caller can do about an emit error, and the metric reason.
 pub fn explain(e: &EmitError) -> (&'static str, &'static str) {
@@ -42,8 +44,8 @@ pub fn status_of(e: &EmitError) -> StatusCode {
 
 /// Each item's result in a batch, and the counts.
 pub struct Tally {
-    /// One JSON result per item.
-    pub results: Vec<Value>,
+    /// One result per item, in the body's order.
+    results: Vec<ItemResult>,
     /// Events taken.
     pub taken: usize,
     /// Events the service refused (not the event's fault).
@@ -56,15 +58,51 @@ pub struct Tally {
     refusals: usize,
 }
 
+/// One item's result, written straight to the answer (no JSON value built
+/// first); keys in the order the other bodies' maps write them.
+#[derive(Serialize)]
+struct ItemResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+    index: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt: Option<Receipt>,
+}
+
+/// A batch's answer: its durability, the counts and each item's result.
+#[derive(Serialize)]
+struct Answer<'a> {
+    durability: &'a str,
+    refused: usize,
+    results: &'a [ItemResult],
+    taken: usize,
+}
+
 /// Refused items whose result carries the error and its fix; past them a
 /// result has its `code` alone (the body's `refused` counts them all).
 pub const DETAILED_ERRORS: usize = 100;
 
 impl Tally {
-    /// A tally of `n` items.
-    pub fn new(n: usize) -> Tally {
+    /// A tally of `items`, each result naming its item (index, line).
+    pub fn new(items: &[Item]) -> Tally {
+        let result = |item: &Item| ItemResult {
+            code: None,
+            error: None,
+            fix: None,
+            index: item.index,
+            line: item.line,
+            ok: false,
+            receipt: None,
+        };
         Tally {
-            results: vec![Value::Null; n],
+            results: items.iter().map(result).collect(),
             taken: 0,
             service_errors: 0,
             conflicts: 0,
@@ -78,16 +116,10 @@ impl Tally {
         let result = &mut self.results[i];
         match r {
             Ok(receipt) => {
-                metrics
-                    .events
-                    .get_or_create(&EventLabels {
-                        durability: receipt.durability.as_str().to_owned(),
-                        duplicate: receipt.duplicate.to_string(),
-                    })
-                    .inc();
+                metrics.event(&receipt).inc();
                 self.taken += 1;
-                result["ok"] = json!(true);
-                result["receipt"] = json!(receipt);
+                result.ok = true;
+                result.receipt = Some(receipt);
             }
             Err(e) => {
                 let (reason, fix) = explain(&e);
@@ -119,25 +151,37 @@ impl Tally {
         &mut self,
         metrics: &ServerMetrics,
         i: usize,
-        code: &str,
+        code: &'static str,
         error: &dyn Fn() -> String,
         fix: &str,
     ) {
         metrics.refuse(code);
         self.refusals += 1;
         let r = &mut self.results[i];
-        r["ok"] = json!(false);
-        r["code"] = json!(code);
+        r.ok = false;
+        r.code = Some(code);
         if self.refusals <= DETAILED_ERRORS {
-            r["error"] = json!(error());
-            r["fix"] = json!(fix);
+            r.error = Some(error());
+            r.fix = Some(fix.to_owned());
         }
+    }
+
+    /// The answer: the status, and a body with `durability`, the counts and
+    /// each item's result.
+    pub fn answer(&self, durability: &str) -> Response {
+        let body = Answer {
+            durability,
+            refused: self.results.len() - self.taken,
+            results: &self.results,
+            taken: self.taken,
+        };
+        (self.status(), axum::Json(body)).into_response()
     }
 
     /// The answer's status: 200 when anything was taken (each item says
     /// how it went), else why nothing was: the service (503), only ids
     /// taken by other events (409), only events of agents the caller may not send (403), or the events themselves (400).
-    pub fn status(&self) -> StatusCode {
+    fn status(&self) -> StatusCode {
         let refused = self.results.len() - self.taken;
         match (self.taken, refused) {
             (_, 0) => StatusCode::OK,

@@ -322,6 +322,27 @@ impl HookService {
         }
     }
 
+    /// [`HookService::submit`] that never waits, and never refuses for
+    /// want of room: when [`SUBMIT_QUEUE`](crate::service::SUBMIT_QUEUE)
+    /// events already wait, `envelope` comes back, to be given to
+    /// [`HookService::emit`] (which waits for room) once earlier receipts
+    /// came. For an async caller that must not lose the event nor copy it.
+    pub fn try_submit(&self, mut envelope: Envelope) -> Result<PendingReceipt, Envelope> {
+        let id = envelope.id.clone();
+        if let Err(e) = envelope.validate() {
+            return Ok(PendingReceipt(Err(Some(EmitError::Invalid(e))), id));
+        }
+        let Some(tx) = self.tx.as_ref() else {
+            return Ok(PendingReceipt(Err(None), id));
+        };
+        let (reply, rx) = oneshot::channel();
+        match tx.try_send(Command::Emit(envelope, reply, None)) {
+            Ok(()) => Ok(PendingReceipt(Ok(rx), id)),
+            Err(TrySendError::Full(Command::Emit(envelope, _, _))) => Err(envelope),
+            Err(_) => Ok(PendingReceipt(Err(None), id)),
+        }
+    }
+
     /// Queues `command` without an executor: blocks for room, except inside
     /// an async runtime, where blocking could stall it.
     fn send_sync(&self, command: Command) -> Result<(), Unsent> {

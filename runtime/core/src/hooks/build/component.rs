@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use crate::hooks::build::cargo::{
     self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem, run_cargo,
 };
-use crate::hooks::build::digest::{py_fingerprint, sdk_fingerprint, source_hash, ts_fingerprint};
+use crate::hooks::build::digest::{Sdk, source_hash};
 use crate::hooks::build::{confine, python, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
@@ -157,10 +157,6 @@ pub fn build(
         sdk_dir: absolute(&opts.sdk_dir),
         ..opts.clone()
     };
-    let sdks = match Sdks::of(hooks, &opts.sdk_dir) {
-        Ok(s) => s,
-        Err(p) => return (Vec::new(), vec![p]),
-    };
     let components_dir = opts.cache_dir.join("components");
     let key = match dir::mac_key(&opts.cache_dir) {
         Ok(k) => k,
@@ -172,6 +168,10 @@ pub fn build(
                 vec![Problem::build(&opts.cache_dir, message, fix)],
             );
         }
+    };
+    let sdks = match Sdks::of(hooks, opts, &key) {
+        Ok(s) => s,
+        Err(p) => return (Vec::new(), vec![p]),
     };
     let mut problems = Vec::new();
     let (mut built, stale) = plan(hooks, &sdks, opts, &components_dir, &key, &mut problems);
@@ -278,22 +278,20 @@ impl Sdks {
     /// Only the SDKs the hooks need are read (a process per event with three
     /// Rust hooks hashed all three SDKs' ~45 files before): one that is
     /// missing is a problem then.
-    fn of(hooks: &[DiscoveredHook], sdk_dir: &Path) -> Result<Sdks, Problem> {
+    /// Each taken from its stamp in the cache while no file of it changed.
+    fn of(hooks: &[DiscoveredHook], opts: &BuildOptions, key: &[u8]) -> Result<Sdks, Problem> {
         let needs = |kinds: &[SourceKind]| hooks.iter().any(|h| kinds.contains(&h.kind));
-        let fingerprint = |kinds: &[SourceKind], of: fn(&Path) -> Result<String, Problem>| {
+        let fingerprint = |kinds: &[SourceKind], of: fn(&Path) -> Result<Sdk, Problem>| {
             if needs(kinds) {
-                of(sdk_dir)
+                of(&opts.sdk_dir)?.fingerprint(&opts.cache_dir, key)
             } else {
                 Ok(String::new())
             }
         };
         Ok(Sdks {
-            rust: fingerprint(
-                &[SourceKind::SingleFile, SourceKind::Crate],
-                sdk_fingerprint,
-            )?,
-            ts: fingerprint(&[SourceKind::TypeScript], ts_fingerprint)?,
-            py: fingerprint(&[SourceKind::Python], py_fingerprint)?,
+            rust: fingerprint(&[SourceKind::SingleFile, SourceKind::Crate], Sdk::rust)?,
+            ts: fingerprint(&[SourceKind::TypeScript], Sdk::ts)?,
+            py: fingerprint(&[SourceKind::Python], Sdk::python)?,
         })
     }
 }

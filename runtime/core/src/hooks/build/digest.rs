@@ -6,11 +6,13 @@
 //! so cargo never starts.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
+use crate::hooks::cache::dir::{create_private_dir, write_private};
+use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::Problem;
 
@@ -80,10 +82,10 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Hashes relative paths and contents of a tree, skipping `target/`,
-/// `__pycache__/` and hidden entries.
-fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
-    let walk = WalkDir::new(root)
+/// A tree's entries in a fixed order, skipping `target/`, `__pycache__/` and
+/// hidden entries: what [`hash_tree`] hashes.
+fn walk(root: &Path) -> impl Iterator<Item = std::io::Result<walkdir::DirEntry>> {
+    WalkDir::new(root)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
@@ -93,9 +95,14 @@ fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
                 || !(name.starts_with('.')
                     || name == "__pycache__"
                     || (e.depth() == 1 && name == "target"))
-        });
-    for entry in walk {
-        let entry = entry.map_err(std::io::Error::other)?;
+        })
+        .map(|e| e.map_err(std::io::Error::other))
+}
+
+/// Hashes relative paths and contents of a tree's files ([`walk`]).
+fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
+    for entry in walk(root) {
+        let entry = entry?;
         if entry.file_type().is_file() {
             let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
             h.update(rel.to_string_lossy().as_bytes());
@@ -108,33 +115,6 @@ fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Digest of the TS SDK (`guest-sdk/ts`: its sources, the build driver, the
-/// toolchain lock with every pinned version) and the WIT it builds against.
-pub(crate) fn ts_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
-    script_fingerprint(
-        sdk_dir,
-        "ts",
-        b"hookrt ts sdk v1\0",
-        "src",
-        &["build.mjs", "package-lock.json"],
-        "the TypeScript SDK (src/hookrt.ts, build.mjs, package-lock.json) is not there",
-    )
-}
-
-/// Digest of the Python SDK (`guest-sdk/python`: the `hookrt` package, the
-/// build driver, the toolchain's pinned requirements) and the WIT it builds
-/// against.
-pub(crate) fn py_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
-    script_fingerprint(
-        sdk_dir,
-        "python",
-        b"hookrt python sdk v2\0",
-        "hookrt",
-        &["build.py", "requirements.txt"],
-        "the Python SDK (hookrt/, build.py, requirements.txt) is not there",
-    )
-}
-
 /// The newest world's WIT under the SDK dir: what script hooks are built
 /// against, and so part of their SDK's fingerprint.
 pub(crate) fn newest_wit(sdk_dir: &Path) -> std::path::PathBuf {
@@ -144,60 +124,303 @@ pub(crate) fn newest_wit(sdk_dir: &Path) -> std::path::PathBuf {
         .join("hook.wit")
 }
 
-/// Digest of a script SDK under `sdk_dir/folder`: `tag`, its `sources`
-/// tree, its `files` and the newest WIT.
-fn script_fingerprint(
-    sdk_dir: &Path,
-    folder: &str,
-    tag: &[u8],
-    sources: &str,
-    files: &[&str],
-    missing: &str,
-) -> Result<String, Problem> {
-    let dir = sdk_dir.join(folder);
-    let missing = || {
-        Problem::build(
-            &dir,
-            missing,
-            "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
-        )
-    };
-    let mut h = Sha256::new();
-    h.update(tag);
-    hash_tree(&mut h, &dir.join(sources)).map_err(|_| missing())?;
-    for file in files
-        .iter()
-        .map(|f| dir.join(f))
-        .chain([newest_wit(sdk_dir)])
-    {
-        h.update(fs::read(file).map_err(|_| missing())?);
-    }
-    Ok(hex::encode(h.finalize()))
+/// What an SDK's fingerprint hashes, in order.
+enum Input {
+    /// Bytes that name the SDK and its format.
+    Tag(&'static [u8]),
+    /// A tree's files, by relative path ([`hash_tree`]).
+    Tree(PathBuf),
+    /// One file's contents.
+    File(PathBuf),
 }
 
-/// Digest of the SDK crate and the WIT it is generated from.
-pub(crate) fn sdk_fingerprint(sdk_dir: &Path) -> Result<String, Problem> {
-    let missing = || {
-        Problem::build(
+/// An SDK the hooks are built against: what its fingerprint covers. The
+/// fingerprint keys every component built with it, so it is taken on every
+/// load; a stamp in the cache ([`Sdk::fingerprint`]) spares reading it all.
+pub(crate) struct Sdk {
+    /// `rust`, `ts` or `python`: its stamp's name.
+    name: &'static str,
+    /// The SDK's folder.
+    root: PathBuf,
+    inputs: Vec<Input>,
+    /// What a missing input says.
+    missing: &'static str,
+}
+
+impl Sdk {
+    /// The Rust SDK: the `hookrt-sdk` crate (its sources, the WIT it is
+    /// generated from, its manifest) and the attribute macro crate, which
+    /// shapes every typed hook's exports (an SDK before 0.2's `Hook` trait
+    /// has none).
+    pub(crate) fn rust(sdk_dir: &Path) -> Result<Sdk, Problem> {
+        let sdk = Sdk {
+            name: "rust",
+            root: sdk_dir.to_path_buf(),
+            inputs: Vec::new(),
+            missing: "the hookrt-sdk crate is not there",
+        };
+        if !sdk_dir.join("Cargo.toml").is_file() {
+            return Err(sdk.missing());
+        }
+        let mut inputs = vec![
+            Input::Tree(sdk_dir.join("src")),
+            Input::Tree(sdk_dir.join("wit")),
+            Input::File(sdk_dir.join("Cargo.toml")),
+        ];
+        let macros = sdk_dir.join("macros");
+        if macros.is_dir() {
+            inputs.push(Input::Tree(macros.join("src")));
+            inputs.push(Input::File(macros.join("Cargo.toml")));
+        }
+        Ok(Sdk { inputs, ..sdk })
+    }
+
+    /// The TS SDK (`guest-sdk/ts`: its sources, the build driver, the
+    /// toolchain lock with every pinned version) and the WIT it builds against.
+    pub(crate) fn ts(sdk_dir: &Path) -> Result<Sdk, Problem> {
+        Ok(Sdk::script(
             sdk_dir,
-            "the hookrt-sdk crate is not there",
+            ("ts", "ts", b"hookrt ts sdk v1\0", "src"),
+            &["build.mjs", "package-lock.json"],
+            "the TypeScript SDK (src/hookrt.ts, build.mjs, package-lock.json) is not there",
+        ))
+    }
+
+    /// The Python SDK (`guest-sdk/python`: the `hookrt` package, the build
+    /// driver, the toolchain's pinned requirements) and the WIT it builds
+    /// against.
+    pub(crate) fn python(sdk_dir: &Path) -> Result<Sdk, Problem> {
+        Ok(Sdk::script(
+            sdk_dir,
+            ("python", "python", b"hookrt python sdk v2\0", "hookrt"),
+            &["build.py", "requirements.txt"],
+            "the Python SDK (hookrt/, build.py, requirements.txt) is not there",
+        ))
+    }
+
+    /// A script SDK under `sdk_dir/folder`: `tag`, its `sources` tree, its
+    /// `files` and the newest WIT.
+    fn script(
+        sdk_dir: &Path,
+        (name, folder, tag, sources): (&'static str, &str, &'static [u8], &str),
+        files: &[&str],
+        missing: &'static str,
+    ) -> Sdk {
+        let dir = sdk_dir.join(folder);
+        let mut inputs = vec![Input::Tag(tag), Input::Tree(dir.join(sources))];
+        inputs.extend(files.iter().map(|f| Input::File(dir.join(f))));
+        inputs.push(Input::File(newest_wit(sdk_dir)));
+        Sdk {
+            name,
+            root: dir,
+            inputs,
+            missing,
+        }
+    }
+
+    fn missing(&self) -> Problem {
+        Problem::build(
+            &self.root,
+            self.missing,
             "set HOOKRT_SDK_DIR to the guest-sdk folder of your hookrt checkout",
         )
-    };
-    if !sdk_dir.join("Cargo.toml").is_file() {
-        return Err(missing());
     }
-    let mut h = Sha256::new();
-    for dir in [sdk_dir.join("src"), sdk_dir.join("wit")] {
-        hash_tree(&mut h, &dir).map_err(|_| missing())?;
+
+    /// The digest of every input, read in full.
+    pub(crate) fn digest(&self) -> Result<String, Problem> {
+        let mut h = Sha256::new();
+        for input in &self.inputs {
+            let read = match input {
+                Input::Tag(tag) => {
+                    h.update(tag);
+                    Ok(())
+                }
+                Input::Tree(root) => hash_tree(&mut h, root),
+                Input::File(file) => fs::read(file).map(|bytes| h.update(bytes)),
+            };
+            read.map_err(|_| self.missing())?;
+        }
+        Ok(hex::encode(h.finalize()))
     }
-    h.update(fs::read(sdk_dir.join("Cargo.toml")).map_err(|_| missing())?);
-    // The attribute macro crate shapes every typed hook's exports (an SDK
-    // before 0.2's `Hook` trait has none).
-    let macros = sdk_dir.join("macros");
-    if macros.is_dir() {
-        hash_tree(&mut h, &macros.join("src")).map_err(|_| missing())?;
-        h.update(fs::read(macros.join("Cargo.toml")).map_err(|_| missing())?);
+
+    /// The identity (`stat`) of every file and folder the digest reads, and
+    /// of the SDK's folder; `None` if one cannot be read.
+    fn identities(&self) -> Option<Vec<(PathBuf, fs::Metadata)>> {
+        let mut all = vec![(self.root.clone(), fs::metadata(&self.root).ok()?)];
+        for input in &self.inputs {
+            match input {
+                Input::Tag(_) => {}
+                Input::Tree(root) => {
+                    for entry in walk(root) {
+                        let entry = entry.ok()?;
+                        let meta = entry.metadata().ok()?;
+                        all.push((entry.into_path(), meta));
+                    }
+                }
+                Input::File(file) => all.push((file.clone(), fs::metadata(file).ok()?)),
+            }
+        }
+        Some(all)
     }
-    Ok(hex::encode(h.finalize()))
+
+    /// The digest, taken from the stamp `cache_dir` keeps for this SDK
+    /// when no file or folder it covers changed since (`hooks/cache/stamp.rs`:
+    /// a write, a rename, a new or removed file moves a change time), else
+    /// read in full and stamped for next time (best effort).
+    pub(crate) fn fingerprint(&self, cache_dir: &Path, key: &[u8]) -> Result<String, Problem> {
+        self.fingerprint_settled(cache_dir, key, stamp::SETTLE)
+    }
+
+    fn fingerprint_settled(
+        &self,
+        cache_dir: &Path,
+        key: &[u8],
+        settle: std::time::Duration,
+    ) -> Result<String, Problem> {
+        // Taken before the digest reads anything: a change while it reads
+        // leaves a stamp that no longer matches.
+        let Some(identities) = self.identities() else {
+            return self.digest();
+        };
+        let folder = cache_dir.join("sdks");
+        let root = self.root.as_os_str().as_encoded_bytes();
+        let record = folder.join(format!(
+            "{}-{}",
+            self.name,
+            &hex::encode(Sha256::digest(root))[..16]
+        ));
+        if let Ok(text) = fs::read_to_string(&record)
+            && let Some((digest, stored)) = text.trim_end().split_once('\n')
+            && let Ok(stored) = hex::decode(stored)
+            && stamp::matches_tree(key, digest.as_bytes(), &identities, &stored)
+        {
+            return Ok(digest.to_owned());
+        }
+        let digest = self.digest()?;
+        if let Some(s) = stamp::stamp_tree(key, digest.as_bytes(), &identities, settle) {
+            let _ = create_private_dir(&folder).and_then(|()| {
+                write_private(
+                    &record,
+                    format!("{digest}\n{}\n", hex::encode(s)).as_bytes(),
+                )
+            });
+        }
+        Ok(digest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A Rust SDK's layout with one source file and one WIT file.
+    fn sdk() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("src")).unwrap();
+        fs::create_dir_all(dir.path().join("wit")).unwrap();
+        fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"sdk\"\n").unwrap();
+        fs::write(dir.path().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        fs::write(dir.path().join("wit/hook.wit"), "package a:b;\n").unwrap();
+        dir
+    }
+
+    /// Writes a record whose stamp is valid for `digest` and the SDK as it is
+    /// now, under `key`: what the stamp vouches for is then `digest`.
+    fn plant(sdk: &Sdk, cache: &Path, key: &[u8], digest: &str) {
+        let ids = sdk.identities().unwrap();
+        let s = stamp::stamp_tree(key, digest.as_bytes(), &ids, Duration::ZERO).unwrap();
+        let folder = cache.join("sdks");
+        let record = fs::read_dir(&folder)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        fs::write(record, format!("{digest}\n{}\n", hex::encode(s))).unwrap();
+    }
+
+    #[test]
+    fn a_stamped_sdk_fingerprint_holds_until_a_file_or_folder_of_it_changes() {
+        let dir = sdk();
+        let cache = tempfile::tempdir().unwrap();
+        let key = [7u8; 32];
+        let sdk = Sdk::rust(dir.path()).unwrap();
+        let read = |sdk: &Sdk| {
+            sdk.fingerprint_settled(cache.path(), &key, Duration::ZERO)
+                .unwrap()
+        };
+        let digest = sdk.digest().unwrap();
+        assert_eq!(read(&sdk), digest, "the first load reads it all");
+
+        // The stamp is what is used: one planted for another digest is taken...
+        plant(&sdk, cache.path(), &key, "planted");
+        assert_eq!(read(&sdk), "planted");
+        // ...but not under another key, nor with the digest changed after.
+        plant(&sdk, cache.path(), &[8u8; 32], "planted");
+        assert_eq!(read(&sdk), digest, "another key's stamp is not taken");
+        let record = fs::read_dir(cache.path().join("sdks"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let text = fs::read_to_string(&record).unwrap();
+        fs::write(&record, text.replacen(&digest, "forged", 1)).unwrap();
+        assert_eq!(
+            read(&sdk),
+            digest,
+            "a digest edited in the record is not taken"
+        );
+
+        // Past the kernel's timestamp granularity, each change is seen.
+        let changes: [(&str, &dyn Fn(&Path)); 4] = [
+            ("a file written in place", &|d| {
+                fs::write(d.join("src/lib.rs"), "pub fn b() {}\n").unwrap()
+            }),
+            ("a file added", &|d| {
+                fs::write(d.join("src/more.rs"), "pub fn c() {}\n").unwrap()
+            }),
+            ("a file removed", &|d| {
+                fs::remove_file(d.join("src/more.rs")).unwrap()
+            }),
+            ("the manifest replaced", &|d| {
+                fs::write(d.join("Cargo.toml.new"), "[package]\nname = \"other\"\n").unwrap();
+                fs::rename(d.join("Cargo.toml.new"), d.join("Cargo.toml")).unwrap();
+            }),
+        ];
+        for (what, change) in changes {
+            plant(&sdk, cache.path(), &key, "planted");
+            std::thread::sleep(Duration::from_millis(20));
+            change(dir.path());
+            let now = sdk.digest().unwrap();
+            assert_eq!(read(&sdk), now, "{what}: read again");
+        }
+        let macros = dir.path().join("macros/src");
+        plant(&sdk, cache.path(), &key, "planted");
+        std::thread::sleep(Duration::from_millis(20));
+        fs::create_dir_all(&macros).unwrap();
+        fs::write(dir.path().join("macros/Cargo.toml"), "[package]\n").unwrap();
+        let with_macros = Sdk::rust(dir.path()).unwrap();
+        assert_eq!(
+            read(&with_macros),
+            with_macros.digest().unwrap(),
+            "a macros crate added"
+        );
+    }
+
+    #[test]
+    fn an_sdk_changed_just_now_is_not_stamped() {
+        let dir = sdk();
+        let cache = tempfile::tempdir().unwrap();
+        let sdk = Sdk::rust(dir.path()).unwrap();
+        assert_eq!(
+            sdk.fingerprint(cache.path(), &[7u8; 32]).unwrap(),
+            sdk.digest().unwrap()
+        );
+        assert!(
+            !cache.path().join("sdks").exists(),
+            "files written less than stamp::SETTLE ago get no stamp"
+        );
+    }
 }

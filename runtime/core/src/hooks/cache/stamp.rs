@@ -28,12 +28,63 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// identity of the file `meta` describes; `None` when the file changed too
 /// recently to be stamped (see [`SETTLE`]).
 pub fn stamp(key: &[u8], verified: &[u8], meta: &Metadata) -> Option<[u8; STAMP_LEN]> {
-    let changed = UNIX_EPOCH.checked_add(Duration::new(
-        u64::try_from(meta.ctime()).ok()?,
-        u32::try_from(meta.ctime_nsec()).ok()?,
-    ))?;
-    let age = SystemTime::now().duration_since(changed).ok()?;
-    (age >= SETTLE).then(|| of(key, verified, meta))
+    settled(meta, SETTLE).then(|| of(key, verified, meta))
+}
+
+/// Whether the file `meta` describes last changed at least `settle` ago.
+fn settled(meta: &Metadata, settle: Duration) -> bool {
+    let changed = || {
+        UNIX_EPOCH.checked_add(Duration::new(
+            u64::try_from(meta.ctime()).ok()?,
+            u32::try_from(meta.ctime_nsec()).ok()?,
+        ))
+    };
+    changed()
+        .and_then(|c| SystemTime::now().duration_since(c).ok())
+        .is_some_and(|age| age >= settle)
+}
+
+/// The stamp binding `verified` to the identities of several files and
+/// folders (`entries`: each path with its metadata, in a fixed order): a
+/// tree's digest. `None` when one of them changed less than `settle` ago.
+pub fn stamp_tree(
+    key: &[u8],
+    verified: &[u8],
+    entries: &[(std::path::PathBuf, Metadata)],
+    settle: Duration,
+) -> Option<[u8; STAMP_LEN]> {
+    entries
+        .iter()
+        .all(|(_, m)| settled(m, settle))
+        .then(|| of_tree(key, verified, entries))
+}
+
+/// Whether `stored` is the stamp of `verified` for `entries` as they are now.
+pub fn matches_tree(
+    key: &[u8],
+    verified: &[u8],
+    entries: &[(std::path::PathBuf, Metadata)],
+    stored: &[u8],
+) -> bool {
+    dir::same_mac(stored, &of_tree(key, verified, entries))
+}
+
+fn of_tree(
+    key: &[u8],
+    verified: &[u8],
+    entries: &[(std::path::PathBuf, Metadata)],
+) -> [u8; STAMP_LEN] {
+    let identities: Vec<(&[u8], [[u8; 8]; 9])> = entries
+        .iter()
+        .map(|(p, m)| (p.as_os_str().as_encoded_bytes(), identity(m)))
+        .collect();
+    let mut parts: Vec<&[u8]> = vec![b"hookrt tree stamp v1\0", verified, b"\0"];
+    for (path, identity) in &identities {
+        parts.push(path);
+        parts.push(b"\0");
+        parts.extend(identity.iter().map(|b| &b[..]));
+    }
+    dir::hmac_sha256(key, &parts)
 }
 
 /// Whether `stored` is the stamp of `verified` for the file `meta` describes.
@@ -42,7 +93,16 @@ pub fn matches(key: &[u8], verified: &[u8], meta: &Metadata, stored: &[u8]) -> b
 }
 
 fn of(key: &[u8], verified: &[u8], meta: &Metadata) -> [u8; STAMP_LEN] {
-    let identity = [
+    let identity = identity(meta);
+    let mut parts: Vec<&[u8]> = vec![b"hookrt stamp v1\0", verified, b"\0"];
+    parts.extend(identity.iter().map(|b| &b[..]));
+    dir::hmac_sha256(key, &parts)
+}
+
+/// A file's identity: device, inode, size, owner, mode, modification and
+/// change times to the nanosecond.
+fn identity(meta: &Metadata) -> [[u8; 8]; 9] {
+    [
         meta.dev(),
         meta.ino(),
         meta.size(),
@@ -53,10 +113,7 @@ fn of(key: &[u8], verified: &[u8], meta: &Metadata) -> [u8; STAMP_LEN] {
         meta.ctime() as u64,
         meta.ctime_nsec() as u64,
     ]
-    .map(u64::to_le_bytes);
-    let mut parts: Vec<&[u8]> = vec![b"hookrt stamp v1\0", verified, b"\0"];
-    parts.extend(identity.iter().map(|b| &b[..]));
-    dir::hmac_sha256(key, &parts)
+    .map(u64::to_le_bytes)
 }
 
 #[cfg(test)]

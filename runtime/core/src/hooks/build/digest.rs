@@ -180,7 +180,7 @@ impl Sdk {
     pub(crate) fn ts(sdk_dir: &Path) -> Result<Sdk, Problem> {
         Ok(Sdk::script(
             sdk_dir,
-            ("ts", "ts", b"hookrt ts sdk v1\0", "src"),
+            ("ts", b"hookrt ts sdk v1\0", "src"),
             &["build.mjs", "package-lock.json"],
             "the TypeScript SDK (src/hookrt.ts, build.mjs, package-lock.json) is not there",
         ))
@@ -192,17 +192,17 @@ impl Sdk {
     pub(crate) fn python(sdk_dir: &Path) -> Result<Sdk, Problem> {
         Ok(Sdk::script(
             sdk_dir,
-            ("python", "python", b"hookrt python sdk v2\0", "hookrt"),
+            ("python", b"hookrt python sdk v2\0", "hookrt"),
             &["build.py", "requirements.txt"],
             "the Python SDK (hookrt/, build.py, requirements.txt) is not there",
         ))
     }
 
-    /// A script SDK under `sdk_dir/folder`: `tag`, its `sources` tree, its
-    /// `files` and the newest WIT.
+    /// A script SDK under `sdk_dir/folder` (also its stamp's name): `tag`,
+    /// its `sources` tree, its `files` and the newest WIT.
     fn script(
         sdk_dir: &Path,
-        (name, folder, tag, sources): (&'static str, &str, &'static [u8], &str),
+        (folder, tag, sources): (&'static str, &'static [u8], &str),
         files: &[&str],
         missing: &'static str,
     ) -> Sdk {
@@ -211,7 +211,7 @@ impl Sdk {
         inputs.extend(files.iter().map(|f| Input::File(dir.join(f))));
         inputs.push(Input::File(newest_wit(sdk_dir)));
         Sdk {
-            name,
+            name: folder,
             root: dir,
             inputs,
             missing,

@@ -13,19 +13,22 @@
 //! waited for the client's own timeout (5 s, a few times a run); with
 //! overlapping requests the server hands the message to the next one.
 //!
-//! Closing: a pull is closed only once every request it sent has expired
-//! (at most [`PULL_EXPIRES`] and [`PULL_MARGIN`] after the last). The
-//! server would otherwise keep requests whose inbox is gone, and
-//! nats-server 2.9 mishandles a redelivery (a nak, or an ack wait run out)
-//! that finds only such requests: it drops the redelivery until the next ack
-//! wait (30 s by default) and steps its stream pointer back, so a later
-//! message is delivered twice (`loopAndGatherMsgs`, "We will redo this
-//! one"). Seen here: a partition handed over stalled 30 s and delivered an
-//! event again at attempt 1 (`serve/jetstream.rs::partitions_moving_between_
-//! busy_workers_lose_nothing_and_stall_nowhere` failed 2 runs of 4 without the
-//! wait). A partition told to stop while waiting sends
-//! no more requests and waits them out, taking a message that comes
-//! meanwhile (the caller then closes the pull and hands it back).
+//! Closing: the pull's inbox is unsubscribed (a drain: what the server sent
+//! before it took the unsubscribe still arrives), then the consumer's info
+//! is asked for, which makes the server drop every waiting request whose
+//! inbox has no subscriber (`processWaiting`), and only then is a message
+//! that came meanwhile handed back. The server would otherwise keep
+//! requests whose inbox is gone until they expire, and nats-server 2.9
+//! mishandles a redelivery (a nak, or an ack wait run out) that finds only
+//! such requests: it drops the redelivery until the next ack wait and steps
+//! its stream pointer back, so a later message is delivered twice
+//! (`loopAndGatherMsgs`, "We will redo this one"). Waiting the requests out
+//! by this clock instead (their expiry, plus a margin) is what the pull
+//! did before, and it is the fallback when the info is not answered: on a
+//! loaded machine a request reaches the server late and outlives any
+//! margin, and a partition handed over stalled for the whole ack wait
+//! (`serve/jetstream.rs::partitions_moving_between_busy_workers_lose_nothing_and_stall_nowhere`,
+//! 1 run of the full suite in a few).
 
 use std::time::Duration;
 
@@ -40,9 +43,11 @@ use crate::{WorkerError, nats};
 pub const PULL_BATCH: usize = 128;
 /// How long the server keeps a request waiting.
 pub const PULL_EXPIRES: Duration = Duration::from_millis(500);
-/// How long past a request's expiry (by this clock) it is surely gone on
-/// the server too.
-pub const PULL_MARGIN: Duration = Duration::from_millis(100);
+/// How long past a request's expiry (by this clock) it is taken to be gone
+/// on the server too, when the server does not say (see [`Pull::close`]).
+pub const PULL_MARGIN: Duration = Duration::from_millis(500);
+/// How long a closing pull waits for the consumer's info.
+const INFO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often a waiting partition looks whether it should stop.
 const STOP_CHECK: Duration = Duration::from_millis(50);
 
@@ -81,29 +86,26 @@ impl Pull {
     }
 
     /// The next message, asking for more as requests are half spent;
-    /// `None` once `stop()` says so and the last request has expired (the
-    /// pull is then to be closed). A message is returned while stopping
-    /// too: the caller closes the pull, then hands the message back.
+    /// `None` once `stop()` says so (the pull is then to be closed, which
+    /// hands back a message on its way).
     pub async fn next(
         &mut self,
         stop: impl Fn() -> bool,
     ) -> Result<Option<jetstream::Message>, WorkerError> {
         loop {
-            let now = Instant::now();
-            let due = if stop() {
-                match self.gone_at() {
-                    Some(gone) if now < gone => gone,
-                    _ => return Ok(None),
+            if stop() {
+                return Ok(None);
+            }
+            let due = match self.asked {
+                Some(at)
+                    if self.since_ask < PULL_BATCH / 2
+                        && Instant::now() < at + PULL_EXPIRES / 2 =>
+                {
+                    at + PULL_EXPIRES / 2
                 }
-            } else {
-                match self.asked {
-                    Some(at) if self.since_ask < PULL_BATCH / 2 && now < at + PULL_EXPIRES / 2 => {
-                        at + PULL_EXPIRES / 2
-                    }
-                    _ => {
-                        self.ask().await?;
-                        continue;
-                    }
+                _ => {
+                    self.ask().await?;
+                    continue;
                 }
             };
             tokio::select! {
@@ -154,31 +156,45 @@ impl Pull {
         Ok(())
     }
 
-    /// When every request sent is surely gone from the server (`None`:
-    /// none was sent).
+    /// When every request sent is taken to be gone from the server
+    /// (`None`: none was sent).
     fn gone_at(&self) -> Option<Instant> {
         self.asked.map(|at| at + PULL_EXPIRES + PULL_MARGIN)
     }
 
-    /// Waits until every request sent has expired, unsubscribes, then
-    /// hands back (nak) any message that reached the inbox meanwhile.
+    /// Unsubscribes (taking what the server sent before), has the server
+    /// drop this pull's waiting requests, then hands back (nak) any message
+    /// that reached the inbox meanwhile.
     pub async fn close(mut self) {
-        if let Some(gone) = self.gone_at() {
-            tokio::time::sleep_until(gone).await;
-        }
         if self.sub.drain().await.is_err() {
             return;
         }
-        // The subscription ends once the server answered the drain's ping.
+        // The subscription ends once the server answered the drain's ping:
+        // it has taken the unsubscribe.
+        let mut came = Vec::new();
         let end = Instant::now() + Duration::from_secs(2);
         while let Ok(Some(message)) = tokio::time::timeout_at(end, self.sub.next()).await {
             if matches!(message.status, None | Some(StatusCode::OK)) {
-                let message = jetstream::Message {
-                    message,
-                    context: self.context.clone(),
-                };
-                let _ = message.ack_with(AckKind::Nak(None)).await;
+                came.push(message);
             }
+        }
+        // Answering, the server drops the requests of an inbox nobody
+        // subscribes (asked after the unsubscribe, on the same connection).
+        let dropped = matches!(
+            tokio::time::timeout(INFO_TIMEOUT, self.consumer.get_info()).await,
+            Ok(Ok(_))
+        );
+        if !dropped && let Some(gone) = self.gone_at() {
+            tracing::warn!(target: "hookrt", consumer = %self.consumer.cached_info().name,
+                "the consumer's info was not answered; waiting out this pull's requests");
+            tokio::time::sleep_until(gone).await;
+        }
+        for message in came {
+            let message = jetstream::Message {
+                message,
+                context: self.context.clone(),
+            };
+            let _ = message.ack_with(AckKind::Nak(None)).await;
         }
     }
 }

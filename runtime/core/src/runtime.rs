@@ -17,11 +17,12 @@ use crate::hooks::build::component::{self, BuildEvent, BuildOptions, BuiltHook};
 use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
 use crate::hooks::loaded::call::Services;
-use crate::hooks::loaded::load::LoadedHook;
+use crate::hooks::loaded::load::{self, LoadedHook};
 use crate::hooks::loaded::lock::{Lock, Review};
 use crate::hooks::loaded::registry::Registry;
 use crate::hooks::problem::{Problem, Problems};
-use crate::sandbox::engine::{self, Allocator, Sandbox};
+use crate::sandbox::engine::{self, Allocator, Links, Sandbox};
+use crate::sandbox::grants::Profile;
 use crate::sandbox::limits::Metering;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::redaction::Redactor;
@@ -224,7 +225,17 @@ impl Runtime {
             .hooks
             .iter()
             .any(|h| config.settings_for(h).limits.metering == Metering::Epoch);
-        let sandbox = Sandbox::for_hooks(want, epoch_only, discovery.hooks.len())
+        let links = Links {
+            python: discovery
+                .hooks
+                .iter()
+                .any(|h| load::profile_of(h) == Profile::Python),
+            http: discovery
+                .hooks
+                .iter()
+                .any(|h| config.settings_for(h).grants.contains("http")),
+        };
+        let sandbox = Sandbox::for_hooks(want, epoch_only, discovery.hooks.len(), links)
             .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))?;
         // The lock is checked before anything builds: a drifted crate's
         // `build.rs` never runs.

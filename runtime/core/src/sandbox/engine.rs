@@ -71,6 +71,28 @@ pub struct Sandbox {
     _ticker: Ticker,
 }
 
+/// The host interfaces a sandbox links besides the baseline and hookrt's
+/// own: only what some hook it runs may import. Linking is a host function
+/// and its type at a time: all of WASI was a twentieth of a process that
+/// runs one event (`hookrt claude-hook`). A hook's imports are checked
+/// against its grants and profile before it is linked (`grants::check`),
+/// so one that is not linked here is refused with that check's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Links {
+    /// `wasi:filesystem` and `wasi:sockets`, inert: a Python hook's.
+    pub python: bool,
+    /// `wasi:http`'s outgoing side: a hook with the `http` grant.
+    pub http: bool,
+}
+
+impl Links {
+    /// Everything a hook may import.
+    pub const ALL: Links = Links {
+        python: true,
+        http: true,
+    };
+}
+
 /// An engine and the linker of the host imports on it.
 struct Flavor {
     engine: Engine,
@@ -78,13 +100,17 @@ struct Flavor {
 }
 
 impl Flavor {
-    fn new(engine: Engine) -> Result<Flavor, SandboxError> {
+    fn new(engine: Engine, links: Links) -> Result<Flavor, SandboxError> {
         let mut linker = Linker::new(&engine);
-        crate::sandbox::host::link_wasi(&mut linker)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        // Linked for everyone, importable only with the `http` grant (checked at load).
-        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        let setup = |e: wasmtime::Error| SandboxError::Setup(e.to_string());
+        crate::sandbox::host::link_wasi(&mut linker).map_err(setup)?;
+        if links.python {
+            crate::sandbox::host::link_wasi_inert(&mut linker).map_err(setup)?;
+        }
+        if links.http {
+            // Importable only with the `http` grant (checked at load).
+            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).map_err(setup)?;
+        }
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
         v0_3_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
@@ -274,22 +300,27 @@ impl Sandbox {
     /// [`Sandbox::with_allocator`], plus the engine for [`Metering::Epoch`]
     /// hooks when `epoch_only` (some hook opted in).
     pub fn with_meterings(want: Allocator, epoch_only: bool) -> Result<Sandbox, SandboxError> {
-        Sandbox::for_hooks(want, epoch_only, POOL_MAX_HOOKS)
+        Sandbox::for_hooks(want, epoch_only, POOL_MAX_HOOKS, Links::ALL)
     }
 
     /// [`Sandbox::with_meterings`] with a pool for `hooks` hooks
-    /// ([`pool_components`]): a runtime never loads more than it discovered.
+    /// ([`pool_components`]): a runtime never loads more than it discovered;
+    /// and linking only `links`.
     pub fn for_hooks(
         want: Allocator,
         epoch_only: bool,
         hooks: usize,
+        links: Links,
     ) -> Result<Sandbox, SandboxError> {
         let (fuel_engine, allocator) = engine(want, Metering::Fuel, hooks)?;
-        let fuel = Flavor::new(fuel_engine)?;
+        let fuel = Flavor::new(fuel_engine, links)?;
         let epoch = if epoch_only {
             // The same allocator as the fuel engine got (or on demand, should
             // the machine refuse a second pool).
-            Some(Flavor::new(engine(allocator, Metering::Epoch, hooks)?.0)?)
+            Some(Flavor::new(
+                engine(allocator, Metering::Epoch, hooks)?.0,
+                links,
+            )?)
         } else {
             None
         };

@@ -341,21 +341,11 @@ impl wasmtime::component::HasData for HasTable {
 /// nothing: `wasi:io` streams; `wasi:cli` stdout/stderr (captured), stdin
 /// (empty), environment (no variables, no arguments), exit and terminal
 /// queries; clocks; random.
-///
-/// `wasi:filesystem` and `wasi:sockets` are linked too, inert: the store's
-/// WASI context has no preopened directory (so no descriptor a path could
-/// be opened from: every open fails) and allows no TCP, no UDP and no name
-/// lookup (every socket fails `access-denied` before the host makes one).
-/// Only a Python hook may import them (its interpreter does, whatever the
-/// hook's code does): for every other hook an import of them is refused at
-/// load (see `grants::Profile`).
 pub fn link_wasi(linker: &mut wasmtime::component::Linker<StoreData>) -> wasmtime::Result<()> {
     use wasmtime_wasi::cli::{WasiCli, WasiCliView as _};
     use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
-    use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView as _};
-    use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sockets, sync};
+    use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync};
     use wasmtime_wasi::random::WasiRandom;
-    use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
     let l = linker;
     wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<StoreData, HasTable>(l, |t| {
         &mut t.table
@@ -379,6 +369,24 @@ pub fn link_wasi(linker: &mut wasmtime::component::Linker<StoreData>) -> wasmtim
     cli::terminal_stdin::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
     cli::terminal_stdout::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
     cli::terminal_stderr::add_to_linker::<StoreData, WasiCli>(l, StoreData::cli)?;
+    Ok(())
+}
+
+/// Links `wasi:filesystem` and `wasi:sockets`, inert: the store's WASI
+/// context has no preopened directory (so no descriptor a path could be
+/// opened from: every open fails) and allows no TCP, no UDP and no name
+/// lookup (every socket fails `access-denied` before the host makes one).
+/// Only a Python hook may import them (its interpreter does, whatever the
+/// hook's code does): for every other hook an import of them is refused at
+/// load (see `grants::Profile`), so a sandbox links them only when it runs a
+/// Python hook.
+pub fn link_wasi_inert(
+    linker: &mut wasmtime::component::Linker<StoreData>,
+) -> wasmtime::Result<()> {
+    use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView as _};
+    use wasmtime_wasi::p2::bindings::{filesystem, sockets, sync};
+    use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
+    let l = linker;
     filesystem::preopens::add_to_linker::<StoreData, WasiFilesystem>(l, StoreData::filesystem)?;
     sync::filesystem::types::add_to_linker::<StoreData, WasiFilesystem>(l, StoreData::filesystem)?;
     let network = sockets::network::LinkOptions::default();

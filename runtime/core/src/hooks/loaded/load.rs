@@ -16,7 +16,7 @@ use crate::hooks::build::component::{self, BuiltHook};
 use crate::hooks::build::python;
 use crate::hooks::cache::start::{self, StartKey};
 use crate::hooks::cache::{artifact, dir};
-use crate::hooks::folder::discovery::SourceKind;
+use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::Problem;
@@ -103,6 +103,17 @@ pub(crate) enum Failed {
     Refused(String),
 }
 
+/// The profile `hook`'s imports are checked under: a Python hook's, built
+/// here or prebuilt by `hookrt build --out` (a component is its own path),
+/// or the standard one.
+pub(crate) fn profile_of(hook: &DiscoveredHook) -> grants::Profile {
+    match hook.kind {
+        SourceKind::Python => grants::Profile::Python,
+        SourceKind::Component if python::is_marked(&hook.path) => grants::Profile::Python,
+        _ => grants::Profile::Standard,
+    }
+}
+
 impl LoadedHook {
     /// Loads a built hook: compile or fetch from the artifact cache, link,
     /// check the world, and ask for (and check) its subscriptions.
@@ -145,12 +156,7 @@ impl LoadedHook {
             .map(|(name, _)| name.to_owned())
             .collect();
         let table = built.hook.scope.config_table(built.hook.slug.as_str());
-        // A Python hook's, built here or prebuilt by `hookrt build --out`.
-        let profile = match built.hook.kind {
-            SourceKind::Python => grants::Profile::Python,
-            SourceKind::Component if python::is_marked(&built.component) => grants::Profile::Python,
-            _ => grants::Profile::Standard,
-        };
+        let profile = profile_of(&built.hook);
         let import_audit = grants::check(&imports, &settings.grants, &table, profile)
             .map_err(|m| Problem::load(path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
         let pre = sandbox.prepare(&loaded.component, metering).map_err(|e| {

@@ -74,7 +74,8 @@ impl<'a> Tokens<'a> {
     /// Moves past `n` bytes, counting lines.
     fn skip(&mut self, n: usize) {
         let n = n.min(self.text.len() - self.at);
-        self.line += self.text[self.at..self.at + n].matches('\n').count();
+        let skipped = &self.text.as_bytes()[self.at..self.at + n];
+        self.line += skipped.iter().filter(|&&b| b == b'\n').count();
         self.at += n;
     }
 
@@ -127,7 +128,12 @@ impl<'a> Iterator for Tokens<'a> {
             let rest = self.rest();
             let c = rest.chars().next()?;
             if c.is_whitespace() {
-                self.skip(c.len_utf8());
+                // The whole run at once.
+                let run = rest
+                    .char_indices()
+                    .find(|(_, ch)| !ch.is_whitespace())
+                    .map_or(rest.len(), |(i, _)| i);
+                self.skip(run);
             } else if rest.starts_with("//") {
                 self.skip(rest.find('\n').unwrap_or(rest.len()));
             } else if rest.starts_with("/*") {

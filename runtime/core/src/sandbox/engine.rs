@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
@@ -97,6 +98,30 @@ impl Links {
 struct Flavor {
     engine: Engine,
     linker: Linker<StoreData>,
+    /// [`compatibility_id`] of the engine, worked out once.
+    id: std::sync::OnceLock<[u8; 32]>,
+}
+
+/// Feeds `Hash` output into SHA-256, to turn the engine's compatibility hash
+/// (only `impl Hash`) into stable bytes.
+struct Sha256Hasher(Sha256);
+
+impl std::hash::Hasher for Sha256Hasher {
+    fn finish(&self) -> u64 {
+        let d = self.0.clone().finalize();
+        u64::from_le_bytes(d[..8].try_into().unwrap_or_default())
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+/// The engine's compatibility hash as 32 bytes: what names its artifacts.
+fn compatibility_id(engine: &Engine) -> [u8; 32] {
+    use std::hash::Hash as _;
+    let mut h = Sha256Hasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut h);
+    h.0.finalize().into()
 }
 
 impl Flavor {
@@ -119,7 +144,11 @@ impl Flavor {
             .map_err(|e| SandboxError::Setup(e.to_string()))?;
         v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        Ok(Flavor { engine, linker })
+        Ok(Flavor {
+            engine,
+            linker,
+            id: std::sync::OnceLock::new(),
+        })
     }
 }
 
@@ -372,6 +401,15 @@ impl Sandbox {
     /// The engine and linker of `metering`. Only hooks whose settings were
     /// known when the sandbox was built are loaded, so an epoch-only hook
     /// always finds its engine; the fuel engine is the safe fallback.
+    /// The id of the engine hooks under `metering` run on: its compatibility
+    /// hash as 32 bytes, which names their cached artifacts. Worked out once
+    /// per engine (hashing the engine's settings was a fiftieth of loading
+    /// a hook from the cache).
+    pub fn engine_id(&self, metering: Metering) -> [u8; 32] {
+        let flavor = self.flavor(metering);
+        *flavor.id.get_or_init(|| compatibility_id(&flavor.engine))
+    }
+
     fn flavor(&self, metering: Metering) -> &Flavor {
         match (metering, &self.epoch) {
             (Metering::Epoch, Some(epoch)) => epoch,

@@ -13,7 +13,6 @@
 //! A planted, foreign or damaged artifact is never deserialized: it is
 //! recompiled from the component and replaced, with a warning.
 
-use std::hash::{Hash, Hasher};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -36,29 +35,8 @@ pub struct Loaded {
     pub compiled: bool,
 }
 
-/// Feeds `Hash` output into SHA-256, to turn the engine's compatibility hash
-/// (only `impl Hash`) into stable bytes.
-struct Sha256Hasher(Sha256);
-
-impl Hasher for Sha256Hasher {
-    fn finish(&self) -> u64 {
-        let d = self.0.clone().finalize();
-        u64::from_le_bytes(d[..8].try_into().unwrap_or_default())
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
-    }
-}
-
-/// The engine's compatibility hash as 32 bytes.
-pub(crate) fn engine_id(engine: &Engine) -> [u8; 32] {
-    let mut h = Sha256Hasher(Sha256::new());
-    engine.precompile_compatibility_hash().hash(&mut h);
-    h.0.finalize().into()
-}
-
 /// The artifact path for a component with `sha256` under `cache_dir`, for
-/// the engine whose [`engine_id`] is `id`.
+/// the engine whose id ([`Sandbox::engine_id`](crate::sandbox::engine::Sandbox::engine_id)) is `id`.
 pub fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
     let id = hex::encode(&id[..8]);
     cache_dir

@@ -139,7 +139,7 @@ impl LoadedHook {
         let component_sha256 = component::component_digest(built, &key)?;
         let metering = settings.limits.metering;
         let engine = sandbox.engine_for(metering);
-        let engine_id = artifact::engine_id(engine);
+        let engine_id = sandbox.engine_id(metering);
         let loaded = artifact::load(
             engine,
             &engine_id,

@@ -138,12 +138,9 @@ impl Flavor {
         }
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
-        v0_3_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        v0_2_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
-        v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        v0_3_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(setup)?;
+        v0_2_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(setup)?;
+        v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(setup)?;
         Ok(Flavor {
             engine,
             linker,
@@ -398,9 +395,6 @@ impl Sandbox {
         &self.flavor(metering).engine
     }
 
-    /// The engine and linker of `metering`. Only hooks whose settings were
-    /// known when the sandbox was built are loaded, so an epoch-only hook
-    /// always finds its engine; the fuel engine is the safe fallback.
     /// The id of the engine hooks under `metering` run on: its compatibility
     /// hash as 32 bytes, which names their cached artifacts. Worked out once
     /// per engine (hashing the engine's settings was a fiftieth of loading
@@ -410,6 +404,9 @@ impl Sandbox {
         *flavor.id.get_or_init(|| compatibility_id(&flavor.engine))
     }
 
+    /// The engine and linker of `metering`. Only hooks whose settings were
+    /// known when the sandbox was built are loaded, so an epoch-only hook
+    /// always finds its engine; the fuel engine is the safe fallback.
     fn flavor(&self, metering: Metering) -> &Flavor {
         match (metering, &self.epoch) {
             (Metering::Epoch, Some(epoch)) => epoch,

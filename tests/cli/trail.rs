@@ -13,19 +13,25 @@ use rusqlite::{Connection, params};
 
 use crate::common::{example, hookrt_command};
 
-fn hookrt(args: &[&str]) -> Output {
+pub(crate) fn hookrt(args: &[&str]) -> Output {
     let mut c = hookrt_command();
     c.args(args).env("HOOKRT_LOG", "error");
     c.output().expect("hookrt runs")
 }
 
-fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
 /// A journal of the example transcript, its trail signed every 50 entries
 /// by a new key: the folder holding `journal.db`, `key` and `key.pub`.
 fn journal(signed: bool) -> (tempfile::TempDir, PathBuf) {
+    journal_every(signed, 50)
+}
+
+/// [`journal`], its trail signed every `every` entries.
+pub(crate) fn journal_every(signed: bool, every: u32) -> (tempfile::TempDir, PathBuf) {
+    let every = every.to_string();
     let dir = tempfile::tempdir().unwrap();
     let agent = example("agent");
     let build = hookrt(&["build", agent.to_str().unwrap()]);
@@ -43,7 +49,7 @@ fn journal(signed: bool) -> (tempfile::TempDir, PathBuf) {
         "--journal",
         j.to_str().unwrap(),
         "--checkpoint-every",
-        "50",
+        &every,
     ];
     if signed {
         args.extend(["--signing-key", key.to_str().unwrap()]);
@@ -54,7 +60,7 @@ fn journal(signed: bool) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// `hookrt journal verify J [--key K]`: exit code and what it said.
-fn verify(j: &Path, key: Option<&Path>) -> (i32, String) {
+pub(crate) fn verify(j: &Path, key: Option<&Path>) -> (i32, String) {
     let mut args = vec!["journal", "verify", j.to_str().unwrap()];
     if let Some(k) = key {
         args.extend(["--key", k.to_str().unwrap()]);
@@ -66,12 +72,15 @@ fn verify(j: &Path, key: Option<&Path>) -> (i32, String) {
     )
 }
 
-fn db(j: &Path) -> Connection {
-    Connection::open(j).unwrap()
+/// The journal as a tamperer opens it with sqlite3: foreign keys unchecked.
+pub(crate) fn db(j: &Path) -> Connection {
+    let c = Connection::open(j).unwrap();
+    c.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    c
 }
 
 /// The position of the first entry of `kind` after `after`.
-fn entry(j: &Path, kind: &str, after: i64) -> i64 {
+pub(crate) fn entry(j: &Path, kind: &str, after: i64) -> i64 {
     db(j)
         .query_row(
             "SELECT min(seq) FROM trail WHERE kind = ?1 AND seq > ?2",
@@ -91,7 +100,7 @@ const EDIT: &str = "UPDATE trail SET body = replace(body, '\"outcome\":\"ok\"', 
 
 /// What a careful tamperer does after changing entry `from`: every hash
 /// from there to the head computed again, so each entry fits the one before.
-fn rehash_from(j: &Path, from: i64) {
+pub(crate) fn rehash_from(j: &Path, from: i64) {
     let c = db(j);
     let mut prev: Vec<u8> = c
         .query_row("SELECT prev FROM trail WHERE seq = ?1", [from], |r| {

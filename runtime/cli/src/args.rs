@@ -43,7 +43,8 @@ pub struct TrailArgs {
     #[arg(long, value_name = "FILE", requires = "journal")]
     pub signing_key: Option<std::path::PathBuf>,
     /// Trail entries between two signed checkpoints.
-    #[arg(long, default_value_t = hookrt::journal::DEFAULT_CHECKPOINT_EVERY, value_name = "N")]
+    #[arg(long, default_value_t = hookrt::journal::DEFAULT_CHECKPOINT_EVERY, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub checkpoint_every: u64,
     /// Keep no trail (no hash chain) in the journal.
     #[arg(long, conflicts_with = "signing_key")]

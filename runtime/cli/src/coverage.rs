@@ -13,11 +13,15 @@
 //! - `undecided`: its decision event is stored but was never resolved (its
 //!   deliveries did not finish).
 //!
+//! The trail is verified first (`hookrt journal verify`, by `--key` when
+//! given): the report says whether it holds, and a journal whose trail does
+//! not hold is flagged as a whole, since what it says is then no proof.
 //! The journal is opened read-only (no schema set-up, no lock: WAL lets it
 //! be read beside a running service). Component digests come from the
 //! journal's `trail` table when it has one (its `deliveries` entries), else
 //! they are null.
-//! Exit code: 0 nothing flagged, 1 something flagged, 2 the journal could not be read.
+//! Exit code: 0 nothing flagged and the trail holds, 1 something flagged or
+//! the trail does not hold, 2 the journal could not be read.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -67,6 +71,10 @@ struct Report {
     journal: PathBuf,
     /// Whether the journal has a `trail` table (component digests).
     trail: bool,
+    /// Whether its trail holds (`null` without a trail table).
+    trail_holds: Option<bool>,
+    /// What verifying the trail said: what it holds, or where it breaks.
+    trail_verdict: Option<String>,
     sessions: Vec<Session>,
     flagged: Vec<Flagged>,
     summary: Summary,
@@ -161,14 +169,22 @@ struct Flagged {
 }
 
 /// `hookrt audit coverage J [--json]`.
-pub fn coverage(journal: &Path, json: bool) -> ExitCode {
-    let report = match read(journal) {
+pub fn coverage(journal: &Path, json: bool, expect: &hookrt::journal::Expect<'_>) -> ExitCode {
+    let mut report = match read(journal) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("hookrt: journal {}: {e:#}", journal.display());
             return ExitCode::from(2);
         }
     };
+    if report.trail {
+        let (holds, verdict) = match hookrt::journal::verify(journal, expect) {
+            Ok(v) => (true, crate::journal::verdict(&v, true)),
+            Err(e) => (false, e.to_string()),
+        };
+        report.trail_holds = Some(holds);
+        report.trail_verdict = Some(verdict);
+    }
     let written = if json {
         serde_json::to_string_pretty(&report)
             .map_err(std::io::Error::other)
@@ -184,7 +200,7 @@ pub fn coverage(journal: &Path, json: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if report.flagged.is_empty() {
+    if report.flagged.is_empty() && report.trail_holds != Some(false) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -338,6 +354,8 @@ fn read(path: &Path) -> Result<Report> {
     let mut report = Report {
         journal: path.to_path_buf(),
         trail,
+        trail_holds: None,
+        trail_verdict: None,
         sessions: Vec::new(),
         flagged: Vec::new(),
         summary: Summary {
@@ -613,6 +631,13 @@ fn rows(conn: &Connection) -> Result<Vec<Row>> {
 /// The report as a person reads it: a table per session, then the summary.
 fn text(report: &Report) -> String {
     let mut out = String::new();
+    match (report.trail_holds, &report.trail_verdict) {
+        (Some(true), Some(v)) => out.push_str(&format!("the trail holds: {v}\n\n")),
+        (Some(false), Some(v)) => out.push_str(&format!(
+            "THE TRAIL DOES NOT HOLD: {v}\n(what follows is what the journal says now, which is no proof of what happened)\n\n"
+        )),
+        _ => {}
+    }
     let short = |c: &Option<String>| match c {
         Some(c) => c.chars().take(12).collect::<String>(),
         None => "-".to_owned(),

@@ -38,9 +38,13 @@ pub enum JournalCommand {
         event: Option<String>,
     },
     /// Check the auditor's trail: every entry's hash and link, every pruned
-    /// range's boundary, every signed checkpoint, and that every event has
-    /// its entry; names the first entry that does not fit (exit 1). Also
-    /// an export (`--export`) on its own.
+    /// range's boundary, every signed checkpoint, that every event has its
+    /// entry and every recorded row is there as recorded; with `--key`, that
+    /// it is signed (a checkpoint at least, none missing, every `pruned`
+    /// entry and the head signed). Names the first entry that does not fit
+    /// (exit 1). Also an export (`--export`) on its own. A receipt
+    /// (`--receipt`) whose signature holds without `--key` exits 3: signed,
+    /// but by a key nobody vouched for.
     Verify {
         /// The journal file (or, with `--export`, an export's JSON lines);
         /// with `--receipt`, optional: the receipt is checked against it.
@@ -58,6 +62,21 @@ pub enum JournalCommand {
         /// PATH is an export (`hookrt journal export`), not a journal.
         #[arg(long)]
         export: bool,
+        /// With `--key`: accept entries after the last signed checkpoint (a
+        /// service still running, or one that crashed), naming them.
+        #[arg(long, requires = "key")]
+        allow_unsigned_tail: bool,
+        /// An anchor taken earlier with `hookrt journal head` (`SEQ:HASH`):
+        /// the trail must still hold that entry with that hash, which
+        /// catches a trail cut back to an older checkpoint.
+        #[arg(long, value_name = "SEQ:HASH", conflicts_with = "receipt")]
+        expect_head: Option<hookrt::journal::Anchor>,
+    },
+    /// Print the trail's head as an anchor (`SEQ:HASH`) to keep outside the
+    /// journal, for a later `hookrt journal verify --expect-head`.
+    Head {
+        /// The journal file.
+        path: PathBuf,
     },
     /// Write the auditor's trail as JSON lines, one entry each (the body as
     /// the exact text its hash covers), from the first entry at or after
@@ -82,6 +101,15 @@ pub enum JournalCommand {
         /// Then give the freed space back to the file system (rewrites the file).
         #[arg(long)]
         vacuum: bool,
+        /// The key the journal's trail is signed with (`hookrt run/serve
+        /// --signing-key`): needed when the trail is signed, since its
+        /// `pruned` entry must be signed too.
+        #[arg(long, value_name = "FILE")]
+        signing_key: Option<PathBuf>,
+        /// With `--signing-key`: the `every` its checkpoints promise.
+        #[arg(long, default_value_t = hookrt::journal::DEFAULT_CHECKPOINT_EVERY, value_name = "N",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        checkpoint_every: u64,
     },
 }
 
@@ -122,12 +150,32 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
             key,
             export,
             receipt,
+            allow_unsigned_tail,
+            expect_head,
         } => {
+            let key = key
+                .as_deref()
+                .map(hookrt::journal::read_verifying_key)
+                .transpose()
+                .map_err(anyhow::Error::msg)?;
+            let expect = hookrt::journal::Expect {
+                key: key.as_ref(),
+                allow_unsigned_tail,
+                head: expect_head.as_ref(),
+            };
             return match (receipt, path) {
-                (Some(receipt), path) => verify_receipt(&receipt, key.as_deref(), path.as_deref()),
-                (None, Some(path)) => verify(&path, key.as_deref(), export),
+                (Some(receipt), path) => verify_receipt(&receipt, &expect, path.as_deref()),
+                (None, Some(path)) => verify(&path, &expect, export),
                 (None, None) => anyhow::bail!("give a journal, or --receipt FILE"),
             };
+        }
+        JournalCommand::Head { path } => {
+            if !path.is_file() {
+                anyhow::bail!("no journal at {}", path.display());
+            }
+            let anchor = hookrt::journal::head(&path)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            writeln!(out, "{anchor}")?;
         }
         JournalCommand::Export { path, since } => {
             let since = since.as_deref().map(since_ms).transpose()?;
@@ -141,12 +189,25 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
             path,
             older_than,
             vacuum,
+            signing_key,
+            checkpoint_every,
         } => {
             let Some(age) = older_than.0 else {
                 writeln!(out, "0 event(s) pruned: `forever` keeps every event")?;
                 return Ok(ExitCode::SUCCESS);
             };
             let (_owner, mut journal) = owned(&path)?;
+            match signing_key {
+                Some(key) => journal.sign_trail(
+                    hookrt::journal::read_signing_key(&key).map_err(anyhow::Error::msg)?,
+                    checkpoint_every,
+                ),
+                None if journal.trail_is_signed()? => anyhow::bail!(
+                    "{}'s trail is signed, so what pruning writes in it must be signed too: give --signing-key FILE (the key `hookrt run` or `serve` signs it with); nothing was pruned",
+                    path.display()
+                ),
+                None => {}
+            }
             let mut pruned = 0;
             loop {
                 let n = journal.prune(age, hookrt::journal::PRUNE_BATCH)?;
@@ -208,14 +269,19 @@ pub fn keygen(out: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The exit code of a receipt whose signature holds by the key it names,
+/// when no `--key` said which key to trust: not 0, since anyone can sign.
+const SIGNER_UNKNOWN: u8 = 3;
+
 /// `hookrt journal verify --receipt R [--key K] [J]`: exit 0 when the
-/// receipt's signature holds (and the journal records its decision), 1 when
-/// not.
-fn verify_receipt(receipt: &Path, key: Option<&Path>, journal: Option<&Path>) -> Result<ExitCode> {
-    let key = key
-        .map(hookrt::journal::read_verifying_key)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+/// receipt's signature holds by `--key` (and the journal's trail holds and
+/// records its decision), 1 when not, 3 when it holds by the key it names
+/// and no `--key` was given.
+fn verify_receipt(
+    receipt: &Path,
+    expect: &hookrt::journal::Expect<'_>,
+    journal: Option<&Path>,
+) -> Result<ExitCode> {
     let text = std::fs::read_to_string(receipt)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", receipt.display()))?;
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
@@ -225,49 +291,51 @@ fn verify_receipt(receipt: &Path, key: Option<&Path>, journal: Option<&Path>) ->
         );
         return Ok(ExitCode::FAILURE);
     };
-    let signer = match hookrt::journal::check_receipt(&value, key.as_ref()) {
+    let signer = match hookrt::journal::check_receipt(&value, expect.key) {
         Ok(signer) => signer,
         Err(e) => {
             eprintln!("{}: the receipt does not hold: {e}", receipt.display());
             return Ok(ExitCode::FAILURE);
         }
     };
-    let trusted = if key.is_some() {
-        ""
-    } else {
-        " (the key it names: give --key to check it is one you trust)"
-    };
     let event = value["event"].as_str().unwrap_or_default();
-    let Some(journal) = journal else {
-        println!(
-            "{}: the receipt holds: event `{event}`'s decision, signed by {signer}{trusted}",
-            receipt.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    };
-    match hookrt::journal::receipt_in_journal(journal, &value) {
-        Ok(seq) => {
-            println!(
-                "{}: the receipt holds: event `{event}`'s decision, signed by {signer}{trusted}, recorded at entry {seq} of {}'s trail",
+    let mut said = format!(
+        "{}: event `{event}`'s decision, signed by {signer}",
+        receipt.display()
+    );
+    if let Some(journal) = journal {
+        if let Err(e) = hookrt::journal::verify(journal, expect) {
+            eprintln!(
+                "{}: the receipt does not hold: {}'s trail does not hold: {e}",
                 receipt.display(),
                 journal.display()
             );
-            Ok(ExitCode::SUCCESS)
+            return Ok(ExitCode::FAILURE);
         }
-        Err(e) => {
-            eprintln!("{}: the receipt does not hold: {e}", receipt.display());
-            Ok(ExitCode::FAILURE)
+        match hookrt::journal::receipt_in_journal(journal, &value) {
+            Ok(seq) => said.push_str(&format!(
+                ", recorded at entry {seq} of {}'s trail",
+                journal.display()
+            )),
+            Err(e) => {
+                eprintln!("{}: the receipt does not hold: {e}", receipt.display());
+                return Ok(ExitCode::FAILURE);
+            }
         }
     }
+    if expect.key.is_none() {
+        println!(
+            "{said}: signature valid, signer unknown (give --key with the public key you trust; exit {SIGNER_UNKNOWN})"
+        );
+        return Ok(ExitCode::from(SIGNER_UNKNOWN));
+    }
+    println!("{said}: the receipt holds");
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `hookrt journal verify`: exit 0 when the trail holds, 1 naming the first
 /// entry that does not fit.
-fn verify(path: &Path, key: Option<&Path>, export: bool) -> Result<ExitCode> {
-    let key = key
-        .map(hookrt::journal::read_verifying_key)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+fn verify(path: &Path, expect: &hookrt::journal::Expect<'_>, export: bool) -> Result<ExitCode> {
     let checked = if export {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
@@ -281,48 +349,19 @@ fn verify(path: &Path, key: Option<&Path>, export: bool) -> Result<ExitCode> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        hookrt::journal::verify_segment(&rows, key.as_ref())
+        hookrt::journal::verify_segment(&rows, expect)
     } else {
         if !path.is_file() {
             anyhow::bail!("no journal at {}", path.display());
         }
-        hookrt::journal::verify(path, key.as_ref())
+        hookrt::journal::verify(path, expect)
     };
     match checked {
         Ok(v) => {
-            let pruned = if v.pruned.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; pruned before it: {}",
-                    v.pruned
-                        .iter()
-                        .map(|(f, t)| format!("{f}..{t}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            let signed = if v.keys.is_empty() {
-                "no signed checkpoint".to_owned()
-            } else {
-                format!(
-                    "{} signed checkpoint(s) by {}",
-                    v.checkpoints,
-                    v.keys.join(", ")
-                )
-            };
             println!(
-                "{}: the trail holds: entries {} to {} ({}), head {}; {signed}{pruned}{}",
+                "{}: the trail holds: {}",
                 path.display(),
-                v.first,
-                v.last,
-                v.entries,
-                v.head,
-                if export {
-                    String::new()
-                } else {
-                    format!("; every one of its {} event(s) is in it", v.events)
-                }
+                verdict(&v, !export)
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -331,6 +370,59 @@ fn verify(path: &Path, key: Option<&Path>, export: bool) -> Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// What a trail that holds holds, in a line (shared with `audit coverage`).
+pub fn verdict(v: &hookrt::journal::Verified, journal: bool) -> String {
+    let pruned = if v.pruned.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; pruned before it: {}",
+            v.pruned
+                .iter()
+                .map(|(f, t)| format!("{f}..{t}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let signed = match (v.keys.is_empty(), v.key_checked) {
+        (true, _) => {
+            "no signed checkpoint (no key given: the chain is only consistent with itself, which anyone who can write the file can make it)".to_owned()
+        }
+        (false, true) => format!(
+            "{} signed checkpoint(s) by {}",
+            v.checkpoints,
+            v.keys.join(", ")
+        ),
+        (false, false) => format!(
+            "{} checkpoint(s) signed by {}, a key nobody vouched for (give --key)",
+            v.checkpoints,
+            v.keys.join(", ")
+        ),
+    };
+    let tail = match v.unsigned_tail {
+        Some((from, to)) if !v.keys.is_empty() => {
+            format!("; entries {from} to {to} come after the last checkpoint, unsigned")
+        }
+        _ => String::new(),
+    };
+    let anchored = v
+        .anchored
+        .map(|seq| format!("; the anchor at entry {seq} holds"))
+        .unwrap_or_default();
+    format!(
+        "entries {} to {} ({}), head {}; {signed}{tail}{pruned}{anchored}{}",
+        v.first,
+        v.last,
+        v.entries,
+        v.head,
+        if journal {
+            format!("; every one of its {} event(s) is in it", v.events)
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// `--since`: an RFC 3339 time or an age, as milliseconds since the epoch.

@@ -187,6 +187,13 @@ enum AuditCommand {
         /// Print one JSON document instead of tables.
         #[arg(long)]
         json: bool,
+        /// The public key the journal's trail must be signed with; the trail
+        /// is verified first either way (`hookrt journal verify`).
+        #[arg(long, value_name = "FILE")]
+        key: Option<PathBuf>,
+        /// With `--key`: accept trail entries after the last checkpoint.
+        #[arg(long, requires = "key")]
+        allow_unsigned_tail: bool,
     },
 }
 
@@ -285,9 +292,27 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Claude(cmd) => install::claude(cmd),
         // The audit shows drift instead of refusing to load over it.
         Command::Audit(AuditArgs {
-            action: Some(AuditCommand::Coverage { journal, json }),
+            action:
+                Some(AuditCommand::Coverage {
+                    journal,
+                    json,
+                    key,
+                    allow_unsigned_tail,
+                }),
             ..
-        }) => Ok(coverage::coverage(&journal, json)),
+        }) => {
+            let key = key
+                .as_deref()
+                .map(hookrt::journal::read_verifying_key)
+                .transpose()
+                .map_err(anyhow::Error::msg)?;
+            let expect = hookrt::journal::Expect {
+                key: key.as_ref(),
+                allow_unsigned_tail,
+                head: None,
+            };
+            Ok(coverage::coverage(&journal, json, &expect))
+        }
         Command::Audit(AuditArgs { dir, json, .. }) => {
             let dir = dir.context("hookrt audit needs an agent folder (or `coverage J`)")?;
             loaded(&dir, cache.without_lock(), |rt| audit(&rt, json))

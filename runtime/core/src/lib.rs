@@ -57,13 +57,14 @@ pub mod service;
 /// decisions). Writing it is the service's alone.
 pub mod journal {
     pub use crate::service::journal::trail::{
-        DEFAULT_CHECKPOINT_EVERY, Row, TrailOptions, check_receipt, entry_hash, export,
-        generate_key, public_hex, read_signing_key, read_verifying_key, receipt_in_journal,
-        sign_receipt, trail_context, verify_segment,
+        DEFAULT_CHECKPOINT_EVERY, TrailOptions, check_receipt, entry_hash, generate_key,
+        public_hex, read_signing_key, read_verifying_key, receipt_in_journal, sign_receipt,
+        text_sha256, trail_context,
     };
+    pub use crate::service::journal::verify::{AnchorError, Row, export, head, verify_segment};
     pub use crate::service::journal::{
-        Break, DEFAULT_RETENTION, DeadLetter, Journal, JournalError, JournalStatus, PRUNE_BATCH,
-        PendingDelivery, Plan, TrailContext, Verified, verify,
+        Anchor, Break, DEFAULT_RETENTION, DeadLetter, Expect, Journal, JournalError, JournalStatus,
+        PRUNE_BATCH, PendingDelivery, Plan, TrailContext, Verified, verify,
     };
     pub use crate::service::owner::{JournalLock, lock_path};
 }

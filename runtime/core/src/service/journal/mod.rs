@@ -27,10 +27,12 @@ mod migrate;
 mod recover;
 mod retention;
 pub mod trail;
+pub mod verify;
 mod write;
 
 pub use retention::{DEFAULT_RETENTION, PRUNE_BATCH};
-pub use trail::{Break, TrailContext, Verified, verify};
+pub use trail::TrailContext;
+pub use verify::{Anchor, Break, Expect, Verified, verify};
 
 /// Version of the schema below; bumped with a migration when it changes.
 pub(crate) const JOURNAL_VERSION: i64 = 2;

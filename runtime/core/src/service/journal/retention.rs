@@ -34,7 +34,8 @@ impl Journal {
     /// are never handed out twice.
     pub fn prune(&mut self, age: Duration, limit: usize) -> Result<usize, JournalError> {
         let cutoff = now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
-        // `hookrt journal prune` has no hooks: its `pruned` entry needs none.
+        // `hookrt journal prune` has no hooks: its `pruned` entry needs none
+        // (its signer, if any, is given by [`Journal::sign_trail`]).
         let context = self.trail.as_ref().map(trail::read).unwrap_or_default();
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
@@ -69,12 +70,44 @@ impl Journal {
             }
         }
         // The trail's oldest entries go with their events; a `pruned`
-        // entry keeps the boundary, so the chain stays checkable.
-        if !seqs.is_empty() {
-            trail::prune(&tx, &context).map_err(err)?;
-        }
+        // entry names the events and keeps the boundary, so the chain stays
+        // checkable (and is signed at once when the trail has a signer).
+        trail::prune(&tx, &context, &seqs).map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(seqs.len())
+    }
+
+    /// Signs what this connection appends to the trail (a `pruned` entry,
+    /// for `hookrt journal prune`) with `key`, as a service would, without a
+    /// hook set of its own.
+    pub fn sign_trail(&mut self, key: ed25519_dalek::SigningKey, every: u64) {
+        let context = trail::TrailContext::signing(key, every);
+        self.keep_trail(std::sync::Arc::new(std::sync::RwLock::new(
+            std::sync::Arc::new(context),
+        )));
+    }
+
+    /// Whether the trail has a signed checkpoint: then what is appended to
+    /// it (a `pruned` entry) must be signed too.
+    pub fn trail_is_signed(&self) -> Result<bool, JournalError> {
+        let has_trail: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'trail'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(self.err())?
+            > 0;
+        Ok(has_trail
+            && self
+                .conn
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM trail WHERE kind = 'checkpoint')",
+                    [],
+                    |r| r.get::<_, bool>(0),
+                )
+                .map_err(self.err())?)
     }
 
     /// Gives the pages freed by pruning back to the file system (SQLite's

@@ -17,8 +17,9 @@
 //! boundary), so the chain stays checkable from its first remaining entry. A
 //! `checkpoint` entry carries an Ed25519 signature of the chain's head (the
 //! service signs every N entries and when it stops, with a key kept outside
-//! the journal). [`verify`] checks it all and names the first entry that
-//! does not fit.
+//! the journal; the signature also promises the next checkpoint within
+//! `every` entries). [`verify`](super::verify::verify) checks it all and
+//! names the first entry that does not fit.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -75,6 +76,20 @@ impl std::fmt::Debug for TrailContext {
             .field("signs", &self.signer.as_ref().map(|k| public_hex(k)))
             .field("every", &self.every)
             .finish()
+    }
+}
+
+impl TrailContext {
+    /// A context that signs with `key` (every `every` entries) and says
+    /// nothing of hooks: for what is written without a hook set (`hookrt
+    /// journal prune`'s `pruned` entry), and for signing receipts.
+    pub fn signing(key: SigningKey, every: u64) -> TrailContext {
+        TrailContext {
+            signer: Some(Arc::new(key)),
+            every,
+            generation: 0,
+            ..TrailContext::default()
+        }
     }
 }
 
@@ -168,11 +183,20 @@ pub fn entry_hash(prev: &[u8], kind: &str, body: &str) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// What a checkpoint's signature covers: the head's position and hash.
-fn signed_head(seq: i64, hash: &[u8]) -> Vec<u8> {
-    let mut m = b"hookrt-trail-checkpoint-v1\0".to_vec();
+/// What a checkpoint's signature covers: the head's position and hash, and
+/// (from the second format on) the `every` it promises: the next
+/// checkpoint comes within that many entries. A first-format checkpoint
+/// (`every` `None`) promised nothing.
+pub(crate) fn signed_head(seq: i64, hash: &[u8], every: Option<u64>) -> Vec<u8> {
+    let mut m = match every {
+        None => b"hookrt-trail-checkpoint-v1\0".to_vec(),
+        Some(_) => b"hookrt-trail-checkpoint-v2\0".to_vec(),
+    };
     m.extend_from_slice(&seq.to_be_bytes());
     m.extend_from_slice(hash);
+    if let Some(every) = every {
+        m.extend_from_slice(&every.to_be_bytes());
+    }
     m
 }
 
@@ -215,25 +239,75 @@ pub(crate) fn append(
     // serialized by the journal's write lock).
     use std::sync::atomic::Ordering;
     if context.announced.load(Ordering::SeqCst) != context.generation {
+        // A tail a stopped (or crashed) process left unsigned is signed
+        // first, so the checkpoints stay within the `every` the last one
+        // promised whatever this process's `every` is.
+        if let Some(key) = &context.signer
+            && at.0 > 0
+            && last_kind(tx)?.as_deref() != Some("checkpoint")
+        {
+            let body = checkpoint_body(key, context.every, at.0, &at.1);
+            push(&mut insert, &mut at, "checkpoint", None, &body)?;
+        }
         let body = json!({
             "components": context.components,
             "settings": context.settings,
+            "from_event": from_event(tx)?,
             "at_ms": super::now_ms(),
         });
-        push(&mut insert, &mut at, "hooks", None, &body)?;
+        push_counted(&mut insert, &mut at, context, "hooks", None, &body)?;
         context
             .announced
             .store(context.generation, Ordering::SeqCst);
     }
     for e in entries {
-        push(&mut insert, &mut at, e.kind, e.event_seq, &e.body)?;
-        if let Some(key) = &context.signer
-            && context.every > 0
-            && (at.0 as u64).is_multiple_of(context.every)
-        {
-            let body = checkpoint_body(key, at.0, &at.1);
-            push(&mut insert, &mut at, "checkpoint", None, &body)?;
-        }
+        push_counted(&mut insert, &mut at, context, e.kind, e.event_seq, &e.body)?;
+    }
+    Ok(())
+}
+
+/// The first event the trail records (the journal's note of it, made when
+/// the trail began): said in each `hooks` entry, so the chain signs it.
+fn from_event(tx: &Connection) -> rusqlite::Result<i64> {
+    Ok(tx
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'trail_from_event'",
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .optional()?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1))
+}
+
+/// The last entry's kind.
+fn last_kind(tx: &Connection) -> rusqlite::Result<Option<String>> {
+    tx.query_row(
+        "SELECT kind FROM trail ORDER BY seq DESC LIMIT 1",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Inserts one entry after the head `at`, then a signed checkpoint when the
+/// head's position is a multiple of `context.every` (and it has a signer):
+/// so no more than `every` entries ever come between two checkpoints.
+fn push_counted(
+    insert: &mut rusqlite::CachedStatement<'_>,
+    at: &mut (i64, [u8; 32]),
+    context: &TrailContext,
+    kind: &str,
+    event_seq: Option<i64>,
+    body: &Value,
+) -> rusqlite::Result<()> {
+    push(insert, at, kind, event_seq, body)?;
+    if let Some(key) = &context.signer
+        && context.every > 0
+        && (at.0 as u64).is_multiple_of(context.every)
+    {
+        let body = checkpoint_body(key, context.every, at.0, &at.1);
+        push(insert, at, "checkpoint", None, &body)?;
     }
     Ok(())
 }
@@ -260,10 +334,13 @@ fn push(
     Ok(())
 }
 
-/// A checkpoint of the head at `seq` with hash `hash`.
-fn checkpoint_body(key: &SigningKey, seq: i64, hash: &[u8]) -> Value {
-    let signature = key.sign(&signed_head(seq, hash));
+/// A checkpoint of the head at `seq` with hash `hash`, promising the next
+/// within `every` entries.
+pub(crate) fn checkpoint_body(key: &SigningKey, every: u64, seq: i64, hash: &[u8]) -> Value {
+    let signature = key.sign(&signed_head(seq, hash, Some(every)));
     json!({
+        "v": 2,
+        "every": every,
         "head": seq,
         "hash": hex::encode(hash),
         "key": public_hex(key),
@@ -278,18 +355,12 @@ pub(crate) fn checkpoint(tx: &Transaction, context: &TrailContext) -> rusqlite::
     let Some(key) = &context.signer else {
         return Ok(());
     };
-    let last_kind: Option<String> = tx
-        .query_row(
-            "SELECT kind FROM trail ORDER BY seq DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if last_kind.is_none() || last_kind.as_deref() == Some("checkpoint") {
+    let last = last_kind(tx)?;
+    if last.is_none() || last.as_deref() == Some("checkpoint") {
         return Ok(());
     }
     let (seq, hash) = head(tx)?;
-    let body = checkpoint_body(key, seq, &hash);
+    let body = checkpoint_body(key, context.every, seq, &hash);
     let text = body.to_string();
     let next = entry_hash(&hash, "checkpoint", &text);
     tx.execute(
@@ -299,10 +370,23 @@ pub(crate) fn checkpoint(tx: &Transaction, context: &TrailContext) -> rusqlite::
     Ok(())
 }
 
-/// Removes the trail's entries of the events in `pruned` from the head of
-/// the chain (the oldest, up to the first entry of an event that stays),
-/// and appends a `pruned` entry with the range and its boundary hash.
-pub(crate) fn prune(tx: &Transaction, context: &TrailContext) -> rusqlite::Result<()> {
+/// Records that the events `events` (their `events.seq`) were pruned:
+/// removes the trail's entries from the head of the chain (the oldest, up
+/// to the first entry of an event that stays), and appends a `pruned` entry
+/// naming the events, and the entries' range with its boundary hash, signed
+/// at once by a checkpoint when `context` has a signer (a verifier given
+/// the key refuses a `pruned` entry no checkpoint signs right after it).
+pub(crate) fn prune(
+    tx: &Transaction,
+    context: &TrailContext,
+    events: &[i64],
+) -> rusqlite::Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    // What came before is signed as found, so the `pruned` entry and its
+    // checkpoint add no more than two entries to the last gap.
+    checkpoint(tx, context)?;
     // The first entry that must stay: one of an event still in the journal.
     let keep_from: Option<i64> = tx.query_row(
         "SELECT min(t.seq) FROM trail t WHERE t.event_seq IS NOT NULL AND EXISTS (SELECT 1 FROM events e WHERE e.seq = t.event_seq)",
@@ -310,25 +394,43 @@ pub(crate) fn prune(tx: &Transaction, context: &TrailContext) -> rusqlite::Resul
         |r| r.get(0),
     )?;
     let first: Option<i64> = tx.query_row("SELECT min(seq) FROM trail", [], |r| r.get(0))?;
-    let (Some(first), Some(keep_from)) = (first, keep_from) else {
-        return Ok(());
-    };
-    if keep_from <= first {
-        return Ok(());
+    let mut body = json!({"events": ranges(events)});
+    if let (Some(first), Some(keep_from)) = (first, keep_from)
+        && keep_from > first
+    {
+        let to = keep_from - 1;
+        let boundary: Vec<u8> =
+            tx.query_row("SELECT hash FROM trail WHERE seq = ?1", [to], |r| r.get(0))?;
+        tx.execute("DELETE FROM trail WHERE seq <= ?1", [to])?;
+        body["from"] = json!(first);
+        body["to"] = json!(to);
+        body["boundary"] = json!(hex::encode(boundary));
     }
-    let to = keep_from - 1;
-    let boundary: Vec<u8> =
-        tx.query_row("SELECT hash FROM trail WHERE seq = ?1", [to], |r| r.get(0))?;
-    tx.execute("DELETE FROM trail WHERE seq <= ?1", [to])?;
     append(
         tx,
         context,
         vec![Entry {
             kind: "pruned",
             event_seq: None,
-            body: json!({"from": first, "to": to, "boundary": hex::encode(boundary)}),
+            body,
         }],
-    )
+    )?;
+    checkpoint(tx, context)
+}
+
+/// `seqs` as sorted `[first, last]` runs.
+fn ranges(seqs: &[i64]) -> Vec<[i64; 2]> {
+    let mut sorted = seqs.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out: Vec<[i64; 2]> = Vec::new();
+    for s in sorted {
+        match out.last_mut() {
+            Some(run) if run[1] + 1 == s => run[1] = s,
+            _ => out.push([s, s]),
+        }
+    }
+    out
 }
 
 /// The body of an event's entry.
@@ -347,422 +449,6 @@ pub(crate) fn event_body(
         "hooks": hooks,
         "at_ms": super::now_ms(),
     })
-}
-
-/// What [`verify`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verified {
-    /// Entries checked.
-    pub entries: u64,
-    /// The first and last entry's position.
-    pub first: i64,
-    /// The last entry's position.
-    pub last: i64,
-    /// The head's hash (hex).
-    pub head: String,
-    /// Checkpoints whose signature verified, and the keys that signed them.
-    pub checkpoints: u64,
-    /// The keys (hex) that signed checkpoints.
-    pub keys: Vec<String>,
-    /// Ranges pruned, as `pruned` entries recorded them.
-    pub pruned: Vec<(i64, i64)>,
-    /// Events in the journal, each with its entry.
-    pub events: u64,
-}
-
-/// Where the trail does not fit, and why: the first break [`verify`] meets.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Break {
-    /// The journal has no trail table.
-    #[error("the journal has no trail (written by a hookrt before the trail)")]
-    NoTrail,
-    /// An entry's hash is not what it says.
-    #[error("entry {seq} was edited: its hash does not match its contents")]
-    Edited {
-        /// The entry.
-        seq: i64,
-    },
-    /// Entries are missing between two that remain.
-    #[error(
-        "entries {from} to {to} are missing: deleted (a pruned range leaves a `pruned` entry, and none names these)"
-    )]
-    Deleted {
-        /// The first missing entry.
-        from: i64,
-        /// The last missing entry.
-        to: i64,
-    },
-    /// An entry does not follow the one before it.
-    #[error("entry {seq} does not follow entry {after}: entries were reordered or replaced")]
-    Reordered {
-        /// The entry.
-        seq: i64,
-        /// The entry before it.
-        after: i64,
-    },
-    /// The first remaining entry does not follow the pruned range's boundary.
-    #[error(
-        "entry {seq} does not follow the pruned range {from} to {to}: the range's boundary hash was changed"
-    )]
-    Boundary {
-        /// The first entry after the range.
-        seq: i64,
-        /// The range.
-        from: i64,
-        /// The range's end.
-        to: i64,
-    },
-    /// A checkpoint's signature does not verify.
-    #[error("entry {seq} is a checkpoint whose signature does not verify (key {key})")]
-    Signature {
-        /// The checkpoint entry.
-        seq: i64,
-        /// The key it names.
-        key: String,
-    },
-    /// A checkpoint signs a head the chain does not have.
-    #[error("entry {seq} is a checkpoint of entry {head}, whose hash differs")]
-    CheckpointHead {
-        /// The checkpoint entry.
-        seq: i64,
-        /// The head it signs.
-        head: i64,
-    },
-    /// A checkpoint was signed by another key than the one given.
-    #[error("entry {seq} is a checkpoint signed by {found}, not by the key given ({want})")]
-    WrongKey {
-        /// The checkpoint entry.
-        seq: i64,
-        /// The key it names.
-        found: String,
-        /// The key expected.
-        want: String,
-    },
-    /// The journal holds an event the trail has no entry for.
-    #[error(
-        "the trail ends at entry {last}, but event {seq} (`{id}`) has no entry: the trail was truncated, or the entry deleted"
-    )]
-    Truncated {
-        /// The last entry.
-        last: i64,
-        /// The event's seq.
-        seq: i64,
-        /// The event's id.
-        id: String,
-    },
-    /// What the journal's tables hold differs from what the trail recorded.
-    #[error("entry {seq} records event `{event}`, whose {what} in the journal was changed since")]
-    Record {
-        /// The entry.
-        seq: i64,
-        /// The event's id.
-        event: String,
-        /// What differs (`envelope`, `resolution`).
-        what: &'static str,
-    },
-    /// An entry's body is not JSON.
-    #[error("entry {seq} is not readable: {why}")]
-    Unreadable {
-        /// The entry.
-        seq: i64,
-        /// Why.
-        why: String,
-    },
-    /// The journal cannot be read.
-    #[error("{0}")]
-    Sqlite(String),
-}
-
-impl From<rusqlite::Error> for Break {
-    fn from(e: rusqlite::Error) -> Break {
-        Break::Sqlite(e.to_string())
-    }
-}
-
-/// One entry as stored (or exported): its body is the exact text hashed.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Row {
-    /// Position in the chain.
-    pub seq: i64,
-    /// `event`, `delivery`, `resolution`, `checkpoint` or `pruned`.
-    pub kind: String,
-    /// The event it records (`events.seq`).
-    pub event_seq: Option<i64>,
-    /// The canonical JSON text of what it records.
-    pub body: String,
-    /// The previous entry's hash (hex).
-    pub prev: String,
-    /// This entry's hash (hex).
-    pub hash: String,
-}
-
-/// Every entry of the trail of `conn`, in order.
-fn rows(conn: &Connection) -> Result<Vec<Row>, Break> {
-    let has: i64 = conn.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'trail'",
-        [],
-        |r| r.get(0),
-    )?;
-    if has == 0 {
-        return Err(Break::NoTrail);
-    }
-    let rows = conn
-        .prepare("SELECT seq, kind, event_seq, body, prev, hash FROM trail ORDER BY seq")?
-        .query_map([], |r| {
-            Ok(Row {
-                seq: r.get(0)?,
-                kind: r.get(1)?,
-                event_seq: r.get(2)?,
-                body: r.get(3)?,
-                prev: hex::encode(r.get::<_, Vec<u8>>(4)?),
-                hash: hex::encode(r.get::<_, Vec<u8>>(5)?),
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
-}
-
-/// The entries of `path`'s trail from the first one at or after `since_ms`
-/// (every entry without it), for `hookrt journal export`: a segment of the
-/// chain [`verify_segment`] checks on its own.
-pub fn export(path: &Path, since_ms: Option<i64>) -> Result<Vec<Row>, Break> {
-    let conn = open_read_only(path)?;
-    let all = rows(&conn)?;
-    let Some(since) = since_ms else {
-        return Ok(all);
-    };
-    let start = all.iter().position(|r| {
-        serde_json::from_str::<Value>(&r.body)
-            .ok()
-            .and_then(|b| b["at_ms"].as_i64())
-            .is_some_and(|at| at >= since)
-    });
-    Ok(start.map_or_else(Vec::new, |i| all[i..].to_vec()))
-}
-
-fn open_read_only(path: &Path) -> Result<Connection, Break> {
-    Ok(Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?)
-}
-
-/// Where a run of entries starts: the chain's beginning, after a pruned
-/// range, or (an export) wherever its first entry says.
-enum Start<'a> {
-    Journal(&'a [(i64, i64, String)]),
-    Segment,
-}
-
-/// Checks `rows` as one run of the chain: each entry's hash, each link,
-/// each checkpoint's signature (by `key` when given).
-fn check(rows: &[Row], key: Option<&VerifyingKey>, start: Start<'_>) -> Result<Verified, Break> {
-    let mut found = Verified {
-        entries: 0,
-        first: 0,
-        last: 0,
-        head: hex::encode(GENESIS),
-        checkpoints: 0,
-        keys: Vec::new(),
-        pruned: Vec::new(),
-        events: 0,
-    };
-    // Every entry says what it is: its own hash first.
-    for r in rows {
-        let prev = hex::decode(&r.prev).unwrap_or_default();
-        if hex::encode(entry_hash(&prev, &r.kind, &r.body)) != r.hash {
-            return Err(Break::Edited { seq: r.seq });
-        }
-    }
-    let mut expected: Option<(i64, &str)> = None;
-    for r in rows {
-        let body: Value = serde_json::from_str(&r.body).map_err(|e| Break::Unreadable {
-            seq: r.seq,
-            why: e.to_string(),
-        })?;
-        match (&expected, &start) {
-            (None, Start::Segment) => {}
-            (None, Start::Journal(_)) if r.seq == 1 => {
-                if r.prev != hex::encode(GENESIS) {
-                    return Err(Break::Reordered { seq: 1, after: 0 });
-                }
-            }
-            (None, Start::Journal(pruned)) => {
-                // The chain starts after a pruned range: its boundary.
-                let Some((from, to, boundary)) =
-                    pruned.iter().rev().find(|(_, to, _)| *to == r.seq - 1)
-                else {
-                    return Err(Break::Deleted {
-                        from: 1,
-                        to: r.seq - 1,
-                    });
-                };
-                if r.prev != *boundary {
-                    return Err(Break::Boundary {
-                        seq: r.seq,
-                        from: *from,
-                        to: *to,
-                    });
-                }
-            }
-            (Some((last, last_hash)), _) => {
-                if r.seq != last + 1 {
-                    return Err(Break::Deleted {
-                        from: last + 1,
-                        to: r.seq - 1,
-                    });
-                }
-                if r.prev != *last_hash {
-                    return Err(Break::Reordered {
-                        seq: r.seq,
-                        after: *last,
-                    });
-                }
-            }
-        }
-        if r.kind == "checkpoint" {
-            let head = body["head"].as_i64().unwrap_or(-1);
-            let named = body["key"].as_str().unwrap_or("").to_owned();
-            let head_hash = body["hash"].as_str().unwrap_or("");
-            // The head it signs is the entry just before it.
-            if head != r.seq - 1 || head_hash != r.prev {
-                return Err(Break::CheckpointHead { seq: r.seq, head });
-            }
-            if let Some(want) = key {
-                let want = hex::encode(want.as_bytes());
-                if want != named {
-                    return Err(Break::WrongKey {
-                        seq: r.seq,
-                        found: named,
-                        want,
-                    });
-                }
-            }
-            let signed = (|| {
-                let key =
-                    VerifyingKey::from_bytes(&hex::decode(&named).ok()?.try_into().ok()?).ok()?;
-                let signature =
-                    Signature::from_slice(&hex::decode(body["signature"].as_str()?).ok()?).ok()?;
-                let hash = hex::decode(head_hash).ok()?;
-                key.verify(&signed_head(head, &hash), &signature).ok()
-            })();
-            if signed.is_none() {
-                return Err(Break::Signature {
-                    seq: r.seq,
-                    key: named,
-                });
-            }
-            found.checkpoints += 1;
-            if !found.keys.contains(&named) {
-                found.keys.push(named);
-            }
-        }
-        if found.entries == 0 {
-            found.first = r.seq;
-        }
-        found.entries += 1;
-        found.last = r.seq;
-        found.head = r.hash.clone();
-        expected = Some((r.seq, &r.hash));
-    }
-    Ok(found)
-}
-
-/// Checks an exported run of entries (`hookrt journal export`) on its own:
-/// each entry's hash, each link from its first entry on, each checkpoint's
-/// signature (by `key` when given).
-pub fn verify_segment(rows: &[Row], key: Option<&VerifyingKey>) -> Result<Verified, Break> {
-    check(rows, key, Start::Segment)
-}
-
-/// Checks the trail of the journal at `path` (opened read-only): every
-/// entry's hash, every link, every pruned range's boundary, every
-/// checkpoint's signature (by `key` when given), and that every event of
-/// the journal has its entry. The first entry that does not fit is the
-/// error.
-pub fn verify(path: &Path, key: Option<&VerifyingKey>) -> Result<Verified, Break> {
-    let conn = open_read_only(path)?;
-    let rows = rows(&conn)?;
-    // The pruned ranges, as the (chained, so checked) `pruned` entries say.
-    let pruned: Vec<(i64, i64, String)> = rows
-        .iter()
-        .filter(|r| r.kind == "pruned")
-        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
-        .map(|b| {
-            (
-                b["from"].as_i64().unwrap_or(0),
-                b["to"].as_i64().unwrap_or(0),
-                b["boundary"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect();
-    let mut found = check(&rows, key, Start::Journal(&pruned))?;
-    found.pruned = pruned.iter().map(|(f, t, _)| (*f, *t)).collect();
-    // Every event the journal holds since the trail began has its entry.
-    let from: i64 = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'trail_from_event'",
-            [],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
-    let recorded: std::collections::HashSet<i64> = rows
-        .iter()
-        .filter(|r| r.kind == "event")
-        .filter_map(|r| r.event_seq)
-        .collect();
-    let mut events = conn.prepare("SELECT seq, id FROM events WHERE seq >= ?1 ORDER BY seq")?;
-    let mut held = events.query([from])?;
-    while let Some(row) = held.next()? {
-        let seq: i64 = row.get(0)?;
-        if !recorded.contains(&seq) {
-            return Err(Break::Truncated {
-                last: found.last,
-                seq,
-                id: row.get(1)?,
-            });
-        }
-        found.events += 1;
-    }
-    // What the other tables hold is what the trail recorded: each event's
-    // envelope (its digest, computed again) and each decision.
-    let mut envelope = conn.prepare("SELECT envelope FROM events WHERE seq = ?1")?;
-    let mut decided = conn.prepare("SELECT resolution FROM resolutions WHERE event_seq = ?1")?;
-    for r in &rows {
-        let Some(event_seq) = r
-            .event_seq
-            .filter(|_| r.kind == "event" || r.kind == "resolution")
-        else {
-            continue;
-        };
-        let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
-        let changed = |what| Break::Record {
-            seq: r.seq,
-            event: body["event"].as_str().unwrap_or_default().to_owned(),
-            what,
-        };
-        if r.kind == "event" {
-            let text: Option<String> = envelope.query_row([event_seq], |x| x.get(0)).optional()?;
-            if let Some(text) = text {
-                let digest = serde_json::from_str::<crate::event::envelope::Envelope>(&text)
-                    .map(|e| hex::encode(e.digest()))
-                    .unwrap_or_default();
-                if body["digest"] != digest.as_str() {
-                    return Err(changed("envelope"));
-                }
-            }
-        } else {
-            let text: Option<String> = decided.query_row([event_seq], |x| x.get(0)).optional()?;
-            if let Some(text) = text
-                && body["resolution_sha256"] != text_sha256(&text).as_str()
-            {
-                return Err(changed("resolution"));
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// A new signing key, from the system's randomness.
@@ -886,8 +572,8 @@ pub fn check_receipt(receipt: &Value, key: Option<&VerifyingKey>) -> Result<Stri
 /// The trail entry of the journal at `path` that records what `receipt`
 /// says was decided (its position), or why there is none.
 pub fn receipt_in_journal(path: &Path, receipt: &Value) -> Result<i64, String> {
-    let conn = open_read_only(path).map_err(|e| e.to_string())?;
-    let rows = rows(&conn).map_err(|e| e.to_string())?;
+    let conn = super::verify::open_read_only(path).map_err(|e| e.to_string())?;
+    let rows = super::verify::rows(&conn).map_err(|e| e.to_string())?;
     let event = receipt["event"].as_str().unwrap_or_default();
     let agent = receipt["agent"].as_str().unwrap_or_default();
     let want = receipt["resolution_sha256"].as_str().unwrap_or_default();

@@ -1,0 +1,982 @@
+//! Checking the auditor's trail ([`verify`], [`verify_segment`]): every
+//! entry's hash and link, every pruned range's boundary, every checkpoint's
+//! signature, and that the journal's tables hold what the trail recorded.
+//!
+//! Given the key an auditor trusts ([`Expect::key`]), the trail must also be
+//! signed where it matters: at least one checkpoint, consecutive checkpoints
+//! no further apart than the `every` the earlier one signed, every `pruned`
+//! entry signed by the checkpoint right after it, and the head signed (an
+//! unsigned tail is named, and refused unless [`Expect::allow_unsigned_tail`]).
+//! An anchor taken earlier ([`Expect::head`], from `hookrt journal head`)
+//! catches a trail cut back to an older checkpoint, which no signature can.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::Value;
+
+use super::trail::{GENESIS, entry_hash, signed_head, text_sha256};
+
+/// What [`verify`] holds the trail to.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Expect<'a> {
+    /// The public key every checkpoint must be signed with. With it the
+    /// trail must be signed (see the module's doc); without it only the
+    /// chain's own consistency is checked, which anyone who can write the
+    /// file can forge.
+    pub key: Option<&'a VerifyingKey>,
+    /// With a key: accept entries after the last checkpoint (a service that
+    /// is running, or one that crashed), naming them; never more of them
+    /// than the last checkpoint's `every`.
+    pub allow_unsigned_tail: bool,
+    /// An entry the trail must still hold with this hash (an anchor kept
+    /// outside the journal).
+    pub head: Option<&'a Anchor>,
+}
+
+/// A position and hash of the chain kept outside the journal (`hookrt
+/// journal head` prints it as `SEQ:HASH`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    /// The entry's position.
+    pub seq: i64,
+    /// Its hash (hex).
+    pub hash: String,
+}
+
+impl std::fmt::Display for Anchor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.seq, self.hash)
+    }
+}
+
+impl std::str::FromStr for Anchor {
+    type Err = AnchorError;
+
+    fn from_str(text: &str) -> Result<Anchor, AnchorError> {
+        let bad = || AnchorError(text.to_owned());
+        let (seq, hash) = text.trim().split_once(':').ok_or_else(bad)?;
+        let seq: i64 = seq.parse().map_err(|_| bad())?;
+        let hash = hash.to_ascii_lowercase();
+        if seq < 1 || hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
+        Ok(Anchor { seq, hash })
+    }
+}
+
+/// An anchor that is not `SEQ:HASH`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a trail anchor: SEQ:HASH, an entry's position and its 64 hex digits (`hookrt journal head J` prints one)"
+)]
+pub struct AnchorError(String);
+
+/// What [`verify`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// Entries checked.
+    pub entries: u64,
+    /// The first entry's position.
+    pub first: i64,
+    /// The last entry's position.
+    pub last: i64,
+    /// The head's hash (hex).
+    pub head: String,
+    /// Checkpoints whose signature verified.
+    pub checkpoints: u64,
+    /// The keys (hex) that signed checkpoints.
+    pub keys: Vec<String>,
+    /// Ranges pruned, as `pruned` entries recorded them.
+    pub pruned: Vec<(i64, i64)>,
+    /// Events in the journal, each with its entry.
+    pub events: u64,
+    /// Entries after the last checkpoint (or every entry, when there is
+    /// none): signed by nobody yet.
+    pub unsigned_tail: Option<(i64, i64)>,
+    /// Whether a key was given, so the signatures were checked against it.
+    pub key_checked: bool,
+    /// The anchor found in the chain.
+    pub anchored: Option<i64>,
+}
+
+/// Where the trail does not fit, and why: the first break [`verify`] meets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Break {
+    /// The journal has no trail table.
+    #[error("the journal has no trail (written by a hookrt before the trail)")]
+    NoTrail,
+    /// An entry's hash is not what it says.
+    #[error("entry {seq} was edited: its hash does not match its contents")]
+    Edited {
+        /// The entry.
+        seq: i64,
+    },
+    /// Entries are missing between two that remain.
+    #[error(
+        "entries {from} to {to} are missing: deleted (a pruned range leaves a `pruned` entry, and none names these)"
+    )]
+    Deleted {
+        /// The first missing entry.
+        from: i64,
+        /// The last missing entry.
+        to: i64,
+    },
+    /// An entry does not follow the one before it.
+    #[error("entry {seq} does not follow entry {after}: entries were reordered or replaced")]
+    Reordered {
+        /// The entry.
+        seq: i64,
+        /// The entry before it.
+        after: i64,
+    },
+    /// The first remaining entry does not follow the pruned range's boundary.
+    #[error(
+        "entry {seq} does not follow the pruned range {from} to {to}: the range's boundary hash was changed"
+    )]
+    Boundary {
+        /// The first entry after the range.
+        seq: i64,
+        /// The range.
+        from: i64,
+        /// The range's end.
+        to: i64,
+    },
+    /// A checkpoint's signature does not verify.
+    #[error("entry {seq} is a checkpoint whose signature does not verify (key {key})")]
+    Signature {
+        /// The checkpoint entry.
+        seq: i64,
+        /// The key it names.
+        key: String,
+    },
+    /// A checkpoint signs a head the chain does not have.
+    #[error("entry {seq} is a checkpoint of entry {head}, whose hash differs")]
+    CheckpointHead {
+        /// The checkpoint entry.
+        seq: i64,
+        /// The head it signs.
+        head: i64,
+    },
+    /// A checkpoint was signed by another key than the one given.
+    #[error("entry {seq} is a checkpoint signed by {found}, not by the key given ({want})")]
+    WrongKey {
+        /// The checkpoint entry.
+        seq: i64,
+        /// The key it names.
+        found: String,
+        /// The key expected.
+        want: String,
+    },
+    /// A key was given, and no checkpoint is signed by it.
+    #[error(
+        "no entry is a signed checkpoint: the whole trail ({entries} entries) could have been written by anyone (a journal written with --signing-key has one every --checkpoint-every entries and at every stop; its checkpoints were removed)"
+    )]
+    Unsigned {
+        /// Entries in the trail.
+        entries: u64,
+    },
+    /// Two checkpoints further apart than the earlier one promised.
+    #[error(
+        "checkpoint {seq} comes {gap} entries after checkpoint {after}, which signed that the next comes within {every}: checkpoints between them were removed"
+    )]
+    Sparse {
+        /// The later checkpoint.
+        seq: i64,
+        /// The earlier one.
+        after: i64,
+        /// Entries between them.
+        gap: i64,
+        /// What the earlier one signed.
+        every: u64,
+    },
+    /// A `pruned` entry no checkpoint signs.
+    #[error(
+        "entry {seq} says entries and events were pruned, and no checkpoint right after it signs that: it was written by someone without the key (`hookrt journal prune` signs with --signing-key)"
+    )]
+    UnsignedPrune {
+        /// The `pruned` entry.
+        seq: i64,
+    },
+    /// The entries after the last checkpoint are signed by nobody.
+    #[error(
+        "entries {from} to {to} come after the last signed checkpoint: nobody signed them{why}"
+    )]
+    UnsignedTail {
+        /// The first unsigned entry.
+        from: i64,
+        /// The head.
+        to: i64,
+        /// Why even `--allow-unsigned-tail` refuses it, or that it would not.
+        why: String,
+    },
+    /// The chain no longer holds the anchor.
+    #[error("the anchor {anchor} does not hold: {why}")]
+    Anchor {
+        /// The anchor given.
+        anchor: String,
+        /// What the chain holds instead.
+        why: String,
+    },
+    /// The journal holds an event the trail has no entry for.
+    #[error(
+        "the trail ends at entry {last}, but event {seq} (`{id}`) has no entry: the trail was truncated, or the entry deleted"
+    )]
+    Truncated {
+        /// The last entry.
+        last: i64,
+        /// The event's seq.
+        seq: i64,
+        /// The event's id.
+        id: String,
+    },
+    /// What the journal's tables hold differs from what the trail recorded.
+    #[error("entry {seq} records event `{event}`, whose {what} in the journal was changed since")]
+    Record {
+        /// The entry.
+        seq: i64,
+        /// The event's id.
+        event: String,
+        /// What differs (`envelope`, `resolution`).
+        what: &'static str,
+    },
+    /// A row the trail recorded is gone, and no pruning says so.
+    #[error(
+        "entry {seq} records event `{event}`, whose {what} row is gone from the journal and no `pruned` entry names it: it was deleted"
+    )]
+    Gone {
+        /// The entry.
+        seq: i64,
+        /// The event's id.
+        event: String,
+        /// What is gone (`event`, `resolution`).
+        what: &'static str,
+    },
+    /// A decision in the journal the trail never recorded.
+    #[error(
+        "event {seq} (`{id}`) has a decision in the journal that no entry of the trail records: it was added or replaced"
+    )]
+    Unrecorded {
+        /// The event's seq.
+        seq: i64,
+        /// The event's id.
+        id: String,
+    },
+    /// An entry's body is not JSON.
+    #[error("entry {seq} is not readable: {why}")]
+    Unreadable {
+        /// The entry.
+        seq: i64,
+        /// Why.
+        why: String,
+    },
+    /// The journal cannot be read.
+    #[error("{0}")]
+    Sqlite(String),
+}
+
+impl From<rusqlite::Error> for Break {
+    fn from(e: rusqlite::Error) -> Break {
+        Break::Sqlite(e.to_string())
+    }
+}
+
+/// One entry as stored (or exported): its body is the exact text hashed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Row {
+    /// Position in the chain.
+    pub seq: i64,
+    /// `hooks`, `event`, `deliveries`, `resolution`, `checkpoint` or `pruned`.
+    pub kind: String,
+    /// The event it records (`events.seq`).
+    pub event_seq: Option<i64>,
+    /// The canonical JSON text of what it records.
+    pub body: String,
+    /// The previous entry's hash (hex).
+    pub prev: String,
+    /// This entry's hash (hex).
+    pub hash: String,
+}
+
+/// Every entry of the trail of `conn`, in order.
+pub(crate) fn rows(conn: &Connection) -> Result<Vec<Row>, Break> {
+    let has: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'trail'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has == 0 {
+        return Err(Break::NoTrail);
+    }
+    let rows = conn
+        .prepare("SELECT seq, kind, event_seq, body, prev, hash FROM trail ORDER BY seq")?
+        .query_map([], |r| {
+            Ok(Row {
+                seq: r.get(0)?,
+                kind: r.get(1)?,
+                event_seq: r.get(2)?,
+                body: r.get(3)?,
+                prev: hex::encode(r.get::<_, Vec<u8>>(4)?),
+                hash: hex::encode(r.get::<_, Vec<u8>>(5)?),
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// The entries of `path`'s trail from the first one at or after `since_ms`
+/// (every entry without it), for `hookrt journal export`: a segment of the
+/// chain [`verify_segment`] checks on its own.
+pub fn export(path: &Path, since_ms: Option<i64>) -> Result<Vec<Row>, Break> {
+    let conn = open_read_only(path)?;
+    let all = rows(&conn)?;
+    let Some(since) = since_ms else {
+        return Ok(all);
+    };
+    let start = all.iter().position(|r| {
+        serde_json::from_str::<Value>(&r.body)
+            .ok()
+            .and_then(|b| b["at_ms"].as_i64())
+            .is_some_and(|at| at >= since)
+    });
+    Ok(start.map_or_else(Vec::new, |i| all[i..].to_vec()))
+}
+
+/// The head of `path`'s trail as an anchor to keep outside the journal.
+pub fn head(path: &Path) -> Result<Anchor, Break> {
+    let conn = open_read_only(path)?;
+    let all = rows(&conn)?;
+    let last = all.last().ok_or(Break::Unsigned { entries: 0 })?;
+    Ok(Anchor {
+        seq: last.seq,
+        hash: last.hash.clone(),
+    })
+}
+
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection, Break> {
+    Ok(Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?)
+}
+
+/// A `pruned` entry as its body says.
+struct Pruned {
+    /// The entries removed, and the hash of the last one (legacy entries
+    /// and prunes that removed events only have none).
+    range: Option<(i64, i64, String)>,
+    /// The events removed (`events.seq` ranges).
+    events: Vec<(i64, i64)>,
+}
+
+impl Pruned {
+    fn read(body: &Value) -> Pruned {
+        let range = match (body["from"].as_i64(), body["to"].as_i64()) {
+            (Some(from), Some(to)) => {
+                Some((from, to, body["boundary"].as_str().unwrap_or("").to_owned()))
+            }
+            _ => None,
+        };
+        let events = body["events"]
+            .as_array()
+            .map(|ranges| {
+                ranges
+                    .iter()
+                    .filter_map(|r| Some((r[0].as_i64()?, r[1].as_i64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Pruned { range, events }
+    }
+
+    fn names_event(all: &[Pruned], seq: i64) -> bool {
+        all.iter()
+            .flat_map(|p| &p.events)
+            .any(|(lo, hi)| (*lo..=*hi).contains(&seq))
+    }
+}
+
+/// Where a run of entries starts: the chain's beginning, after a pruned
+/// range, or (an export) wherever its first entry says.
+enum Start<'a> {
+    Journal(&'a [Pruned]),
+    Segment,
+}
+
+/// A checkpoint's signature, by the key it names: `Some(every)` when it
+/// holds (`every` as it signed it; `None` for a first-format checkpoint,
+/// which signed none).
+fn signed_checkpoint(body: &Value, head: i64, named: &str) -> Option<Option<u64>> {
+    let key = VerifyingKey::from_bytes(&hex::decode(named).ok()?.try_into().ok()?).ok()?;
+    let signature = Signature::from_slice(&hex::decode(body["signature"].as_str()?).ok()?).ok()?;
+    let hash = hex::decode(body["hash"].as_str()?).ok()?;
+    let every = match body["v"].as_u64() {
+        None => None,
+        Some(2) => Some(body["every"].as_u64()?),
+        Some(_) => return None,
+    };
+    key.verify(&signed_head(head, &hash, every), &signature)
+        .ok()?;
+    Some(every)
+}
+
+/// The links: each entry follows the one before it (or the chain's
+/// beginning, or a pruned range's boundary).
+fn check_link(r: &Row, expected: Option<(i64, &str)>, start: &Start<'_>) -> Result<(), Break> {
+    match (expected, start) {
+        (None, Start::Segment) => {}
+        (None, Start::Journal(_)) if r.seq == 1 => {
+            if r.prev != hex::encode(GENESIS) {
+                return Err(Break::Reordered { seq: 1, after: 0 });
+            }
+        }
+        (None, Start::Journal(pruned)) => {
+            // The chain starts after a pruned range: its boundary.
+            let Some((from, to, boundary)) = pruned
+                .iter()
+                .rev()
+                .filter_map(|p| p.range.as_ref())
+                .find(|(_, to, _)| *to == r.seq - 1)
+            else {
+                return Err(Break::Deleted {
+                    from: 1,
+                    to: r.seq - 1,
+                });
+            };
+            if r.prev != *boundary {
+                return Err(Break::Boundary {
+                    seq: r.seq,
+                    from: *from,
+                    to: *to,
+                });
+            }
+        }
+        (Some((last, last_hash)), _) => {
+            if r.seq != last + 1 {
+                return Err(Break::Deleted {
+                    from: last + 1,
+                    to: r.seq - 1,
+                });
+            }
+            if r.prev != last_hash {
+                return Err(Break::Reordered {
+                    seq: r.seq,
+                    after: last,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks `rows` as one run of the chain: each entry's hash, each link,
+/// each checkpoint's signature, and (with a key) that it is signed where
+/// it matters.
+fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified, Break> {
+    let mut found = Verified {
+        entries: 0,
+        first: 0,
+        last: 0,
+        head: hex::encode(GENESIS),
+        checkpoints: 0,
+        keys: Vec::new(),
+        pruned: Vec::new(),
+        events: 0,
+        unsigned_tail: None,
+        key_checked: expect.key.is_some(),
+        anchored: None,
+    };
+    // Every entry says what it is: its own hash first.
+    for r in rows {
+        let prev = hex::decode(&r.prev).unwrap_or_default();
+        if hex::encode(entry_hash(&prev, &r.kind, &r.body)) != r.hash {
+            return Err(Break::Edited { seq: r.seq });
+        }
+    }
+    let strict = expect.key.is_some();
+    // The last checkpoint: its position and the `every` it signed.
+    let mut last_checkpoint: Option<(i64, Option<u64>)> = None;
+    // A `pruned` entry waiting for the checkpoint that signs it.
+    let mut unsigned_prune: Option<i64> = None;
+    let mut expected: Option<(i64, &str)> = None;
+    for r in rows {
+        let body: Value = serde_json::from_str(&r.body).map_err(|e| Break::Unreadable {
+            seq: r.seq,
+            why: e.to_string(),
+        })?;
+        check_link(r, expected, &start)?;
+        if let Some(seq) = unsigned_prune.take()
+            && strict
+            && r.kind != "checkpoint"
+        {
+            return Err(Break::UnsignedPrune { seq });
+        }
+        if r.kind == "checkpoint" {
+            let every = check_checkpoint(r, &body, expect.key)?;
+            if strict
+                && let Some((after, Some(promised))) = last_checkpoint
+                && r.seq - after - 1 > promised as i64
+            {
+                return Err(Break::Sparse {
+                    seq: r.seq,
+                    after,
+                    gap: r.seq - after - 1,
+                    every: promised,
+                });
+            }
+            last_checkpoint = Some((r.seq, every));
+            found.checkpoints += 1;
+            let named = body["key"].as_str().unwrap_or("").to_owned();
+            if !found.keys.contains(&named) {
+                found.keys.push(named);
+            }
+        }
+        if r.kind == "pruned" {
+            unsigned_prune = Some(r.seq);
+        }
+        if found.entries == 0 {
+            found.first = r.seq;
+        }
+        found.entries += 1;
+        found.last = r.seq;
+        found.head = r.hash.clone();
+        expected = Some((r.seq, &r.hash));
+    }
+    let tail_from = last_checkpoint.map_or(found.first, |(seq, _)| seq + 1);
+    if found.entries > 0 && tail_from <= found.last {
+        found.unsigned_tail = Some((tail_from, found.last));
+    }
+    if strict {
+        if let Some(seq) = unsigned_prune {
+            return Err(Break::UnsignedPrune { seq });
+        }
+        if found.checkpoints == 0 {
+            return Err(Break::Unsigned {
+                entries: found.entries,
+            });
+        }
+        if let Some((from, to)) = found.unsigned_tail {
+            let promised = last_checkpoint.and_then(|(_, every)| every);
+            let too_long = promised.is_some_and(|every| to - from + 1 > every as i64);
+            let why = match promised {
+                Some(every) if too_long => format!(
+                    ", and there are more of them than the {every} the last checkpoint signed would come before the next: entries were added after it or checkpoints removed"
+                ),
+                _ => " (give --allow-unsigned-tail to accept a tail left by a running or crashed service)".to_owned(),
+            };
+            if too_long || !expect.allow_unsigned_tail {
+                return Err(Break::UnsignedTail { from, to, why });
+            }
+        }
+    }
+    if let Some(anchor) = expect.head {
+        found.anchored = Some(check_anchor(rows, anchor, &start)?);
+    }
+    Ok(found)
+}
+
+/// A checkpoint's head, key and signature; the `every` it signed.
+fn check_checkpoint(
+    r: &Row,
+    body: &Value,
+    key: Option<&VerifyingKey>,
+) -> Result<Option<u64>, Break> {
+    let head = body["head"].as_i64().unwrap_or(-1);
+    let named = body["key"].as_str().unwrap_or("").to_owned();
+    // The head it signs is the entry just before it.
+    if head != r.seq - 1 || body["hash"].as_str() != Some(r.prev.as_str()) {
+        return Err(Break::CheckpointHead { seq: r.seq, head });
+    }
+    if let Some(want) = key {
+        let want = hex::encode(want.as_bytes());
+        if want != named {
+            return Err(Break::WrongKey {
+                seq: r.seq,
+                found: named,
+                want,
+            });
+        }
+    }
+    signed_checkpoint(body, head, &named).ok_or(Break::Signature {
+        seq: r.seq,
+        key: named,
+    })
+}
+
+/// Where the chain holds `anchor`: its entry, with the same hash.
+fn check_anchor(rows: &[Row], anchor: &Anchor, start: &Start<'_>) -> Result<i64, Break> {
+    let broken = |why: String| Break::Anchor {
+        anchor: anchor.to_string(),
+        why,
+    };
+    if let Some(r) = rows.iter().find(|r| r.seq == anchor.seq) {
+        return if r.hash == anchor.hash {
+            Ok(r.seq)
+        } else {
+            Err(broken(format!(
+                "entry {} has hash {}: the chain was rewritten from there",
+                r.seq, r.hash
+            )))
+        };
+    }
+    let last = rows.last().map_or(0, |r| r.seq);
+    if anchor.seq > last {
+        return Err(broken(format!(
+            "the trail ends at entry {last}, before it: entries after {last} were cut"
+        )));
+    }
+    // Before the first entry held: a pruned range's boundary, or gone.
+    if let Start::Journal(pruned) = start
+        && let Some((_, to, boundary)) = pruned
+            .iter()
+            .filter_map(|p| p.range.as_ref())
+            .find(|(_, to, _)| *to == anchor.seq)
+    {
+        return if *boundary == anchor.hash {
+            Ok(*to)
+        } else {
+            Err(broken(format!(
+                "entry {to} ends a pruned range whose boundary hash is {boundary}"
+            )))
+        };
+    }
+    Err(broken(format!(
+        "entry {} is no longer in the trail (it starts at entry {}): the anchor cannot be checked; take a newer one",
+        anchor.seq,
+        rows.first().map_or(0, |r| r.seq)
+    )))
+}
+
+/// Checks an exported run of entries (`hookrt journal export`) on its own:
+/// each entry's hash, each link from its first entry on, each checkpoint's
+/// signature, held to `expect`.
+pub fn verify_segment(rows: &[Row], expect: &Expect<'_>) -> Result<Verified, Break> {
+    check(rows, expect, Start::Segment)
+}
+
+/// Checks the trail of the journal at `path` (opened read-only), held to
+/// `expect`: every entry's hash, every link, every pruned range's boundary,
+/// every checkpoint's signature, that every event of the journal has its
+/// entry, and that every row an entry records is there as recorded (or
+/// named by a `pruned` entry). The first entry that does not fit is the
+/// error.
+pub fn verify(path: &Path, expect: &Expect<'_>) -> Result<Verified, Break> {
+    let conn = open_read_only(path)?;
+    let rows = rows(&conn)?;
+    // The pruned ranges, as the (chained, so checked) `pruned` entries say.
+    let pruned: Vec<Pruned> = rows
+        .iter()
+        .filter(|r| r.kind == "pruned")
+        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
+        .map(|b| Pruned::read(&b))
+        .collect();
+    let mut found = check(&rows, expect, Start::Journal(&pruned))?;
+    found.pruned = pruned
+        .iter()
+        .filter_map(|p| p.range.as_ref().map(|(f, t, _)| (*f, *t)))
+        .collect();
+    found.events = every_event_recorded(&conn, &rows, found.last)?;
+    records_hold(&conn, &rows, &pruned)?;
+    Ok(found)
+}
+
+/// From which event on the trail records every event: the one its
+/// `hooks` entries signed (the chain covers them), else (a journal from
+/// before they said it) the journal's own note, but never later than the
+/// first event the chain records.
+fn trail_from_event(conn: &Connection, rows: &[Row]) -> Result<i64, Break> {
+    let signed = rows
+        .iter()
+        .filter(|r| r.kind == "hooks")
+        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
+        .find_map(|b| b["from_event"].as_i64());
+    let noted = || -> Result<i64, Break> {
+        Ok(conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'trail_from_event'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1))
+    };
+    let from = match signed {
+        Some(from) => from,
+        None => noted()?,
+    };
+    let first_recorded = rows
+        .iter()
+        .filter(|r| r.kind == "event")
+        .filter_map(|r| r.event_seq)
+        .min();
+    Ok(first_recorded.map_or(from, |first| from.min(first)))
+}
+
+/// Every event the journal holds since the trail began has its entry: how
+/// many there are.
+fn every_event_recorded(conn: &Connection, rows: &[Row], last: i64) -> Result<u64, Break> {
+    let from = trail_from_event(conn, rows)?;
+    let recorded: HashSet<i64> = rows
+        .iter()
+        .filter(|r| r.kind == "event")
+        .filter_map(|r| r.event_seq)
+        .collect();
+    let mut events = conn.prepare("SELECT seq, id FROM events WHERE seq >= ?1 ORDER BY seq")?;
+    let mut held = events.query([from])?;
+    let mut count = 0;
+    while let Some(row) = held.next()? {
+        let seq: i64 = row.get(0)?;
+        if !recorded.contains(&seq) {
+            return Err(Break::Truncated {
+                last,
+                seq,
+                id: row.get(1)?,
+            });
+        }
+        count += 1;
+    }
+    // Each decision the journal holds of those events is one the trail
+    // recorded.
+    let decided: HashSet<i64> = rows
+        .iter()
+        .filter(|r| r.kind == "resolution")
+        .filter_map(|r| r.event_seq)
+        .collect();
+    let mut resolutions = conn.prepare(
+        "SELECT r.event_seq, e.id FROM resolutions r JOIN events e ON e.seq = r.event_seq WHERE r.event_seq >= ?1 ORDER BY r.event_seq",
+    )?;
+    let mut held = resolutions.query([from])?;
+    while let Some(row) = held.next()? {
+        let seq: i64 = row.get(0)?;
+        if !decided.contains(&seq) {
+            return Err(Break::Unrecorded {
+                seq,
+                id: row.get(1)?,
+            });
+        }
+    }
+    Ok(count)
+}
+
+/// What the other tables hold is what the trail recorded: each event's
+/// envelope (its digest, computed again) and each decision; a row that is
+/// gone must be named by a `pruned` entry.
+fn records_hold(conn: &Connection, rows: &[Row], pruned: &[Pruned]) -> Result<(), Break> {
+    let mut envelope = conn.prepare("SELECT envelope FROM events WHERE seq = ?1")?;
+    let mut decided = conn.prepare("SELECT resolution FROM resolutions WHERE event_seq = ?1")?;
+    for r in rows {
+        let Some(event_seq) = r
+            .event_seq
+            .filter(|_| matches!(r.kind.as_str(), "event" | "deliveries" | "resolution"))
+        else {
+            continue;
+        };
+        let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
+        let event = || body["event"].as_str().unwrap_or_default().to_owned();
+        let stored: Option<String> = envelope.query_row([event_seq], |x| x.get(0)).optional()?;
+        let Some(stored) = stored else {
+            if Pruned::names_event(pruned, event_seq) {
+                continue;
+            }
+            return Err(Break::Gone {
+                seq: r.seq,
+                event: event(),
+                what: "event",
+            });
+        };
+        match r.kind.as_str() {
+            "event" => {
+                let digest = serde_json::from_str::<crate::event::envelope::Envelope>(&stored)
+                    .map(|e| hex::encode(e.digest()))
+                    .unwrap_or_default();
+                if body["digest"] != digest.as_str() {
+                    return Err(Break::Record {
+                        seq: r.seq,
+                        event: event(),
+                        what: "envelope",
+                    });
+                }
+            }
+            "resolution" => {
+                let text: Option<String> =
+                    decided.query_row([event_seq], |x| x.get(0)).optional()?;
+                match text {
+                    Some(text) if body["resolution_sha256"] == text_sha256(&text).as_str() => {}
+                    Some(_) => {
+                        return Err(Break::Record {
+                            seq: r.seq,
+                            event: event(),
+                            what: "resolution",
+                        });
+                    }
+                    None => {
+                        return Err(Break::Gone {
+                            seq: r.seq,
+                            event: event(),
+                            what: "resolution",
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use ed25519_dalek::SigningKey;
+    use serde_json::json;
+
+    use super::*;
+    use crate::service::journal::trail::checkpoint_body;
+
+    /// A chain of `kinds` from genesis, each `c<N>` a checkpoint promising
+    /// the next within N entries (`v1` a first-format one), signed by `key`.
+    fn chain(key: &SigningKey, kinds: &[&str]) -> Vec<Row> {
+        let mut rows: Vec<Row> = Vec::new();
+        let mut prev = GENESIS.to_vec();
+        for (i, kind) in kinds.iter().enumerate() {
+            let seq = i as i64 + 1;
+            let (kind, body) = match kind.strip_prefix('c') {
+                Some(every) => (
+                    "checkpoint",
+                    checkpoint_body(key, every.parse().unwrap(), seq - 1, &prev),
+                ),
+                None if *kind == "v1" => {
+                    let signature =
+                        ed25519_dalek::Signer::sign(key, &signed_head(seq - 1, &prev, None));
+                    (
+                        "checkpoint",
+                        json!({
+                            "head": seq - 1,
+                            "hash": hex::encode(&prev),
+                            "key": hex::encode(key.verifying_key().as_bytes()),
+                            "signature": hex::encode(signature.to_bytes()),
+                        }),
+                    )
+                }
+                None => (*kind, json!({"n": seq})),
+            };
+            let text = body.to_string();
+            let hash = entry_hash(&prev, kind, &text);
+            rows.push(Row {
+                seq,
+                kind: kind.to_owned(),
+                event_seq: None,
+                body: text,
+                prev: hex::encode(&prev),
+                hash: hex::encode(hash),
+            });
+            prev = hash.to_vec();
+        }
+        rows
+    }
+
+    fn strict(key: &VerifyingKey) -> Expect<'_> {
+        Expect {
+            key: Some(key),
+            ..Expect::default()
+        }
+    }
+
+    #[test]
+    fn checkpoints_further_apart_than_promised_are_refused() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let public = key.verifying_key();
+        let ok = chain(&key, &["hooks", "event", "c2", "event", "event", "c2"]);
+        assert!(verify_segment(&ok, &strict(&public)).is_ok());
+        let sparse = chain(
+            &key,
+            &["hooks", "event", "c2", "event", "event", "event", "c2"],
+        );
+        assert_eq!(
+            verify_segment(&sparse, &strict(&public)),
+            Err(Break::Sparse {
+                seq: 7,
+                after: 3,
+                gap: 3,
+                every: 2
+            })
+        );
+        // Without a key only the chain is checked.
+        assert!(verify_segment(&sparse, &Expect::default()).is_ok());
+    }
+
+    #[test]
+    fn a_first_format_checkpoint_holds_and_promised_nothing() {
+        let key = SigningKey::from_bytes(&[9; 32]);
+        let public = key.verifying_key();
+        let rows = chain(
+            &key,
+            &["hooks", "event", "v1", "event", "event", "event", "c2"],
+        );
+        let found = verify_segment(&rows, &strict(&public)).unwrap();
+        assert_eq!(found.checkpoints, 2);
+        assert_eq!(found.unsigned_tail, None);
+        // A first-format body claiming the second format's promise fails.
+        let mut forged = rows.clone();
+        let mut body: Value = serde_json::from_str(&forged[2].body).unwrap();
+        body["v"] = json!(2);
+        body["every"] = json!(1000);
+        forged[2].body = body.to_string();
+        forged[2].hash = hex::encode(entry_hash(
+            &hex::decode(&forged[2].prev).unwrap(),
+            "checkpoint",
+            &forged[2].body,
+        ));
+        assert!(matches!(
+            verify_segment(&forged[..3], &strict(&public)),
+            Err(Break::Signature { seq: 3, .. })
+        ));
+    }
+
+    #[test]
+    fn a_signed_head_a_tail_and_a_pruned_entry_without_its_checkpoint() {
+        let key = SigningKey::from_bytes(&[3; 32]);
+        let public = key.verifying_key();
+        let tail = chain(&key, &["hooks", "c5", "event", "event"]);
+        assert!(matches!(
+            verify_segment(&tail, &strict(&public)),
+            Err(Break::UnsignedTail { from: 3, to: 4, .. })
+        ));
+        let allowed = Expect {
+            allow_unsigned_tail: true,
+            ..strict(&public)
+        };
+        assert_eq!(
+            verify_segment(&tail, &allowed).unwrap().unsigned_tail,
+            Some((3, 4))
+        );
+        let pruned = chain(&key, &["hooks", "c5", "pruned", "event", "c5"]);
+        assert_eq!(
+            verify_segment(&pruned, &allowed),
+            Err(Break::UnsignedPrune { seq: 3 })
+        );
+        let signed = chain(&key, &["hooks", "c5", "pruned", "c5", "event"]);
+        assert!(verify_segment(&signed, &allowed).is_ok());
+        assert_eq!(
+            verify_segment(&chain(&key, &["hooks", "event"]), &strict(&public)),
+            Err(Break::Unsigned { entries: 2 })
+        );
+    }
+
+    #[test]
+    fn anchors_read_as_seq_and_hash() {
+        let a: Anchor = format!("12:{}", "AB".repeat(32)).parse().unwrap();
+        assert_eq!((a.seq, a.hash.as_str()), (12, "ab".repeat(32).as_str()));
+        for bad in [
+            "12",
+            "x:00",
+            "0:",
+            &format!("0:{}", "00".repeat(32)),
+            &format!("3:{}", "0".repeat(63)),
+        ] {
+            assert!(bad.parse::<Anchor>().is_err(), "{bad}");
+        }
+    }
+}

@@ -262,3 +262,55 @@ fn coverage_of_a_missing_or_damaged_journal_exits_2_naming_it() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn coverage_verifies_the_trail_first_and_a_broken_one_fails_it() {
+    let dir = agent();
+    let covered: String = std::fs::read_to_string(transcript())
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""id":"evt_c01""#) || l.contains(r#""id":"evt_c02""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = dir.path().join("covered.jsonl");
+    std::fs::write(&file, covered).unwrap();
+    let out = coverage(dir.path(), &file, &[]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.starts_with("the trail holds: entries 1 to "), "{said}");
+    // The decision's event row deleted: every call still looks covered,
+    // and the report says the journal is no proof of it.
+    let db = dir.path().join("j.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "PRAGMA foreign_keys = OFF; DELETE FROM resolutions; DELETE FROM deliveries WHERE event_seq = 1; DELETE FROM events WHERE seq = 1;",
+    )
+    .unwrap();
+    drop(c);
+    let out = hookrt_command()
+        .args(["audit", "coverage", "--json"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["trail_holds"], false, "{report}");
+    assert!(
+        report["trail_verdict"]
+            .as_str()
+            .unwrap()
+            .contains("whose event row is gone from the journal"),
+        "{report}"
+    );
+    let out = hookrt_command()
+        .args(["audit", "coverage"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("THE TRAIL DOES NOT HOLD: "),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -13,6 +13,7 @@ mod common;
 mod commands;
 mod coverage;
 mod crash;
+mod eve;
 mod forgery;
 mod ingest;
 mod journal;

@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, hash_parts};
 use crate::event::ordinal::Ordinals;
+use crate::event::recent::Recent;
 
 /// Why an Eve line did not become an envelope.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +65,26 @@ pub struct EveStream {
     /// How often each minted id was minted, so identical lines differ.
     minted: HashMap<String, u32>,
     ordinals: Ordinals,
+    /// The place each event read (by its `meta.id`) took in the stream: a
+    /// line Eve sends again is the same event, in the same place, so the
+    /// journal takes it as a duplicate (and a line that says something else
+    /// under the id as a conflict).
+    taken: Recent<String, StreamPlace>,
 }
+
+/// Where an event took its place: its `coordinates.sequence` and ordinal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamPlace {
+    /// Its position in the stream.
+    pub sequence: u64,
+    /// Its ordinal in its step.
+    pub ordinal: Option<u32>,
+}
+
+/// Event ids a stream remembers the place of (the most recent ones): a
+/// re-emission comes soon after the first, and older ones are found by the
+/// journal, seeded with [`EveStream::remember`].
+const REMEMBERED_IDS: usize = 65_536;
 
 impl EveStream {
     /// The stream of `session` (the id in Eve's
@@ -78,7 +98,16 @@ impl EveStream {
             position: 0,
             minted: HashMap::new(),
             ordinals: Ordinals::new(),
+            taken: Recent::new(REMEMBERED_IDS),
         }
+    }
+
+    /// Remembers that event `id` of this stream took `place` (read by an
+    /// earlier run, from the journal): the same line read again is put there
+    /// again, and new lines come after every place remembered.
+    pub fn remember(&mut self, id: &str, place: StreamPlace) {
+        *self.taken.get_or_insert_with(&id.to_owned(), || place) = place;
+        self.position = self.position.max(place.sequence + 1);
     }
 
     /// The same, for a child session's own stream: every event is in
@@ -100,6 +129,16 @@ impl EveStream {
             Some(Value::Object(meta)) => meta,
             _ => return Err(EveError::Shape("`meta` (with `at`) is missing")),
         };
+        // An id read before: Eve sent the event again (its stream is at least
+        // once). It takes no new place.
+        let again = meta
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .and_then(|id| self.taken.get(&id.to_owned()).copied());
+        if again.is_some() {
+            self.position = position;
+        }
         let (mut kind, mut data) = kind_and_data(&mut event)?;
         let mut subagent = self.subagent.clone();
         if kind == "subagent.event" {
@@ -152,13 +191,27 @@ impl EveStream {
             session: self.session.clone(),
             turn,
             step,
-            sequence: position,
-            ordinal: None,
+            sequence: again.map_or(position, |p| p.sequence),
+            ordinal: again.and_then(|p| p.ordinal),
             subagent,
         };
         let mut envelope = Envelope::draft(id, kind, at, coordinates, data);
-        self.ordinals.assign(&mut envelope);
+        if again.is_none() {
+            self.ordinals.assign(&mut envelope);
+        }
         envelope.validate()?;
+        if again.is_none()
+            && meta
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|i| !i.is_empty())
+        {
+            let place = StreamPlace {
+                sequence: position,
+                ordinal: envelope.coordinates.ordinal,
+            };
+            self.taken.get_or_insert_with(&envelope.id, || place);
+        }
         Ok(envelope)
     }
 

@@ -17,7 +17,7 @@ pub use data::Data;
 pub use envelope::{
     MAX_ATTEMPT, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key, now_rfc3339,
 };
-pub use eve::{EveError, EveStream};
+pub use eve::{EveError, EveStream, StreamPlace};
 pub use kind::{
     CONTEXT_KINDS, CUSTOM_PREFIX, EventKind, GateRule, KINDS, OBSERVE_PREFIX, Origin,
     PERMISSION_REQUESTED, REWRITABLE, REWRITE_PREFIX, TURN_STOPPING, WILDCARD, gate_rule,

@@ -60,6 +60,17 @@ impl<K: Hash + Eq + Clone, V> Recent<K, V> {
         &mut self.entries.get_mut(key).expect("just inserted").0
     }
 
+    /// The entry of `key`, if any; then the most recent.
+    pub fn get(&mut self, key: &K) -> Option<&mut V> {
+        self.tick += 1;
+        let tick = self.tick;
+        let (value, used) = self.entries.get_mut(key)?;
+        self.order.remove(used);
+        *used = tick;
+        self.order.insert(tick, key.clone());
+        Some(value)
+    }
+
     /// Removes `key`'s entry.
     pub fn remove(&mut self, key: &K) {
         if let Some((_, used)) = self.entries.remove(key) {

@@ -26,6 +26,42 @@ impl Journal {
         })
     }
 
+    /// The place (`coordinates.sequence`, ordinal) each agent event of
+    /// `agent`'s `session` took (in `subagent`'s scope, or the primary one):
+    /// what a stream reader read before, so it puts an event sent again in
+    /// the same place ([`EveStream::remember`](crate::event::EveStream::remember)).
+    pub fn places_in_stream(
+        &self,
+        agent: &str,
+        session: &str,
+        subagent: Option<&str>,
+    ) -> Result<Vec<(String, crate::event::StreamPlace)>, JournalError> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT id, json_extract(envelope, '$.coordinates.sequence'), json_extract(envelope, '$.coordinates.ordinal')
+                 FROM events WHERE agent = ?1 AND origin = 'agent'
+                 AND json_extract(envelope, '$.coordinates.session') = ?2
+                 AND json_extract(envelope, '$.coordinates.subagent') IS ?3
+                 ORDER BY seq",
+            )
+            .map_err(self.err())?;
+        let rows = q
+            .query_map(params![agent, session, subagent], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    crate::event::StreamPlace {
+                        sequence: r.get::<_, Option<i64>>(1)?.unwrap_or(0).max(0) as u64,
+                        ordinal: r
+                            .get::<_, Option<i64>>(2)?
+                            .map(|o| o.clamp(0, u32::MAX as i64) as u32),
+                    },
+                ))
+            })
+            .map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
     /// Unacked deliveries, for inspection (does not change attempts).
     pub fn pending(&self) -> Result<Vec<(i64, String, PendingDelivery)>, JournalError> {
         let mut q = self

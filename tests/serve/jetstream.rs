@@ -442,6 +442,40 @@ fn events_go_to_their_session_subject_and_a_duplicate_publish_is_stored_once() {
     assert_eq!(last, Some(order.len() as u64), "stored once each");
 }
 
+#[test]
+fn an_id_is_its_agents_on_the_fleet_and_another_event_under_it_is_refused() {
+    let nats = Nats::start();
+    let (lines, _) = sessions(1);
+    let coder = &lines[0];
+    let first = publish(&nats, coder, &[]);
+    // Another agent's events under the same ids: each stored, its own.
+    let reviewer = coder.replace("\"agent\":\"coder\"", "\"agent\":\"reviewer\"");
+    assert_ne!(&reviewer, coder);
+    let theirs = publish(&nats, &reviewer, &[]);
+    assert_eq!(theirs.len(), first.len());
+    for (a, b) in first.iter().zip(&theirs) {
+        assert_eq!(b["duplicate"], false, "another agent's event: {b}");
+        assert_ne!(a["seq"], b["seq"]);
+    }
+    // Sent again: a duplicate of the agent's own.
+    let again = publish(&nats, &reviewer, &[]);
+    assert!(again.iter().all(|r| r["duplicate"] == true), "{again:?}");
+    // One of coder's events changed under its id: refused, naming it.
+    let mut changed: Value = serde_json::from_str(coder.lines().next().unwrap()).unwrap();
+    let id = changed["id"].as_str().unwrap().to_owned();
+    changed["timestamp"] = "2026-11-30T23:59:59Z".into();
+    let out = publish_as(&nats, &format!("{changed}\n"), &[], &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "event `{id}` of agent `coder` was taken before (stream seq {}) by an event that says something else",
+            first[0]["seq"]
+        )),
+        "{err}"
+    );
+}
+
 /// Per (session, hook, handler) in `rows` (sorted by when they ended):
 /// events in publish order, a repeat only of the event just delivered, with
 /// a higher attempt.

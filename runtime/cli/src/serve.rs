@@ -42,7 +42,19 @@ impl Forward for ToJetStream {
         envelope: Envelope,
     ) -> Pin<Box<dyn Future<Output = Result<Receipt, BoxError>> + Send + '_>> {
         Box::pin(async move {
-            let published = self.0.publish(&envelope).await?;
+            // An id its agent used for another event: the conflict the
+            // journal would answer, so the door answers it the same way.
+            let published = self.0.publish(&envelope).await.map_err(|e| -> BoxError {
+                match e {
+                    hookrt_worker::WorkerError::Conflict {
+                        event_id, agent, ..
+                    } => Box::new(hookrt::EmitError::Conflict {
+                        id: event_id,
+                        agent,
+                    }),
+                    other => Box::new(other),
+                }
+            })?;
             Ok(Receipt {
                 event_id: published.event_id,
                 durability: published.durability,

@@ -312,13 +312,17 @@ async fn forwarded(
             }
             Ok(envelope) => {
                 let id = envelope.id.clone();
-                let r = forward
-                    .forward(envelope)
-                    .await
-                    .map_err(|e| EmitError::Journal {
-                        id,
-                        message: e.to_string(),
-                    });
+                let r =
+                    forward
+                        .forward(envelope)
+                        .await
+                        .map_err(|e| match e.downcast::<EmitError>() {
+                            Ok(refused) => *refused,
+                            Err(e) => EmitError::Journal {
+                                id,
+                                message: e.to_string(),
+                            },
+                        });
                 tally.record(&state.metrics, i, r);
             }
             Err(error) => tally.malformed(&state.metrics, i, &error),

@@ -1,7 +1,10 @@
 //! Completion: which (hook, handler) deliveries of an event have finished,
 //! kept in a JetStream key-value bucket (`hookrt-done-<durable>`) that every
-//! worker of the group shares: one mark per event, `done.<event>`, listing
-//! its finished deliveries.
+//! worker of the group shares: one mark per event, `done.<digest>` (the
+//! first 20 bytes of [`Envelope::digest`] in hex, which covers the agent,
+//! the id and what the event says, so two agents' events with one id, or
+//! two events under one id, never share a mark), listing its finished
+//! deliveries.
 //!
 //! A mark is written only when a message is not acked whole: before a nak
 //! for a retry, and before a message whose deliveries failed for good goes
@@ -16,15 +19,15 @@ use std::collections::BTreeSet;
 
 use async_nats::jetstream::kv;
 
-use crate::subject::token;
 use crate::{WorkerError, nats};
+use hookrt::Envelope;
 
 /// The finished deliveries of one event: (hook id, handler).
 pub type Done = BTreeSet<(String, String)>;
 
-/// The key of an event's mark: `done.<event>` (the event id a subject token).
-pub fn key(event_id: &str) -> String {
-    format!("done.{}", token(event_id))
+/// The key of an event's mark: `done.<digest>`.
+pub fn key(envelope: &Envelope) -> String {
+    format!("done.{}", hex::encode(&envelope.digest()[..20]))
 }
 
 /// A mark as stored.
@@ -53,8 +56,9 @@ impl Completion {
     /// The deliveries of `event_id` a mark lists as finished (none without
     /// a mark). A mark that does not read is ignored, with a warning: the
     /// deliveries run again, which at-least-once allows.
-    pub async fn finished(&self, event_id: &str) -> Result<Done, WorkerError> {
-        let Some(stored) = self.get(&key(event_id)).await? else {
+    pub async fn finished(&self, envelope: &Envelope) -> Result<Done, WorkerError> {
+        let event_id = envelope.id.as_str();
+        let Some(stored) = self.get(&key(envelope)).await? else {
             return Ok(Done::new());
         };
         match serde_json::from_slice::<Mark>(&stored) {
@@ -70,7 +74,7 @@ impl Completion {
     /// delivery finished so far, those of earlier attempts included.
     pub async fn mark(
         &self,
-        event_id: &str,
+        envelope: &Envelope,
         finished: &Done,
         attempt: u32,
         worker: &str,
@@ -81,11 +85,11 @@ impl Completion {
             worker: worker.to_owned(),
         };
         let value = serde_json::to_vec(&mark).map_err(|e| WorkerError::Encode {
-            event_id: event_id.to_owned(),
+            event_id: envelope.id.clone(),
             source: e,
         })?;
         self.store
-            .put(key(event_id), value.into())
+            .put(key(envelope), value.into())
             .await
             .map_err(nats("cannot store a completion mark"))?;
         Ok(())

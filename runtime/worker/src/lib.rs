@@ -98,6 +98,19 @@ pub enum WorkerError {
         /// Why.
         source: serde_json::Error,
     },
+    /// An event published under an id its agent used before for another
+    /// event (within the stream's dedup window): not stored.
+    #[error(
+        "event `{event_id}` of agent `{agent}` was taken before (stream seq {seq}) by an event that says something else: an id names one event; give this one its own id"
+    )]
+    Conflict {
+        /// The event id.
+        event_id: String,
+        /// The agent.
+        agent: String,
+        /// Where the stream holds the first one.
+        seq: u64,
+    },
     /// A message's deliveries did not run to their end.
     #[error("the deliveries of event {event_id} did not run: {source}")]
     Dispatch {

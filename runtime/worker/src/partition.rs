@@ -290,7 +290,7 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
     // A decision or edit event runs whole: its answer needs every hook.
     let observe = class_of(&envelope.kind) == EventClass::Observe;
     let mut finished = if (received.delivered > 1 || received.base > 0) && observe {
-        shared.completion.finished(&envelope.id).await?
+        shared.completion.finished(&envelope).await?
     } else {
         completion::Done::new()
     };
@@ -306,7 +306,7 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
         finished.extend(ran.succeeded);
         shared
             .completion
-            .mark(&envelope.id, &finished, envelope.attempt, &shared.me)
+            .mark(&envelope, &finished, envelope.attempt, &shared.me)
             .await?;
     }
     if let Some(wait) = retry {

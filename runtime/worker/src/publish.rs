@@ -1,7 +1,11 @@
 //! Publishing envelopes: to their session's subject, with `Nats-Msg-Id` set
-//! to the event id so the stream stores a re-published event once (within
-//! [`DEDUP_WINDOW`](crate::DEDUP_WINDOW)), and `persisted` only once the
-//! stream's publish ack came back.
+//! from the agent and the event id ([`msg_id`]) so the stream stores a
+//! re-published event once (within [`DEDUP_WINDOW`](crate::DEDUP_WINDOW))
+//! and never takes one agent's event for another's, and `persisted` only
+//! once the stream's publish ack came back. An id the stream already holds
+//! is a duplicate only when the stored event says the same (its digest);
+//! another event under the agent's id is a [`WorkerError::Conflict`],
+//! refused as the journal refuses one.
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, context::PublishAckFuture};
@@ -21,6 +25,19 @@ pub const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 /// Deliveries a message had before it was re-driven from the dead letters:
 /// the attempts of its next deliveries continue after them.
 pub const ATTEMPT_BASE_HEADER: &str = "Hookrt-Attempt-Base";
+
+/// The `Nats-Msg-Id` of an event: a digest of its agent and id, so two
+/// agents' events with one id are two messages, and one agent's event sent
+/// again is one.
+pub fn msg_id(envelope: &Envelope) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"hookrt-msg-id-v1\0");
+    h.update(envelope.coordinates.agent.as_bytes());
+    h.update([0]);
+    h.update(envelope.id.as_bytes());
+    format!("ev1-{}", hex::encode(&h.finalize()[..20]))
+}
 
 /// What a publish answers, once JetStream stored (or recognised) the event.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -69,7 +86,7 @@ impl Publisher {
             event_id: envelope.id.clone(),
             source,
         })?;
-        headers.insert(MSG_ID_HEADER, envelope.id.as_str());
+        headers.insert(MSG_ID_HEADER, msg_id(envelope).as_str());
         let ack = self
             .js
             .publish_with_headers(subject.clone(), headers, payload.into())
@@ -82,7 +99,10 @@ impl Publisher {
             })?;
         Ok(Pending {
             ack,
+            js: self.js.clone(),
             event_id: envelope.id.clone(),
+            agent: envelope.coordinates.agent.clone(),
+            digest: envelope.digest(),
             subject,
         })
     }
@@ -99,25 +119,85 @@ impl Publisher {
 /// A publish whose ack is on its way.
 pub struct Pending {
     ack: PublishAckFuture,
+    js: jetstream::Context,
     event_id: String,
+    agent: String,
+    digest: [u8; 32],
     subject: String,
 }
 
 impl Pending {
-    /// Waits for the stream's ack.
+    /// Waits for the stream's ack. A duplicate's stored event is read back:
+    /// another event under the agent's id is a conflict.
     pub async fn persisted(self) -> Result<Published, WorkerError> {
-        let ack = self.ack.await.map_err(|e| {
-            WorkerError::nats(
-                format!("event {} was not stored on {}", self.event_id, self.subject),
-                e,
-            )
+        let Pending {
+            ack,
+            js,
+            event_id,
+            agent,
+            digest,
+            subject,
+        } = self;
+        let ack = ack.await.map_err(|e| {
+            WorkerError::nats(format!("event {event_id} was not stored on {subject}"), e)
         })?;
+        if ack.duplicate {
+            let stored = Stored {
+                js: &js,
+                stream: &ack.stream,
+                seq: ack.sequence,
+            };
+            if !stored.says(&event_id, &agent, &digest).await? {
+                return Err(WorkerError::Conflict {
+                    event_id,
+                    agent,
+                    seq: ack.sequence,
+                });
+            }
+        }
         Ok(Published {
-            event_id: self.event_id,
+            event_id,
             durability: Durability::Persisted,
-            subject: self.subject,
+            subject,
             seq: ack.sequence,
             duplicate: ack.duplicate,
         })
+    }
+}
+
+/// An event the stream stored.
+struct Stored<'a> {
+    js: &'a jetstream::Context,
+    stream: &'a str,
+    seq: u64,
+}
+
+impl Stored<'_> {
+    /// Whether it is `agent`'s event `event_id` with this `digest`.
+    async fn says(
+        &self,
+        event_id: &str,
+        agent: &str,
+        digest: &[u8; 32],
+    ) -> Result<bool, WorkerError> {
+        let doing = || {
+            format!(
+                "cannot read back event {event_id} (stream {}, seq {}) to compare it with the one sent again",
+                self.stream, self.seq
+            )
+        };
+        let stored = self
+            .js
+            .get_stream_no_info(self.stream)
+            .await
+            .map_err(|e| WorkerError::nats(doing(), e))?
+            .get_raw_message(self.seq)
+            .await
+            .map_err(|e| WorkerError::nats(doing(), e))?;
+        Ok(
+            serde_json::from_slice::<Envelope>(&stored.payload).is_ok_and(|e| {
+                e.coordinates.agent == agent && e.id == event_id && e.digest() == *digest
+            }),
+        )
     }
 }

@@ -21,7 +21,10 @@ use crate::{agent, hookrt, transcript_text};
 /// A nats-server with JetStream, stopped when dropped.
 pub struct Nats {
     pub url: String,
+    /// Its process (every server's, for a cluster).
     pid: String,
+    /// A cluster's servers: name, URL, process.
+    pub nodes: Vec<(String, String, String)>,
     /// Its storage and logs, kept across a restart, removed with it.
     dir: tempfile::TempDir,
     args: Vec<String>,
@@ -44,6 +47,7 @@ impl Nats {
         let mut nats = Nats {
             url: String::new(),
             pid: String::new(),
+            nodes: Vec::new(),
             dir,
             args: args.iter().map(|a| a.to_string()).collect(),
             env: env
@@ -53,6 +57,47 @@ impl Nats {
         };
         nats.launch(None);
         nats
+    }
+
+    /// `n` servers of one JetStream cluster (`scripts/nats --cluster N`):
+    /// `url` lists them all, `nodes` names each.
+    pub fn cluster(n: usize) -> Nats {
+        let dir = tempfile::Builder::new()
+            .prefix("hookrt-nats.")
+            .tempdir()
+            .unwrap();
+        let out = Command::new(repo().join("scripts/nats"))
+            .args(["--cluster", &n.to_string()])
+            .env("HOOKRT_NATS_DIR", dir.path())
+            .output()
+            .expect("scripts/nats runs");
+        assert!(
+            out.status.success(),
+            "scripts/nats could not start a cluster:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut lines = text.lines();
+        let url = lines.next().expect("URL line").to_owned();
+        let nodes: Vec<(String, String, String)> = lines
+            .filter_map(|l| {
+                let mut w = l.strip_prefix("node ")?.split(' ');
+                Some((w.next()?.into(), w.next()?.into(), w.next()?.into()))
+            })
+            .collect();
+        assert_eq!(nodes.len(), n, "{text}");
+        Nats {
+            url,
+            pid: nodes
+                .iter()
+                .map(|(_, _, p)| p.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            nodes,
+            dir,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
     }
 
     /// Runs `scripts/nats` on this server's storage, on `port` or a free one.
@@ -104,7 +149,9 @@ impl Nats {
 
 impl Drop for Nats {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg(&self.pid).status();
+        let _ = Command::new("kill")
+            .args(self.pid.split_whitespace())
+            .status();
     }
 }
 
@@ -199,7 +246,7 @@ impl Worker {
         self.summary.lock().unwrap().clone().expect("a summary")
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         self.child.kill().expect("SIGKILL the worker");
         let _ = self.child.wait();
     }
@@ -283,7 +330,7 @@ pub(crate) fn patient_agent(dir: &Path) -> PathBuf {
 
 /// The transcript as `sessions` sessions, each its own ids: each session's
 /// lines, and each event id's (session, position in its session).
-fn sessions(n: usize) -> (Vec<String>, BTreeMap<String, (String, usize)>) {
+pub(crate) fn sessions(n: usize) -> (Vec<String>, BTreeMap<String, (String, usize)>) {
     let mut all = Vec::new();
     let mut order = BTreeMap::new();
     for k in 0..n {
@@ -312,7 +359,11 @@ fn sessions(n: usize) -> (Vec<String>, BTreeMap<String, (String, usize)>) {
 /// session: whether the hooks after it are asked depends on which worker ran
 /// which session first, so only the owner's delivery is required. With
 /// `order`, each event's place in its session ([`sessions`]).
-fn planned(agent: &Path, sessions: &[String], order: BTreeMap<String, (String, usize)>) -> Planned {
+pub(crate) fn planned(
+    agent: &Path,
+    sessions: &[String],
+    order: BTreeMap<String, (String, usize)>,
+) -> Planned {
     let mut all = BTreeSet::new();
     let mut required = BTreeSet::new();
     for lines in sessions {
@@ -348,15 +399,15 @@ fn planned(agent: &Path, sessions: &[String], order: BTreeMap<String, (String, u
 type Keys = BTreeSet<(String, String, String)>;
 
 /// What a fleet must deliver, may deliver, and in which order.
-struct Planned {
+pub(crate) struct Planned {
     expected: Keys,
-    required: Keys,
+    pub(crate) required: Keys,
     order: BTreeMap<String, (String, usize)>,
 }
 
 impl Planned {
     /// How many required deliveries `rows` lack.
-    fn left(&self, rows: Vec<Value>) -> usize {
+    pub(crate) fn left(&self, rows: Vec<Value>) -> usize {
         let seen = ok_keys(&rows);
         self.required.difference(&seen).count()
     }
@@ -364,7 +415,7 @@ impl Planned {
     /// Waits up to `seconds` for every required delivery among `rows()`
     /// (`stalled`: what a timeout means), then checks that nothing
     /// unplanned ran, that order held, and that nothing is dead.
-    fn done_in_order(
+    pub(crate) fn done_in_order(
         &self,
         nats: &Nats,
         rows: impl Fn() -> Vec<Value>,

@@ -14,6 +14,10 @@ pub struct StreamArgs {
     /// Partitions sessions are hashed into (the same for every worker and publisher).
     #[arg(long, default_value_t = hookrt_worker::DEFAULT_PARTITIONS, requires = "nats")]
     pub partitions: u32,
+    /// Servers of a JetStream cluster that keep each stream and bucket this
+    /// creates (3 on a three-node cluster survives the loss of one).
+    #[arg(long, default_value_t = 1, requires = "nats", value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub replicas: u8,
 }
 
 /// How many threads deliver in this process (`hookrt run`, `hookrt serve`).

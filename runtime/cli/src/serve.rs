@@ -175,6 +175,7 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
             &args.stream.stream,
             &args.stream.prefix,
             args.stream.partitions,
+            usize::from(args.stream.replicas),
         ))?;
         options.forward = Some(Arc::new(ToJetStream(publisher)));
     }

@@ -137,6 +137,7 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
             prefix: args.stream.prefix.clone(),
             durable: args.durable.clone(),
             partitions: args.stream.partitions,
+            replicas: usize::from(args.stream.replicas),
         },
         state: args.state.clone(),
         ack_wait: Duration::from_millis(args.ack_wait_ms),
@@ -230,6 +231,7 @@ pub fn publish(args: &PublishArgs) -> Result<ExitCode> {
             &args.stream.stream,
             &args.stream.prefix,
             args.stream.partitions,
+            usize::from(args.stream.replicas),
         )
         .await?;
         let mut pending = Vec::new();

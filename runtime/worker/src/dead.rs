@@ -111,7 +111,7 @@ fn header(headers: Option<&HeaderMap>, name: &str) -> Option<String> {
 
 /// Every dead letter of `durable`, oldest first.
 pub async fn list(js: &jetstream::Context, durable: &str) -> Result<Vec<DeadMessage>, WorkerError> {
-    let stream = fleet::dead_stream(js).await?;
+    let stream = fleet::dead_stream(js, 1).await?;
     let consumer: jetstream::consumer::PullConsumer = stream
         .create_consumer(pull::Config {
             ack_policy: AckPolicy::None,
@@ -196,7 +196,7 @@ pub async fn redrive(
     prefix: &str,
     only: Option<&[u64]>,
 ) -> Result<Vec<Redriven>, WorkerError> {
-    let stream = fleet::dead_stream(js).await?;
+    let stream = fleet::dead_stream(js, 1).await?;
     let letters = list(js, durable).await?;
     if let Some(only) = only
         && let Some(missing) = only.iter().find(|s| !letters.iter().any(|d| d.seq == **s))

@@ -36,6 +36,9 @@ pub struct Names {
     pub durable: String,
     /// How many partitions sessions are hashed into.
     pub partitions: u32,
+    /// How many servers of a JetStream cluster keep each stream and bucket
+    /// the group creates (1 on a single server; 3 survives one lost node).
+    pub replicas: usize,
 }
 
 impl Names {
@@ -90,6 +93,7 @@ pub async fn events_stream(
         name: names.stream.clone(),
         subjects: vec![format!("{}.>", names.prefix)],
         duplicate_window: DEDUP_WINDOW,
+        num_replicas: names.replicas,
         ..Default::default()
     })
     .await
@@ -97,11 +101,15 @@ pub async fn events_stream(
 }
 
 /// The dead-letter stream, created when missing.
-pub async fn dead_stream(js: &jetstream::Context) -> Result<stream::Stream, WorkerError> {
+pub async fn dead_stream(
+    js: &jetstream::Context,
+    replicas: usize,
+) -> Result<stream::Stream, WorkerError> {
     js.get_or_create_stream(stream::Config {
         name: DEAD_STREAM.to_owned(),
         subjects: vec![format!("{DEAD_PREFIX}.>")],
         duplicate_window: DEDUP_WINDOW,
+        num_replicas: replicas,
         ..Default::default()
     })
     .await
@@ -116,6 +124,7 @@ pub async fn bucket(
     js: &jetstream::Context,
     name: &str,
     max_age: Duration,
+    replicas: usize,
 ) -> Result<kv::Store, WorkerError> {
     let fail = || format!("cannot open the key-value bucket {name}");
     if let Ok(store) = js.get_key_value(name).await {
@@ -129,6 +138,7 @@ pub async fn bucket(
         allow_rollup: true,
         deny_delete: true,
         allow_direct: true,
+        num_replicas: replicas,
         discard: stream::DiscardPolicy::New,
         duplicate_window: if max_age.is_zero() {
             DEDUP_WINDOW

@@ -146,9 +146,12 @@ pub(crate) async fn connect(url: &str) -> Result<async_nats::Client, WorkerError
             "the NATS URL carries credentials, which any process listing shows; give them in the environment instead: {TOKEN_ENV}, or {USER_ENV} and {PASSWORD_ENV}"
         )));
     }
+    // A cluster's servers as a comma-separated list: the client fails over
+    // between them.
+    let servers: Vec<&str> = url.split(',').map(str::trim).collect();
     credentials()
         .await?
-        .connect(url)
+        .connect(servers)
         .await
         .map_err(|e| WorkerError::nats(format!("cannot connect to {url}"), e))
 }
@@ -399,12 +402,18 @@ async fn join(mut runtime: Runtime, options: &WorkerOptions) -> Result<Joined, W
     let client = connect(&options.nats).await?;
     let js = jetstream::new(client.clone());
     let events = fleet::events_stream(&js, names).await?;
-    fleet::dead_stream(&js).await?;
+    fleet::dead_stream(&js, names.replicas).await?;
     let done_bucket = names.done_bucket();
-    let done_store = fleet::bucket(&js, &done_bucket, options.done_ttl).await?;
+    let done_store = fleet::bucket(&js, &done_bucket, options.done_ttl, names.replicas).await?;
     let completion = Completion::new(done_store);
     agree_on_partitions(&completion, names).await?;
-    let lease_store = fleet::bucket(&js, &names.lease_bucket(), options.lease_ttl).await?;
+    let lease_store = fleet::bucket(
+        &js,
+        &names.lease_bucket(),
+        options.lease_ttl,
+        names.replicas,
+    )
+    .await?;
     runtime.set_transport(Transport {
         kind: "nats".into(),
         detail: Some(names.stream.clone()),
@@ -604,6 +613,7 @@ pub async fn publisher(
     stream: &str,
     prefix: &str,
     partitions: u32,
+    replicas: usize,
 ) -> Result<Publisher, WorkerError> {
     if partitions == 0 || partitions > MAX_PARTITIONS {
         return Err(WorkerError::Config(format!(
@@ -616,6 +626,7 @@ pub async fn publisher(
         prefix: prefix.to_owned(),
         durable: String::new(),
         partitions,
+        replicas,
     };
     fleet::events_stream(&jetstream::new(client.clone()), &names).await?;
     Ok(Publisher::new(client, prefix, partitions))

@@ -115,6 +115,12 @@ pub async fn consume(
 ) {
     let valid = || Instant::now() < *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner());
     let stopping = || ctl.stop.load(Ordering::Relaxed);
+    // The stream sequence of the last message this task's ack the server
+    // confirmed. A JetStream cluster whose consumer leader dies may not have
+    // replicated that ack to the new leader, which then hands the message
+    // back after later ones: it finished, so it is acked again, not run out
+    // of order (one message is in flight, so everything up to it finished).
+    let mut acked_through: u64 = 0;
     while !stopping() {
         if !valid() {
             // The renewal is late (a busy machine): take nothing until it
@@ -153,6 +159,12 @@ pub async fn consume(
                 let _ = message.ack_with(AckKind::Nak(None)).await;
                 break;
             }
+            let seq = message.info().map_or(0, |i| i.stream_sequence);
+            if seq > 0 && seq <= acked_through {
+                tracing::debug!(target: "hookrt", partition, seq, "a message acked before came back (a cluster's ack not replicated): acked again");
+                finish(&shared, &message, Ending::Ack, partition).await;
+                continue;
+            }
             let ending = match handle(&shared, &message, partition).await {
                 Ok(ending) => ending,
                 Err(e) => {
@@ -165,7 +177,9 @@ pub async fn consume(
                 finish(&shared, &message, ending, partition).await;
                 break;
             }
-            finish(&shared, &message, ending, partition).await;
+            if finish(&shared, &message, ending, partition).await {
+                acked_through = acked_through.max(seq);
+            }
         }
     }
 }
@@ -181,8 +195,9 @@ enum Ending {
     Term,
 }
 
-/// Acks, naks or terminates a handled message.
-async fn finish(shared: &Shared, message: &Message, ending: Ending, partition: u32) {
+/// Acks, naks or terminates a handled message: whether the server
+/// confirmed an ack.
+async fn finish(shared: &Shared, message: &Message, ending: Ending, partition: u32) -> bool {
     let (done, doing) = match ending {
         Ending::Ack => (message.double_ack().await, "cannot ack a finished message"),
         Ending::Retry(wait) => (
@@ -197,10 +212,12 @@ async fn finish(shared: &Shared, message: &Message, ending: Ending, partition: u
     match done {
         Ok(()) if matches!(ending, Ending::Ack) => {
             shared.counts.acked.fetch_add(1, Ordering::Relaxed);
+            true
         }
-        Ok(()) => {}
+        Ok(()) => false,
         Err(e) => {
             tracing::warn!(target: "hookrt", partition, "message not finished, to be redelivered: {}", WorkerError::nats(doing, e));
+            false
         }
     }
 }

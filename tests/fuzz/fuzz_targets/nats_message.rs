@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
         prefix: "hookrt.events".into(),
         durable: "hooks".into(),
         partitions: 16,
+        replicas: 1,
     };
     if let Ok(mut e) = accept(&names, subject, payload) {
         e.validate().expect("an accepted message is a valid envelope");

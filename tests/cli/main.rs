@@ -14,6 +14,7 @@ mod commands;
 mod coverage;
 mod crash;
 mod ingest;
+mod install;
 mod journal;
 mod trail;
 mod tutorial;

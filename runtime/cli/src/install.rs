@@ -26,7 +26,13 @@
 //! tool; gates fail closed where the agent has a word for it (Claude Code's
 //! `onFailure: "block"`, Cursor's `failClosed: true`).
 //!
+//! The file is written as `file` says: no link followed under the project
+//! (or the home folder), the old file's mode and owner kept (0600 for a new
+//! one), replaced atomically.
+//!
 //! `--dry-run` prints the change as a unified diff and writes nothing.
+
+mod file;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +40,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
 use serde_json::{Map, Value, json};
+
+use file::SettingsFile;
 
 /// What a command hook's `--deadline-ms` is, and its timeout (seconds).
 const COMMAND_DEADLINE_MS: u64 = 10_000;
@@ -106,9 +114,11 @@ fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
     let agent = Agent::of(bridge);
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
-    let file = agent.file(place)?;
-    let old = hookrt::hooks::read_plain_file(&file)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let cwd = std::env::current_dir().context("cannot tell the working folder")?;
+    let target = agent.target(place, &cwd)?;
+    let file = target.path();
+    let found = target.read()?;
+    let old = found.text.clone();
     let mut settings: Value = match &old {
         Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
             .with_context(|| format!("{} is not JSON; fix it or move it away", file.display()))?,
@@ -142,12 +152,7 @@ fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
         println!("{}: already up to date", file.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    hookrt::hooks::replace_file(&file, new.as_bytes())
-        .with_context(|| format!("cannot write {}", file.display()))?;
+    target.write(found, new.as_bytes())?;
     let skipped = if agent.not_installed.is_empty() {
         String::new()
     } else {
@@ -269,24 +274,25 @@ impl Agent {
         }
     }
 
-    /// The file to write.
-    fn file(&self, place: &Where) -> Result<PathBuf> {
+    /// The file to write: under the working folder (the project), the
+    /// user's folder, or as `--settings` names it.
+    fn target(&self, place: &Where, cwd: &Path) -> Result<SettingsFile> {
         if let Some(file) = &place.settings {
-            return Ok(file.clone());
+            return SettingsFile::named(file, cwd);
         }
         if !place.user {
-            return Ok(std::env::current_dir()?.join(self.project));
+            return SettingsFile::under(cwd, Path::new(self.project));
         }
         if let Some((var, _)) = self.home_env
             && let Some(folder) = std::env::var_os(var).filter(|v| !v.is_empty())
         {
-            return Ok(Path::new(&folder).join(self.user));
+            return SettingsFile::under(Path::new(&folder), Path::new(self.user));
         }
         let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
             bail!("--user needs HOME to find the user's hooks; give --settings FILE instead");
         };
         let folder = self.home_env.map_or("", |(_, dir)| dir);
-        Ok(Path::new(&home).join(folder).join(self.user))
+        SettingsFile::under(Path::new(&home), &Path::new(folder).join(self.user))
     }
 
     /// The events hookrt becomes the hook of: every one of the pinned

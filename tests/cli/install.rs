@@ -1,7 +1,8 @@
 //! `hookrt install` keeps what it finds: the settings file's mode and owner
-//! (0600 for a new one) and no link followed under the project or the home
-//! folder; and a FIFO planted where hookrt reads a file fails at once,
-//! naming it, instead of hanging the command.
+//! (0600 for a new one), no link followed under the project or the home
+//! folder, the lock written into the hook's line, a warning when the agent
+//! could edit its own hooks; and a FIFO planted where hookrt reads a file
+//! fails at once, naming it, instead of hanging the command.
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::common::{claude_fixture, repo, with_stdin};
 
 /// Longer than any of these commands takes, far shorter than a hang.
 const PROMPT: Duration = Duration::from_secs(30);
@@ -226,6 +228,187 @@ fn install_refuses_a_link_on_the_way_to_the_settings_and_writes_nothing_where_it
     assert_eq!(
         fs::read_to_string(&theirs).unwrap(),
         "{\"theme\": \"dark\"}\n"
+    );
+}
+
+#[test]
+fn install_writes_the_lock_into_the_hooks_line_and_the_hook_it_writes_is_checked_against_it() {
+    let agent = repo().join("example-hooks/agent");
+    let agent_dir = agent.to_str().unwrap();
+    let built = prompt(hookrt(&["build", agent_dir]));
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("reviewed.lock");
+    let lock_path = lock.to_str().unwrap();
+    let settings = dir.path().join("settings.json");
+    let settings_path = settings.to_str().unwrap();
+
+    // No lock there yet: refused, nothing written.
+    let out = install_in(
+        dir.path(),
+        &[
+            "claude",
+            "install",
+            agent_dir,
+            "--settings",
+            settings_path,
+            "--lock",
+            lock_path,
+            "--require-lock",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(&format!("the lock {lock_path} does not exist")),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!settings.exists());
+
+    let locked = prompt(hookrt(&["--lock", lock_path, "lock", agent_dir]));
+    assert!(locked.status.success(), "{}", text(&locked.stderr));
+    let out = install_in(
+        dir.path(),
+        &[
+            "claude",
+            "install",
+            agent_dir,
+            "--settings",
+            settings_path,
+            "--lock",
+            lock_path,
+            "--require-lock",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lock_real = fs::canonicalize(&lock).unwrap();
+    let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    let entry = &v["hooks"]["PreToolUse"][0]["hooks"][0];
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let tail = ["--lock", lock_real.to_str().unwrap(), "--require-lock"];
+    assert!(args.ends_with(&tail), "{args:?}");
+
+    // The entry, run as Claude Code runs it, loads against the lock and denies.
+    let run_entry = || {
+        let mut input: Value = serde_json::from_str(&claude_fixture("PreToolUse")).unwrap();
+        input["tool_input"]["command"] = "rm -rf build/".into();
+        let mut command = Command::new(entry["command"].as_str().unwrap());
+        command
+            .args(&args)
+            .envs(hookrt(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))));
+        with_stdin(command, &input.to_string())
+    };
+    let out = run_entry();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    // Without the lock it requires, the same entry refuses to load the
+    // folder and blocks the call (Claude Code's exit 2).
+    fs::remove_file(&lock).unwrap();
+    let out = run_entry();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "{}: there is no lock, and --require-lock asks for one",
+            lock_real.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A command line (Codex) carries them too, quoted for the shell.
+    let locked = prompt(hookrt(&["--lock", lock_path, "lock", agent_dir]));
+    assert!(locked.status.success(), "{}", text(&locked.stderr));
+    let out = install_in(
+        dir.path(),
+        &[
+            "install",
+            "--agent",
+            "codex",
+            agent_dir,
+            "--dry-run",
+            "--lock",
+            lock_path,
+            "--require-lock",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "--deadline-ms 10000 --lock {} --require-lock",
+            lock_real.display()
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn install_warns_when_the_agent_folder_lies_inside_the_project_the_agent_edits() {
+    let project = tempfile::tempdir().unwrap();
+    let inside = bare_agent(project.path());
+    let out = install_in(
+        project.path(),
+        &[
+            "install",
+            "--agent",
+            "claude-code",
+            inside.to_str().unwrap(),
+            "--dry-run",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains(&format!(
+            "warning: the agent folder {} lies inside {}, the working tree Claude Code edits: the agent could change its own hooks",
+            fs::canonicalize(&inside).unwrap().display(),
+            fs::canonicalize(project.path()).unwrap().display()
+        )),
+        "{e}"
+    );
+    // Inside a git work tree, from a folder below its top: the same.
+    fs::create_dir_all(project.path().join(".git")).unwrap();
+    let below = project.path().join("src");
+    fs::create_dir_all(&below).unwrap();
+    let out = install_in(
+        &below,
+        &[
+            "install",
+            "--agent",
+            "codex",
+            inside.to_str().unwrap(),
+            "--dry-run",
+        ],
+    );
+    assert!(
+        text(&out.stderr).contains("lies inside") && text(&out.stderr).contains("Codex"),
+        "{}",
+        text(&out.stderr)
+    );
+    // An agent folder outside the project: no warning.
+    let outside = tempfile::tempdir().unwrap();
+    let agent = bare_agent(outside.path());
+    let out = install_in(
+        project.path(),
+        &[
+            "install",
+            "--agent",
+            "claude-code",
+            agent.to_str().unwrap(),
+            "--dry-run",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("warning"),
+        "{}",
+        text(&out.stderr)
     );
 }
 

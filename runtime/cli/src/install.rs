@@ -26,6 +26,11 @@
 //! tool; gates fail closed where the agent has a word for it (Claude Code's
 //! `onFailure: "block"`, Cursor's `failClosed: true`).
 //!
+//! `--lock FILE` and `--require-lock` go into the command hook's line, so
+//! every event is checked against the reviewed lock. A warning says when
+//! the agent folder (or the lock) lies inside the working tree the agent
+//! edits: the agent could then change its own hooks.
+//!
 //! The file is written as `file` says: no link followed under the project
 //! (or the home folder), the old file's mode and owner kept (0600 for a new
 //! one), replaced atomically.
@@ -33,15 +38,18 @@
 //! `--dry-run` prints the change as a unified diff and writes nothing.
 
 mod file;
+mod pin;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
+use hookrt::hooks::LockPolicy;
 use serde_json::{Map, Value, json};
 
 use file::SettingsFile;
+use pin::{Pinned, warn_if_editable};
 
 /// What a command hook's `--deadline-ms` is, and its timeout (seconds).
 const COMMAND_DEADLINE_MS: u64 = 10_000;
@@ -93,13 +101,13 @@ pub struct Where {
     pub dry_run: bool,
 }
 
-pub fn claude(cmd: ClaudeCommand) -> Result<ExitCode> {
+pub fn claude(cmd: ClaudeCommand, lock: &LockPolicy) -> Result<ExitCode> {
     match cmd {
-        ClaudeCommand::Install(place) => install_for(Bridge::ClaudeCode, &place),
+        ClaudeCommand::Install(place) => install_for(Bridge::ClaudeCode, &place, lock),
     }
 }
 
-pub fn install(args: &InstallArgs) -> Result<ExitCode> {
+pub fn install(args: &InstallArgs, lock: &LockPolicy) -> Result<ExitCode> {
     let Some(bridge) = Bridge::named(&args.agent) else {
         bail!(
             "no agent `{}`: give --agent one of {}",
@@ -107,16 +115,17 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
             Bridge::names()
         );
     };
-    install_for(bridge, &args.place)
+    install_for(bridge, &args.place, lock)
 }
 
-fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
+fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitCode> {
     let agent = Agent::of(bridge);
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
     let target = agent.target(place, &cwd)?;
     let file = target.path();
+    let pinned = Pinned::of(lock, &dir, &cwd, place)?;
     let found = target.read()?;
     let old = found.text.clone();
     let mut settings: Value = match &old {
@@ -134,7 +143,9 @@ fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
             .http
             .as_ref()
             .map(|u| u.trim_end_matches('/').to_owned()),
+        lock: pinned.clone(),
     };
+    warn_if_editable(&agent, &dir, &pinned, &cwd, place);
     let kept = merge(&mut settings, &agent, &transport)
         .with_context(|| format!("{}: cannot merge hookrt's hooks", file.display()))?;
     let new = format!("{}\n", serde_json::to_string_pretty(&settings)?);
@@ -312,6 +323,7 @@ struct Transport {
     hookrt: String,
     dir: String,
     http: Option<String>,
+    lock: Pinned,
 }
 
 /// `text` quoted for a POSIX shell.
@@ -329,7 +341,15 @@ fn quoted(text: &str) -> String {
 
 impl Transport {
     fn describe(&self, agent: &Agent) -> String {
-        let command = format!("hookrt hook --agent {} {}", agent.bridge.name(), self.dir);
+        let command = format!(
+            "hookrt hook --agent {} {}{}",
+            agent.bridge.name(),
+            self.dir,
+            self.lock
+                .args()
+                .iter()
+                .fold(String::new(), |line, a| line + " " + a)
+        );
         match (&self.http, agent.route) {
             (Some(url), None) => format!("{command} --http {url}, token from ${TOKEN_ENV}"),
             (Some(url), Some(route)) if agent.command_only.is_empty() => {
@@ -361,6 +381,7 @@ impl Transport {
         if let Some(url) = self.http.as_ref().filter(|_| agent.route.is_none()) {
             args.extend(["--http".to_owned(), url.clone()]);
         }
+        args.extend(self.lock.args());
         args
     }
 
@@ -547,6 +568,7 @@ mod tests {
             hookrt: "/usr/bin/hookrt".into(),
             dir: "/agent".into(),
             http: None,
+            lock: Pinned::default(),
         }
     }
 

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -211,7 +211,13 @@ impl SettingsFile {
             std::fs::create_dir_all(&self.base)
                 .with_context(|| format!("cannot create {}", self.base.display()))?;
         }
-        let base = match std::fs::File::open(&self.base) {
+        // The base may be reached through links (the user's business), but
+        // must be a folder: O_DIRECTORY, and O_NONBLOCK lest a FIFO block.
+        let base = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&self.base)
+        {
             Ok(f) => OwnedFd::from(f),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {

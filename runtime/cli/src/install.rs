@@ -125,7 +125,7 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
     let target = agent.target(place, &cwd)?;
     let file = target.path();
-    let pinned = Pinned::of(lock, &dir, &cwd, place)?;
+    let pinned = Pinned::of(lock, &dir, &cwd, place.http.is_some())?;
     let found = target.read()?;
     let old = found.text.clone();
     let mut settings: Value = match &old {
@@ -145,7 +145,8 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
             .map(|u| u.trim_end_matches('/').to_owned()),
         lock: pinned.clone(),
     };
-    warn_if_editable(&agent, &dir, &pinned, &cwd, place);
+    let project = !place.user && place.settings.is_none();
+    warn_if_editable(bridge.protocol().label, &dir, &pinned, &cwd, project);
     let kept = merge(&mut settings, &agent, &transport)
         .with_context(|| format!("{}: cannot merge hookrt's hooks", file.display()))?;
     let new = format!("{}\n", serde_json::to_string_pretty(&settings)?);

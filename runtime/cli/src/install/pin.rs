@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use hookrt::hooks::{LOCK_FILE, LockPolicy};
 
-use super::{Agent, Where};
-
 /// The lock the command hook is run with.
 #[derive(Clone, Default)]
 pub(super) struct Pinned {
@@ -20,13 +18,14 @@ pub(super) struct Pinned {
 }
 
 impl Pinned {
-    /// The lock `install --lock FILE --require-lock` asks for; the lock
-    /// must exist, or every event would be refused by the hook.
-    pub(super) fn of(policy: &LockPolicy, dir: &Path, cwd: &Path, place: &Where) -> Result<Pinned> {
+    /// The lock `install --lock FILE --require-lock` asks for (`http`: the
+    /// hooks are `hookrt serve`'s); the lock must exist, or every event
+    /// would be refused by the hook.
+    pub(super) fn of(policy: &LockPolicy, dir: &Path, cwd: &Path, http: bool) -> Result<Pinned> {
         if policy.file.is_none() && !policy.required {
             return Ok(Pinned::default());
         }
-        if place.http.is_some() {
+        if http {
             bail!(
                 "--lock and --require-lock go into the command hook's line; with --http the hooks are `hookrt serve`'s: start it with --lock FILE --require-lock instead"
             );
@@ -68,23 +67,23 @@ impl Pinned {
 }
 
 /// Warns on stderr when the agent folder `dir` (or the lock) lies inside
-/// the working tree the agent edits: the git work tree holding the working
-/// folder, or, for a project install, the working folder itself.
+/// the working tree `label` (the agent) edits: the git work tree holding
+/// the working folder, or, for a project install (`project`), the working
+/// folder itself.
 pub(super) fn warn_if_editable(
-    agent: &Agent,
+    label: &str,
     dir: &Path,
     pinned: &Pinned,
     cwd: &Path,
-    place: &Where,
+    project: bool,
 ) {
     let tree = cwd
         .ancestors()
         .find(|a| a.join(".git").exists())
-        .or((!place.user && place.settings.is_none()).then_some(cwd));
+        .or(project.then_some(cwd));
     let Some(tree) = tree.and_then(|t| std::fs::canonicalize(t).ok()) else {
         return;
     };
-    let label = agent.bridge.protocol().label;
     if dir.starts_with(&tree) {
         eprintln!(
             "warning: the agent folder {} lies inside {}, the working tree {label} edits: the agent could change its own hooks. Keep the agent folder outside the project, and pin it with --lock FILE --require-lock, the lock outside the project too",

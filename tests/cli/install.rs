@@ -414,15 +414,26 @@ fn install_warns_when_the_agent_folder_lies_inside_the_project_the_agent_edits()
 
 #[test]
 fn a_fifo_planted_where_hookrt_reads_a_file_fails_at_once_naming_it() {
-    // `hookrt.toml`, `hookrt.lock` and a hook, each a FIFO no one writes to.
+    // `hookrt.toml`, `hookrt.lock`, a hook and a crate hook's file, each a
+    // FIFO no one writes to.
     for (planted, extra) in [
         ("hookrt.toml", &[][..]),
         ("hookrt.lock", &["--require-lock"][..]),
         ("hooks/audit.wasm", &[][..]),
+        // A file of a crate hook, read by its digest before cargo runs.
+        ("hooks/policy/src/lib.rs", &[][..]),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let agent = bare_agent(dir.path());
         let fifo = agent.join(planted);
+        fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+        if planted.starts_with("hooks/policy/") {
+            fs::write(
+                agent.join("hooks/policy/Cargo.toml"),
+                "[package]\nname = \"policy\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+            )
+            .unwrap();
+        }
         mkfifo(&fifo);
         let mut args = extra.to_vec();
         args.extend(["check", agent.to_str().unwrap()]);

@@ -104,7 +104,18 @@ fn walk(root: &Path) -> impl Iterator<Item = std::io::Result<walkdir::DirEntry>>
 fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
     for entry in walk(root) {
         let entry = entry?;
-        if entry.file_type().is_file() {
+        let kind = entry.file_type();
+        if !(kind.is_file() || kind.is_dir() || kind.is_symlink()) {
+            // A FIFO would block the build's read of it until something writes.
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a FIFO, socket or device, not a regular file; remove it from the hook's folder",
+                    entry.path().display()
+                ),
+            ));
+        }
+        if kind.is_file() {
             let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
             h.update(rel.to_string_lossy().as_bytes());
             h.update([0]);

@@ -135,6 +135,8 @@ const CLI: &[&str] = &[
     "args",
     "forward",
     "hook",
+    "install::file",
+    "install::pin",
     "install",
     "retention",
     "journal",

@@ -16,6 +16,7 @@ mod crash;
 mod eve;
 mod forgery;
 mod ingest;
+mod install;
 mod journal;
 mod trail;
 mod tutorial;

@@ -26,14 +26,30 @@
 //! tool; gates fail closed where the agent has a word for it (Claude Code's
 //! `onFailure: "block"`, Cursor's `failClosed: true`).
 //!
+//! `--lock FILE` and `--require-lock` go into the command hook's line, so
+//! every event is checked against the reviewed lock. A warning says when
+//! the agent folder (or the lock) lies inside the working tree the agent
+//! edits: the agent could then change its own hooks.
+//!
+//! The file is written as `file` says: no link followed under the project
+//! (or the home folder), the old file's mode and owner kept (0600 for a new
+//! one), replaced atomically.
+//!
 //! `--dry-run` prints the change as a unified diff and writes nothing.
+
+mod file;
+mod pin;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
+use hookrt::hooks::LockPolicy;
 use serde_json::{Map, Value, json};
+
+use file::SettingsFile;
+use pin::{Pinned, warn_if_editable};
 
 /// What a command hook's `--deadline-ms` is, and its timeout (seconds).
 const COMMAND_DEADLINE_MS: u64 = 10_000;
@@ -85,13 +101,13 @@ pub struct Where {
     pub dry_run: bool,
 }
 
-pub fn claude(cmd: ClaudeCommand) -> Result<ExitCode> {
+pub fn claude(cmd: ClaudeCommand, lock: &LockPolicy) -> Result<ExitCode> {
     match cmd {
-        ClaudeCommand::Install(place) => install_for(Bridge::ClaudeCode, &place),
+        ClaudeCommand::Install(place) => install_for(Bridge::ClaudeCode, &place, lock),
     }
 }
 
-pub fn install(args: &InstallArgs) -> Result<ExitCode> {
+pub fn install(args: &InstallArgs, lock: &LockPolicy) -> Result<ExitCode> {
     let Some(bridge) = Bridge::named(&args.agent) else {
         bail!(
             "no agent `{}`: give --agent one of {}",
@@ -99,16 +115,19 @@ pub fn install(args: &InstallArgs) -> Result<ExitCode> {
             Bridge::names()
         );
     };
-    install_for(bridge, &args.place)
+    install_for(bridge, &args.place, lock)
 }
 
-fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
+fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitCode> {
     let agent = Agent::of(bridge);
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
-    let file = agent.file(place)?;
-    let old = hookrt::hooks::read_plain_file(&file)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let cwd = std::env::current_dir().context("cannot tell the working folder")?;
+    let target = agent.target(place, &cwd)?;
+    let file = target.path();
+    let pinned = Pinned::of(lock, &dir, &cwd, place.http.is_some())?;
+    let found = target.read()?;
+    let old = found.text.clone();
     let mut settings: Value = match &old {
         Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
             .with_context(|| format!("{} is not JSON; fix it or move it away", file.display()))?,
@@ -124,7 +143,10 @@ fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
             .http
             .as_ref()
             .map(|u| u.trim_end_matches('/').to_owned()),
+        lock: pinned.clone(),
     };
+    let project = !place.user && place.settings.is_none();
+    warn_if_editable(bridge.protocol().label, &dir, &pinned, &cwd, project);
     let kept = merge(&mut settings, &agent, &transport)
         .with_context(|| format!("{}: cannot merge hookrt's hooks", file.display()))?;
     let new = format!("{}\n", serde_json::to_string_pretty(&settings)?);
@@ -142,12 +164,7 @@ fn install_for(bridge: Bridge, place: &Where) -> Result<ExitCode> {
         println!("{}: already up to date", file.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    hookrt::hooks::replace_file(&file, new.as_bytes())
-        .with_context(|| format!("cannot write {}", file.display()))?;
+    target.write(found, new.as_bytes())?;
     let skipped = if agent.not_installed.is_empty() {
         String::new()
     } else {
@@ -269,24 +286,25 @@ impl Agent {
         }
     }
 
-    /// The file to write.
-    fn file(&self, place: &Where) -> Result<PathBuf> {
+    /// The file to write: under the working folder (the project), the
+    /// user's folder, or as `--settings` names it.
+    fn target(&self, place: &Where, cwd: &Path) -> Result<SettingsFile> {
         if let Some(file) = &place.settings {
-            return Ok(file.clone());
+            return SettingsFile::named(file, cwd);
         }
         if !place.user {
-            return Ok(std::env::current_dir()?.join(self.project));
+            return SettingsFile::under(cwd, Path::new(self.project));
         }
         if let Some((var, _)) = self.home_env
             && let Some(folder) = std::env::var_os(var).filter(|v| !v.is_empty())
         {
-            return Ok(Path::new(&folder).join(self.user));
+            return SettingsFile::under(Path::new(&folder), Path::new(self.user));
         }
         let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
             bail!("--user needs HOME to find the user's hooks; give --settings FILE instead");
         };
         let folder = self.home_env.map_or("", |(_, dir)| dir);
-        Ok(Path::new(&home).join(folder).join(self.user))
+        SettingsFile::under(Path::new(&home), &Path::new(folder).join(self.user))
     }
 
     /// The events hookrt becomes the hook of: every one of the pinned
@@ -306,6 +324,7 @@ struct Transport {
     hookrt: String,
     dir: String,
     http: Option<String>,
+    lock: Pinned,
 }
 
 /// `text` quoted for a POSIX shell.
@@ -323,7 +342,15 @@ fn quoted(text: &str) -> String {
 
 impl Transport {
     fn describe(&self, agent: &Agent) -> String {
-        let command = format!("hookrt hook --agent {} {}", agent.bridge.name(), self.dir);
+        let command = format!(
+            "hookrt hook --agent {} {}{}",
+            agent.bridge.name(),
+            self.dir,
+            self.lock
+                .args()
+                .iter()
+                .fold(String::new(), |line, a| line + " " + a)
+        );
         match (&self.http, agent.route) {
             (Some(url), None) => format!("{command} --http {url}, token from ${TOKEN_ENV}"),
             (Some(url), Some(route)) if agent.command_only.is_empty() => {
@@ -355,6 +382,7 @@ impl Transport {
         if let Some(url) = self.http.as_ref().filter(|_| agent.route.is_none()) {
             args.extend(["--http".to_owned(), url.clone()]);
         }
+        args.extend(self.lock.args());
         args
     }
 
@@ -541,6 +569,7 @@ mod tests {
             hookrt: "/usr/bin/hookrt".into(),
             dir: "/agent".into(),
             http: None,
+            lock: Pinned::default(),
         }
     }
 

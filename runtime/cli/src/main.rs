@@ -288,8 +288,8 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             &hook::HookArgs::from(&args),
             options(&args.dir, cache),
         )),
-        Command::Install(args) => install::install(&args),
-        Command::Claude(cmd) => install::claude(cmd),
+        Command::Install(args) => install::install(&args, &cache.lock),
+        Command::Claude(cmd) => install::claude(cmd, &cache.lock),
         // The audit shows drift instead of refusing to load over it.
         Command::Audit(AuditArgs {
             action:

@@ -28,6 +28,7 @@ use crate::hooks::build::{confine, python, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::folder::plain;
 use crate::hooks::problem::Problem;
 
 /// The version requirement hooks use for `hookrt-sdk`.
@@ -377,7 +378,7 @@ fn agent_dir_of(source: &Path) -> PathBuf {
 /// read a host file (`confine`): named by line and construct, quoting
 /// nothing of the source or of the file it names.
 fn reads_the_host(hook: &DiscoveredHook) -> Option<Problem> {
-    let source = fs::read_to_string(&hook.path).ok()?;
+    let source = plain::read_regular_text(&hook.path).ok()?;
     let (line, what) = confine::host_read(&source)?;
     Some(Problem::build(
         &hook.path,
@@ -543,7 +544,10 @@ fn write_member(ws: &Path, hook: &DiscoveredHook) -> std::io::Result<Member> {
         src = hook.path.display(),
     );
     write_if_changed(&dir.join("Cargo.toml"), manifest.as_bytes())?;
-    write_if_changed(&dir.join("src").join("lib.rs"), &fs::read(&hook.path)?)?;
+    write_if_changed(
+        &dir.join("src").join("lib.rs"),
+        &plain::read_regular(&hook.path)?,
+    )?;
     Ok(Member { package, dir })
 }
 
@@ -656,7 +660,7 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
             ));
             continue;
         }
-        match fs::read(&hook.path) {
+        match plain::read_regular(&hook.path) {
             Ok(bytes) => built.push(BuiltHook {
                 hook: hook.clone(),
                 component: hook.path.clone(),
@@ -709,7 +713,7 @@ pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem
             ),
         )
     };
-    let mut file = fs::File::open(&built.component).map_err(unreadable)?;
+    let mut file = plain::open_regular(&built.component, true).map_err(unreadable)?;
     let meta = file.metadata().map_err(unreadable)?;
     let sidecar = record_of(&built.component);
     let recorded = fs::read_to_string(&sidecar).unwrap_or_default();

@@ -14,6 +14,7 @@ use walkdir::WalkDir;
 use crate::hooks::cache::dir::{create_private_dir, write_private};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::folder::plain::read_regular;
 use crate::hooks::problem::Problem;
 
 /// Hash of everything a hook's component depends on besides cargo's registry.
@@ -23,7 +24,7 @@ pub(crate) fn source_hash(
     toolchain: Option<&str>,
 ) -> std::io::Result<String> {
     if hook.kind == SourceKind::Component {
-        return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?)));
+        return Ok(hex::encode(Sha256::digest(read_regular(&hook.path)?)));
     }
     let mut h = Sha256::new();
     own_files(&mut h, hook)?;
@@ -38,7 +39,7 @@ pub(crate) fn source_hash(
 pub(crate) fn files_digest(hook: &DiscoveredHook) -> std::io::Result<String> {
     if hook.kind == SourceKind::Component {
         // A component's files are the component: its digest is its sha256.
-        return Ok(hex::encode(Sha256::digest(fs::read(&hook.path)?)));
+        return Ok(hex::encode(Sha256::digest(read_regular(&hook.path)?)));
     }
     let mut h = Sha256::new();
     own_files(&mut h, hook)?;
@@ -49,11 +50,11 @@ pub(crate) fn files_digest(hook: &DiscoveredHook) -> std::io::Result<String> {
 fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
     match hook.kind {
         SourceKind::Component => {
-            h.update(fs::read(&hook.path)?);
+            h.update(read_regular(&hook.path)?);
         }
         SourceKind::SingleFile => {
             h.update(b"hookrt single-file v1\0");
-            h.update(fs::read(&hook.path)?);
+            h.update(read_regular(&hook.path)?);
         }
         SourceKind::Crate => {
             h.update(b"hookrt crate v1\0");
@@ -68,7 +69,7 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
                     .map_or(&b""[..], |e| e.as_encoded_bytes()),
             );
             h.update([0]);
-            h.update(fs::read(&hook.path)?);
+            h.update(read_regular(&hook.path)?);
         }
         SourceKind::Python if hook.path.is_dir() => {
             h.update(b"hookrt python package v1\0");
@@ -76,7 +77,7 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
         }
         SourceKind::Python => {
             h.update(b"hookrt python v1\0");
-            h.update(fs::read(&hook.path)?);
+            h.update(read_regular(&hook.path)?);
         }
     }
     Ok(())
@@ -103,11 +104,24 @@ fn walk(root: &Path) -> impl Iterator<Item = std::io::Result<walkdir::DirEntry>>
 fn hash_tree(h: &mut Sha256, root: &Path) -> std::io::Result<()> {
     for entry in walk(root) {
         let entry = entry?;
-        if entry.file_type().is_file() {
+        let kind = entry.file_type();
+        if !(kind.is_file() || kind.is_dir() || kind.is_symlink()) {
+            // A FIFO would block the build's read of it until something writes.
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a FIFO, socket or device, not a regular file; remove it from the hook's folder",
+                    entry.path().display()
+                ),
+            ));
+        }
+        if kind.is_file() {
             let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
             h.update(rel.to_string_lossy().as_bytes());
             h.update([0]);
-            let bytes = fs::read(entry.path())?;
+            let bytes = read_regular(entry.path()).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("{}: {e}", entry.path().display()))
+            })?;
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         }

@@ -155,7 +155,7 @@ pub(crate) fn is_marked(path: &Path) -> bool {
 /// and `__pycache__` are skipped, and the count and size are bounded.
 fn read_files(hook: &DiscoveredHook) -> Result<Vec<File>, Problem> {
     let read = |path: &Path, name: String| -> Result<File, Problem> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::hooks::folder::plain::read_regular_text(path).map_err(|e| {
             Problem::build(
                 path,
                 format!("cannot read as UTF-8 text: {e}"),

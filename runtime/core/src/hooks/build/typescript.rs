@@ -62,7 +62,7 @@ pub(crate) fn build(
 ) -> Result<PathBuf, Problem> {
     let toolchain = JS.ready(sdk_dir)?;
     let problem = |what: String, fix: &str| Problem::build(&hook.path, what, fix);
-    let source = std::fs::read_to_string(&hook.path).map_err(|e| {
+    let source = crate::hooks::folder::plain::read_regular_text(&hook.path).map_err(|e| {
         problem(
             format!("cannot read as UTF-8 text: {e}"),
             "save the hook as UTF-8",

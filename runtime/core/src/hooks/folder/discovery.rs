@@ -311,6 +311,15 @@ fn walk_scope(
         let Some(kind) = kind_of(&path, problems, ignored) else {
             continue;
         };
+        if !is_dir && !entry.file_type().is_file() && !entry.file_type().is_symlink() {
+            // A FIFO would block the build's read until something writes to it.
+            problems.push(Problem::layout(
+                &path,
+                "is a FIFO, socket or device, not a regular file",
+                "replace it with the hook's source file or component",
+            ));
+            continue;
+        }
         let stem = rel_str
             .rsplit_once('.')
             .map(|(s, _)| s)

@@ -1,38 +1,108 @@
-//! The agent folder's own files (`hookrt.toml`, `hookrt.lock`, expectation
-//! files) read and written as plain files: never through a symbolic link,
-//! and parse errors that name a line and column without quoting its text.
+//! The files hookrt reads from an agent folder, opened one way: as regular
+//! files only, and the folder's own files (`hookrt.toml`, `hookrt.lock`,
+//! expectation files) never through a symbolic link; parse errors name a
+//! line and column without quoting its text.
 //!
 //! A `hookrt.toml` that is a link to `/etc/shadow` would otherwise be read,
 //! and its first line quoted in the TOML error into CI logs and the 422
 //! body of a reload; a `hookrt.lock` or an expectation file that is a link
-//! would be written through to wherever it points.
+//! would be written through to wherever it points. A FIFO planted as
+//! `hookrt.toml` or as a hook would block the reader until something writes
+//! to it (`check`, `serve` and every command hook hung on one): every file is
+//! opened with `O_NONBLOCK` and refused unless the opened descriptor is a
+//! regular file ([`open_regular`]).
 
+use std::fs::{File, Metadata};
 use std::io::{Read, Write};
 use std::path::Path;
 
-/// Reads `path`, a plain file; `Ok(None)` when there is none. A link, a
-/// folder or a device is refused with what it is (the file is opened with
-/// `O_NOFOLLOW`, and checked on the opened descriptor).
-pub fn read(path: &Path) -> Result<Option<String>, String> {
+/// Opens `path` for reading as a regular file: with `O_NONBLOCK`, so a FIFO
+/// or a device answers at once instead of blocking the open, then checked
+/// on the opened descriptor (no swap between a check and the open). With
+/// `follow` false a link is refused too (`O_NOFOLLOW`); hook sources may be
+/// links inside the hooks folder (discovery checked where they lead).
+/// `O_NONBLOCK` changes nothing for a regular file's reads.
+pub(crate) fn open_regular(path: &Path, follow: bool) -> std::io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc_nofollow());
+        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+        options.custom_flags(libc::O_NONBLOCK | nofollow);
     }
-    let mut file = match options.open(path) {
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if !follow && e.kind() != std::io::ErrorKind::NotFound && is_link(path) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is a symbolic link; hookrt reads it only as a plain file",
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "is {}, not a regular file; hookrt reads only regular files from an agent folder: replace it with the file",
+                what(&meta)
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// The bytes of `path`, a regular file ([`open_regular`], links followed):
+/// how every hook source and component is read. The caller names the path.
+pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path, true)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text.
+pub(crate) fn read_regular_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "is not UTF-8 text"))
+}
+
+/// What a file that is not a regular one is, in words.
+fn what(meta: &Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    if meta.is_dir() {
+        "a folder"
+    } else if meta.file_type().is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// Reads `path`, a plain file; `Ok(None)` when there is none. A link, a
+/// folder, a FIFO or a device is refused with what it is
+/// ([`open_regular`] without following links).
+pub fn read(path: &Path) -> Result<Option<String>, String> {
+    let mut file = match open_regular(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) if is_link(path) => {
-            return Err("is a symbolic link; hookrt reads it only as a plain file".to_owned());
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Err(e.to_string()),
         Err(e) => return Err(format!("cannot read: {e}")),
     };
-    let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
-    if !meta.is_file() {
-        return Err("is not a plain file".to_owned());
-    }
     let mut text = String::new();
     file.read_to_string(&mut text)
         .map_err(|e| format!("cannot read: {e}"))?;
@@ -81,12 +151,6 @@ fn is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
-/// `O_NOFOLLOW`.
-#[cfg(unix)]
-fn libc_nofollow() -> i32 {
-    libc::O_NOFOLLOW
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +171,24 @@ mod tests {
             "top = \"secret\"\n"
         );
         assert_eq!(read(&link).unwrap().as_deref(), Some("new"));
+    }
+
+    #[test]
+    fn a_fifo_is_refused_at_once_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("hookrt.toml");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // No writer ever opens it: a blocking open would wait forever.
+        let e = read(&fifo).unwrap_err();
+        assert!(
+            e.contains("is a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
+        let e = read_regular(&fifo).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+        let e = read(dir.path()).unwrap_err();
+        assert!(e.contains("is a folder"), "{e}");
     }
 
     #[test]

@@ -479,7 +479,7 @@ fn key_location(source: &Path, key: &str) -> Option<String> {
     } else {
         return None;
     };
-    let text = std::fs::read_to_string(&file).ok()?;
+    let text = crate::hooks::folder::plain::read_regular_text(&file).ok()?;
     let needle = format!("\"{key}\"");
     text.lines()
         .position(|l| l.contains(&needle))

@@ -157,13 +157,18 @@ const SERVE: &[&str] = &[
     "error",
     "auth",
     "metrics",
+    "cost",
+    "budget",
     "ingest",
     "fail_closed",
     "tally",
+    "parsing",
     "reload",
     "routes",
     "hook",
     "router",
+    "slots",
+    "idle",
     "connections",
 ];
 

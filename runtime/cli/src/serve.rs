@@ -88,13 +88,26 @@ pub struct ServeArgs {
     /// The largest request body (413 past it).
     #[arg(long, default_value_t = hookrt_serve::DEFAULT_MAX_BODY_BYTES, value_name = "BYTES")]
     pub max_body_bytes: usize,
-    /// Connections open at once at most; past it new ones wait to be accepted.
+    /// Connections open at once at most. Only authenticated connections
+    /// hold a slot for good: past the cap a newcomer takes the slot of a
+    /// connection without a valid token, else waits to be accepted.
     #[arg(long, default_value_t = hookrt_serve::DEFAULT_MAX_CONNECTIONS, value_name = "N")]
     pub max_connections: usize,
-    /// How long a request's line and headers may take to arrive (the
-    /// connection is closed past it; also the idle time of a kept-alive one).
+    /// How long a request's line and headers may take to arrive, counted
+    /// from the previous answer on a kept-alive connection (the connection
+    /// is closed past it).
     #[arg(long, default_value = "10000", value_name = "MS")]
     pub header_timeout_ms: u64,
+    /// How long a connection with no request in flight may stay silent
+    /// before it is closed.
+    #[arg(long, default_value = "5000", value_name = "MS")]
+    pub idle_timeout_ms: u64,
+    /// What request bodies in flight, and the events parsed from them, may
+    /// hold at once; a request past it is refused (503 server_busy,
+    /// Retry-After) before its body is read. Default: 96 MiB, or one
+    /// largest body and its parse window when --max-body-bytes needs more.
+    #[arg(long, value_name = "BYTES")]
+    pub max_in_flight_bytes: Option<usize>,
     /// How long a request's body may take to arrive (408 past it).
     #[arg(long, default_value = "30000", value_name = "MS")]
     pub body_timeout_ms: u64,
@@ -146,6 +159,13 @@ pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitC
     options.max_body_bytes = args.max_body_bytes;
     options.max_connections = args.max_connections;
     options.header_timeout = Duration::from_millis(args.header_timeout_ms);
+    options.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
+    options.max_in_flight_bytes = args.max_in_flight_bytes.unwrap_or(
+        hookrt_serve::DEFAULT_MAX_IN_FLIGHT_BYTES.max(
+            args.max_body_bytes
+                .saturating_add(hookrt_serve::PARSE_WINDOW),
+        ),
+    );
     options.body_timeout = Duration::from_millis(args.body_timeout_ms);
     options.rate_limit = args.rate_limit;
     options.rate_burst = args.rate_burst;

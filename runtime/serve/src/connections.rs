@@ -1,27 +1,42 @@
 //! The server's connections: accepted up to a cap, each request's head read
-//! within a deadline, closed gracefully at shutdown.
+//! within a deadline, idle ones closed, refused callers' ones closed after
+//! the answer, all closed gracefully at shutdown.
 //!
 //! `axum::serve` runs hyper without a timer, so a client that sends half a
 //! request holds its connection (and a task) for ever, and it accepts
-//! without bound. Here at most `max_connections` are open at once: past the
-//! cap the server stops accepting (new connections wait in the kernel's
-//! backlog) until one closes. A connection whose request head (request line
-//! and headers) is not in within `header_timeout` is closed (hyper's
-//! `header_read_timeout`, which also bounds how long a kept-alive
-//! connection may wait idle for its next request); a body slower than the
-//! body timeout is answered 408 by the routes (`AppState::read`).
+//! without bound. Here:
+//! - at most `max_connections` are open at once, and only authenticated
+//!   ones hold their slot for good (`slots.rs`): a newcomer past the cap
+//!   takes the slot of a connection without a token, else waits in the
+//!   kernel's backlog until one closes;
+//! - a request head (request line and headers) not in within
+//!   `header_timeout` closes its connection (hyper's `header_read_timeout`,
+//!   which runs from the previous answer on);
+//! - a connection with no request in flight that moved no byte for
+//!   `idle_timeout` is closed (`idle.rs`);
+//! - a 401, 403, 429 or 503 is sent with `Connection: close` and ends its
+//!   connection: a refused caller opens a new one to try again, and cannot
+//!   keep one open on refusals;
+//! - a body slower than the body timeout is answered 408 by the routes
+//!   (`AppState::read`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, watch};
 use tower_service::Service;
+
+use crate::error::closes;
+use crate::idle::{Activity, Watched};
+use crate::slots::Slots;
 
 /// How connections are bounded.
 #[derive(Debug, Clone, Copy)]
@@ -30,18 +45,25 @@ pub struct Bounds {
     pub max_connections: usize,
     /// How long a request's line and headers may take to arrive.
     pub header_timeout: Duration,
+    /// How long a connection with no request in flight may stay silent.
+    pub idle_timeout: Duration,
 }
+
+/// Whether a request's headers authenticate it (a valid token).
+pub type Trusts = Arc<dyn Fn(&HeaderMap) -> bool + Send + Sync>;
 
 /// Serves `router` on `listener` within `bounds` until `shutdown` resolves;
 /// then stops accepting, lets each connection finish its request in flight,
-/// and returns once all are closed.
+/// and returns once all are closed. `trusts` says which requests make their
+/// connection hold its slot for good.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     bounds: Bounds,
+    trusts: Trusts,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    let slots = Arc::new(Semaphore::new(bounds.max_connections.max(1)));
+    let slots = Slots::new(bounds.max_connections);
     let (stop_tx, stop_rx) = watch::channel(false);
     let (open_tx, open_rx) = watch::channel(());
     tokio::spawn(async move {
@@ -49,12 +71,45 @@ pub async fn serve(
         let _ = stop_tx.send(true);
     });
     let mut stopping = stop_rx.clone();
-    loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-            _ = stopped(&mut stopping) => break,
+    let open = |stream: TcpStream, peer: std::net::SocketAddr, permit: OwnedSemaphorePermit| {
+        let connection = Connection {
+            slot: slots.hold(permit, peer.ip()),
+            router: router.clone(),
+            trusts: trusts.clone(),
+            bounds,
         };
-        let (stream, _peer) = tokio::select! {
+        let stop = stop_rx.clone();
+        let open = open_rx.clone();
+        tokio::spawn(async move {
+            connection.run(stream, stop).await;
+            drop(open);
+        });
+    };
+    loop {
+        let permit = match slots.try_free() {
+            Some(p) => p,
+            None => {
+                // Full. A newcomer may take an untrusted connection's slot;
+                // none can appear while we wait (nothing is accepted), so
+                // asking once is enough.
+                let room = slots.any_untrusted();
+                tokio::select! {
+                    p = slots.free() => match p { Some(p) => p, None => break },
+                    accepted = listener.accept(), if room => {
+                        let Ok((stream, peer)) = accepted else { continue };
+                        slots.make_room();
+                        let permit = tokio::select! {
+                            p = slots.free() => match p { Some(p) => p, None => break },
+                            _ = stopped(&mut stopping) => break,
+                        };
+                        open(stream, peer, permit);
+                        continue;
+                    }
+                    _ = stopped(&mut stopping) => break,
+                }
+            }
+        };
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -67,36 +122,86 @@ pub async fn serve(
             },
             _ = stopped(&mut stopping) => break,
         };
-        let router = router.clone();
-        let mut stop = stop_rx.clone();
-        let open = open_rx.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                let mut router = router.clone();
-                async move {
-                    let answer = router.call(req.map(Body::new)).await;
-                    Ok::<_, Infallible>(answer.unwrap_or_else(|never| match never {}))
-                }
-            });
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(bounds.header_timeout);
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = stopped(&mut stop) => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.as_mut().await;
-                }
-            }
-            drop((slot, open));
-        });
+        open(stream, peer, permit);
     }
     drop(listener);
     drop(open_rx);
     open_tx.closed().await;
+}
+
+/// One accepted connection and what it needs to serve its requests.
+struct Connection {
+    slot: crate::slots::Slot,
+    router: Router,
+    trusts: Trusts,
+    bounds: Bounds,
+}
+
+impl Connection {
+    /// Serves the connection's requests until it closes, idles out, is
+    /// closed to make room, or shutdown has let its request finish.
+    async fn run(self, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+        let Connection {
+            mut slot,
+            router,
+            trusts,
+            bounds,
+        } = self;
+        let activity = Activity::new();
+        let trusted = slot.trusted.clone();
+        let busy = activity.clone();
+        let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            let mut router = router.clone();
+            if !trusted.load(Ordering::Relaxed) && trusts(req.headers()) {
+                trusted.store(true, Ordering::SeqCst);
+            }
+            let busy = busy.busy();
+            async move {
+                let mut answer = router
+                    .call(req.map(Body::new))
+                    .await
+                    .unwrap_or_else(|never| match never {});
+                if closes(answer.status()) {
+                    answer
+                        .headers_mut()
+                        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                }
+                drop(busy);
+                Ok::<_, Infallible>(answer)
+            }
+        });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(bounds.header_timeout);
+        let io = TokioIo::new(Watched::new(stream, activity.clone()));
+        let conn = builder.serve_connection(io, service);
+        let mut conn = std::pin::pin!(conn);
+        loop {
+            let idle_until = activity
+                .idle_since()
+                .map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std)
+                + bounds.idle_timeout;
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = &mut slot.evicted => return,
+                _ = stopped(&mut stop) => break,
+                _ = tokio::time::sleep_until(idle_until) => {
+                    let idle = activity.idle_since().is_some_and(|since| since.elapsed() >= bounds.idle_timeout);
+                    if idle {
+                        break;
+                    }
+                }
+            }
+        }
+        // Shutdown or idle: close once the request in flight, if any, is
+        // answered.
+        conn.as_mut().graceful_shutdown();
+        tokio::select! {
+            _ = conn.as_mut() => {}
+            _ = &mut slot.evicted => {}
+        }
+    }
 }
 
 /// Resolves once shutdown began.

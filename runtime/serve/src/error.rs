@@ -76,6 +76,14 @@ pub fn code_of(status: StatusCode) -> &'static str {
     }
 }
 
+/// Whether an answer of `status` ends its connection (`Connection: close`):
+/// a caller refused for its token (401), its rights (403) or its rate (429),
+/// or a server that cannot take the request now (503), tries again on a new
+/// connection, so a refused caller never keeps one open.
+pub fn closes(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 401 | 403 | 429 | 503)
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.status, axum::Json(self.body())).into_response();
@@ -125,6 +133,17 @@ pub enum ServeError {
         addr: SocketAddr,
         /// Why.
         source: std::io::Error,
+    },
+    /// The budget of bodies in flight cannot hold one body of the largest size.
+    #[error(
+        "--max-in-flight-bytes {budget} cannot hold one body of --max-body-bytes and its parse window: \
+         give at least {smallest} (or lower --max-body-bytes)"
+    )]
+    Budget {
+        /// The budget given.
+        budget: usize,
+        /// The least it may be.
+        smallest: usize,
     },
     /// The hook service did not start.
     #[error(transparent)]

@@ -28,14 +28,14 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hookrt::event::takes_context;
 use hookrt::front::bridge::{Bridge, BridgeEvent};
 use hookrt::{EmitError, EventClass, class_of};
 use serde_json::json;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, closes};
 use crate::ingest::BodyType;
 use crate::routes::{Params, Shared, param, unavailable};
 use crate::tally::{explain, status_of};
@@ -110,7 +110,15 @@ async fn agent_hook(
         match gate {
             Some(name) => {
                 state.metrics.decision(endpoint, "failed");
-                axum::Json(bridge.refusal(name, &e.error)).into_response()
+                let mut answer = axum::Json(bridge.refusal(name, &e.error)).into_response();
+                // The deny is a 200 for the agent; the connection ends as
+                // the refusal's own status would end it.
+                if closes(e.status) {
+                    answer
+                        .headers_mut()
+                        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                }
+                answer
             }
             None => e.into_response(),
         }
@@ -131,10 +139,13 @@ async fn agent_hook(
         }
         Err(e) => return refuse(gate.as_deref(), e),
     }
-    let body = match state.read(body).await {
+    let (body, mut charge) = match state.read(&headers, body).await {
         Ok(b) => b,
         Err(e) => return refuse(gate.as_deref(), e),
     };
+    if let Err(e) = state.charge_parse(&mut charge, &body) {
+        return refuse(gate.as_deref(), e);
+    }
     let text = String::from_utf8_lossy(&body);
     if gate.is_none() {
         gate = bridge.gate_named(&text).map(str::to_owned);

@@ -59,6 +59,18 @@ pub struct Item {
     pub parsed: Result<Envelope, LineError>,
 }
 
+/// One item of a body before it is parsed: where it was and its text (or
+/// why it has none).
+#[derive(Debug)]
+pub struct Text<'a> {
+    /// Its position among the body's items (0-based).
+    pub index: usize,
+    /// Its line (1-based) for line formats.
+    pub line: Option<usize>,
+    /// Its JSON text, borrowed from the body.
+    pub text: Result<&'a str, LineError>,
+}
+
 /// The state parsing keeps across requests.
 #[derive(Debug)]
 pub struct Streams {
@@ -172,9 +184,26 @@ pub fn body_type(content_type: Option<&str>, typed: bool) -> Result<BodyType, Ap
 }
 
 impl Streams {
-    /// The items of `body`. Fails only when the body as a whole cannot be
-    /// read (a JSON body that is not JSON).
+    /// The items of `body`, each parsed. Fails only when the body as a
+    /// whole cannot be read (a JSON body that is not JSON). The server
+    /// parses item by item instead ([`Streams::texts`], [`Streams::item`]),
+    /// so a body's events are never all parsed at once.
     pub fn parse(&self, format: &Format, body: &[u8]) -> Result<Vec<Item>, ApiError> {
+        Ok(self
+            .texts(format, body)?
+            .into_iter()
+            .map(|t| Item {
+                index: t.index,
+                line: t.line,
+                parsed: t.text.and_then(|text| self.item(format, text)),
+            })
+            .collect())
+    }
+
+    /// The items of `body` as texts borrowed from it, none parsed yet, at
+    /// most [`MAX_ITEMS`] (413 past it). Fails only when the body as a
+    /// whole cannot be read (a JSON body that is not JSON).
+    pub fn texts<'a>(&self, format: &Format, body: &'a [u8]) -> Result<Vec<Text<'a>>, ApiError> {
         if *format != Format::Json {
             let lines = body
                 .split(|&b| b == b'\n')
@@ -183,10 +212,29 @@ impl Streams {
             if lines > MAX_ITEMS {
                 return Err(too_many_items(format!("{lines} lines")));
             }
+            return Ok(lines_of(body));
         }
+        let texts = json_items(body)?;
+        Ok(texts
+            .into_iter()
+            .enumerate()
+            .map(|(index, text)| Text {
+                index,
+                line: None,
+                text: if text.get().len() > MAX_LINE_BYTES {
+                    Err(LineError::TooLong(text.get().len() as u64))
+                } else {
+                    Ok(text.get())
+                },
+            })
+            .collect())
+    }
+
+    /// One item's envelope, parsed from its text as `format` reads it (an
+    /// Eve line by its session's stream, kept across requests).
+    pub fn item(&self, format: &Format, text: &str) -> Result<Envelope, LineError> {
         match format {
-            Format::Json => self.json(body),
-            Format::Ndjson => Ok(self.lines(body, &mut |line| self.envelope(line))),
+            Format::Json | Format::Ndjson => self.envelope(text),
             Format::Eve {
                 agent,
                 session,
@@ -201,7 +249,7 @@ impl Streams {
                         subagent: subagent.clone(),
                     })
                 });
-                Ok(self.lines(body, &mut |line| stream.envelope(line)))
+                stream.envelope(text)
             }
         }
     }
@@ -219,18 +267,7 @@ impl Streams {
     /// The one envelope of a `/v1/decide` or `/v1/edit` body: a JSON object,
     /// parsed alone (an array is refused before any item of it is read).
     pub fn one(&self, body: &[u8]) -> Result<Result<Envelope, LineError>, ApiError> {
-        let text = std::str::from_utf8(body).map_err(|_| {
-            ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
-                .with_code("not_json")
-        })?;
-        if !text.trim_start().starts_with('{') {
-            return Err(ApiError::bad_request(
-                "this endpoint takes exactly one envelope (a JSON object)",
-                "send one JSON object; to send several events use /v1/events",
-            )
-            .with_code("one_envelope"));
-        }
-        Ok(self.envelope(text))
+        Ok(self.envelope(one_object(body)?))
     }
 
     /// `e` with its ordinal, validated.
@@ -238,51 +275,46 @@ impl Streams {
         let mut ordinals = self.ordinals.lock().unwrap_or_else(|p| p.into_inner());
         input::numbered(&mut ordinals, e)
     }
+}
 
-    /// A JSON body: one envelope, or an array of at most [`MAX_ITEMS`],
-    /// each item kept as its text (borrowed from the body) and parsed on
-    /// its own.
-    fn json(&self, body: &[u8]) -> Result<Vec<Item>, ApiError> {
-        let texts = json_items(body)?;
-        Ok(texts
-            .into_iter()
-            .enumerate()
-            .map(|(index, text)| Item {
-                index,
-                line: None,
-                parsed: if text.get().len() > MAX_LINE_BYTES {
-                    Err(LineError::TooLong(text.get().len() as u64))
-                } else {
-                    self.envelope(text.get())
-                },
-            })
-            .collect())
+/// The text of a body that must hold one JSON object, or the 400 for one
+/// that is not UTF-8 or not an object (an array is refused before any item
+/// of it is read, or its cost estimated).
+pub fn one_object(body: &[u8]) -> Result<&str, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|_| {
+        ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
+            .with_code("not_json")
+    })?;
+    if !text.trim_start().starts_with('{') {
+        return Err(ApiError::bad_request(
+            "this endpoint takes exactly one envelope (a JSON object)",
+            "send one JSON object; to send several events use /v1/events",
+        )
+        .with_code("one_envelope"));
     }
+    Ok(text)
+}
 
-    fn lines(
-        &self,
-        body: &[u8],
-        parse: &mut dyn FnMut(&str) -> Result<Envelope, LineError>,
-    ) -> Vec<Item> {
-        let mut items = Vec::new();
-        for (n, raw) in body.split(|&b| b == b'\n').enumerate() {
-            let parsed = if raw.len() > MAX_LINE_BYTES {
-                Err(LineError::TooLong(raw.len() as u64))
-            } else {
-                match std::str::from_utf8(raw) {
-                    Ok(line) if line.trim().is_empty() => continue,
-                    Ok(line) => parse(line),
-                    Err(_) => Err(LineError::NotUtf8),
-                }
-            };
-            items.push(Item {
-                index: items.len(),
-                line: Some(n + 1),
-                parsed,
-            });
-        }
-        items
+/// The non-blank lines of `body`, each with its number (1-based).
+fn lines_of(body: &[u8]) -> Vec<Text<'_>> {
+    let mut texts = Vec::new();
+    for (n, raw) in body.split(|&b| b == b'\n').enumerate() {
+        let text = if raw.len() > MAX_LINE_BYTES {
+            Err(LineError::TooLong(raw.len() as u64))
+        } else {
+            match std::str::from_utf8(raw) {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => Ok(line),
+                Err(_) => Err(LineError::NotUtf8),
+            }
+        };
+        texts.push(Text {
+            index: texts.len(),
+            line: Some(n + 1),
+            text,
+        });
     }
+    texts
 }
 
 /// The 413 of a body holding more than [`MAX_ITEMS`] events (`found`).

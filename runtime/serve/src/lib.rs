@@ -7,24 +7,38 @@
 //! embedder of the library brings no HTTP stack.
 //!
 //! Modules, in layer order (`tests/architecture.rs`): `error`, `auth`,
-//! `metrics`, `ingest`, `fail_closed`, `tally`, `reload` (hot reload on
-//! SIGHUP and `POST /v1/admin/reload`), `routes`, `connections` (the
-//! accept loop: connection cap, header timeout), then this file. The
-//! endpoints are described in `docs/openapi.json`.
+//! `metrics`, `cost` (what a JSON text costs parsed), `budget` (the bytes
+//! bodies in flight may hold), `ingest`, `fail_closed`, `tally`,
+//! `parsing` (a batch's events parsed one at a time within the budget),
+//! `reload` (hot reload on SIGHUP and `POST /v1/admin/reload`), `routes`,
+//! `hook`, `router`, `slots` (the connection cap, held only by
+//! authenticated connections), `idle` (idle connections closed),
+//! `connections` (the accept loop), then this file. The endpoints are
+//! described in `docs/openapi.json`.
 
 #![warn(missing_docs)]
 
 mod auth;
+mod budget;
 mod connections;
+mod cost;
 mod error;
 mod fail_closed;
 mod hook;
+mod idle;
 mod ingest;
 mod metrics;
+mod parsing;
 mod reload;
 mod router;
 mod routes;
+mod slots;
 mod tally;
+
+/// Unit tests count what parsing allocates (`cost.rs`).
+#[cfg(test)]
+#[global_allocator]
+static COUNTING: cost::tests::Counting = cost::tests::Counting;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -38,8 +52,9 @@ use hookrt::{BuildOptions, HookService, Runtime, ServiceOptions, Stats, Transpor
 use tokio::sync::RwLock;
 
 pub use auth::{Access, MIN_TOKEN_LEN, RateLimiter, Tokens};
+pub use budget::{DEFAULT_MAX_IN_FLIGHT_BYTES, PARSE_WINDOW};
 pub use error::{ApiError, BoxError, ServeError};
-pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams, Tap};
+pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams, Tap, Text};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};
 pub use router::ROUTES;
@@ -50,6 +65,11 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The default cap on connections open at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// The default time a connection with no request in flight may stay silent
+/// before it is closed: long enough for a client to reuse it for its next
+/// request, short enough that idle keep-alive connections do not pile up.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How the server runs.
 #[derive(Debug)]
@@ -66,8 +86,16 @@ pub struct ServeOptions {
     pub decide_timeout: Duration,
     /// The largest request body read (413 past it).
     pub max_body_bytes: usize,
-    /// Connections open at once at most; past it new ones wait to be accepted.
+    /// Connections open at once at most. Only authenticated connections
+    /// hold a slot for good: past the cap a newcomer takes the slot of one
+    /// that has not authenticated, else waits to be accepted.
     pub max_connections: usize,
+    /// How long a connection with no request in flight may stay silent.
+    pub idle_timeout: Duration,
+    /// What request bodies in flight, and the events parsed from them, may
+    /// hold at once (503 `server_busy` past it). At least `max_body_bytes`
+    /// plus [`PARSE_WINDOW`].
+    pub max_in_flight_bytes: usize,
     /// How long a request's line and headers may take to arrive (the
     /// connection is closed past it), and a kept-alive connection may wait
     /// for its next request.
@@ -110,6 +138,8 @@ impl ServeOptions {
             decide_timeout: Duration::from_millis(2000),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             rate_limit: 1000.0,
@@ -144,6 +174,13 @@ pub async fn serve(
         }
         (true, true) => None,
     };
+    let smallest = options.max_body_bytes.saturating_add(PARSE_WINDOW);
+    if options.max_in_flight_bytes < smallest {
+        return Err(ServeError::Budget {
+            budget: options.max_in_flight_bytes,
+            smallest,
+        });
+    }
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|source| ServeError::Bind {
@@ -206,29 +243,51 @@ pub async fn serve(
         decide_timeout: options.decide_timeout,
         max_body_bytes: options.max_body_bytes,
         body_timeout: options.body_timeout,
+        budget: Arc::new(budget::Budget::new(options.max_in_flight_bytes)),
         stopping: AtomicBool::new(false),
         forward: options.forward.clone(),
         tap: options.tap.clone(),
     });
     reload_on_hangup(state.clone())?;
+    let flusher = tokio::spawn(give_back_once_delivered(state.clone()));
     on_listen(addr);
     let app = router::router(state.clone());
     let stopping = state.clone();
     let bounds = connections::Bounds {
         max_connections: options.max_connections,
         header_timeout: options.header_timeout,
+        idle_timeout: options.idle_timeout,
     };
-    connections::serve(listener, app, bounds, async move {
+    let trusting = state.clone();
+    let trusts: connections::Trusts = Arc::new(move |headers| trusting.authenticates(headers));
+    connections::serve(listener, app, bounds, trusts, async move {
         shutdown.await;
         stopping.stopping.store(true, Ordering::SeqCst);
         tracing::info!(target: "hookrt", "shutting down: finishing requests, then draining the service");
     })
     .await;
+    flusher.abort();
     let service = state.service.write().await.take();
     Ok(match service {
         Some(service) => service.shutdown(options.drain_timeout).await,
         None => Stats::default(),
     })
+}
+
+/// Gives the budget back what requests handed to it, once a flush of the
+/// service proves the events they gave it delivered (`budget.rs`).
+async fn give_back_once_delivered(state: Arc<AppState>) {
+    let budget = state.budget.clone();
+    budget
+        .flushing(move || {
+            let state = state.clone();
+            async move {
+                if let Some(service) = state.service.read().await.as_ref() {
+                    service.flush().await;
+                }
+            }
+        })
+        .await;
 }
 
 /// Reloads the hooks at every SIGHUP, for as long as the server runs. The

@@ -6,7 +6,10 @@
 //! Every endpoint but the two health checks needs a bearer token (unless the
 //! server runs with `--insecure-no-auth`) and takes one request from the
 //! token's rate-limit bucket. Bodies are read up to the server's limit
-//! (413 past it). Errors are JSON `{ "code", "error", "fix" }`.
+//! (413 past it) within the server-wide budget of bodies in flight
+//! (`budget.rs`: 503 `server_busy` past it, the body unread), and what they
+//! parse to is charged to it before it is parsed (`cost.rs`). Errors are
+//! JSON `{ "code", "error", "fix" }`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,10 +29,13 @@ use serde_json::json;
 use tokio::sync::RwLock;
 
 use crate::auth::{Access, RateLimiter, Tokens, too_many};
+use crate::budget::{Budget, Charge, PARSE_WINDOW};
+use crate::cost;
 use crate::error::{ApiError, BoxError};
 use crate::fail_closed;
-use crate::ingest::{BodyType, Format, Forward, Item, Streams, Tap, body_type};
+use crate::ingest::{BodyType, Format, Forward, Streams, Tap, Text, body_type, one_object};
 use crate::metrics::ServerMetrics;
+use crate::parsing::Parsing;
 use crate::reload::Reloader;
 use crate::tally::{Tally, explain, status_of};
 
@@ -61,6 +67,8 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// How long a body may take to arrive.
     pub body_timeout: Duration,
+    /// What bodies in flight, and the events parsed from them, may hold.
+    pub budget: Arc<Budget>,
     /// What receipts say.
     pub durability: Durability,
     /// Set when shutdown began: not ready any more.
@@ -104,9 +112,59 @@ impl AppState {
         body_type(content_type, self.tokens.is_none())
     }
 
-    /// The body, up to the server's limit, within its timeout.
-    pub(crate) async fn read(&self, body: Body) -> Result<Bytes, ApiError> {
-        let read = axum::body::to_bytes(body, self.max_body_bytes);
+    /// Whether `headers` authenticate their request: a valid token, or,
+    /// on a server without tokens, a loopback `Host` and no `Origin`.
+    pub(crate) fn authenticates(&self, headers: &HeaderMap) -> bool {
+        match &self.tokens {
+            Some(tokens) => tokens.check(headers).is_ok(),
+            None => crate::auth::loopback_only(headers).is_ok(),
+        }
+    }
+
+    /// The body, up to the server's limit, within its timeout, and its
+    /// charge to the budget: its declared length is taken before a byte is
+    /// read (a body without one is charged as it comes), and a request the
+    /// budget has no room for is refused at once (503 `server_busy`).
+    pub(crate) async fn read(
+        &self,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<(Bytes, Charge), ApiError> {
+        use http_body_util::BodyExt;
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > self.max_body_bytes) {
+            return Err(self.too_large());
+        }
+        let declared = declared.unwrap_or(0);
+        let mut charge = self.budget.try_charge(declared)?;
+        let read = async {
+            let mut body = body;
+            let mut bytes = Vec::with_capacity(declared);
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| {
+                    ApiError::bad_request(
+                        format!("cannot read the body: {e}"),
+                        "send the request again",
+                    )
+                    .with_code("unreadable_body")
+                })?;
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                let len = bytes.len() + data.len();
+                if len > self.max_body_bytes {
+                    return Err(self.too_large());
+                }
+                if len > charge.bytes() {
+                    charge.try_grow(len - charge.bytes())?;
+                }
+                bytes.extend_from_slice(&data);
+            }
+            Ok(Bytes::from(bytes))
+        };
         let Ok(read) = tokio::time::timeout(self.body_timeout, read).await else {
             return Err(ApiError::new(
                 StatusCode::REQUEST_TIMEOUT,
@@ -118,20 +176,29 @@ impl AppState {
             )
             .with_code("body_timeout"));
         };
-        read.map_err(|e| {
-                let too_large = std::error::Error::source(&e)
-                    .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-                if too_large {
-                    ApiError::new(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        format!("the body is larger than this server's limit of {} bytes", self.max_body_bytes),
-                        "send the events in several smaller requests, or raise the server's --max-body-bytes",
-                    )
-                } else {
-                    ApiError::bad_request(format!("cannot read the body: {e}"), "send the request again")
-                        .with_code("unreadable_body")
-                }
-            })
+        Ok((read?, charge))
+    }
+
+    fn too_large(&self) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the body is larger than this server's limit of {} bytes",
+                self.max_body_bytes
+            ),
+            "send the events in several smaller requests, or raise the server's --max-body-bytes",
+        )
+    }
+
+    /// Charges what `text`, parsed as one event, would cost: 413
+    /// `too_dense` past what one event may cost, 503 `server_busy` when the
+    /// budget has no room.
+    pub(crate) fn charge_parse(&self, charge: &mut Charge, text: &[u8]) -> Result<(), ApiError> {
+        let cost = cost::parsed(text);
+        if cost > PARSE_WINDOW {
+            return Err(too_dense(cost));
+        }
+        charge.try_grow(cost)
     }
 
     /// Tells the tap, if any, that `envelope` is taken under `headers`' W3C
@@ -157,6 +224,20 @@ impl AppState {
         .await;
         status.unwrap_or_else(|e| Some(Err(e.into())))
     }
+}
+
+/// The 413 of a body that, parsed as one event, would cost `cost` bytes.
+fn too_dense(cost: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "this event would take about {} KiB once parsed, above the {} KiB one event may (its JSON holds too many values for its size)",
+            cost / 1024,
+            PARSE_WINDOW / 1024
+        ),
+        "send fewer, larger values (a long string instead of many small numbers or objects), or split the data over several events",
+    )
+    .with_code("too_dense")
 }
 
 pub(crate) fn unavailable() -> ApiError {
@@ -243,18 +324,29 @@ pub(crate) async fn events(
     {
         return Err(access.refuse_agent(agent));
     }
-    let body = state.read(body).await?;
-    let items = state.streams.parse(&format, &body)?;
+    let (body, _body_charge) = state.read(&headers, body).await?;
+    let texts = state.streams.texts(&format, &body)?;
+    let mut parsing = Parsing::start(&state.budget, &state.metrics, &body)?;
     if let Some(forward) = &state.forward {
-        return forwarded(&state, &access, forward.as_ref(), items).await;
+        return forwarded(&state, &access, forward.as_ref(), &format, texts, parsing).await;
     }
     let guard = state.service.read().await;
     let service = guard.as_ref().ok_or_else(unavailable)?;
-    let mut tally = Tally::new(&items);
+    let mut tally = Tally::new(&texts);
     let mut pending: Vec<(usize, PendingReceipt)> = Vec::new();
-    for item in items {
+    for item in texts {
         let i = item.index;
-        let envelope = match item.parsed {
+        let parsed = match item.text {
+            Ok(text) => match parsing.room_for(text, &mut tally, &mut pending).await {
+                Ok(()) => state.streams.item(&format, text),
+                Err(cost) => {
+                    tally.too_dense(&state.metrics, i, cost, PARSE_WINDOW);
+                    continue;
+                }
+            },
+            Err(e) => Err(e),
+        };
+        let envelope = match parsed {
             Ok(e) if access.may_send(&e.coordinates.agent) => e,
             Ok(e) => {
                 tally.forbidden(
@@ -297,12 +389,25 @@ async fn forwarded(
     state: &AppState,
     access: &Access,
     forward: &dyn Forward,
-    items: Vec<Item>,
+    format: &Format,
+    texts: Vec<Text<'_>>,
+    mut parsing: Parsing<'_>,
 ) -> Result<Response, ApiError> {
-    let mut tally = Tally::new(&items);
-    for item in items {
+    let mut tally = Tally::new(&texts);
+    for item in texts {
         let i = item.index;
-        match item.parsed {
+        let parsed = match item.text {
+            // Each is published before the next is parsed: nothing pending.
+            Ok(text) => match parsing.room_for(text, &mut tally, &mut Vec::new()).await {
+                Ok(()) => state.streams.item(format, text),
+                Err(cost) => {
+                    tally.too_dense(&state.metrics, i, cost, PARSE_WINDOW);
+                    continue;
+                }
+            },
+            Err(e) => Err(e),
+        };
+        match parsed {
             Ok(e) if !access.may_send(&e.coordinates.agent) => {
                 tally.forbidden(
                     &state.metrics,
@@ -433,7 +538,8 @@ async fn resolve(
             "send it with Content-Type application/json",
         ));
     }
-    let body = state.read(body).await?;
+    let (body, mut charge) = state.read(&headers, body).await?;
+    state.charge_parse(&mut charge, one_object(&body)?.as_bytes())?;
     let envelope = one_envelope(&state, &body, class, endpoint)?;
     if !access.may_send(&envelope.coordinates.agent) {
         state.metrics.decision(endpoint, "failed");

@@ -8,7 +8,7 @@ use hookrt::{EmitError, PendingReceipt, Receipt};
 use serde::Serialize;
 
 use crate::error::ApiError;
-use crate::ingest::Item;
+use crate::ingest::Text;
 use crate::metrics::ServerMetrics;
 
 /// What a caller can do about an emit error, and the metric reason.
@@ -91,8 +91,8 @@ pub const DETAILED_ERRORS: usize = 100;
 
 impl Tally {
     /// A tally of `items`, each result naming its item (index, line).
-    pub fn new(items: &[Item]) -> Tally {
-        let result = |item: &Item| ItemResult {
+    pub fn new(items: &[Text<'_>]) -> Tally {
+        let result = |item: &Text<'_>| ItemResult {
             code: None,
             error: None,
             fix: None,
@@ -141,6 +141,24 @@ impl Tally {
             "malformed",
             &|| error.to_string(),
             "fix this event and send it again; the others were taken (docs/envelope.md)",
+        );
+    }
+
+    /// Item `i` would cost `cost` bytes parsed, more than one event may:
+    /// refused as `too_dense` before it is parsed, the others taken.
+    pub fn too_dense(&mut self, metrics: &ServerMetrics, i: usize, cost: usize, most: usize) {
+        self.refused(
+            metrics,
+            i,
+            "too_dense",
+            &|| {
+                format!(
+                    "this event would take about {} KiB once parsed, above the {} KiB one event may (its JSON holds too many values for its size)",
+                    cost / 1024,
+                    most / 1024
+                )
+            },
+            "send fewer, larger values (a long string instead of many small numbers or objects), or split the data over several events",
         );
     }
 

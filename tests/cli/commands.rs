@@ -825,6 +825,22 @@ fn claude_hook_fails_closed_for_a_tool_call_it_cannot_decide() {
 }
 
 #[test]
+fn claude_hook_refuses_a_tool_input_too_dense_to_parse_within_its_bound() {
+    // 7 MB of `0,`: under the 16 MiB read bound, some 220 MB once parsed.
+    let agent = repo().join("example-hooks/agent");
+    let mut dense = claude_input("PreToolUse");
+    dense["tool_input"]["v"] = Value::Array(vec![Value::from(0); 3_500_000]);
+    let out = claude_hook(&agent, &dense.to_string());
+    assert_eq!(out.status.code(), Some(2), "exit 2 blocks the tool call");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MiB once parsed, more than the 64 MiB a command hook allows"),
+        "{err}"
+    );
+    assert_eq!(text(&out.stdout), "");
+}
+
+#[test]
 fn claude_hook_never_builds_and_fails_closed_on_its_slow_and_crashing_paths() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent");

@@ -30,6 +30,10 @@ use hookrt::{BuildOptions, Dispatch, Runtime, Transport};
 
 /// Largest input read: tool inputs can carry whole files.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
+/// What an input may cost once parsed (the estimate `hookrt serve` charges
+/// its bodies by): a dense input of 16 MiB would parse to some 320 MB
+/// before any hook runs, and a process killed for memory is no answer.
+const MAX_PARSED_BYTES: usize = 64 << 20;
 
 /// `hookrt claude-hook`'s arguments (its `--agent` is the agent name hooks see).
 #[derive(clap::Args)]
@@ -168,6 +172,15 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     }
     if let Err(e) = read {
         return fail(&format!("cannot read the hook input on stdin: {e}"));
+    }
+    let cost = hookrt_serve::cost::parsed(input.as_bytes());
+    if cost > MAX_PARSED_BYTES {
+        return fail(&format!(
+            "the hook input ({} bytes) would take about {} MiB once parsed, more than the {} MiB a command hook allows (its JSON is too dense: many small values); refused",
+            input.len(),
+            cost >> 20,
+            MAX_PARSED_BYTES >> 20
+        ));
     }
     if let Some(url) = &args.http {
         return match crate::forward::forward(

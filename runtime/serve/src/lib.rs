@@ -21,7 +21,7 @@
 mod auth;
 mod budget;
 mod connections;
-mod cost;
+pub mod cost;
 mod error;
 mod fail_closed;
 mod hook;

@@ -90,13 +90,59 @@ pub fn unsafe_dir(dir: &Path) -> Option<String> {
     None
 }
 
-/// Creates `dir` (and missing parents) readable by its owner only (0700).
-/// An existing folder is left as it is: it may be one the operator chose.
+/// Creates `dir` (and missing parents) readable by its owner only (0700),
+/// then checks the folder it opened, not the name: no link, ours, and
+/// writable by nobody else. The leaf is made by one `mkdir` (no check
+/// before it), so a folder someone else made first in a shared place (the
+/// temp dir's `hookrt-cache-<uid>`) is found out on the descriptor and
+/// refused, never used. An existing folder of ours is left as it is: it may
+/// be one the operator chose.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    use std::os::unix::fs::MetadataExt;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
+    }
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let opened = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(dir)
+        .map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{} cannot be opened as a folder of its own (a link, or not a folder): {e}",
+                    dir.display()
+                ),
+            )
+        })?;
+    let m = opened.metadata()?;
+    let refuse = |why: String| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} {why}: someone else could plant files in it; refusing it (use a private folder of your own, 0700)",
+                dir.display()
+            ),
+        ))
+    };
+    if m.uid() != current_uid() {
+        return refuse(format!("is owned by uid {}, not this user", m.uid()));
+    }
+    if m.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "is writable by its group or others (mode {:o})",
+            m.mode() & 0o777
+        ));
+    }
+    Ok(())
 }
 
 /// A temp-file name no other writer (process or thread) uses at the same time.
@@ -284,5 +330,47 @@ mod tests {
         fs::set_permissions(cache.join(KEY_FILE), fs::Permissions::from_mode(0o644)).unwrap();
         assert_ne!(mac_key(&cache).unwrap(), key);
         assert_eq!(mode(&cache.join(KEY_FILE)), 0o600);
+    }
+
+    #[test]
+    fn a_private_folder_someone_else_made_first_or_a_link_is_refused_on_what_was_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        // Made by us: made 0700, and taken again as it is.
+        let ours = dir.path().join("a/b/cache");
+        create_private_dir(&ours).unwrap();
+        create_private_dir(&ours).unwrap();
+        assert_eq!(
+            fs::metadata(&ours).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        // Planted before us: another user's (chowned; the tests run as
+        // root), or writable by others, or a link to a folder of ours.
+        let planted = dir.path().join("hookrt-cache-1");
+        fs::create_dir(&planted).unwrap();
+        fs::set_permissions(&planted, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = create_private_dir(&planted).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("writable by its group or others (mode 777)"),
+            "{e}"
+        );
+        fs::set_permissions(&planted, fs::Permissions::from_mode(0o700)).unwrap();
+        if current_uid() == 0 {
+            std::os::unix::fs::chown(&planted, Some(4242), None).unwrap();
+            let e = create_private_dir(&planted).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("is owned by uid 4242, not this user"),
+                "{e}"
+            );
+        }
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&ours, &link).unwrap();
+        let e = create_private_dir(&link).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cannot be opened as a folder of its own"),
+            "{e}"
+        );
     }
 }

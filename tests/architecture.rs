@@ -88,6 +88,7 @@ const RUNTIME: &[&str] = &[
     "service::owner",
     "service::journal",
     "service::journal::trail",
+    "service::journal::verify",
     "service::journal::migrate",
     "service::journal::write",
     "service::journal::inspect",

@@ -58,10 +58,11 @@ pub mod service;
 pub mod journal {
     pub use crate::service::journal::trail::{
         DEFAULT_CHECKPOINT_EVERY, TrailOptions, check_receipt, entry_hash, generate_key,
-        public_hex, read_signing_key, read_verifying_key, receipt_in_journal, sign_receipt,
-        text_sha256, trail_context,
+        public_hex, read_signing_key, read_verifying_key, sign_receipt, text_sha256, trail_context,
     };
-    pub use crate::service::journal::verify::{AnchorError, Row, export, head, verify_segment};
+    pub use crate::service::journal::verify::{
+        AnchorError, Row, export, head, receipt_in_journal, verify_segment,
+    };
     pub use crate::service::journal::{
         Anchor, Break, DEFAULT_RETENTION, DeadLetter, Expect, Journal, JournalError, JournalStatus,
         PRUNE_BATCH, PendingDelivery, Plan, TrailContext, Verified, verify,

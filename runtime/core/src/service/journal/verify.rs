@@ -827,6 +827,34 @@ fn records_hold(conn: &Connection, rows: &[Row], pruned: &[Pruned]) -> Result<()
     Ok(())
 }
 
+/// The trail entry of the journal at `path` that records what `receipt`
+/// says was decided (its position), or why there is none.
+pub fn receipt_in_journal(path: &Path, receipt: &Value) -> Result<i64, String> {
+    let conn = open_read_only(path).map_err(|e| e.to_string())?;
+    let rows = rows(&conn).map_err(|e| e.to_string())?;
+    let event = receipt["event"].as_str().unwrap_or_default();
+    let agent = receipt["agent"].as_str().unwrap_or_default();
+    let want = receipt["resolution_sha256"].as_str().unwrap_or_default();
+    let mut seen = false;
+    for r in rows.iter().filter(|r| r.kind == "resolution") {
+        let Ok(body) = serde_json::from_str::<Value>(&r.body) else {
+            continue;
+        };
+        if body["event"] != event || body["agent"] != agent {
+            continue;
+        }
+        seen = true;
+        if body["resolution_sha256"] == want {
+            return Ok(r.seq);
+        }
+    }
+    Err(if seen {
+        format!("the journal's trail records another decision for event `{event}` than the receipt")
+    } else {
+        format!("the journal's trail has no decision of event `{event}` (agent `{agent}`)")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use ed25519_dalek::SigningKey;

@@ -206,18 +206,24 @@ fn coverage_flags_exactly_the_bypassed_the_all_abstained_and_the_ungated_subagen
     assert!(text.contains("session ses_cov (agent coder)\n"), "{text}");
 }
 
-#[test]
-fn coverage_of_a_transcript_whose_calls_were_all_decided_exits_zero() {
-    let dir = agent();
-    // Only the session's start and the call the policy denies.
+/// The transcript's session start and the call the policy denies alone,
+/// written into `dir`.
+fn covered(dir: &Path) -> std::path::PathBuf {
     let covered: String = std::fs::read_to_string(transcript())
         .unwrap()
         .lines()
         .filter(|l| l.contains(r#""id":"evt_c01""#) || l.contains(r#""id":"evt_c02""#))
         .map(|l| format!("{l}\n"))
         .collect();
-    let file = dir.path().join("covered.jsonl");
+    let file = dir.join("covered.jsonl");
     std::fs::write(&file, covered).unwrap();
+    file
+}
+
+#[test]
+fn coverage_of_a_transcript_whose_calls_were_all_decided_exits_zero() {
+    let dir = agent();
+    let file = covered(dir.path());
     let out = coverage(dir.path(), &file, &["--json"]);
     assert_eq!(
         out.status.code(),
@@ -266,14 +272,7 @@ fn coverage_of_a_missing_or_damaged_journal_exits_2_naming_it() {
 #[test]
 fn coverage_verifies_the_trail_first_and_a_broken_one_fails_it() {
     let dir = agent();
-    let covered: String = std::fs::read_to_string(transcript())
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(r#""id":"evt_c01""#) || l.contains(r#""id":"evt_c02""#))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let file = dir.path().join("covered.jsonl");
-    std::fs::write(&file, covered).unwrap();
+    let file = covered(dir.path());
     let out = coverage(dir.path(), &file, &[]);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(0), "{said}");

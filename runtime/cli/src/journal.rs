@@ -153,11 +153,7 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
             allow_unsigned_tail,
             expect_head,
         } => {
-            let key = key
-                .as_deref()
-                .map(hookrt::journal::read_verifying_key)
-                .transpose()
-                .map_err(anyhow::Error::msg)?;
+            let key = read_key(key.as_deref())?;
             let expect = hookrt::journal::Expect {
                 key: key.as_ref(),
                 allow_unsigned_tail,
@@ -227,6 +223,13 @@ pub fn journal(cmd: JournalCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The public key `--key FILE` names, read (`hookrt keygen` wrote it).
+pub fn read_key(path: Option<&Path>) -> Result<Option<hookrt::journal::VerifyingKey>> {
+    path.map(hookrt::journal::read_verifying_key)
+        .transpose()
+        .map_err(anyhow::Error::msg)
 }
 
 /// Owns the existing journal at `path`, then opens it: a journal in use is

@@ -301,11 +301,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 }),
             ..
         }) => {
-            let key = key
-                .as_deref()
-                .map(hookrt::journal::read_verifying_key)
-                .transpose()
-                .map_err(anyhow::Error::msg)?;
+            let key = journal::read_key(key.as_deref())?;
             let expect = hookrt::journal::Expect {
                 key: key.as_ref(),
                 allow_unsigned_tail,

@@ -68,6 +68,7 @@ pub mod journal {
         PRUNE_BATCH, PendingDelivery, Plan, TrailContext, Verified, verify,
     };
     pub use crate::service::owner::{JournalLock, lock_path};
+    pub use ed25519_dalek::VerifyingKey;
 }
 
 /// The WIT world every hook implements.

@@ -268,7 +268,7 @@ pub(crate) fn append(
 
 /// The first event the trail records (the journal's note of it, made when
 /// the trail began): said in each `hooks` entry, so the chain signs it.
-fn from_event(tx: &Connection) -> rusqlite::Result<i64> {
+pub(crate) fn from_event(tx: &Connection) -> rusqlite::Result<i64> {
     Ok(tx
         .query_row(
             "SELECT value FROM meta WHERE key = 'trail_from_event'",

@@ -692,20 +692,9 @@ fn trail_from_event(conn: &Connection, rows: &[Row]) -> Result<i64, Break> {
         .filter(|r| r.kind == "hooks")
         .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
         .find_map(|b| b["from_event"].as_i64());
-    let noted = || -> Result<i64, Break> {
-        Ok(conn
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'trail_from_event'",
-                [],
-                |r| r.get::<_, String>(0),
-            )
-            .optional()?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1))
-    };
     let from = match signed {
         Some(from) => from,
-        None => noted()?,
+        None => super::trail::from_event(conn)?,
     };
     let first_recorded = rows
         .iter()

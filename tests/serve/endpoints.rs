@@ -239,6 +239,36 @@ fn eve_lines_are_one_stream_across_requests() {
     assert!(reply.json()["error"].as_str().unwrap().contains("session"));
 }
 
+#[test]
+fn an_eve_line_sent_again_to_the_next_server_on_one_journal_is_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.db");
+    let j = journal.to_str().unwrap();
+    let stream =
+        std::fs::read_to_string(common::repo().join("tests/fixtures/eve/stream.ndjson")).unwrap();
+    let lines: Vec<&str> = stream.lines().collect();
+    let path = "/v1/events?format=eve&agent=weather&session=ses_1";
+    {
+        let server = Server::start(&agent(), &["--journal", j]);
+        let reply = server.post(path, NDJSON, lines[..6].join("\n").as_bytes());
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.json()["refused"], 0, "{}", reply.body);
+    }
+    // The next server reads the stream from two lines back.
+    let server = Server::start(&agent(), &["--journal", j]);
+    let reply = server.post(path, NDJSON, lines[4..9].join("\n").as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let reply = reply.json();
+    assert_eq!(reply["refused"], 0, "{reply}");
+    let duplicate: Vec<bool> = reply["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["receipt"]["duplicate"] == true)
+        .collect();
+    assert_eq!(duplicate, [true, true, false, false, false], "{reply}");
+}
+
 /// `name{labels} value` lines of a Prometheus text page.
 pub fn samples(page: &str) -> BTreeMap<String, f64> {
     page.lines()

@@ -21,6 +21,31 @@ use serde_json::value::RawValue;
 
 use crate::error::{ApiError, BoxError};
 
+/// Has `stream` remember the places its session's events took in
+/// `journal`. A journal that cannot be read leaves it as it is (with a
+/// warning): an event sent again is then a conflict, never lost.
+fn remember_from(
+    stream: &mut hookrt::event::EveStream,
+    journal: &std::path::Path,
+    agent: &str,
+    session: &str,
+    subagent: Option<&str>,
+) {
+    let places = hookrt::journal::Journal::open_existing(journal).and_then(|j| {
+        j.places_in_stream(agent, hookrt::front::input::session_id(session), subagent)
+    });
+    match places {
+        Ok(places) => {
+            for (id, place) in places {
+                stream.remember(&id, place);
+            }
+        }
+        Err(e) => {
+            tracing::warn!(target: "hookrt", agent, session, "the Eve stream starts without the journal's places: {e}");
+        }
+    }
+}
+
 /// Eve streams kept at most; past this the stream untouched the longest is
 /// forgotten (it starts again if its session sends more), never the others.
 pub const MAX_EVE_STREAMS: usize = 4096;
@@ -76,6 +101,10 @@ pub struct Text<'a> {
 pub struct Streams {
     ordinals: Mutex<Ordinals>,
     eve: Mutex<Recent<(String, String, Option<String>), Reader>>,
+    /// The journal whose events an Eve stream read anew starts from (the
+    /// places they took), so a line Eve sends again after a restart, or
+    /// after the stream was evicted, is a duplicate there too.
+    journal: Option<std::path::PathBuf>,
 }
 
 impl Default for Streams {
@@ -83,6 +112,7 @@ impl Default for Streams {
         Streams {
             ordinals: Mutex::default(),
             eve: Mutex::new(Recent::new(MAX_EVE_STREAMS)),
+            journal: None,
         }
     }
 }
@@ -184,6 +214,14 @@ pub fn body_type(content_type: Option<&str>, typed: bool) -> Result<BodyType, Ap
 }
 
 impl Streams {
+    /// Streams whose Eve readers start from what `journal` holds.
+    pub fn with_journal(journal: Option<std::path::PathBuf>) -> Streams {
+        Streams {
+            journal,
+            ..Streams::default()
+        }
+    }
+
     /// The items of `body`, each parsed. Fails only when the body as a
     /// whole cannot be read (a JSON body that is not JSON). The server
     /// parses item by item instead ([`Streams::texts`], [`Streams::item`]),
@@ -243,11 +281,15 @@ impl Streams {
                 let mut streams = self.eve.lock().unwrap_or_else(|p| p.into_inner());
                 let key = (agent.clone(), session.clone(), subagent.clone());
                 let stream = streams.get_or_insert_with(&key, || {
-                    Reader::new(&InputFormat::Eve {
+                    let mut reader = Reader::new(&InputFormat::Eve {
                         agent: agent.clone(),
                         session: session.clone(),
                         subagent: subagent.clone(),
-                    })
+                    });
+                    if let (Reader::Eve(stream), Some(journal)) = (&mut reader, &self.journal) {
+                        remember_from(stream, journal, agent, session, subagent.as_deref());
+                    }
+                    reader
                 });
                 stream.envelope(text)
             }

@@ -233,7 +233,7 @@ pub async fn serve(
     let state = Arc::new(AppState {
         durability: service.durability(),
         service: RwLock::new(Some(service)),
-        streams: Default::default(),
+        streams: ingest::Streams::with_journal(options.journal.clone()),
         metrics: server_metrics,
         tokens,
         limiter: RateLimiter::new(options.rate_limit, options.rate_burst.max(1.0), keys),

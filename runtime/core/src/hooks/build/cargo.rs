@@ -144,8 +144,10 @@ impl BuildEnv {
     /// folder, a crate hook, the cache dir or a folder above it (`/tmp`,
     /// where anyone could plant `build.rustc`, `linker` or a source
     /// replacement) takes effect. Every path cargo is given is absolute.
-    /// Wrappers are switched off explicitly as well.
-    pub(crate) fn cargo(&self) -> Command {
+    /// Wrappers are switched off explicitly as well. The build runs under
+    /// the kernel sandbox (`hooks/build/kernel_sandbox.rs`), writing only
+    /// beneath `own` (the crate or workspace it builds) and its own folders.
+    pub(crate) fn cargo(&self, own: &Path) -> Result<Command, Problem> {
         let mut cmd = Command::new(&self.cargo);
         cmd.env_clear().current_dir("/");
         for key in PASSED_ENV {
@@ -193,7 +195,41 @@ impl BuildEnv {
         let sdk = toml::Value::String(self.sdk_dir.to_string_lossy().into_owned());
         cmd.arg("--config")
             .arg(format!("patch.crates-io.hookrt-sdk.path={sdk}"));
-        cmd
+        let sdk_links: Vec<PathBuf> = std::fs::read_dir(&self.sdk_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+            .filter_map(|e| e.path().canonicalize().ok())
+            .collect();
+        // The SDK inherits its edition and versions from the workspace it
+        // lies in: cargo reads the manifests above it to find that root.
+        let above_sdk: Vec<PathBuf> = self
+            .sdk_dir
+            .ancestors()
+            .skip(1)
+            .map(|dir| dir.join("Cargo.toml"))
+            .collect();
+        let mut read: Vec<&Path> = vec![&self.sdk_dir, &self.sysroot];
+        read.extend(above_sdk.iter().map(PathBuf::as_path));
+        read.extend(sdk_links.iter().map(PathBuf::as_path));
+        read.extend(self.operator_config.as_deref());
+        let write = [
+            own,
+            &self.cargo_home,
+            &self.target_dir,
+            &self.home,
+            &self.tmp,
+            &self.rustup_home,
+        ];
+        crate::hooks::build::kernel_sandbox::confine(&mut cmd, &read, &write).map_err(|e| {
+            Problem::build(
+                own,
+                format!("cannot set up the kernel sandbox of the build: {e}"),
+                "report this as a bug of hookrt",
+            )
+        })?;
+        Ok(cmd)
     }
 
     /// How long one cargo run may take.

@@ -466,7 +466,7 @@ fn build_crate(
     progress: &mut dyn FnMut(BuildEvent),
 ) -> Result<BuiltHook, Problem> {
     let dir = absolute(&hook.path);
-    let mut cmd = env.cargo();
+    let mut cmd = env.cargo(&dir)?;
     cmd.arg("--manifest-path").arg(dir.join("Cargo.toml"));
     let manifest = canonical(&hook.path.join("Cargo.toml"));
     let run = run_cargo(cmd, env.limit(), &mut |name| {
@@ -564,7 +564,13 @@ fn build_single_files(
         ));
         return;
     }
-    let mut cmd = env.cargo();
+    let mut cmd = match env.cargo(&ws) {
+        Ok(cmd) => cmd,
+        Err(p) => {
+            problems.push(p);
+            return;
+        }
+    };
     cmd.arg("--manifest-path").arg(ws.join("Cargo.toml"));
     for (_, _, m) in &members {
         cmd.arg("-p").arg(&m.package);

@@ -22,9 +22,8 @@
 //!
 //! What it cannot see: a build script or proc macro that reads a host file
 //! and writes its bytes into `OUT_DIR` (or into its own output) names only
-//! the copy. Build code runs with the operator's rights in `build` mode
-//! (docs/sandbox.md); the copy is refused only where the kernel sandbox of
-//! the build holds.
+//! the copy. That read is denied only where the kernel sandbox of the build
+//! holds (`hooks/build/kernel_sandbox.rs`).
 
 use std::path::{Path, PathBuf};
 

@@ -1196,8 +1196,9 @@ fn a_crate_hook_whose_build_script_never_ends_stops_its_build_at_the_timeout() {
     // A build script that never ends (a proc macro would do the same): the
     // cargo time limit stops cargo, rustc and the build script together.
     let dir = tempfile::tempdir().unwrap();
-    let started_mark = dir.path().join("build-script-started");
     let krate = dir.path().join("agent/hooks/stuck");
+    // In the crate's folder: where the build may write, Landlock or not.
+    let started_mark = krate.join("build-script-started");
     fs::create_dir_all(krate.join("src")).unwrap();
     fs::write(
         krate.join("Cargo.toml"),

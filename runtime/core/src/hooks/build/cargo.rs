@@ -111,7 +111,10 @@ impl BuildEnv {
             rustup_home: folder(env_dir.join("rustup"))?,
             home: folder(env_dir.join("home"))?,
             tmp: folder(env_dir.join("tmp"))?,
-            target_dir: opts.cache_dir.join("target"),
+            // Made here: cargo makes a missing target dir through a temp
+            // folder beside it, in the cache dir, which the kernel sandbox
+            // does not let it write.
+            target_dir: folder(opts.cache_dir.join("target"))?,
             sdk_dir: opts.sdk_dir.to_path_buf(),
             operator_config: operator_cargo_config(),
             sysroot,

@@ -61,6 +61,8 @@ const RUNTIME: &[&str] = &[
     "hooks::cache::artifact",
     "hooks::cache::start",
     "hooks::build::digest",
+    "hooks::build::depinfo",
+    "hooks::build::kernel_sandbox",
     "hooks::build::cargo",
     "hooks::build::toolchain",
     "hooks::build::typescript",

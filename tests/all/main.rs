@@ -9,6 +9,7 @@ mod common;
 mod answers;
 mod attacks;
 mod bridges;
+mod build_roots;
 mod cache;
 mod caps;
 mod cascade;

@@ -1066,15 +1066,16 @@ fn a_hook_built_by_hookrt_sees_no_host_secret_in_its_build_environment() {
     // The user's HOME as the build would see it; cargo and rustup keep theirs.
     let home = dir.path().join("home");
     fs::create_dir_all(&home).unwrap();
-    let src = fs::read_to_string(repo().join("example-hooks/testing/hooks/env_leak.rs")).unwrap();
+    // A crate hook: a single-file hook may not say `option_env!`.
+    copy(
+        &repo().join("example-hooks/testing/hooks/env_leak"),
+        &dir.path().join("hooks/env_leak"),
+    );
+    let lib = dir.path().join("hooks/env_leak/src/lib.rs");
+    let src = fs::read_to_string(&lib).unwrap();
     // A fresh source, so this build (not an earlier cached one) is what runs.
     let nonce = format!("{:?}", std::time::SystemTime::now());
-    fs::create_dir_all(dir.path().join("hooks")).unwrap();
-    fs::write(
-        dir.path().join("hooks/env_leak.rs"),
-        format!("{src}\n// {nonce}\n"),
-    )
-    .unwrap();
+    fs::write(&lib, format!("{src}\n// {nonce}\n")).unwrap();
     let out = hookrt(&[
         "run",
         dir.path().to_str().unwrap(),
@@ -1103,12 +1104,19 @@ fn a_hook_built_by_hookrt_sees_no_host_secret_in_its_build_environment() {
     let seen = field("secret");
     assert!(!seen.is_empty());
     assert!(seen.iter().all(|s| s == "absent"), "{seen:?}");
-    let homes = field("home");
-    assert!(!homes.is_empty());
-    assert!(
-        homes.iter().all(|h| !h.starts_with(home.to_str().unwrap())),
-        "the build saw the user's HOME: {homes:?}"
-    );
+    for (name, users) in [
+        ("home", home.clone()),
+        ("cargo_home", tool_home("CARGO_HOME", ".cargo")),
+        ("rustup_home", tool_home("RUSTUP_HOME", ".rustup")),
+    ] {
+        let seen = field(name);
+        assert!(!seen.is_empty());
+        assert!(
+            seen.iter()
+                .all(|h| !h.starts_with(home.to_str().unwrap()) && Path::new(h) != users),
+            "the build saw the user's {name}: {seen:?}"
+        );
+    }
 }
 
 /// Where cargo's or rustup's own home is (`key`, else below `$HOME`).
@@ -1149,6 +1157,21 @@ fn a_single_file_hook_including_a_host_file_is_refused_at_check_and_nothing_of_t
             "module",
             format!("#[path = {:?}]\nmod k;", secret.to_str().unwrap()),
         ),
+        (
+            "number",
+            format!(
+                "macro_rules! call {{ ($n:tt . $m:ident) => {{ $m!({:?}) }} }}\nconst K: &[u8] = call!(1.include_bytes);",
+                secret.to_str().unwrap()
+            ),
+        ),
+        (
+            "made",
+            format!(
+                "macro_rules! m {{ ($i:ident) => {{ #[path = {:?}] mod $i; }} }}\nm!(k);",
+                secret.to_str().unwrap()
+            ),
+        ),
+        ("home", "const K: &str = env!(\"HOME\");".to_owned()),
     ] {
         let _ = fs::remove_dir_all(agent.join("hooks"));
         fs::create_dir_all(agent.join("hooks")).unwrap();
@@ -1182,6 +1205,77 @@ fn a_single_file_hook_including_a_host_file_is_refused_at_check_and_nothing_of_t
             "{name}: refused before cargo ran"
         );
     }
+}
+
+#[test]
+fn a_crate_hook_whose_build_script_never_ends_stops_its_build_at_the_timeout() {
+    // A build script that never ends (a proc macro would do the same): the
+    // cargo time limit stops cargo, rustc and the build script together.
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("agent/hooks/stuck");
+    // In the crate's folder: where the build may write, Landlock or not.
+    let started_mark = krate.join("build-script-started");
+    fs::create_dir_all(krate.join("src")).unwrap();
+    fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"stuck\"\nversion = \"0.1.0\"\nedition = \"2024\"\nbuild = \"build.rs\"\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[workspace]\n",
+    )
+    .unwrap();
+    fs::write(krate.join("src/lib.rs"), "").unwrap();
+    fs::write(
+        krate.join("build.rs"),
+        format!(
+            "fn main() {{ std::fs::write({:?}, \"\").unwrap(); loop {{ std::thread::sleep(std::time::Duration::from_secs(1)); }} }}\n",
+            started_mark.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    // A cache of its own: the build's processes name it in their arguments.
+    let cache = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let mut child = hookrt(&["check", dir.path().join("agent").to_str().unwrap()])
+        .env("HOOKRT_CARGO_BUILD_TIMEOUT_S", "30")
+        .env("HOOKRT_CACHE_DIR", cache.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Before the limit, a build without one would run for ever.
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(240) {
+            let _ = child.kill();
+            panic!("the build was never stopped");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("cargo ran longer than 30 s building it and was stopped"),
+        "{err}"
+    );
+    assert!(err.contains("HOOKRT_CARGO_BUILD_TIMEOUT_S"), "{err}");
+    assert!(started_mark.exists(), "the build script ran");
+    // Nothing of the build outlives it: not cargo, not the build script.
+    let building = || -> Vec<String> {
+        let needle = cache.path().to_string_lossy().into_owned();
+        fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| fs::read(e.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&needle))
+            .collect()
+    };
+    let waited = std::time::Instant::now();
+    while !building().is_empty() && waited.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        building(),
+        Vec::<String>::new(),
+        "the build's processes were all stopped"
+    );
 }
 
 #[test]

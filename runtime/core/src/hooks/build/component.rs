@@ -21,9 +21,11 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::hooks::build::cargo::{
-    self, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical, compile_problem, run_cargo,
+    BuildEnv, CargoRun, CargoSetup, HOOK_TARGET, HOOK_TOOLCHAIN, absolute, canonical,
+    compile_problem, run_cargo,
 };
-use crate::hooks::build::digest::{Sdk, source_hash};
+use crate::hooks::build::depinfo::{self, Roots};
+use crate::hooks::build::digest::{Sdk, single_file_hash, source_hash};
 use crate::hooks::build::{confine, python, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
@@ -184,7 +186,7 @@ pub fn build(
         return (built, problems);
     }
     if opts.cached_only {
-        for (hook, _) in stale {
+        for Stale { hook, .. } in stale {
             problems.push(Problem::build(
                 &hook.path,
                 "is not built (or changed since it was built), and this command never builds",
@@ -214,8 +216,8 @@ pub fn build(
     // Another process may have built some of them while we waited for the lock.
     let (done, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
-        .partition(|(_, hash)| cached(&components_dir.join(format!("{hash}.wasm")), &key));
-    for (hook, hash) in done {
+        .partition(|s| cached(&components_dir.join(format!("{}.wasm", s.hash)), &key));
+    for Stale { hook, hash, .. } in done {
         let component = components_dir.join(format!("{hash}.wasm"));
         built.push(BuiltHook {
             hook,
@@ -226,8 +228,8 @@ pub fn build(
     }
     let (scripts, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
-        .partition(|(h, _)| matches!(h.kind, SourceKind::TypeScript | SourceKind::Python));
-    for (hook, hash) in scripts {
+        .partition(|s| matches!(s.hook.kind, SourceKind::TypeScript | SourceKind::Python));
+    for Stale { hook, hash, .. } in scripts {
         match build_script(hook, hash, opts, &components_dir, &key) {
             Ok(b) => {
                 progress(BuildEvent::Componentized(b.hook.slug.to_string()));
@@ -236,13 +238,24 @@ pub fn build(
             Err(p) => problems.push(p),
         }
     }
+    if stale.is_empty() {
+        return (built, problems);
+    }
+    let env = match BuildEnv::prepare(&opts.setup()) {
+        Ok(env) => env,
+        Err(p) => {
+            problems.push(p);
+            return (built, problems);
+        }
+    };
     let (singles, crates): (Vec<_>, Vec<_>) = stale
         .into_iter()
-        .partition(|(h, _)| h.kind == SourceKind::SingleFile);
+        .partition(|s| s.hook.kind == SourceKind::SingleFile);
     if !singles.is_empty() {
         build_single_files(
-            &singles,
+            singles,
             opts,
+            &env,
             &components_dir,
             &key,
             progress,
@@ -250,12 +263,13 @@ pub fn build(
             &mut problems,
         );
     }
-    for (hook, hash) in crates {
+    for Stale { hook, hash, .. } in crates {
         match build_crate(
             hook,
             hash,
             &sdks.rust,
             opts,
+            &env,
             &components_dir,
             &key,
             progress,
@@ -297,6 +311,16 @@ impl Sdks {
     }
 }
 
+/// A hook whose component is not in the cache.
+struct Stale {
+    hook: DiscoveredHook,
+    /// The digest its component will have.
+    hash: String,
+    /// A single-file hook's source as it was read once: hashed, scanned,
+    /// and written into its generated crate (never read again).
+    source: Option<Vec<u8>>,
+}
+
 /// Each hook's source digest: the hooks whose component is in the cache
 /// (built), and the stale ones with the digest their component will have.
 fn plan(
@@ -306,13 +330,19 @@ fn plan(
     components_dir: &Path,
     key: &[u8],
     problems: &mut Vec<Problem>,
-) -> (Vec<BuiltHook>, Vec<(DiscoveredHook, String)>) {
+) -> (Vec<BuiltHook>, Vec<Stale>) {
     let mut built = Vec::new();
     let mut stale = Vec::new();
     for hook in hooks {
+        let mut source = None;
         let hashed = match hook.kind {
             SourceKind::TypeScript => source_hash(hook, &sdks.ts, None),
             SourceKind::Python => source_hash(hook, &sdks.py, None),
+            SourceKind::SingleFile => plain::read_regular(&hook.path).map(|bytes| {
+                let hash = single_file_hash(&bytes, &sdks.rust, opts.toolchain.as_deref());
+                source = Some(bytes);
+                hash
+            }),
             _ => source_hash(hook, &sdks.rust, opts.toolchain.as_deref()),
         };
         let hash = match hashed {
@@ -326,9 +356,7 @@ fn plan(
                 continue;
             }
         };
-        if hook.kind == SourceKind::SingleFile
-            && let Some(problem) = reads_the_host(hook)
-        {
+        if let Some(problem) = source.as_deref().and_then(|s| reads_the_host(hook, s)) {
             problems.push(problem);
             continue;
         }
@@ -347,7 +375,11 @@ fn plan(
                 compiled: false,
             });
         } else {
-            stale.push((hook.clone(), hash));
+            stale.push(Stale {
+                hook: hook.clone(),
+                hash,
+                source,
+            });
         }
     }
     (built, stale)
@@ -375,15 +407,21 @@ fn agent_dir_of(source: &Path) -> PathBuf {
 }
 
 /// The problem of a single-file hook whose source would make the compiler
-/// read a host file (`confine`): named by line and construct, quoting
-/// nothing of the source or of the file it names.
-fn reads_the_host(hook: &DiscoveredHook) -> Option<Problem> {
-    let source = plain::read_regular_text(&hook.path).ok()?;
-    let (line, what) = confine::host_read(&source)?;
+/// read a host file or variable (`confine`): named by line and construct,
+/// quoting nothing of the source or of the file it names.
+fn reads_the_host(hook: &DiscoveredHook, source: &[u8]) -> Option<Problem> {
+    let Ok(source) = std::str::from_utf8(source) else {
+        return Some(Problem::build(
+            &hook.path,
+            "is not UTF-8 text, which Rust source must be",
+            "save the hook as UTF-8",
+        ));
+    };
+    let (line, what) = confine::host_read(source)?;
     Some(Problem::build(
         &hook.path,
         format!(
-            "line {line}: `{what}` would read a file of the host into the component while it is built; a single-file hook may not use it"
+            "line {line}: `{what}` would read a file of the host (or a variable of the build's environment) into the component while it is built; a single-file hook may not use it"
         ),
         "put the data in the hook's `config` in hookrt.toml, or make the hook a crate (its own folder with Cargo.toml) and build it where its build may read files",
     ))
@@ -417,20 +455,24 @@ fn build_script(
 }
 
 /// A crate hook, built by cargo from its own folder.
+#[allow(clippy::too_many_arguments)]
 fn build_crate(
     hook: DiscoveredHook,
     hash: String,
     sdk: &str,
     opts: &BuildOptions,
+    env: &BuildEnv,
     components_dir: &Path,
     key: &[u8],
     progress: &mut dyn FnMut(BuildEvent),
 ) -> Result<BuiltHook, Problem> {
     let dir = absolute(&hook.path);
-    let mut cmd = cargo::cargo(&opts.setup());
+    let mut cmd = env.cargo(&dir)?;
     cmd.arg("--manifest-path").arg(dir.join("Cargo.toml"));
     let manifest = canonical(&hook.path.join("Cargo.toml"));
-    let run = run_cargo(cmd, &mut |name| progress(BuildEvent::CrateCompiled(name)));
+    let run = run_cargo(cmd, env.limit(), &mut |name| {
+        progress(BuildEvent::CrateCompiled(name))
+    });
     // cargo may have written the crate's Cargo.lock: key the output by the
     // tree as it is now, so the next load finds it without starting cargo.
     let hash = source_hash(&hook, sdk, opts.toolchain.as_deref()).unwrap_or(hash);
@@ -443,12 +485,43 @@ fn build_crate(
             None,
         ));
     };
+    read_only_roots(&hook, wasm, &dir, &run, &env.roots())?;
     install(wasm, &out, key).map_err(|e| install_problem(&hook, e))?;
     Ok(BuiltHook {
         hook,
         component: out,
         source_sha256: hash,
         compiled: true,
+    })
+}
+
+/// The dep-info check (`hooks/build/depinfo.rs`) of a hook cargo built into
+/// `wasm` from the crate at `own`: every file read for it, and for the
+/// run's registry crates, lies in `roots` or `own`, or it is refused.
+fn read_only_roots(
+    hook: &DiscoveredHook,
+    wasm: &Path,
+    own: &Path,
+    run: &CargoRun,
+    roots: &Roots,
+) -> Result<(), Problem> {
+    let registry = run
+        .registry_depinfo
+        .iter()
+        .map(|(d, base)| depinfo::check(d, base, roots));
+    std::iter::once(depinfo::check(
+        &wasm.with_extension("d"),
+        own,
+        &roots.with(own),
+    ))
+    .chain(registry)
+    .collect::<Result<(), _>>()
+    .map_err(|e| {
+        Problem::build(
+            &hook.path,
+            format!("is refused: {e}"),
+            "a hook's build may read only its own crate, the SDK, the registry sources and the toolchain: put the data in the hook's `config` in hookrt.toml, or in its crate",
+        )
     })
 }
 
@@ -460,9 +533,11 @@ fn install_problem(hook: &DiscoveredHook, e: String) -> Problem {
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_single_files(
-    singles: &[(DiscoveredHook, String)],
+    singles: Vec<Stale>,
     opts: &BuildOptions,
+    env: &BuildEnv,
     components_dir: &Path,
     key: &[u8],
     progress: &mut dyn FnMut(BuildEvent),
@@ -471,9 +546,10 @@ fn build_single_files(
 ) {
     let ws = opts.cache_dir.join("build");
     let mut members = Vec::new();
-    for (hook, hash) in singles {
-        match write_member(&ws, hook) {
-            Ok(m) => members.push((hook.clone(), hash.clone(), m)),
+    for Stale { hook, hash, source } in singles {
+        let source = source.unwrap_or_default();
+        match write_member(&ws, &hook, &source) {
+            Ok(m) => members.push((hook, hash, m)),
             Err(e) => problems.push(Problem::build(
                 &ws,
                 format!("cannot write the generated crate for `{}`: {e}", hook.slug),
@@ -489,16 +565,34 @@ fn build_single_files(
         ));
         return;
     }
-    let mut cmd = cargo::cargo(&opts.setup());
+    let mut cmd = match env.cargo(&ws) {
+        Ok(cmd) => cmd,
+        Err(p) => {
+            problems.push(p);
+            return;
+        }
+    };
     cmd.arg("--manifest-path").arg(ws.join("Cargo.toml"));
     for (_, _, m) in &members {
         cmd.arg("-p").arg(&m.package);
     }
-    let run = run_cargo(cmd, &mut |name| progress(BuildEvent::CrateCompiled(name)));
+    let run = run_cargo(cmd, env.limit(), &mut |name| {
+        progress(BuildEvent::CrateCompiled(name))
+    });
+    let roots = env.roots();
     for (hook, hash, m) in members {
         let manifest = canonical(&m.dir.join("Cargo.toml"));
         let out = components_dir.join(format!("{hash}.wasm"));
-        match run.artifacts.get(&manifest) {
+        let wasm = run.artifacts.get(&manifest);
+        let wasm = match wasm.map(|w| (w, read_only_roots(&hook, w, &m.dir, &run, &roots))) {
+            Some((_, Err(p))) => {
+                problems.push(p);
+                continue;
+            }
+            Some((w, Ok(()))) => Some(w),
+            None => None,
+        };
+        match wasm {
             Some(wasm) => match install(wasm, &out, key) {
                 Ok(()) => built.push(BuiltHook {
                     hook,
@@ -526,9 +620,10 @@ struct Member {
     dir: PathBuf,
 }
 
-/// Writes the generated crate of a single-file hook. The package name derives
-/// from the source path (stable across edits, so cargo rebuilds incrementally).
-fn write_member(ws: &Path, hook: &DiscoveredHook) -> std::io::Result<Member> {
+/// Writes the generated crate of a single-file hook, its `src/lib.rs` the
+/// `source` that was hashed and scanned. The package name derives from the
+/// source path (stable across edits, so cargo rebuilds incrementally).
+fn write_member(ws: &Path, hook: &DiscoveredHook, source: &[u8]) -> std::io::Result<Member> {
     let path_hash = &hex::encode(Sha256::digest(
         canonical(&hook.path).to_string_lossy().as_bytes(),
     ))[..8];
@@ -544,10 +639,7 @@ fn write_member(ws: &Path, hook: &DiscoveredHook) -> std::io::Result<Member> {
         src = hook.path.display(),
     );
     write_if_changed(&dir.join("Cargo.toml"), manifest.as_bytes())?;
-    write_if_changed(
-        &dir.join("src").join("lib.rs"),
-        &plain::read_regular(&hook.path)?,
-    )?;
+    write_if_changed(&dir.join("src").join("lib.rs"), source)?;
     Ok(Member { package, dir })
 }
 

@@ -33,6 +33,20 @@ pub(crate) fn source_hash(
     Ok(hex::encode(h.finalize()))
 }
 
+/// [`source_hash`] of a single-file hook whose source is `source`: the
+/// bytes read once, then hashed, scanned and built.
+pub(crate) fn single_file_hash(source: &[u8], sdk: &str, toolchain: Option<&str>) -> String {
+    let mut h = Sha256::new();
+    h.update(SINGLE_FILE_TAG);
+    h.update(source);
+    h.update(sdk.as_bytes());
+    h.update(toolchain.unwrap_or("").as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// What a single-file hook's digest starts with.
+const SINGLE_FILE_TAG: &[u8] = b"hookrt single-file v1\0";
+
 /// Hash of the hook's own files only (its source file, crate tree or
 /// component), not the SDK or toolchain: what `hookrt.lock` pins before
 /// anything is built, so a hookrt upgrade alone is no drift.
@@ -53,7 +67,7 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
             h.update(read_regular(&hook.path)?);
         }
         SourceKind::SingleFile => {
-            h.update(b"hookrt single-file v1\0");
+            h.update(SINGLE_FILE_TAG);
             h.update(read_regular(&hook.path)?);
         }
         SourceKind::Crate => {

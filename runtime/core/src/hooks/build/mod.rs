@@ -1,13 +1,16 @@
 //! Building hook sources into components: what keys a built component
 //! (`digest`), what a single-file hook's source may not say (`confine`),
-//! running cargo (`cargo`), the pinned toolchains of script hooks
+//! running cargo (`cargo`), what a Rust build may have read (`depinfo`) and may open
+//! at all (`kernel_sandbox`), the pinned toolchains of script hooks
 //! (`toolchain`) for TypeScript (`typescript`) and Python (`python`), and
 //! the build of an agent folder's hooks that uses them (`component`).
 
 pub(crate) mod cargo;
 pub(crate) mod component;
 pub(crate) mod confine;
+pub(crate) mod depinfo;
 pub(crate) mod digest;
+pub(crate) mod kernel_sandbox;
 pub(crate) mod python;
 pub(crate) mod toolchain;
 pub(crate) mod typescript;

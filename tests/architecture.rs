@@ -60,6 +60,7 @@ const RUNTIME: &[&str] = &[
     "hooks::cache::stamp",
     "hooks::cache::artifact",
     "hooks::cache::start",
+    "hooks::build::crate_inputs",
     "hooks::build::digest",
     "hooks::build::depinfo",
     "hooks::build::kernel_sandbox",

@@ -289,3 +289,39 @@ fn a_symlinked_lock_or_config_is_refused_without_quoting_its_target() {
     assert!(text.contains("line 2, column"), "{text}");
     assert!(!text.contains("SECRET-VALUE-TEXT"), "{text}");
 }
+
+#[test]
+fn a_crate_hooks_hidden_file_is_pinned_and_a_path_out_of_its_crate_refused_before_any_build() {
+    let agent = TempAgent::new().hook("agent/hooks/policy", "policy");
+    lock(agent.path());
+    // A hidden file (a `build = ".b.rs"` is code cargo runs) is an input.
+    fs::write(
+        agent.path().join("hooks/policy/.b.rs"),
+        "fn main() { /* reads the host */ }",
+    )
+    .unwrap();
+    let problems = refused(agent.path());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].0, ProblemKind::Lock);
+    assert!(
+        problems[0].2.contains("its files' sha256 expected"),
+        "{}",
+        problems[0].2
+    );
+    // A path dependency out of the crate: refused, naming the key, before
+    // cargo could build code the lock never saw.
+    fs::remove_file(agent.path().join("hooks/policy/.b.rs")).unwrap();
+    let manifest = agent.path().join("hooks/policy/Cargo.toml");
+    let text = fs::read_to_string(&manifest).unwrap().replace(
+        "[dependencies]\n",
+        "[dependencies]\nhelper = { path = \"../../../elsewhere\" }\n",
+    );
+    fs::write(&manifest, text).unwrap();
+    let problems = refused(agent.path());
+    assert!(
+        problems.iter().any(|(_, _, m)| m.contains(
+            "`dependencies.helper.path = \"../../../elsewhere\"` leads out of the hook's crate"
+        )),
+        "{problems:?}"
+    );
+}

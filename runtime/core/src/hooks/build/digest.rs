@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
+use crate::hooks::build::crate_inputs;
 use crate::hooks::cache::dir::{create_private_dir, write_private};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
@@ -71,8 +72,8 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
             h.update(read_regular(&hook.path)?);
         }
         SourceKind::Crate => {
-            h.update(b"hookrt crate v1\0");
-            hash_tree(h, &hook.path)?;
+            h.update(b"hookrt crate v2\0");
+            crate_inputs::hash_crate(h, &hook.path)?;
         }
         SourceKind::TypeScript => {
             h.update(b"hookrt typescript v1\0");

@@ -8,6 +8,7 @@
 pub(crate) mod cargo;
 pub(crate) mod component;
 pub(crate) mod confine;
+pub(crate) mod crate_inputs;
 pub(crate) mod depinfo;
 pub(crate) mod digest;
 pub(crate) mod kernel_sandbox;

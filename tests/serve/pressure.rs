@@ -211,7 +211,9 @@ fn a_refused_request_ends_its_connection_whatever_the_route_answers() {
     let addr = &server.addr;
     let bearer = |t: &str| format!("Bearer {t}");
     let json = ("Content-Type", "application/json");
-    let cases: [(&str, &str, &str, Vec<(&str, String)>, u16); 5] = [
+    // (what, method, path, headers, status refused with)
+    type Case<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>, u16);
+    let cases: [Case<'_>; 5] = [
         ("no token", "POST", "/v1/events", vec![], 401),
         (
             "a wrong token",

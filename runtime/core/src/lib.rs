@@ -56,6 +56,8 @@ pub mod service;
 /// and signed checkpoints, the keys that sign them, signed receipts of
 /// decisions). Writing it is the service's alone.
 pub mod journal {
+    #[doc(hidden)]
+    pub use crate::service::journal::trail::checkpoint_body;
     pub use crate::service::journal::trail::{
         DEFAULT_CHECKPOINT_EVERY, TrailOptions, check_receipt, entry_hash, generate_key,
         public_hex, read_signing_key, read_verifying_key, sign_receipt, text_sha256, trail_context,
@@ -68,6 +70,7 @@ pub mod journal {
         PRUNE_BATCH, PendingDelivery, Plan, TrailContext, Verified, verify,
     };
     pub use crate::service::owner::{JournalLock, lock_path};
+    pub use ed25519_dalek::SigningKey;
     pub use ed25519_dalek::VerifyingKey;
 }
 

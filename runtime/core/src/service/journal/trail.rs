@@ -335,8 +335,10 @@ fn push(
 }
 
 /// A checkpoint of the head at `seq` with hash `hash`, promising the next
-/// within `every` entries.
-pub(crate) fn checkpoint_body(key: &SigningKey, every: u64, seq: i64, hash: &[u8]) -> Value {
+/// within `every` entries (public for the verifier's fuzz target, which
+/// signs chains of its own).
+#[doc(hidden)]
+pub fn checkpoint_body(key: &SigningKey, every: u64, seq: i64, hash: &[u8]) -> Value {
     let signature = key.sign(&signed_head(seq, hash, Some(every)));
     json!({
         "v": 2,

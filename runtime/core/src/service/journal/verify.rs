@@ -488,9 +488,16 @@ fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified
         key_checked: expect.key.is_some(),
         anchored: None,
     };
-    // Every entry says what it is: its own hash first.
+    // Every entry says what it is: its own hash first, its `prev` the
+    // hash's one spelling (an export's first entry links to nothing else,
+    // so `AB…` for `ab…` would pass unseen: found by the `trail` fuzz target).
     for r in rows {
-        let prev = hex::decode(&r.prev).unwrap_or_default();
+        let prev = hex::decode(&r.prev)
+            .ok()
+            .filter(|p| p.len() == 32 && hex::encode(p) == r.prev);
+        let Some(prev) = prev else {
+            return Err(Break::Edited { seq: r.seq });
+        };
         if hex::encode(entry_hash(&prev, &r.kind, &r.body)) != r.hash {
             return Err(Break::Edited { seq: r.seq });
         }
@@ -979,6 +986,20 @@ mod tests {
         assert_eq!(
             verify_segment(&chain(&key, &["hooks", "event"]), &strict(&public)),
             Err(Break::Unsigned { entries: 2 })
+        );
+    }
+
+    #[test]
+    fn an_entrys_prev_has_one_spelling() {
+        let key = SigningKey::from_bytes(&[5; 32]);
+        let public = key.verifying_key();
+        let rows = chain(&key, &["hooks", "event", "c5"]);
+        let mut run = rows[1..].to_vec();
+        assert!(verify_segment(&run, &strict(&public)).is_ok());
+        run[0].prev = run[0].prev.to_ascii_uppercase();
+        assert_eq!(
+            verify_segment(&run, &strict(&public)),
+            Err(Break::Edited { seq: 2 })
         );
     }
 

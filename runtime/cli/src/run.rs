@@ -235,29 +235,11 @@ fn feed(
     let source = events.display().to_string();
     let mut fed = Fed::default();
     let mut pending: Vec<PendingReceipt> = Vec::new();
-    let mut reader = Reader::new(&args.input_format());
-    // An Eve stream read before into this journal: the events it holds keep
-    // their places, so a line Eve sends again is a duplicate here too.
-    if let (
-        Reader::Eve(stream),
-        Some(journal),
-        InputFormat::Eve {
-            agent,
-            session,
-            subagent,
-        },
-    ) = (&mut reader, &args.journal, args.input_format())
-        && journal.is_file()
-    {
-        let places = hookrt::journal::Journal::open_existing(journal)?.places_in_stream(
-            &agent,
-            input::session_id(&session),
-            subagent.as_deref(),
-        )?;
-        for (id, place) in places {
-            stream.remember(&id, place);
-        }
-    }
+    // An Eve stream read before into this journal goes on from it.
+    let mut reader = match &args.journal {
+        Some(journal) if journal.is_file() => Reader::resuming(&args.input_format(), journal)?,
+        _ => Reader::new(&args.input_format()),
+    };
     let mut n = 0u64;
     loop {
         n += 1;

@@ -21,31 +21,6 @@ use serde_json::value::RawValue;
 
 use crate::error::{ApiError, BoxError};
 
-/// Has `stream` remember the places its session's events took in
-/// `journal`. A journal that cannot be read leaves it as it is (with a
-/// warning): an event sent again is then a conflict, never lost.
-fn remember_from(
-    stream: &mut hookrt::event::EveStream,
-    journal: &std::path::Path,
-    agent: &str,
-    session: &str,
-    subagent: Option<&str>,
-) {
-    let places = hookrt::journal::Journal::open_existing(journal).and_then(|j| {
-        j.places_in_stream(agent, hookrt::front::input::session_id(session), subagent)
-    });
-    match places {
-        Ok(places) => {
-            for (id, place) in places {
-                stream.remember(&id, place);
-            }
-        }
-        Err(e) => {
-            tracing::warn!(target: "hookrt", agent, session, "the Eve stream starts without the journal's places: {e}");
-        }
-    }
-}
-
 /// Eve streams kept at most; past this the stream untouched the longest is
 /// forgotten (it starts again if its session sends more), never the others.
 pub const MAX_EVE_STREAMS: usize = 4096;
@@ -281,15 +256,22 @@ impl Streams {
                 let mut streams = self.eve.lock().unwrap_or_else(|p| p.into_inner());
                 let key = (agent.clone(), session.clone(), subagent.clone());
                 let stream = streams.get_or_insert_with(&key, || {
-                    let mut reader = Reader::new(&InputFormat::Eve {
+                    let format = InputFormat::Eve {
                         agent: agent.clone(),
                         session: session.clone(),
                         subagent: subagent.clone(),
-                    });
-                    if let (Reader::Eve(stream), Some(journal)) = (&mut reader, &self.journal) {
-                        remember_from(stream, journal, agent, session, subagent.as_deref());
+                    };
+                    // A journal that cannot be read: the stream starts anew
+                    // (a line sent again is then a conflict, never lost).
+                    let resumed = self.journal.as_deref().map(|j| Reader::resuming(&format, j));
+                    match resumed {
+                        Some(Ok(reader)) => reader,
+                        Some(Err(e)) => {
+                            tracing::warn!(target: "hookrt", agent, session, "the Eve stream starts without the journal's places: {e}");
+                            Reader::new(&format)
+                        }
+                        None => Reader::new(&format),
                     }
-                    reader
                 });
                 stream.envelope(text)
             }

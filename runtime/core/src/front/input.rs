@@ -86,6 +86,33 @@ impl Reader {
         }
     }
 
+    /// A reader of a new stream of `format` that goes on from what
+    /// `journal` holds: an Eve stream starts from the places its session's
+    /// events took there, so a line Eve sends again (read by an earlier run
+    /// or server) is a duplicate, not a conflict. Other formats are as new.
+    pub fn resuming(
+        format: &InputFormat,
+        journal: &std::path::Path,
+    ) -> Result<Reader, crate::service::journal::JournalError> {
+        let mut reader = Reader::new(format);
+        if let (
+            Reader::Eve(stream),
+            InputFormat::Eve {
+                agent,
+                session,
+                subagent,
+            },
+        ) = (&mut reader, format)
+        {
+            let places = crate::service::journal::Journal::open_existing(journal)?
+                .places_in_stream(agent, session_id(session), subagent.as_deref())?;
+            for (id, place) in places {
+                stream.remember(&id, place);
+            }
+        }
+        Ok(reader)
+    }
+
     /// The envelope of one line, or why there is none.
     pub fn envelope(&mut self, line: &str) -> Result<Envelope, LineError> {
         Ok(match self {

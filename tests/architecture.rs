@@ -81,8 +81,12 @@ const RUNTIME: &[&str] = &[
     "delivery::edit",
     "delivery::record",
     "delivery::cascade",
-    "delivery::dispatch",
+    "delivery::vote",
+    "delivery::run",
+    "delivery::deliver",
     "delivery::retry",
+    "delivery::sink",
+    "delivery::dispatch",
     // the facade.
     "runtime",
     "audit",
@@ -100,6 +104,8 @@ const RUNTIME: &[&str] = &[
     "service::report",
     "service::work",
     "service::lanes",
+    "service::sink",
+    "service::acker",
     "service::dispatcher",
     "service::writer",
     "service::api",
@@ -176,11 +182,12 @@ const SERVE: &[&str] = &[
     "connections",
 ];
 
-/// The JetStream worker (`hookrt worker`): subjects, the shared JetStream
+/// The JetStream worker (`hookrt worker`): connecting, subjects, the shared JetStream
 /// objects, publishing, completion marks, leases, dead letters, a
-/// partition's standing pull, then the per-partition consumer that uses
-/// them all.
+/// partition's standing pull, the worker's sink of the event loop, then the
+/// per-partition consumer that uses them all.
 const WORKER: &[&str] = &[
+    "connect",
     "subject",
     "fleet",
     "publish",
@@ -188,6 +195,7 @@ const WORKER: &[&str] = &[
     "lease",
     "dead",
     "pull",
+    "sink",
     "partition",
 ];
 

@@ -76,6 +76,8 @@ const RUNTIME: &[&str] = &[
     "hooks::loaded::registry",
     // delivery/: one event through its hooks.
     "delivery::decision",
+    "delivery::context",
+    "delivery::rewrite",
     "delivery::governor",
     "delivery::threads",
     "delivery::edit",

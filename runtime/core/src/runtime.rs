@@ -147,6 +147,10 @@ fn load_all(
     all.into_iter().map(|(_, loaded)| loaded).collect()
 }
 
+/// The lock (when there is one) and each hook's review: its id, source and
+/// what the lock pins of it.
+type Locked = (Option<Lock>, Vec<(String, PathBuf, Review)>);
+
 /// Each discovered hook's review (its id, source and what the lock pins of
 /// it), and, when the lock is enforced and there is one, the lock, checked
 /// against them: a drift, a missing lock that `--require-lock` asks for, or
@@ -157,7 +161,7 @@ fn locked(
     discovery: &Discovery,
     config: &Config,
     opts: &BuildOptions,
-) -> Result<(Option<Lock>, Vec<(String, PathBuf, Review)>), Problems> {
+) -> Result<Locked, Problems> {
     let mut problems = Vec::new();
     let mut reviews = Vec::new();
     for hook in &discovery.hooks {

@@ -203,13 +203,17 @@ fn side_by_side<S: Sink + Sync + ?Sized>(
     Some(ahead)
 }
 
+/// Which planned deliveries to leave out, by (hook id, handler): those a
+/// fleet worker already finished.
+pub(crate) type Skip<'s> = Option<&'s dyn Fn(&str, &str) -> bool>;
+
 /// Runs `envelope` through every delivery its registry plans for it, each
 /// from the envelope's attempt, but those `skip` names by (hook id, handler).
 pub(crate) fn run_planned<S: Sink + Sync + ?Sized>(
     cx: &Loop<'_>,
     envelope: &Envelope,
     durability: Durability,
-    skip: Option<&dyn Fn(&str, &str) -> bool>,
+    skip: Skip<'_>,
     sink: &mut S,
 ) -> Result<Ran, EnvelopeError> {
     let scope = Scope::of_event(envelope.coordinates.subagent.as_deref());

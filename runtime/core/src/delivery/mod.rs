@@ -13,6 +13,7 @@
 //! records what it decided.
 
 pub(crate) mod cascade;
+pub(crate) mod context;
 pub(crate) mod decision;
 pub(crate) mod deliver;
 pub(crate) mod dispatch;
@@ -20,6 +21,7 @@ pub(crate) mod edit;
 pub(crate) mod governor;
 pub(crate) mod record;
 pub(crate) mod retry;
+pub(crate) mod rewrite;
 pub(crate) mod run;
 pub(crate) mod sink;
 pub(crate) mod threads;

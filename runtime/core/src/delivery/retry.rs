@@ -98,7 +98,7 @@ pub enum Retries {
     /// service); shutdown during the wait leaves the delivery unacked.
     InPlace,
     /// The source does (a JetStream redelivery): the loop runs one attempt
-    /// and says [`End::Retry`] while attempts are left and `may_retry`.
+    /// and says [`End::Retry`](crate::delivery::End::Retry) while attempts are left and `may_retry`.
     BySource {
         /// False once the source will not deliver again (its own cap).
         may_retry: bool,

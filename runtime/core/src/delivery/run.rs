@@ -7,12 +7,12 @@
 
 use std::sync::Arc;
 
-use crate::delivery::decision::{
-    self, ContextBudget, FileEditDecision, RequestedCall, RewriteChain, Vote,
-};
+use crate::delivery::context::ContextBudget;
+use crate::delivery::decision::{self, FileEditDecision, RequestedCall, Vote};
 use crate::delivery::edit::EditSession;
 use crate::delivery::governor;
 use crate::delivery::record::Resolution;
+use crate::delivery::rewrite::RewriteChain;
 use crate::delivery::vote::{approval_vote, file_edit_vote, gate_vote, permission_vote};
 use crate::event::answer::{Answer, Approval, FileEdit, Gate, Permission, Reply};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};

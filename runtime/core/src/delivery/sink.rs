@@ -24,7 +24,7 @@ pub trait Sink {
     fn attempted(&mut self, at: usize, delivery: Delivery);
 
     /// Delivery `at` is about to run again as `attempt` (retries in place
-    /// only; see [`Retries`](crate::delivery::retry::Retries)). It may be called from a delivery thread.
+    /// only; see [`Retries`](crate::delivery::Retries)). It may be called from a delivery thread.
     fn retrying(&self, at: usize, attempt: u32) {
         let _ = (at, attempt);
     }
@@ -48,7 +48,7 @@ pub enum End<'r> {
         conclusion: Conclusion,
     },
     /// It failed with attempts left, and its source delivers it again as
-    /// attempt + 1 after `wait` ([`Retries::BySource`](crate::delivery::retry::Retries::BySource)).
+    /// attempt + 1 after `wait` ([`Retries::BySource`](crate::delivery::Retries::BySource)).
     Retry {
         /// The attempt that failed.
         attempt: u32,

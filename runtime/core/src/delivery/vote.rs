@@ -2,7 +2,8 @@
 //! merge, by the event's class. A malformed answer is a broken policy and
 //! fails closed, with the reason; a `*` handler observes and never decides.
 
-use crate::delivery::decision::{self, RewriteChain, Vote};
+use crate::delivery::decision::{self, Vote};
+use crate::delivery::rewrite::RewriteChain;
 use crate::event::answer::{Answer, Approval, FileEdit, Gate, Permission};
 use crate::event::kind::{self, GateRule};
 use crate::hooks::folder::settings::OnFailure;

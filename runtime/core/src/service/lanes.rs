@@ -19,6 +19,7 @@
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
+use crate::delivery::record::Resolution;
 use crate::delivery::retry::{Attempts, LastAttempt, Retries, Step, run_attempts};
 use crate::delivery::run::EventRun;
 use crate::event::answer::Reply;
@@ -62,6 +63,32 @@ impl Context {
         {
             tracing::error!("journal: cannot record retry: {e}");
         }
+    }
+
+    /// Tells what `w` decided: the observer, and whoever waits (`resolve`).
+    /// Returns it as the journal keeps it (seq, JSON) when `persisted`.
+    pub(crate) fn resolved(
+        &self,
+        w: &Work,
+        resolution: Option<Resolution>,
+        resolve: Option<ResolutionTx>,
+        persisted: bool,
+    ) -> Option<(i64, String)> {
+        let mut kept = None;
+        if let Some(r) = &resolution {
+            if persisted {
+                kept = Some((w.seq, serde_json::to_string(r).unwrap_or_default()));
+            }
+            (lock(&self.observer))(Observation::Resolved {
+                event_id: &w.envelope.id,
+                kind: &w.envelope.kind,
+                resolution: r,
+            });
+        }
+        if let Some(tx) = resolve {
+            let _ = tx.send(resolution);
+        }
+        kept
     }
 
     /// The hook's measured cost per delivery ([`LoadedHook::cost_us`]).
@@ -229,21 +256,11 @@ impl Job {
         let Some(run) = lock(&turn.run).take() else {
             return;
         };
-        let w = &self.work[event];
         let resolution = run.finish(cx.rt.state());
-        if let Some(r) = &resolution {
-            if self.keeps_answers {
-                let json = serde_json::to_string(r).unwrap_or_default();
-                lock(&self.board).resolutions.push((w.seq, json));
-            }
-            (lock(&cx.observer))(Observation::Resolved {
-                event_id: &w.envelope.id,
-                kind: &w.envelope.kind,
-                resolution: r,
-            });
-        }
-        if let Some(tx) = lock(&turn.resolve).take() {
-            let _ = tx.send(resolution);
+        let resolve = lock(&turn.resolve).take();
+        let w = &self.work[event];
+        if let Some(kept) = cx.resolved(w, resolution, resolve, self.keeps_answers) {
+            lock(&self.board).resolutions.push(kept);
         }
     }
 }

@@ -243,19 +243,11 @@ impl<'d> Journaled<'d> {
         resolution: Option<Resolution>,
         resolve: Option<ResolutionTx>,
     ) {
-        if let Some(r) = &resolution {
-            if self.persisted {
-                let json = serde_json::to_string(r).unwrap_or_default();
-                self.books.resolutions.push((self.w.seq, json));
-            }
-            (lock(&self.cx.observer))(Observation::Resolved {
-                event_id: &self.w.envelope.id,
-                kind: &self.w.envelope.kind,
-                resolution: r,
-            });
-        }
-        if let Some(tx) = resolve {
-            let _ = tx.send(resolution);
+        if let Some(kept) = self
+            .cx
+            .resolved(self.w, resolution, resolve, self.persisted)
+        {
+            self.books.resolutions.push(kept);
         }
     }
 }

@@ -168,6 +168,7 @@ const CLI: &[&str] = &[
     "commands::serve",
     "commands::worker",
     "commands::publish",
+    "commands::list",
     "commands",
     "main",
 ];

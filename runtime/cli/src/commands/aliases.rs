@@ -41,13 +41,13 @@ pub const ALIASES: &[Alias] = &[
         why: "`redrive`'s old name",
     },
     Alias {
-        typed: "run DIR --workers N",
-        stands_for: "run DIR --threads N",
+        typed: "run DIR --events - --workers 4",
+        stands_for: "run DIR --events - --threads 4",
         why: "`--threads`' old name (`run`, `serve`)",
     },
     Alias {
-        typed: "serve DIR --workers N",
-        stands_for: "serve DIR --threads N",
+        typed: "serve DIR --workers 4",
+        stands_for: "serve DIR --threads 4",
         why: "`--threads`' old name (`run`, `serve`)",
     },
 ];

@@ -9,6 +9,7 @@ mod build;
 mod check;
 pub mod journal;
 pub mod keygen;
+pub mod list;
 
 mod lock;
 mod new;

@@ -1,10 +1,13 @@
 //! Every other name a command or flag answers to, in one table (as cargo's
 //! `BUILTIN_ALIASES`): old names kept working, and Claude Code's names for
 //! commands every agent has. The clap attributes take their names from the
-//! constants here, [`super::Command::execute`] runs a command alias as the
-//! command it stands for, and a test holds the table to clap's tree.
+//! constants here and [`super::Command::execute`] runs a command alias as
+//! the command it stands for; the table says what each means for the
+//! generated command list (`list.rs`), whose test also holds it to clap's
+//! tree: an alias clap knows and the table does not list fails it.
 
 /// One alias: how it is typed, what it stands for, and why it is kept.
+#[cfg(test)]
 pub struct Alias {
     /// The words, after `hookrt`, that name it (a flag: `run --workers`).
     pub typed: &'static str,
@@ -24,6 +27,7 @@ pub const JOURNAL_RETRY: &str = "retry";
 pub const WORKERS: &str = "workers";
 
 /// Every alias.
+#[cfg(test)]
 pub const ALIASES: &[Alias] = &[
     Alias {
         typed: "claude-hook DIR [--agent NAME]",

@@ -9,7 +9,8 @@ mod build;
 mod check;
 pub mod journal;
 pub mod keygen;
-pub mod list;
+#[cfg(test)]
+mod list;
 
 mod lock;
 mod new;

@@ -77,87 +77,95 @@ fn template(slug: &Slug, name: &str, methods: &[(String, String)]) -> String {
         if i > 0 {
             s.push('\n');
         }
-        if method == "any" {
-            s.push_str(
-                "    /// Every event of this hook's scope.\n    fn any(&mut self, event: &Event, cx: &Context) -> HookResult {\n        \
-                 safe_log(event, cx); // ids, kind and timing only, never event data\n        Ok(())\n    }\n",
-            );
-            continue;
-        }
-        let watched = kind.strip_prefix("observe:");
-        let rewrite = hookrt::event::rewritten_kind(kind);
-        let base = watched.or(rewrite).unwrap_or(kind);
-        let data = data_type(base);
-        let (answer, body) = match (watched, class_of(base), base) {
-            (Some(_), _, _) | (None, EventClass::Observe, _) => (
-                "HookResult".to_owned(),
-                "safe_log(event, cx); // ids, kind and timing only, never event data\n        let _ = data;\n        Ok(())".to_owned(),
-            ),
-            (None, _, "actions.requested") if rewrite.is_some() => (
-                "HookResult<Vec<CallAnswer>>".to_owned(),
-                "safe_log(event, cx);\n        // One answer per requested call, in order: CallAnswer::keep(approval), or\n        \
-                 // CallAnswer::rewrite(approval, input) with the call's whole new input (a JSON object).\n        \
-                 let keep = CallAnswer::keep(Approval::Abstain);\n        Ok(vec![keep; data.actions.len()])"
-                    .to_owned(),
-            ),
-            (None, _, "permission.requested") => (
-                "HookResult<PermissionAnswer>".to_owned(),
-                if rewrite.is_some() {
-                    "safe_log(event, cx);\n        let _ = data;\n        // PermissionAnswer::allow_rewritten(input) allows it with its whole input rewritten.\n        \
-                     Ok(PermissionAnswer::Abstain)"
-                } else {
-                    "safe_log(event, cx);\n        let _ = data;\n        // Allow or PermissionAnswer::deny(..) without asking; Abstain lets a human answer.\n        \
-                     Ok(PermissionAnswer::Abstain)"
-                }
-                .to_owned(),
-            ),
-            (None, _, "turn.stopping") => (
-                "HookResult<Continuation>".to_owned(),
-                "safe_log(event, cx);\n        let _ = data;\n        // Continuation::continue_turn(..) keeps the turn going (what the model does next).\n        \
-                 Ok(Continuation::Stop)"
-                    .to_owned(),
-            ),
-            (None, EventClass::Gate, _) => (
-                "HookResult<Block>".to_owned(),
-                "safe_log(event, cx);\n        let _ = data;\n        // Block::block(reason) stops what the event announces; Pass lets it go on.\n        \
-                 Ok(Block::Pass)"
-                    .to_owned(),
-            ),
-            (None, _, "actions.requested") => (
-                "HookResult<Vec<Approval>>".to_owned(),
-                "safe_log(event, cx);\n        // One answer per requested call, in order: Allow, Approval::ask(..), Approval::deny(..).\n        \
-                 Ok(vec![Approval::Abstain; data.actions.len()])"
-                    .to_owned(),
-            ),
-            (None, _, "file.edit.requested") => (
-                "HookResult<FileEditAnswer>".to_owned(),
-                "safe_log(event, cx);\n        let _ = data;\n        // Own the write with Applied or FileEditAnswer::failed(..); NotHandled lets it go on.\n        \
-                 Ok(FileEditAnswer::NotHandled)"
-                    .to_owned(),
-            ),
-            (None, _, _) => (
-                "HookResult<Option<AgentInput>>".to_owned(),
-                "safe_log(event, cx);\n        let _ = data;\n        // Some(input) replaces the agent input state (data.state); None keeps it.\n        Ok(None)"
-                    .to_owned(),
-            ),
-        };
-        // As rustfmt lays it out: one line when it fits in 100 columns.
-        let one_line = format!(
-            "    fn {method}(&mut self, data: {data}, event: &Event, cx: &Context) -> {answer} {{"
-        );
-        let signature = if one_line.len() <= 100 {
-            one_line
-        } else {
-            format!(
-                "    fn {method}(\n        &mut self,\n        data: {data},\n        event: &Event,\n        cx: &Context,\n    ) -> {answer} {{"
-            )
-        };
-        s.push_str(&format!(
-            "    /// `{kind}`.\n{signature}\n        {body}\n    }}\n"
-        ));
+        s.push_str(&method_source(kind, method));
     }
     s.push_str("}\n");
     s
+}
+
+/// One method of the template: its doc, signature and a body that answers
+/// nothing yet.
+fn method_source(kind: &str, method: &str) -> String {
+    if method == "any" {
+        return "    /// Every event of this hook's scope.\n    fn any(&mut self, event: &Event, cx: &Context) -> HookResult {\n        \
+                 safe_log(event, cx); // ids, kind and timing only, never event data\n        Ok(())\n    }\n"
+            .to_owned();
+    }
+    let watched = kind.strip_prefix("observe:");
+    let rewrite = hookrt::event::rewritten_kind(kind);
+    let base = watched.or(rewrite).unwrap_or(kind);
+    let data = data_type(base);
+    let (answer, body) = answer_and_body(watched.is_some(), rewrite.is_some(), base);
+    // As rustfmt lays it out: one line when it fits in 100 columns.
+    let one_line = format!(
+        "    fn {method}(&mut self, data: {data}, event: &Event, cx: &Context) -> {answer} {{"
+    );
+    let signature = if one_line.len() <= 100 {
+        one_line
+    } else {
+        format!(
+            "    fn {method}(\n        &mut self,\n        data: {data},\n        event: &Event,\n        cx: &Context,\n    ) -> {answer} {{"
+        )
+    };
+    format!("    /// `{kind}`.\n{signature}\n        {body}\n    }}\n")
+}
+
+/// The answer type and the body of the method for `base` (`watched`: an
+/// `observe:` subscription; `rewrite`: a `rewrite:` one).
+fn answer_and_body(watched: bool, rewrite: bool, base: &str) -> (String, String) {
+    match (watched, class_of(base), base) {
+        (true, _, _) | (false, EventClass::Observe, _) => (
+            "HookResult".to_owned(),
+            "safe_log(event, cx); // ids, kind and timing only, never event data\n        let _ = data;\n        Ok(())".to_owned(),
+        ),
+        (false, _, "actions.requested") if rewrite => (
+            "HookResult<Vec<CallAnswer>>".to_owned(),
+            "safe_log(event, cx);\n        // One answer per requested call, in order: CallAnswer::keep(approval), or\n        \
+             // CallAnswer::rewrite(approval, input) with the call's whole new input (a JSON object).\n        \
+             let keep = CallAnswer::keep(Approval::Abstain);\n        Ok(vec![keep; data.actions.len()])"
+                .to_owned(),
+        ),
+        (false, _, "permission.requested") => (
+            "HookResult<PermissionAnswer>".to_owned(),
+            if rewrite {
+                "safe_log(event, cx);\n        let _ = data;\n        // PermissionAnswer::allow_rewritten(input) allows it with its whole input rewritten.\n        \
+                 Ok(PermissionAnswer::Abstain)"
+            } else {
+                "safe_log(event, cx);\n        let _ = data;\n        // Allow or PermissionAnswer::deny(..) without asking; Abstain lets a human answer.\n        \
+                 Ok(PermissionAnswer::Abstain)"
+            }
+            .to_owned(),
+        ),
+        (false, _, "turn.stopping") => (
+            "HookResult<Continuation>".to_owned(),
+            "safe_log(event, cx);\n        let _ = data;\n        // Continuation::continue_turn(..) keeps the turn going (what the model does next).\n        \
+             Ok(Continuation::Stop)"
+                .to_owned(),
+        ),
+        (false, EventClass::Gate, _) => (
+            "HookResult<Block>".to_owned(),
+            "safe_log(event, cx);\n        let _ = data;\n        // Block::block(reason) stops what the event announces; Pass lets it go on.\n        \
+             Ok(Block::Pass)"
+                .to_owned(),
+        ),
+        (false, _, "actions.requested") => (
+            "HookResult<Vec<Approval>>".to_owned(),
+            "safe_log(event, cx);\n        // One answer per requested call, in order: Allow, Approval::ask(..), Approval::deny(..).\n        \
+             Ok(vec![Approval::Abstain; data.actions.len()])"
+                .to_owned(),
+        ),
+        (false, _, "file.edit.requested") => (
+            "HookResult<FileEditAnswer>".to_owned(),
+            "safe_log(event, cx);\n        let _ = data;\n        // Own the write with Applied or FileEditAnswer::failed(..); NotHandled lets it go on.\n        \
+             Ok(FileEditAnswer::NotHandled)"
+                .to_owned(),
+        ),
+        (false, _, _) => (
+            "HookResult<Option<AgentInput>>".to_owned(),
+            "safe_log(event, cx);\n        let _ = data;\n        // Some(input) replaces the agent input state (data.state); None keeps it.\n        Ok(None)"
+                .to_owned(),
+        ),
+}
 }
 
 fn manifest(name: &str) -> String {

@@ -91,6 +91,9 @@ pub struct Voter {
     pub handler: String,
 }
 
+/// Component digests: (agent, event id) -> hook -> sha256.
+type Components = HashMap<(String, String), HashMap<String, String>>;
+
 /// Reads the records of the journal at `path` (`hookrt audit coverage`).
 pub fn coverage_records(path: &Path) -> Result<CoverageRecords, CoverageReadError> {
     if !path.is_file() {
@@ -156,15 +159,12 @@ fn voters(conn: &Connection) -> Result<HashMap<i64, Vec<Voter>>, CoverageReadErr
 }
 
 /// Component digests from the trail: each `deliveries` entry's hooks ran
-/// with the components of the `hooks` entry before it. (agent, event id) ->
-/// hook -> sha256.
-fn components(
-    conn: &Connection,
-) -> Result<HashMap<(String, String), HashMap<String, String>>, CoverageReadError> {
+/// with the components of the `hooks` entry before it.
+fn components(conn: &Connection) -> Result<Components, CoverageReadError> {
     let mut stmt = conn
         .prepare("SELECT kind, body FROM trail WHERE kind IN ('hooks', 'deliveries') ORDER BY seq")
         .map_err(CoverageReadError::Trail)?;
-    let mut out: HashMap<(String, String), HashMap<String, String>> = HashMap::new();
+    let mut out = Components::new();
     let mut current = Value::Null;
     for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
         let (kind, body) = row?;

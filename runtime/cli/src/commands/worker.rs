@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use hookrt::Runtime;
+use hookrt_worker::{Names, WorkerOptions};
 
 use crate::loading::Loading;
-use hookrt_worker::{Names, WorkerOptions};
 
 /// `hookrt worker DIR ...`, or one of its subcommands.
 #[derive(clap::Args)]

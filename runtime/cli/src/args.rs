@@ -26,7 +26,7 @@ pub struct ThreadsArgs {
     /// Threads delivering side by side (each hook still sees its events one
     /// at a time, in order); 1: everything in plan order on one thread.
     /// `--workers` is its old name.
-    #[arg(long, alias = "workers", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, alias = crate::commands::aliases::WORKERS, default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub threads: u16,
 }
 

@@ -69,6 +69,9 @@ pub mod journal {
         Anchor, Break, DEFAULT_RETENTION, DeadLetter, Expect, Journal, JournalError, JournalStatus,
         PRUNE_BATCH, PendingDelivery, Plan, TrailContext, Verified, verify,
     };
+    pub use crate::service::journal::{
+        CallEvent, CoverageReadError, CoverageRecords, Voter, coverage_records,
+    };
     pub use crate::service::owner::{JournalLock, lock_path};
     pub use ed25519_dalek::SigningKey;
     pub use ed25519_dalek::VerifyingKey;

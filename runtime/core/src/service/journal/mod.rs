@@ -22,6 +22,7 @@ use crate::sandbox::outcome::Outcome;
 use crate::sandbox::state::{self, WriteLock};
 use crate::service::owner::{self, JournalLock, Refusal};
 
+mod coverage;
 mod inspect;
 mod migrate;
 mod recover;
@@ -30,6 +31,7 @@ pub mod trail;
 pub mod verify;
 mod write;
 
+pub use coverage::{CallEvent, CoverageReadError, CoverageRecords, Voter, coverage_records};
 pub use retention::{DEFAULT_RETENTION, PRUNE_BATCH};
 pub use trail::TrailContext;
 pub use verify::{Anchor, Break, Expect, Verified, verify};

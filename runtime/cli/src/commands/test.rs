@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use hookrt::{Envelope, Runtime};
 
+use crate::loading::Loading;
+
 /// Arguments of `hookrt test`.
 #[derive(clap::Args)]
 pub struct TestArgs {
@@ -27,8 +29,14 @@ pub struct TestArgs {
     pub update: bool,
 }
 
+impl TestArgs {
+    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+        loading.loaded(&self.dir, |rt| test(rt, &self))
+    }
+}
+
 /// Replays and compares (or writes, with `--update`).
-pub fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
+fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
     let text = fs::read_to_string(&args.events)
         .with_context(|| format!("cannot read the events file {}", args.events.display()))?;
     let mut events = Vec::new();

@@ -17,6 +17,8 @@ use hookrt::front::summary::Summary;
 use hookrt::{BuildOptions, Durability, Envelope, Receipt, Runtime};
 use hookrt_serve::{BoxError, Forward, ServeOptions, Tokens};
 
+use crate::loading::Loading;
+
 /// The OpenTelemetry export as the server's tap: it wraps the observer and
 /// notes each event with its request's `traceparent` (docs/telemetry.md).
 #[derive(Debug)]
@@ -150,7 +152,15 @@ fn tokens(args: &ServeArgs) -> Result<Tokens> {
 }
 
 /// Serves `rt`; hot reloads load the folder again with `build`.
-pub fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitCode> {
+impl ServeArgs {
+    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+        // Hot reloads load the folder the same way.
+        let build = loading.clone().options(&self.dir);
+        loading.loaded(&self.dir, |rt| serve(rt, &self, build))
+    }
+}
+
+fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitCode> {
     let mut options = ServeOptions::new(args.listen, tokens(args)?);
     options.build = Some(build);
     options.journal = args.journal.clone();

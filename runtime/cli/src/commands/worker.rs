@@ -1,5 +1,5 @@
-//! `hookrt worker`, its dead letters (`hookrt worker dead|redrive`), and
-//! `hookrt publish`: hooks fed by NATS JetStream (hookrt-worker, docs/worker.md).
+//! `hookrt worker`, and its dead letters (`hookrt worker dead|redrive`):
+//! hooks fed by NATS JetStream (hookrt-worker, docs/worker.md).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use hookrt::{Envelope, Runtime};
+use hookrt::Runtime;
 use hookrt_worker::{Names, WorkerOptions};
+
+use crate::loading::Loading;
 
 /// `hookrt worker DIR ...`, or one of its subcommands.
 #[derive(clap::Args)]
@@ -97,33 +99,27 @@ pub struct WorkerArgs {
     pub drain_timeout: u64,
 }
 
-#[derive(clap::Args)]
-pub struct PublishArgs {
-    /// The NATS server URL.
-    #[arg(long)]
-    pub nats: String,
-    #[command(flatten)]
-    pub stream: crate::args::StreamArgs,
-    /// Publish every line as it is to this one subject, unchecked and
-    /// without a `Nats-Msg-Id` (for payloads that are not envelopes).
-    #[arg(long, value_name = "SUBJECT")]
-    pub raw_subject: Option<String>,
-    /// Ask for decision and edit events' resolutions on this subject
-    /// (the `Hookrt-Reply-To` header).
-    #[arg(long, value_name = "SUBJECT")]
-    pub reply_to: Option<String>,
-    /// JSONL file: each non-blank line is one envelope.
-    pub file: PathBuf,
+impl WorkerCommand {
+    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+        match (self.action, &self.run.dir, &self.run.nats) {
+            (Some(action), _, _) => dead(action),
+            (None, Some(dir), Some(nats)) => loading.loaded(dir, |rt| worker(rt, &self.run, nats)),
+            (None, _, _) => bail!(
+                "hookrt worker needs an agent folder and --nats URL (or a subcommand: dead, redrive); see hookrt worker --help"
+            ),
+        }
+    }
 }
 
-fn tokio() -> Result<tokio::runtime::Runtime> {
+/// The async runtime the NATS client runs on (`worker`, `publish`).
+pub fn tokio() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
 }
 
-pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
+fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
     if let Some(w) = rt.unlocked_warning() {
         tracing::warn!("{w}");
     }
@@ -169,7 +165,7 @@ pub fn worker(rt: Runtime, args: &WorkerArgs, nats: &str) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn dead(cmd: DeadCommand) -> Result<ExitCode> {
+fn dead(cmd: DeadCommand) -> Result<ExitCode> {
     let rt = tokio()?;
     match cmd {
         DeadCommand::Dead { group } => {
@@ -199,60 +195,4 @@ pub fn dead(cmd: DeadCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-pub fn publish(args: &PublishArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let lines: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (i + 1, l))
-        .collect();
-    let rt = tokio()?;
-    if let Some(subject) = &args.raw_subject {
-        let raw: Vec<String> = lines.iter().map(|(_, l)| (*l).to_owned()).collect();
-        let n = rt.block_on(hookrt_worker::publish_raw(&args.nats, subject, &raw))?;
-        println!("{}", serde_json::json!({ "published": n }));
-        return Ok(ExitCode::SUCCESS);
-    }
-    // Every line is checked before anything is sent: a bad file publishes nothing.
-    let mut envelopes = Vec::new();
-    for (n, line) in &lines {
-        let e = Envelope::from_json(line).map_err(|e| {
-            anyhow::anyhow!("{}:{n}: not a valid envelope: {e}", args.file.display())
-        })?;
-        envelopes.push(e);
-    }
-    rt.block_on(async {
-        let publisher = hookrt_worker::publisher(
-            &args.nats,
-            &args.stream.stream,
-            &args.stream.prefix,
-            args.stream.partitions,
-            usize::from(args.stream.replicas),
-        )
-        .await?;
-        let mut pending = Vec::new();
-        for e in &envelopes {
-            let mut headers = async_nats_headers();
-            if let Some(to) = &args.reply_to {
-                headers.insert(hookrt_worker::REPLY_HEADER, to.as_str());
-            }
-            pending.push(publisher.send(e, headers).await?);
-        }
-        let mut out = std::io::stdout().lock();
-        for p in pending {
-            // `persisted` only here: the stream's ack came back.
-            let receipt = p.persisted().await?;
-            writeln!(out, "{}", serde_json::to_string(&receipt)?)?;
-        }
-        anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn async_nats_headers() -> hookrt_worker::HeaderMap {
-    hookrt_worker::HeaderMap::new()
 }

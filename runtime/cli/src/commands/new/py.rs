@@ -8,12 +8,7 @@ use hookrt::event::{WILDCARD, rewritten_kind};
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
-use crate::new::{NewArgs, method, next_steps, script_hook, script_votes, type_name};
-
-/// Whether `--lang` asks for Python.
-pub fn wants(args: &NewArgs) -> bool {
-    matches!(args.lang.as_str(), "py" | "python")
-}
+use super::scaffold::{NewArgs, method, next_steps, script_hook, script_votes, type_name};
 
 /// Writes `SLUG.py` and says what to run next.
 pub fn new(args: &NewArgs) -> Result<()> {

@@ -13,6 +13,8 @@ use hookrt::{
     HookService, Observation, Observer, PendingReceipt, Runtime, ServiceOptions, Transport,
 };
 
+use crate::loading::Loading;
+
 /// The shape of the input lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -91,7 +93,13 @@ pub struct RunArgs {
     pub trail: crate::args::TrailArgs,
 }
 
-pub fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
+impl RunArgs {
+    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+        loading.loaded(&self.dir, |rt| run(rt, &self))
+    }
+}
+
+fn run(mut rt: Runtime, args: &RunArgs) -> Result<ExitCode> {
     rt.set_transport(Transport {
         kind: "cli".into(),
         detail: None,

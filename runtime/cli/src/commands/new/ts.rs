@@ -8,15 +8,7 @@ use hookrt::event::WILDCARD;
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
-use crate::new::{NewArgs, next_steps, script_hook, script_votes};
-
-/// Whether `--lang` asks for TypeScript (or JavaScript, written as TypeScript).
-pub fn wants(args: &NewArgs) -> bool {
-    matches!(
-        args.lang.as_str(),
-        "ts" | "typescript" | "js" | "javascript"
-    )
-}
+use super::scaffold::{NewArgs, next_steps, script_hook, script_votes};
 
 /// Writes `SLUG.ts` and says what to run next.
 pub fn new(args: &NewArgs) -> Result<()> {

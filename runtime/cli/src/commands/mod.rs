@@ -1,0 +1,102 @@
+//! The commands, one file each with its arguments and an `execute` (as
+//! wasmtime's `src/commands/`): [`Command`] is the one list, and
+//! [`aliases`] the one table of other names. `hook` and `install` are still
+//! beside this folder (`crate::hook`, `crate::install`).
+
+pub mod aliases;
+mod audit;
+mod build;
+mod check;
+pub mod journal;
+pub mod keygen;
+#[cfg(test)]
+mod list;
+
+mod lock;
+mod new;
+mod publish;
+mod run;
+mod serve;
+mod test;
+mod worker;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+use crate::hook::{ClaudeArgs, HookArgs};
+use crate::install::{ClaudeCommand, InstallArgs};
+use crate::loading::Loading;
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Check an agent folder: discovery, hookrt.toml, and (unless --no-build) that every hook builds and loads.
+    Check(check::CheckArgs),
+    /// Build every stale hook into a component and precompile it. Building
+    /// runs the hooks' build code (build.rs, proc macros) on this machine.
+    Build(build::BuildArgs),
+    /// Pin every hook: write DIR/hookrt.lock with each hook's component
+    /// sha256, world version and grants. A hook that differs later is refused.
+    Lock(lock::LockArgs),
+    /// Run JSONL event envelopes through the hooks; print one JSON line per delivery.
+    Run(run::RunArgs),
+    /// Write a new hook from a template: `hookrt new AGENT/hooks/SLUG --events KIND,...`.
+    New(new::NewArgs),
+    /// Replay a recorded session deterministically and compare with an expectation file.
+    Test(test::TestArgs),
+    /// Inspect a journal, or re-drive its dead letters.
+    #[command(subcommand)]
+    Journal(journal::JournalCommand),
+    /// Run as an agent's command hook: the event's JSON on stdin, the agent's answer on stdout (docs/agents.md).
+    Hook(HookArgs),
+    /// Run as a Claude Code command hook: `hookrt hook --agent claude-code` (docs/claude-code.md).
+    #[command(name = aliases::CLAUDE_HOOK)]
+    ClaudeHook(ClaudeArgs),
+    /// Make hookrt the hook of every event of an agent, in its own hook configuration (docs/agents.md).
+    Install(InstallArgs),
+    /// Set Claude Code up to run hookrt: `hookrt claude install DIR` (docs/claude-code.md).
+    #[command(subcommand, name = aliases::CLAUDE)]
+    Claude(ClaudeCommand),
+    /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
+    Serve(serve::ServeArgs),
+    /// Run the hooks as one worker of a JetStream fleet, or list and re-drive
+    /// the fleet's dead letters (docs/worker.md).
+    Worker(worker::WorkerCommand),
+    /// Publish a JSONL file's envelopes to JetStream, each to its session's subject.
+    Publish(publish::PublishArgs),
+    /// Make an Ed25519 key that signs the journal's trail (`--signing-key`):
+    /// FILE (the secret, owner-only) and FILE.pub (what auditors verify with).
+    Keygen(keygen::KeygenArgs),
+    /// Show what each hook is and what binds it; `audit coverage J`: which
+    /// gates decided each tool call a journal saw (docs/journal.md).
+    Audit(audit::AuditArgs),
+}
+
+impl Command {
+    /// Runs the command (an alias as what it stands for, [`aliases::ALIASES`]).
+    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+        match self {
+            Command::Check(args) => args.execute(loading),
+            Command::Build(args) => args.execute(loading),
+            Command::Lock(args) => args.execute(loading),
+            Command::Run(args) => args.execute(loading),
+            Command::New(args) => args.execute(),
+            Command::Test(args) => args.execute(loading),
+            Command::Journal(cmd) => cmd.execute(),
+            Command::Hook(args) => {
+                let options = loading.options(&args.dir);
+                Ok(crate::hook::hook(&args, options))
+            }
+            Command::ClaudeHook(args) => Command::Hook(HookArgs::from(&args)).execute(loading),
+            Command::Install(args) => crate::install::install(&args, &loading.lock),
+            // `install --agent claude-code`, in install.rs.
+            Command::Claude(cmd) => crate::install::claude(cmd, &loading.lock),
+            Command::Serve(args) => args.execute(loading),
+            Command::Worker(cmd) => cmd.execute(loading),
+            Command::Publish(args) => args.execute(),
+            Command::Keygen(args) => args.execute(),
+            Command::Audit(args) => args.execute(loading),
+        }
+    }
+}

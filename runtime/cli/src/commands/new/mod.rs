@@ -1,0 +1,25 @@
+//! `hookrt new DIR/hooks/SLUG [--lang rust|ts|py]`: a working hook from a
+//! template, one handler per `--events` subscription, in the language asked.
+
+mod py;
+mod rust;
+mod scaffold;
+mod ts;
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+pub use scaffold::NewArgs;
+
+impl NewArgs {
+    pub fn execute(self) -> Result<ExitCode> {
+        match self.lang.as_str() {
+            "rust" | "rs" => rust::new(&self)?,
+            "ts" | "typescript" | "js" | "javascript" => ts::new(&self)?,
+            "py" | "python" => py::new(&self)?,
+            other => bail!("--lang {other}: unknown language; use `rust`, `ts` or `py`"),
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}

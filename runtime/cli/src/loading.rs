@@ -1,0 +1,105 @@
+//! Loading an agent folder as the global flags ask (cache, prebuilt, lock),
+//! with a progress bar while cargo compiles: what every command that runs
+//! hooks starts with.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Result;
+use hookrt::BuildOptions;
+use hookrt::hooks::BuildEvent;
+use hookrt::{Problems, Runtime};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// How the command line asks for an agent folder to be loaded.
+#[derive(Clone)]
+pub struct Loading {
+    pub cache_dir: Option<PathBuf>,
+    pub prebuilt: bool,
+    pub enforce_lock: bool,
+    pub lock: hookrt::hooks::LockPolicy,
+}
+
+impl Loading {
+    /// The same, with `hookrt.lock` not enforced (lock and audit read drift).
+    pub fn without_lock(self) -> Loading {
+        Loading {
+            enforce_lock: false,
+            ..self
+        }
+    }
+
+    /// The build options the global flags ask for.
+    pub fn options(self, dir: &Path) -> BuildOptions {
+        let mut opts = BuildOptions::for_agent(dir);
+        if let Some(c) = self.cache_dir {
+            opts.cache_dir = c;
+        }
+        opts.prebuilt = self.prebuilt;
+        opts.enforce_lock = self.enforce_lock;
+        opts.lock = self.lock;
+        opts
+    }
+
+    /// Loads `dir` and runs `then` on its hooks, or reports why they did not load.
+    pub fn loaded(
+        self,
+        dir: &Path,
+        then: impl FnOnce(Runtime) -> Result<ExitCode>,
+    ) -> Result<ExitCode> {
+        match self.load(dir) {
+            Ok(rt) => then(rt),
+            Err(p) => Ok(report(&p)),
+        }
+    }
+
+    /// Loads the agent folder with a progress bar while cargo compiles.
+    fn load(self, dir: &Path) -> Result<Runtime, Problems> {
+        let opts = self.options(dir);
+        let started = Instant::now();
+        let bar = ProgressBar::hidden();
+        let mut stale = 0;
+        let rt = Runtime::load_blocking(dir, &opts, &mut |event| match event {
+            BuildEvent::Planned { stale: s, cached } => {
+                stale = s;
+                tracing::debug!(stale = s, cached, "build plan");
+                if s > 0 {
+                    show(&bar, s);
+                }
+            }
+            BuildEvent::CrateCompiled(name) | BuildEvent::Componentized(name) => {
+                bar.inc(1);
+                bar.set_message(name);
+            }
+        });
+        bar.finish_and_clear();
+        let rt = rt?;
+        let cranelift = rt.hooks().iter().filter(|h| h.compiled).count();
+        tracing::info!(
+            "{} hook(s) ready in {} ms: {stale} built by cargo, {cranelift} compiled by Cranelift, {} loaded from cache; {} allocator",
+            rt.hooks().len(),
+            started.elapsed().as_millis(),
+            rt.hooks().len() - cranelift,
+            rt.allocator().name()
+        );
+        Ok(rt)
+    }
+}
+
+/// Draws `bar` on stderr for `stale` hooks to build.
+fn show(bar: &ProgressBar, stale: usize) {
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} building {msg} ({pos} crates compiled, {elapsed})")
+            .expect("static template"),
+    );
+    bar.set_message(format!("{stale} hook(s)"));
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+}
+
+/// The folder's problems on stderr; exit 1.
+pub fn report(problems: &Problems) -> ExitCode {
+    eprint!("{problems}");
+    ExitCode::FAILURE
+}

@@ -44,4 +44,5 @@ mod state_and_config;
 mod trust;
 mod typed_hooks;
 mod typescript;
+mod vocabulary;
 mod workers;

@@ -15,6 +15,11 @@ use hookrt::EventClass;
 use hookrt::event::{EventKind, Origin, REWRITABLE, TURN_STOPPING};
 use regex::Regex;
 
+use crate::sdk_sources::{
+    OWN_TABLE, documented_fields, kind_structs, python_classes, python_data, python_methods,
+    quoted_list, reference_rows, struct_fields, ts_data,
+};
+
 const KIND_RS: &str = "runtime/core/src/event/kind.rs";
 const EVENTS_RS: &str = "guest-sdk/src/events.rs";
 const EVE_RS: &str = "guest-sdk/src/eve.rs";
@@ -205,27 +210,6 @@ fn compare_fields(
     }
 }
 
-/// The fields of each `pub struct` in Rust source, `name?` for an `Option`.
-fn struct_fields(src: &str) -> BTreeMap<String, Vec<String>> {
-    let field = Regex::new(r"^\s+pub ([a-z_0-9]+): (.+),$").unwrap();
-    let mut structs = BTreeMap::new();
-    let mut current: Option<(String, Vec<String>)> = None;
-    for line in src.lines() {
-        if let Some(name) = line
-            .strip_prefix("pub struct ")
-            .and_then(|r| r.strip_suffix(" {"))
-        {
-            current = Some((name.to_owned(), Vec::new()));
-        } else if line == "}" {
-            structs.extend(current.take());
-        } else if let (Some((_, fields)), Some(c)) = (current.as_mut(), field.captures(line)) {
-            let optional = if c[2].starts_with("Option<") { "?" } else { "" };
-            fields.push(format!("{}{optional}", &c[1]));
-        }
-    }
-    structs
-}
-
 fn rust_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
     let all = names(kinds, |_| true);
     let listed: Vec<String> = hookrt_sdk::events::KINDS
@@ -246,12 +230,8 @@ fn rust_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
         ));
     }
     let events = &texts[EVENTS_RS];
-    let structs = struct_fields(events);
-    let kind_line = Regex::new(r#"(?m)^kind!\((\w+) => "([^"]+)"\);$"#).unwrap();
-    let typed: BTreeMap<String, String> = kind_line
-        .captures_iter(events)
-        .map(|c| (c[2].to_owned(), c[1].to_owned()))
-        .collect();
+    let structs = struct_fields(events, str::to_owned);
+    let typed = kind_structs(events);
     let place = format!("{EVENTS_RS} (a struct and its `kind!`)");
     compare(
         p,
@@ -312,51 +292,10 @@ fn rust_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
     }
 }
 
-/// The strings of a Python tuple or list, or of a TypeScript union or array,
-/// that starts at `start` and ends at the first `end` after it.
-fn quoted_list(text: &str, start: &str, end: char) -> Option<Vec<String>> {
-    let at = text.find(start)? + start.len();
-    let list = &text[at..at + text[at..].find(end)?];
-    Some(
-        list.split('"')
-            .skip(1)
-            .step_by(2)
-            .map(str::to_owned)
-            .collect(),
-    )
-}
-
 fn python_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
     let events = &texts[EVENTS_PY];
-    let mut classes: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut current: Option<String> = None;
-    let mut decorated = false;
-    let field = Regex::new(r"^    ([a-z_][a-z0-9_]*): (.+?)(?: = .*)?$").unwrap();
-    for line in events.lines() {
-        if line == "@dataclass" {
-            decorated = true;
-        } else if let Some(name) = line
-            .strip_prefix("class ")
-            .and_then(|l| l.strip_suffix(':'))
-        {
-            current = decorated.then(|| name.to_owned());
-            decorated = false;
-            classes.extend(current.clone().map(|n| (n, Vec::new())));
-        } else if !line.is_empty() && !line.starts_with(' ') {
-            current = None;
-        } else if let (Some(name), Some(c)) = (&current, field.captures(line)) {
-            let optional = if c[2].contains("| None") { "?" } else { "" };
-            classes
-                .get_mut(name)
-                .unwrap()
-                .push(format!("{}{optional}", &c[1]));
-        }
-    }
-    let entry = Regex::new(r#"(?m)^    "([a-z.]+)": ([A-Za-z]+),$"#).unwrap();
-    let data: BTreeMap<String, String> = entry
-        .captures_iter(events)
-        .map(|c| (c[1].to_owned(), c[2].to_owned()))
-        .collect();
+    let classes = python_classes(events);
+    let data: BTreeMap<String, String> = python_data(events).into_iter().collect();
     let place = format!("{EVENTS_PY} `DATA`");
     compare(
         p,
@@ -371,10 +310,9 @@ fn python_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
         }
     }
     let hook = &texts[HOOK_PY];
-    let method = Regex::new(r#"(?m)^    \("([a-z_]+)", "([^"]+)"\),$"#).unwrap();
-    let listed: BTreeMap<String, String> = method
-        .captures_iter(hook)
-        .map(|c| (c[2].to_owned(), c[1].to_owned()))
+    let listed: BTreeMap<String, String> = python_methods(hook)
+        .into_iter()
+        .map(|(method, key)| (key, method))
         .collect();
     let expected = methods(kinds);
     let keys: Vec<&str> = expected.keys().map(String::as_str).chain(["*"]).collect();
@@ -410,46 +348,9 @@ fn python_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
     );
 }
 
-/// The text of a TypeScript `{ ... }` block that opens at the end of `from`.
-fn ts_body<'a>(ts: &'a str, from: &str) -> &'a str {
-    let Some(at) = ts.find(from) else { return "" };
-    let start = at + from.len();
-    let mut depth = 1;
-    for (i, c) in ts[start..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            _ => {}
-        }
-        if depth == 0 {
-            return &ts[start..start + i];
-        }
-    }
-    ""
-}
-
 fn ts_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
     let ts = &texts[HOOKRT_TS];
-    let field = Regex::new(r"(?m)(?:^|[{;]|\n)\s*([a-z_]+)(\??):").unwrap();
-    let fields = |text: &str| -> Vec<String> {
-        field
-            .captures_iter(text)
-            .map(|c| format!("{}{}", &c[1], &c[2]))
-            .collect()
-    };
-    let entry = Regex::new(r#""([a-z.]+)":\s*(\{[^}]*\}|[A-Za-z]+);"#).unwrap();
-    let typed: BTreeMap<String, Vec<String>> = entry
-        .captures_iter(ts_body(ts, "export interface EventDataMap {"))
-        .map(|c| {
-            let shape = &c[2];
-            let f = if shape.starts_with('{') {
-                fields(shape)
-            } else {
-                fields(ts_body(ts, &format!("export interface {shape} {{")))
-            };
-            (c[1].to_owned(), f)
-        })
-        .collect();
+    let typed = ts_data(ts);
     let place = format!("{HOOKRT_TS} `EventDataMap`");
     compare(
         p,
@@ -514,13 +415,9 @@ fn ts_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
 }
 
 fn reference(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
-    let rows: BTreeMap<String, Vec<String>> = texts[ENVELOPE_MD]
-        .lines()
-        .skip_while(|l| !l.starts_with("| Kind | Class | Emitted when | SDK struct | Data |"))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+    let rows: BTreeMap<String, Vec<String>> = reference_rows(&texts[ENVELOPE_MD], OWN_TABLE)
+        .iter()
+        .filter_map(|cells| {
             Some((
                 cells[0].trim_matches('`').to_owned(),
                 documented_fields(cells.get(4)?),
@@ -540,27 +437,4 @@ fn reference(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
             compare_fields(p, ENVELOPE_MD, k.name, k.fields, f);
         }
     }
-}
-
-/// The top-level fields a Data cell names: the first backquoted word of each
-/// part between commas outside parentheses.
-fn documented_fields(cell: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut depth = 0;
-    for c in cell.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(String::new());
-                continue;
-            }
-            _ => {}
-        }
-        parts.last_mut().unwrap().push(c);
-    }
-    parts
-        .iter()
-        .filter_map(|p| p.split('`').nth(1).map(str::to_owned))
-        .collect()
 }

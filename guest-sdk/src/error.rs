@@ -3,6 +3,30 @@
 use std::fmt;
 
 /// Why a handler failed; its message becomes the `err` the host records for the delivery.
+///
+/// An `Err` fails the delivery with outcome `error`, its message (the first 1,000
+/// characters) in the delivery record and the `delivery failed` warning. `String`,
+/// `&str` and `serde_json::Error` convert into it, so `?` works on them. Say what was
+/// wrong and with which event. A panic is no error: it traps the component (outcome
+/// `trap`); prefer `Err`.
+///
+/// ```
+/// use hookrt_sdk::prelude::*;
+///
+/// fn fails(event: &Event, _cx: &Context) -> HookResult {
+///     Err(HookError::new(format!("refusing: this hook fails every event ({})", event.id())))
+/// }
+///
+/// let event = Event::from_json(
+///     r#"{"schema_version":1,"id":"evt_0001","kind":"session.started","timestamp":"t",
+///        "coordinates":{"agent":"a","session":"s","sequence":0},"data":{"agent_name":"a"}}"#,
+/// )?;
+/// let err = fails(&event, &Context::new("*", "fails", 500)).unwrap_err();
+/// assert_eq!(err.message(), "refusing: this hook fails every event (evt_0001)");
+/// let bad: HookError = serde_json::from_str::<u32>("x").unwrap_err().into();
+/// assert!(bad.message().starts_with("invalid event data: "));
+/// # Ok::<(), HookError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookError {
     message: String,

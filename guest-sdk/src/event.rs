@@ -37,7 +37,30 @@ pub struct Coordinates {
     pub subagent: Option<String>,
 }
 
-/// One delivered event: the v1 envelope, owned.
+/// One delivered event: the v1 envelope, owned (every field is described in
+/// docs/envelope.md). [`id`](Event::id) is the stable event id (the dedup key);
+/// [`attempt`](Event::attempt) counts deliveries from 1, and
+/// [`is_retry`](Event::is_retry) says this delivery may have run before (key side
+/// effects with [`crate::idempotency_key`]); [`durability`](Event::durability) says
+/// whether the event was committed to the journal before this delivery.
+/// [`data`](Event::data) parses the data as a kind's typed struct,
+/// [`data_json`](Event::data_json) as JSON (for `custom.` kinds).
+/// [`Event::from_json`] reads a transcript line, for a hook's native tests:
+///
+/// ```
+/// use hookrt_sdk::prelude::*;
+///
+/// let event = Event::from_json(
+///     r#"{"schema_version":1,"id":"evt_0005","kind":"action.result","timestamp":"2026-01-01T00:00:00Z",
+///        "coordinates":{"agent":"coder","session":"s1","sequence":5},
+///        "data":{"call_id":"c1","tool":"run_shell","status":"error","error":"exit 1"}}"#,
+/// )?;
+/// assert_eq!((event.kind(), event.attempt(), event.is_retry()), ("action.result", 1, false));
+/// assert_eq!(event.durability(), Durability::Accepted);
+/// let result: ActionResult = event.data()?;
+/// assert_eq!(result.status, ActionStatus::Error);
+/// # Ok::<(), HookError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     schema_version: u32,
@@ -175,7 +198,28 @@ impl Event {
     }
 
     /// The kind's data parsed as `T`; fails if the event is not of kind `T::KIND` or
-    /// the data does not have `T`'s shape.
+    /// the data does not have `T`'s shape, with a message that names the event and says
+    /// what to do (with `?` it becomes the delivery's error). Optional fields are `None`
+    /// when absent and unknown fields are ignored, so a host that adds fields breaks no
+    /// hook. In a `*` handler, compare [`Event::kind`] with a struct's `KIND` first:
+    ///
+    /// ```
+    /// use hookrt_sdk::prelude::*;
+    ///
+    /// let event = Event::from_json(
+    ///     r#"{"schema_version":1,"id":"evt_0006","kind":"action.result","timestamp":"t",
+    ///        "coordinates":{"agent":"a","session":"s","sequence":6},"data":{"call_id":"c","tool":"t"}}"#,
+    /// )?;
+    /// assert!([TurnFailed::KIND, ActionResult::KIND].contains(&event.kind()));
+    /// let missing = event.data::<ActionResult>().unwrap_err();
+    /// assert!(missing.message().starts_with("event evt_0006 (`action.result`): invalid data: missing field `status`"));
+    /// let other = event.data::<TurnFailed>().unwrap_err();
+    /// assert_eq!(
+    ///     other.message(),
+    ///     "event evt_0006 is `action.result`, not `turn.failed`: subscribe to `turn.failed` or check `event.kind()` first"
+    /// );
+    /// # Ok::<(), HookError>(())
+    /// ```
     pub fn data<T: EventData>(&self) -> Result<T, HookError> {
         if self.kind != T::KIND {
             return Err(HookError::new(format!(
@@ -316,7 +360,29 @@ impl Transport {
     }
 }
 
-/// What the runtime tells a handler about the delivery it is running.
+/// What the runtime tells a handler about the delivery it is running:
+/// [`handler`](Context::handler), the subscription that matched (the kind,
+/// `observe:<kind>`, `rewrite:<kind>` or `*`); [`slug`](Context::slug), this hook's
+/// slug; [`budget_ms`](Context::budget_ms), the milliseconds left of the delivery's
+/// deadline when the handler starts; [`class`](Context::class), which in a `*` handler
+/// tells whether the answer counts; [`agent`](Context::agent),
+/// [`session`](Context::session), [`scope`](Context::scope) (primary, one subagent,
+/// or an aggregate observer) and [`transport`](Context::transport), how the event
+/// reached hookrt (a description only: a hook never gets a channel, a connection or
+/// credentials). [`Context::new`] builds one for a hook's native tests:
+///
+/// ```
+/// use hookrt_sdk::prelude::*;
+///
+/// let cx = Context::new("actions.requested", "policy", 500);
+/// assert_eq!((cx.class(), cx.agent(), cx.session()), (EventClass::Decision, "test-agent", "test-session"));
+/// assert_eq!((cx.scope().to_string(), cx.transport().kind.as_str()), ("primary".to_owned(), "in-process"));
+/// let cx = Context::new("*", "audit", 500)
+///     .with_class(EventClass::Gate)
+///     .with_scope(Scope::Subagent("researcher".into()))
+///     .with_transport(Transport::new("nats").with_detail("hooks.events"));
+/// assert_eq!((cx.class(), cx.scope().subagent()), (EventClass::Gate, Some("researcher")));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
     handler: String,

@@ -11,7 +11,26 @@ const SECOND_OFFSET: u64 = 0x6c62_272e_07bb_0142;
 /// attempt of the event, different for each purpose. 32 hex characters.
 ///
 /// Derived from the envelope's idempotency key (never the attempt) with FNV-1a; it is a
-/// deduplication key, not a secret and not collision-proof against an adversary.
+/// deduplication key, not a secret and not collision-proof against an adversary. Hand it
+/// to the system a side effect goes to (an `Idempotency-Key` header, say), so it drops a
+/// repeat:
+///
+/// ```
+/// use hookrt_sdk::prelude::*;
+///
+/// let line = |attempt: u32| format!(
+///     r#"{{"schema_version":1,"id":"evt_9","kind":"turn.failed","timestamp":"t","attempt":{attempt},
+///         "idempotency_key":"k9","coordinates":{{"agent":"a","session":"s","sequence":9}},
+///         "data":{{"reason":"boom"}}}}"#
+/// );
+/// let (first, retry) = (Event::from_json(&line(1))?, Event::from_json(&line(2))?);
+/// assert!(retry.is_retry());
+/// let key = idempotency_key(&first, "pagerduty");
+/// assert_eq!(key.len(), 32);
+/// assert_eq!(key, idempotency_key(&retry, "pagerduty"), "the same on every attempt");
+/// assert_ne!(key, idempotency_key(&first, "slack"), "one key per side effect");
+/// # Ok::<(), HookError>(())
+/// ```
 pub fn idempotency_key(event: &Event, purpose: &str) -> String {
     key_from(event.idempotency_key(), purpose)
 }

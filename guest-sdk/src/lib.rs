@@ -44,7 +44,8 @@
 //! `#[hookrt_sdk::hook]` on the `impl` block; the hook subscribes to the methods it
 //! writes, so a misspelled kind does not compile ([`hook`](mod@hook) says more).
 //!
-//! ```ignore
+//! ```no_run
+//! # use hookrt_sdk::prelude::*;
 //! #[derive(Default)]
 //! pub struct Counter;
 //!
@@ -70,7 +71,8 @@
 //! `"rewrite:actions.requested"` key), returning [`CallAnswer`]s; any handler may add
 //! text to the model's context with [`context::add`]:
 //!
-//! ```ignore
+//! ```no_run
+//! # use hookrt_sdk::prelude::*;
 //! #[derive(Default)]
 //! pub struct Workdir;
 //!

@@ -21,7 +21,18 @@ pub enum Level {
     Error,
 }
 
-/// Emit one log line at `level` with structured fields.
+/// Emit one log line at `level` with structured fields ([`trace`], [`debug`], [`info`],
+/// [`warn`] and [`error`] name the level). The host keeps a hook's lines within its
+/// `output_bytes` and `log_bytes_per_minute` budgets and redacts them
+/// (docs/hooks-reference.md#log); a hook whose grants leave out `log` is refused at load
+/// if it logs.
+///
+/// ```
+/// use hookrt_sdk::log::{self, Level};
+///
+/// log::warn("tool call failed", &[("tool", "run_shell"), ("call_id", "c1")]);
+/// log::log(Level::Debug, "checked", &[]);
+/// ```
 pub fn log(level: Level, message: &str, fields: &[(&str, &str)]) {
     emit(level, message, fields);
 }

@@ -47,7 +47,25 @@ impl Metric {
     }
 }
 
-/// Add `delta` to the counter `name` with the given labels.
+/// Add `delta` to the counter `name` with the given labels. A series is (hook, name,
+/// sorted labels); the host cuts names, keys and values at 128 bytes and keeps at most
+/// 1,000 series per hook (docs/hooks-reference.md#metrics). In a native test:
+///
+/// ```
+/// use hookrt_sdk::metrics::{self, Metric};
+///
+/// metrics::counter("events_total", 1, &[("kind", "action.result")]);
+/// metrics::gauge("queue_depth", 2.5, &[]);
+/// let recorded = metrics::recorded();
+/// assert_eq!(recorded[0], Metric::Counter {
+///     name: "events_total".into(),
+///     delta: 1,
+///     labels: vec![("kind".into(), "action.result".into())],
+/// });
+/// assert_eq!(recorded[1].name(), "queue_depth");
+/// metrics::clear();
+/// assert!(metrics::recorded().is_empty());
+/// ```
 pub fn counter(name: &str, delta: u64, labels: &[(&str, &str)]) {
     backend::counter(name, delta, &owned(labels));
 }

@@ -42,7 +42,20 @@ pub fn get_json<T: DeserializeOwned>(key: &str) -> Result<Option<T>, HookError> 
         .transpose()
 }
 
-/// Store `value` under `key` as JSON.
+/// Store `value` under `key` as JSON. A value past a host cap (docs/hooks-reference.md:
+/// a key of 1 to 512 bytes, a value of at most 64 KiB, 1 MiB per hook) is not stored and
+/// the error says why; with `?` it fails the delivery. In a native test:
+///
+/// ```
+/// use hookrt_sdk::state;
+///
+/// state::set_json("read/src/lib.rs", "9f2c")?;
+/// assert_eq!(state::get_json::<String>("read/src/lib.rs")?.as_deref(), Some("9f2c"));
+/// assert!(state::get_json::<u32>("read/src/lib.rs").is_err(), "another shape");
+/// state::delete("read/src/lib.rs");
+/// assert_eq!(state::get("read/src/lib.rs"), None);
+/// # Ok::<(), hookrt_sdk::HookError>(())
+/// ```
 pub fn set_json<T: Serialize + ?Sized>(key: &str, value: &T) -> Result<(), HookError> {
     let bytes = serde_json::to_vec(value).map_err(|err| {
         HookError::new(format!(

@@ -5,6 +5,7 @@
 //! example hooks compile once per machine and later tests load from cache.
 
 mod common;
+mod sdk_sources;
 
 mod answers;
 mod attacks;
@@ -44,4 +45,5 @@ mod state_and_config;
 mod trust;
 mod typed_hooks;
 mod typescript;
+mod vocabulary;
 mod workers;

@@ -1,5 +1,12 @@
 //! The guest SDK and the host agree on the vocabulary and the transcript.
 
+use std::collections::BTreeMap;
+
+use crate::sdk_sources::{
+    OWN_TABLE, documented_fields, kind_structs, python_classes, python_data, python_methods,
+    reference_rows, struct_fields, ts_data,
+};
+
 #[test]
 fn sdk_and_runtime_share_one_vocabulary() {
     let host: Vec<&str> = hookrt::event::KINDS.iter().map(|k| k.name).collect();
@@ -124,94 +131,10 @@ fn sdk_version_newest_world_and_build_requirement_agree() {
 
 /// The fields of each data struct in the SDK's `events.rs`, as
 /// `name` or `name?` (an `Option`), and each kind's struct from `kind!`.
-fn sdk_data_structs() -> (
-    std::collections::HashMap<String, Vec<String>>,
-    std::collections::HashMap<String, String>,
-) {
+fn sdk_data_structs() -> (BTreeMap<String, Vec<String>>, BTreeMap<String, String>) {
     let src =
         std::fs::read_to_string(crate::common::repo().join("guest-sdk/src/events.rs")).unwrap();
-    let structs = struct_fields(&src, |name| name.to_owned());
-    let kinds = src
-        .lines()
-        .filter_map(|l| {
-            let (ty, kind) = l.strip_prefix("kind!(")?.split_once(" => \"")?;
-            Some((kind.strip_suffix("\");")?.to_owned(), ty.to_owned()))
-        })
-        .collect();
-    (structs, kinds)
-}
-
-/// The fields of each struct in `src`, each renamed by `rename` and marked `?`
-/// when it is an `Option`.
-fn struct_fields(
-    src: &str,
-    rename: impl Fn(&str) -> String,
-) -> std::collections::HashMap<String, Vec<String>> {
-    let mut structs = std::collections::HashMap::new();
-    let mut current: Option<(String, Vec<String>)> = None;
-    for line in src.lines() {
-        if let Some(name) = line
-            .strip_prefix("pub struct ")
-            .and_then(|r| r.strip_suffix(" {"))
-        {
-            current = Some((name.to_owned(), Vec::new()));
-        } else if line == "}" {
-            if let Some((name, fields)) = current.take() {
-                structs.insert(name, fields);
-            }
-        } else if let Some((_, fields)) = current.as_mut()
-            && let Some((name, ty)) = line
-                .trim()
-                .strip_prefix("pub ")
-                .and_then(|f| f.split_once(": "))
-        {
-            let optional = if ty.starts_with("Option<") { "?" } else { "" };
-            fields.push(format!("{}{optional}", rename(name)));
-        }
-    }
-    structs
-}
-
-/// The top-level fields a Data cell names: the first backquoted word of each
-/// part between commas outside parentheses.
-fn documented_fields(cell: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut depth = 0;
-    for c in cell.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(String::new());
-                continue;
-            }
-            _ => {}
-        }
-        parts.last_mut().unwrap().push(c);
-    }
-    parts
-        .iter()
-        .map(|p| p.split('`').nth(1).expect("a backquoted field").to_owned())
-        .collect()
-}
-
-/// docs/envelope.md's table of hookrt's own kinds is checked against the
-/// runtime's vocabulary (kind, class, when) and the SDK's data structs
-/// (struct, every field, which are optional): the reference cannot drift
-/// from the code unnoticed.
-/// The rows of docs/envelope.md's table under the header line `header`.
-fn reference_rows(doc: &str, header: &str) -> Vec<Vec<String>> {
-    doc.lines()
-        .skip_while(|l| !l.starts_with(header))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            l.trim_matches('|')
-                .split(" | ")
-                .map(|c| c.trim().to_owned())
-                .collect()
-        })
-        .collect()
+    (struct_fields(&src, str::to_owned), kind_structs(&src))
 }
 
 /// docs/envelope.md's table of Eve's data is checked against the runtime's
@@ -237,7 +160,7 @@ fn the_eve_reference_matches_the_vocabulary_and_the_sdk_structs() {
     };
     let structs = struct_fields(&src, camel);
     let lines: Vec<&str> = src.lines().collect();
-    let struct_of: std::collections::HashMap<String, String> = lines
+    let struct_of: BTreeMap<String, String> = lines
         .windows(2)
         .filter_map(|w| {
             let ty = w[0]
@@ -276,7 +199,7 @@ fn the_eve_reference_matches_the_vocabulary_and_the_sdk_structs() {
 fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
     let doc = std::fs::read_to_string(crate::common::repo().join("docs/envelope.md")).unwrap();
     let (structs, struct_of) = sdk_data_structs();
-    let rows = reference_rows(&doc, "| Kind | Class | Emitted when | SDK struct | Data |");
+    let rows = reference_rows(&doc, OWN_TABLE);
     let own: Vec<&hookrt::event::EventKind> = hookrt::event::KINDS
         .iter()
         .filter(|k| struct_of.contains_key(k.name))
@@ -290,8 +213,8 @@ fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
 fn check_rows(
     rows: &[Vec<String>],
     kinds: &[&hookrt::event::EventKind],
-    struct_of: &std::collections::HashMap<String, String>,
-    structs: &std::collections::HashMap<String, Vec<String>>,
+    struct_of: &BTreeMap<String, String>,
+    structs: &BTreeMap<String, Vec<String>>,
     prefix: &str,
 ) {
     for (row, kind) in rows.iter().zip(kinds) {
@@ -322,42 +245,7 @@ fn check_rows(
 fn the_ts_sdk_types_the_same_kinds_and_fields_as_the_rust_sdk() {
     let ts =
         std::fs::read_to_string(crate::common::repo().join("guest-sdk/ts/src/hookrt.ts")).unwrap();
-    let body = |from: &str| -> String {
-        let start = ts.find(from).unwrap_or_else(|| panic!("{from}")) + from.len();
-        let mut depth = 1;
-        let mut end = start;
-        for (i, c) in ts[start..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => depth -= 1,
-                _ => {}
-            }
-            if depth == 0 {
-                end = start + i;
-                break;
-            }
-        }
-        ts[start..end].to_owned()
-    };
-    let field = regex::Regex::new(r"(?m)(?:^|[{;]|\n)\s*([a-z_]+)(\??):").unwrap();
-    let fields = |text: &str| -> Vec<String> {
-        field
-            .captures_iter(text)
-            .map(|c| format!("{}{}", &c[1], &c[2]))
-            .collect()
-    };
-    let map = body("export interface EventDataMap {");
-    let entry = regex::Regex::new(r#""([a-z.]+)":\s*(\{[^}]*\}|[A-Za-z]+);"#).unwrap();
-    let mut typed = std::collections::HashMap::new();
-    for c in entry.captures_iter(&map) {
-        let shape = &c[2];
-        let f = if shape.starts_with('{') {
-            fields(shape)
-        } else {
-            fields(&body(&format!("export interface {shape} {{")))
-        };
-        typed.insert(c[1].to_owned(), f);
-    }
+    let typed = ts_data(&ts);
     let (structs, struct_of) = sdk_data_structs();
     for k in hookrt::event::KINDS {
         match k.origin {
@@ -403,38 +291,9 @@ fn the_ts_sdk_types_the_same_kinds_and_fields_as_the_rust_sdk() {
 fn the_python_sdk_has_the_same_kinds_fields_and_methods_as_the_rust_sdk() {
     let dir = crate::common::repo().join("guest-sdk/python/hookrt");
     let events = std::fs::read_to_string(dir.join("events.py")).unwrap();
-    let mut classes: std::collections::HashMap<String, Vec<String>> = Default::default();
-    let mut current: Option<String> = None;
-    let mut decorated = false;
-    let field = regex::Regex::new(r"^    ([a-z_][a-z0-9_]*): (.+?)(?: = .*)?$").unwrap();
-    for line in events.lines() {
-        if line == "@dataclass" {
-            decorated = true;
-        } else if let Some(name) = line
-            .strip_prefix("class ")
-            .and_then(|l| l.strip_suffix(':'))
-        {
-            current = decorated.then(|| name.to_owned());
-            decorated = false;
-            if let Some(name) = &current {
-                classes.insert(name.clone(), Vec::new());
-            }
-        } else if !line.is_empty() && !line.starts_with(' ') {
-            current = None;
-        } else if let (Some(name), Some(c)) = (&current, field.captures(line)) {
-            let optional = if c[2].contains("| None") { "?" } else { "" };
-            classes
-                .get_mut(name)
-                .unwrap()
-                .push(format!("{}{optional}", &c[1]));
-        }
-    }
+    let classes = python_classes(&events);
     let (structs, struct_of) = sdk_data_structs();
-    let data = regex::Regex::new(r#"(?m)^    "([a-z.]+)": ([A-Za-z]+),$"#).unwrap();
-    let mapped: Vec<(String, String)> = data
-        .captures_iter(&events)
-        .map(|c| (c[1].to_owned(), c[2].to_owned()))
-        .collect();
+    let mapped = python_data(&events);
     let own: Vec<&hookrt::event::EventKind> = hookrt::event::KINDS
         .iter()
         .filter(|k| k.origin == hookrt::event::Origin::Hookrt)
@@ -453,11 +312,7 @@ fn the_python_sdk_has_the_same_kinds_fields_and_methods_as_the_rust_sdk() {
         );
     }
     let hook = std::fs::read_to_string(dir.join("hook.py")).unwrap();
-    let method = regex::Regex::new(r#"(?m)^    \("([a-z_]+)", "([^"]+)"\),$"#).unwrap();
-    let python: Vec<(String, String)> = method
-        .captures_iter(&hook)
-        .map(|c| (c[1].to_owned(), c[2].to_owned()))
-        .collect();
+    let python = python_methods(&hook);
     let rust: Vec<(String, String)> = hookrt_sdk::hook::METHODS
         .iter()
         .map(|(m, k)| (m.to_string(), k.to_string()))

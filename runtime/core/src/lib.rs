@@ -40,6 +40,13 @@
 
 #![warn(missing_docs)]
 
+/// docs/embedding.md, included so that its complete example compiles as a
+/// doctest (`no_run`: it loads `example-hooks/agent`); its snippets are parts
+/// of it, marked `ignore`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/embedding.md")]
+pub struct EmbeddingGuide;
+
 pub mod audit;
 pub mod delivery;
 pub mod event;

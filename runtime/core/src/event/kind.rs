@@ -110,6 +110,41 @@ pub struct EventKind {
     /// Which streams carry it: hookrt's own and Eve's, or Eve's alone. The
     /// SDK types its data after it (`events::` or `eve::`).
     pub origin: Origin,
+    /// The fields of its data on hookrt's own streams, in order, each `name`
+    /// or `name?` (optional: absent means none). Every SDK types exactly
+    /// these (`tests/all/vocabulary.rs` holds them to it). Empty for a kind
+    /// only Eve's stream carries: its data is Eve's, typed by the Rust SDK's
+    /// `eve::` structs alone.
+    pub fields: &'static [&'static str],
+}
+
+impl EventKind {
+    /// A kind of hookrt's own vocabulary, whose data has `fields`.
+    const fn hookrt(
+        name: &'static str,
+        class: EventClass,
+        fields: &'static [&'static str],
+        when: &'static str,
+    ) -> EventKind {
+        EventKind {
+            name,
+            when,
+            class,
+            origin: Origin::Hookrt,
+            fields,
+        }
+    }
+
+    /// A kind only Eve's stream carries.
+    const fn eve(name: &'static str, class: EventClass, when: &'static str) -> EventKind {
+        EventKind {
+            name,
+            when,
+            class,
+            origin: Origin::Eve,
+            fields: &[],
+        }
+    }
 }
 
 /// Which streams carry an event kind.
@@ -124,293 +159,268 @@ pub enum Origin {
 }
 
 use EventClass::{Decision, Edit, Gate, Observe};
-use Origin::{Eve, Hookrt};
 
 /// Every known kind, in lifecycle order.
 pub const KINDS: &[EventKind] = &[
-    EventKind {
-        name: "session.started",
-        when: "a new session begins",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "session.completed",
-        when: "the session ends successfully",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "session.failed",
-        when: "the session ends with a terminal failure",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "turn.started",
-        when: "a new turn begins within the session",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "turn.stopping",
-        when: "the agent is about to end its turn; hooks may keep it going",
-        class: Gate,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "turn.completed",
-        when: "a turn finishes successfully",
-        class: Edit,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "turn.failed",
-        when: "a turn finishes with an error",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "step.started",
-        when: "a model step (one model call) begins",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "step.completed",
-        when: "a model step finishes, after its tool results are committed",
-        class: Edit,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "message.received",
-        when: "a user message arrives",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "prompt.submitted",
-        when: "a user prompt is submitted, before the model sees it",
-        class: Gate,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "message.completed",
-        when: "the model completes a message",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "actions.requested",
-        when: "the model requests tool calls, before they run",
-        class: Decision,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "action.result",
-        when: "a tool call returns a result",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "input.requested",
-        when: "a tool or the model asks a human for input",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "input.received",
-        when: "the human answers an input request",
-        class: Observe,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "file.edit.requested",
-        when: "the agent is about to write a file",
-        class: Decision,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "permission.requested",
-        when: "the agent is about to ask a human to allow a tool call",
-        class: Decision,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "task.created",
-        when: "a task (a to-do item of the agent's) is about to be created",
-        class: Gate,
-        origin: Hookrt,
-    },
-    EventKind {
-        name: "config.changed",
-        when: "the agent's settings changed and are about to apply",
-        class: Gate,
-        origin: Hookrt,
-    },
+    EventKind::hookrt(
+        "session.started",
+        Observe,
+        &["agent_name", "model?"],
+        "a new session begins",
+    ),
+    EventKind::hookrt(
+        "session.completed",
+        Observe,
+        &["turns"],
+        "the session ends successfully",
+    ),
+    EventKind::hookrt(
+        "session.failed",
+        Observe,
+        &["reason", "hook?", "event_id?", "outcome?", "message?"],
+        "the session ends with a terminal failure",
+    ),
+    EventKind::hookrt(
+        "turn.started",
+        Observe,
+        &["input_message_id?"],
+        "a new turn begins within the session",
+    ),
+    EventKind::hookrt(
+        "turn.stopping",
+        Gate,
+        &["continued", "last_message?"],
+        "the agent is about to end its turn; hooks may keep it going",
+    ),
+    EventKind::hookrt(
+        "turn.completed",
+        Edit,
+        &["steps", "usage?", "state?"],
+        "a turn finishes successfully",
+    ),
+    EventKind::hookrt(
+        "turn.failed",
+        Observe,
+        &["reason", "hook?", "event_id?", "outcome?", "message?"],
+        "a turn finishes with an error",
+    ),
+    EventKind::hookrt(
+        "step.started",
+        Observe,
+        &["index"],
+        "a model step (one model call) begins",
+    ),
+    EventKind::hookrt(
+        "step.completed",
+        Edit,
+        &["index", "finish_reason", "state?"],
+        "a model step finishes, after its tool results are committed",
+    ),
+    EventKind::hookrt(
+        "message.received",
+        Observe,
+        &["message_id", "role", "content"],
+        "a user message arrives",
+    ),
+    EventKind::hookrt(
+        "prompt.submitted",
+        Gate,
+        &["prompt", "source?"],
+        "a user prompt is submitted, before the model sees it",
+    ),
+    EventKind::hookrt(
+        "message.completed",
+        Observe,
+        &["message_id", "role", "content", "finish_reason?", "usage?"],
+        "the model completes a message",
+    ),
+    EventKind::hookrt(
+        "actions.requested",
+        Decision,
+        &["actions"],
+        "the model requests tool calls, before they run",
+    ),
+    EventKind::hookrt(
+        "action.result",
+        Observe,
+        &[
+            "call_id",
+            "tool",
+            "status",
+            "output?",
+            "error?",
+            "duration_ms?",
+        ],
+        "a tool call returns a result",
+    ),
+    EventKind::hookrt(
+        "input.requested",
+        Observe,
+        &["request_id", "prompt"],
+        "a tool or the model asks a human for input",
+    ),
+    EventKind::hookrt(
+        "input.received",
+        Observe,
+        &["request_id", "answer"],
+        "the human answers an input request",
+    ),
+    EventKind::hookrt(
+        "file.edit.requested",
+        Decision,
+        &["path", "content", "before_content?", "global_storage"],
+        "the agent is about to write a file",
+    ),
+    EventKind::hookrt(
+        "permission.requested",
+        Decision,
+        &["tool", "input", "call_id?", "suggestions?"],
+        "the agent is about to ask a human to allow a tool call",
+    ),
+    EventKind::hookrt(
+        "task.created",
+        Gate,
+        &["task_id", "subject", "description?"],
+        "a task (a to-do item of the agent's) is about to be created",
+    ),
+    EventKind::hookrt(
+        "config.changed",
+        Gate,
+        &["source", "path?"],
+        "the agent's settings changed and are about to apply",
+    ),
     // The rest of Eve's stream (docs/adr/0002-eve-bridge.md): observed.
-    EventKind {
-        name: "session.waiting",
-        when: "the session parks until the next user message (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "turn.waiting",
-        when: "an open turn parks for input or tasks (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "turn.cancelled",
-        when: "a turn is cancelled; not a failure (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "step.failed",
-        when: "a model step fails (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "reasoning.appended",
-        when: "a delta of the model's reasoning (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "reasoning.completed",
-        when: "a reasoning block is final (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "message.appended",
-        when: "a delta of the assistant's text (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "result.completed",
-        when: "a structured result of an output-schema turn (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "action.input.appended",
-        when: "a delta of a tool call's raw input text, before it is requested (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "action.partial",
-        when: "a preliminary result of a streaming tool (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "input.resolved",
-        when: "the server accepted answers to input requests (Eve; hookrt's own streams say input.received)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "approval.candidate",
-        when: "one responder's approval candidate changed (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "approval.settled",
-        when: "an approval request settled (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "task.started",
-        when: "an agent or workflow call started a task, maybe a child session (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "task.detached",
-        when: "a waited task moved to the background (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "task.settled",
-        when: "a task reached its first outcome (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "task.ended",
-        when: "a task ended after its last outcome (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "agent.started",
-        when: "a workflow opened a child agent session (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "compaction.requested",
-        when: "history compaction began (Eve)",
-        class: Gate,
-        origin: Eve,
-    },
-    EventKind {
-        name: "compaction.completed",
-        when: "a compaction checkpoint was written (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "context.cleared",
-        when: "the model-message history was cleared (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "authorization.required",
-        when: "a connection needs the user to sign in (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "authorization.completed",
-        when: "a sign-in resolved (Eve)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "subagent.called",
-        when: "a parent started a subagent session (Eve, before stream version 25)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "subagent.started",
-        when: "an inline subagent began (Eve, before stream version 25)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "subagent.event",
-        when: "one event of a subagent, wrapped by its parent (Eve, before stream version 25)",
-        class: Observe,
-        origin: Eve,
-    },
-    EventKind {
-        name: "subagent.completed",
-        when: "a subagent finished (Eve, before stream version 25)",
-        class: Observe,
-        origin: Eve,
-    },
+    EventKind::eve(
+        "session.waiting",
+        Observe,
+        "the session parks until the next user message (Eve)",
+    ),
+    EventKind::eve(
+        "turn.waiting",
+        Observe,
+        "an open turn parks for input or tasks (Eve)",
+    ),
+    EventKind::eve(
+        "turn.cancelled",
+        Observe,
+        "a turn is cancelled; not a failure (Eve)",
+    ),
+    EventKind::eve("step.failed", Observe, "a model step fails (Eve)"),
+    EventKind::eve(
+        "reasoning.appended",
+        Observe,
+        "a delta of the model's reasoning (Eve)",
+    ),
+    EventKind::eve(
+        "reasoning.completed",
+        Observe,
+        "a reasoning block is final (Eve)",
+    ),
+    EventKind::eve(
+        "message.appended",
+        Observe,
+        "a delta of the assistant's text (Eve)",
+    ),
+    EventKind::eve(
+        "result.completed",
+        Observe,
+        "a structured result of an output-schema turn (Eve)",
+    ),
+    EventKind::eve(
+        "action.input.appended",
+        Observe,
+        "a delta of a tool call's raw input text, before it is requested (Eve)",
+    ),
+    EventKind::eve(
+        "action.partial",
+        Observe,
+        "a preliminary result of a streaming tool (Eve)",
+    ),
+    EventKind::eve(
+        "input.resolved",
+        Observe,
+        "the server accepted answers to input requests (Eve; hookrt's own streams say input.received)",
+    ),
+    EventKind::eve(
+        "approval.candidate",
+        Observe,
+        "one responder's approval candidate changed (Eve)",
+    ),
+    EventKind::eve(
+        "approval.settled",
+        Observe,
+        "an approval request settled (Eve)",
+    ),
+    EventKind::eve(
+        "task.started",
+        Observe,
+        "an agent or workflow call started a task, maybe a child session (Eve)",
+    ),
+    EventKind::eve(
+        "task.detached",
+        Observe,
+        "a waited task moved to the background (Eve)",
+    ),
+    EventKind::eve(
+        "task.settled",
+        Observe,
+        "a task reached its first outcome (Eve)",
+    ),
+    EventKind::eve(
+        "task.ended",
+        Observe,
+        "a task ended after its last outcome (Eve)",
+    ),
+    EventKind::eve(
+        "agent.started",
+        Observe,
+        "a workflow opened a child agent session (Eve)",
+    ),
+    EventKind::eve(
+        "compaction.requested",
+        Gate,
+        "history compaction began (Eve)",
+    ),
+    EventKind::eve(
+        "compaction.completed",
+        Observe,
+        "a compaction checkpoint was written (Eve)",
+    ),
+    EventKind::eve(
+        "context.cleared",
+        Observe,
+        "the model-message history was cleared (Eve)",
+    ),
+    EventKind::eve(
+        "authorization.required",
+        Observe,
+        "a connection needs the user to sign in (Eve)",
+    ),
+    EventKind::eve(
+        "authorization.completed",
+        Observe,
+        "a sign-in resolved (Eve)",
+    ),
+    EventKind::eve(
+        "subagent.called",
+        Observe,
+        "a parent started a subagent session (Eve, before stream version 25)",
+    ),
+    EventKind::eve(
+        "subagent.started",
+        Observe,
+        "an inline subagent began (Eve, before stream version 25)",
+    ),
+    EventKind::eve(
+        "subagent.event",
+        Observe,
+        "one event of a subagent, wrapped by its parent (Eve, before stream version 25)",
+    ),
+    EventKind::eve(
+        "subagent.completed",
+        Observe,
+        "a subagent finished (Eve, before stream version 25)",
+    ),
 ];
 
 /// The class of `kind`: `custom.` and unknown kinds are observed.

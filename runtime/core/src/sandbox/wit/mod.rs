@@ -40,8 +40,8 @@ macro_rules! older_world {
         }
 
         /// A log level of this version as the newest one.
-        pub(crate) fn level_up(l: hookrt::hook::log::Level) -> super::Level {
-            use hookrt::hook::log::Level as L;
+        pub(crate) fn level_up(l: self::hookrt::hook::log::Level) -> super::Level {
+            use self::hookrt::hook::log::Level as L;
             match l {
                 L::Trace => super::Level::Trace,
                 L::Debug => super::Level::Debug,

@@ -7,6 +7,6 @@ wasmtime::component::bindgen!({
     ownership: Borrowing { duplicate_if_necessary: false },
 });
 
-use hookrt::hook::types as t;
+use crate::sandbox::wit::v0_1_0::hookrt::hook::types as t;
 
 older_world!();

@@ -12,7 +12,7 @@ wasmtime::component::bindgen!({
     ownership: Borrowing { duplicate_if_necessary: false },
 });
 
-use hookrt::hook::types as t;
+use crate::sandbox::wit::v0_2_0::hookrt::hook::types as t;
 
 older_world!();
 

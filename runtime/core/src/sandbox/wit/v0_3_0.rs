@@ -10,8 +10,8 @@ wasmtime::component::bindgen!({
     ownership: Borrowing { duplicate_if_necessary: false },
 });
 
-pub(crate) use hookrt::hook::log::{Field, Level};
-pub(crate) use hookrt::hook::types::{
+pub(crate) use crate::sandbox::wit::v0_3_0::hookrt::hook::log::{Field, Level};
+pub(crate) use crate::sandbox::wit::v0_3_0::hookrt::hook::types::{
     Approval as WitApproval, CallAnswer as WitCallAnswer, Context as WitContext,
     Coordinates as WitCoordinates, Durability as WitDurability, Envelope as WitEnvelope,
     EventClass as WitEventClass, FileEdit as WitFileEdit, Gate as WitGate,

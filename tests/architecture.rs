@@ -107,6 +107,7 @@ const RUNTIME: &[&str] = &[
     "front::input",
     "front::line",
     "front::summary",
+    "front::bridge::protocol",
     "front::bridge::hook_input",
     "front::bridge::reply",
     "front::bridge::claude",
@@ -115,6 +116,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::cursor",
     "front::bridge::copilot",
     "front::bridge::agent",
+    "front::decide",
 ];
 
 /// The guest SDK.
@@ -164,7 +166,6 @@ const SERVE: &[&str] = &[
     "cost",
     "budget",
     "ingest",
-    "fail_closed",
     "tally",
     "parsing",
     "reload",

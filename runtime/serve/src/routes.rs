@@ -1,6 +1,6 @@
 //! The HTTP endpoints' handlers and the state they share: `POST /v1/events`,
 //! `/v1/decide`, `/v1/edit`, `/v1/admin/reload`, `GET /healthz`, `/readyz`,
-//! `/metrics` (`POST /v1/claude-code` is `claude.rs`; the router over all of
+//! `/metrics` (the agents' routes are `hook.rs`; the router over all of
 //! them, `router.rs`).
 //!
 //! Every endpoint but the two health checks needs a bearer token (unless the
@@ -21,6 +21,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use hookrt::front::decide::{Decided, decide as decided_by_hooks, refusing};
 use hookrt::journal::Journal;
 use hookrt::{
     Durability, EmitError, Envelope, EventClass, HookService, PendingReceipt, Receipt, class_of,
@@ -32,7 +33,6 @@ use crate::auth::{Access, RateLimiter, Tokens, too_many};
 use crate::budget::{Budget, Charge, PARSE_WINDOW};
 use crate::cost;
 use crate::error::{ApiError, BoxError};
-use crate::fail_closed;
 use crate::ingest::{BodyType, Format, Forward, Streams, Tap, Text, body_type, one_object};
 use crate::metrics::ServerMetrics;
 use crate::parsing::Parsing;
@@ -551,10 +551,10 @@ async fn resolve(
     let service = guard.as_ref().ok_or_else(unavailable)?;
     let timeout = state.decide_timeout;
     state.tap(&envelope, &headers);
-    let outcome = tokio::time::timeout(timeout, service.resolve(envelope.clone())).await;
+    let decided = decided_by_hooks(service, envelope.clone(), timeout).await;
     let failed = |status: StatusCode, result: &str, reason: String, receipt: Option<Receipt>| {
         state.metrics.decision(endpoint, result);
-        let resolution = fail_closed::resolution(&envelope, &reason);
+        let resolution = refusing(&envelope, &reason);
         let body = json!({
             "receipt": receipt,
             "resolution": resolution,
@@ -563,29 +563,36 @@ async fn resolve(
         });
         Ok((status, axum::Json(body)).into_response())
     };
-    match outcome {
-        Ok(Ok(reply)) => match reply.resolution {
-            Some(resolution) => {
-                state.metrics.decision(endpoint, "resolved");
-                let body = Resolved {
-                    failed_closed: false,
-                    receipt: &reply.receipt,
-                    signed_receipt: signed.then(|| state.signed_receipt(&envelope, &resolution)),
-                    resolution: &resolution,
-                };
-                Ok(axum::Json(body).into_response())
-            }
-            None => failed(
-                StatusCode::OK,
-                "duplicate",
-                format!(
-                    "event `{}` was already taken; its decision is not made again: send a new request under a new event id",
-                    envelope.id
-                ),
-                Some(reply.receipt),
+    match decided {
+        Decided::Resolved {
+            resolution: Some(resolution),
+            receipt,
+        } => {
+            state.metrics.decision(endpoint, "resolved");
+            let body = Resolved {
+                failed_closed: false,
+                receipt: &receipt,
+                signed_receipt: signed.then(|| state.signed_receipt(&envelope, &resolution)),
+                resolution: &resolution,
+            };
+            Ok(axum::Json(body).into_response())
+        }
+        // `/v1/decide` and `/v1/edit` take no observe event: a resolution
+        // of nothing is a duplicate's.
+        Decided::Duplicate { receipt }
+        | Decided::Resolved {
+            resolution: None,
+            receipt,
+        } => failed(
+            StatusCode::OK,
+            "duplicate",
+            format!(
+                "event `{}` was already taken; its decision is not made again: send a new request under a new event id",
+                envelope.id
             ),
-        },
-        Ok(Err(EmitError::Invalid(e))) => {
+            Some(receipt),
+        ),
+        Decided::Refused(EmitError::Invalid(e)) => {
             state.metrics.refuse("invalid");
             Err(ApiError::bad_request(
                 e.to_string(),
@@ -593,13 +600,13 @@ async fn resolve(
             )
             .with_code("invalid_envelope"))
         }
-        Ok(Err(e)) => {
+        Decided::Refused(e) => {
             state.metrics.refuse(explain(&e).0);
             state.metrics.decision(endpoint, "failed");
             let body = refused_body(&envelope, &e);
             Ok((status_of(&e), axum::Json(body)).into_response())
         }
-        Err(_) => failed(
+        Decided::TimedOut(timeout) => failed(
             StatusCode::OK,
             "timed_out",
             format!(
@@ -641,7 +648,7 @@ fn fail_closed_body(envelope: &Envelope, code: &str, error: &str, fix: &str) -> 
         "error": error,
         "fix": fix,
         "receipt": null,
-        "resolution": fail_closed::resolution(envelope, &reason),
+        "resolution": refusing(envelope, &reason),
         "failed_closed": true,
         "reason": reason,
     })

@@ -21,6 +21,7 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::protocol::{Mapped, Missing, Protocol, Reading};
 use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, now_rfc3339};
 
 /// Why a hook input did not become an envelope.
@@ -52,77 +53,8 @@ pub struct BridgeEvent {
     pub envelope: Envelope,
 }
 
-/// An event's kind, step and data, as an agent's mapping gives them.
-#[derive(Debug, Clone)]
-pub struct Mapped {
-    /// The vocabulary's kind.
-    pub kind: String,
-    /// The step (a tool call's id) where the event has one.
-    pub step: Option<String>,
-    /// The data, in the kind's shape (null fields are dropped).
-    pub data: Value,
-}
-
-/// How an agent's hook input reads: what differs from agent to agent.
-#[derive(Debug)]
-pub struct Protocol {
-    /// The agent's name on the command line, in URLs and in `bridge.agent`
-    /// (`claude-code`, `codex`, …).
-    pub agent: &'static str,
-    /// The agent as its users name it, for messages (`Claude Code`).
-    pub label: &'static str,
-    /// The agent's word in kinds and event ids (`claude` →
-    /// `custom.claude.*`, `claude-<digest>-…`).
-    pub word: &'static str,
-    /// Every event of the pinned release, in its own order, and its kind.
-    pub events: &'static [(&'static str, &'static str)],
-    /// The input field naming the event; `None` when the input does not
-    /// (the command line names it: `--event`, or the URL: `?event=`).
-    pub event_field: Option<&'static str>,
-    /// The input fields holding the session id, the first present wins.
-    pub session_fields: &'static [&'static str],
-    /// The fields naming a subagent (its id, its type) when the input comes
-    /// from inside one.
-    pub subagent_fields: Option<(&'static str, &'static str)>,
-    /// Fields every event keeps in its data when given.
-    pub kept: &'static [&'static str],
-    /// Fields never kept (paths into the user's home a hook has no use
-    /// for), on top of the event name and the session.
-    pub dropped: &'static [&'static str],
-    /// The kind and data of a known event (`kind` is its row's) from the
-    /// input's fields; an error says what is missing.
-    pub map: fn(
-        event: &str,
-        kind: &str,
-        fields: &Map<String, Value>,
-        id: &Reading,
-    ) -> Result<Mapped, String>,
-    /// The input field holding the turn's id, where the agent names turns.
-    pub turn_field: Option<&'static str>,
-}
-
 /// Longest event name turned into a kind: a longer one is cut.
 const MAX_EVENT_NAME: usize = 64;
-
-/// One reading of an input: its digest and the agent name hooks see.
-#[derive(Debug)]
-pub struct Reading<'a> {
-    digest: [u8; 32],
-    agent: &'a str,
-}
-
-impl Reading<'_> {
-    /// The agent name hooks see (`coordinates.agent`).
-    pub fn agent(&self) -> &str {
-        self.agent
-    }
-
-    /// A stand-in id for something the input does not name (a tool call
-    /// without an id): `<prefix>-` and 16 hex digits of the input's digest.
-    pub fn stand_in(&self, prefix: &str) -> String {
-        format!("{prefix}-{}", hex::encode(&self.digest[..8]))
-    }
-}
 
 /// The envelope of one hook input of the agent `protocol` describes.
 /// `agent` is the name hooks see (`coordinates.agent`); `event` names the
@@ -181,7 +113,7 @@ pub fn read(
             });
     let known = protocol.events.iter().find(|(name, _)| *name == event);
     let mapped = if let Some((_, kind)) = known {
-        (protocol.map)(&event, kind, &fields, &id).map_err(shape)?
+        (protocol.map)(&event, kind, &fields, &id).map_err(|m| shape(m.to_string()))?
     } else {
         Mapped {
             kind: format!("custom.{}.{}", protocol.word, snake_case(&event)),
@@ -239,10 +171,17 @@ pub fn field(fields: &Map<String, Value>, key: &str) -> Value {
 }
 
 /// The text field `key` an event needs, or what it lacks.
-pub fn required_text(fields: &Map<String, Value>, key: &str, event: &str) -> Result<Value, String> {
+pub fn required_text(
+    fields: &Map<String, Value>,
+    key: &'static str,
+    event: &str,
+) -> Result<Value, Missing> {
     match fields.get(key) {
         Some(Value::String(t)) => Ok(Value::String(t.clone())),
-        _ => Err(format!("{event} without `{key}`")),
+        _ => Err(Missing {
+            event: event.to_owned(),
+            field: key,
+        }),
     }
 }
 

@@ -552,9 +552,22 @@ async fn resolve(
     let timeout = state.decide_timeout;
     state.tap(&envelope, &headers);
     let decided = decided_by_hooks(service, envelope.clone(), timeout).await;
+    answered(&state, endpoint, &envelope, decided, signed)
+}
+
+/// The body of a `/v1/decide` or `/v1/edit` request whose event was
+/// handed to the hooks: what they decided (with a signed receipt when
+/// `signed`), or the refusal in hookrt's JSON.
+fn answered(
+    state: &AppState,
+    endpoint: &str,
+    envelope: &Envelope,
+    decided: Decided,
+    signed: bool,
+) -> Result<Response, ApiError> {
     let failed = |status: StatusCode, result: &str, reason: String, receipt: Option<Receipt>| {
         state.metrics.decision(endpoint, result);
-        let resolution = refusing(&envelope, &reason);
+        let resolution = refusing(envelope, &reason);
         let body = json!({
             "receipt": receipt,
             "resolution": resolution,
@@ -572,7 +585,7 @@ async fn resolve(
             let body = Resolved {
                 failed_closed: false,
                 receipt: &receipt,
-                signed_receipt: signed.then(|| state.signed_receipt(&envelope, &resolution)),
+                signed_receipt: signed.then(|| state.signed_receipt(envelope, &resolution)),
                 resolution: &resolution,
             };
             Ok(axum::Json(body).into_response())
@@ -603,7 +616,7 @@ async fn resolve(
         Decided::Refused(e) => {
             state.metrics.refuse(explain(&e).0);
             state.metrics.decision(endpoint, "failed");
-            let body = refused_body(&envelope, &e);
+            let body = refused_body(envelope, &e);
             Ok((status_of(&e), axum::Json(body)).into_response())
         }
         Decided::TimedOut(timeout) => failed(

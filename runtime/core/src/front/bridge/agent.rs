@@ -237,7 +237,7 @@ mod tests {
                 install.not_installed,
                 install.command_only,
             ] {
-                assert!(list.iter().all(|e| known(e)), "{bridge:?}: {list:?}");
+                assert!(list.iter().all(known), "{bridge:?}: {list:?}");
             }
             assert!(p.refuses_in_json.iter().all(|g| bridge.is_gate(g)));
             assert_eq!(Bridge::named(bridge.name()), Some(bridge));

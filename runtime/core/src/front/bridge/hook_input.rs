@@ -74,27 +74,7 @@ pub fn read(
     let Value::Object(mut fields) = serde_json::from_str::<Value>(input)? else {
         return Err(shape("the input must be a JSON object".into()));
     };
-    // An agent whose input names its events must name it there; the
-    // command line (or `?event=`) names it only for one whose input does not.
-    let event = match protocol.event_field {
-        Some(f) => take_text(&mut fields, f).ok_or_else(|| shape(format!("`{f}` is missing")))?,
-        None => event
-            .filter(|e| !e.is_empty())
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                shape("the input does not name its event: give it with --event".into())
-            })?,
-    };
-    let session = protocol
-        .session_fields
-        .iter()
-        .find_map(|f| take_text(&mut fields, f))
-        .ok_or_else(|| {
-            shape(format!(
-                "`{}` is missing",
-                protocol.session_fields.join("` or `")
-            ))
-        })?;
+    let (event, session) = event_and_session(protocol, &mut fields, event)?;
     for f in protocol.dropped {
         fields.remove(*f);
     }
@@ -121,19 +101,7 @@ pub fn read(
             data: Value::Object(fields.clone()),
         }
     };
-    let mut data = mapped.data;
-    if let Some(obj) = data.as_object_mut() {
-        obj.retain(|_, v| !v.is_null());
-        for k in protocol.kept {
-            if let Some(v) = fields.get(*k) {
-                obj.insert((*k).to_owned(), v.clone());
-            }
-        }
-        obj.insert(
-            "bridge".into(),
-            json!({"agent": protocol.agent, "event": event, "transport": transport}),
-        );
-    }
+    let data = with_where_from(protocol, mapped.data, &fields, &event, transport);
     let mut sequence = [0u8; 8];
     sequence.copy_from_slice(&id.digest[..8]);
     let coordinates = Coordinates {
@@ -163,6 +131,65 @@ pub fn read(
         name: event,
         envelope,
     })
+}
+
+/// The event's name and the session of an input (both taken out of
+/// `fields`): an agent whose input names its events must name it there;
+/// the command line (or `?event=`) names it, as `event`, only for one whose
+/// input does not.
+fn event_and_session(
+    protocol: &Protocol,
+    fields: &mut Map<String, Value>,
+    event: Option<&str>,
+) -> Result<(String, String), BridgeError> {
+    let shape = |why: String| BridgeError::Shape {
+        agent: protocol.label,
+        why,
+    };
+    let event = match protocol.event_field {
+        Some(f) => take_text(fields, f).ok_or_else(|| shape(format!("`{f}` is missing")))?,
+        None => event
+            .filter(|e| !e.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                shape("the input does not name its event: give it with --event".into())
+            })?,
+    };
+    let session = protocol
+        .session_fields
+        .iter()
+        .find_map(|f| take_text(fields, f))
+        .ok_or_else(|| {
+            shape(format!(
+                "`{}` is missing",
+                protocol.session_fields.join("` or `")
+            ))
+        })?;
+    Ok((event, session))
+}
+
+/// An event's `data` without its null fields, with the fields every event
+/// of the agent keeps and where it came from (`bridge`).
+fn with_where_from(
+    protocol: &Protocol,
+    mut data: Value,
+    fields: &Map<String, Value>,
+    event: &str,
+    transport: &str,
+) -> Value {
+    if let Some(obj) = data.as_object_mut() {
+        obj.retain(|_, v| !v.is_null());
+        for k in protocol.kept {
+            if let Some(v) = fields.get(*k) {
+                obj.insert((*k).to_owned(), v.clone());
+            }
+        }
+        obj.insert(
+            "bridge".into(),
+            json!({"agent": protocol.agent, "event": event, "transport": transport}),
+        );
+    }
+    data
 }
 
 /// The value of field `key`, or null.

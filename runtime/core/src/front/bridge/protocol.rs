@@ -42,12 +42,7 @@ pub struct Protocol {
     pub dropped: &'static [&'static str],
     /// The kind and data of a known event (`kind` is its row's) from the
     /// input's fields; an error says what is missing.
-    pub map: fn(
-        event: &str,
-        kind: &str,
-        fields: &Map<String, Value>,
-        id: &Reading,
-    ) -> Result<Mapped, Missing>,
+    pub map: MapFn,
     /// The input field holding the turn's id, where the agent names turns.
     pub turn_field: Option<&'static str>,
     /// The events that gate something: hookrt failing on one must refuse.
@@ -71,6 +66,15 @@ pub struct Protocol {
     /// The agent's route in docs/openapi.json.
     pub openapi: OpenApi,
 }
+
+/// How an agent's known event maps: `event` and its row's `kind`, the
+/// input's fields and its reading, to the envelope's kind, step and data.
+pub type MapFn = fn(
+    event: &str,
+    kind: &str,
+    fields: &Map<String, Value>,
+    id: &Reading,
+) -> Result<Mapped, Missing>;
 
 /// What a command hook prints when there is nothing to say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -37,6 +37,7 @@
 //!
 //! `--dry-run` prints the change as a unified diff and writes nothing.
 
+mod entry;
 mod file;
 mod pin;
 
@@ -45,21 +46,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
-use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install, Shape};
+use hookrt::front::bridge::protocol::Shape;
 use hookrt::hooks::LockPolicy;
 use serde_json::{Map, Value, json};
 
+use entry::{Agent, Transport, is_ours};
 use file::SettingsFile;
 use pin::{Pinned, warn_if_editable};
-
-/// What a command hook's `--deadline-ms` is, and its timeout (seconds).
-const COMMAND_DEADLINE_MS: u64 = 10_000;
-const COMMAND_TIMEOUT_S: u64 = 15;
-/// A gate's `budget_ms` over HTTP, and the entry's timeout (seconds).
-const HTTP_BUDGET_MS: u64 = 8_000;
-const HTTP_TIMEOUT_S: u64 = 10;
-/// The environment variable the agent fills the bearer token from.
-pub const TOKEN_ENV: &str = "HOOKRT_TOKEN";
 
 #[derive(clap::Subcommand)]
 pub enum ClaudeCommand {
@@ -126,7 +119,7 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
-    let target = agent.target(place, &cwd)?;
+    let target = target(&agent, place, &cwd)?;
     let file = target.path();
     let pinned = Pinned::of(lock, &dir, &cwd, place.http.is_some())?;
     let found = target.read()?;
@@ -186,223 +179,28 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `install` needs to know of an agent: its [`Install`], from its
-/// `Protocol`.
-struct Agent {
-    bridge: Bridge,
-    install: &'static Install,
-}
-
-impl Agent {
-    fn of(bridge: Bridge) -> Agent {
-        Agent {
-            bridge,
-            install: &bridge.protocol().install,
-        }
+/// The file to write for `agent`: under the working folder (the project),
+/// the user's folder, or as `--settings` names it.
+fn target(agent: &Agent, place: &Where, cwd: &Path) -> Result<SettingsFile> {
+    if let Some(file) = &place.settings {
+        return SettingsFile::named(file, cwd);
     }
-
-    /// hookrt serve's route for the agent's `http` hooks, if it has them
-    /// (the others forward to theirs from the command hook).
-    fn route(&self) -> Option<String> {
-        self.install.http_hooks.then(|| self.bridge.route())
+    if !place.user {
+        return SettingsFile::under(cwd, Path::new(agent.install.project));
     }
-
-    /// The file to write: under the working folder (the project), the
-    /// user's folder, or as `--settings` names it.
-    fn target(&self, place: &Where, cwd: &Path) -> Result<SettingsFile> {
-        if let Some(file) = &place.settings {
-            return SettingsFile::named(file, cwd);
-        }
-        if !place.user {
-            return SettingsFile::under(cwd, Path::new(self.install.project));
-        }
-        if let Some((var, _)) = self.install.home_env
-            && let Some(folder) = std::env::var_os(var).filter(|v| !v.is_empty())
-        {
-            return SettingsFile::under(Path::new(&folder), Path::new(self.install.user));
-        }
-        let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
-            bail!("--user needs HOME to find the user's hooks; give --settings FILE instead");
-        };
-        let folder = self.install.home_env.map_or("", |(_, dir)| dir);
-        SettingsFile::under(Path::new(&home), &Path::new(folder).join(self.install.user))
-    }
-
-    /// The events hookrt becomes the hook of: every one of the pinned
-    /// release's but [`Agent::not_installed`].
-    fn installed(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.bridge
-            .events()
-            .iter()
-            .map(|(event, _)| *event)
-            .filter(|e| !self.install.not_installed.contains(e))
-    }
-}
-
-/// How the agent reaches hookrt: the hookrt binary and the agent folder
-/// (a process per event), or `hookrt serve` at a base URL.
-struct Transport {
-    hookrt: String,
-    dir: String,
-    http: Option<String>,
-    lock: Pinned,
-}
-
-/// `text` quoted for a POSIX shell.
-fn quoted(text: &str) -> String {
-    if !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c))
+    if let Some((var, _)) = agent.install.home_env
+        && let Some(folder) = std::env::var_os(var).filter(|v| !v.is_empty())
     {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
+        return SettingsFile::under(Path::new(&folder), Path::new(agent.install.user));
     }
-}
-
-impl Transport {
-    fn describe(&self, agent: &Agent) -> String {
-        let command = format!(
-            "hookrt hook --agent {} {}{}",
-            agent.bridge.name(),
-            self.dir,
-            self.lock
-                .args()
-                .iter()
-                .fold(String::new(), |line, a| line + " " + a)
-        );
-        let command_only = agent.install.command_only;
-        match (&self.http, agent.route()) {
-            (Some(url), None) => format!("{command} --http {url}, token from ${TOKEN_ENV}"),
-            (Some(url), Some(route)) if command_only.is_empty() => {
-                format!("{url}{route}, token from ${TOKEN_ENV}")
-            }
-            (Some(url), Some(route)) => format!(
-                "{url}{route}, token from ${TOKEN_ENV}; {} by {command}",
-                command_only.join(" and ")
-            ),
-            _ => command,
-        }
-    }
-
-    /// The arguments of the command hook of `event`.
-    fn args(&self, agent: &Agent, event: &str) -> Vec<String> {
-        let mut args = vec![
-            "hook".to_owned(),
-            "--agent".to_owned(),
-            agent.bridge.name().to_owned(),
-        ];
-        if agent.bridge.protocol().event_field.is_none() {
-            args.extend(["--event".to_owned(), event.to_owned()]);
-        }
-        args.extend([
-            self.dir.clone(),
-            "--deadline-ms".to_owned(),
-            COMMAND_DEADLINE_MS.to_string(),
-        ]);
-        if let Some(url) = self.http.as_ref().filter(|_| !agent.install.http_hooks) {
-            args.extend(["--http".to_owned(), url.clone()]);
-        }
-        args.extend(self.lock.args());
-        args
-    }
-
-    /// The command hook of `event` as a shell command line.
-    fn command_line(&self, agent: &Agent, event: &str) -> String {
-        std::iter::once(self.hookrt.as_str())
-            .chain(self.args(agent, event).iter().map(String::as_str))
-            .map(quoted)
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    /// The hook entry of `event`: `http` on the agent's route with
-    /// `--http` where the agent's hooks can be, else the command hook.
-    fn hook(&self, agent: &Agent, event: &str) -> Value {
-        let install = agent.install;
-        let gate = agent.bridge.is_gate(event);
-        let route = agent
-            .route()
-            .filter(|_| !install.command_only.contains(&event));
-        let (timeout_key, unit) = install.timeout;
-        let mut hook = Map::new();
-        if let Some((url, route)) = self.http.as_ref().zip(route) {
-            let budget = if gate {
-                format!("&budget_ms={HTTP_BUDGET_MS}")
-            } else {
-                String::new()
-            };
-            hook.insert("type".into(), json!("http"));
-            hook.insert(
-                "url".into(),
-                json!(format!("{url}{route}?event={event}{budget}")),
-            );
-            hook.insert(
-                "headers".into(),
-                json!({"Authorization": format!("Bearer ${TOKEN_ENV}")}),
-            );
-            hook.insert("allowedEnvVars".into(), json!([TOKEN_ENV]));
-            hook.insert(timeout_key.into(), json!(unit.of(HTTP_TIMEOUT_S)));
-        } else {
-            if install.typed {
-                hook.insert("type".into(), json!("command"));
-            }
-            if let Some(name) = install.name {
-                hook.insert("name".into(), json!(name));
-            }
-            match install.command {
-                CommandForm::Args => {
-                    hook.insert("command".into(), json!(self.hookrt));
-                    hook.insert("args".into(), json!(self.args(agent, event)));
-                }
-                CommandForm::Line(key) => {
-                    hook.insert(key.into(), json!(self.command_line(agent, event)));
-                }
-            }
-            hook.insert(timeout_key.into(), json!(unit.of(COMMAND_TIMEOUT_S)));
-        }
-        match install.fail_closed.filter(|_| gate) {
-            Some(FailClosed::Word(key, word)) => hook.insert(key.into(), json!(word)),
-            Some(FailClosed::Flag(key)) => hook.insert(key.into(), json!(true)),
-            None => None,
-        };
-        Value::Object(hook)
-    }
-}
-
-/// Whether `hook` is one of hookrt's: a command running `hook --agent` or
-/// `claude-hook` (under the key any agent's entries name their command
-/// line with, or `agent`'s), or an `http` hook on one of hookrt's agent
-/// routes.
-fn is_ours(hook: &Value, agent: &Agent) -> bool {
-    let args: Vec<&str> = hook["args"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let args = match args.first() {
-        Some(&"claude-hook") => true,
-        Some(&"hook") => args.contains(&"--agent"),
-        _ => false,
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        bail!("--user needs HOME to find the user's hooks; give --settings FILE instead");
     };
-    let agents = || Bridge::ALL.into_iter().chain([agent.bridge]);
-    let line = agents()
-        .filter_map(|b| match b.protocol().install.command {
-            CommandForm::Line(key) => Some(key),
-            CommandForm::Args => None,
-        })
-        .any(|k| {
-            hook[k].as_str().is_some_and(|c| {
-                c.contains(" claude-hook ")
-                    || (c.contains(" hook --agent ") && c.contains("--deadline-ms"))
-            })
-        });
-    let http = hook["url"].as_str().is_some_and(|u| {
-        agents()
-            .filter(|b| b.protocol().install.http_hooks)
-            .any(|b| u.contains(&b.route()))
-    });
-    args || line || http
+    let folder = agent.install.home_env.map_or("", |(_, dir)| dir);
+    SettingsFile::under(
+        Path::new(&home),
+        &Path::new(folder).join(agent.install.user),
+    )
 }
 
 /// Puts hookrt's entry on every event of `settings["hooks"]`, replacing
@@ -476,6 +274,8 @@ fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<u
 
 #[cfg(test)]
 mod tests {
+    use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install};
+
     use super::*;
 
     fn command() -> Transport {
@@ -640,13 +440,6 @@ mod tests {
         assert_eq!(step["deadline"], 10_000);
         assert_eq!(s["hooks"]["afterStep"][0]["hooks"][0]["deadline"], 15_000);
         assert!(s["hooks"]["afterStep"][0].get("matcher").is_none());
-    }
-
-    #[test]
-    fn paths_are_quoted_for_the_shell() {
-        assert_eq!(quoted("/a/b-c_d.e"), "/a/b-c_d.e");
-        assert_eq!(quoted("/my agents/it's"), "'/my agents/it'\\''s'");
-        assert_eq!(quoted("$(rm -rf /)"), "'$(rm -rf /)'");
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //! bodies in flight may hold), `ingest`, `tally`,
 //! `parsing` (a batch's events parsed one at a time within the budget),
 //! `reload` (hot reload on SIGHUP and `POST /v1/admin/reload`), `routes`,
-//! `hook`, `router`, `slots` (the connection cap, held only by
-//! authenticated connections), `idle` (idle connections closed),
+//! `decide` (`/v1/decide`, `/v1/edit`), `hook`, `router`, `slots` (the
+//! connection cap, held only by authenticated connections), `idle` (idle
+//! connections closed),
 //! `connections` (the accept loop), then this file. The endpoints are
 //! described in `docs/openapi.json`.
 
@@ -22,6 +23,7 @@ mod auth;
 mod budget;
 mod connections;
 pub mod cost;
+mod decide;
 mod error;
 mod hook;
 mod idle;

@@ -1,5 +1,5 @@
 //! The router: every endpoint ([`routes`]) and its handler (`routes.rs`,
-//! and `hook.rs` for each agent of the registry, `Bridge::ALL`), and the
+//! `decide.rs`, and `hook.rs` for each agent of the registry, `Bridge::ALL`), and the
 //! answers for a path or method it does not serve.
 
 use axum::Router;
@@ -7,9 +7,10 @@ use axum::http::StatusCode;
 use axum::routing::{MethodRouter, get, post};
 use hookrt::front::bridge::Bridge;
 
+use crate::decide::{decide, edit};
 use crate::error::ApiError;
 use crate::hook::agent_hook;
-use crate::routes::{Shared, decide, edit, events, healthz, metrics, readyz, reload};
+use crate::routes::{Shared, events, healthz, metrics, readyz, reload};
 
 /// The endpoints that are no agent's, `(method, path)`.
 const ENDPOINTS: &[(&str, &str)] = &[

@@ -108,6 +108,7 @@ const RUNTIME: &[&str] = &[
     "front::input",
     "front::line",
     "front::summary",
+    "front::bridge::protocol",
     "front::bridge::hook_input",
     "front::bridge::reply",
     "front::bridge::claude",
@@ -116,6 +117,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::cursor",
     "front::bridge::copilot",
     "front::bridge::agent",
+    "front::decide",
 ];
 
 /// The guest SDK.
@@ -143,6 +145,7 @@ const CLI: &[&str] = &[
     "hook",
     "install::file",
     "install::pin",
+    "install::entry",
     "install",
     "retention",
     "loading",
@@ -181,11 +184,11 @@ const SERVE: &[&str] = &[
     "cost",
     "budget",
     "ingest",
-    "fail_closed",
     "tally",
     "parsing",
     "reload",
     "routes",
+    "decide",
     "hook",
     "router",
     "slots",

@@ -116,6 +116,7 @@ const RUNTIME: &[&str] = &[
     "front::input",
     "front::line",
     "front::summary",
+    "front::bridge::protocol",
     "front::bridge::hook_input",
     "front::bridge::reply",
     "front::bridge::claude",
@@ -124,6 +125,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::cursor",
     "front::bridge::copilot",
     "front::bridge::agent",
+    "front::decide",
 ];
 
 /// The guest SDK.
@@ -151,6 +153,7 @@ const CLI: &[&str] = &[
     "hook",
     "install::file",
     "install::pin",
+    "install::entry",
     "install",
     "retention",
     "loading",
@@ -189,11 +192,11 @@ const SERVE: &[&str] = &[
     "cost",
     "budget",
     "ingest",
-    "fail_closed",
     "tally",
     "parsing",
     "reload",
     "routes",
+    "decide",
     "hook",
     "router",
     "slots",

@@ -14,9 +14,9 @@ use crate::common::agent_fixture;
 
 /// The fixtures' folder of `bridge`.
 fn folder(bridge: Bridge) -> &'static str {
-    match bridge {
-        Bridge::ClaudeCode => "claude",
-        other => other.name(),
+    match bridge.name() {
+        "claude-code" => "claude",
+        other => other,
     }
 }
 
@@ -69,10 +69,18 @@ fn each_agents_tool_call_reaches_the_policy_in_the_same_shape() {
     // The shell command of each agent's tool call: the tool name the
     // example policy knows, the command where it reads it.
     for (bridge, event, tool) in [
-        (Bridge::Codex, "PreToolUse", "Bash"),
-        (Bridge::Copilot, "preToolUse", "bash"),
-        (Bridge::Cursor, "beforeShellExecution", "shell"),
-        (Bridge::Gemini, "BeforeTool", "run_shell_command"),
+        (Bridge::named("codex").unwrap(), "PreToolUse", "Bash"),
+        (Bridge::named("copilot").unwrap(), "preToolUse", "bash"),
+        (
+            Bridge::named("cursor").unwrap(),
+            "beforeShellExecution",
+            "shell",
+        ),
+        (
+            Bridge::named("gemini").unwrap(),
+            "BeforeTool",
+            "run_shell_command",
+        ),
     ] {
         let e = read(bridge, event);
         let action = &e.data["actions"][0];
@@ -83,7 +91,8 @@ fn each_agents_tool_call_reaches_the_policy_in_the_same_shape() {
     // Cursor's MCP input, which may be JSON text too, become objects.
     let mut call: Value = serde_json::from_str(&agent_fixture("copilot", "preToolUse")).unwrap();
     call["toolArgs"] = json!("{\"command\": \"rm -rf build\"}");
-    let e = Bridge::Copilot
+    let e = Bridge::named("copilot")
+        .unwrap()
         .read("copilot", &call.to_string(), Some("preToolUse"), "command")
         .unwrap()
         .envelope;
@@ -91,7 +100,7 @@ fn each_agents_tool_call_reaches_the_policy_in_the_same_shape() {
         e.data["actions"][0]["input"],
         json!({"command": "rm -rf build"})
     );
-    let mcp = read(Bridge::Cursor, "beforeMCPExecution");
+    let mcp = read(Bridge::named("cursor").unwrap(), "beforeMCPExecution");
     assert_eq!(
         mcp.data["actions"][0]["input"],
         json!({"title": "x", "server_url": "https://mcp.example.com/sse"})
@@ -100,13 +109,13 @@ fn each_agents_tool_call_reaches_the_policy_in_the_same_shape() {
 
 #[test]
 fn turns_and_subagents_are_where_each_agent_names_them() {
-    let codex = read(Bridge::Codex, "PreToolUse");
+    let codex = read(Bridge::named("codex").unwrap(), "PreToolUse");
     assert_eq!(
         codex.coordinates.turn.as_deref(),
         Some("01a2434d-a756-7803-84ee-646d3f648b4c")
     );
     assert_eq!(codex.coordinates.step.as_deref(), Some("call_1"));
-    let cursor = read(Bridge::Cursor, "preToolUse");
+    let cursor = read(Bridge::named("cursor").unwrap(), "preToolUse");
     assert_eq!(
         cursor.coordinates.turn.as_deref(),
         Some("490b90b7-a2ce-4c2c-bb76-cb77b125df2f")
@@ -116,10 +125,14 @@ fn turns_and_subagents_are_where_each_agent_names_them() {
         "668320d2-2fd8-4888-b33c-2a466fec86e7"
     );
     for (bridge, event, scope) in [
-        (Bridge::Codex, "SubagentStop", "explorer"),
-        (Bridge::Codex, "SubagentStart", "explorer"),
-        (Bridge::Copilot, "subagentStop", "reviewer"),
-        (Bridge::Cursor, "subagentStop", "explore"),
+        (Bridge::named("codex").unwrap(), "SubagentStop", "explorer"),
+        (Bridge::named("codex").unwrap(), "SubagentStart", "explorer"),
+        (
+            Bridge::named("copilot").unwrap(),
+            "subagentStop",
+            "reviewer",
+        ),
+        (Bridge::named("cursor").unwrap(), "subagentStop", "explore"),
     ] {
         let e = read(bridge, event);
         assert_eq!(
@@ -133,38 +146,52 @@ fn turns_and_subagents_are_where_each_agent_names_them() {
     let mut call: Value = serde_json::from_str(&agent_fixture("codex", "PreToolUse")).unwrap();
     call["agent_id"] = "agent-7".into();
     call["agent_type"] = "Explorer Bot".into();
-    let e = Bridge::Codex
+    let e = Bridge::named("codex")
+        .unwrap()
         .read("codex", &call.to_string(), None, "command")
         .unwrap()
         .envelope;
     assert_eq!(e.coordinates.subagent.as_deref(), Some("explorer-bot"));
-    assert_eq!(read(Bridge::Codex, "Stop").coordinates.subagent, None);
+    assert_eq!(
+        read(Bridge::named("codex").unwrap(), "Stop")
+            .coordinates
+            .subagent,
+        None
+    );
 }
 
 #[test]
 fn an_event_an_agent_adds_later_is_observed_not_refused() {
     for (bridge, name, kind) in [
         (
-            Bridge::ClaudeCode,
+            Bridge::named("claude-code").unwrap(),
             "PreWidgetRender",
             "custom.claude.pre_widget_render",
         ),
-        (Bridge::Codex, "PostSkillRun", "custom.codex.post_skill_run"),
         (
-            Bridge::Gemini,
+            Bridge::named("codex").unwrap(),
+            "PostSkillRun",
+            "custom.codex.post_skill_run",
+        ),
+        (
+            Bridge::named("gemini").unwrap(),
             "AfterCompress",
             "custom.gemini.after_compress",
         ),
         (
-            Bridge::Cursor,
+            Bridge::named("cursor").unwrap(),
             "beforeTabAccept",
             "custom.cursor.before_tab_accept",
         ),
-        (Bridge::Copilot, "postResult", "custom.copilot.post_result"),
+        (
+            Bridge::named("copilot").unwrap(),
+            "postResult",
+            "custom.copilot.post_result",
+        ),
     ] {
-        let input = match bridge {
-            Bridge::Copilot => json!({"sessionId": "s", "widget": 7}),
-            Bridge::Cursor => {
+        let input = match bridge.name() {
+            "copilot" => json!({"sessionId": "s", "widget": 7}),
+            "cursor" => {
                 json!({"hook_event_name": name, "conversation_id": "s", "widget": 7})
             }
             _ => json!({"hook_event_name": name, "session_id": "s", "widget": 7}),
@@ -189,24 +216,32 @@ fn an_input_that_is_no_hook_input_is_refused_naming_the_agent_and_the_field() {
             .to_string()
     };
     assert_eq!(
-        err(Bridge::Copilot, r#"{"sessionId": "s"}"#, None),
+        err(
+            Bridge::named("copilot").unwrap(),
+            r#"{"sessionId": "s"}"#,
+            None
+        ),
         "not a Copilot CLI hook input: the input does not name its event: give it with --event"
     );
     assert_eq!(
         err(
-            Bridge::Copilot,
+            Bridge::named("copilot").unwrap(),
             r#"{"toolName": "bash"}"#,
             Some("preToolUse")
         ),
         "not a Copilot CLI hook input: `sessionId` or `session_id` is missing"
     );
     assert_eq!(
-        err(Bridge::Cursor, r#"{"hook_event_name": "stop"}"#, None),
+        err(
+            Bridge::named("cursor").unwrap(),
+            r#"{"hook_event_name": "stop"}"#,
+            None
+        ),
         "not a Cursor hook input: `conversation_id` or `session_id` is missing"
     );
     assert_eq!(
         err(
-            Bridge::Gemini,
+            Bridge::named("gemini").unwrap(),
             r#"{"hook_event_name": "BeforeTool", "session_id": "s"}"#,
             None
         ),
@@ -214,18 +249,21 @@ fn an_input_that_is_no_hook_input_is_refused_naming_the_agent_and_the_field() {
     );
     assert_eq!(
         err(
-            Bridge::Cursor,
+            Bridge::named("cursor").unwrap(),
             r#"{"hook_event_name": "beforeShellExecution", "conversation_id": "s"}"#,
             None
         ),
         "not a Cursor hook input: beforeShellExecution without `command`"
     );
     assert!(matches!(
-        Bridge::Codex.read("codex", "[", None, "command"),
+        Bridge::named("codex")
+            .unwrap()
+            .read("codex", "[", None, "command"),
         Err(BridgeError::Json(_))
     ));
     // The event the input names wins over the one the command line gives.
-    let e = Bridge::Codex
+    let e = Bridge::named("codex")
+        .unwrap()
         .read(
             "codex",
             &agent_fixture("codex", "Stop"),
@@ -234,4 +272,215 @@ fn an_input_that_is_no_hook_input_is_refused_naming_the_agent_and_the_field() {
         )
         .unwrap();
     assert_eq!(e.name, "Stop");
+}
+
+/// An agent defined here only, to show that an agent is one `Protocol`:
+/// Fable's hook input names its event in `event` and its session in
+/// `session`; a step's tool call is `beforeStep`, a prompt `promptIn`
+/// (which Fable lets through on a failing exit, so it is refused in
+/// JSON); it reads back `{verdict, why}`.
+mod fable {
+    use hookrt::front::bridge::hook_input::{field, required_text};
+    use hookrt::front::bridge::protocol::{
+        CommandForm, FailClosed, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape,
+        Silence, TimeUnit,
+    };
+    use hookrt::front::bridge::reply;
+    use hookrt::{Resolution, event::Gate};
+    use serde_json::{Map, Value, json};
+
+    pub static FABLE: Protocol = Protocol {
+        agent: "fable",
+        label: "Fable",
+        word: "fable",
+        events: &[
+            ("beforeStep", "actions.requested"),
+            ("promptIn", "prompt.submitted"),
+        ],
+        event_field: Some("event"),
+        session_fields: &["session"],
+        subagent_fields: None,
+        kept: &[],
+        dropped: &[],
+        map,
+        turn_field: None,
+        gates: &["beforeStep", "promptIn"],
+        context_events: &[],
+        answer,
+        refusal,
+        silence: Silence::Nothing,
+        refuses_in_json: &["promptIn"],
+        install: Install {
+            shape: Shape::Flat,
+            project: ".fable/hooks.json",
+            user: ".fable/hooks.json",
+            home_env: None,
+            tool_events: &[],
+            not_installed: &[],
+            http_hooks: true,
+            command_only: &[],
+            command: CommandForm::Line("command"),
+            typed: false,
+            name: None,
+            timeout: ("timeout", TimeUnit::Seconds),
+            fail_closed: Some(FailClosed::Flag("failClosed")),
+        },
+        openapi: OpenApi {
+            operation_id: "fableHook",
+            input_schema: "FableHookInput",
+        },
+    };
+
+    fn map(
+        event: &str,
+        kind: &str,
+        fields: &Map<String, Value>,
+        id: &Reading,
+    ) -> Result<Mapped, Missing> {
+        let (step, data) = match event {
+            "beforeStep" => {
+                let tool = required_text(fields, "tool", event)?;
+                let call = id.stand_in("call");
+                let action = json!({"call_id": call, "tool": tool, "input": field(fields, "args")});
+                (Some(call), json!({"actions": [action]}))
+            }
+            _ => (None, json!({"prompt": field(fields, "prompt")})),
+        };
+        Ok(Mapped {
+            kind: kind.to_owned(),
+            step,
+            data,
+        })
+    }
+
+    fn answer(_name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+        let (verdict, why) = match resolution? {
+            Resolution::ToolApproval(t) => reply::tool_decision(t.calls.first()?)?,
+            Resolution::Gate(g) => match &g.verdict {
+                Gate::Block(why) => ("block", why.clone()),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        Some(json!({"verdict": verdict, "why": why}))
+    }
+
+    fn refusal(_name: &str, reason: &str) -> Value {
+        json!({"verdict": "deny", "why": reply::refused(reason)})
+    }
+}
+
+#[test]
+fn an_agent_defined_in_one_protocol_is_read_answered_and_refused_like_the_others() {
+    let fable = Bridge::of(&fable::FABLE);
+    assert_eq!(fable.route(), "/v1/fable");
+    assert!(Bridge::named("fable").is_none(), "not registered");
+    let input =
+        json!({"event": "beforeStep", "session": "s1", "tool": "bash", "args": {"command": "ls"}});
+    let e = fable
+        .read("fable", &input.to_string(), None, "command")
+        .unwrap();
+    assert_eq!(e.name, "beforeStep");
+    assert_eq!(e.envelope.kind, "actions.requested");
+    assert_eq!(e.envelope.coordinates.session, "s1");
+    assert_eq!(e.envelope.data["actions"][0]["tool"], "bash");
+    assert_eq!(e.envelope.data["bridge"]["agent"], "fable");
+    let later = fable
+        .read(
+            "fable",
+            r#"{"event": "afterNap", "session": "s1"}"#,
+            None,
+            "http",
+        )
+        .unwrap();
+    assert_eq!(later.envelope.kind, "custom.fable.after_nap");
+    let broken = fable.read(
+        "fable",
+        r#"{"event": "beforeStep", "session": "s1"}"#,
+        None,
+        "command",
+    );
+    assert_eq!(
+        broken.unwrap_err().to_string(),
+        "not a Fable hook input: beforeStep without `tool`"
+    );
+    // Which gate an input serves: the entry's event, else the raw input's.
+    assert_eq!(
+        fable.gate_served(Some("promptIn"), Some("{")),
+        Some("promptIn")
+    );
+    assert_eq!(
+        fable.gate_served(None, Some(r#"{"event": "beforeStep""#)),
+        Some("beforeStep")
+    );
+    assert_eq!(
+        fable.gate_served(Some("afterNap"), Some(r#""beforeStep""#)),
+        None
+    );
+    let refused = fable.refusal("beforeStep", "no hooks");
+    assert_eq!(refused["verdict"], "deny");
+    let failed = fable.failure(Some("beforeStep"), "no hooks");
+    assert_eq!((failed.stdout, failed.code), (None, 2));
+    let failed = fable.failure(Some("promptIn"), "no hooks");
+    assert_eq!(failed.code, 0);
+    assert_eq!(failed.stdout.unwrap()["verdict"], "deny");
+    assert_eq!(fable.failure(None, "no hooks").code, 1);
+    assert_eq!(fable.no_opinion(), None);
+}
+
+/// `POST path` with a JSON `body` on `addr`: the status and the body.
+fn post(addr: std::net::SocketAddr, path: &str, body: &str) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+#[test]
+fn an_agent_defined_in_one_protocol_has_its_route_on_the_server() {
+    let rt = crate::common::load(&crate::common::example("agent"));
+    let mut options = hookrt_serve::ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        hookrt_serve::Tokens::default(),
+    );
+    options.insecure_no_auth = true;
+    options.agents = vec![Bridge::of(&fable::FABLE)];
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (tell, listening) = std::sync::mpsc::channel();
+    let server = tokio.spawn(hookrt_serve::serve(
+        rt,
+        options,
+        async {
+            let _ = stopped.await;
+        },
+        move |addr| tell.send(addr).unwrap(),
+    ));
+    let addr = listening.recv().unwrap();
+    let rm = json!({"event": "beforeStep", "session": "s1", "tool": "bash", "args": {"command": "rm -rf build/"}});
+    let (status, answer) = post(addr, "/v1/fable", &rm.to_string());
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["verdict"], "deny", "{answer}");
+    assert!(
+        answer["why"].as_str().unwrap().contains("rm -rf"),
+        "{answer}"
+    );
+    // A broken input on a gate the entry names is refused in Fable's words.
+    let (status, answer) = post(addr, "/v1/fable?event=beforeStep", "{");
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["verdict"], "deny", "{answer}");
+    // Only the agents given have a route.
+    let (status, _) = post(addr, "/v1/claude-code", "{}");
+    assert_eq!(status, 404);
+    stop.send(()).unwrap();
+    tokio.block_on(server).unwrap().unwrap();
 }

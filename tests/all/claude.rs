@@ -1,7 +1,6 @@
 //! The Claude Code bridge, input side: each documented hook input
 //! (tests/fixtures/claude/<Event>.json) as an envelope.
 
-use hookrt::front::bridge::claude::CLAUDE_EVENTS;
 use hookrt::front::bridge::{Bridge, BridgeError};
 use hookrt::{EventClass, class_of};
 use serde_json::json;
@@ -10,7 +9,7 @@ use crate::common::claude_fixture;
 
 #[test]
 fn every_hook_event_of_the_pinned_claude_code_maps_to_its_kind() {
-    let kinds: Vec<(String, String)> = CLAUDE_EVENTS
+    let kinds: Vec<(String, String)> = claude_events()
         .iter()
         .map(|(e, _)| {
             let env = claude_envelope("claude-code", &claude_fixture(e)).expect(e);
@@ -210,7 +209,7 @@ fn an_input_that_is_no_hook_input_is_refused_with_the_reason() {
 /// input side must gather it there: each such event's kind takes context.
 #[test]
 fn every_event_claude_code_takes_context_on_gathers_it() {
-    for event in hookrt::front::bridge::claude::CONTEXT_EVENTS {
+    for event in claude_events_taking_context() {
         let e = claude_envelope("claude-code", &claude_fixture(event)).expect(event);
         assert!(
             hookrt::event::takes_context(&e.kind),
@@ -222,7 +221,21 @@ fn every_event_claude_code_takes_context_on_gathers_it() {
 
 /// Claude Code's input as an envelope, read as `hookrt claude-hook` reads it.
 fn claude_envelope(agent: &str, input: &str) -> Result<hookrt::Envelope, BridgeError> {
-    Bridge::ClaudeCode
+    Bridge::named("claude-code")
+        .unwrap()
         .read(agent, input, None, "command")
         .map(|e| e.envelope)
+}
+
+/// Every event of the pinned Claude Code and its kind.
+fn claude_events() -> &'static [(&'static str, &'static str)] {
+    Bridge::named("claude-code").unwrap().events()
+}
+
+/// The Claude Code events whose answer takes context.
+fn claude_events_taking_context() -> &'static [&'static str] {
+    Bridge::named("claude-code")
+        .unwrap()
+        .protocol()
+        .context_events
 }

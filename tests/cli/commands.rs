@@ -752,7 +752,10 @@ fn claude_input(event: &str) -> Value {
 #[test]
 fn claude_hook_answers_each_documented_event_as_claude_code_expects() {
     let agent = repo().join("example-hooks/agent");
-    for (event, _) in hookrt::front::bridge::claude::CLAUDE_EVENTS {
+    for (event, _) in hookrt::front::bridge::Bridge::named("claude-code")
+        .unwrap()
+        .events()
+    {
         let out = claude_hook(&agent, &claude_input(event).to_string());
         assert_eq!(out.status.code(), Some(0), "{event}: {}", text(&out.stderr));
         // npm test: the policy hook abstains, so Claude Code's own rules decide.
@@ -1908,7 +1911,11 @@ fn claude_install_merges_every_event_once_and_the_hook_it_writes_runs() {
     // Every event but WorktreeCreate, whose hook must create the worktree.
     assert_eq!(
         hooks.len(),
-        hookrt::front::bridge::claude::CLAUDE_EVENTS.len() - 1
+        hookrt::front::bridge::Bridge::named("claude-code")
+            .unwrap()
+            .events()
+            .len()
+            - 1
     );
     assert!(hooks.get("WorktreeCreate").is_none());
     assert_eq!(

@@ -38,7 +38,9 @@ fn the_route_answers_every_claude_code_event_as_the_command_hook_does() {
     skill["tool_input"]["command"] = "rm -rf build/".into();
     let mut newer = input("Notification");
     newer["hook_event_name"] = "PreWidgetRender".into();
-    let inputs: Vec<(String, Value)> = hookrt::front::bridge::claude::CLAUDE_EVENTS
+    let inputs: Vec<(String, Value)> = hookrt::front::bridge::Bridge::named("claude-code")
+        .unwrap()
+        .events()
         .iter()
         .map(|(e, _)| (e.to_string(), input(e)))
         .chain([
@@ -167,7 +169,10 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
         assert_eq!(reply.status, 200, "{what}: {}", reply.body);
         answers.push((what.to_owned(), reply.json()));
     };
-    for (event, _) in hookrt::front::bridge::claude::CLAUDE_EVENTS {
+    for (event, _) in hookrt::front::bridge::Bridge::named("claude-code")
+        .unwrap()
+        .events()
+    {
         post(event, "/v1/claude-code", &input(event));
     }
     // Every decision a gate can get: deny, ask, hookrt's own refusal, and
@@ -192,23 +197,25 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
         "/v1/claude-code?event=PreSkillShellCommand",
         &json!({"hook_event_name": "PreSkillShellCommand", "session_id": "s"}),
     );
-    let allow = hookrt::front::bridge::claude::claude_answer(
-        "PreToolUse",
-        Some(&hookrt::Resolution::ToolApproval(hookrt::ToolApproval {
-            calls: vec![hookrt::CallDecision {
-                call_id: "c".into(),
-                tool: "Bash".into(),
-                verdict: hookrt::Approval::Allow,
-                decided_by: Some("allow_all".into()),
-                failure: false,
-                answers: Vec::new(),
-                rewrites: Vec::new(),
-                input: None,
-            }],
-            context: Vec::new(),
-        })),
-    )
-    .unwrap();
+    let allow = hookrt::front::bridge::Bridge::named("claude-code")
+        .unwrap()
+        .answer(
+            "PreToolUse",
+            Some(&hookrt::Resolution::ToolApproval(hookrt::ToolApproval {
+                calls: vec![hookrt::CallDecision {
+                    call_id: "c".into(),
+                    tool: "Bash".into(),
+                    verdict: hookrt::Approval::Allow,
+                    decided_by: Some("allow_all".into()),
+                    failure: false,
+                    answers: Vec::new(),
+                    rewrites: Vec::new(),
+                    input: None,
+                }],
+                context: Vec::new(),
+            })),
+        )
+        .unwrap();
     answers.push(("allow".into(), allow));
     let decisions: Vec<&Value> = answers
         .iter()
@@ -229,7 +236,10 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
     let answering = answering_agent();
     succeeded(&mut hookrt(&["build", answering.path().to_str().unwrap()]));
     let server = Server::start(answering.path(), &["--decide-timeout-ms", "30000"]);
-    for (event, _) in hookrt::front::bridge::claude::CLAUDE_EVENTS {
+    for (event, _) in hookrt::front::bridge::Bridge::named("claude-code")
+        .unwrap()
+        .events()
+    {
         let reply = server.post(
             "/v1/claude-code",
             "application/json",
@@ -240,16 +250,24 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
     }
     // hookrt's own refusal of every gate, and what no example hook gives: a
     // permission allowed with a rewritten input, a continue the governor capped.
-    for gate in hookrt::front::bridge::claude::CLAUDE_GATES {
+    for gate in hookrt::front::bridge::Bridge::named("claude-code")
+        .unwrap()
+        .gates()
+    {
         answers.push((
             format!("{gate}, refused"),
-            hookrt::front::bridge::claude::claude_refusal(gate, "the test says so"),
+            hookrt::front::bridge::Bridge::named("claude-code")
+                .unwrap()
+                .refusal(gate, "the test says so"),
         ));
     }
     let built = |name: &str, r: hookrt::Resolution| {
         (
             format!("{name}, built"),
-            hookrt::front::bridge::claude::claude_answer(name, Some(&r)).unwrap(),
+            hookrt::front::bridge::Bridge::named("claude-code")
+                .unwrap()
+                .answer(name, Some(&r))
+                .unwrap(),
         )
     };
     answers.push(built(

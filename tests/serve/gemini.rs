@@ -22,7 +22,6 @@ use serde_json::{Value, json};
 
 use crate::common::{TempAgent, copy, example, hookrt_bin, repo, succeeded};
 use crate::hookrt;
-use ::hookrt::front::bridge::gemini::GEMINI_EVENTS;
 
 /// The folder `scripts/agents` installs the agents into (installing them
 /// first if needed): the last line it prints.
@@ -199,7 +198,7 @@ fn gemini_clis_own_hook_runner_runs_hookrt_and_reads_its_decisions() {
         "ls is not rewritten: {r:#}"
     );
 
-    for (event, _) in GEMINI_EVENTS {
+    for (event, _) in gemini_events() {
         let r = runner.run(event, &fixture(event), &hook);
         succeeded_once(&r, event);
         assert_eq!(r["blocking"], false, "{event} passes: {r:#}");
@@ -342,7 +341,7 @@ fn the_real_gemini_cli_is_gated_by_hookrt() {
     std::fs::create_dir_all(home.join(".gemini")).unwrap();
     std::fs::create_dir_all(project.join("build")).unwrap();
     // hookrt on every Gemini event; the timeout is in milliseconds.
-    let hooks: serde_json::Map<String, Value> = GEMINI_EVENTS
+    let hooks: serde_json::Map<String, Value> = gemini_events()
         .iter()
         .map(|(event, _)| {
             let entry = json!([{"hooks": [
@@ -502,4 +501,11 @@ fn gemini_reads_a_hookrt_that_cannot_decide_as_a_block_on_gates_and_a_warning_el
             "{event}: Gemini shows a warning: {r:#}"
         );
     }
+}
+
+/// Every event of the pinned Gemini CLI and its kind.
+fn gemini_events() -> &'static [(&'static str, &'static str)] {
+    ::hookrt::front::bridge::Bridge::named("gemini")
+        .unwrap()
+        .events()
 }

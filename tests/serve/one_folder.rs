@@ -18,27 +18,28 @@ use crate::{Server, agent, hookrt};
 /// The tool gate of `bridge`, its fixture with `rm -rf build/` as the
 /// command, and where its deny is in the answer.
 fn dangerous(bridge: Bridge) -> (&'static str, Value, &'static str) {
-    let (folder, event, at, pointer) = match bridge {
-        Bridge::ClaudeCode => (
+    let (folder, event, at, pointer) = match bridge.name() {
+        "claude-code" => (
             "claude",
             "PreToolUse",
             "/tool_input/command",
             "/hookSpecificOutput/permissionDecision",
         ),
-        Bridge::Codex => (
+        "codex" => (
             "codex",
             "PreToolUse",
             "/tool_input/command",
             "/hookSpecificOutput/permissionDecision",
         ),
-        Bridge::Gemini => ("gemini", "BeforeTool", "/tool_input/command", "/decision"),
-        Bridge::Cursor => ("cursor", "beforeShellExecution", "/command", "/permission"),
-        Bridge::Copilot => (
+        "gemini" => ("gemini", "BeforeTool", "/tool_input/command", "/decision"),
+        "cursor" => ("cursor", "beforeShellExecution", "/command", "/permission"),
+        "copilot" => (
             "copilot",
             "preToolUse",
             "/toolArgs/command",
             "/permissionDecision",
         ),
+        other => unreachable!("no tool gate written for {other}"),
     };
     let mut input: Value = serde_json::from_str(&agent_fixture(folder, event)).unwrap();
     *input.pointer_mut(at).unwrap() = "rm -rf build/".into();
@@ -86,8 +87,8 @@ fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
         let alone = command(bridge, event, &input, &[], &dir);
         // Through the service: the agent's http hook, or its command hook
         // forwarding to the agent's route.
-        let served = match bridge {
-            Bridge::ClaudeCode | Bridge::Copilot => {
+        let served = match bridge.name() {
+            "claude-code" | "copilot" => {
                 let reply = server.post(
                     &format!("/v1/{}?event={event}", bridge.name()),
                     "application/json",
@@ -181,7 +182,11 @@ fn a_forwarding_hook_fails_closed_on_a_gate_when_the_service_is_gone() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}");
-    for bridge in [Bridge::Codex, Bridge::Gemini, Bridge::Cursor] {
+    for bridge in [
+        Bridge::named("codex").unwrap(),
+        Bridge::named("gemini").unwrap(),
+        Bridge::named("cursor").unwrap(),
+    ] {
         let (event, input, _) = dangerous(bridge);
         let out = with_stdin(
             hookrt(&[

@@ -117,6 +117,24 @@ fn check(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), Str
     Ok(())
 }
 
+#[test]
+fn every_agents_route_is_documented_as_its_protocol_says() {
+    let doc = document();
+    for bridge in hookrt::front::bridge::Bridge::ALL {
+        let fragment = &bridge.protocol().openapi;
+        let op = &doc["paths"][bridge.route()]["post"];
+        assert_eq!(op["operationId"], fragment.operation_id, "{bridge:?}");
+        let schema = &op["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+        let want = format!("#/components/schemas/{}", fragment.input_schema);
+        assert_eq!(schema.as_str(), Some(want.as_str()), "{bridge:?}");
+        assert!(
+            doc["components"]["schemas"][fragment.input_schema].is_object(),
+            "{bridge:?}: docs/openapi.json has no schema {}",
+            fragment.input_schema
+        );
+    }
+}
+
 /// Every `(METHOD, path)` the document describes.
 fn documented(doc: &Value) -> BTreeSet<(String, String)> {
     doc["paths"]
@@ -136,7 +154,7 @@ fn documented(doc: &Value) -> BTreeSet<(String, String)> {
 fn the_document_describes_every_route_and_no_other() {
     let doc = document();
     assert_eq!(doc["openapi"], "3.1.0");
-    let routes: BTreeSet<(String, String)> = hookrt_serve::ROUTES
+    let routes: BTreeSet<(String, String)> = hookrt_serve::routes()
         .iter()
         .map(|(m, p)| (m.to_string(), p.to_string()))
         .collect();
@@ -352,7 +370,7 @@ fn real_answers_are_valid_against_the_documented_schemas() {
             &post(&server, &path, JSON, &vec![b' '; 200_000]),
         );
     }
-    for (method, path) in hookrt_serve::ROUTES {
+    for (method, path) in &hookrt_serve::routes() {
         let reply = request(
             &server.addr,
             method,
@@ -378,7 +396,7 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         "/v1/admin/reload",
         &post(&server, "/v1/admin/reload", JSON, b""),
     );
-    for (method, path) in hookrt_serve::ROUTES {
+    for (method, path) in &hookrt_serve::routes() {
         let auth = format!("Bearer {TOKEN}");
         let reply = request(&server.addr, method, path, &[("Authorization", &auth)], b"");
         if reply.status == 429 {

@@ -121,7 +121,8 @@ fn in_process(
                     for n in 0..requests {
                         let text = input(template, round * 1000 + c, n);
                         let started = Instant::now();
-                        let bridge = hookrt::front::bridge::Bridge::ClaudeCode;
+                        let bridge = hookrt::front::bridge::Bridge::named("claude-code")
+                            .expect("a registered agent");
                         let e = bridge.read("claude-code", &text, None, "http").unwrap();
                         let reply = service.resolve(e.envelope).await.unwrap();
                         std::hint::black_box(bridge.answer(&e.name, reply.resolution.as_ref()));

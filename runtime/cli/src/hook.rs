@@ -20,7 +20,7 @@
 //! below the agents' own hook timeouts.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -80,7 +80,8 @@ impl From<&ClaudeArgs> for HookArgs {
     fn from(a: &ClaudeArgs) -> HookArgs {
         HookArgs {
             dir: a.dir.clone(),
-            agent: Bridge::ClaudeCode.name().into(),
+            // `claude-hook` is `hook --agent claude-code`.
+            agent: "claude-code".into(),
             event: None,
             name: Some(a.agent.clone()),
             deadline_ms: a.deadline_ms,
@@ -129,40 +130,13 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     let command = format!("hookrt hook --agent {}", bridge.name());
     // Until the input is read, fail as the agent's first gate would.
     set_failure(bridge.failure(bridge.gates().first().copied(), "hookrt failed"));
-    // A panic on any thread ends the process with the failure's exit, after
-    // the usual message: never Rust's 101, which agents do not block on.
-    let report = std::panic::take_hook();
-    let said = command.clone();
-    std::panic::set_hook(Box::new(move |info| {
-        report(info);
-        eprintln!("{said}: hookrt failed; the tool call is blocked if one was pending");
-        exit_failing();
-    }));
-    let deadline = Duration::from_millis(args.deadline_ms);
-    let said = command.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(deadline);
-        eprintln!(
-            "{said}: no decision within --deadline-ms ({} ms); failing closed",
-            deadline.as_millis()
-        );
-        exit_failing();
-    });
-    // Never build here: the agent would time the build out and run the tool.
-    let opts = BuildOptions {
-        cached_only: true,
-        one_shot: true,
-        ..opts
-    };
+    fail_on_panic_and_deadline(&command, Duration::from_millis(args.deadline_ms));
     let mut input = String::new();
     let read = std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut input);
     // Cheap and safe: a gate's input names it even if it is broken.
-    let gate = match &args.event {
-        Some(event) => bridge.gates().iter().copied().find(|g| g == event),
-        None => bridge.gate_named(&input),
-    };
+    let gate = bridge.gate_served(args.event.as_deref(), Some(&input));
     set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
     let fail = |why: &str| fail(&command, bridge, gate, why);
     // Test support: a panic where nothing else would panic, to show the
@@ -189,7 +163,7 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
             args.event.as_deref(),
             args.name.as_deref(),
             &input,
-            deadline,
+            Duration::from_millis(args.deadline_ms),
         ) {
             Ok(answer) => {
                 println!("{answer}");
@@ -199,17 +173,60 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         };
     }
     let agent = args.name.as_deref().unwrap_or(bridge.name());
-    let BridgeEvent { name, envelope } =
-        match bridge.read(agent, &input, args.event.as_deref(), "command") {
-            Ok(e) => e,
-            Err(e) => return fail(&e.to_string()),
-        };
-    let mut rt = match Runtime::load_blocking(&args.dir, &opts, &mut |_| {}) {
+    let event = match bridge.read(agent, &input, args.event.as_deref(), "command") {
+        Ok(e) => e,
+        Err(e) => return fail(&e.to_string()),
+    };
+    // The input decides from here: a gate by its own name.
+    let gate = bridge.is_gate(&event.name).then_some(event.name.as_str());
+    set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
+    run(&command, bridge, gate, &args.dir, opts, &event)
+}
+
+/// Makes a panic on any thread, and the watchdog at `deadline`, end the
+/// process with the failure's exit, after the usual message: never Rust's
+/// 101, which agents do not block on.
+fn fail_on_panic_and_deadline(command: &str, deadline: Duration) {
+    let report = std::panic::take_hook();
+    let said = command.to_owned();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        eprintln!("{said}: hookrt failed; the tool call is blocked if one was pending");
+        exit_failing();
+    }));
+    let said = command.to_owned();
+    std::thread::spawn(move || {
+        std::thread::sleep(deadline);
+        eprintln!(
+            "{said}: no decision within --deadline-ms ({} ms); failing closed",
+            deadline.as_millis()
+        );
+        exit_failing();
+    });
+}
+
+/// Runs the hooks of `dir` on `event` in this process and answers.
+fn run(
+    command: &str,
+    bridge: Bridge,
+    gate: Option<&str>,
+    dir: &Path,
+    opts: BuildOptions,
+    event: &BridgeEvent,
+) -> ExitCode {
+    let fail = |why: &str| fail(command, bridge, gate, why);
+    // Never build here: the agent would time the build out and run the tool.
+    let opts = BuildOptions {
+        cached_only: true,
+        one_shot: true,
+        ..opts
+    };
+    let mut rt = match Runtime::load_blocking(dir, &opts, &mut |_| {}) {
         Ok(rt) => rt,
         Err(p) => {
             return fail(&format!(
                 "the hooks of {} did not load:\n{p}",
-                args.dir.display()
+                dir.display()
             ));
         }
     };
@@ -228,20 +245,19 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     // Without it (no home, an unsafe folder) the event still runs, its
     // state in memory: the governor then counts within this process only,
     // and the agent's own cap on stop continues still holds.
-    if (keeps_state || envelope.kind == hookrt::event::TURN_STOPPING)
+    if (keeps_state || event.envelope.kind == hookrt::event::TURN_STOPPING)
         && let Err(e) = rt.keep_state_per_user()
     {
         eprintln!(
             "{command}: hooks' state and the loop governor's count are kept in memory only: cannot open hookrt's per-user state ({e}); set HOOKRT_STATE_DIR to a folder of your own"
         );
     }
-    let answered = match rt.dispatch(&envelope) {
-        Ok(dispatch) => answer(bridge, &name, &dispatch),
+    let answered = match rt.dispatch(&event.envelope) {
+        Ok(dispatch) => answer(bridge, &event.name, &dispatch),
         Err(e) => fail(&format!("event refused: {e}")),
     };
     // The process ends with the answer: its hooks, engine, pool and threads
-    // go with it. Taking them apart first cost about a twentieth of the
-    // process (what it wrote is written: state commits per call).
+    // go with it (what it wrote is written: state commits per call).
     std::mem::forget(rt);
     answered
 }

@@ -37,6 +37,7 @@
 //!
 //! `--dry-run` prints the change as a unified diff and writes nothing.
 
+mod entry;
 mod file;
 mod pin;
 
@@ -45,20 +46,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
+use hookrt::front::bridge::protocol::Shape;
 use hookrt::hooks::LockPolicy;
 use serde_json::{Map, Value, json};
 
+use entry::{Agent, Transport, is_ours};
 use file::SettingsFile;
 use pin::{Pinned, warn_if_editable};
-
-/// What a command hook's `--deadline-ms` is, and its timeout (seconds).
-const COMMAND_DEADLINE_MS: u64 = 10_000;
-const COMMAND_TIMEOUT_S: u64 = 15;
-/// A gate's `budget_ms` over HTTP, and the entry's timeout (seconds).
-const HTTP_BUDGET_MS: u64 = 8_000;
-const HTTP_TIMEOUT_S: u64 = 10;
-/// The environment variable the agent fills the bearer token from.
-pub const TOKEN_ENV: &str = "HOOKRT_TOKEN";
 
 #[derive(clap::Subcommand)]
 pub enum ClaudeCommand {
@@ -103,19 +97,21 @@ pub struct Where {
 
 pub fn claude(cmd: ClaudeCommand, lock: &LockPolicy) -> Result<ExitCode> {
     match cmd {
-        ClaudeCommand::Install(place) => install_for(Bridge::ClaudeCode, &place, lock),
+        // `claude install` is `install --agent claude-code`.
+        ClaudeCommand::Install(place) => install_for(agent("claude-code")?, &place, lock),
     }
 }
 
 pub fn install(args: &InstallArgs, lock: &LockPolicy) -> Result<ExitCode> {
-    let Some(bridge) = Bridge::named(&args.agent) else {
-        bail!(
-            "no agent `{}`: give --agent one of {}",
-            args.agent,
-            Bridge::names()
-        );
+    install_for(agent(&args.agent)?, &args.place, lock)
+}
+
+/// The agent named `name`.
+fn agent(name: &str) -> Result<Bridge> {
+    let Some(bridge) = Bridge::named(name) else {
+        bail!("no agent `{name}`: give --agent one of {}", Bridge::names());
     };
-    install_for(bridge, &args.place, lock)
+    Ok(bridge)
 }
 
 fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitCode> {
@@ -123,7 +119,7 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
-    let target = agent.target(place, &cwd)?;
+    let target = target(&agent, place, &cwd)?;
     let file = target.path();
     let pinned = Pinned::of(lock, &dir, &cwd, place.http.is_some())?;
     let found = target.read()?;
@@ -165,12 +161,12 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
         return Ok(ExitCode::SUCCESS);
     }
     target.write(found, new.as_bytes())?;
-    let skipped = if agent.not_installed.is_empty() {
+    let skipped = if agent.install.not_installed.is_empty() {
         String::new()
     } else {
         format!(
             "; not {}, whose hook must create the worktree",
-            agent.not_installed.join(", ")
+            agent.install.not_installed.join(", ")
         )
     };
     println!(
@@ -183,312 +179,28 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// The shape of an agent's hook configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// `hooks.<Event>: [{matcher?, hooks: [entry]}]` (Claude Code, Codex, Gemini CLI).
-    Grouped,
-    /// `{version: 1, hooks.<event>: [entry]}` (Cursor, Copilot CLI).
-    Flat,
-}
-
-/// What `install` needs to know of an agent.
-struct Agent {
-    bridge: Bridge,
-    shape: Shape,
-    /// The project's file, relative to the working folder.
-    project: &'static str,
-    /// The user's file, relative to the home folder (or to `$home_env`).
-    user: &'static str,
-    /// An environment variable naming the user's folder instead of `~`.
-    home_env: Option<(&'static str, &'static str)>,
-    /// Events whose matcher is a tool name ("*" matches every tool).
-    tool_events: &'static [&'static str],
-    /// Events hookrt is never the hook of.
-    not_installed: &'static [&'static str],
-    /// hookrt serve's route for the agent's `http` hooks, if it has them
-    /// (the others forward to theirs from the command hook).
-    route: Option<&'static str>,
-    /// Events whose hooks may only be commands even with `--http`.
-    command_only: &'static [&'static str],
-}
-
-impl Agent {
-    fn of(bridge: Bridge) -> Agent {
-        match bridge {
-            Bridge::ClaudeCode => Agent {
-                bridge,
-                shape: Shape::Grouped,
-                project: ".claude/settings.json",
-                user: ".claude/settings.json",
-                home_env: None,
-                tool_events: &[
-                    "PreToolUse",
-                    "PostToolUse",
-                    "PostToolUseFailure",
-                    "PermissionRequest",
-                    "PermissionDenied",
-                    "PreSkillShellCommand",
-                ],
-                // A `WorktreeCreate` hook replaces Claude Code's own `git
-                // worktree add`: it must create the worktree and print its
-                // path, which a sandboxed hook (no filesystem) cannot.
-                not_installed: &["WorktreeCreate"],
-                route: Some("/v1/claude-code"),
-                command_only: &["SessionStart", "Setup"],
-            },
-            Bridge::Codex => Agent {
-                bridge,
-                shape: Shape::Grouped,
-                project: ".codex/hooks.json",
-                user: "hooks.json",
-                home_env: Some(("CODEX_HOME", ".codex")),
-                tool_events: &["PreToolUse", "PermissionRequest", "PostToolUse"],
-                not_installed: &[],
-                route: None,
-                command_only: &[],
-            },
-            Bridge::Gemini => Agent {
-                bridge,
-                shape: Shape::Grouped,
-                project: ".gemini/settings.json",
-                user: ".gemini/settings.json",
-                home_env: None,
-                // Gemini's matcher is a regular expression on the tool's
-                // name; no matcher matches every tool.
-                tool_events: &[],
-                not_installed: &[],
-                route: None,
-                command_only: &[],
-            },
-            Bridge::Cursor => Agent {
-                bridge,
-                shape: Shape::Flat,
-                project: ".cursor/hooks.json",
-                user: ".cursor/hooks.json",
-                home_env: None,
-                tool_events: &[],
-                not_installed: &[],
-                route: None,
-                command_only: &[],
-            },
-            Bridge::Copilot => Agent {
-                bridge,
-                shape: Shape::Flat,
-                project: ".github/hooks/hookrt.json",
-                user: "hooks/hookrt.json",
-                home_env: Some(("COPILOT_HOME", ".copilot")),
-                tool_events: &[],
-                not_installed: &[],
-                route: Some("/v1/copilot"),
-                command_only: &[],
-            },
-        }
+/// The file to write for `agent`: under the working folder (the project),
+/// the user's folder, or as `--settings` names it.
+fn target(agent: &Agent, place: &Where, cwd: &Path) -> Result<SettingsFile> {
+    if let Some(file) = &place.settings {
+        return SettingsFile::named(file, cwd);
     }
-
-    /// The file to write: under the working folder (the project), the
-    /// user's folder, or as `--settings` names it.
-    fn target(&self, place: &Where, cwd: &Path) -> Result<SettingsFile> {
-        if let Some(file) = &place.settings {
-            return SettingsFile::named(file, cwd);
-        }
-        if !place.user {
-            return SettingsFile::under(cwd, Path::new(self.project));
-        }
-        if let Some((var, _)) = self.home_env
-            && let Some(folder) = std::env::var_os(var).filter(|v| !v.is_empty())
-        {
-            return SettingsFile::under(Path::new(&folder), Path::new(self.user));
-        }
-        let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
-            bail!("--user needs HOME to find the user's hooks; give --settings FILE instead");
-        };
-        let folder = self.home_env.map_or("", |(_, dir)| dir);
-        SettingsFile::under(Path::new(&home), &Path::new(folder).join(self.user))
+    if !place.user {
+        return SettingsFile::under(cwd, Path::new(agent.install.project));
     }
-
-    /// The events hookrt becomes the hook of: every one of the pinned
-    /// release's but [`Agent::not_installed`].
-    fn installed(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.bridge
-            .events()
-            .iter()
-            .map(|(event, _)| *event)
-            .filter(|e| !self.not_installed.contains(e))
-    }
-}
-
-/// How the agent reaches hookrt: the hookrt binary and the agent folder
-/// (a process per event), or `hookrt serve` at a base URL.
-struct Transport {
-    hookrt: String,
-    dir: String,
-    http: Option<String>,
-    lock: Pinned,
-}
-
-/// `text` quoted for a POSIX shell.
-fn quoted(text: &str) -> String {
-    if !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c))
+    if let Some((var, _)) = agent.install.home_env
+        && let Some(folder) = std::env::var_os(var).filter(|v| !v.is_empty())
     {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
+        return SettingsFile::under(Path::new(&folder), Path::new(agent.install.user));
     }
-}
-
-impl Transport {
-    fn describe(&self, agent: &Agent) -> String {
-        let command = format!(
-            "hookrt hook --agent {} {}{}",
-            agent.bridge.name(),
-            self.dir,
-            self.lock
-                .args()
-                .iter()
-                .fold(String::new(), |line, a| line + " " + a)
-        );
-        match (&self.http, agent.route) {
-            (Some(url), None) => format!("{command} --http {url}, token from ${TOKEN_ENV}"),
-            (Some(url), Some(route)) if agent.command_only.is_empty() => {
-                format!("{url}{route}, token from ${TOKEN_ENV}")
-            }
-            (Some(url), Some(route)) => format!(
-                "{url}{route}, token from ${TOKEN_ENV}; {} by {command}",
-                agent.command_only.join(" and ")
-            ),
-            _ => command,
-        }
-    }
-
-    /// The arguments of the command hook of `event`.
-    fn args(&self, agent: &Agent, event: &str) -> Vec<String> {
-        let mut args = vec![
-            "hook".to_owned(),
-            "--agent".to_owned(),
-            agent.bridge.name().to_owned(),
-        ];
-        if agent.bridge.protocol().event_field.is_none() {
-            args.extend(["--event".to_owned(), event.to_owned()]);
-        }
-        args.extend([
-            self.dir.clone(),
-            "--deadline-ms".to_owned(),
-            COMMAND_DEADLINE_MS.to_string(),
-        ]);
-        if let Some(url) = self.http.as_ref().filter(|_| agent.route.is_none()) {
-            args.extend(["--http".to_owned(), url.clone()]);
-        }
-        args.extend(self.lock.args());
-        args
-    }
-
-    /// The command hook of `event` as a shell command line.
-    fn command_line(&self, agent: &Agent, event: &str) -> String {
-        std::iter::once(self.hookrt.as_str())
-            .chain(self.args(agent, event).iter().map(String::as_str))
-            .map(quoted)
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    /// The hook entry of `event`.
-    fn hook(&self, agent: &Agent, event: &str) -> Value {
-        let gate = agent.bridge.is_gate(event);
-        let url = self
-            .http
-            .as_ref()
-            .zip(agent.route)
-            .filter(|_| !agent.command_only.contains(&event));
-        if let Some((url, route)) = url {
-            let budget = if gate {
-                format!("&budget_ms={HTTP_BUDGET_MS}")
-            } else {
-                String::new()
-            };
-            let mut hook = json!({
-                "type": "http",
-                "url": format!("{url}{route}?event={event}{budget}"),
-                "headers": {"Authorization": format!("Bearer ${TOKEN_ENV}")},
-                "allowedEnvVars": [TOKEN_ENV],
-            });
-            match agent.bridge {
-                Bridge::Copilot => hook["timeoutSec"] = json!(HTTP_TIMEOUT_S),
-                _ => hook["timeout"] = json!(HTTP_TIMEOUT_S),
-            }
-            if gate && agent.bridge == Bridge::ClaudeCode {
-                hook["onFailure"] = json!("block");
-            }
-            return hook;
-        }
-        match agent.bridge {
-            Bridge::ClaudeCode => {
-                let mut hook = json!({
-                    "type": "command",
-                    "command": self.hookrt,
-                    "args": self.args(agent, event),
-                    "timeout": COMMAND_TIMEOUT_S,
-                });
-                if gate {
-                    hook["onFailure"] = json!("block");
-                }
-                hook
-            }
-            Bridge::Codex => json!({
-                "type": "command",
-                "command": self.command_line(agent, event),
-                "timeout": COMMAND_TIMEOUT_S,
-            }),
-            Bridge::Gemini => json!({
-                "type": "command",
-                "name": "hookrt",
-                "command": self.command_line(agent, event),
-                "timeout": COMMAND_TIMEOUT_S * 1000,
-            }),
-            Bridge::Cursor => {
-                let mut hook = json!({
-                    "command": self.command_line(agent, event),
-                    "timeout": COMMAND_TIMEOUT_S,
-                });
-                if gate {
-                    hook["failClosed"] = json!(true);
-                }
-                hook
-            }
-            Bridge::Copilot => json!({
-                "type": "command",
-                "bash": self.command_line(agent, event),
-                "timeoutSec": COMMAND_TIMEOUT_S,
-            }),
-        }
-    }
-}
-
-/// Whether `hook` is one of hookrt's: a command running `hook --agent` or
-/// `claude-hook`, or an `http` hook on one of hookrt's routes.
-fn is_ours(hook: &Value) -> bool {
-    let args: Vec<&str> = hook["args"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let args = match args.first() {
-        Some(&"claude-hook") => true,
-        Some(&"hook") => args.contains(&"--agent"),
-        _ => false,
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        bail!("--user needs HOME to find the user's hooks; give --settings FILE instead");
     };
-    let line = ["command", "bash"].iter().any(|k| {
-        hook[*k].as_str().is_some_and(|c| {
-            c.contains(" claude-hook ")
-                || (c.contains(" hook --agent ") && c.contains("--deadline-ms"))
-        })
-    });
-    let http = hook["url"]
-        .as_str()
-        .is_some_and(|u| u.contains("/v1/claude-code") || u.contains("/v1/copilot"));
-    args || line || http
+    let folder = agent.install.home_env.map_or("", |(_, dir)| dir);
+    SettingsFile::under(
+        Path::new(&home),
+        &Path::new(folder).join(agent.install.user),
+    )
 }
 
 /// Puts hookrt's entry on every event of `settings["hooks"]`, replacing
@@ -498,7 +210,7 @@ fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<u
     let Some(root) = settings.as_object_mut() else {
         bail!("the settings are not a JSON object");
     };
-    if agent.shape == Shape::Flat {
+    if agent.install.shape == Shape::Flat {
         match root.get("version") {
             None => {
                 root.insert("version".into(), json!(1));
@@ -520,18 +232,18 @@ fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<u
         let Some(entries) = entries.as_array_mut() else {
             bail!("`hooks.{event}` is not a list");
         };
-        match agent.shape {
+        match agent.install.shape {
             Shape::Grouped => {
                 for group in entries.iter_mut() {
                     if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                        list.retain(|h| !is_ours(h));
+                        list.retain(|h| !is_ours(h, agent));
                         kept += list.len();
                     }
                 }
                 entries.retain(|g| g["hooks"].as_array().is_none_or(|l| !l.is_empty()));
             }
             Shape::Flat => {
-                entries.retain(|h| !is_ours(h));
+                entries.retain(|h| !is_ours(h, agent));
                 kept += entries.len();
             }
         }
@@ -539,10 +251,10 @@ fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<u
     hooks.retain(|_, entries| entries.as_array().is_some_and(|g| !g.is_empty()));
     for event in agent.installed() {
         let hook = transport.hook(agent, event);
-        let entry = match agent.shape {
+        let entry = match agent.install.shape {
             Shape::Grouped => {
                 let mut group = Map::new();
-                if agent.tool_events.contains(&event) {
+                if agent.install.tool_events.contains(&event) {
                     group.insert("matcher".into(), json!("*"));
                 }
                 group.insert("hooks".into(), json!([hook]));
@@ -562,6 +274,8 @@ fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<u
 
 #[cfg(test)]
 mod tests {
+    use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install};
+
     use super::*;
 
     fn command() -> Transport {
@@ -575,7 +289,7 @@ mod tests {
 
     #[test]
     fn a_merge_keeps_the_users_hooks_and_replaces_hookrts_own() {
-        let claude = Agent::of(Bridge::ClaudeCode);
+        let claude = Agent::of(agent("claude-code").unwrap());
         let mut s = json!({
             "model": "opus",
             "hooks": {
@@ -615,7 +329,7 @@ mod tests {
 
     #[test]
     fn flat_files_keep_the_users_hooks_and_take_the_agents_units() {
-        let cursor = Agent::of(Bridge::Cursor);
+        let cursor = Agent::of(agent("cursor").unwrap());
         let mut s =
             json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "./audit.sh"}]}});
         assert_eq!(merge(&mut s, &cursor, &command()).unwrap(), 1);
@@ -629,7 +343,7 @@ mod tests {
         let once = s.clone();
         merge(&mut s, &cursor, &command()).unwrap();
         assert_eq!(s, once, "a second run changes nothing");
-        let copilot = Agent::of(Bridge::Copilot);
+        let copilot = Agent::of(agent("copilot").unwrap());
         let mut s = json!({});
         merge(&mut s, &copilot, &command()).unwrap();
         assert_eq!(s["version"], 1);
@@ -638,23 +352,99 @@ mod tests {
             "/usr/bin/hookrt hook --agent copilot --event preToolUse /agent --deadline-ms 10000"
         );
         assert_eq!(s["hooks"]["preToolUse"][0]["timeoutSec"], 15);
-        let gemini = Agent::of(Bridge::Gemini);
+        let gemini = Agent::of(agent("gemini").unwrap());
         let mut s = json!({"hooksConfig": {"enabled": true}});
         merge(&mut s, &gemini, &command()).unwrap();
         assert_eq!(s["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 15_000);
         assert_eq!(s["hooksConfig"]["enabled"], true);
     }
 
+    /// An agent defined only here: its `Install` is all `install` reads.
+    static FABLE: hookrt::front::bridge::Protocol = hookrt::front::bridge::Protocol {
+        agent: "fable",
+        label: "Fable",
+        word: "fable",
+        events: &[
+            ("beforeStep", "actions.requested"),
+            ("afterStep", "action.result"),
+        ],
+        event_field: None,
+        session_fields: &["session"],
+        subagent_fields: None,
+        kept: &[],
+        dropped: &[],
+        map: |_, kind, _, _| {
+            Ok(hookrt::front::bridge::protocol::Mapped {
+                kind: kind.to_owned(),
+                step: None,
+                data: json!({}),
+            })
+        },
+        turn_field: None,
+        gates: &["beforeStep"],
+        context_events: &[],
+        answer: |_, _| None,
+        refusal: |_, reason| json!({"deny": reason}),
+        silence: hookrt::front::bridge::protocol::Silence::Nothing,
+        refuses_in_json: &[],
+        install: Install {
+            shape: Shape::Grouped,
+            project: ".fable/settings.json",
+            user: ".fable/settings.json",
+            home_env: None,
+            tool_events: &["beforeStep"],
+            not_installed: &[],
+            http_hooks: true,
+            command_only: &["afterStep"],
+            command: CommandForm::Line("run"),
+            typed: false,
+            name: Some("hookrt"),
+            timeout: (
+                "deadline",
+                hookrt::front::bridge::protocol::TimeUnit::Milliseconds,
+            ),
+            fail_closed: Some(FailClosed::Word("onError", "deny")),
+        },
+        openapi: hookrt::front::bridge::protocol::OpenApi {
+            operation_id: "fableHook",
+            input_schema: "FableHookInput",
+        },
+    };
+
     #[test]
-    fn paths_are_quoted_for_the_shell() {
-        assert_eq!(quoted("/a/b-c_d.e"), "/a/b-c_d.e");
-        assert_eq!(quoted("/my agents/it's"), "'/my agents/it'\\''s'");
-        assert_eq!(quoted("$(rm -rf /)"), "'$(rm -rf /)'");
+    fn an_agent_defined_in_one_protocol_is_installed_as_it_says() {
+        let fable = Agent::of(Bridge::of(&FABLE));
+        let mut s = json!({});
+        merge(&mut s, &fable, &command()).unwrap();
+        let step = &s["hooks"]["beforeStep"][0];
+        assert_eq!(step["matcher"], "*");
+        assert_eq!(
+            step["hooks"][0],
+            json!({
+                "name": "hookrt",
+                "run": "/usr/bin/hookrt hook --agent fable --event beforeStep /agent --deadline-ms 10000",
+                "deadline": 15_000,
+                "onError": "deny",
+            })
+        );
+        let http = Transport {
+            http: Some("http://127.0.0.1:7700".into()),
+            ..command()
+        };
+        merge(&mut s, &fable, &http).unwrap();
+        let step = &s["hooks"]["beforeStep"][0]["hooks"][0];
+        assert_eq!(
+            step["url"],
+            "http://127.0.0.1:7700/v1/fable?event=beforeStep&budget_ms=8000"
+        );
+        assert_eq!(step["deadline"], 10_000);
+        assert_eq!(s["hooks"]["afterStep"][0]["hooks"][0]["deadline"], 15_000);
+        assert!(s["hooks"]["afterStep"][0].get("matcher").is_none());
     }
 
     #[test]
     fn settings_that_are_not_hooks_are_refused_not_overwritten() {
-        let claude = Agent::of(Bridge::ClaudeCode);
+        let claude = Agent::of(agent("claude-code").unwrap());
         for bad in [
             json!([]),
             json!({"hooks": []}),
@@ -665,7 +455,7 @@ mod tests {
                 "{bad}"
             );
         }
-        let cursor = Agent::of(Bridge::Cursor);
+        let cursor = Agent::of(agent("cursor").unwrap());
         assert!(merge(&mut json!({"version": 2}), &cursor, &command()).is_err());
     }
 }

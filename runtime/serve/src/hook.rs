@@ -1,12 +1,13 @@
-//! The agents' hook routes: `POST /v1/claude-code` (Claude Code's `http`
-//! hooks), `/v1/copilot` (Copilot CLI's), and `/v1/codex`, `/v1/gemini`,
-//! `/v1/cursor` for the agents whose hooks are commands only (`hookrt hook
-//! --agent NAME --http URL` forwards their input here, so a fleet of agents
-//! shares one service and one journal). The agent POSTs the hook input it
-//! would give a command hook on stdin; the route runs the event through the
-//! service and answers the JSON `hookrt hook --agent NAME` would print
-//! (`hookrt::front::bridge`), within a budget below the agent's own
-//! timeout.
+//! The agents' hook routes, `POST /v1/<agent>` for each agent of the
+//! registry (`Bridge::ALL`): Claude Code's and Copilot CLI's `http` hooks
+//! post there, and so do the command hooks of the agents whose hooks are
+//! commands only (`hookrt hook --agent NAME --http URL` forwards their
+//! input here, so a fleet of agents shares one service and one journal).
+//! The agent POSTs the hook input it would give a command hook on stdin;
+//! the route runs the event through the one decide path
+//! (`hookrt::front::decide`) and answers the JSON `hookrt hook --agent
+//! NAME` would print (`hookrt::front::bridge`), within a budget below the
+//! agent's own timeout.
 //!
 //! The agents read only a 2xx JSON body: a non-2xx answer, a refused
 //! connection or a timeout is a non-blocking error and the call runs. So
@@ -32,172 +33,58 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hookrt::event::takes_context;
 use hookrt::front::bridge::{Bridge, BridgeEvent};
-use hookrt::{EmitError, EventClass, class_of};
+use hookrt::front::decide::{Decided, decide};
+use hookrt::{EmitError, Envelope, EventClass, class_of};
 use serde_json::json;
 
+use crate::auth::Access;
 use crate::error::{ApiError, closes};
 use crate::ingest::BodyType;
-use crate::routes::{Params, Shared, param, unavailable};
+use crate::routes::{AppState, Params, Shared, param, unavailable};
 use crate::tally::{explain, status_of};
 
-/// `POST /v1/claude-code[?event=NAME][&agent=ID][&budget_ms=MS]`.
-pub(crate) async fn claude_code(
-    state: State<Shared>,
-    query: Params,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    agent_hook(Bridge::ClaudeCode, state, query, headers, body).await
+/// One agent's route answering one request.
+struct Door<'a> {
+    state: &'a AppState,
+    bridge: Bridge,
 }
 
-/// `POST /v1/copilot?event=NAME[&agent=ID][&budget_ms=MS]`.
-pub(crate) async fn copilot(
-    state: State<Shared>,
-    query: Params,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    agent_hook(Bridge::Copilot, state, query, headers, body).await
-}
-
-/// `POST /v1/codex[?event=NAME][&agent=ID][&budget_ms=MS]`.
-pub(crate) async fn codex(
-    state: State<Shared>,
-    query: Params,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    agent_hook(Bridge::Codex, state, query, headers, body).await
-}
-
-/// `POST /v1/gemini[?event=NAME][&agent=ID][&budget_ms=MS]`.
-pub(crate) async fn gemini(
-    state: State<Shared>,
-    query: Params,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    agent_hook(Bridge::Gemini, state, query, headers, body).await
-}
-
-/// `POST /v1/cursor[?event=NAME][&agent=ID][&budget_ms=MS]`.
-pub(crate) async fn cursor(
-    state: State<Shared>,
-    query: Params,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    agent_hook(Bridge::Cursor, state, query, headers, body).await
-}
-
-/// One agent's hook input over HTTP: the metrics' endpoint label is the
-/// agent's name, and so is the agent name hooks see when the request
-/// names none.
-async fn agent_hook(
+/// `POST /v1/<agent>[?event=NAME][&agent=ID][&budget_ms=MS][&receipt=true]`:
+/// one agent's hook input over HTTP. The metrics' endpoint label is the
+/// agent's name, and so is the agent name hooks see when the request names
+/// none.
+pub(crate) async fn agent_hook(
     bridge: Bridge,
     State(state): State<Shared>,
     Query(query): Params,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let endpoint = bridge.name();
     let param = param(&query, &headers);
     let signed = param("receipt").as_deref() == Some("true");
-    // The gate the hook entry serves, before anything is read.
+    let door = Door {
+        state: &state,
+        bridge,
+    };
     let named = param("event");
-    let mut gate = named.clone().filter(|e| bridge.is_gate(e));
-    let refuse = |gate: Option<&str>, e: ApiError| -> Response {
-        match gate {
-            Some(name) => {
-                state.metrics.decision(endpoint, "failed");
-                let mut answer = axum::Json(bridge.refusal(name, &e.error)).into_response();
-                // The deny is a 200 for the agent; the connection ends as
-                // the refusal's own status would end it.
-                if closes(e.status) {
-                    answer
-                        .headers_mut()
-                        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-                }
-                answer
-            }
-            None => e.into_response(),
-        }
+    let agent = param("agent");
+    let (access, event) = match door.read(&headers, body, named.as_deref(), agent).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let access = match state.admit(&headers) {
-        Ok(a) => a,
-        Err(e) => return refuse(gate.as_deref(), e),
-    };
-    match state.body_type(&headers) {
-        Ok(BodyType::Json) => {}
-        Ok(_) => {
-            let e = ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "the agent's hook input is taken as application/json",
-                "send it with Content-Type application/json",
-            );
-            return refuse(gate.as_deref(), e);
-        }
-        Err(e) => return refuse(gate.as_deref(), e),
-    }
-    let (body, mut charge) = match state.read(&headers, body).await {
-        Ok(b) => b,
-        Err(e) => return refuse(gate.as_deref(), e),
-    };
-    if let Err(e) = state.charge_parse(&mut charge, &body) {
-        return refuse(gate.as_deref(), e);
-    }
-    let text = String::from_utf8_lossy(&body);
-    if gate.is_none() {
-        gate = bridge.gate_named(&text).map(str::to_owned);
-    }
-    let agent = param("agent").unwrap_or_else(|| bridge.name().to_owned());
-    let BridgeEvent { name, envelope } = match bridge.read(&agent, &text, named.as_deref(), "http")
-    {
-        Ok(e) => e,
-        Err(e) => {
-            state.metrics.refuse("malformed");
-            let e = ApiError::bad_request(
-                e.to_string(),
-                "send the agent's hook input as it is, and name the event with ?event= where the input does not (docs/agents.md)",
-            )
-            .with_code("malformed_input");
-            return refuse(gate.as_deref(), e);
-        }
-    };
+    let BridgeEvent { name, envelope } = event;
     // The input decides from here: a gate by its own name.
     let gate = bridge.is_gate(&name).then_some(name.as_str());
     if !access.may_send(&envelope.coordinates.agent) {
-        return refuse(gate, access.refuse_agent(&envelope.coordinates.agent));
+        return door.refuse(gate, access.refuse_agent(&envelope.coordinates.agent));
     }
     let guard = state.service.read().await;
     let Some(service) = guard.as_ref() else {
-        return refuse(gate, unavailable());
+        return door.refuse(gate, unavailable());
     };
-    let budget = match param("budget_ms") {
-        None => state.decide_timeout,
-        // Digits past u64: more than the server's timeout, which bounds it.
-        Some(ms) if !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()) => {
-            let ms = ms.parse::<u64>().unwrap_or(u64::MAX);
-            Duration::from_millis(ms).min(state.decide_timeout)
-        }
-        Some(_) => {
-            let e = ApiError::bad_request(
-                "`budget_ms` is not a whole number of milliseconds",
-                "give `budget_ms` as digits, e.g. `budget_ms=5000`, or leave it out",
-            );
-            return refuse(gate, e);
-        }
-    };
-    // Each reading of an input is an event of its own (`bridge::hook_input`): an
-    // id taken before is not Claude Code's doing (a gate is refused; the
-    // rest are not delivered twice).
-    let duplicate = || {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "this event's id was taken before; its decision is not made again",
-            "look for something else posting hookrt events with the agent's ids (`claude-`, `copilot-`)",
-        )
-        .with_code("duplicate")
+    let budget = match state.budget_of(param("budget_ms")) {
+        Ok(b) => b,
+        Err(e) => return door.refuse(gate, e),
     };
     // The agent's trace, when its request carries one (docs/telemetry.md).
     state.tap(&envelope, &headers);
@@ -205,54 +92,168 @@ async fn agent_hook(
     if observed && !takes_context(&envelope.kind) {
         return match service.emit(envelope).await {
             Ok(_) | Err(EmitError::Conflict { .. }) => axum::Json(json!({})).into_response(),
-            Err(e) => refuse(gate, refused(&e)),
+            Err(e) => door.refuse(gate, refused(&e)),
         };
     }
-    let envelope_for_receipt = envelope.clone();
-    match tokio::time::timeout(budget, service.resolve(envelope)).await {
-        Ok(Err(EmitError::Conflict { .. })) => refuse(gate, duplicate()),
-        Ok(Ok(reply)) => {
-            // An observe event no hook added context to resolves to nothing.
-            if reply.resolution.is_none() && !observed {
-                return refuse(gate, duplicate());
+    let receipt_of = signed.then(|| envelope.clone());
+    let decided = decide(service, envelope, budget).await;
+    door.answer(gate, &name, decided, receipt_of.as_ref())
+}
+
+impl Door<'_> {
+    /// The request admitted, its body read and parsed as the agent's hook
+    /// input; else the refusal, as the gate the entry names (`named`) or
+    /// the raw input names needs it.
+    async fn read(
+        &self,
+        headers: &HeaderMap,
+        body: Body,
+        named: Option<&str>,
+        agent: Option<String>,
+    ) -> Result<(Access, BridgeEvent), Response> {
+        let (bridge, state) = (self.bridge, self.state);
+        // The gate the hook entry serves, before anything is read.
+        let gate = bridge.gate_served(named, None);
+        let refuse = |e: ApiError| self.refuse(gate, e);
+        let access = state.admit(headers).map_err(refuse)?;
+        match state.body_type(headers).map_err(refuse)? {
+            BodyType::Json => {}
+            _ => {
+                return Err(refuse(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "the agent's hook input is taken as application/json",
+                    "send it with Content-Type application/json",
+                )));
             }
-            state.metrics.decision(endpoint, "resolved");
-            let answer = bridge
-                .answer(&name, reply.resolution.as_ref())
-                .unwrap_or_else(|| json!({}));
-            let mut response = axum::Json(answer).into_response();
-            // A signed receipt rides in a header: the body is the agent's.
-            if signed
-                && let Some(resolution) = &reply.resolution
-                && let Some(receipt) = state.signed_receipt(&envelope_for_receipt, resolution)
-                && let Ok(value) = axum::http::HeaderValue::from_str(&receipt.to_string())
-            {
-                response.headers_mut().insert("hookrt-receipt", value);
-            }
-            response
         }
-        Ok(Err(e)) => refuse(gate, refused(&e)),
-        Err(_) => {
-            state.metrics.decision(endpoint, "timed_out");
-            if gate.is_none() {
-                // Not a gate: the event is taken and its hooks go on; what
-                // they would add (context, a continue) came too late, and
-                // nothing is the safe answer (a stop is let stop).
-                tracing::warn!(event = %name, "hooks did not answer within the budget ({} ms); answered nothing", budget.as_millis());
-                return axum::Json(json!({})).into_response();
+        let (body, mut charge) = state.read(headers, body).await.map_err(refuse)?;
+        state.charge_parse(&mut charge, &body).map_err(refuse)?;
+        let text = String::from_utf8_lossy(&body);
+        let gate = bridge.gate_served(named, Some(&text));
+        let agent = agent.unwrap_or_else(|| bridge.name().to_owned());
+        match bridge.read(&agent, &text, named, "http") {
+            Ok(event) => Ok((access, event)),
+            Err(e) => {
+                state.metrics.refuse("malformed");
+                let e = ApiError::bad_request(
+                    e.to_string(),
+                    "send the agent's hook input as it is, and name the event with ?event= where the input does not (docs/agents.md)",
+                )
+                .with_code("malformed_input");
+                Err(self.refuse(gate, e))
             }
-            let e = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "hooks did not decide within the budget ({} ms)",
-                    budget.as_millis()
-                ),
-                "make the hooks faster, or raise --decide-timeout-ms and the hook entry's timeout",
-            )
-            .with_code("timed_out");
-            refuse(gate, e)
         }
     }
+
+    /// A gate's refusal in the agent's words (a 200 the agent blocks on),
+    /// or, for any other event, the error.
+    fn refuse(&self, gate: Option<&str>, e: ApiError) -> Response {
+        let Some(name) = gate else {
+            return e.into_response();
+        };
+        self.state.metrics.decision(self.bridge.name(), "failed");
+        let mut answer = axum::Json(self.bridge.refusal(name, &e.error)).into_response();
+        // The deny is a 200 for the agent; the connection ends as the
+        // refusal's own status would end it.
+        if closes(e.status) {
+            answer
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        answer
+    }
+
+    /// What the agent reads back after event `name`: its hooks' answer,
+    /// with a signed receipt of `receipt_of` when asked, or a refusal.
+    fn answer(
+        &self,
+        gate: Option<&str>,
+        name: &str,
+        decided: Decided,
+        receipt_of: Option<&Envelope>,
+    ) -> Response {
+        let endpoint = self.bridge.name();
+        match decided {
+            // Each reading of an input is an event of its own
+            // (`bridge::hook_input`): an id taken before is not the agent's
+            // doing (a gate is refused; the rest are not delivered twice).
+            Decided::Duplicate { .. } | Decided::Refused(EmitError::Conflict { .. }) => {
+                self.refuse(gate, duplicate())
+            }
+            Decided::Resolved { resolution, .. } => {
+                self.state.metrics.decision(endpoint, "resolved");
+                let answer = self
+                    .bridge
+                    .answer(name, resolution.as_ref())
+                    .unwrap_or_else(|| json!({}));
+                let mut response = axum::Json(answer).into_response();
+                // A signed receipt rides in a header: the body is the agent's.
+                if let Some(envelope) = receipt_of
+                    && let Some(resolution) = &resolution
+                    && let Some(receipt) = self.state.signed_receipt(envelope, resolution)
+                    && let Ok(value) = HeaderValue::from_str(&receipt.to_string())
+                {
+                    response.headers_mut().insert("hookrt-receipt", value);
+                }
+                response
+            }
+            Decided::Refused(e) => self.refuse(gate, refused(&e)),
+            Decided::TimedOut(budget) => {
+                self.state.metrics.decision(endpoint, "timed_out");
+                if gate.is_none() {
+                    // Not a gate: the event is taken and its hooks go on;
+                    // what they would add (context, a continue) came too
+                    // late, and nothing is the safe answer (a stop is let
+                    // stop).
+                    tracing::warn!(event = %name, "hooks did not answer within the budget ({} ms); answered nothing", budget.as_millis());
+                    return axum::Json(json!({})).into_response();
+                }
+                self.refuse(gate, timed_out(budget))
+            }
+        }
+    }
+}
+
+impl AppState {
+    /// How long an agent's route waits for hooks: `budget_ms` when given,
+    /// at most the server's decide timeout (the default).
+    fn budget_of(&self, budget_ms: Option<String>) -> Result<Duration, ApiError> {
+        match budget_ms {
+            None => Ok(self.decide_timeout),
+            // Digits past u64: more than the server's timeout, which bounds it.
+            Some(ms) if !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()) => {
+                let ms = ms.parse::<u64>().unwrap_or(u64::MAX);
+                Ok(Duration::from_millis(ms).min(self.decide_timeout))
+            }
+            Some(_) => Err(ApiError::bad_request(
+                "`budget_ms` is not a whole number of milliseconds",
+                "give `budget_ms` as digits, e.g. `budget_ms=5000`, or leave it out",
+            )),
+        }
+    }
+}
+
+/// The error of an event whose id was taken before.
+fn duplicate() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "this event's id was taken before; its decision is not made again",
+        "look for something else posting hookrt events with the agent's ids (`claude-`, `copilot-`)",
+    )
+    .with_code("duplicate")
+}
+
+/// The error of a gate its hooks did not decide within `budget`.
+fn timed_out(budget: Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "hooks did not decide within the budget ({} ms)",
+            budget.as_millis()
+        ),
+        "make the hooks faster, or raise --decide-timeout-ms and the hook entry's timeout",
+    )
+    .with_code("timed_out")
 }
 
 /// The error of an event the service refused.

@@ -8,11 +8,12 @@
 //!
 //! Modules, in layer order (`tests/architecture.rs`): `error`, `auth`,
 //! `metrics`, `cost` (what a JSON text costs parsed), `budget` (the bytes
-//! bodies in flight may hold), `ingest`, `fail_closed`, `tally`,
+//! bodies in flight may hold), `ingest`, `tally`,
 //! `parsing` (a batch's events parsed one at a time within the budget),
 //! `reload` (hot reload on SIGHUP and `POST /v1/admin/reload`), `routes`,
-//! `hook`, `router`, `slots` (the connection cap, held only by
-//! authenticated connections), `idle` (idle connections closed),
+//! `decide` (`/v1/decide`, `/v1/edit`), `hook`, `router`, `slots` (the
+//! connection cap, held only by authenticated connections), `idle` (idle
+//! connections closed),
 //! `connections` (the accept loop), then this file. The endpoints are
 //! described in `docs/openapi.json`.
 
@@ -22,8 +23,8 @@ mod auth;
 mod budget;
 mod connections;
 pub mod cost;
+mod decide;
 mod error;
-mod fail_closed;
 mod hook;
 mod idle;
 mod ingest;
@@ -47,6 +48,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hookrt::front::bridge::Bridge;
 use hookrt::journal::Journal;
 use hookrt::{BuildOptions, HookService, Runtime, ServiceOptions, Stats, Transport};
 use tokio::sync::RwLock;
@@ -57,7 +59,7 @@ pub use error::{ApiError, BoxError, ServeError};
 pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams, Tap, Text};
 pub use metrics::ServerMetrics;
 pub use reload::{ReloadFailure, Reloader};
-pub use router::ROUTES;
+pub use router::routes;
 pub use routes::AppState;
 
 /// The default largest request body: 16 MiB.
@@ -125,6 +127,9 @@ pub struct ServeOptions {
     /// `/v1/decide` and `/v1/edit` take, with the request's `traceparent`
     /// (the command's OpenTelemetry export, docs/telemetry.md).
     pub tap: Option<Arc<dyn Tap>>,
+    /// The agents with a route (`POST /v1/<agent>`): the registry,
+    /// `Bridge::ALL`, unless an embedder (or a test) adds its own.
+    pub agents: Vec<Bridge>,
 }
 
 impl ServeOptions {
@@ -151,6 +156,7 @@ impl ServeOptions {
             print_deliveries: false,
             trail: hookrt::journal::TrailOptions::default(),
             tap: None,
+            agents: Bridge::ALL.to_vec(),
         }
     }
 }
@@ -251,7 +257,7 @@ pub async fn serve(
     reload_on_hangup(state.clone())?;
     let flusher = tokio::spawn(give_back_once_delivered(state.clone()));
     on_listen(addr);
-    let app = router::router(state.clone());
+    let app = router::router(state.clone(), &options.agents);
     let stopping = state.clone();
     let bounds = connections::Bounds {
         max_connections: options.max_connections,

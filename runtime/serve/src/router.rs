@@ -1,17 +1,19 @@
-//! The router: every endpoint ([`ROUTES`]) and its handler (`routes.rs`,
-//! `hook.rs`), and the answers for a path or method it does not serve.
+//! The router: every endpoint ([`routes`]) and its handler (`routes.rs`,
+//! `decide.rs`, and `hook.rs` for each agent of the registry, `Bridge::ALL`), and the
+//! answers for a path or method it does not serve.
 
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::{MethodRouter, get, post};
+use hookrt::front::bridge::Bridge;
 
+use crate::decide::{decide, edit};
 use crate::error::ApiError;
-use crate::hook::{claude_code, codex, copilot, cursor, gemini};
-use crate::routes::{Shared, decide, edit, events, healthz, metrics, readyz, reload};
+use crate::hook::agent_hook;
+use crate::routes::{Shared, events, healthz, metrics, readyz, reload};
 
-/// Every endpoint, `(method, path)`: the router is built from this list, and
-/// `tests/serve/openapi.rs` checks it against docs/openapi.json both ways.
-pub const ROUTES: &[(&str, &str)] = &[
+/// The endpoints that are no agent's, `(method, path)`.
+const ENDPOINTS: &[(&str, &str)] = &[
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("GET", "/metrics"),
@@ -19,14 +21,20 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/decide"),
     ("POST", "/v1/edit"),
     ("POST", "/v1/admin/reload"),
-    ("POST", "/v1/claude-code"),
-    ("POST", "/v1/codex"),
-    ("POST", "/v1/gemini"),
-    ("POST", "/v1/cursor"),
-    ("POST", "/v1/copilot"),
 ];
 
-/// The handler of one of [`ROUTES`].
+/// Every endpoint, `(method, path)`: [`ENDPOINTS`], then `POST` on each
+/// agent's route (`/v1/<agent>`). The router is built from this list, and
+/// `tests/serve/openapi.rs` checks it against docs/openapi.json both ways.
+pub fn routes() -> Vec<(&'static str, String)> {
+    ENDPOINTS
+        .iter()
+        .map(|(method, path)| (*method, (*path).to_owned()))
+        .chain(Bridge::ALL.iter().map(|b| ("POST", b.route())))
+        .collect()
+}
+
+/// The handler of one of [`ENDPOINTS`].
 fn handler(path: &str) -> MethodRouter<Shared> {
     match path {
         "/healthz" => get(healthz),
@@ -36,22 +44,32 @@ fn handler(path: &str) -> MethodRouter<Shared> {
         "/v1/decide" => post(decide),
         "/v1/edit" => post(edit),
         "/v1/admin/reload" => post(reload),
-        "/v1/claude-code" => post(claude_code),
-        "/v1/codex" => post(codex),
-        "/v1/gemini" => post(gemini),
-        "/v1/cursor" => post(cursor),
-        "/v1/copilot" => post(copilot),
-        other => unreachable!("{other} is in ROUTES without a handler"),
+        other => unreachable!("{other} is in ENDPOINTS without a handler"),
     }
 }
 
-/// The router over `state`.
-pub fn router(state: Shared) -> Router {
-    ROUTES
+/// The router over `state`, with a route for each of `agents`.
+pub fn router(state: Shared, agents: &[Bridge]) -> Router {
+    let router = ENDPOINTS.iter().fold(Router::new(), |router, (_, path)| {
+        router.route(path, handler(path))
+    });
+    let router = agents.iter().fold(router, |router, &bridge| {
+        router.route(
+            &bridge.route(),
+            post(move |state, query, headers, body| {
+                agent_hook(bridge, state, query, headers, body)
+            }),
+        )
+    });
+    let agent_routes = agents
         .iter()
-        .fold(Router::new(), |router, (_, path)| {
-            router.route(path, handler(path))
-        })
+        .map(|b| b.route())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let not_found = format!(
+        "POST /v1/events, /v1/decide, /v1/edit, {agent_routes} or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)"
+    );
+    router
         .method_not_allowed_fallback(|| async {
             ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -59,12 +77,9 @@ pub fn router(state: Shared) -> Router {
                 "GET /healthz, /readyz and /metrics; POST the others (docs/serve.md#endpoints)",
             )
         })
-        .fallback(|| async {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                "no such endpoint",
-                "POST /v1/events, /v1/decide, /v1/edit, /v1/claude-code, /v1/codex, /v1/gemini, /v1/cursor, /v1/copilot or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)",
-            )
+        .fallback(move || {
+            let fix = not_found.clone();
+            async move { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint", fix) }
         })
         .with_state(state)
 }

@@ -4,6 +4,7 @@
 //!
 //! - [`bridge`]: the agents' hook protocols (Claude Code, Codex, …) to
 //!   envelopes and back, over either transport;
+//! - [`decide`]: one decision whatever the door, and its refusals;
 //! - [`input`]: envelopes from text (JSONL or Eve's NDJSON), numbered with
 //!   their ordinals and validated, lines read with one bound and refused
 //!   with one message;
@@ -11,6 +12,7 @@
 //! - [`summary`]: the one summary line it prints when it ends.
 
 pub mod bridge;
+pub mod decide;
 pub mod input;
 pub mod line;
 pub mod summary;

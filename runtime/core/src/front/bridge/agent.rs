@@ -1,30 +1,22 @@
-//! The agents hookrt bridges, and one way to speak to each: read its hook
-//! input ([`Bridge::read`]), answer it ([`Bridge::answer`]), refuse a gate
+//! The registry of agents, [`Bridge::ALL`], and one way to speak to each:
+//! read its hook input ([`Bridge::read`]), tell which gate an input serves
+//! ([`Bridge::gate_served`]), answer it ([`Bridge::answer`]), refuse a gate
 //! it could not decide ([`Bridge::refusal`]), and exit as its command hooks
 //! must ([`Bridge::failure`]). `hookrt hook --agent NAME`, `hookrt
-//! claude-hook` and `hookrt serve`'s agent routes all go through here, so
-//! every transport answers an agent alike.
+//! claude-hook`, `hookrt install` and `hookrt serve`'s agent routes all go
+//! through here, so every transport answers an agent alike; everything a
+//! bridge knows of its agent is the agent's [`Protocol`].
 
 use serde_json::Value;
 
-use super::hook_input::{BridgeError, BridgeEvent, Protocol, read};
+use super::hook_input::{BridgeError, BridgeEvent, read};
+use super::protocol::{Protocol, Silence};
 use super::{claude, codex, copilot, cursor, gemini, reply};
 use crate::delivery::record::Resolution;
 
-/// An agent whose hooks hookrt stands in for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Bridge {
-    /// Claude Code (`@anthropic-ai/claude-agent-sdk` 0.3.333).
-    ClaudeCode,
-    /// OpenAI's Codex CLI (`@openai/codex` 0.171.0).
-    Codex,
-    /// Google's Gemini CLI (`@google/gemini-cli` 0.61.0).
-    Gemini,
-    /// Cursor (its documented `hooks.json`, version 1).
-    Cursor,
-    /// GitHub Copilot CLI (`@github/copilot` 1.0.102).
-    Copilot,
-}
+/// An agent whose hooks hookrt stands in for: a handle on its [`Protocol`].
+#[derive(Clone, Copy)]
+pub struct Bridge(&'static Protocol);
 
 /// What a command hook does when hookrt failed: what it prints on stdout
 /// (the agent's refusal, where the exit code alone would not refuse) and
@@ -37,20 +29,47 @@ pub struct Failure {
     pub code: u8,
 }
 
+impl PartialEq for Bridge {
+    fn eq(&self, other: &Bridge) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Bridge {}
+
+impl std::hash::Hash for Bridge {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bridge({})", self.name())
+    }
+}
+
 impl Bridge {
-    /// Every agent, in the order the docs list them.
+    /// Every agent, in the order the docs list them: the one list of
+    /// agents (a new agent is its module and one line here).
     pub const ALL: [Bridge; 5] = [
-        Bridge::ClaudeCode,
-        Bridge::Codex,
-        Bridge::Gemini,
-        Bridge::Cursor,
-        Bridge::Copilot,
+        Bridge(&claude::CLAUDE),
+        Bridge(&codex::CODEX),
+        Bridge(&gemini::GEMINI),
+        Bridge(&cursor::CURSOR),
+        Bridge(&copilot::COPILOT),
     ];
+
+    /// The bridge of an agent `protocol` describes, registered or not (an
+    /// agent a test defines, an embedder's own).
+    pub const fn of(protocol: &'static Protocol) -> Bridge {
+        Bridge(protocol)
+    }
 
     /// The agent's name on the command line and in URLs (`claude-code`,
     /// `codex`, …): also the agent name hooks see unless told another.
     pub fn name(self) -> &'static str {
-        self.protocol().agent
+        self.0.agent
     }
 
     /// The agent named `name` ([`Bridge::name`]).
@@ -63,20 +82,19 @@ impl Bridge {
         Bridge::ALL.map(Bridge::name).join(", ")
     }
 
-    /// How the agent's hook input reads.
+    /// Everything about the agent's hooks.
     pub fn protocol(self) -> &'static Protocol {
-        match self {
-            Bridge::ClaudeCode => &claude::CLAUDE,
-            Bridge::Codex => &codex::CODEX,
-            Bridge::Gemini => &gemini::GEMINI,
-            Bridge::Cursor => &cursor::CURSOR,
-            Bridge::Copilot => &copilot::COPILOT,
-        }
+        self.0
+    }
+
+    /// The agent's route on `hookrt serve` (`/v1/claude-code`).
+    pub fn route(self) -> String {
+        format!("/v1/{}", self.name())
     }
 
     /// Every event of the pinned release of the agent and its kind.
     pub fn events(self) -> &'static [(&'static str, &'static str)] {
-        self.protocol().events
+        self.0.events
     }
 
     /// The envelope of one hook input: `agent` is the name hooks see,
@@ -89,18 +107,12 @@ impl Bridge {
         event: Option<&str>,
         transport: &str,
     ) -> Result<BridgeEvent, BridgeError> {
-        read(self.protocol(), agent, input, event, transport)
+        read(self.0, agent, input, event, transport)
     }
 
     /// The events that gate something: hookrt failing on one must refuse.
     pub fn gates(self) -> &'static [&'static str] {
-        match self {
-            Bridge::ClaudeCode => &claude::CLAUDE_GATES,
-            Bridge::Codex => &codex::CODEX_GATES,
-            Bridge::Gemini => &gemini::GEMINI_GATES,
-            Bridge::Cursor => &cursor::CURSOR_GATES,
-            Bridge::Copilot => &copilot::COPILOT_GATES,
-        }
+        self.0.gates
     }
 
     /// Whether event `name` gates something.
@@ -114,60 +126,121 @@ impl Bridge {
         reply::gate_named(self.gates(), input)
     }
 
+    /// The one answer to "which gate does this input serve", before it is
+    /// parsed: the event the hook entry names (`--event`, `?event=`) when it
+    /// names one, else the gate the raw input names (`None` while the input
+    /// is not read). Once parsed, the input's own event decides
+    /// ([`Bridge::is_gate`]).
+    pub fn gate_served(self, named: Option<&str>, input: Option<&str>) -> Option<&'static str> {
+        match named {
+            Some(event) => self.gates().iter().copied().find(|g| *g == event),
+            None => input.and_then(|i| self.gate_named(i)),
+        }
+    }
+
     /// What the agent reads back after event `name`, whose hooks decided
     /// `resolution`: `None` when there is nothing to say.
     pub fn answer(self, name: &str, resolution: Option<&Resolution>) -> Option<Value> {
-        match self {
-            Bridge::ClaudeCode => claude::claude_answer(name, resolution),
-            Bridge::Codex => codex::codex_answer(name, resolution),
-            Bridge::Gemini => gemini::gemini_answer(name, resolution),
-            Bridge::Cursor => cursor::cursor_answer(name, resolution),
-            Bridge::Copilot => copilot::copilot_answer(name, resolution),
-        }
+        (self.0.answer)(name, resolution)
     }
 
     /// What a command hook prints when there is nothing to say: nothing,
     /// or `{}` where the agent would read anything else on stderr or stdout
     /// as a message (Gemini CLI).
     pub fn no_opinion(self) -> Option<Value> {
-        match self {
-            Bridge::Gemini => Some(Value::Object(Default::default())),
-            Bridge::ClaudeCode | Bridge::Codex | Bridge::Cursor | Bridge::Copilot => None,
+        match self.0.silence {
+            Silence::Nothing => None,
+            Silence::EmptyObject => Some(Value::Object(Default::default())),
         }
     }
 
     /// The answer that refuses gate `name` because hookrt could not decide
     /// it (`reason` says why).
     pub fn refusal(self, name: &str, reason: &str) -> Value {
-        match self {
-            Bridge::ClaudeCode | Bridge::Codex => claude::claude_refusal(name, reason),
-            Bridge::Gemini => gemini::gemini_refusal(name, reason),
-            Bridge::Cursor => cursor::cursor_refusal(name, reason),
-            Bridge::Copilot => copilot::copilot_refusal(name, reason),
-        }
+        (self.0.refusal)(name, reason)
     }
 
     /// What a command hook hookrt failed in does: refuse `gate` (the gate
     /// the input names, if it names one) so the agent blocks what it
     /// guards, or, for any other event, exit so the agent shows the error
-    /// and goes on (1). Every agent blocks a tool call on exit 2 (Gemini
-    /// CLI on any exit but 0 and 1 with text on stderr, which is the
-    /// reason); Copilot CLI lets a prompt through on one, so its prompt
-    /// gate refuses in JSON.
+    /// and goes on (1). Every agent blocks a tool call on exit 2; a gate the
+    /// agent lets through on a failing exit ([`Protocol::refuses_in_json`])
+    /// refuses in JSON and exits 0.
     pub fn failure(self, gate: Option<&str>, reason: &str) -> Failure {
-        match (self, gate) {
-            (_, None) => Failure {
+        match gate {
+            None => Failure {
                 stdout: None,
                 code: 1,
             },
-            (Bridge::Copilot, Some(g @ "userPromptSubmitted")) => Failure {
+            Some(g) if self.0.refuses_in_json.contains(&g) => Failure {
                 stdout: Some(self.refusal(g, reason)),
                 code: 0,
             },
-            (_, Some(_)) => Failure {
+            Some(_) => Failure {
                 stdout: None,
                 code: 2,
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::event::kind::{CONTEXT_KINDS, takes_context};
+
+    #[test]
+    fn context_kinds_list_every_agents_custom_context_kind_and_no_other() {
+        let mut derived = BTreeSet::new();
+        for bridge in Bridge::ALL {
+            for event in bridge.protocol().context_events {
+                let (_, kind) = bridge
+                    .events()
+                    .iter()
+                    .find(|(name, _)| name == event)
+                    .unwrap_or_else(|| panic!("{bridge:?}: context event {event} is no event"));
+                assert!(takes_context(kind), "{bridge:?} {event}: {kind}");
+                if kind.starts_with("custom.") {
+                    derived.insert(*kind);
+                }
+            }
+        }
+        let listed: BTreeSet<&str> = CONTEXT_KINDS
+            .iter()
+            .copied()
+            .filter(|k| k.starts_with("custom."))
+            .collect();
+        assert_eq!(
+            listed, derived,
+            "event::kind::CONTEXT_KINDS lists the custom kinds the agents' context events map to"
+        );
+    }
+
+    #[test]
+    fn every_agent_is_registered_once_and_names_only_its_own_events() {
+        let names: BTreeSet<&str> = Bridge::ALL.iter().map(|b| b.name()).collect();
+        let words: BTreeSet<&str> = Bridge::ALL.iter().map(|b| b.protocol().word).collect();
+        assert_eq!(
+            (names.len(), words.len()),
+            (Bridge::ALL.len(), Bridge::ALL.len())
+        );
+        for bridge in Bridge::ALL {
+            let p = bridge.protocol();
+            let known = |e: &&str| bridge.events().iter().any(|(name, _)| name == e);
+            let install = &p.install;
+            for list in [
+                p.gates,
+                p.context_events,
+                install.tool_events,
+                install.not_installed,
+                install.command_only,
+            ] {
+                assert!(list.iter().all(known), "{bridge:?}: {list:?}");
+            }
+            assert!(p.refuses_in_json.iter().all(|g| bridge.is_gate(g)));
+            assert_eq!(Bridge::named(bridge.name()), Some(bridge));
         }
     }
 }

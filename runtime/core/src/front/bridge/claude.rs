@@ -47,7 +47,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field, required_text};
+use super::hook_input::{field, required_text};
+use super::protocol::{
+    CommandForm, FailClosed, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence,
+    TimeUnit,
+};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
@@ -111,6 +115,41 @@ pub static CLAUDE: Protocol = Protocol {
     dropped: &["transcript_path", "agent_transcript_path"],
     map: claude_data,
     turn_field: None,
+    gates: &CLAUDE_GATES,
+    context_events: &CONTEXT_EVENTS,
+    answer: claude_answer,
+    refusal: claude_refusal,
+    silence: Silence::Nothing,
+    refuses_in_json: &[],
+    install: Install {
+        shape: Shape::Grouped,
+        project: ".claude/settings.json",
+        user: ".claude/settings.json",
+        home_env: None,
+        tool_events: &[
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PermissionRequest",
+            "PermissionDenied",
+            "PreSkillShellCommand",
+        ],
+        // A `WorktreeCreate` hook replaces Claude Code's own `git worktree
+        // add`: it must create the worktree and print its path, which a
+        // sandboxed hook (no filesystem) cannot.
+        not_installed: &["WorktreeCreate"],
+        http_hooks: true,
+        command_only: &["SessionStart", "Setup"],
+        command: CommandForm::Args,
+        typed: true,
+        name: None,
+        timeout: ("timeout", TimeUnit::Seconds),
+        fail_closed: Some(FailClosed::Word("onFailure", "block")),
+    },
+    openapi: OpenApi {
+        operation_id: "claudeCode",
+        input_schema: "ClaudeHookInput",
+    },
 };
 
 /// The kind and data of a known Claude Code event: the vocabulary's shape
@@ -121,7 +160,7 @@ pub(crate) fn claude_data(
     kind: &str,
     fields: &Map<String, Value>,
     id: &Reading,
-) -> Result<Mapped, String> {
+) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
     let data = match event {
         "SessionStart" => {
@@ -165,7 +204,7 @@ fn tool_call(
     kind: &str,
     fields: &Map<String, Value>,
     id: &Reading,
-) -> Result<Mapped, String> {
+) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
     let call_id = fields
         .get("tool_use_id")
@@ -264,21 +303,9 @@ pub(crate) const CLAUDE_DIALECT: Dialect = Dialect {
     bare_allow: true,
 };
 
-/// Whether Claude Code event `name` gates something: hookrt failing on it
-/// must refuse.
-pub fn is_claude_gate(name: &str) -> bool {
-    CLAUDE_GATES.contains(&name)
-}
-
-/// The gate a raw input names, read without parsing it (so also when it is
-/// broken): a failure on it must refuse.
-pub fn gate_named(input: &str) -> Option<&'static str> {
-    reply::gate_named(&CLAUDE_GATES, input)
-}
-
 /// What Claude Code reads back after event `name`, whose hooks decided
 /// `resolution`: `None` when there is nothing to say.
-pub fn claude_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+fn claude_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     answer_in(&CLAUDE_DIALECT, name, resolution)
 }
 
@@ -370,7 +397,7 @@ pub(crate) fn answer_in(
 /// The answer that refuses gate `name` because hookrt could not decide it
 /// (`reason` says why): a deny of the call or the permission, a block of the
 /// rest.
-pub fn claude_refusal(name: &str, reason: &str) -> Value {
+pub(super) fn claude_refusal(name: &str, reason: &str) -> Value {
     let reason = reply::refused(reason);
     match name {
         "PreToolUse" | "PreSkillShellCommand" => json!({

@@ -27,9 +27,10 @@
 
 use serde_json::{Map, Value};
 
-use super::claude::{Dialect, answer_in, claude_data};
-use super::hook_input::{Mapped, Protocol, Reading};
-use super::reply;
+use super::claude::{Dialect, answer_in, claude_data, claude_refusal};
+use super::protocol::{
+    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
+};
 use crate::delivery::record::Resolution;
 
 /// Every hook event of the pinned Codex (0.171.0: the input schemas its
@@ -66,6 +67,32 @@ pub static CODEX: Protocol = Protocol {
     dropped: &["transcript_path", "agent_transcript_path"],
     map: codex_data,
     turn_field: Some("turn_id"),
+    gates: &CODEX_GATES,
+    context_events: CODEX_DIALECT.context_events,
+    answer: codex_answer,
+    // Codex reads Claude Code's deny and block.
+    refusal: claude_refusal,
+    silence: Silence::Nothing,
+    refuses_in_json: &[],
+    install: Install {
+        shape: Shape::Grouped,
+        project: ".codex/hooks.json",
+        user: "hooks.json",
+        home_env: Some(("CODEX_HOME", ".codex")),
+        tool_events: &["PreToolUse", "PermissionRequest", "PostToolUse"],
+        not_installed: &[],
+        http_hooks: false,
+        command_only: &[],
+        command: CommandForm::Line("command"),
+        typed: true,
+        name: None,
+        timeout: ("timeout", TimeUnit::Seconds),
+        fail_closed: None,
+    },
+    openapi: OpenApi {
+        operation_id: "codexHook",
+        input_schema: "CodexHookInput",
+    },
 };
 
 /// What Codex's output schemas take of a Claude-shaped answer.
@@ -89,7 +116,7 @@ fn codex_data(
     kind: &str,
     fields: &Map<String, Value>,
     id: &Reading,
-) -> Result<Mapped, String> {
+) -> Result<Mapped, Missing> {
     match event {
         // Codex's own: its input's fields as they are.
         "SubagentStart" | "Interrupt" => Ok(Mapped {
@@ -103,17 +130,6 @@ fn codex_data(
 
 /// What Codex reads back after event `name`: `None` when there is nothing
 /// to say.
-pub fn codex_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+fn codex_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     answer_in(&CODEX_DIALECT, name, resolution)
-}
-
-/// The answer that refuses Codex gate `name`: Claude Code's (Codex reads
-/// the same deny and block).
-pub fn codex_refusal(name: &str, reason: &str) -> Value {
-    super::claude::claude_refusal(name, reason)
-}
-
-/// The Codex gate a raw input names.
-pub fn codex_gate_named(input: &str) -> Option<&'static str> {
-    reply::gate_named(&CODEX_GATES, input)
 }

@@ -24,7 +24,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field, object_of, required_text};
+use super::hook_input::{field, object_of, required_text};
+use super::protocol::{
+    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
+};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
@@ -69,14 +72,51 @@ pub static COPILOT: Protocol = Protocol {
     dropped: &["timestamp", "transcriptPath", "transcript_path", "hookName"],
     map: copilot_data,
     turn_field: None,
+    gates: &COPILOT_GATES,
+    context_events: &COPILOT_CONTEXT_EVENTS,
+    answer: copilot_answer,
+    refusal: copilot_refusal,
+    silence: Silence::Nothing,
+    // Copilot lets a prompt through on a failing exit: its block goes as
+    // JSON, exit 0.
+    refuses_in_json: &["userPromptSubmitted"],
+    install: Install {
+        shape: Shape::Flat,
+        project: ".github/hooks/hookrt.json",
+        user: "hooks/hookrt.json",
+        home_env: Some(("COPILOT_HOME", ".copilot")),
+        tool_events: &[],
+        not_installed: &[],
+        http_hooks: true,
+        command_only: &[],
+        command: CommandForm::Line("bash"),
+        typed: true,
+        name: None,
+        timeout: ("timeoutSec", TimeUnit::Seconds),
+        fail_closed: None,
+    },
+    openapi: OpenApi {
+        operation_id: "copilotHook",
+        input_schema: "CopilotHookInput",
+    },
 };
+
+/// The events Copilot reads context on.
+const COPILOT_CONTEXT_EVENTS: [&str; 6] = [
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "userPromptSubmitted",
+    "sessionStart",
+    "subagentStart",
+];
 
 fn copilot_data(
     event: &str,
     kind: &str,
     fields: &Map<String, Value>,
     id: &Reading,
-) -> Result<Mapped, String> {
+) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
     let mut step = None;
     let data = match event {
@@ -122,7 +162,7 @@ fn copilot_data(
 
 /// What Copilot CLI reads back after event `name`: `None` when there is
 /// nothing to say.
-pub fn copilot_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+fn copilot_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
     // The agent reads nothing back here (a compaction it cannot block).
     if name == "preCompact" {
@@ -161,21 +201,13 @@ pub fn copilot_answer(name: &str, resolution: Option<&Resolution>) -> Option<Val
         },
         Resolution::FileEdit(_) | Resolution::Edit(_) | Resolution::Context(_) => {}
     }
-    let takes_context = matches!(
-        name,
-        "preToolUse"
-            | "postToolUse"
-            | "postToolUseFailure"
-            | "userPromptSubmitted"
-            | "sessionStart"
-            | "subagentStart"
-    );
+    let takes_context = COPILOT_CONTEXT_EVENTS.contains(&name);
     reply::add_context(&mut out, "additionalContext", resolution, takes_context);
     reply::finish(out, Map::new(), name)
 }
 
 /// The answer that refuses Copilot gate `name`.
-pub fn copilot_refusal(name: &str, reason: &str) -> Value {
+fn copilot_refusal(name: &str, reason: &str) -> Value {
     let reason = reply::refused(reason);
     match name {
         "preToolUse" => json!({"permissionDecision": "deny", "permissionDecisionReason": reason}),

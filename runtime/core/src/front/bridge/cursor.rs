@@ -28,7 +28,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field, object_of, required_text};
+use super::hook_input::{field, object_of, required_text};
+use super::protocol::{
+    CommandForm, FailClosed, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence,
+    TimeUnit,
+};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Gate;
@@ -80,14 +84,42 @@ pub static CURSOR: Protocol = Protocol {
     dropped: &["transcript_path", "user_email"],
     map: cursor_data,
     turn_field: Some("generation_id"),
+    gates: &CURSOR_GATES,
+    context_events: &CURSOR_CONTEXT_EVENTS,
+    answer: cursor_answer,
+    refusal: cursor_refusal,
+    silence: Silence::Nothing,
+    refuses_in_json: &[],
+    install: Install {
+        shape: Shape::Flat,
+        project: ".cursor/hooks.json",
+        user: ".cursor/hooks.json",
+        home_env: None,
+        tool_events: &[],
+        not_installed: &[],
+        http_hooks: false,
+        command_only: &[],
+        command: CommandForm::Line("command"),
+        typed: false,
+        name: None,
+        timeout: ("timeout", TimeUnit::Seconds),
+        fail_closed: Some(FailClosed::Flag("failClosed")),
+    },
+    openapi: OpenApi {
+        operation_id: "cursorHook",
+        input_schema: "CursorHookInput",
+    },
 };
+
+/// The events Cursor reads context on.
+const CURSOR_CONTEXT_EVENTS: [&str; 3] = ["preToolUse", "postToolUse", "sessionStart"];
 
 fn cursor_data(
     event: &str,
     kind: &str,
     fields: &Map<String, Value>,
     id: &Reading,
-) -> Result<Mapped, String> {
+) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
     let call_id = fields
         .get("tool_use_id")
@@ -169,7 +201,7 @@ fn cursor_data(
 
 /// What Cursor reads back after event `name`: `None` when there is nothing
 /// to say.
-pub fn cursor_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+fn cursor_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
     // The agent reads nothing back here (a compaction it cannot block).
     if name == "preCompact" {
@@ -216,13 +248,13 @@ pub fn cursor_answer(name: &str, resolution: Option<&Resolution>) -> Option<Valu
         | Resolution::Edit(_)
         | Resolution::Context(_) => {}
     }
-    let takes_context = matches!(name, "preToolUse" | "postToolUse" | "sessionStart");
+    let takes_context = CURSOR_CONTEXT_EVENTS.contains(&name);
     reply::add_context(&mut out, "additional_context", resolution, takes_context);
     reply::finish(out, Map::new(), name)
 }
 
 /// The answer that refuses Cursor gate `name`.
-pub fn cursor_refusal(name: &str, reason: &str) -> Value {
+fn cursor_refusal(name: &str, reason: &str) -> Value {
     let reason = reply::refused(reason);
     match name {
         "beforeSubmitPrompt" => json!({"continue": false, "user_message": reason}),

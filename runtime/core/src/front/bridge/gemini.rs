@@ -28,7 +28,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{Mapped, Protocol, Reading, field, required_text};
+use super::hook_input::{field, required_text};
+use super::protocol::{
+    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
+};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Gate;
@@ -65,14 +68,44 @@ pub static GEMINI: Protocol = Protocol {
     dropped: &["transcript_path", "timestamp"],
     map: gemini_data,
     turn_field: None,
+    gates: &GEMINI_GATES,
+    context_events: &GEMINI_CONTEXT_EVENTS,
+    answer: gemini_answer,
+    refusal: gemini_refusal,
+    silence: Silence::EmptyObject,
+    refuses_in_json: &[],
+    install: Install {
+        shape: Shape::Grouped,
+        project: ".gemini/settings.json",
+        user: ".gemini/settings.json",
+        home_env: None,
+        // Gemini's matcher is a regular expression on the tool's name; no
+        // matcher matches every tool.
+        tool_events: &[],
+        not_installed: &[],
+        http_hooks: false,
+        command_only: &[],
+        command: CommandForm::Line("command"),
+        typed: true,
+        name: Some("hookrt"),
+        timeout: ("timeout", TimeUnit::Milliseconds),
+        fail_closed: None,
+    },
+    openapi: OpenApi {
+        operation_id: "geminiHook",
+        input_schema: "GeminiHookInput",
+    },
 };
+
+/// The events Gemini reads context on.
+const GEMINI_CONTEXT_EVENTS: [&str; 3] = ["AfterTool", "BeforeAgent", "SessionStart"];
 
 fn gemini_data(
     event: &str,
     kind: &str,
     fields: &Map<String, Value>,
     id: &Reading,
-) -> Result<Mapped, String> {
+) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
     let mut step = None;
     let data = match event {
@@ -112,7 +145,7 @@ fn gemini_data(
 
 /// What Gemini CLI reads back after event `name`: `None` when there is
 /// nothing to say.
-pub fn gemini_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+fn gemini_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
     // The agent reads nothing back here (a compaction it cannot block).
     if name == "PreCompress" {
@@ -158,7 +191,7 @@ pub fn gemini_answer(name: &str, resolution: Option<&Resolution>) -> Option<Valu
         | Resolution::Edit(_)
         | Resolution::Context(_) => {}
     }
-    let takes_context = matches!(name, "AfterTool" | "BeforeAgent" | "SessionStart");
+    let takes_context = GEMINI_CONTEXT_EVENTS.contains(&name);
     reply::add_context(
         &mut specific,
         "additionalContext",
@@ -169,6 +202,6 @@ pub fn gemini_answer(name: &str, resolution: Option<&Resolution>) -> Option<Valu
 }
 
 /// The answer that refuses Gemini gate `name`: a deny with the reason.
-pub fn gemini_refusal(_name: &str, reason: &str) -> Value {
+fn gemini_refusal(_name: &str, reason: &str) -> Value {
     json!({"decision": "deny", "reason": reply::refused(reason)})
 }

@@ -21,6 +21,7 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::protocol::{Mapped, Missing, Protocol, Reading};
 use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, now_rfc3339};
 
 /// Why a hook input did not become an envelope.
@@ -52,77 +53,8 @@ pub struct BridgeEvent {
     pub envelope: Envelope,
 }
 
-/// An event's kind, step and data, as an agent's mapping gives them.
-#[derive(Debug, Clone)]
-pub struct Mapped {
-    /// The vocabulary's kind.
-    pub kind: String,
-    /// The step (a tool call's id) where the event has one.
-    pub step: Option<String>,
-    /// The data, in the kind's shape (null fields are dropped).
-    pub data: Value,
-}
-
-/// How an agent's hook input reads: what differs from agent to agent.
-#[derive(Debug)]
-pub struct Protocol {
-    /// The agent's name on the command line, in URLs and in `bridge.agent`
-    /// (`claude-code`, `codex`, …).
-    pub agent: &'static str,
-    /// The agent as its users name it, for messages (`Claude Code`).
-    pub label: &'static str,
-    /// The agent's word in kinds and event ids (`claude` →
-    /// `custom.claude.*`, `claude-<digest>-…`).
-    pub word: &'static str,
-    /// Every event of the pinned release, in its own order, and its kind.
-    pub events: &'static [(&'static str, &'static str)],
-    /// The input field naming the event; `None` when the input does not
-    /// (the command line names it: `--event`, or the URL: `?event=`).
-    pub event_field: Option<&'static str>,
-    /// The input fields holding the session id, the first present wins.
-    pub session_fields: &'static [&'static str],
-    /// The fields naming a subagent (its id, its type) when the input comes
-    /// from inside one.
-    pub subagent_fields: Option<(&'static str, &'static str)>,
-    /// Fields every event keeps in its data when given.
-    pub kept: &'static [&'static str],
-    /// Fields never kept (paths into the user's home a hook has no use
-    /// for), on top of the event name and the session.
-    pub dropped: &'static [&'static str],
-    /// The kind and data of a known event (`kind` is its row's) from the
-    /// input's fields; an error says what is missing.
-    pub map: fn(
-        event: &str,
-        kind: &str,
-        fields: &Map<String, Value>,
-        id: &Reading,
-    ) -> Result<Mapped, String>,
-    /// The input field holding the turn's id, where the agent names turns.
-    pub turn_field: Option<&'static str>,
-}
-
 /// Longest event name turned into a kind: a longer one is cut.
 const MAX_EVENT_NAME: usize = 64;
-
-/// One reading of an input: its digest and the agent name hooks see.
-#[derive(Debug)]
-pub struct Reading<'a> {
-    digest: [u8; 32],
-    agent: &'a str,
-}
-
-impl Reading<'_> {
-    /// The agent name hooks see (`coordinates.agent`).
-    pub fn agent(&self) -> &str {
-        self.agent
-    }
-
-    /// A stand-in id for something the input does not name (a tool call
-    /// without an id): `<prefix>-` and 16 hex digits of the input's digest.
-    pub fn stand_in(&self, prefix: &str) -> String {
-        format!("{prefix}-{}", hex::encode(&self.digest[..8]))
-    }
-}
 
 /// The envelope of one hook input of the agent `protocol` describes.
 /// `agent` is the name hooks see (`coordinates.agent`); `event` names the
@@ -142,27 +74,7 @@ pub fn read(
     let Value::Object(mut fields) = serde_json::from_str::<Value>(input)? else {
         return Err(shape("the input must be a JSON object".into()));
     };
-    // An agent whose input names its events must name it there; the
-    // command line (or `?event=`) names it only for one whose input does not.
-    let event = match protocol.event_field {
-        Some(f) => take_text(&mut fields, f).ok_or_else(|| shape(format!("`{f}` is missing")))?,
-        None => event
-            .filter(|e| !e.is_empty())
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                shape("the input does not name its event: give it with --event".into())
-            })?,
-    };
-    let session = protocol
-        .session_fields
-        .iter()
-        .find_map(|f| take_text(&mut fields, f))
-        .ok_or_else(|| {
-            shape(format!(
-                "`{}` is missing",
-                protocol.session_fields.join("` or `")
-            ))
-        })?;
+    let (event, session) = event_and_session(protocol, &mut fields, event)?;
     for f in protocol.dropped {
         fields.remove(*f);
     }
@@ -181,7 +93,7 @@ pub fn read(
             });
     let known = protocol.events.iter().find(|(name, _)| *name == event);
     let mapped = if let Some((_, kind)) = known {
-        (protocol.map)(&event, kind, &fields, &id).map_err(shape)?
+        (protocol.map)(&event, kind, &fields, &id).map_err(|m| shape(m.to_string()))?
     } else {
         Mapped {
             kind: format!("custom.{}.{}", protocol.word, snake_case(&event)),
@@ -189,19 +101,7 @@ pub fn read(
             data: Value::Object(fields.clone()),
         }
     };
-    let mut data = mapped.data;
-    if let Some(obj) = data.as_object_mut() {
-        obj.retain(|_, v| !v.is_null());
-        for k in protocol.kept {
-            if let Some(v) = fields.get(*k) {
-                obj.insert((*k).to_owned(), v.clone());
-            }
-        }
-        obj.insert(
-            "bridge".into(),
-            json!({"agent": protocol.agent, "event": event, "transport": transport}),
-        );
-    }
+    let data = with_where_from(protocol, mapped.data, &fields, &event, transport);
     let mut sequence = [0u8; 8];
     sequence.copy_from_slice(&id.digest[..8]);
     let coordinates = Coordinates {
@@ -233,16 +133,82 @@ pub fn read(
     })
 }
 
+/// The event's name and the session of an input (both taken out of
+/// `fields`): an agent whose input names its events must name it there;
+/// the command line (or `?event=`) names it, as `event`, only for one whose
+/// input does not.
+fn event_and_session(
+    protocol: &Protocol,
+    fields: &mut Map<String, Value>,
+    event: Option<&str>,
+) -> Result<(String, String), BridgeError> {
+    let shape = |why: String| BridgeError::Shape {
+        agent: protocol.label,
+        why,
+    };
+    let event = match protocol.event_field {
+        Some(f) => take_text(fields, f).ok_or_else(|| shape(format!("`{f}` is missing")))?,
+        None => event
+            .filter(|e| !e.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                shape("the input does not name its event: give it with --event".into())
+            })?,
+    };
+    let session = protocol
+        .session_fields
+        .iter()
+        .find_map(|f| take_text(fields, f))
+        .ok_or_else(|| {
+            shape(format!(
+                "`{}` is missing",
+                protocol.session_fields.join("` or `")
+            ))
+        })?;
+    Ok((event, session))
+}
+
+/// An event's `data` without its null fields, with the fields every event
+/// of the agent keeps and where it came from (`bridge`).
+fn with_where_from(
+    protocol: &Protocol,
+    mut data: Value,
+    fields: &Map<String, Value>,
+    event: &str,
+    transport: &str,
+) -> Value {
+    if let Some(obj) = data.as_object_mut() {
+        obj.retain(|_, v| !v.is_null());
+        for k in protocol.kept {
+            if let Some(v) = fields.get(*k) {
+                obj.insert((*k).to_owned(), v.clone());
+            }
+        }
+        obj.insert(
+            "bridge".into(),
+            json!({"agent": protocol.agent, "event": event, "transport": transport}),
+        );
+    }
+    data
+}
+
 /// The value of field `key`, or null.
 pub fn field(fields: &Map<String, Value>, key: &str) -> Value {
     fields.get(key).cloned().unwrap_or(Value::Null)
 }
 
 /// The text field `key` an event needs, or what it lacks.
-pub fn required_text(fields: &Map<String, Value>, key: &str, event: &str) -> Result<Value, String> {
+pub fn required_text(
+    fields: &Map<String, Value>,
+    key: &'static str,
+    event: &str,
+) -> Result<Value, Missing> {
     match fields.get(key) {
         Some(Value::String(t)) => Ok(Value::String(t.clone())),
-        _ => Err(format!("{event} without `{key}`")),
+        _ => Err(Missing {
+            event: event.to_owned(),
+            field: key,
+        }),
     }
 }
 

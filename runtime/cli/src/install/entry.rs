@@ -1,0 +1,229 @@
+//! hookrt's entry in an agent's hook configuration: what `install` knows
+//! of an agent (its `Protocol`'s [`Install`]), how the agent reaches
+//! hookrt ([`Transport`]: a command per event or `hookrt serve`), the entry
+//! of each event, and how an entry is known as hookrt's.
+
+use hookrt::front::bridge::Bridge;
+use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install};
+use serde_json::{Map, Value, json};
+
+use super::pin::Pinned;
+
+/// What a command hook's `--deadline-ms` is, and its timeout (seconds).
+pub(super) const COMMAND_DEADLINE_MS: u64 = 10_000;
+pub(super) const COMMAND_TIMEOUT_S: u64 = 15;
+/// A gate's `budget_ms` over HTTP, and the entry's timeout (seconds).
+pub(super) const HTTP_BUDGET_MS: u64 = 8_000;
+pub(super) const HTTP_TIMEOUT_S: u64 = 10;
+/// The environment variable the agent fills the bearer token from.
+pub(super) const TOKEN_ENV: &str = "HOOKRT_TOKEN";
+
+/// What `install` needs to know of an agent: its [`Install`], from its
+/// `Protocol`.
+pub(super) struct Agent {
+    pub(super) bridge: Bridge,
+    pub(super) install: &'static Install,
+}
+
+impl Agent {
+    pub(super) fn of(bridge: Bridge) -> Agent {
+        Agent {
+            bridge,
+            install: &bridge.protocol().install,
+        }
+    }
+
+    /// hookrt serve's route for the agent's `http` hooks, if it has them
+    /// (the others forward to theirs from the command hook).
+    pub(super) fn route(&self) -> Option<String> {
+        self.install.http_hooks.then(|| self.bridge.route())
+    }
+
+    /// The events hookrt becomes the hook of: every one of the pinned
+    /// release's but `Install::not_installed`.
+    pub(super) fn installed(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.bridge
+            .events()
+            .iter()
+            .map(|(event, _)| *event)
+            .filter(|e| !self.install.not_installed.contains(e))
+    }
+}
+
+/// How the agent reaches hookrt: the hookrt binary and the agent folder
+/// (a process per event), or `hookrt serve` at a base URL.
+pub(super) struct Transport {
+    pub(super) hookrt: String,
+    pub(super) dir: String,
+    pub(super) http: Option<String>,
+    pub(super) lock: Pinned,
+}
+
+/// `text` quoted for a POSIX shell.
+fn quoted(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c))
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+impl Transport {
+    pub(super) fn describe(&self, agent: &Agent) -> String {
+        let command = format!(
+            "hookrt hook --agent {} {}{}",
+            agent.bridge.name(),
+            self.dir,
+            self.lock
+                .args()
+                .iter()
+                .fold(String::new(), |line, a| line + " " + a)
+        );
+        let command_only = agent.install.command_only;
+        match (&self.http, agent.route()) {
+            (Some(url), None) => format!("{command} --http {url}, token from ${TOKEN_ENV}"),
+            (Some(url), Some(route)) if command_only.is_empty() => {
+                format!("{url}{route}, token from ${TOKEN_ENV}")
+            }
+            (Some(url), Some(route)) => format!(
+                "{url}{route}, token from ${TOKEN_ENV}; {} by {command}",
+                command_only.join(" and ")
+            ),
+            _ => command,
+        }
+    }
+
+    /// The arguments of the command hook of `event`.
+    fn args(&self, agent: &Agent, event: &str) -> Vec<String> {
+        let mut args = vec![
+            "hook".to_owned(),
+            "--agent".to_owned(),
+            agent.bridge.name().to_owned(),
+        ];
+        if agent.bridge.protocol().event_field.is_none() {
+            args.extend(["--event".to_owned(), event.to_owned()]);
+        }
+        args.extend([
+            self.dir.clone(),
+            "--deadline-ms".to_owned(),
+            COMMAND_DEADLINE_MS.to_string(),
+        ]);
+        if let Some(url) = self.http.as_ref().filter(|_| !agent.install.http_hooks) {
+            args.extend(["--http".to_owned(), url.clone()]);
+        }
+        args.extend(self.lock.args());
+        args
+    }
+
+    /// The command hook of `event` as a shell command line.
+    fn command_line(&self, agent: &Agent, event: &str) -> String {
+        std::iter::once(self.hookrt.as_str())
+            .chain(self.args(agent, event).iter().map(String::as_str))
+            .map(quoted)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The hook entry of `event`: `http` on the agent's route with
+    /// `--http` where the agent's hooks can be, else the command hook.
+    pub(super) fn hook(&self, agent: &Agent, event: &str) -> Value {
+        let install = agent.install;
+        let gate = agent.bridge.is_gate(event);
+        let route = agent
+            .route()
+            .filter(|_| !install.command_only.contains(&event));
+        let (timeout_key, unit) = install.timeout;
+        let mut hook = Map::new();
+        if let Some((url, route)) = self.http.as_ref().zip(route) {
+            let budget = if gate {
+                format!("&budget_ms={HTTP_BUDGET_MS}")
+            } else {
+                String::new()
+            };
+            hook.insert("type".into(), json!("http"));
+            hook.insert(
+                "url".into(),
+                json!(format!("{url}{route}?event={event}{budget}")),
+            );
+            hook.insert(
+                "headers".into(),
+                json!({"Authorization": format!("Bearer ${TOKEN_ENV}")}),
+            );
+            hook.insert("allowedEnvVars".into(), json!([TOKEN_ENV]));
+            hook.insert(timeout_key.into(), json!(unit.of(HTTP_TIMEOUT_S)));
+        } else {
+            if install.typed {
+                hook.insert("type".into(), json!("command"));
+            }
+            if let Some(name) = install.name {
+                hook.insert("name".into(), json!(name));
+            }
+            match install.command {
+                CommandForm::Args => {
+                    hook.insert("command".into(), json!(self.hookrt));
+                    hook.insert("args".into(), json!(self.args(agent, event)));
+                }
+                CommandForm::Line(key) => {
+                    hook.insert(key.into(), json!(self.command_line(agent, event)));
+                }
+            }
+            hook.insert(timeout_key.into(), json!(unit.of(COMMAND_TIMEOUT_S)));
+        }
+        match install.fail_closed.filter(|_| gate) {
+            Some(FailClosed::Word(key, word)) => hook.insert(key.into(), json!(word)),
+            Some(FailClosed::Flag(key)) => hook.insert(key.into(), json!(true)),
+            None => None,
+        };
+        Value::Object(hook)
+    }
+}
+
+/// Whether `hook` is one of hookrt's: a command running `hook --agent` or
+/// `claude-hook` (under the key any agent's entries name their command
+/// line with, or `agent`'s), or an `http` hook on one of hookrt's agent
+/// routes.
+pub(super) fn is_ours(hook: &Value, agent: &Agent) -> bool {
+    let args: Vec<&str> = hook["args"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let args = match args.first() {
+        Some(&"claude-hook") => true,
+        Some(&"hook") => args.contains(&"--agent"),
+        _ => false,
+    };
+    let agents = || Bridge::ALL.into_iter().chain([agent.bridge]);
+    let line = agents()
+        .filter_map(|b| match b.protocol().install.command {
+            CommandForm::Line(key) => Some(key),
+            CommandForm::Args => None,
+        })
+        .any(|k| {
+            hook[k].as_str().is_some_and(|c| {
+                c.contains(" claude-hook ")
+                    || (c.contains(" hook --agent ") && c.contains("--deadline-ms"))
+            })
+        });
+    let http = hook["url"].as_str().is_some_and(|u| {
+        agents()
+            .filter(|b| b.protocol().install.http_hooks)
+            .any(|b| u.contains(&b.route()))
+    });
+    args || line || http
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_quoted_for_the_shell() {
+        assert_eq!(quoted("/a/b-c_d.e"), "/a/b-c_d.e");
+        assert_eq!(quoted("/my agents/it's"), "'/my agents/it'\\''s'");
+        assert_eq!(quoted("$(rm -rf /)"), "'$(rm -rf /)'");
+    }
+}

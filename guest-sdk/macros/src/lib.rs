@@ -58,12 +58,11 @@ fn expand(item: TokenStream) -> Result<TokenStream, (Span, String)> {
     let mut methods = Vec::new();
     let mut has_config = false;
     for pair in items.windows(2) {
-        if is_ident(&pair[0], "fn") {
-            if let TokenTree::Ident(name) = &pair[1] {
-                if name.to_string() != "configure" {
-                    methods.push(name.clone());
-                }
-            }
+        if is_ident(&pair[0], "fn")
+            && let TokenTree::Ident(name) = &pair[1]
+            && name.to_string() != "configure"
+        {
+            methods.push(name.clone());
         }
         if is_ident(&pair[0], "type") && is_ident(&pair[1], "Config") {
             has_config = true;

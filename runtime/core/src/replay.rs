@@ -88,10 +88,9 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
                 for vote in &call.answers {
                     if let Value::Array(list) =
                         by.entry(vote.hook.clone()).or_insert_with(|| json!([]))
+                        && list.len() == i
                     {
-                        if list.len() == i {
-                            list.push(without_hook(vote));
-                        }
+                        list.push(without_hook(vote));
                     }
                 }
             }
@@ -166,10 +165,10 @@ fn records_of(envelope: &Envelope, d: &Dispatch) -> Vec<Value> {
             r.insert("console".into(), json!(delivery.console));
         }
         // A `*` or `observe:` handler of a hook that also answered does not repeat it.
-        if !hookrt_observer(&delivery.handler) {
-            if let Some(answer) = answers.remove(&delivery.hook) {
-                r.insert("answer".into(), answer);
-            }
+        if !hookrt_observer(&delivery.handler)
+            && let Some(answer) = answers.remove(&delivery.hook)
+        {
+            r.insert("answer".into(), answer);
         }
         out.push(Value::Object(r));
     }

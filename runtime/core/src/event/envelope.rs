@@ -865,7 +865,9 @@ mod tests {
     fn a_text_changed_after_validation_is_checked_again_at_delivery_and_by_validate() {
         let valid = Envelope::from_json(LINE).unwrap();
         assert!(valid.validated_parts().is_ok());
-        let changes: [(fn(&mut Envelope), &str); 5] = [
+        // An edit, and what the refusal of its result says.
+        type Edit = (fn(&mut Envelope), &'static str);
+        let changes: [Edit; 5] = [
             (|e| e.id.clear(), "`id` must be 1 to"),
             (|e| e.timestamp = "yesterday".into(), "yesterday"),
             (|e| e.kind = "turn.begun".into(), "turn.begun"),

@@ -455,7 +455,10 @@ fn build_script(
 }
 
 /// A crate hook, built by cargo from its own folder.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the build's context, passed down as it is"
+)]
 fn build_crate(
     hook: DiscoveredHook,
     hash: String,
@@ -533,7 +536,10 @@ fn install_problem(hook: &DiscoveredHook, e: String) -> Problem {
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the build's context, passed down as it is"
+)]
 fn build_single_files(
     singles: Vec<Stale>,
     opts: &BuildOptions,
@@ -721,7 +727,7 @@ fn authentic_digest<'r>(key: &[u8], record: &'r str) -> Option<(&'r str, Option<
         key,
         &[DIGEST_RECORD_TAG, digest.as_bytes()],
     ));
-    bool::from(subtle_eq(mac.as_bytes(), want.as_bytes())).then_some((digest, lines.next()))
+    subtle_eq(mac.as_bytes(), want.as_bytes()).then_some((digest, lines.next()))
 }
 
 /// Constant-time equality of two byte strings.

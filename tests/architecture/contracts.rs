@@ -78,14 +78,8 @@ const SQL_ELSEWHERE: &[&str] = &[
 ];
 
 /// Files whose comments may carry a measured figure, each as `path: why`.
-const FIGURES: &[&str] = &[
-    "runtime/cli/src/hook.rs: issue 45: to docs/performance.md by the CLI helper",
-    "runtime/core/src/hooks/cache/artifact.rs: issue 45: to docs/performance.md (to do)",
-    "runtime/core/src/hooks/loaded/load.rs: issue 45: to docs/performance.md (to do)",
-    "runtime/core/src/sandbox/limits.rs: issue 45: to docs/performance.md (to do)",
-    "runtime/core/src/sandbox/redaction.rs: issue 45: to docs/performance.md (to do)",
-    "runtime/serve/src/metrics.rs: issue 45: to docs/performance.md (to do)",
-];
+const FIGURES: &[&str] =
+    &["runtime/cli/src/hook.rs: issue 45: to docs/performance.md by the CLI helper"];
 
 /// Files whose module doc may pass 20 lines, each as `path: why`.
 const LONG_DOCS: &[&str] = &[

@@ -89,7 +89,13 @@ fn expand(item: TokenStream) -> Result<TokenStream, (Span, String)> {
     out.extend([TokenTree::Group(group)]);
     out.extend(tokens[body_at + 1..].iter().cloned());
 
-    // ::hookrt_sdk::__export_hook!(SelfTy; name, name, ...);
+    out.extend(export_call(self_ty, &methods));
+    Ok(out)
+}
+
+/// The call that exports the hook: `::hookrt_sdk::__export_hook!(SelfTy; name, ...);`.
+fn export_call(self_ty: TokenStream, methods: &[Ident]) -> TokenStream {
+    let mut out = TokenStream::new();
     let mut args = self_ty;
     args.extend(";".parse::<TokenStream>().expect("static tokens"));
     for (i, name) in methods.iter().enumerate() {
@@ -111,7 +117,7 @@ fn expand(item: TokenStream) -> Result<TokenStream, (Span, String)> {
             .next()
             .expect("one token"),
     ]);
-    Ok(out)
+    out
 }
 
 fn error(span: Span, message: &str) -> TokenStream {

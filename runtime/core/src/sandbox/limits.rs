@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-/// Fuel (roughly, wasm instructions) per delivery. A handler that parses a
-/// ~550-byte JSON envelope uses ~30,000; the default leaves 1,000x headroom and
-/// stops a busy loop within a few milliseconds, blocking CPU exhaustion.
+/// Fuel (roughly, wasm instructions) per delivery. A handler that parses an
+/// envelope uses a small share of it (docs/performance.md, "Sizes the code
+/// assumes"); the default stops a busy loop within a few milliseconds,
+/// blocking CPU exhaustion.
 pub const DEFAULT_FUEL: u64 = 50_000_000;
 /// Wall-clock budget per delivery, enforced by epoch interruption; blocks a hook
 /// that hangs the agent's turn (including time spent outside fuel accounting).
@@ -47,9 +48,9 @@ pub const DEFAULT_LOG_BYTES_PER_MINUTE: u64 = 1 << 20;
 /// the log sink with empty lines delivery after delivery.
 pub const MAX_LOG_LINES_PER_MINUTE: u64 = 60_000;
 
-/// Largest component file hookrt will compile (a Rust hook is ~100 KB to a
-/// few MB); blocks a component that exhausts the host's compile time and
-/// memory before any limit of a delivery applies.
+/// Largest component file hookrt will compile (hooks' usual sizes are in
+/// docs/performance.md); blocks a component that exhausts the host's compile
+/// time and memory before any limit of a delivery applies.
 pub const MAX_COMPONENT_BYTES: u64 = 32 << 20;
 
 /// Highest values accepted from configuration, so no limit is effectively off.

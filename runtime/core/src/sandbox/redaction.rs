@@ -26,8 +26,8 @@ pub const BUILTIN: [(&str, &str); 3] = [
     ),
     // An ASCII word boundary before `bearer` (it also takes a non-ASCII
     // letter for a boundary, so it masks more, never less): the Unicode one
-    // made this pattern cost 0.27 ms to compile, a twelfth of a process per
-    // event (`hookrt claude-hook`), against 0.10 ms.
+    // made this pattern nearly three times as slow to compile, a large share
+    // of a `hookrt claude-hook` process (docs/performance.md).
     (
         "bearer-token",
         r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9\-._~+/]+=*",

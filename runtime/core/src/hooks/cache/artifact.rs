@@ -224,16 +224,16 @@ fn mapped(engine: &Engine, file: &std::fs::File, len: u64) -> Option<Component> 
 }
 
 /// A mapped artifact this large or larger is read in at load ([`read_in`]):
-/// a TypeScript hook's (~40 MB). A Rust hook's (~0.5–1.5 MB) is not: its
-/// first delivery touches little of it, and 100 such hooks must be ready in
-/// 15 ms (docs/performance.md, Start).
+/// a TypeScript hook's is. A Rust hook's is not: its first delivery touches
+/// little of it, and 100 such hooks must be ready in 15 ms
+/// (docs/performance.md: Start, and the sizes under "Sizes the code assumes").
 const READ_IN_AT_LOAD: u64 = 4 << 20;
 
 /// Faults every page of `component`'s mapped artifact in now, at load.
 /// Mapped pages are otherwise read when first touched, inside the first
 /// delivery's deadline: a TypeScript hook whose artifact had left the page
-/// cache spent 30–40 ms of its first delivery waiting on the disk (1.2 ms
-/// after this; measured in docs/performance.md). Advice only: a kernel
+/// cache spent most of its first delivery waiting on the disk (before and
+/// after this: docs/performance.md, TypeScript hooks). Advice only: a kernel
 /// without `MADV_POPULATE_READ` (before Linux 5.14) leaves the pages to be
 /// read on first touch, as before.
 fn read_in(component: &Component) {

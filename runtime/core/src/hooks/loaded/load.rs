@@ -255,7 +255,7 @@ impl LoadedHook {
             HttpPolicy::default(),
         );
         // The first instantiation of a component also builds its memory image
-        // (a TypeScript hook's is ~10 MB of engine snapshot), which on a busy
+        // (a TypeScript hook's holds its engine's snapshot), which on a busy
         // machine can outlast a 200 ms deadline: starting at load gets at
         // least START_DEADLINE_MS of wall clock. Fuel still bounds it as set.
         let start = Limits {

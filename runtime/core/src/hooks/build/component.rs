@@ -198,9 +198,28 @@ pub fn build(
         }
         return (built, problems);
     }
-    if let Err(e) = create_private_dir(&components_dir) {
+    let (more, more_problems) = build_stale(stale, &sdks, opts, &components_dir, &key, progress);
+    built.extend(more);
+    problems.extend(more_problems);
+    (built, problems)
+}
+
+/// Builds the hooks `plan` found stale, under the cache's build lock: the
+/// TypeScript and Python ones componentized, the Rust ones by cargo (the
+/// single files together). Those another process built meanwhile are taken
+/// as they are.
+fn build_stale(
+    stale: Vec<Stale>,
+    sdks: &Sdks,
+    opts: &BuildOptions,
+    components_dir: &Path,
+    key: &[u8],
+    progress: &mut dyn FnMut(BuildEvent),
+) -> (Vec<BuiltHook>, Vec<Problem>) {
+    let (mut built, mut problems) = (Vec::new(), Vec::new());
+    if let Err(e) = create_private_dir(components_dir) {
         problems.push(Problem::build(
-            &components_dir,
+            components_dir,
             format!("cannot create: {e}"),
             "check permissions or pass another --cache-dir",
         ));
@@ -216,21 +235,18 @@ pub fn build(
     // Another process may have built some of them while we waited for the lock.
     let (done, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
-        .partition(|s| cached(&components_dir.join(format!("{}.wasm", s.hash)), &key));
-    for Stale { hook, hash, .. } in done {
-        let component = components_dir.join(format!("{hash}.wasm"));
-        built.push(BuiltHook {
-            hook,
-            component,
-            source_sha256: hash,
-            compiled: false,
-        });
-    }
+        .partition(|s| cached(&components_dir.join(format!("{}.wasm", s.hash)), key));
+    built.extend(done.into_iter().map(|Stale { hook, hash, .. }| BuiltHook {
+        hook,
+        component: components_dir.join(format!("{hash}.wasm")),
+        source_sha256: hash,
+        compiled: false,
+    }));
     let (scripts, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
         .partition(|s| matches!(s.hook.kind, SourceKind::TypeScript | SourceKind::Python));
     for Stale { hook, hash, .. } in scripts {
-        match build_script(hook, hash, opts, &components_dir, &key) {
+        match build_script(hook, hash, opts, components_dir, key) {
             Ok(b) => {
                 progress(BuildEvent::Componentized(b.hook.slug.to_string()));
                 built.push(b);
@@ -256,8 +272,8 @@ pub fn build(
             singles,
             opts,
             &env,
-            &components_dir,
-            &key,
+            components_dir,
+            key,
             progress,
             &mut built,
             &mut problems,
@@ -270,8 +286,8 @@ pub fn build(
             &sdks.rust,
             opts,
             &env,
-            &components_dir,
-            &key,
+            components_dir,
+            key,
             progress,
         ) {
             Ok(b) => built.push(b),

@@ -97,8 +97,10 @@ const RUNTIME: &[&str] = &[
     // service/: the runtime in the background.
     "service::owner",
     "service::journal",
+    "service::journal::keys",
     "service::journal::trail",
     "service::journal::verify",
+    "service::journal::receipt",
     "service::journal::migrate",
     "service::journal::write",
     "service::journal::inspect",

@@ -61,14 +61,6 @@ const STRING_ERRORS: &[&str] = &[
     "runtime/core/src/front/bridge/hook_input.rs: issue 45: typed by the agents helper",
     "runtime/core/src/delivery/edit.rs: issue 45: typed by the event-loop helper",
     "runtime/worker/src/partition.rs: issue 45: typed by the event-loop helper",
-    "runtime/core/src/hooks/folder/plain.rs: issue 45: to type (to do)",
-    "runtime/core/src/replay.rs: issue 45: to type (to do)",
-    "runtime/core/src/sandbox/grants.rs: issue 45: to type (to do)",
-    "runtime/core/src/sandbox/http.rs: issue 45: to type (to do)",
-    "runtime/core/src/sandbox/redaction.rs: issue 45: to type (to do)",
-    "runtime/core/src/sandbox/state.rs: issue 45: to type (to do)",
-    "runtime/core/src/service/journal/trail.rs: issue 45: to type, with a SignedReceipt (to do)",
-    "runtime/core/src/service/journal/verify.rs: issue 45: to type, with a SignedReceipt (to do)",
 ];
 
 /// Files outside the journal's folder that may hold SQL, each as `path: why`.
@@ -103,12 +95,6 @@ const LONG_DOCS: &[&str] = &[
     "runtime/serve/benches/serve.rs: issue 45: to trim (to do)",
     "runtime/core/src/hooks/build/confine.rs: issue 45: to trim (to do)",
     "runtime/core/src/hooks/build/depinfo.rs: issue 45: to trim (to do)",
-    "runtime/core/src/hooks/build/kernel_sandbox.rs: issue 45: to trim (to do)",
-    "runtime/core/src/hooks/build/python.rs: issue 45: to trim (to do)",
-    "runtime/core/src/hooks/build/typescript.rs: issue 45: to trim (to do)",
-    "runtime/core/src/sandbox/grants.rs: issue 45: to trim (to do)",
-    "runtime/core/src/service/journal/trail.rs: issue 45: to trim (to do)",
-    "runtime/serve/src/connections.rs: issue 45: to trim (to do)",
 ];
 
 #[test]

@@ -461,7 +461,7 @@ impl AppState {
         &self,
         envelope: &Envelope,
         resolution: &impl serde::Serialize,
-    ) -> Option<serde_json::Value> {
+    ) -> Option<hookrt::journal::SignedReceipt> {
         let context = self.receipts.as_ref()?;
         let context = match context.read() {
             Ok(c) => c.clone(),
@@ -621,7 +621,7 @@ struct Resolved<'a> {
     resolution: &'a hookrt::Resolution,
     /// With `?receipt=true`: the signed receipt, `null` without a key.
     #[serde(skip_serializing_if = "Option::is_none")]
-    signed_receipt: Option<Option<serde_json::Value>>,
+    signed_receipt: Option<Option<hookrt::journal::SignedReceipt>>,
 }
 
 /// The 503 (or 409) body of a decision or edit the service could not take: the

@@ -34,7 +34,7 @@ pub struct Entry {
 impl Entry {
     /// Parses `https://host[:port]`, `http://host[:port]` or a bare
     /// `host[:port]` (HTTPS). Paths, queries, user info and wildcards are refused.
-    pub fn parse(text: &str) -> Result<Entry, String> {
+    pub(crate) fn parse(text: &str) -> Result<Entry, String> {
         let full = if text.contains("://") {
             text.to_owned()
         } else {

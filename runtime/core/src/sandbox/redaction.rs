@@ -184,7 +184,7 @@ impl Default for Redactor {
 impl Redactor {
     /// The built-in patterns plus `extra` (name, regex); the error names the
     /// pattern that does not compile.
-    pub fn with(extra: &[(String, String)]) -> Result<Redactor, String> {
+    pub(crate) fn with(extra: &[(String, String)]) -> Result<Redactor, String> {
         // Most folders add none: the built-in set, compiled once, is shared
         // (a second copy of it was most of what loading a config cost).
         if extra.is_empty() {

@@ -152,7 +152,7 @@ impl StateAccess {
     }
 
     /// Stores `value` under `key`, within the caps.
-    pub fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+    pub(crate) fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
         if key.is_empty() || key.len() > MAX_KEY_BYTES {
             return Err(format!("state key must be 1 to {MAX_KEY_BYTES} bytes"));
         }

@@ -2,12 +2,9 @@
 //! `__init__.py`, into a component for the `define-hook` world with the
 //! pinned Python toolchain (componentize-py, `guest-sdk/python/requirements.txt`).
 //!
-//! The toolchain is a virtual environment installed by `scripts/py-toolchain`
-//! into `$HOOKRT_PY_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/py-toolchain` or
-//! `~/.cache/hookrt/py-toolchain` (per user, whatever `--cache-dir` says),
-//! never into an agent folder; hookrt never installs it on its own.
-//!
-//! Trust boundary, as for TypeScript hooks: hookrt reads the hook's `.py`
+//! The toolchain is a virtual environment, installed as TypeScript's is
+//! (`scripts/py-toolchain`, `$HOOKRT_PY_TOOLCHAIN` or `py-toolchain` in the
+//! user's cache). Trust boundary, as for TypeScript hooks: hookrt reads the hook's `.py`
 //! files itself (a package's without following links, at most
 //! [`MAX_FILES`] of at most [`MAX_SOURCE_BYTES`] together) and hands their
 //! text to `guest-sdk/python/build.py`, run by the toolchain's interpreter in

@@ -188,7 +188,7 @@ impl Config {
             Err(e) => {
                 return Err(Problems(vec![Problem::config(
                     &path,
-                    e,
+                    e.to_string(),
                     "make hookrt.toml a plain file of the agent folder",
                 )]));
             }

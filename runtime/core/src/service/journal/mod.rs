@@ -23,7 +23,9 @@ use crate::sandbox::state::{self, WriteLock};
 use crate::service::owner::{self, JournalLock, Refusal};
 
 mod inspect;
+pub(crate) mod keys;
 mod migrate;
+pub(crate) mod receipt;
 mod recover;
 mod retention;
 pub mod trail;

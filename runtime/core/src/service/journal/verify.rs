@@ -488,20 +488,7 @@ fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified
         key_checked: expect.key.is_some(),
         anchored: None,
     };
-    // Every entry says what it is: its own hash first, its `prev` the
-    // hash's one spelling (an export's first entry links to nothing else,
-    // so `AB…` for `ab…` would pass unseen: found by the `trail` fuzz target).
-    for r in rows {
-        let prev = hex::decode(&r.prev)
-            .ok()
-            .filter(|p| p.len() == 32 && hex::encode(p) == r.prev);
-        let Some(prev) = prev else {
-            return Err(Break::Edited { seq: r.seq });
-        };
-        if hex::encode(entry_hash(&prev, &r.kind, &r.body)) != r.hash {
-            return Err(Break::Edited { seq: r.seq });
-        }
-    }
+    check_hashes(rows)?;
     let strict = expect.key.is_some();
     // The last checkpoint: its position and the `every` it signed.
     let mut last_checkpoint: Option<(i64, Option<u64>)> = None;
@@ -556,32 +543,63 @@ fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified
         found.unsigned_tail = Some((tail_from, found.last));
     }
     if strict {
-        if let Some(seq) = unsigned_prune {
-            return Err(Break::UnsignedPrune { seq });
-        }
-        if found.checkpoints == 0 {
-            return Err(Break::Unsigned {
-                entries: found.entries,
-            });
-        }
-        if let Some((from, to)) = found.unsigned_tail {
-            let promised = last_checkpoint.and_then(|(_, every)| every);
-            let too_long = promised.is_some_and(|every| to - from + 1 > every as i64);
-            let why = match promised {
-                Some(every) if too_long => format!(
-                    ", and there are more of them than the {every} the last checkpoint signed would come before the next: entries were added after it or checkpoints removed"
-                ),
-                _ => " (give --allow-unsigned-tail to accept a tail left by a running or crashed service)".to_owned(),
-            };
-            if too_long || !expect.allow_unsigned_tail {
-                return Err(Break::UnsignedTail { from, to, why });
-            }
-        }
+        check_signed_to_the_end(&found, last_checkpoint, unsigned_prune, expect)?;
     }
     if let Some(anchor) = expect.head {
         found.anchored = Some(check_anchor(rows, anchor, &start)?);
     }
     Ok(found)
+}
+
+/// Each entry's own hash, and its `prev` in the hash's one spelling (an
+/// export's first entry links to nothing else, so `AB…` for `ab…` would pass
+/// unseen: found by the `trail` fuzz target).
+fn check_hashes(rows: &[Row]) -> Result<(), Break> {
+    for r in rows {
+        let prev = hex::decode(&r.prev)
+            .ok()
+            .filter(|p| p.len() == 32 && hex::encode(p) == r.prev);
+        let Some(prev) = prev else {
+            return Err(Break::Edited { seq: r.seq });
+        };
+        if hex::encode(entry_hash(&prev, &r.kind, &r.body)) != r.hash {
+            return Err(Break::Edited { seq: r.seq });
+        }
+    }
+    Ok(())
+}
+
+/// With a key: no `pruned` entry left unsigned, at least one checkpoint, and
+/// an unsigned tail only where allowed and no longer than the last
+/// checkpoint promised.
+fn check_signed_to_the_end(
+    found: &Verified,
+    last_checkpoint: Option<(i64, Option<u64>)>,
+    unsigned_prune: Option<i64>,
+    expect: &Expect<'_>,
+) -> Result<(), Break> {
+    if let Some(seq) = unsigned_prune {
+        return Err(Break::UnsignedPrune { seq });
+    }
+    if found.checkpoints == 0 {
+        return Err(Break::Unsigned {
+            entries: found.entries,
+        });
+    }
+    if let Some((from, to)) = found.unsigned_tail {
+        let promised = last_checkpoint.and_then(|(_, every)| every);
+        let too_long = promised.is_some_and(|every| to - from + 1 > every as i64);
+        let why = match promised {
+            Some(every) if too_long => format!(
+                ", and there are more of them than the {every} the last checkpoint signed would come before the next: entries were added after it or checkpoints removed"
+            ),
+            _ => " (give --allow-unsigned-tail to accept a tail left by a running or crashed service)".to_owned(),
+        };
+        if too_long || !expect.allow_unsigned_tail {
+            return Err(Break::UnsignedTail { from, to, why });
+        }
+    }
+    Ok(())
 }
 
 /// A checkpoint's head, key and signature; the `every` it signed.
@@ -821,34 +839,6 @@ fn records_hold(conn: &Connection, rows: &[Row], pruned: &[Pruned]) -> Result<()
         }
     }
     Ok(())
-}
-
-/// The trail entry of the journal at `path` that records what `receipt`
-/// says was decided (its position), or why there is none.
-pub fn receipt_in_journal(path: &Path, receipt: &Value) -> Result<i64, String> {
-    let conn = open_read_only(path).map_err(|e| e.to_string())?;
-    let rows = rows(&conn).map_err(|e| e.to_string())?;
-    let event = receipt["event"].as_str().unwrap_or_default();
-    let agent = receipt["agent"].as_str().unwrap_or_default();
-    let want = receipt["resolution_sha256"].as_str().unwrap_or_default();
-    let mut seen = false;
-    for r in rows.iter().filter(|r| r.kind == "resolution") {
-        let Ok(body) = serde_json::from_str::<Value>(&r.body) else {
-            continue;
-        };
-        if body["event"] != event || body["agent"] != agent {
-            continue;
-        }
-        seen = true;
-        if body["resolution_sha256"] == want {
-            return Ok(r.seq);
-        }
-    }
-    Err(if seen {
-        format!("the journal's trail records another decision for event `{event}` than the receipt")
-    } else {
-        format!("the journal's trail has no decision of event `{event}` (agent `{agent}`)")
-    })
 }
 
 #[cfg(test)]

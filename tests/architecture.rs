@@ -32,6 +32,8 @@ const RUNTIME: &[&str] = &[
     // event/: the vocabulary and the records every layer speaks; no Wasmtime.
     "event::kind",
     "event::data",
+    "event::clock",
+    "event::hashing",
     "event::envelope",
     "event::recent",
     "event::ordinal",

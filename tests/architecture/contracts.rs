@@ -45,7 +45,7 @@ const LONG_FILES: &[&str] = &[
     "runtime/core/src/service/dispatcher.rs: issue 45: split by the event-loop helper",
     "runtime/serve/src/routes.rs: issue 45: split by the decide-path helper",
     "runtime/worker/src/lib.rs: issue 45: split by the event-loop helper",
-    "runtime/core/src/event/envelope.rs: issue 45: clock and hashing to own modules (to do)",
+    "runtime/core/src/event/envelope.rs: issue 45: clock and hashing are out; validation to split (to do)",
     "runtime/core/src/hooks/build/component.rs: issue 45: to split by concept (to do)",
     "runtime/core/src/sandbox/engine.rs: issue 45: to split by concept (to do)",
     "runtime/core/src/service/journal/mod.rs: issue 45: to split by concept (to do)",

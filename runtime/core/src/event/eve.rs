@@ -24,7 +24,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, hash_parts};
+use crate::event::envelope::{Coordinates, Envelope, EnvelopeError};
+use crate::event::hashing::hash_parts;
 use crate::event::ordinal::Ordinals;
 use crate::event::recent::Recent;
 

@@ -54,7 +54,7 @@ pub struct ImportAudit {
 
 /// Which imports a hook's kind of component may have besides its grants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Profile {
+pub(crate) enum Profile {
     /// Rust, TypeScript and prebuilt components: the inert baseline only.
     #[default]
     Standard,
@@ -64,7 +64,7 @@ pub enum Profile {
 }
 
 /// Classifies an import by its interface name, for a hook of `profile`.
-pub fn classify(import: &str, profile: Profile) -> Need {
+pub(crate) fn classify(import: &str, profile: Profile) -> Need {
     let name = import.split('@').next().unwrap_or(import);
     let (package, interface) = name.split_once('/').unwrap_or((name, ""));
     match (package, interface) {

@@ -19,7 +19,7 @@ use regex::{Regex, RegexSet};
 /// so words such as `task-assessment-…` or `disk-usage-…` stay readable; the
 /// distinctive prefixes (`AKIA`, `ghp_`, `xox…`) match anywhere. A pattern's
 /// `pre` group, when it has one, is kept in front of the mask.
-pub const BUILTIN: [(&str, &str); 3] = [
+pub(crate) const BUILTIN: [(&str, &str); 3] = [
     (
         "api-key",
         r"(?:(?P<pre>^|[^A-Za-z0-9])(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",

@@ -802,7 +802,7 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
 /// is refused too. Once checked, the record also holds a stamp of the
 /// component file (`hooks/cache/stamp.rs`, under the same key): while the
 /// file still matches it, the digest is taken without reading the component.
-pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
+pub(crate) fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
     // A `.wasm` hook's source digest was taken from its bytes in this very load.
     if built.hook.kind == SourceKind::Component {
         return Ok(built.source_sha256.clone());

@@ -43,7 +43,7 @@ pub(crate) const JS: Toolchain = Toolchain {
 };
 
 /// The TS SDK folder (`guest-sdk/ts`) of an SDK dir.
-pub fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
+pub(crate) fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
     sdk_dir.join("ts")
 }
 

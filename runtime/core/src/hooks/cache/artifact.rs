@@ -23,12 +23,12 @@ use wasmtime::component::Component;
 use crate::hooks::cache::{dir, stamp};
 
 /// Folder under the cache dir holding precompiled artifacts.
-pub const ARTIFACTS_DIR: &str = "artifacts";
+pub(crate) const ARTIFACTS_DIR: &str = "artifacts";
 /// Length of an artifact's MAC.
 const MAC_LEN: usize = 32;
 
 /// A component ready to instantiate, and whether it came from the cache.
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The compiled component.
     pub component: Component,
     /// True when Cranelift ran (no valid artifact was cached for this key).
@@ -37,7 +37,7 @@ pub struct Loaded {
 
 /// The artifact path for a component with `sha256` under `cache_dir`, for
 /// the engine whose id ([`Sandbox::engine_id`](crate::sandbox::engine::Sandbox::engine_id)) is `id`.
-pub fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
+pub(crate) fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
     let id = hex::encode(&id[..8]);
     cache_dir
         .join(ARTIFACTS_DIR)
@@ -46,7 +46,7 @@ pub fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
 
 /// Why a component could not be loaded.
 #[derive(Debug, thiserror::Error)]
-pub enum CacheError {
+pub(crate) enum CacheError {
     /// The bytes are not a component Wasmtime can compile.
     #[error("{0}")]
     Invalid(String),
@@ -97,7 +97,7 @@ fn mac_path(artifact: &Path) -> PathBuf {
 /// `cache_dir` (MAC key `key`) for `engine` (whose [`engine_id`] is `id`); on
 /// a miss, or an artifact whose MAC does not check, reads and compiles it and
 /// stores the artifact.
-pub fn load(
+pub(crate) fn load(
     engine: &Engine,
     id: &[u8; 32],
     cache_dir: &Path,

@@ -140,10 +140,10 @@ pub enum OnUnscoped {
 
 /// `[governor] max_continues` when `hookrt.toml` does not set it: the loop
 /// governor's most continues of `turn.stopping` in a row.
-pub const DEFAULT_MAX_CONTINUES: u32 = 5;
+pub(crate) const DEFAULT_MAX_CONTINUES: u32 = 5;
 
 /// The largest `[governor] max_continues` accepted.
-pub const MAX_CONTINUES_LIMIT: u32 = 100;
+pub(crate) const MAX_CONTINUES_LIMIT: u32 = 100;
 
 /// How an agent folder's hooks are loaded (`mode` in `hookrt.toml`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]

@@ -19,9 +19,9 @@ use crate::hooks::folder::slug::{MAX_DEPTH, Slug, SlugError};
 use crate::hooks::problem::{Problem, Problems};
 
 /// The folder under the agent folder that holds hooks.
-pub const HOOKS_DIR: &str = "hooks";
+pub(crate) const HOOKS_DIR: &str = "hooks";
 /// Channel adapters belong to the agent server; a `channels/` folder is refused.
-pub const CHANNELS_DIR: &str = "channels";
+pub(crate) const CHANNELS_DIR: &str = "channels";
 
 /// What kind of source a hook was discovered from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -67,7 +67,7 @@ pub struct Discovery {
 
 /// Extensions of code hookrt cannot run, refused under `hooks/` instead of
 /// skipped (other files, such as a README, are left alone and reported).
-pub const FOREIGN_CODE: [&str; 14] = [
+pub(crate) const FOREIGN_CODE: [&str; 14] = [
     "mts", "cts", "mjs", "cjs", "tsx", "jsx", "pyw", "go", "sh", "rb", "java", "kt", "wat", "wit",
 ];
 
@@ -82,7 +82,7 @@ pub const MAX_HOOKS: usize = 1024;
 pub const MAX_ENTRIES: usize = 100_000;
 
 /// The folder under the agent folder that holds subagents' hooks.
-pub const SUBAGENTS_DIR: &str = "subagents";
+pub(crate) const SUBAGENTS_DIR: &str = "subagents";
 
 /// Finds every hook of the agent folder: `hooks/**` (primary scope) and
 /// `subagents/<id>/hooks/**` (subagent `id`), or every problem that prevents it.

@@ -33,7 +33,7 @@ use crate::sandbox::wit::{self, v0_1_0, v0_2_0, v0_3_0};
 /// The least wall clock a hook's start at load (instantiate, `configure`,
 /// `subscriptions`) gets, whatever its `deadline_ms`: the first instantiation
 /// also builds the component's memory image. Deliveries keep `deadline_ms`.
-pub const START_DEADLINE_MS: u64 = 5_000;
+pub(crate) const START_DEADLINE_MS: u64 = 5_000;
 
 /// A hook ready to receive deliveries.
 pub struct LoadedHook {

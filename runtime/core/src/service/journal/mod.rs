@@ -28,7 +28,7 @@ mod migrate;
 pub(crate) mod receipt;
 mod recover;
 mod retention;
-pub mod trail;
+pub(crate) mod trail;
 pub mod verify;
 mod write;
 

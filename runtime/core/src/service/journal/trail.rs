@@ -31,7 +31,7 @@ use super::keys::public_hex;
 use crate::runtime::Runtime;
 
 /// The hash before the first entry.
-pub const GENESIS: [u8; 32] = [0; 32];
+pub(crate) const GENESIS: [u8; 32] = [0; 32];
 
 /// The table, created with the journal's schema.
 pub(crate) const SCHEMA: &str = "

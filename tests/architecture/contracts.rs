@@ -93,8 +93,6 @@ const LONG_DOCS: &[&str] = &[
     "runtime/worker/src/pull.rs: issue 45: an incident diary, the event-loop helper's area",
     "runtime/core/benches/cores.rs: issue 45: to trim (to do)",
     "runtime/serve/benches/serve.rs: issue 45: to trim (to do)",
-    "runtime/core/src/hooks/build/confine.rs: issue 45: to trim (to do)",
-    "runtime/core/src/hooks/build/depinfo.rs: issue 45: to trim (to do)",
 ];
 
 #[test]

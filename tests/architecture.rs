@@ -101,6 +101,7 @@ const RUNTIME: &[&str] = &[
     "service::journal",
     "service::journal::keys",
     "service::journal::trail",
+    "service::journal::verdict",
     "service::journal::verify",
     "service::journal::receipt",
     "service::journal::migrate",

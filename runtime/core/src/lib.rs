@@ -67,7 +67,8 @@ pub mod journal {
     pub use crate::service::journal::trail::{
         DEFAULT_CHECKPOINT_EVERY, TrailOptions, entry_hash, text_sha256, trail_context,
     };
-    pub use crate::service::journal::verify::{AnchorError, Row, export, head, verify_segment};
+    pub use crate::service::journal::verdict::AnchorError;
+    pub use crate::service::journal::verify::{Row, export, head, verify_segment};
     pub use crate::service::journal::{
         Anchor, Break, DEFAULT_RETENTION, DeadLetter, Expect, Journal, JournalError, JournalStatus,
         PRUNE_BATCH, PendingDelivery, Plan, TrailContext, Verified, verify,

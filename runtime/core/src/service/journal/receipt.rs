@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::keys::public_hex;
 use super::trail::{TrailContext, text_sha256};
-use super::verify::{Break, open_read_only, rows};
+use super::verdict::Break;
+use super::verify::{open_read_only, rows};
 
 /// A signed receipt of one decision, for the caller to keep: the event (id,
 /// agent, digest), what was decided (the sha256 of its JSON as the journal

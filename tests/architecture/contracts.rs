@@ -6,8 +6,9 @@
 //! clippy's to check (Cargo.toml's `[workspace.lints]`, run by scripts/test).
 //!
 //! Each rule's exceptions are listed below with one line of reason each; an
-//! exception that no longer breaks its rule fails too, so the lists only
-//! shrink. Each rule has a self-test that plants a violation and sees it found.
+//! exception that no longer breaks its rule, or whose file is gone, fails
+//! too, so the lists only shrink. Each rule has a self-test that plants a
+//! violation and sees it found.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -197,7 +198,11 @@ fn judge(
         }
     }
     for (path, reason) in &allowed {
-        if !excused.contains(path) && files.iter().any(|f| f.rel == *path) {
+        if !files.iter().any(|f| f.rel == *path) {
+            found.push(format!(
+                "{path} is on the list but is gone: take it off ({reason})"
+            ));
+        } else if !excused.contains(path) {
             found.push(format!(
                 "{path} keeps the rule now: take it off the list ({reason})"
             ));
@@ -352,7 +357,7 @@ fn planted(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 #[test]
-fn the_checker_sees_a_file_over_600_lines_and_a_stale_exception() {
+fn the_checker_sees_a_file_over_600_lines_and_a_stale_or_gone_exception() {
     let long = "fn f() {}\n".repeat(601);
     let fits = "fn f() {}\n".repeat(600);
     let dir = planted(&[("src/long.rs", &long), ("src/fits.rs", &fits)]);
@@ -368,6 +373,14 @@ fn the_checker_sees_a_file_over_600_lines_and_a_stale_exception() {
             &["src/long.rs: planted", "src/fits.rs: why"]
         ),
         ["src/fits.rs keeps the rule now: take it off the list (why)"]
+    );
+    assert_eq!(
+        long_files(
+            dir.path(),
+            &["src"],
+            &["src/long.rs: planted", "src/gone.rs: moved"]
+        ),
+        ["src/gone.rs is on the list but is gone: take it off (moved)"]
     );
 }
 

@@ -127,6 +127,13 @@ impl AgentInput {
     }
 }
 
+/// The former name of [`AgentInput`] (SDK 0.1), kept for one version.
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `AgentInput`: `state` now means a hook's own key-value store only"
+)]
+pub type AgentState = AgentInput;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,10 +191,3 @@ mod tests {
         );
     }
 }
-
-/// The former name of [`AgentInput`] (SDK 0.1), kept for one version.
-#[deprecated(
-    since = "0.2.0",
-    note = "renamed `AgentInput`: `state` now means a hook's own key-value store only"
-)]
-pub type AgentState = AgentInput;

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[allow(deprecated)]
+#[allow(deprecated, reason = "kept for hooks written before AgentInput")]
 pub use crate::agent_input::AgentState;
 pub use crate::agent_input::{
     ActionStatus, AgentInput, InputMessage, InputToolCall, InputToolResult,

@@ -123,6 +123,10 @@
 //! `serde` and `serde_json` are re-exported. To derive with the re-export and no direct
 //! `serde` dependency, add `#[serde(crate = "hookrt_sdk::serde")]` to the type.
 
+#[allow(
+    unused_extern_crates,
+    reason = "the bindings' export macro and #[hookrt_sdk::hook] name the crate by its own name"
+)]
 extern crate self as hookrt_sdk;
 
 mod agent_input;

@@ -108,7 +108,10 @@ pub enum Block {
 
 impl Block {
     /// Stop what the event announces, giving `reason`.
-    #[allow(clippy::self_named_constructors)] // `Block::block(reason)` reads as the answer
+    #[allow(
+        clippy::self_named_constructors,
+        reason = "`Block::block(reason)` reads as the answer"
+    )]
     pub fn block(reason: impl Into<String>) -> Self {
         Self::Block(reason.into())
     }

@@ -35,8 +35,7 @@ fn unknown_grants_are_refused() {
         .hook("hostile/hooks/witness.rs", "witness.rs")
         .config("[hooks.witness]\ngrants = [\"log\", \"fs\"]\n");
     let problems: Vec<String> = hookrt::check(agent.path())
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .0
         .into_iter()
         .map(|p| p.message)
@@ -229,8 +228,7 @@ fn http_needs_its_grant_and_an_allow_list() {
         .hook("testing/hooks/http-probe", "probe")
         .config("[hooks.probe]\ngrants = [\"log\", \"http\"]\n");
     let problems: Vec<String> = hookrt::check(agent.path())
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .0
         .into_iter()
         .map(|p| p.message)

@@ -144,8 +144,7 @@ fn bad_subagent_folders_are_refused() {
         .file("subagents/ok/channels/slack.rs", "")
         .file("subagents/ok/hooks/x.rs", "");
     let problems: Vec<String> = discover(agent.path())
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .0
         .into_iter()
         .map(|p| p.message)

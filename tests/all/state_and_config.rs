@@ -158,7 +158,7 @@ fn config_name_and_description_belong_to_one_hook() {
     let agent = TempAgent::new()
         .hook("testing/hooks/config_checker.rs", "checker.rs")
         .config("[defaults]\nconfig = { threshold = 2 }\n");
-    let problems = hookrt::check(agent.path()).err().expect("refused").0;
+    let problems = hookrt::check(agent.path()).expect_err("refused").0;
     assert_eq!(
         problems[0].message,
         "[defaults] sets `config`, which belongs to one hook"

@@ -96,6 +96,10 @@ fn run(agent: &Path, events: &Path) -> Run {
     unsafe {
         command.pre_exec(|| Ok(()));
     }
+    #[allow(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 below, which also reads its peak memory"
+    )]
     let child = command
         // The queue may hold many slow deliveries when the input ends: let
         // them all finish (the default gives them 30 s).

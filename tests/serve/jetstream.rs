@@ -834,7 +834,7 @@ fn serve_with_nats_publishes_http_events_persisted_after_the_ack_and_the_fleet_d
     // Nothing was delivered in the server; a worker delivers each event once.
     let w = Worker::start(&patient, &nats, &[]);
     // Each delivery once, in whatever order: no order to check.
-    let plan = planned(&patient, &[text.clone()], BTreeMap::new());
+    let plan = planned(&patient, std::slice::from_ref(&text), BTreeMap::new());
     wait_for("the worker to deliver the posted transcript", || {
         let seen: Keys = w.deliveries().iter().map(key).collect();
         plan.required.is_subset(&seen)

@@ -59,8 +59,11 @@ fn metric_until(server: &Server, key: &str, want: f64) -> std::collections::BTre
     }
 }
 
-/// Each journaled event's id with its deliveries' `(hook, state, attempts)`, in seq order.
-fn journaled(path: &std::path::Path) -> Vec<(String, Vec<(String, String, i64)>)> {
+/// A journaled delivery: `(hook, state, attempts)`.
+type Delivery = (String, String, i64);
+
+/// Each journaled event's id with its deliveries, in seq order.
+fn journaled(path: &std::path::Path) -> Vec<(String, Vec<Delivery>)> {
     let db = rusqlite::Connection::open(path).unwrap();
     let mut events = db
         .prepare("SELECT seq, id FROM events WHERE origin = 'agent' ORDER BY seq")

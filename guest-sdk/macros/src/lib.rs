@@ -58,12 +58,11 @@ fn expand(item: TokenStream) -> Result<TokenStream, (Span, String)> {
     let mut methods = Vec::new();
     let mut has_config = false;
     for pair in items.windows(2) {
-        if is_ident(&pair[0], "fn") {
-            if let TokenTree::Ident(name) = &pair[1] {
-                if name.to_string() != "configure" {
-                    methods.push(name.clone());
-                }
-            }
+        if is_ident(&pair[0], "fn")
+            && let TokenTree::Ident(name) = &pair[1]
+            && name.to_string() != "configure"
+        {
+            methods.push(name.clone());
         }
         if is_ident(&pair[0], "type") && is_ident(&pair[1], "Config") {
             has_config = true;
@@ -90,7 +89,13 @@ fn expand(item: TokenStream) -> Result<TokenStream, (Span, String)> {
     out.extend([TokenTree::Group(group)]);
     out.extend(tokens[body_at + 1..].iter().cloned());
 
-    // ::hookrt_sdk::__export_hook!(SelfTy; name, name, ...);
+    out.extend(export_call(self_ty, &methods));
+    Ok(out)
+}
+
+/// The call that exports the hook: `::hookrt_sdk::__export_hook!(SelfTy; name, ...);`.
+fn export_call(self_ty: TokenStream, methods: &[Ident]) -> TokenStream {
+    let mut out = TokenStream::new();
     let mut args = self_ty;
     args.extend(";".parse::<TokenStream>().expect("static tokens"));
     for (i, name) in methods.iter().enumerate() {
@@ -112,7 +117,7 @@ fn expand(item: TokenStream) -> Result<TokenStream, (Span, String)> {
             .next()
             .expect("one token"),
     ]);
-    Ok(out)
+    out
 }
 
 fn error(span: Span, message: &str) -> TokenStream {

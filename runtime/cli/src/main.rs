@@ -5,9 +5,6 @@
 mod args;
 mod commands;
 mod export;
-mod forward;
-mod hook;
-mod install;
 mod loading;
 mod retention;
 
@@ -85,9 +82,9 @@ struct BridgeCli {
 
 #[derive(Subcommand)]
 enum Bridge {
-    Hook(hook::HookArgs),
+    Hook(commands::hook::HookArgs),
     #[command(name = commands::aliases::CLAUDE_HOOK)]
-    ClaudeHook(hook::ClaudeArgs),
+    ClaudeHook(commands::hook::ClaudeArgs),
 }
 
 impl Cli {

@@ -161,6 +161,9 @@ fn raw_context() -> types::Context {
     }
 }
 
+/// One way to run a hook call, named as the report prints it.
+type Variant<'a> = (&'static str, Box<dyn FnMut() + 'a>);
+
 fn calls(c: &mut Criterion) {
     let e = event();
     let data = e.data.to_string();
@@ -271,7 +274,7 @@ fn calls(c: &mut Criterion) {
     // and goes on the machine falls on all of them alike. Per variant, the
     // median and the 10th percentile of its 400 batches (the latter is the
     // least disturbed by other work on a busy machine).
-    let mut variants: Vec<(&str, Box<dyn FnMut() + '_>)> = vec![
+    let mut variants: Vec<Variant<'_>> = vec![
         ("raw Wasmtime, defaults", Box::new(|| drop(raw_warm()))),
         (
             "raw Wasmtime, epoch only",

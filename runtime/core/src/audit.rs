@@ -252,6 +252,51 @@ impl Audit {
 }
 
 impl HookAudit {
+    /// The `subscribes` line of [`HookAudit::write_text`], and the `may` line.
+    fn write_subscriptions(&self, s: &mut String) {
+        let h = self;
+        let subs: Vec<String> = h
+            .subscriptions
+            .iter()
+            .map(|s| format!("{} ({})", s.kind, s.class))
+            .collect();
+        let _ = writeln!(s, "   subscribes {}", subs.join(", "));
+        // What can change what the agent does beyond allow / deny / ask:
+        // an auditor's first question about a hook.
+        let strong: Vec<String> = h
+            .subscriptions
+            .iter()
+            .flat_map(|sub| {
+                sub.may
+                    .iter()
+                    .filter(|p| matches!(**p, "rewrite input" | "block" | "continue turn"))
+                    .map(move |p| format!("{p} ({})", crate::event::kind::handled_kind(&sub.kind)))
+            })
+            .collect();
+        if !strong.is_empty() {
+            let _ = writeln!(s, "   may        {}", strong.join(", "));
+        }
+    }
+
+    /// The `import` lines of [`HookAudit::write_text`]: each import and what grants it.
+    fn write_imports(&self, s: &mut String) {
+        let h = self;
+        for i in &h.imports {
+            let need = match &i.need {
+                crate::sandbox::grants::Need::Types => "world types".to_owned(),
+                crate::sandbox::grants::Need::Grant(g) => format!("grant `{g}`"),
+                crate::sandbox::grants::Need::Baseline(what) => format!("baseline: {what}"),
+                crate::sandbox::grants::Need::Never(why) => format!("never: {why}"),
+            };
+            let _ = writeln!(
+                s,
+                "   import     {} ({need}){}",
+                i.import,
+                if i.granted { "" } else { " REFUSED" }
+            );
+        }
+    }
+
     /// One hook's block of [`Audit::to_text`].
     fn write_text(&self, s: &mut String) {
         let h = self;
@@ -291,43 +336,10 @@ impl HookAudit {
                     .unwrap_or_default()
             );
         }
-        let subs: Vec<String> = h
-            .subscriptions
-            .iter()
-            .map(|s| format!("{} ({})", s.kind, s.class))
-            .collect();
-        let _ = writeln!(s, "   subscribes {}", subs.join(", "));
-        // What can change what the agent does beyond allow / deny / ask:
-        // an auditor's first question about a hook.
-        let strong: Vec<String> = h
-            .subscriptions
-            .iter()
-            .flat_map(|sub| {
-                sub.may
-                    .iter()
-                    .filter(|p| matches!(**p, "rewrite input" | "block" | "continue turn"))
-                    .map(move |p| format!("{p} ({})", crate::event::kind::handled_kind(&sub.kind)))
-            })
-            .collect();
-        if !strong.is_empty() {
-            let _ = writeln!(s, "   may        {}", strong.join(", "));
-        }
+        h.write_subscriptions(s);
         let _ = writeln!(s, "   scope      {}", h.scope);
         let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
-        for i in &h.imports {
-            let need = match &i.need {
-                crate::sandbox::grants::Need::Types => "world types".to_owned(),
-                crate::sandbox::grants::Need::Grant(g) => format!("grant `{g}`"),
-                crate::sandbox::grants::Need::Baseline(what) => format!("baseline: {what}"),
-                crate::sandbox::grants::Need::Never(why) => format!("never: {why}"),
-            };
-            let _ = writeln!(
-                s,
-                "   import     {} ({need}){}",
-                i.import,
-                if i.granted { "" } else { " REFUSED" }
-            );
-        }
+        h.write_imports(s);
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {
             "critical: a final failure fails the turn"

@@ -63,15 +63,19 @@ pub mod service;
 /// and signed checkpoints, the keys that sign them, signed receipts of
 /// decisions). Writing it is the service's alone.
 pub mod journal {
+    pub use crate::service::journal::keys::{
+        KeyError, generate_key, public_hex, read_signing_key, read_verifying_key,
+    };
+    pub use crate::service::journal::receipt::{
+        ReceiptError, SignedReceipt, check_receipt, receipt_in_journal, sign_receipt,
+    };
     #[doc(hidden)]
     pub use crate::service::journal::trail::checkpoint_body;
     pub use crate::service::journal::trail::{
-        DEFAULT_CHECKPOINT_EVERY, TrailOptions, check_receipt, entry_hash, generate_key,
-        public_hex, read_signing_key, read_verifying_key, sign_receipt, text_sha256, trail_context,
+        DEFAULT_CHECKPOINT_EVERY, TrailOptions, entry_hash, text_sha256, trail_context,
     };
-    pub use crate::service::journal::verify::{
-        AnchorError, Row, export, head, receipt_in_journal, verify_segment,
-    };
+    pub use crate::service::journal::verdict::AnchorError;
+    pub use crate::service::journal::verify::{Row, export, head, verify_segment};
     pub use crate::service::journal::{
         Anchor, Break, DEFAULT_RETENTION, DeadLetter, Expect, Journal, JournalError, JournalStatus,
         PRUNE_BATCH, PendingDelivery, Plan, TrailContext, Verified, verify,

@@ -32,6 +32,16 @@ pub struct Replay {
     pub records: Vec<Value>,
 }
 
+/// A line of an expectation file that is not a JSON record.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: not a JSON record: {source}")]
+pub struct ExpectationError {
+    /// Its line number, from 1.
+    pub line: usize,
+    /// What the JSON parser said.
+    pub source: serde_json::Error,
+}
+
 /// One way an expectation and a replay differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
@@ -88,10 +98,9 @@ fn answers_by_hook(resolution: &Resolution) -> Map<String, Value> {
                 for vote in &call.answers {
                     if let Value::Array(list) =
                         by.entry(vote.hook.clone()).or_insert_with(|| json!([]))
+                        && list.len() == i
                     {
-                        if list.len() == i {
-                            list.push(without_hook(vote));
-                        }
+                        list.push(without_hook(vote));
                     }
                 }
             }
@@ -166,10 +175,10 @@ fn records_of(envelope: &Envelope, d: &Dispatch) -> Vec<Value> {
             r.insert("console".into(), json!(delivery.console));
         }
         // A `*` or `observe:` handler of a hook that also answered does not repeat it.
-        if !hookrt_observer(&delivery.handler) {
-            if let Some(answer) = answers.remove(&delivery.hook) {
-                r.insert("answer".into(), answer);
-            }
+        if !hookrt_observer(&delivery.handler)
+            && let Some(answer) = answers.remove(&delivery.hook)
+        {
+            r.insert("answer".into(), answer);
         }
         out.push(Value::Object(r));
     }
@@ -222,14 +231,16 @@ impl Replay {
     /// Every difference from `expected` (an expectation file's text), in the
     /// replay's order; empty when they agree. A line that is not JSON is an error
     /// naming its line number.
-    pub fn compare(&self, expected: &str) -> Result<Vec<Difference>, String> {
+    pub fn compare(&self, expected: &str) -> Result<Vec<Difference>, ExpectationError> {
         let mut want = Vec::new();
         for (n, line) in expected.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let v: Value = serde_json::from_str(line)
-                .map_err(|e| format!("line {}: not a JSON record: {e}", n + 1))?;
+            let v: Value = serde_json::from_str(line).map_err(|source| ExpectationError {
+                line: n + 1,
+                source,
+            })?;
             want.push(v);
         }
         let mut diffs = Vec::new();
@@ -358,7 +369,7 @@ mod tests {
         assert_eq!(diffs[1].event, "e1 (k), attempt 1");
         assert_eq!(diffs[1].actual, "-");
         assert_eq!(
-            got.compare("nope").unwrap_err(),
+            got.compare("nope").unwrap_err().to_string(),
             "line 1: not a JSON record: expected ident at line 1 column 2"
         );
     }

@@ -2,9 +2,8 @@
 //! within a deadline, idle ones closed, refused callers' ones closed after
 //! the answer, all closed gracefully at shutdown.
 //!
-//! `axum::serve` runs hyper without a timer, so a client that sends half a
-//! request holds its connection (and a task) for ever, and it accepts
-//! without bound. Here:
+//! `axum::serve` runs hyper without a timer (half a request holds its
+//! connection for ever) and accepts without bound. Here:
 //! - at most `max_connections` are open at once, and only authenticated
 //!   ones hold their slot for good (`slots.rs`): a newcomer past the cap
 //!   takes the slot of a connection without a token, else waits in the

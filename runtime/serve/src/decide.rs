@@ -197,7 +197,7 @@ struct Resolved<'a> {
     resolution: &'a hookrt::Resolution,
     /// With `?receipt=true`: the signed receipt, `null` without a key.
     #[serde(skip_serializing_if = "Option::is_none")]
-    signed_receipt: Option<Option<serde_json::Value>>,
+    signed_receipt: Option<Option<hookrt::journal::SignedReceipt>>,
 }
 
 /// The 503 (or 409) body of a decision or edit the service could not take: the

@@ -71,11 +71,14 @@ pub struct Text<'a> {
     pub text: Result<&'a str, LineError>,
 }
 
+/// An Eve stream's key in [`Streams`]: its agent, session and subagent.
+type EveStream = (String, String, Option<String>);
+
 /// The state parsing keeps across requests.
 #[derive(Debug)]
 pub struct Streams {
     ordinals: Mutex<Ordinals>,
-    eve: Mutex<Recent<(String, String, Option<String>), Reader>>,
+    eve: Mutex<Recent<EveStream, Reader>>,
     /// The journal whose events an Eve stream read anew starts from (the
     /// places they took), so a line Eve sends again after a restart, or
     /// after the stream was evicted, is a duplicate there too.

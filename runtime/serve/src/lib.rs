@@ -172,21 +172,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     on_listen: impl FnOnce(SocketAddr),
 ) -> Result<Stats, ServeError> {
-    let tokens = match (options.tokens.is_empty(), options.insecure_no_auth) {
-        (false, _) => Some(options.tokens),
-        (true, false) => return Err(ServeError::NoTokens),
-        (true, true) if !options.listen.ip().is_loopback() => {
-            return Err(ServeError::InsecureNotLoopback(options.listen));
-        }
-        (true, true) => None,
-    };
-    let smallest = options.max_body_bytes.saturating_add(PARSE_WINDOW);
-    if options.max_in_flight_bytes < smallest {
-        return Err(ServeError::Budget {
-            budget: options.max_in_flight_bytes,
-            smallest,
-        });
-    }
+    check_options(&options)?;
+    let tokens = (!options.tokens.is_empty()).then_some(options.tokens);
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|source| ServeError::Bind {
@@ -229,12 +216,7 @@ pub async fn serve(
         },
     )
     .await?;
-    let journal = match &options.journal {
-        Some(path) => Some(Mutex::new(
-            Journal::open_existing(path).map_err(|e| ServeError::Start(e.into()))?,
-        )),
-        None => None,
-    };
+    let journal = options.journal.as_deref().map(open_journal).transpose()?;
     let keys = tokens.as_ref().map_or(1, |t| t.len());
     let state = Arc::new(AppState {
         durability: service.durability(),
@@ -258,12 +240,36 @@ pub async fn serve(
     let flusher = tokio::spawn(give_back_once_delivered(state.clone()));
     on_listen(addr);
     let app = router::router(state.clone(), &options.agents);
-    let stopping = state.clone();
     let bounds = connections::Bounds {
         max_connections: options.max_connections,
         header_timeout: options.header_timeout,
         idle_timeout: options.idle_timeout,
     };
+    take_connections(listener, app, &state, bounds, shutdown).await;
+    flusher.abort();
+    let service = state.service.write().await.take();
+    Ok(match service {
+        Some(service) => service.shutdown(options.drain_timeout).await,
+        None => Stats::default(),
+    })
+}
+
+/// The journal's reader for the routes that read it (`/v1/journal/...`).
+fn open_journal(path: &std::path::Path) -> Result<Mutex<Journal>, ServeError> {
+    let journal = Journal::open_existing(path).map_err(|e| ServeError::Start(e.into()))?;
+    Ok(Mutex::new(journal))
+}
+
+/// Serves `app` on `listener`'s connections until `shutdown`, which
+/// marks the state stopping; returns once running requests finished.
+async fn take_connections(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    state: &Arc<AppState>,
+    bounds: connections::Bounds,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let stopping = state.clone();
     let trusting = state.clone();
     let trusts: connections::Trusts = Arc::new(move |headers| trusting.authenticates(headers));
     connections::serve(listener, app, bounds, trusts, async move {
@@ -272,12 +278,27 @@ pub async fn serve(
         tracing::info!(target: "hookrt", "shutting down: finishing requests, then draining the service");
     })
     .await;
-    flusher.abort();
-    let service = state.service.write().await.take();
-    Ok(match service {
-        Some(service) => service.shutdown(options.drain_timeout).await,
-        None => Stats::default(),
-    })
+}
+
+/// Refuses options that cannot serve safely: no tokens unless
+/// `insecure_no_auth`, and that only on a loopback address; an in-flight
+/// budget smaller than one request and its parse window.
+fn check_options(options: &ServeOptions) -> Result<(), ServeError> {
+    match (options.tokens.is_empty(), options.insecure_no_auth) {
+        (true, false) => return Err(ServeError::NoTokens),
+        (true, true) if !options.listen.ip().is_loopback() => {
+            return Err(ServeError::InsecureNotLoopback(options.listen));
+        }
+        _ => {}
+    }
+    let smallest = options.max_body_bytes.saturating_add(PARSE_WINDOW);
+    if options.max_in_flight_bytes < smallest {
+        return Err(ServeError::Budget {
+            budget: options.max_in_flight_bytes,
+            smallest,
+        });
+    }
+    Ok(())
 }
 
 /// Gives the budget back what requests handed to it, once a flush of the

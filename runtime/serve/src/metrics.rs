@@ -78,7 +78,7 @@ pub struct EventLabels {
 type HistogramFamily = Family<HookLabels, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
-    // 50 µs .. ~1.6 s.
+    // 16 buckets, each twice the one before, from 50 µs.
     Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
 }
 
@@ -123,98 +123,91 @@ pub struct ServerMetrics {
 impl ServerMetrics {
     /// The metrics, registered.
     pub fn new() -> ServerMetrics {
-        let mut registry = Registry::default();
-        let deliveries = Family::<DeliveryLabels, Counter>::default();
-        let latency: HistogramFamily = Family::new_with_constructor(latency_histogram);
-        let fuel: HistogramFamily = Family::new_with_constructor(fuel_histogram);
-        let events = Family::<EventLabels, Counter>::default();
-        let refused = Family::<ReasonLabels, Counter>::default();
-        let decisions = Family::<DecisionLabels, Counter>::default();
-        let queue_depth = Gauge::default();
-        let journal_pending = Gauge::default();
-        let dead_letters = Gauge::default();
-        let rate_limited = Counter::default();
-        let reloads = Family::<ResultLabels, Counter>::default();
-        let hooks = Gauge::default();
-        let cascades = Family::<KindLabels, Counter>::default();
+        let mut metrics = ServerMetrics {
+            registry: Registry::default(),
+            deliveries: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram),
+            fuel: Family::new_with_constructor(fuel_histogram),
+            events: Family::default(),
+            events_by: Default::default(),
+            refused: Family::default(),
+            decisions: Family::default(),
+            queue_depth: Gauge::default(),
+            journal_pending: Gauge::default(),
+            dead_letters: Gauge::default(),
+            rate_limited: Counter::default(),
+            reloads: Family::default(),
+            hooks: Gauge::default(),
+            cascades: Family::default(),
+        };
+        metrics.register();
+        metrics
+    }
+
+    /// Registers every metric under its exported name and help text.
+    fn register(&mut self) {
+        let registry = &mut self.registry;
         registry.register(
             "hookrt_deliveries",
             "Finished deliveries (every attempt) by hook and outcome",
-            deliveries.clone(),
+            self.deliveries.clone(),
         );
         registry.register(
             "hookrt_delivery_duration_seconds",
             "Wall time of one delivery by hook",
-            latency.clone(),
+            self.latency.clone(),
         );
         registry.register(
             "hookrt_delivery_fuel",
             "Fuel one delivery used, by hook",
-            fuel.clone(),
+            self.fuel.clone(),
         );
         registry.register(
             "hookrt_events",
             "Events taken, by durability",
-            events.clone(),
+            self.events.clone(),
         );
         registry.register(
             "hookrt_refused_events",
             "Events refused, by reason",
-            refused.clone(),
+            self.refused.clone(),
         );
         registry.register(
             "hookrt_decisions",
             "Decision and edit requests, by endpoint and how they ended",
-            decisions.clone(),
+            self.decisions.clone(),
         );
         registry.register(
             "hookrt_queue_depth",
             "Events handed to the service whose receipt has not come back",
-            queue_depth.clone(),
+            self.queue_depth.clone(),
         );
         registry.register(
             "hookrt_journal_pending_deliveries",
             "Journal lag: deliveries committed but not yet acked",
-            journal_pending.clone(),
+            self.journal_pending.clone(),
         );
         registry.register(
             "hookrt_dead_letters",
             "Deliveries that failed their last attempt, in the journal",
-            dead_letters.clone(),
+            self.dead_letters.clone(),
         );
         registry.register(
             "hookrt_rate_limited_requests",
             "Requests answered 429 by the per-token rate limit",
-            rate_limited.clone(),
+            self.rate_limited.clone(),
         );
         registry.register(
             "hookrt_hook_reloads",
             "Hot reloads of the hooks (SIGHUP, POST /v1/admin/reload), by result",
-            reloads.clone(),
+            self.reloads.clone(),
         );
-        registry.register("hookrt_hooks", "Hooks loaded now", hooks.clone());
+        registry.register("hookrt_hooks", "Hooks loaded now", self.hooks.clone());
         registry.register(
             "hookrt_cascades",
             "Failure cascade events raised (a critical hook failed for good), by kind",
-            cascades.clone(),
+            self.cascades.clone(),
         );
-        ServerMetrics {
-            registry,
-            deliveries,
-            latency,
-            fuel,
-            events,
-            events_by: Default::default(),
-            refused,
-            decisions,
-            queue_depth,
-            journal_pending,
-            dead_letters,
-            rate_limited,
-            reloads,
-            hooks,
-            cascades,
-        }
     }
 
     /// The counter of the events taken as `receipt` says (looked up the

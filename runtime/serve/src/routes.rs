@@ -440,7 +440,7 @@ impl AppState {
         &self,
         envelope: &Envelope,
         resolution: &impl serde::Serialize,
-    ) -> Option<serde_json::Value> {
+    ) -> Option<hookrt::journal::SignedReceipt> {
         let context = self.receipts.as_ref()?;
         let context = match context.read() {
             Ok(c) => c.clone(),

@@ -1,12 +1,13 @@
 //! The commands, one file each with its arguments and an `execute` (as
 //! wasmtime's `src/commands/`): [`Command`] is the one list, and
-//! [`aliases`] the one table of other names. `hook` and `install` are still
-//! beside this folder (`crate::hook`, `crate::install`).
+//! [`aliases`] the one table of other names.
 
 pub mod aliases;
 mod audit;
 mod build;
 mod check;
+pub mod hook;
+mod install;
 pub mod journal;
 pub mod keygen;
 #[cfg(test)]
@@ -25,9 +26,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Subcommand;
 
-use crate::hook::{ClaudeArgs, HookArgs};
-use crate::install::{ClaudeCommand, InstallArgs};
 use crate::loading::Loading;
+use hook::{ClaudeArgs, HookArgs};
+use install::{ClaudeCommand, InstallArgs};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -86,12 +87,12 @@ impl Command {
             Command::Journal(cmd) => cmd.execute(),
             Command::Hook(args) => {
                 let options = loading.options(&args.dir);
-                Ok(crate::hook::hook(&args, options))
+                Ok(hook::hook(&args, options))
             }
             Command::ClaudeHook(args) => Command::Hook(HookArgs::from(&args)).execute(loading),
-            Command::Install(args) => crate::install::install(&args, &loading.lock),
+            Command::Install(args) => install::install(&args, &loading.lock),
             // `install --agent claude-code`, in install.rs.
-            Command::Claude(cmd) => crate::install::claude(cmd, &loading.lock),
+            Command::Claude(cmd) => install::claude(cmd, &loading.lock),
             Command::Serve(args) => args.execute(loading),
             Command::Worker(cmd) => cmd.execute(loading),
             Command::Publish(args) => args.execute(),

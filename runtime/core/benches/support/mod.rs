@@ -1,7 +1,7 @@
 //! What the benches share: the repository, the shared hook cache, loading an
 //! agent, the example transcript, and the agents they measure.
 // Each bench uses part of this module.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each bench uses part of this module")]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

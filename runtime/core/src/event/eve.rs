@@ -24,7 +24,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, hash_parts};
+use crate::event::envelope::{Coordinates, Envelope, EnvelopeError};
+use crate::event::hashing::hash_parts;
 use crate::event::ordinal::Ordinals;
 use crate::event::recent::Recent;
 
@@ -139,25 +140,8 @@ impl EveStream {
         if again.is_some() {
             self.position = position;
         }
-        let (mut kind, mut data) = kind_and_data(&mut event)?;
-        let mut subagent = self.subagent.clone();
-        if kind == "subagent.event" {
-            // A parent's wrapper around one event of its inline subagent.
-            let name = text(&data, "subagentName").filter(|n| !n.is_empty());
-            // Without a name the wrapped event has no scope: landing in the
-            // primary scope would show a subagent's payload to the parent's
-            // hooks (and let its decisions be judged by the wrong policy).
-            if name.is_none() && subagent.is_none() {
-                return Err(EveError::Shape(
-                    "`subagent.event` without its `subagentName`: the event's scope is unknown",
-                ));
-            }
-            let Some(Value::Object(mut inner)) = data.remove("event") else {
-                return Err(EveError::Shape("`subagent.event` without its `event`"));
-            };
-            (kind, data) = kind_and_data(&mut inner)?;
-            subagent = subagent.or(name);
-        }
+        let ((kind, mut data), mut subagent) =
+            unwrapped(kind_and_data(&mut event)?, self.subagent.clone())?;
         self.learn_children(&kind, &data);
         if subagent.is_none()
             && PROXIED.contains(&kind.as_str())
@@ -257,8 +241,36 @@ impl EveStream {
     }
 }
 
+/// A parent's `subagent.event` wrapper around one event of its inline
+/// subagent: the wrapped event's kind and data, in the subagent's scope
+/// (`subagent`, the stream's own, first). Any other event passes as it is.
+fn unwrapped(
+    (kind, mut data): KindAndData,
+    subagent: Option<String>,
+) -> Result<(KindAndData, Option<String>), EveError> {
+    if kind != "subagent.event" {
+        return Ok(((kind, data), subagent));
+    }
+    let name = text(&data, "subagentName").filter(|n| !n.is_empty());
+    // Without a name the wrapped event has no scope: landing in the
+    // primary scope would show a subagent's payload to the parent's
+    // hooks (and let its decisions be judged by the wrong policy).
+    if name.is_none() && subagent.is_none() {
+        return Err(EveError::Shape(
+            "`subagent.event` without its `subagentName`: the event's scope is unknown",
+        ));
+    }
+    let Some(Value::Object(mut inner)) = data.remove("event") else {
+        return Err(EveError::Shape("`subagent.event` without its `event`"));
+    };
+    Ok((kind_and_data(&mut inner)?, subagent.or(name)))
+}
+
+/// An Eve event's `type` and `data`.
+type KindAndData = (String, Map<String, Value>);
+
 /// `type` and `data` of an Eve event object (`{}` for events without data).
-fn kind_and_data(event: &mut Map<String, Value>) -> Result<(String, Map<String, Value>), EveError> {
+fn kind_and_data(event: &mut Map<String, Value>) -> Result<KindAndData, EveError> {
     let kind = match event.remove("type") {
         Some(Value::String(kind)) => kind,
         _ => return Err(EveError::Shape("`type` is missing or not text")),

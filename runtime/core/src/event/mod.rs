@@ -2,9 +2,11 @@
 //! and the answer types. Plain data: no Wasmtime, no I/O.
 
 pub(crate) mod answer;
+pub(crate) mod clock;
 pub(crate) mod data;
 pub(crate) mod envelope;
 pub(crate) mod eve;
+pub(crate) mod hashing;
 pub(crate) mod kind;
 pub(crate) mod ordinal;
 pub(crate) mod recent;
@@ -13,10 +15,9 @@ pub(crate) mod scope;
 // The vocabulary and the envelope's parts beyond what the crate root
 // re-exports (`Envelope`, `Coordinates`, `Durability`, `EventClass`, ...).
 pub use answer::{Answer, CallAnswer, Gate, Permission, Reply};
+pub use clock::now_rfc3339;
 pub use data::Data;
-pub use envelope::{
-    MAX_ATTEMPT, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key, now_rfc3339,
-};
+pub use envelope::{MAX_ATTEMPT, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key};
 pub use eve::{EveError, EveStream, StreamPlace};
 pub use kind::{
     CONTEXT_KINDS, CUSTOM_PREFIX, EventKind, GateRule, KINDS, OBSERVE_PREFIX, Origin,

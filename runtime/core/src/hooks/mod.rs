@@ -30,7 +30,7 @@ pub use folder::config::{CONFIG_FILE, Config, Mode};
 pub use folder::discovery::{
     DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover,
 };
-pub use folder::plain::{read as read_plain_file, replace as replace_file};
+pub use folder::plain::{PlainFileError, read as read_plain_file, replace as replace_file};
 pub use folder::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
 pub use folder::slug::{Slug, SlugError};
 pub use loaded::load::LoadedHook;

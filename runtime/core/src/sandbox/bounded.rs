@@ -29,10 +29,10 @@ use wasmtime_wasi_io::bindings::wasi::io::streams::{
 
 /// How often a waiting host call looks at the cancel flag: bounds how long
 /// shutdown waits for a hook that sleeps.
-pub const CANCEL_CHECK: Duration = Duration::from_millis(5);
+pub(crate) const CANCEL_CHECK: Duration = Duration::from_millis(5);
 
 /// A store's resource table with what bounds its waits.
-pub struct Bounded<'a> {
+pub(crate) struct Bounded<'a> {
     /// The store's resources.
     pub table: &'a mut ResourceTable,
     /// When the running delivery must end.
@@ -46,7 +46,7 @@ pub struct Bounded<'a> {
 }
 
 /// The [`Bounded`] view, for `add_to_linker`.
-pub struct HasBounded;
+pub(crate) struct HasBounded;
 
 impl wasmtime::component::HasData for HasBounded {
     type Data<'a> = Bounded<'a>;

@@ -23,16 +23,16 @@ use crate::sandbox::wit::Level;
 
 /// Log lines kept per delivery. An empty line costs no output bytes, so this
 /// is what bounds host memory against a flood of empty `log` calls.
-pub const MAX_LOG_LINES: usize = 1_000;
+pub(crate) const MAX_LOG_LINES: usize = 1_000;
 /// Fields kept per log line (the rest are dropped): empty fields cost no
 /// bytes, so this bounds what one `log` call can make the host hold.
-pub const MAX_FIELDS_PER_LINE: usize = 32;
+pub(crate) const MAX_FIELDS_PER_LINE: usize = 32;
 /// What starts every line the runtime writes into a hook's output.
-pub const RUNTIME_PREFIX: &str = "[hookrt]";
+pub(crate) const RUNTIME_PREFIX: &str = "[hookrt]";
 /// Put before a hook's line that starts with [`RUNTIME_PREFIX`], so the hook
 /// cannot pass its text off as the runtime's (a forged cut marker, or lines
 /// the per-minute cap would take for runtime text).
-pub const HOOK_ESCAPE: &str = "(hook) ";
+pub(crate) const HOOK_ESCAPE: &str = "(hook) ";
 
 /// Which console stream a write came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -213,7 +213,7 @@ impl Capture {
 }
 
 /// The textual name of a level.
-pub fn level_name(level: Level) -> &'static str {
+pub(crate) fn level_name(level: Level) -> &'static str {
     match level {
         Level::Trace => "trace",
         Level::Debug => "debug",

@@ -31,7 +31,7 @@ use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0};
 /// How often the epoch advances. A deadline is noticed within one tick of
 /// passing, so this bounds how far past its budget a hook can run. 1 ms costs
 /// one wake-up per millisecond on one thread.
-pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Why the sandbox could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -175,7 +175,7 @@ impl Allocator {
 pub const MAX_THREADS: usize = 64;
 
 /// Most hooks a runtime may have for the pool to be chosen.
-pub const POOL_MAX_HOOKS: usize = 200;
+pub(crate) const POOL_MAX_HOOKS: usize = 200;
 
 /// Component instances the pool holds for a runtime of `hooks` hooks (at
 /// most [`POOL_MAX_HOOKS`]): a warm instance for each hook, a fresh one per
@@ -185,14 +185,14 @@ pub const POOL_MAX_HOOKS: usize = 200;
 /// reload builds a new one), not the most any may have: a process that
 /// runs one event with three hooks (`hookrt claude-hook`) sets up a quarter
 /// of the slots.
-pub fn pool_components(hooks: usize) -> u32 {
+pub(crate) fn pool_components(hooks: usize) -> u32 {
     (hooks.min(POOL_MAX_HOOKS) + MAX_THREADS + cores()) as u32
 }
 
 /// The processors this process may use (`available_parallelism`, at least
 /// 1), read once: each read walks the cgroup files, and a process per event
 /// (`hookrt claude-hook`) would read them three times.
-pub fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
@@ -200,15 +200,15 @@ pub fn cores() -> usize {
 /// Bytes at the bottom of each pooled linear memory kept resident between
 /// instances and reset in place (a JSON-parsing Rust hook dirties a few
 /// hundred KiB per delivery).
-pub const POOL_KEEP_RESIDENT: usize = 1 << 20;
+pub(crate) const POOL_KEEP_RESIDENT: usize = 1 << 20;
 /// Idle pool slots kept warm (resident) for reuse. A slot remembers the
 /// last hook's memory image: with fewer warm slots than fresh hooks, every
 /// fresh delivery found none of its own and mapped its image again (two
 /// `mmap`s, a TLB flush on every core running a worker).
-pub const POOL_WARM_SLOTS: u32 = 64;
+pub(crate) const POOL_WARM_SLOTS: u32 = 64;
 
 /// Whether hooks with these limits fit the pool's fixed slot sizes.
-pub fn fits_pool(limits: &Limits) -> bool {
+pub(crate) fn fits_pool(limits: &Limits) -> bool {
     limits.table_elements <= crate::sandbox::limits::DEFAULT_TABLE_ELEMENTS
         && limits.instances <= crate::sandbox::limits::POOL_INSTANCES
         && limits.tables <= crate::sandbox::limits::DEFAULT_TABLES
@@ -499,12 +499,12 @@ impl Prepared {
 }
 
 /// Arms fuel and the wall-clock deadline for the next call into `store`.
-pub fn begin_delivery(store: &mut Store<StoreData>, limits: &Limits) {
+pub(crate) fn begin_delivery(store: &mut Store<StoreData>, limits: &Limits) {
     begin_delivery_at(store, limits, Instant::now());
 }
 
 /// [`begin_delivery`] with the deadline counted from `now`.
-pub fn begin_delivery_at(store: &mut Store<StoreData>, limits: &Limits, now: Instant) {
+pub(crate) fn begin_delivery_at(store: &mut Store<StoreData>, limits: &Limits, now: Instant) {
     if limits.metering == Metering::Fuel {
         // set_fuel only fails when fuel is not enabled, which the fuel engine guarantees.
         let _ = store.set_fuel(limits.fuel);
@@ -516,7 +516,7 @@ pub fn begin_delivery_at(store: &mut Store<StoreData>, limits: &Limits, now: Ins
 }
 
 /// Fuel consumed since [`begin_delivery`] (0 under [`Metering::Epoch`]: not counted).
-pub fn fuel_used(store: &Store<StoreData>, limits: &Limits) -> u64 {
+pub(crate) fn fuel_used(store: &Store<StoreData>, limits: &Limits) -> u64 {
     match limits.metering {
         Metering::Fuel => limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
         Metering::Epoch => 0,
@@ -524,7 +524,7 @@ pub fn fuel_used(store: &Store<StoreData>, limits: &Limits) -> u64 {
 }
 
 /// Names the limit (or fault) behind a failed call into the hook.
-pub fn classify(err: &wasmtime::Error, state: &StoreData) -> Outcome {
+pub(crate) fn classify(err: &wasmtime::Error, state: &StoreData) -> Outcome {
     if state.timed_out {
         return Outcome::Timeout;
     }
@@ -540,7 +540,7 @@ pub fn classify(err: &wasmtime::Error, state: &StoreData) -> Outcome {
 /// counts, as its `hookrt.toml` setting (`instances`, `memories`, `tables`),
 /// and the count it reached. Wasmtime says so only in words ("resource
 /// limit exceeded: instance count too high at 17"), which name neither.
-pub fn count_limit(err: &wasmtime::Error) -> Option<(&'static str, u64)> {
+pub(crate) fn count_limit(err: &wasmtime::Error) -> Option<(&'static str, u64)> {
     let text = format!("{err:#}");
     let rest = text.split("resource limit exceeded: ").nth(1)?;
     let (what, at) = rest.split_once(" count too high at ")?;
@@ -560,7 +560,7 @@ pub fn count_limit(err: &wasmtime::Error) -> Option<(&'static str, u64)> {
 }
 
 /// A short, single-line description of a failed call (no backtrace).
-pub fn describe(err: &wasmtime::Error) -> String {
+pub(crate) fn describe(err: &wasmtime::Error) -> String {
     let text = match err.downcast_ref::<Trap>() {
         Some(trap) => trap.to_string(),
         None => format!("{err:#}"),

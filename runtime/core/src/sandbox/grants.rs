@@ -10,16 +10,14 @@
 //! - **outbound HTTP** (`wasi:http` outgoing requests) only with the `http`
 //!   grant, and then only to the hosts in `http_allow` (see `http.rs`);
 //! - **inert for Python hooks only**: `wasi:filesystem` and `wasi:sockets`,
-//!   which CPython imports whatever the hook's code does. They are linked
-//!   with no preopened directory and every socket use denied (see
-//!   `host::link_wasi`), so opening a file or a socket fails inside the
-//!   sandbox; for every other hook they stay refused ([`Profile`]);
+//!   which CPython imports whatever its code does, linked with no preopened
+//!   directory and every socket use denied (`host::link_wasi`); for every
+//!   other hook they stay refused ([`Profile`]);
 //! - **never**: anything else (`wasi:http`'s server side, unknown packages).
 //!   There is no grant for them.
 //!
-//! A component importing something not granted is refused at load with a
-//! message naming the import and the grant that would allow it (or saying that
-//! none exists), before any event is dispatched.
+//! A component importing something not granted is refused at load, naming
+//! the import and the grant that would allow it (or that none exists).
 
 use std::collections::BTreeSet;
 
@@ -56,7 +54,7 @@ pub struct ImportAudit {
 
 /// Which imports a hook's kind of component may have besides its grants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Profile {
+pub(crate) enum Profile {
     /// Rust, TypeScript and prebuilt components: the inert baseline only.
     #[default]
     Standard,
@@ -66,7 +64,7 @@ pub enum Profile {
 }
 
 /// Classifies an import by its interface name, for a hook of `profile`.
-pub fn classify(import: &str, profile: Profile) -> Need {
+pub(crate) fn classify(import: &str, profile: Profile) -> Need {
     let name = import.split('@').next().unwrap_or(import);
     let (package, interface) = name.split_once('/').unwrap_or((name, ""));
     match (package, interface) {
@@ -100,7 +98,7 @@ pub fn classify(import: &str, profile: Profile) -> Need {
 
 /// Audits every import against `grants`; the error lists each refused import
 /// with what would allow it.
-pub fn check(
+pub(crate) fn check(
     imports: &[String],
     grants: &BTreeSet<String>,
     table: &str,

@@ -23,7 +23,7 @@ use crate::sandbox::state::StateAccess;
 use crate::sandbox::wit::{Field, Level, v0_1_0, v0_2_0, v0_3_0};
 
 /// What the pinned wall clock reads: 2026-01-01T00:00:00Z.
-pub const PINNED_WALL_CLOCK_SECS: u64 = 1_767_225_600;
+pub(crate) const PINNED_WALL_CLOCK_SECS: u64 = 1_767_225_600;
 
 /// The clocks of replay mode: a wall clock stopped at
 /// [`PINNED_WALL_CLOCK_SECS`] and a monotonic clock stopped at 0.
@@ -341,7 +341,9 @@ impl wasmtime::component::HasData for HasTable {
 /// nothing: `wasi:io` streams; `wasi:cli` stdout/stderr (captured), stdin
 /// (empty), environment (no variables, no arguments), exit and terminal
 /// queries; clocks; random.
-pub fn link_wasi(linker: &mut wasmtime::component::Linker<StoreData>) -> wasmtime::Result<()> {
+pub(crate) fn link_wasi(
+    linker: &mut wasmtime::component::Linker<StoreData>,
+) -> wasmtime::Result<()> {
     use wasmtime_wasi::cli::{WasiCli, WasiCliView as _};
     use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
     use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync};
@@ -380,7 +382,7 @@ pub fn link_wasi(linker: &mut wasmtime::component::Linker<StoreData>) -> wasmtim
 /// hook's code does): for every other hook an import of them is refused at
 /// load (see `grants::Profile`), so a sandbox links them only when it runs a
 /// Python hook.
-pub fn link_wasi_inert(
+pub(crate) fn link_wasi_inert(
     linker: &mut wasmtime::component::Linker<StoreData>,
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView as _};

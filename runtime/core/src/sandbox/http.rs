@@ -34,7 +34,7 @@ pub struct Entry {
 impl Entry {
     /// Parses `https://host[:port]`, `http://host[:port]` or a bare
     /// `host[:port]` (HTTPS). Paths, queries, user info and wildcards are refused.
-    pub fn parse(text: &str) -> Result<Entry, String> {
+    pub(crate) fn parse(text: &str) -> Result<Entry, String> {
         let full = if text.contains("://") {
             text.to_owned()
         } else {
@@ -101,7 +101,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 /// Whether `ip` is a public unicast address (what an allowed name may reach).
-pub fn is_public(ip: IpAddr) -> bool {
+pub(crate) fn is_public(ip: IpAddr) -> bool {
     match canonical(ip) {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => is_public_v6(v6),

@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-/// Fuel (roughly, wasm instructions) per delivery. A handler that parses a
-/// ~550-byte JSON envelope uses ~30,000; the default leaves 1,000x headroom and
-/// stops a busy loop within a few milliseconds, blocking CPU exhaustion.
+/// Fuel (roughly, wasm instructions) per delivery. A handler that parses an
+/// envelope uses a small share of it (docs/performance.md, "Sizes the code
+/// assumes"); the default stops a busy loop within a few milliseconds,
+/// blocking CPU exhaustion.
 pub const DEFAULT_FUEL: u64 = 50_000_000;
 /// Wall-clock budget per delivery, enforced by epoch interruption; blocks a hook
 /// that hangs the agent's turn (including time spent outside fuel accounting).
@@ -16,7 +17,7 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(200);
 /// memory exhaustion.
 pub const DEFAULT_MEMORY_BYTES: u64 = 32 << 20;
 /// Elements per table; blocks table-growth exhaustion.
-pub const DEFAULT_TABLE_ELEMENTS: u64 = 20_000;
+pub(crate) const DEFAULT_TABLE_ELEMENTS: u64 = 20_000;
 /// Core instances per component instantiation (a Rust wasip2 hook needs a few).
 pub const DEFAULT_INSTANCES: u64 = 16;
 /// Core instances per instantiation of a Python hook, by default. CPython
@@ -29,37 +30,37 @@ pub const PYTHON_INSTANCES: u64 = 64;
 /// The most core instances per instantiation a pooled hook may have: a
 /// hook configured (or defaulted, as Python hooks are) above it runs with
 /// on-demand allocation.
-pub const POOL_INSTANCES: u64 = PYTHON_INSTANCES;
+pub(crate) const POOL_INSTANCES: u64 = PYTHON_INSTANCES;
 /// Tables and memories per store, for the same reason as instances.
-pub const DEFAULT_TABLES: u64 = 16;
+pub(crate) const DEFAULT_TABLES: u64 = 16;
 /// Linear memories per store.
-pub const DEFAULT_MEMORIES: u64 = 4;
+pub(crate) const DEFAULT_MEMORIES: u64 = 4;
 /// Bytes of log messages and stdout/stderr kept per delivery; blocks a log flood
 /// from exhausting host memory or drowning other hooks' diagnostics.
-pub const DEFAULT_OUTPUT_BYTES: u64 = 64 << 10;
+pub(crate) const DEFAULT_OUTPUT_BYTES: u64 = 64 << 10;
 
 /// Log and console bytes one hook may emit per minute, across deliveries;
 /// blocks a hook that stays under its per-delivery cap but floods over time.
-pub const DEFAULT_LOG_BYTES_PER_MINUTE: u64 = 1 << 20;
+pub(crate) const DEFAULT_LOG_BYTES_PER_MINUTE: u64 = 1 << 20;
 
 /// Log lines one hook may keep per minute, across deliveries: empty lines cost
 /// no bytes, so this (not `log_bytes_per_minute`) bounds a hook that floods
 /// the log sink with empty lines delivery after delivery.
-pub const MAX_LOG_LINES_PER_MINUTE: u64 = 60_000;
+pub(crate) const MAX_LOG_LINES_PER_MINUTE: u64 = 60_000;
 
-/// Largest component file hookrt will compile (a Rust hook is ~100 KB to a
-/// few MB); blocks a component that exhausts the host's compile time and
-/// memory before any limit of a delivery applies.
+/// Largest component file hookrt will compile (hooks' usual sizes are in
+/// docs/performance.md); blocks a component that exhausts the host's compile
+/// time and memory before any limit of a delivery applies.
 pub const MAX_COMPONENT_BYTES: u64 = 32 << 20;
 
 /// Highest values accepted from configuration, so no limit is effectively off.
-pub const MAX_FUEL: u64 = 10_000_000_000;
+pub(crate) const MAX_FUEL: u64 = 10_000_000_000;
 /// Highest wall-clock budget accepted.
-pub const MAX_DEADLINE: Duration = Duration::from_secs(600);
+pub(crate) const MAX_DEADLINE: Duration = Duration::from_secs(600);
 /// Highest memory limit accepted (4 GiB, the wasm32 address space).
-pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_MEMORY_BYTES: u64 = 4 << 30;
 /// Highest output cap accepted.
-pub const MAX_OUTPUT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_OUTPUT_BYTES: u64 = 64 << 20;
 
 /// What bounds a hook's CPU within a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

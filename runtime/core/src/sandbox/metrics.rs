@@ -14,15 +14,15 @@ use std::sync::{Arc, Mutex};
 use crate::sandbox::redaction::Redactor;
 
 /// Most distinct series (name plus labels) one hook may create.
-pub const MAX_SERIES_PER_HOOK: usize = 1_000;
+pub(crate) const MAX_SERIES_PER_HOOK: usize = 1_000;
 /// Longest metric name, label key or label value kept.
-pub const MAX_NAME_BYTES: usize = 128;
+pub(crate) const MAX_NAME_BYTES: usize = 128;
 /// Most labels one series may have; an update with more is dropped (each
 /// label is a key and value the host stores for the life of the runtime).
-pub const MAX_LABELS_PER_SERIES: usize = 16;
+pub(crate) const MAX_LABELS_PER_SERIES: usize = 16;
 /// The marker series counting a hook's dropped metric updates, by `reason`
 /// (`series_limit` or `labels_limit`).
-pub const DROPPED_SERIES: &str = "hookrt_metrics_dropped";
+pub(crate) const DROPPED_SERIES: &str = "hookrt_metrics_dropped";
 
 /// One series: hook, metric name and sorted labels.
 pub type Series = (String, String, Vec<(String, String)>);

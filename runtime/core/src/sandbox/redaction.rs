@@ -19,15 +19,15 @@ use regex::{Regex, RegexSet};
 /// so words such as `task-assessment-…` or `disk-usage-…` stay readable; the
 /// distinctive prefixes (`AKIA`, `ghp_`, `xox…`) match anywhere. A pattern's
 /// `pre` group, when it has one, is kept in front of the mask.
-pub const BUILTIN: [(&str, &str); 3] = [
+pub(crate) const BUILTIN: [(&str, &str); 3] = [
     (
         "api-key",
         r"(?:(?P<pre>^|[^A-Za-z0-9])(?:sk|pk|rk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9\-]{10,})",
     ),
     // An ASCII word boundary before `bearer` (it also takes a non-ASCII
     // letter for a boundary, so it masks more, never less): the Unicode one
-    // made this pattern cost 0.27 ms to compile, a twelfth of a process per
-    // event (`hookrt claude-hook`), against 0.10 ms.
+    // made this pattern nearly three times as slow to compile, a large share
+    // of a `hookrt claude-hook` process (docs/performance.md).
     (
         "bearer-token",
         r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9\-._~+/]+=*",
@@ -184,7 +184,7 @@ impl Default for Redactor {
 impl Redactor {
     /// The built-in patterns plus `extra` (name, regex); the error names the
     /// pattern that does not compile.
-    pub fn with(extra: &[(String, String)]) -> Result<Redactor, String> {
+    pub(crate) fn with(extra: &[(String, String)]) -> Result<Redactor, String> {
         // Most folders add none: the built-in set, compiled once, is shared
         // (a second copy of it was most of what loading a config cost).
         if extra.is_empty() {

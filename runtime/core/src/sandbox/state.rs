@@ -14,12 +14,12 @@ use rusqlite::{Connection, OptionalExtension, params};
 /// Longest key accepted: room for a prefix of a hook's own and any id an
 /// envelope may carry (`session/<id>`, ids are up to 256 bytes), and still a
 /// bound on what one key can hold.
-pub const MAX_KEY_BYTES: usize = 512;
+pub(crate) const MAX_KEY_BYTES: usize = 512;
 /// Largest single value accepted.
-pub const MAX_VALUE_BYTES: usize = 64 << 10;
+pub(crate) const MAX_VALUE_BYTES: usize = 64 << 10;
 /// Most bytes (keys plus values) one hook may keep; blocks a hook from filling
 /// the journal's disk.
-pub const MAX_HOOK_BYTES: usize = 1 << 20;
+pub(crate) const MAX_HOOK_BYTES: usize = 1 << 20;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS hook_state (
     hook  TEXT NOT NULL,
@@ -152,7 +152,7 @@ impl StateAccess {
     }
 
     /// Stores `value` under `key`, within the caps.
-    pub fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+    pub(crate) fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
         if key.is_empty() || key.len() > MAX_KEY_BYTES {
             return Err(format!("state key must be 1 to {MAX_KEY_BYTES} bytes"));
         }

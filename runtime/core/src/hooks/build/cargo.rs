@@ -32,9 +32,9 @@ pub const HOOK_TARGET: &str = "wasm32-wasip2";
 /// check` for ever. Longer than the script hooks' limit
 /// (`toolchain::BUILD_TIMEOUT`) because one run compiles the SDK's
 /// dependencies on a cold cache; `HOOKRT_CARGO_BUILD_TIMEOUT_S` overrides it.
-pub const CARGO_BUILD_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const CARGO_BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 /// The variable that overrides [`CARGO_BUILD_TIMEOUT`], in seconds.
-pub const CARGO_TIMEOUT_ENV: &str = "HOOKRT_CARGO_BUILD_TIMEOUT_S";
+pub(crate) const CARGO_TIMEOUT_ENV: &str = "HOOKRT_CARGO_BUILD_TIMEOUT_S";
 
 /// Where cargo builds and with what.
 pub(crate) struct CargoSetup<'a> {

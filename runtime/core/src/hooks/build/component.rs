@@ -198,9 +198,28 @@ pub fn build(
         }
         return (built, problems);
     }
-    if let Err(e) = create_private_dir(&components_dir) {
+    let (more, more_problems) = build_stale(stale, &sdks, opts, &components_dir, &key, progress);
+    built.extend(more);
+    problems.extend(more_problems);
+    (built, problems)
+}
+
+/// Builds the hooks `plan` found stale, under the cache's build lock: the
+/// TypeScript and Python ones componentized, the Rust ones by cargo (the
+/// single files together). Those another process built meanwhile are taken
+/// as they are.
+fn build_stale(
+    stale: Vec<Stale>,
+    sdks: &Sdks,
+    opts: &BuildOptions,
+    components_dir: &Path,
+    key: &[u8],
+    progress: &mut dyn FnMut(BuildEvent),
+) -> (Vec<BuiltHook>, Vec<Problem>) {
+    let (mut built, mut problems) = (Vec::new(), Vec::new());
+    if let Err(e) = create_private_dir(components_dir) {
         problems.push(Problem::build(
-            &components_dir,
+            components_dir,
             format!("cannot create: {e}"),
             "check permissions or pass another --cache-dir",
         ));
@@ -216,21 +235,18 @@ pub fn build(
     // Another process may have built some of them while we waited for the lock.
     let (done, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
-        .partition(|s| cached(&components_dir.join(format!("{}.wasm", s.hash)), &key));
-    for Stale { hook, hash, .. } in done {
-        let component = components_dir.join(format!("{hash}.wasm"));
-        built.push(BuiltHook {
-            hook,
-            component,
-            source_sha256: hash,
-            compiled: false,
-        });
-    }
+        .partition(|s| cached(&components_dir.join(format!("{}.wasm", s.hash)), key));
+    built.extend(done.into_iter().map(|Stale { hook, hash, .. }| BuiltHook {
+        hook,
+        component: components_dir.join(format!("{hash}.wasm")),
+        source_sha256: hash,
+        compiled: false,
+    }));
     let (scripts, stale): (Vec<_>, Vec<_>) = stale
         .into_iter()
         .partition(|s| matches!(s.hook.kind, SourceKind::TypeScript | SourceKind::Python));
     for Stale { hook, hash, .. } in scripts {
-        match build_script(hook, hash, opts, &components_dir, &key) {
+        match build_script(hook, hash, opts, components_dir, key) {
             Ok(b) => {
                 progress(BuildEvent::Componentized(b.hook.slug.to_string()));
                 built.push(b);
@@ -256,8 +272,8 @@ pub fn build(
             singles,
             opts,
             &env,
-            &components_dir,
-            &key,
+            components_dir,
+            key,
             progress,
             &mut built,
             &mut problems,
@@ -270,8 +286,8 @@ pub fn build(
             &sdks.rust,
             opts,
             &env,
-            &components_dir,
-            &key,
+            components_dir,
+            key,
             progress,
         ) {
             Ok(b) => built.push(b),
@@ -455,7 +471,10 @@ fn build_script(
 }
 
 /// A crate hook, built by cargo from its own folder.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the build's context, passed down as it is"
+)]
 fn build_crate(
     hook: DiscoveredHook,
     hash: String,
@@ -533,7 +552,10 @@ fn install_problem(hook: &DiscoveredHook, e: String) -> Problem {
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the build's context, passed down as it is"
+)]
 fn build_single_files(
     singles: Vec<Stale>,
     opts: &BuildOptions,
@@ -721,7 +743,7 @@ fn authentic_digest<'r>(key: &[u8], record: &'r str) -> Option<(&'r str, Option<
         key,
         &[DIGEST_RECORD_TAG, digest.as_bytes()],
     ));
-    bool::from(subtle_eq(mac.as_bytes(), want.as_bytes())).then_some((digest, lines.next()))
+    subtle_eq(mac.as_bytes(), want.as_bytes()).then_some((digest, lines.next()))
 }
 
 /// Constant-time equality of two byte strings.
@@ -780,7 +802,7 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
 /// is refused too. Once checked, the record also holds a stamp of the
 /// component file (`hooks/cache/stamp.rs`, under the same key): while the
 /// file still matches it, the digest is taken without reading the component.
-pub fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
+pub(crate) fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
     // A `.wasm` hook's source digest was taken from its bytes in this very load.
     if built.hook.kind == SourceKind::Component {
         return Ok(built.source_sha256.clone());

@@ -1,39 +1,23 @@
 //! What a single-file hook's source may not say, checked before it is built:
 //! nothing that makes the compiler read a file or a variable of the host.
 //!
-//! A single-file hook is copied into a generated crate and compiled on the
-//! host. `include!`, `include_str!` and `include_bytes!` expand against the
-//! host's file system, so `include_bytes!("../../../../key")` would compile
-//! the cache's key, or `~/.aws/credentials`, into the component; an
-//! out-of-line `mod name;` (with or without `#[path]`) reads another file;
-//! `env!` and `option_env!` read the build's environment. A single-file hook
-//! has no other file to read and needs nothing of the build's environment,
-//! so the check refuses:
+//! A single-file hook is compiled on the host: `include_bytes!("../../key")`
+//! would compile the cache's key into the component, an out-of-line `mod`
+//! reads another file, `env!` reads the build's environment. It needs none
+//! of them, so the check refuses:
 //!
-//! - the identifiers `include`, `include_str`, `include_bytes` and
-//!   `option_env` anywhere in its code (raw `r#` spellings too), not only
-//!   before a `!`;
-//! - `env` followed by `!` (`std::env::vars()` is the hook's own, empty,
-//!   environment at run time, and stays allowed);
-//! - every `mod name;` without a body, and a `path` attribute anywhere
-//!   (`#[path = ..]`, also inside `#[cfg_attr(..)]`);
-//! - `macro_rules` (and `macro`): a macro can assemble a call of any macro
-//!   from the tokens it is given (`$m!(..)` with `call!(1.include_str)`,
-//!   `$a $b (..)` with `call!(env, !)`, `mod $i;`), so what a scan of the
-//!   text sees is not what the compiler expands. A hook that needs macros of
-//!   its own is a crate hook;
+//! - `include`, `include_str`, `include_bytes` and `option_env` anywhere
+//!   (raw `r#` too), and `env` before `!` (`std::env::vars()` stays allowed);
+//! - every `mod name;` without a body, and a `path` attribute anywhere;
+//! - `macro_rules` and `macro`: a macro can assemble any macro call from its
+//!   tokens, so a scan of the text cannot see what the compiler expands (a
+//!   hook that needs macros of its own is a crate hook);
 //! - text the scan cannot lex as Rust: what it cannot read, it cannot clear.
 //!
-//! The source is lexed by `proc-macro2` (the lexer of Rust's proc-macro
-//! ecosystem), so comments, doc comments, raw strings, lifetimes, nested
-//! block comments and `1.include_str` are tokens as rustc sees them; words
-//! inside literals and comments pass. The only macros a single-file hook can
-//! then reach are std's and the SDK's (its one dependency), none of which
-//! turns an identifier it is given into a macro call.
-//!
-//! This is the fast first answer. What holds even when it misses: every
-//! build's dep-info is checked (`hooks/build/depinfo.rs`), and the build's
-//! environment names no folder of the user's (`hooks/build/cargo.rs`).
+//! `proc-macro2` lexes the source as rustc does (words in literals and
+//! comments pass); std's and the SDK's macros turn no identifier into a macro
+//! call. The fast first answer: the dep-info check (`depinfo.rs`) and the
+//! build's environment (`cargo.rs`) hold even when it misses.
 
 use std::str::FromStr;
 

@@ -2,28 +2,20 @@
 //! compiler read for it must lie inside the build's roots, or its component
 //! is refused.
 //!
-//! The source scan (`hooks/build/confine.rs`) answers first for single-file
-//! hooks; this holds whatever the scan missed, and for crate hooks, which are
-//! not scanned. cargo writes a dep-info file (`<artifact>.d`, make syntax)
-//! beside every component it builds: every source file the compiler read for
-//! the hook's crate and for each `path` crate it depends on (the SDK and its
-//! macros included), and each file a build script of theirs named with
-//! `rerun-if-changed`. rustc writes one per crate (`deps/<crate>-<hash>.d`),
-//! read here for the registry crates of the build. A file named there lies
+//! It holds whatever the source scan (`confine.rs`) missed, and for crate
+//! hooks, which are not scanned. cargo's dep-info (`<artifact>.d`) names every
+//! source file the compiler read for the hook's crate and its `path` crates
+//! (the SDK included) and each `rerun-if-changed` file; rustc's per crate
+//! (`deps/<crate>-<hash>.d`) covers the registry crates. Each file named lies
 //! in the build's roots, resolved through every link, or the component is not
-//! installed:
+//! installed. The roots: the hook's own crate (generated for a single file),
+//! the SDK (and what its top-level links name, such as `wit/`), the build's
+//! cargo home, the toolchain's sysroot and the build's target dir (build
+//! scripts' `OUT_DIR`).
 //!
-//! - the hook's own crate (the generated crate of a single-file hook, the
-//!   folder of a crate hook);
-//! - the SDK (and what its top-level links name, such as `wit/`);
-//! - the build's cargo home (registry and git sources);
-//! - the toolchain's sysroot;
-//! - the build's target dir (the `OUT_DIR`s of build scripts).
-//!
-//! What it cannot see: a build script or proc macro that reads a host file
-//! and writes its bytes into `OUT_DIR` (or into its own output) names only
-//! the copy. That read is denied only where the kernel sandbox of the build
-//! holds (`hooks/build/kernel_sandbox.rs`).
+//! What it cannot see: a build script or proc macro that copies a host file
+//! into `OUT_DIR` names only the copy; that read is denied only where the
+//! build's kernel sandbox holds (`kernel_sandbox.rs`).
 
 use std::path::{Path, PathBuf};
 

@@ -403,7 +403,9 @@ mod tests {
         );
 
         // Past the kernel's timestamp granularity, each change is seen.
-        let changes: [(&str, &dyn Fn(&Path)); 4] = [
+        // A change to the crate, named.
+        type Change<'a> = (&'static str, &'a dyn Fn(&Path));
+        let changes: [Change<'_>; 4] = [
             ("a file written in place", &|d| {
                 fs::write(d.join("src/lib.rs"), "pub fn b() {}\n").unwrap()
             }),

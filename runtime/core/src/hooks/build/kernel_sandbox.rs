@@ -1,25 +1,23 @@
 //! The kernel sandbox of a cargo build (Linux Landlock): what cargo, rustc,
 //! build scripts and proc macros may open at all.
 //!
-//! The dep-info check (`hooks/build/depinfo.rs`) sees what the compiler read
-//! for a crate, not what build code read: a `build.rs` that copies a host
-//! file into `OUT_DIR` shows only the copy. Under Landlock the whole build
-//! (cargo and every process it starts) opens files only beneath:
+//! The dep-info check (`depinfo.rs`) sees what the compiler read, not what
+//! build code read (a `build.rs` copying a host file into `OUT_DIR` shows
+//! only the copy). Under Landlock the whole build opens files only beneath:
 //!
 //! - for reading and running: the build's roots (the SDK and what its
-//!   top-level links name, the toolchain's sysroot, the operator's cargo
-//!   configuration file, the `Cargo.toml` files above the SDK, where cargo
-//!   finds the workspace it inherits from) and the system's folders tools need (`/usr`,
-//!   `/lib`, `/lib64`, `/bin`, `/etc`, `/run`, `/proc`, `/sys`);
+//!   top-level links name, the sysroot, the operator's cargo configuration,
+//!   the `Cargo.toml` files above the SDK that cargo inherits from) and the
+//!   system's folders tools need (`/usr`, `/lib`, `/lib64`, `/bin`, `/etc`,
+//!   `/run`, `/proc`, `/sys`);
 //! - for writing as well: the hook's own crate (cargo writes its
 //!   `Cargo.lock`), the cache's cargo home, the target dir, the build's own
 //!   `HOME`/`TMPDIR` and `/dev`.
 //!
 //! Everything else (the user's home, the cache's key, other agent folders)
-//! cannot be opened. Where the kernel has no Landlock (before Linux 5.13, or
-//! switched off), the build runs without it, as it did before; the
-//! environment, the dep-info check and the time limit still hold
-//! (docs/sandbox.md says which holds where).
+//! cannot be opened. Without Landlock (before Linux 5.13, or switched off)
+//! the build runs without it; the environment, the dep-info check and the
+//! time limit still hold (docs/sandbox.md says which holds where).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,12 +2,9 @@
 //! `__init__.py`, into a component for the `define-hook` world with the
 //! pinned Python toolchain (componentize-py, `guest-sdk/python/requirements.txt`).
 //!
-//! The toolchain is a virtual environment installed by `scripts/py-toolchain`
-//! into `$HOOKRT_PY_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/py-toolchain` or
-//! `~/.cache/hookrt/py-toolchain` (per user, whatever `--cache-dir` says),
-//! never into an agent folder; hookrt never installs it on its own.
-//!
-//! Trust boundary, as for TypeScript hooks: hookrt reads the hook's `.py`
+//! The toolchain is a virtual environment, installed as TypeScript's is
+//! (`scripts/py-toolchain`, `$HOOKRT_PY_TOOLCHAIN` or `py-toolchain` in the
+//! user's cache). Trust boundary, as for TypeScript hooks: hookrt reads the hook's `.py`
 //! files itself (a package's without following links, at most
 //! [`MAX_FILES`] of at most [`MAX_SOURCE_BYTES`] together) and hands their
 //! text to `guest-sdk/python/build.py`, run by the toolchain's interpreter in
@@ -32,9 +29,9 @@ use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::problem::Problem;
 
 /// The most `.py` files one package hook may have.
-pub const MAX_FILES: usize = 512;
+pub(crate) const MAX_FILES: usize = 512;
 /// The most bytes of source one Python hook may have, all files together.
-pub const MAX_SOURCE_BYTES: u64 = 8 << 20;
+pub(crate) const MAX_SOURCE_BYTES: u64 = 8 << 20;
 
 /// The Python toolchain (`scripts/py-toolchain`).
 pub(crate) const PY: Toolchain = Toolchain {
@@ -53,7 +50,7 @@ pub(crate) const PY: Toolchain = Toolchain {
 };
 
 /// The Python SDK folder (`guest-sdk/python`) of an SDK dir.
-pub fn py_sdk_dir(sdk_dir: &Path) -> PathBuf {
+pub(crate) fn py_sdk_dir(sdk_dir: &Path) -> PathBuf {
     sdk_dir.join("python")
 }
 
@@ -118,7 +115,7 @@ pub(crate) fn build(
 /// it is loaded as a prebuilt `.wasm` (`hookrt build --out`), so CPython's
 /// inert filesystem and socket imports are accepted there too. Anyone can
 /// write it into a component; all it gets one is those inert imports.
-pub const PROFILE_MARK: &[u8] = &[
+pub(crate) const PROFILE_MARK: &[u8] = &[
     0x00, 0x15, 0x0e, b'h', b'o', b'o', b'k', b'r', b't', b'-', b'p', b'r', b'o', b'f', b'i', b'l',
     b'e', b'p', b'y', b't', b'h', b'o', b'n',
 ];

@@ -30,7 +30,7 @@ use crate::hooks::problem::Problem;
 
 /// The file in a toolchain folder that records the sha256 of the lock it
 /// was installed from.
-pub const LOCK_RECORD_FILE: &str = "hookrt-toolchain.sha256";
+pub(crate) const LOCK_RECORD_FILE: &str = "hookrt-toolchain.sha256";
 /// How long one build may run before it is killed. A hook's top level runs
 /// during the build (pre-initialisation) without a fuel limit, so an endless
 /// loop there would hang `hookrt check` for ever.
@@ -72,7 +72,7 @@ impl Toolchain {
     /// Where the toolchain is (the folder its script fills), else a folder
     /// of this user's in the temp dir (which [`Toolchain::check`] refuses
     /// when others could write it).
-    pub fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         per_user_dir(self.env, Some(self.folder)).unwrap_or_else(|| {
             let uid = crate::hooks::cache::dir::current_uid();
             std::env::temp_dir().join(format!("hookrt-{}-{uid}", self.folder))
@@ -81,7 +81,7 @@ impl Toolchain {
 
     /// Where the toolchain is, checked: installed from this SDK's lock, in
     /// a folder only this user can write.
-    pub fn ready(&self, sdk_dir: &Path) -> Result<PathBuf, Problem> {
+    pub(crate) fn ready(&self, sdk_dir: &Path) -> Result<PathBuf, Problem> {
         let dir = self.dir();
         self.check(&dir, sdk_dir)?;
         Ok(dir)
@@ -132,7 +132,7 @@ impl Toolchain {
     }
 
     /// How long one build may run: [`BUILD_TIMEOUT`] unless its variable says.
-    pub fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         std::env::var(self.timeout_env)
             .ok()
             .and_then(|s| s.parse().ok())
@@ -144,7 +144,7 @@ impl Toolchain {
     /// interfaces the component imports, from the driver's one-line report
     /// (`{"imports": [...], ...}`); its stderr (cut to a readable size) as
     /// the problem otherwise, with `fix`.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         hook: &DiscoveredHook,
         program: &OsStr,

@@ -4,9 +4,8 @@
 //! The toolchain (componentize-js, esbuild, typescript at the versions of
 //! `guest-sdk/ts/package-lock.json`) is installed by `scripts/js-toolchain`
 //! into `$HOOKRT_JS_TOOLCHAIN`, else `$XDG_CACHE_HOME/hookrt/js-toolchain` or
-//! `~/.cache/hookrt/js-toolchain`: never into an agent folder, and hookrt
-//! never installs it on its own. It is per user, not per cache dir: a
-//! `--cache-dir` of its own (a test's, a service's) uses the same tools.
+//! `~/.cache/hookrt/js-toolchain`, per user whatever `--cache-dir` says:
+//! never into an agent folder, and hookrt never installs it on its own.
 //!
 //! Trust boundary: the agent folder is untrusted, so nothing in it runs on
 //! the host. hookrt reads the hook file itself and hands its text to
@@ -44,7 +43,7 @@ pub(crate) const JS: Toolchain = Toolchain {
 };
 
 /// The TS SDK folder (`guest-sdk/ts`) of an SDK dir.
-pub fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
+pub(crate) fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
     sdk_dir.join("ts")
 }
 

@@ -23,12 +23,12 @@ use wasmtime::component::Component;
 use crate::hooks::cache::{dir, stamp};
 
 /// Folder under the cache dir holding precompiled artifacts.
-pub const ARTIFACTS_DIR: &str = "artifacts";
+pub(crate) const ARTIFACTS_DIR: &str = "artifacts";
 /// Length of an artifact's MAC.
 const MAC_LEN: usize = 32;
 
 /// A component ready to instantiate, and whether it came from the cache.
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The compiled component.
     pub component: Component,
     /// True when Cranelift ran (no valid artifact was cached for this key).
@@ -37,7 +37,7 @@ pub struct Loaded {
 
 /// The artifact path for a component with `sha256` under `cache_dir`, for
 /// the engine whose id ([`Sandbox::engine_id`](crate::sandbox::engine::Sandbox::engine_id)) is `id`.
-pub fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
+pub(crate) fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
     let id = hex::encode(&id[..8]);
     cache_dir
         .join(ARTIFACTS_DIR)
@@ -46,7 +46,7 @@ pub fn artifact_path(id: &[u8; 32], cache_dir: &Path, sha256: &str) -> PathBuf {
 
 /// Why a component could not be loaded.
 #[derive(Debug, thiserror::Error)]
-pub enum CacheError {
+pub(crate) enum CacheError {
     /// The bytes are not a component Wasmtime can compile.
     #[error("{0}")]
     Invalid(String),
@@ -97,7 +97,7 @@ fn mac_path(artifact: &Path) -> PathBuf {
 /// `cache_dir` (MAC key `key`) for `engine` (whose [`engine_id`] is `id`); on
 /// a miss, or an artifact whose MAC does not check, reads and compiles it and
 /// stores the artifact.
-pub fn load(
+pub(crate) fn load(
     engine: &Engine,
     id: &[u8; 32],
     cache_dir: &Path,
@@ -224,16 +224,16 @@ fn mapped(engine: &Engine, file: &std::fs::File, len: u64) -> Option<Component> 
 }
 
 /// A mapped artifact this large or larger is read in at load ([`read_in`]):
-/// a TypeScript hook's (~40 MB). A Rust hook's (~0.5–1.5 MB) is not: its
-/// first delivery touches little of it, and 100 such hooks must be ready in
-/// 15 ms (docs/performance.md, Start).
+/// a TypeScript hook's is. A Rust hook's is not: its first delivery touches
+/// little of it, and 100 such hooks must be ready in 15 ms
+/// (docs/performance.md: Start, and the sizes under "Sizes the code assumes").
 const READ_IN_AT_LOAD: u64 = 4 << 20;
 
 /// Faults every page of `component`'s mapped artifact in now, at load.
 /// Mapped pages are otherwise read when first touched, inside the first
 /// delivery's deadline: a TypeScript hook whose artifact had left the page
-/// cache spent 30–40 ms of its first delivery waiting on the disk (1.2 ms
-/// after this; measured in docs/performance.md). Advice only: a kernel
+/// cache spent most of its first delivery waiting on the disk (before and
+/// after this: docs/performance.md, TypeScript hooks). Advice only: a kernel
 /// without `MADV_POPULATE_READ` (before Linux 5.14) leaves the pages to be
 /// read on first touch, as before.
 fn read_in(component: &Component) {

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::hooks::problem::Problem;
 
 /// The name of the MAC key file inside the cache dir.
-pub const KEY_FILE: &str = "key";
+pub(crate) const KEY_FILE: &str = "key";
 const KEY_LEN: usize = 32;
 
 /// The per-user cache dir: `$HOOKRT_CACHE_DIR`, `$XDG_CACHE_HOME/hookrt`,
@@ -68,7 +68,7 @@ pub(crate) fn current_uid() -> u32 {
 /// it is a link, not a folder, owned by another user, or writable by group
 /// or others (someone else could plant an artifact, a key or a package
 /// there; `/tmp/hookrt-cache-<uid>` could have been made by anyone).
-pub fn unsafe_dir(dir: &Path) -> Option<String> {
+pub(crate) fn unsafe_dir(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     if let Ok(m) = fs::symlink_metadata(dir) {
         if m.file_type().is_symlink() {
@@ -97,7 +97,7 @@ pub fn unsafe_dir(dir: &Path) -> Option<String> {
 /// temp dir's `hookrt-cache-<uid>`) is found out on the descriptor and
 /// refused, never used. An existing folder of ours is left as it is: it may
 /// be one the operator chose.
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::DirBuilder::new()
@@ -146,7 +146,7 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// A temp-file name no other writer (process or thread) uses at the same time.
-pub fn unique_tmp(path: &Path) -> PathBuf {
+pub(crate) fn unique_tmp(path: &Path) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     path.with_extension(format!("tmp{}-{n}", std::process::id()))
@@ -154,7 +154,7 @@ pub fn unique_tmp(path: &Path) -> PathBuf {
 
 /// Writes `bytes` to `path` as an owner-only file (0600), atomically: a temp
 /// file and a rename, so a reader never sees a torn file under its name.
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = unique_tmp(path);
     let written = fs::OpenOptions::new()
         .write(true)
@@ -173,7 +173,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// others can read, or one of the wrong size, is replaced: every artifact
 /// signed with it is then recompiled once. A key already read in this process
 /// is taken again while its file is unchanged (one `stat`, not a read).
-pub fn mac_key(cache_dir: &Path) -> std::io::Result<[u8; KEY_LEN]> {
+pub(crate) fn mac_key(cache_dir: &Path) -> std::io::Result<[u8; KEY_LEN]> {
     use std::os::unix::fs::MetadataExt;
     type Known = Vec<(PathBuf, (u64, u64, i64, i64, u32), [u8; KEY_LEN])>;
     static KNOWN: std::sync::Mutex<Known> = std::sync::Mutex::new(Vec::new());
@@ -259,7 +259,7 @@ fn read_key(path: &Path) -> std::io::Result<Option<[u8; KEY_LEN]>> {
 
 /// HMAC-SHA256 (RFC 2104) of the concatenated `parts` under `key`
 /// (at most one SHA-256 block, 64 bytes, as the cache key is).
-pub fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+pub(crate) fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     let mut block = [0u8; 64];
     block[..key.len()].copy_from_slice(key);
     let mut inner = Sha256::new();
@@ -274,17 +274,17 @@ pub fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
 }
 
 /// Compares two MACs without stopping at the first difference.
-pub fn same_mac(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_mac(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// An exclusive lock on the cache's build folder, so concurrent hookrt
 /// processes (or test threads) never write the same generated crate at once.
-pub struct BuildLock(#[allow(dead_code, reason = "held for its lock")] fs::File);
+pub(crate) struct BuildLock(#[allow(dead_code, reason = "held for its lock")] fs::File);
 
 impl BuildLock {
     /// Waits for the lock of `cache_dir` (creating the folder, private).
-    pub fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
+    pub(crate) fn acquire(cache_dir: &Path) -> Result<BuildLock, Problem> {
         let path = cache_dir.join("build.lock");
         let fail = |e: std::io::Error| {
             Problem::build(

@@ -20,14 +20,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::hooks::cache::dir;
 
 /// Length of a stamp.
-pub const STAMP_LEN: usize = 32;
+pub(crate) const STAMP_LEN: usize = 32;
 /// How long ago a file must have last changed for it to be stamped.
-pub const SETTLE: Duration = Duration::from_secs(2);
+pub(crate) const SETTLE: Duration = Duration::from_secs(2);
 
 /// The stamp binding `verified` (what was checked: a MAC, a digest) to the
 /// identity of the file `meta` describes; `None` when the file changed too
 /// recently to be stamped (see [`SETTLE`]).
-pub fn stamp(key: &[u8], verified: &[u8], meta: &Metadata) -> Option<[u8; STAMP_LEN]> {
+pub(crate) fn stamp(key: &[u8], verified: &[u8], meta: &Metadata) -> Option<[u8; STAMP_LEN]> {
     settled(meta, SETTLE).then(|| of(key, verified, meta))
 }
 
@@ -47,7 +47,7 @@ fn settled(meta: &Metadata, settle: Duration) -> bool {
 /// The stamp binding `verified` to the identities of several files and
 /// folders (`entries`: each path with its metadata, in a fixed order): a
 /// tree's digest. `None` when one of them changed less than `settle` ago.
-pub fn stamp_tree(
+pub(crate) fn stamp_tree(
     key: &[u8],
     verified: &[u8],
     entries: &[(std::path::PathBuf, Metadata)],
@@ -60,7 +60,7 @@ pub fn stamp_tree(
 }
 
 /// Whether `stored` is the stamp of `verified` for `entries` as they are now.
-pub fn matches_tree(
+pub(crate) fn matches_tree(
     key: &[u8],
     verified: &[u8],
     entries: &[(std::path::PathBuf, Metadata)],
@@ -88,7 +88,7 @@ fn of_tree(
 }
 
 /// Whether `stored` is the stamp of `verified` for the file `meta` describes.
-pub fn matches(key: &[u8], verified: &[u8], meta: &Metadata, stored: &[u8]) -> bool {
+pub(crate) fn matches(key: &[u8], verified: &[u8], meta: &Metadata, stored: &[u8]) -> bool {
     dir::same_mac(stored, &of(key, verified, meta))
 }
 

@@ -20,10 +20,10 @@ use sha2::{Digest, Sha256};
 use crate::hooks::cache::dir;
 
 /// Folder under the cache dir holding start records.
-pub const STARTS_DIR: &str = "starts";
+pub(crate) const STARTS_DIR: &str = "starts";
 
 /// What a hook's start depends on.
-pub struct StartKey {
+pub(crate) struct StartKey {
     material: Vec<u8>,
 }
 
@@ -31,7 +31,7 @@ impl StartKey {
     /// The key of a start of `component_sha256` (linked as `world_version`)
     /// as the hook `id`, with `config_json`, `grants` and `limits` (any
     /// `Debug` form that changes when they do).
-    pub fn new(
+    pub(crate) fn new(
         engine_id: &[u8],
         component_sha256: &str,
         world_version: &str,
@@ -71,7 +71,7 @@ impl StartKey {
 
 /// The subscriptions recorded for `start` in the cache of `cache_dir` (MAC
 /// key `key`), if a record with a valid MAC is there.
-pub fn recall(cache_dir: &Path, key: &[u8], start: &StartKey) -> Option<Vec<String>> {
+pub(crate) fn recall(cache_dir: &Path, key: &[u8], start: &StartKey) -> Option<Vec<String>> {
     let text = std::fs::read_to_string(start.path(cache_dir)).ok()?;
     let (mac, subscriptions) = text.split_once('\n')?;
     let mac = hex::decode(mac).ok()?;
@@ -84,7 +84,7 @@ pub fn recall(cache_dir: &Path, key: &[u8], start: &StartKey) -> Option<Vec<Stri
 
 /// Records `subscriptions` for `start` in the cache of `cache_dir` (MAC key
 /// `key`; best effort: without a record the next load starts the hook again).
-pub fn remember(cache_dir: &Path, key: &[u8], start: &StartKey, subscriptions: &[String]) {
+pub(crate) fn remember(cache_dir: &Path, key: &[u8], start: &StartKey, subscriptions: &[String]) {
     let json = serde_json::to_string(subscriptions).unwrap_or_default();
     let path = start.path(cache_dir);
     let text = format!("{}\n{json}", hex::encode(start.mac(key, &json)));

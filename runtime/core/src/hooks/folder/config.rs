@@ -2,20 +2,17 @@
 //!
 //! ```toml
 //! order = ["audit"]            # registered first, in this order; the rest by slug
-//!
 //! [defaults]                   # applies to every hook
 //! deadline_ms = 200
-//!
 //! [hooks."observability/metrics"]
 //! instance = "reuse"           # keep a warm instance between deliveries
 //! reuse_limit = 10_000         # ...replaced by a fresh one after this many
 //! fuel = 5_000_000
-//!
 //! [hooks.policy]
 //! metering = "epoch"           # no fuel counting; the deadline still binds
 //! ```
 //! Unknown keys, out-of-range values and slugs that name no hook are problems,
-//! reported all at once with the fix.
+//! reported all at once with the fix (docs/configuration.md lists every key).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -104,11 +101,9 @@ struct RawGovernor {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct RawSubagent {
-    #[serde(default)]
     order: Vec<String>,
-    #[serde(default)]
     hooks: BTreeMap<String, RawSettings>,
 }
 
@@ -145,10 +140,10 @@ pub enum OnUnscoped {
 
 /// `[governor] max_continues` when `hookrt.toml` does not set it: the loop
 /// governor's most continues of `turn.stopping` in a row.
-pub const DEFAULT_MAX_CONTINUES: u32 = 5;
+pub(crate) const DEFAULT_MAX_CONTINUES: u32 = 5;
 
 /// The largest `[governor] max_continues` accepted.
-pub const MAX_CONTINUES_LIMIT: u32 = 100;
+pub(crate) const MAX_CONTINUES_LIMIT: u32 = 100;
 
 /// How an agent folder's hooks are loaded (`mode` in `hookrt.toml`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -193,7 +188,7 @@ impl Config {
             Err(e) => {
                 return Err(Problems(vec![Problem::config(
                     &path,
-                    e,
+                    e.to_string(),
                     "make hookrt.toml a plain file of the agent folder",
                 )]));
             }
@@ -215,19 +210,7 @@ impl Config {
         })?;
         let mut problems = Vec::new();
         check_ranges(path, "[defaults]", &raw.defaults, &mut problems);
-        for (key, set) in [
-            ("name", raw.defaults.name.is_some()),
-            ("description", raw.defaults.description.is_some()),
-            ("config", raw.defaults.config.is_some()),
-        ] {
-            if set {
-                problems.push(Problem::config(
-                    path,
-                    format!("[defaults] sets `{key}`, which belongs to one hook"),
-                    format!("move `{key}` to a [hooks.\"<slug>\"] table"),
-                ));
-            }
-        }
+        check_defaults_name_no_hook(path, &raw.defaults, &mut problems);
         let mut scopes = BTreeMap::new();
         scopes.insert(
             Scope::Primary,
@@ -240,17 +223,7 @@ impl Config {
                 parse_scope(path, &table, sub.order, sub.hooks, &mut problems),
             );
         }
-        let mut aggregate = Vec::new();
-        for a in &raw.aggregate {
-            match Slug::parse(a) {
-                Ok(slug) => aggregate.push(slug),
-                Err(e) => problems.push(Problem::config(
-                    path,
-                    format!("`aggregate` has invalid slug `{a}`: {e}"),
-                    "name a primary hook's slug",
-                )),
-            }
-        }
+        let aggregate = aggregate_slugs(path, &raw.aggregate, &mut problems);
         let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
         let patterns = extra.clone();
         let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
@@ -520,6 +493,38 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
             s.config = map;
         }
     }
+}
+
+/// `[defaults]` names no hook: `name`, `description` and `config` belong to one.
+fn check_defaults_name_no_hook(path: &Path, defaults: &RawSettings, problems: &mut Vec<Problem>) {
+    let set = [
+        ("name", defaults.name.is_some()),
+        ("description", defaults.description.is_some()),
+        ("config", defaults.config.is_some()),
+    ];
+    for (key, _) in set.into_iter().filter(|(_, set)| *set) {
+        problems.push(Problem::config(
+            path,
+            format!("[defaults] sets `{key}`, which belongs to one hook"),
+            format!("move `{key}` to a [hooks.\"<slug>\"] table"),
+        ));
+    }
+}
+
+/// The slugs `aggregate` names; an invalid one is a problem.
+fn aggregate_slugs(path: &Path, names: &[String], problems: &mut Vec<Problem>) -> Vec<Slug> {
+    let mut aggregate = Vec::new();
+    for a in names {
+        match Slug::parse(a) {
+            Ok(slug) => aggregate.push(slug),
+            Err(e) => problems.push(Problem::config(
+                path,
+                format!("`aggregate` has invalid slug `{a}`: {e}"),
+                "name a primary hook's slug",
+            )),
+        }
+    }
+    aggregate
 }
 
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {

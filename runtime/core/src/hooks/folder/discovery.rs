@@ -19,9 +19,9 @@ use crate::hooks::folder::slug::{MAX_DEPTH, Slug, SlugError};
 use crate::hooks::problem::{Problem, Problems};
 
 /// The folder under the agent folder that holds hooks.
-pub const HOOKS_DIR: &str = "hooks";
+pub(crate) const HOOKS_DIR: &str = "hooks";
 /// Channel adapters belong to the agent server; a `channels/` folder is refused.
-pub const CHANNELS_DIR: &str = "channels";
+pub(crate) const CHANNELS_DIR: &str = "channels";
 
 /// What kind of source a hook was discovered from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -67,7 +67,7 @@ pub struct Discovery {
 
 /// Extensions of code hookrt cannot run, refused under `hooks/` instead of
 /// skipped (other files, such as a README, are left alone and reported).
-pub const FOREIGN_CODE: [&str; 14] = [
+pub(crate) const FOREIGN_CODE: [&str; 14] = [
     "mts", "cts", "mjs", "cjs", "tsx", "jsx", "pyw", "go", "sh", "rb", "java", "kt", "wat", "wit",
 ];
 
@@ -82,7 +82,7 @@ pub const MAX_HOOKS: usize = 1024;
 pub const MAX_ENTRIES: usize = 100_000;
 
 /// The folder under the agent folder that holds subagents' hooks.
-pub const SUBAGENTS_DIR: &str = "subagents";
+pub(crate) const SUBAGENTS_DIR: &str = "subagents";
 
 /// Finds every hook of the agent folder: `hooks/**` (primary scope) and
 /// `subagents/<id>/hooks/**` (subagent `id`), or every problem that prevents it.
@@ -261,15 +261,7 @@ fn walk_scope(
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let path = e
-                    .path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| root.to_path_buf());
-                problems.push(Problem::layout(
-                    path,
-                    format!("cannot read: {e}"),
-                    "check permissions",
-                ));
+                problems.push(unreadable(root, &e));
                 continue;
             }
         };
@@ -285,11 +277,7 @@ fn walk_scope(
             continue;
         };
         let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
-            problems.push(Problem::layout(
-                &path,
-                "path is not valid UTF-8",
-                "rename it using lowercase ASCII letters, digits, `_` or `-`",
-            ));
+            problems.push(not_utf8(&path));
             if is_dir {
                 walk.skip_current_dir();
             }
@@ -311,7 +299,7 @@ fn walk_scope(
         let Some(kind) = kind_of(&path, problems, ignored) else {
             continue;
         };
-        if !is_dir && !entry.file_type().is_file() && !entry.file_type().is_symlink() {
+        if !entry.file_type().is_file() && !entry.file_type().is_symlink() {
             // A FIFO would block the build's read until something writes to it.
             problems.push(Problem::layout(
                 &path,
@@ -320,13 +308,27 @@ fn walk_scope(
             ));
             continue;
         }
-        let stem = rel_str
-            .rsplit_once('.')
-            .map(|(s, _)| s)
-            .unwrap_or(&rel_str)
-            .to_owned();
-        add(found, problems, scope, &stem, kind, path);
+        let stem = rel_str.rsplit_once('.').map_or(&*rel_str, |(s, _)| s);
+        add(found, problems, scope, stem, kind, path);
     }
+}
+
+/// A path whose name is not UTF-8.
+fn not_utf8(path: &Path) -> Problem {
+    Problem::layout(
+        path,
+        "path is not valid UTF-8",
+        "rename it using lowercase ASCII letters, digits, `_` or `-`",
+    )
+}
+
+/// An entry the walk could not read.
+fn unreadable(root: &Path, e: &walkdir::Error) -> Problem {
+    let path = e
+        .path()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root.to_path_buf());
+    Problem::layout(path, format!("cannot read: {e}"), "check permissions")
 }
 
 /// Whether a symlink met in the walk is taken: a link to a file inside the

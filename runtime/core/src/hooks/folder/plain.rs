@@ -96,17 +96,30 @@ fn what(meta: &Metadata) -> &'static str {
 /// Reads `path`, a plain file; `Ok(None)` when there is none. A link, a
 /// folder, a FIFO or a device is refused with what it is
 /// ([`open_regular`] without following links).
-pub fn read(path: &Path) -> Result<Option<String>, String> {
+pub fn read(path: &Path) -> Result<Option<String>, PlainFileError> {
     let mut file = match open_regular(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Err(e.to_string()),
-        Err(e) => return Err(format!("cannot read: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return Err(PlainFileError::NotPlain(e));
+        }
+        Err(e) => return Err(PlainFileError::Read(e)),
     };
     let mut text = String::new();
     file.read_to_string(&mut text)
-        .map_err(|e| format!("cannot read: {e}"))?;
+        .map_err(PlainFileError::Read)?;
     Ok(Some(text))
+}
+
+/// Why [`read`] gave no text.
+#[derive(Debug, thiserror::Error)]
+pub enum PlainFileError {
+    /// It is a link, a folder, a FIFO or a device: the error says which.
+    #[error("{0}")]
+    NotPlain(std::io::Error),
+    /// Reading it failed.
+    #[error("cannot read: {0}")]
+    Read(std::io::Error),
 }
 
 /// Writes `bytes` to `path` as a new plain file: written beside it, then
@@ -162,7 +175,7 @@ mod tests {
         std::fs::write(&target, "top = \"secret\"\n").unwrap();
         let link = dir.path().join("hookrt.toml");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        let e = read(&link).unwrap_err();
+        let e = read(&link).unwrap_err().to_string();
         assert!(e.contains("symbolic link"), "{e}");
         assert_eq!(read(&dir.path().join("none")).unwrap(), None);
         replace(&link, b"new").unwrap();
@@ -180,14 +193,14 @@ mod tests {
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         // No writer ever opens it: a blocking open would wait forever.
-        let e = read(&fifo).unwrap_err();
+        let e = read(&fifo).unwrap_err().to_string();
         assert!(
             e.contains("is a FIFO (named pipe), not a regular file"),
             "{e}"
         );
         let e = read_regular(&fifo).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
-        let e = read(dir.path()).unwrap_err();
+        let e = read(dir.path()).unwrap_err().to_string();
         assert!(e.contains("is a folder"), "{e}");
     }
 

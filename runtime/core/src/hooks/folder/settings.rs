@@ -123,10 +123,10 @@ impl RetryPolicy {
 
 /// Longest wait between two attempts: retries run in order with the hook's
 /// other deliveries, so a long wait holds up every later event.
-pub const MAX_BACKOFF_MS: u64 = 60_000;
+pub(crate) const MAX_BACKOFF_MS: u64 = 60_000;
 /// Most attempts a delivery may get.
-pub const MAX_ATTEMPTS: u64 = 20;
+pub(crate) const MAX_ATTEMPTS: u64 = 20;
 /// Deliveries a warm (`reuse`) instance serves before it is replaced.
-pub const DEFAULT_REUSE_LIMIT: u64 = 10_000;
+pub(crate) const DEFAULT_REUSE_LIMIT: u64 = 10_000;
 /// Highest `reuse_limit` accepted.
-pub const MAX_REUSE_LIMIT: u64 = 1_000_000_000;
+pub(crate) const MAX_REUSE_LIMIT: u64 = 1_000_000_000;

@@ -7,11 +7,11 @@
 use std::fmt;
 
 /// Longest slug accepted, to keep slugs usable as keys and file names.
-pub const MAX_SLUG_LEN: usize = 128;
+pub(crate) const MAX_SLUG_LEN: usize = 128;
 /// Longest single path segment accepted.
-pub const MAX_SEGMENT_LEN: usize = 64;
+pub(crate) const MAX_SEGMENT_LEN: usize = 64;
 /// Deepest nesting accepted under `hooks/`.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// A validated hook slug such as `audit` or `observability/metrics`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

@@ -33,7 +33,7 @@ use crate::sandbox::wit::{self, v0_1_0, v0_2_0, v0_3_0};
 /// The least wall clock a hook's start at load (instantiate, `configure`,
 /// `subscriptions`) gets, whatever its `deadline_ms`: the first instantiation
 /// also builds the component's memory image. Deliveries keep `deadline_ms`.
-pub const START_DEADLINE_MS: u64 = 5_000;
+pub(crate) const START_DEADLINE_MS: u64 = 5_000;
 
 /// A hook ready to receive deliveries.
 pub struct LoadedHook {
@@ -255,7 +255,7 @@ impl LoadedHook {
             HttpPolicy::default(),
         );
         // The first instantiation of a component also builds its memory image
-        // (a TypeScript hook's is ~10 MB of engine snapshot), which on a busy
+        // (a TypeScript hook's holds its engine's snapshot), which on a busy
         // machine can outlast a 200 ms deadline: starting at load gets at
         // least START_DEADLINE_MS of wall clock. Fuel still bounds it as set.
         let start = Limits {

@@ -214,7 +214,7 @@ impl Lock {
             Err(e) => {
                 return Err(Problem::lock(
                     path,
-                    e,
+                    e.to_string(),
                     "check the file (it must be a plain file)",
                 ));
             }

@@ -16,7 +16,7 @@ use crate::hooks::folder::config::{Config, OnUnscoped};
 use crate::hooks::loaded::load::LoadedHook;
 
 /// Loaded hooks in registration order.
-pub struct Registry {
+pub(crate) struct Registry {
     hooks: Vec<LoadedHook>,
     on_unscoped: OnUnscoped,
     /// The loop governor's `max_continues`.
@@ -25,7 +25,7 @@ pub struct Registry {
 
 /// One planned delivery: which hook, which handler key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Planned<'a> {
+pub(crate) struct Planned<'a> {
     /// Index of the hook in registration order.
     pub index: usize,
     /// The handler key: the event kind, `observe:<kind>`, `rewrite:<kind>` or `*`.
@@ -35,7 +35,7 @@ pub struct Planned<'a> {
 impl Registry {
     /// Orders `hooks`: primary hooks (and aggregate observers) first, then each
     /// subagent's by id; within a scope its configured `order` first, then by slug.
-    pub fn new(mut hooks: Vec<LoadedHook>, config: &Config) -> Registry {
+    pub(crate) fn new(mut hooks: Vec<LoadedHook>, config: &Config) -> Registry {
         let key = |h: &LoadedHook| {
             let home = if h.scope == Scope::Aggregate {
                 Scope::Primary
@@ -64,7 +64,7 @@ impl Registry {
     /// subagent's that no `subagents/<id>/hooks/` serves, and `on_unscoped`
     /// is `deny` (the default). `None` for the primary scope, a served
     /// subagent, or `on_unscoped = "abstain"`.
-    pub fn unscoped_refusal(&self, scope: &Scope) -> Option<String> {
+    pub(crate) fn unscoped_refusal(&self, scope: &Scope) -> Option<String> {
         let Scope::Subagent(id) = scope else {
             return None;
         };
@@ -77,13 +77,13 @@ impl Registry {
     }
 
     /// The hooks in registration order.
-    pub fn hooks(&self) -> &[LoadedHook] {
+    pub(crate) fn hooks(&self) -> &[LoadedHook] {
         &self.hooks
     }
 
     /// The deliveries one event of `kind` in scope `scope` gets, in order
     /// (made as they are taken: nothing allocated).
-    pub fn plan<'a>(
+    pub(crate) fn plan<'a>(
         &'a self,
         kind: &'a str,
         scope: &'a Scope,
@@ -99,7 +99,7 @@ impl Registry {
 
     /// A plan maker that owns what it needs (ids, scopes, subscriptions), for
     /// another thread than the one running the hooks.
-    pub fn planner(&self) -> Planner {
+    pub(crate) fn planner(&self) -> Planner {
         Planner {
             hooks: self
                 .hooks
@@ -112,13 +112,13 @@ impl Registry {
 
 /// Plans deliveries from hook ids, scopes and subscriptions alone.
 #[derive(Debug, Clone)]
-pub struct Planner {
+pub(crate) struct Planner {
     hooks: Vec<(String, Scope, Vec<String>)>,
 }
 
 impl Planner {
     /// `(hook id, handler)` of each delivery of an event of `kind` in `scope`, in order.
-    pub fn plan(&self, kind: &str, scope: &Scope) -> Vec<(String, String)> {
+    pub(crate) fn plan(&self, kind: &str, scope: &Scope) -> Vec<(String, String)> {
         plan(
             self.hooks.iter().map(|(_, sc, s)| (sc, s.as_slice())),
             kind,

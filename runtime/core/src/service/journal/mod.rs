@@ -24,17 +24,21 @@ use crate::service::owner::{self, JournalLock, Refusal};
 
 mod coverage;
 mod inspect;
+pub(crate) mod keys;
 mod migrate;
+pub(crate) mod receipt;
 mod recover;
 mod retention;
-pub mod trail;
+pub(crate) mod trail;
+pub(crate) mod verdict;
 pub mod verify;
 mod write;
 
 pub use coverage::{CallEvent, CoverageReadError, CoverageRecords, Voter, coverage_records};
 pub use retention::{DEFAULT_RETENTION, PRUNE_BATCH};
 pub use trail::TrailContext;
-pub use verify::{Anchor, Break, Expect, Verified, verify};
+pub use verdict::{Anchor, Break, Expect, Verified};
+pub use verify::verify;
 
 /// Version of the schema below; bumped with a migration when it changes.
 pub(crate) const JOURNAL_VERSION: i64 = 2;

@@ -58,40 +58,7 @@ impl Journal {
                 }
             }
         }
-        {
-            let mut q = tx
-                .prepare(
-                    "SELECT position, hook, handler, outcome, answer FROM deliveries
-                     WHERE event_seq = ?1 AND state != 'pending' AND answer IS NOT NULL ORDER BY position",
-                )
-                .map_err(err)?;
-            for e in &mut events {
-                let rows = q
-                    .query_map([e.seq], |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, String>(2)?,
-                            r.get::<_, Option<String>>(3)?,
-                            r.get::<_, String>(4)?,
-                        ))
-                    })
-                    .map_err(err)?;
-                for row in rows {
-                    let (position, hook, handler, outcome, answer) = row.map_err(err)?;
-                    let outcome = outcome
-                        .and_then(|o| Outcome::ALL.into_iter().find(|x| x.as_str() == o))
-                        .unwrap_or(Outcome::Error);
-                    e.answered.push(Answered {
-                        position,
-                        hook,
-                        handler,
-                        outcome,
-                        answer,
-                    });
-                }
-            }
-        }
+        read_answers(&tx, &mut events).map_err(err)?;
         for seq in &corrupt {
             tx.execute(
                 "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
@@ -106,4 +73,38 @@ impl Journal {
         tx.commit().map_err(err)?;
         Ok(events)
     }
+}
+
+/// Each event's answers already given (its deliveries no longer pending that
+/// answered), in position order.
+fn read_answers(conn: &rusqlite::Connection, events: &mut [PendingEvent]) -> rusqlite::Result<()> {
+    let mut q = conn.prepare(
+        "SELECT position, hook, handler, outcome, answer FROM deliveries
+         WHERE event_seq = ?1 AND state != 'pending' AND answer IS NOT NULL ORDER BY position",
+    )?;
+    for e in events {
+        let rows = q.query_map([e.seq], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, String>(4)?,
+            ))
+        })?;
+        for row in rows {
+            let (position, hook, handler, outcome, answer) = row?;
+            let outcome = outcome
+                .and_then(|o| Outcome::ALL.into_iter().find(|x| x.as_str() == o))
+                .unwrap_or(Outcome::Error);
+            e.answered.push(Answered {
+                position,
+                hook,
+                handler,
+                outcome,
+                answer,
+            });
+        }
+    }
+    Ok(())
 }

@@ -13,27 +13,25 @@
 //! order is the commit order whichever connection writes.
 //!
 //! Pruning removes the oldest entries with their events and appends a
-//! `pruned` entry naming the range and the hash of its last entry (the
-//! boundary), so the chain stays checkable from its first remaining entry. A
-//! `checkpoint` entry carries an Ed25519 signature of the chain's head (the
-//! service signs every N entries and when it stops, with a key kept outside
-//! the journal; the signature also promises the next checkpoint within
-//! `every` entries). [`verify`](super::verify::verify) checks it all and
-//! names the first entry that does not fit.
+//! `pruned` entry naming the range and the hash of its last entry, so the
+//! chain stays checkable from its first remaining entry.
+//! A `checkpoint` entry signs the chain's head (every N entries and at stop,
+//! with a key kept outside the journal: `keys.rs`), promising the next within
+//! `every` entries. [`verify`](super::verify::verify) checks it all.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use ed25519_dalek::{Signer, SigningKey};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::keys::public_hex;
 use crate::runtime::Runtime;
 
 /// The hash before the first entry.
-pub const GENESIS: [u8; 32] = [0; 32];
+pub(crate) const GENESIS: [u8; 32] = [0; 32];
 
 /// The table, created with the journal's schema.
 pub(crate) const SCHEMA: &str = "
@@ -198,11 +196,6 @@ pub(crate) fn signed_head(seq: i64, hash: &[u8], every: Option<u64>) -> Vec<u8> 
         m.extend_from_slice(&every.to_be_bytes());
     }
     m
-}
-
-/// A verifying key's hex.
-pub fn public_hex(key: &SigningKey) -> String {
-    hex::encode(key.verifying_key().as_bytes())
 }
 
 /// The chain's head in `tx`: the last entry's position and hash.
@@ -453,120 +446,7 @@ pub(crate) fn event_body(
     })
 }
 
-/// A new signing key, from the system's randomness.
-pub fn generate_key() -> std::io::Result<SigningKey> {
-    let mut seed = [0u8; 32];
-    getrandom::fill(&mut seed).map_err(std::io::Error::other)?;
-    Ok(SigningKey::from_bytes(&seed))
-}
-
-/// Reads a signing key file (64 hex digits of its seed).
-pub fn read_signing_key(path: &Path) -> Result<SigningKey, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the signing key {}: {e}", path.display()))?;
-    let seed: [u8; 32] = hex::decode(text.trim())
-        .ok()
-        .and_then(|b| b.try_into().ok())
-        .ok_or_else(|| {
-            format!(
-                "{} is not a hookrt signing key (64 hex digits; `hookrt keygen` makes one)",
-                path.display()
-            )
-        })?;
-    Ok(SigningKey::from_bytes(&seed))
-}
-
-/// Reads a verifying (public) key file (64 hex digits).
-pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the public key {}: {e}", path.display()))?;
-    hex::decode(text.trim())
-        .ok()
-        .and_then(|b| <[u8; 32]>::try_from(b).ok())
-        .and_then(|b| VerifyingKey::from_bytes(&b).ok())
-        .ok_or_else(|| {
-            format!(
-                "{} is not a hookrt public key (64 hex digits; `hookrt keygen` writes one beside the signing key)",
-                path.display()
-            )
-        })
-}
-
 /// The sha256 (hex) of a text: how entries hold what other tables store.
 pub fn text_sha256(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-/// A signed receipt of one decision, for the caller to keep: the event (id,
-/// agent, digest), what was decided (the sha256 of its JSON as the journal
-/// stores it, `resolution`), the
-/// components and settings that decided it, when, and an Ed25519 signature
-/// of all of it by `context`'s key. `None` without a key. An auditor checks
-/// it offline with the public key ([`check_receipt`]), and against a
-/// journal's trail ([`receipt_in_journal`]).
-pub fn sign_receipt(
-    context: &TrailContext,
-    event_id: &str,
-    agent: &str,
-    event_digest: &[u8],
-    resolution: &str,
-) -> Option<Value> {
-    let key = context.signer.as_ref()?;
-    let mut receipt = json!({
-        "v": 1,
-        "event": event_id,
-        "agent": agent,
-        "event_digest": hex::encode(event_digest),
-        "resolution_sha256": text_sha256(resolution),
-        "components": context.components,
-        "settings": context.settings,
-        "at_ms": super::now_ms(),
-        "key": public_hex(key),
-    });
-    let signature = key.sign(receipt_message(&receipt).as_bytes());
-    receipt["signature"] = json!(hex::encode(signature.to_bytes()));
-    Some(receipt)
-}
-
-/// What a receipt's signature covers: its canonical JSON without the
-/// signature.
-fn receipt_message(receipt: &Value) -> String {
-    let mut unsigned = receipt.clone();
-    if let Some(o) = unsigned.as_object_mut() {
-        o.remove("signature");
-    }
-    format!("hookrt-receipt-v1\0{unsigned}")
-}
-
-/// Checks a receipt's signature, by `key` when given (else by the key it
-/// names, which says only that it was not changed since it was signed).
-pub fn check_receipt(receipt: &Value, key: Option<&VerifyingKey>) -> Result<String, String> {
-    let named = receipt["key"]
-        .as_str()
-        .ok_or("the receipt names no key")?
-        .to_owned();
-    if let Some(want) = key
-        && hex::encode(want.as_bytes()) != named
-    {
-        return Err(format!(
-            "the receipt is signed by {named}, not by the key given ({})",
-            hex::encode(want.as_bytes())
-        ));
-    }
-    let verifying = hex::decode(&named)
-        .ok()
-        .and_then(|b| <[u8; 32]>::try_from(b).ok())
-        .and_then(|b| VerifyingKey::from_bytes(&b).ok())
-        .ok_or("the receipt's key is not an Ed25519 public key")?;
-    let signature = receipt["signature"]
-        .as_str()
-        .and_then(|s| hex::decode(s).ok())
-        .and_then(|b| Signature::from_slice(&b).ok())
-        .ok_or("the receipt has no readable signature")?;
-    verifying
-        .verify(receipt_message(receipt).as_bytes(), &signature)
-        .map_err(|_| {
-            "the receipt's signature does not verify: it was changed after it was signed".to_owned()
-        })?;
-    Ok(named)
 }

@@ -18,270 +18,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::trail::{GENESIS, entry_hash, signed_head, text_sha256};
-
-/// What [`verify`] holds the trail to.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Expect<'a> {
-    /// The public key every checkpoint must be signed with. With it the
-    /// trail must be signed (see the module's doc); without it only the
-    /// chain's own consistency is checked, which anyone who can write the
-    /// file can forge.
-    pub key: Option<&'a VerifyingKey>,
-    /// With a key: accept entries after the last checkpoint (a service that
-    /// is running, or one that crashed), naming them; never more of them
-    /// than the last checkpoint's `every`.
-    pub allow_unsigned_tail: bool,
-    /// An entry the trail must still hold with this hash (an anchor kept
-    /// outside the journal).
-    pub head: Option<&'a Anchor>,
-}
-
-/// A position and hash of the chain kept outside the journal (`hookrt
-/// journal head` prints it as `SEQ:HASH`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Anchor {
-    /// The entry's position.
-    pub seq: i64,
-    /// Its hash (hex).
-    pub hash: String,
-}
-
-impl std::fmt::Display for Anchor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.seq, self.hash)
-    }
-}
-
-impl std::str::FromStr for Anchor {
-    type Err = AnchorError;
-
-    fn from_str(text: &str) -> Result<Anchor, AnchorError> {
-        let bad = || AnchorError(text.to_owned());
-        let (seq, hash) = text.trim().split_once(':').ok_or_else(bad)?;
-        let seq: i64 = seq.parse().map_err(|_| bad())?;
-        let hash = hash.to_ascii_lowercase();
-        if seq < 1 || hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(bad());
-        }
-        Ok(Anchor { seq, hash })
-    }
-}
-
-/// An anchor that is not `SEQ:HASH`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`{0}` is not a trail anchor: SEQ:HASH, an entry's position and its 64 hex digits (`hookrt journal head J` prints one)"
-)]
-pub struct AnchorError(String);
-
-/// What [`verify`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verified {
-    /// Entries checked.
-    pub entries: u64,
-    /// The first entry's position.
-    pub first: i64,
-    /// The last entry's position.
-    pub last: i64,
-    /// The head's hash (hex).
-    pub head: String,
-    /// Checkpoints whose signature verified.
-    pub checkpoints: u64,
-    /// The keys (hex) that signed checkpoints.
-    pub keys: Vec<String>,
-    /// Ranges pruned, as `pruned` entries recorded them.
-    pub pruned: Vec<(i64, i64)>,
-    /// Events in the journal, each with its entry.
-    pub events: u64,
-    /// Entries after the last checkpoint (or every entry, when there is
-    /// none): signed by nobody yet.
-    pub unsigned_tail: Option<(i64, i64)>,
-    /// Whether a key was given, so the signatures were checked against it.
-    pub key_checked: bool,
-    /// The anchor found in the chain.
-    pub anchored: Option<i64>,
-}
-
-/// Where the trail does not fit, and why: the first break [`verify`] meets.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Break {
-    /// The journal has no trail table.
-    #[error("the journal has no trail (written by a hookrt before the trail)")]
-    NoTrail,
-    /// An entry's hash is not what it says.
-    #[error("entry {seq} was edited: its hash does not match its contents")]
-    Edited {
-        /// The entry.
-        seq: i64,
-    },
-    /// Entries are missing between two that remain.
-    #[error(
-        "entries {from} to {to} are missing: deleted (a pruned range leaves a `pruned` entry, and none names these)"
-    )]
-    Deleted {
-        /// The first missing entry.
-        from: i64,
-        /// The last missing entry.
-        to: i64,
-    },
-    /// An entry does not follow the one before it.
-    #[error("entry {seq} does not follow entry {after}: entries were reordered or replaced")]
-    Reordered {
-        /// The entry.
-        seq: i64,
-        /// The entry before it.
-        after: i64,
-    },
-    /// The first remaining entry does not follow the pruned range's boundary.
-    #[error(
-        "entry {seq} does not follow the pruned range {from} to {to}: the range's boundary hash was changed"
-    )]
-    Boundary {
-        /// The first entry after the range.
-        seq: i64,
-        /// The range.
-        from: i64,
-        /// The range's end.
-        to: i64,
-    },
-    /// A checkpoint's signature does not verify.
-    #[error("entry {seq} is a checkpoint whose signature does not verify (key {key})")]
-    Signature {
-        /// The checkpoint entry.
-        seq: i64,
-        /// The key it names.
-        key: String,
-    },
-    /// A checkpoint signs a head the chain does not have.
-    #[error("entry {seq} is a checkpoint of entry {head}, whose hash differs")]
-    CheckpointHead {
-        /// The checkpoint entry.
-        seq: i64,
-        /// The head it signs.
-        head: i64,
-    },
-    /// A checkpoint was signed by another key than the one given.
-    #[error("entry {seq} is a checkpoint signed by {found}, not by the key given ({want})")]
-    WrongKey {
-        /// The checkpoint entry.
-        seq: i64,
-        /// The key it names.
-        found: String,
-        /// The key expected.
-        want: String,
-    },
-    /// A key was given, and no checkpoint is signed by it.
-    #[error(
-        "no entry is a signed checkpoint: the whole trail ({entries} entries) could have been written by anyone (a journal written with --signing-key has one every --checkpoint-every entries and at every stop; its checkpoints were removed)"
-    )]
-    Unsigned {
-        /// Entries in the trail.
-        entries: u64,
-    },
-    /// Two checkpoints further apart than the earlier one promised.
-    #[error(
-        "checkpoint {seq} comes {gap} entries after checkpoint {after}, which signed that the next comes within {every}: checkpoints between them were removed"
-    )]
-    Sparse {
-        /// The later checkpoint.
-        seq: i64,
-        /// The earlier one.
-        after: i64,
-        /// Entries between them.
-        gap: i64,
-        /// What the earlier one signed.
-        every: u64,
-    },
-    /// A `pruned` entry no checkpoint signs.
-    #[error(
-        "entry {seq} says entries and events were pruned, and no checkpoint right after it signs that: it was written by someone without the key (`hookrt journal prune` signs with --signing-key)"
-    )]
-    UnsignedPrune {
-        /// The `pruned` entry.
-        seq: i64,
-    },
-    /// The entries after the last checkpoint are signed by nobody.
-    #[error(
-        "entries {from} to {to} come after the last signed checkpoint: nobody signed them{why}"
-    )]
-    UnsignedTail {
-        /// The first unsigned entry.
-        from: i64,
-        /// The head.
-        to: i64,
-        /// Why even `--allow-unsigned-tail` refuses it, or that it would not.
-        why: String,
-    },
-    /// The chain no longer holds the anchor.
-    #[error("the anchor {anchor} does not hold: {why}")]
-    Anchor {
-        /// The anchor given.
-        anchor: String,
-        /// What the chain holds instead.
-        why: String,
-    },
-    /// The journal holds an event the trail has no entry for.
-    #[error(
-        "the trail ends at entry {last}, but event {seq} (`{id}`) has no entry: the trail was truncated, or the entry deleted"
-    )]
-    Truncated {
-        /// The last entry.
-        last: i64,
-        /// The event's seq.
-        seq: i64,
-        /// The event's id.
-        id: String,
-    },
-    /// What the journal's tables hold differs from what the trail recorded.
-    #[error("entry {seq} records event `{event}`, whose {what} in the journal was changed since")]
-    Record {
-        /// The entry.
-        seq: i64,
-        /// The event's id.
-        event: String,
-        /// What differs (`envelope`, `resolution`).
-        what: &'static str,
-    },
-    /// A row the trail recorded is gone, and no pruning says so.
-    #[error(
-        "entry {seq} records event `{event}`, whose {what} row is gone from the journal and no `pruned` entry names it: it was deleted"
-    )]
-    Gone {
-        /// The entry.
-        seq: i64,
-        /// The event's id.
-        event: String,
-        /// What is gone (`event`, `resolution`).
-        what: &'static str,
-    },
-    /// A decision in the journal the trail never recorded.
-    #[error(
-        "event {seq} (`{id}`) has a decision in the journal that no entry of the trail records: it was added or replaced"
-    )]
-    Unrecorded {
-        /// The event's seq.
-        seq: i64,
-        /// The event's id.
-        id: String,
-    },
-    /// An entry's body is not JSON.
-    #[error("entry {seq} is not readable: {why}")]
-    Unreadable {
-        /// The entry.
-        seq: i64,
-        /// Why.
-        why: String,
-    },
-    /// The journal cannot be read.
-    #[error("{0}")]
-    Sqlite(String),
-}
-
-impl From<rusqlite::Error> for Break {
-    fn from(e: rusqlite::Error) -> Break {
-        Break::Sqlite(e.to_string())
-    }
-}
+use super::verdict::{Anchor, Break, Expect, Verified};
 
 /// One entry as stored (or exported): its body is the exact text hashed.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -488,20 +225,7 @@ fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified
         key_checked: expect.key.is_some(),
         anchored: None,
     };
-    // Every entry says what it is: its own hash first, its `prev` the
-    // hash's one spelling (an export's first entry links to nothing else,
-    // so `AB…` for `ab…` would pass unseen: found by the `trail` fuzz target).
-    for r in rows {
-        let prev = hex::decode(&r.prev)
-            .ok()
-            .filter(|p| p.len() == 32 && hex::encode(p) == r.prev);
-        let Some(prev) = prev else {
-            return Err(Break::Edited { seq: r.seq });
-        };
-        if hex::encode(entry_hash(&prev, &r.kind, &r.body)) != r.hash {
-            return Err(Break::Edited { seq: r.seq });
-        }
-    }
+    check_hashes(rows)?;
     let strict = expect.key.is_some();
     // The last checkpoint: its position and the `every` it signed.
     let mut last_checkpoint: Option<(i64, Option<u64>)> = None;
@@ -556,32 +280,63 @@ fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified
         found.unsigned_tail = Some((tail_from, found.last));
     }
     if strict {
-        if let Some(seq) = unsigned_prune {
-            return Err(Break::UnsignedPrune { seq });
-        }
-        if found.checkpoints == 0 {
-            return Err(Break::Unsigned {
-                entries: found.entries,
-            });
-        }
-        if let Some((from, to)) = found.unsigned_tail {
-            let promised = last_checkpoint.and_then(|(_, every)| every);
-            let too_long = promised.is_some_and(|every| to - from + 1 > every as i64);
-            let why = match promised {
-                Some(every) if too_long => format!(
-                    ", and there are more of them than the {every} the last checkpoint signed would come before the next: entries were added after it or checkpoints removed"
-                ),
-                _ => " (give --allow-unsigned-tail to accept a tail left by a running or crashed service)".to_owned(),
-            };
-            if too_long || !expect.allow_unsigned_tail {
-                return Err(Break::UnsignedTail { from, to, why });
-            }
-        }
+        check_signed_to_the_end(&found, last_checkpoint, unsigned_prune, expect)?;
     }
     if let Some(anchor) = expect.head {
         found.anchored = Some(check_anchor(rows, anchor, &start)?);
     }
     Ok(found)
+}
+
+/// Each entry's own hash, and its `prev` in the hash's one spelling (an
+/// export's first entry links to nothing else, so `AB…` for `ab…` would pass
+/// unseen: found by the `trail` fuzz target).
+fn check_hashes(rows: &[Row]) -> Result<(), Break> {
+    for r in rows {
+        let prev = hex::decode(&r.prev)
+            .ok()
+            .filter(|p| p.len() == 32 && hex::encode(p) == r.prev);
+        let Some(prev) = prev else {
+            return Err(Break::Edited { seq: r.seq });
+        };
+        if hex::encode(entry_hash(&prev, &r.kind, &r.body)) != r.hash {
+            return Err(Break::Edited { seq: r.seq });
+        }
+    }
+    Ok(())
+}
+
+/// With a key: no `pruned` entry left unsigned, at least one checkpoint, and
+/// an unsigned tail only where allowed and no longer than the last
+/// checkpoint promised.
+fn check_signed_to_the_end(
+    found: &Verified,
+    last_checkpoint: Option<(i64, Option<u64>)>,
+    unsigned_prune: Option<i64>,
+    expect: &Expect<'_>,
+) -> Result<(), Break> {
+    if let Some(seq) = unsigned_prune {
+        return Err(Break::UnsignedPrune { seq });
+    }
+    if found.checkpoints == 0 {
+        return Err(Break::Unsigned {
+            entries: found.entries,
+        });
+    }
+    if let Some((from, to)) = found.unsigned_tail {
+        let promised = last_checkpoint.and_then(|(_, every)| every);
+        let too_long = promised.is_some_and(|every| to - from + 1 > every as i64);
+        let why = match promised {
+            Some(every) if too_long => format!(
+                ", and there are more of them than the {every} the last checkpoint signed would come before the next: entries were added after it or checkpoints removed"
+            ),
+            _ => " (give --allow-unsigned-tail to accept a tail left by a running or crashed service)".to_owned(),
+        };
+        if too_long || !expect.allow_unsigned_tail {
+            return Err(Break::UnsignedTail { from, to, why });
+        }
+    }
+    Ok(())
 }
 
 /// A checkpoint's head, key and signature; the `every` it signed.
@@ -821,34 +576,6 @@ fn records_hold(conn: &Connection, rows: &[Row], pruned: &[Pruned]) -> Result<()
         }
     }
     Ok(())
-}
-
-/// The trail entry of the journal at `path` that records what `receipt`
-/// says was decided (its position), or why there is none.
-pub fn receipt_in_journal(path: &Path, receipt: &Value) -> Result<i64, String> {
-    let conn = open_read_only(path).map_err(|e| e.to_string())?;
-    let rows = rows(&conn).map_err(|e| e.to_string())?;
-    let event = receipt["event"].as_str().unwrap_or_default();
-    let agent = receipt["agent"].as_str().unwrap_or_default();
-    let want = receipt["resolution_sha256"].as_str().unwrap_or_default();
-    let mut seen = false;
-    for r in rows.iter().filter(|r| r.kind == "resolution") {
-        let Ok(body) = serde_json::from_str::<Value>(&r.body) else {
-            continue;
-        };
-        if body["event"] != event || body["agent"] != agent {
-            continue;
-        }
-        seen = true;
-        if body["resolution_sha256"] == want {
-            return Ok(r.seq);
-        }
-    }
-    Err(if seen {
-        format!("the journal's trail records another decision for event `{event}` than the receipt")
-    } else {
-        format!("the journal's trail has no decision of event `{event}` (agent `{agent}`)")
-    })
 }
 
 #[cfg(test)]

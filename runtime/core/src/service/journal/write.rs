@@ -126,125 +126,16 @@ impl Journal {
         let context = self.trail.as_ref().map(trail::read);
         let (_writing, tx, path) = self.write_transaction()?;
         let err = sqlite_error(path);
-        let mut entries = Vec::new();
-        // Each event's deliveries that finished in this commit, in ack order
-        // (`at`: where each event is in `finals`).
-        let mut finals: Vec<(i64, Vec<serde_json::Value>)> = Vec::new();
-        let mut at: HashMap<i64, usize> = HashMap::new();
-        {
-            let mut done = tx
-                .prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6 RETURNING hook, handler")
-                .map_err(err)?;
-            // The event's id and agent, for the trail's entries.
-            let mut named = tx
-                .prepare_cached("SELECT id, agent FROM events WHERE seq = ?1")
-                .map_err(err)?;
-            let mut events: HashMap<i64, (String, String)> = HashMap::new();
-            let mut event = |seq: i64| -> Result<(String, String), rusqlite::Error> {
-                if let Some(e) = events.get(&seq) {
-                    return Ok(e.clone());
-                }
-                let e: (String, String) = named.query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                events.insert(seq, e.clone());
-                Ok(e)
+        let now = now_ms();
+        let entries = {
+            let mut names = match context {
+                Some(_) => Some(EventNames::new(&tx).map_err(err)?),
+                None => None,
             };
-            let mut dead = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
-                     SELECT d.event_seq, d.position, e.id, d.hook, d.handler, ?3, ?4, ?5, ?6
-                     FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.event_seq = ?1 AND d.position = ?2",
-                )
-                .map_err(err)?;
-            let now = now_ms();
-            for a in acks {
-                let state = match (&a.dead, a.skipped) {
-                    (Some(_), _) => "dead",
-                    (None, true) => "skipped",
-                    (None, false) => "done",
-                };
-                let planned: Option<(String, String)> = done
-                    .query_row(
-                        params![
-                            state,
-                            a.outcome.as_str(),
-                            a.attempts,
-                            now,
-                            a.event_seq,
-                            a.position,
-                            a.answer
-                        ],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()
-                    .map_err(err)?;
-                if let (Some(_), Some((hook, handler))) = (&context, planned) {
-                    // One entry per event per commit, holding each of its
-                    // deliveries that finished in it (their components are
-                    // the `hooks` entry's before it).
-                    let finished = json!({
-                        "hook": hook,
-                        "handler": handler,
-                        "outcome": a.outcome.as_str(),
-                        "attempts": a.attempts,
-                        "state": state,
-                    });
-                    match at.get(&a.event_seq) {
-                        Some(&i) => finals[i].1.push(finished),
-                        None => {
-                            at.insert(a.event_seq, finals.len());
-                            finals.push((a.event_seq, vec![finished]));
-                        }
-                    }
-                }
-                if let Some(message) = &a.dead {
-                    dead.execute(params![
-                        a.event_seq,
-                        a.position,
-                        a.attempts,
-                        a.outcome.as_str(),
-                        message,
-                        now
-                    ])
-                    .map_err(err)?;
-                }
-            }
-            for (seq, deliveries) in finals {
-                let (id, agent) = event(seq).map_err(err)?;
-                entries.push(Entry {
-                    kind: "deliveries",
-                    event_seq: Some(seq),
-                    body: json!({
-                        "event": id,
-                        "agent": agent,
-                        "deliveries": deliveries,
-                        "at_ms": now,
-                    }),
-                });
-            }
-            let mut decided = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO resolutions(event_seq, resolution) VALUES (?1, ?2)",
-                )
-                .map_err(err)?;
-            for (seq, resolution) in resolutions {
-                decided.execute(params![seq, resolution]).map_err(err)?;
-                if context.is_some() {
-                    // The decision is in `resolutions`: the entry holds its
-                    // digest, so editing that table breaks the trail too.
-                    let (id, agent) = event(*seq).map_err(err)?;
-                    entries.push(Entry {
-                        kind: "resolution",
-                        event_seq: Some(*seq),
-                        body: json!({
-                            "event": id,
-                            "agent": agent,
-                            "resolution_sha256": trail::text_sha256(resolution),
-                            "at_ms": now,
-                        }),
-                    });
-                }
-            }
-        }
+            let mut entries = finish_deliveries(&tx, acks, now, names.as_mut()).map_err(err)?;
+            entries.extend(store_resolutions(&tx, resolutions, now, names.as_mut()).map_err(err)?);
+            entries
+        };
         if let Some(context) = &context {
             trail::append(&tx, context, entries).map_err(err)?;
         }
@@ -279,4 +170,149 @@ impl Journal {
         .map_err(err)?;
         tx.commit().map_err(err)
     }
+}
+
+/// Each event's id and agent, for the trail's entries, read once per commit.
+struct EventNames<'t> {
+    query: rusqlite::CachedStatement<'t>,
+    seen: HashMap<i64, (String, String)>,
+}
+
+impl<'t> EventNames<'t> {
+    fn new(conn: &'t rusqlite::Connection) -> rusqlite::Result<Self> {
+        Ok(EventNames {
+            query: conn.prepare_cached("SELECT id, agent FROM events WHERE seq = ?1")?,
+            seen: HashMap::new(),
+        })
+    }
+
+    fn of(&mut self, seq: i64) -> rusqlite::Result<(String, String)> {
+        if let Some(e) = self.seen.get(&seq) {
+            return Ok(e.clone());
+        }
+        let e: (String, String) = self
+            .query
+            .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        self.seen.insert(seq, e.clone());
+        Ok(e)
+    }
+}
+
+/// Marks each finished delivery (a final failure also into `dead_letters`).
+/// With the trail on (`names`), one `deliveries` entry per event holding its
+/// deliveries that finished in this commit, in ack order (their components
+/// are the `hooks` entry's before it).
+fn finish_deliveries(
+    conn: &rusqlite::Connection,
+    acks: &[Ack],
+    now: i64,
+    names: Option<&mut EventNames<'_>>,
+) -> rusqlite::Result<Vec<Entry>> {
+    let mut done = conn.prepare_cached("UPDATE deliveries SET state = ?1, outcome = ?2, attempts = ?3, updated_ms = ?4, answer = ?7 WHERE event_seq = ?5 AND position = ?6 RETURNING hook, handler")?;
+    let mut dead = conn.prepare_cached(
+        "INSERT OR REPLACE INTO dead_letters(event_seq, position, event_id, hook, handler, attempts, outcome, message, dead_ms)
+         SELECT d.event_seq, d.position, e.id, d.hook, d.handler, ?3, ?4, ?5, ?6
+         FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.event_seq = ?1 AND d.position = ?2",
+    )?;
+    // Each event's finished deliveries (`at`: where each event is in `finals`).
+    let mut finals: Vec<(i64, Vec<serde_json::Value>)> = Vec::new();
+    let mut at: HashMap<i64, usize> = HashMap::new();
+    for a in acks {
+        let state = match (&a.dead, a.skipped) {
+            (Some(_), _) => "dead",
+            (None, true) => "skipped",
+            (None, false) => "done",
+        };
+        let planned: Option<(String, String)> = done
+            .query_row(
+                params![
+                    state,
+                    a.outcome.as_str(),
+                    a.attempts,
+                    now,
+                    a.event_seq,
+                    a.position,
+                    a.answer
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        if let (true, Some((hook, handler))) = (names.is_some(), planned) {
+            let finished = json!({
+                "hook": hook,
+                "handler": handler,
+                "outcome": a.outcome.as_str(),
+                "attempts": a.attempts,
+                "state": state,
+            });
+            match at.get(&a.event_seq) {
+                Some(&i) => finals[i].1.push(finished),
+                None => {
+                    at.insert(a.event_seq, finals.len());
+                    finals.push((a.event_seq, vec![finished]));
+                }
+            }
+        }
+        if let Some(message) = &a.dead {
+            dead.execute(params![
+                a.event_seq,
+                a.position,
+                a.attempts,
+                a.outcome.as_str(),
+                message,
+                now
+            ])?;
+        }
+    }
+    let Some(names) = names else {
+        return Ok(Vec::new());
+    };
+    finals
+        .into_iter()
+        .map(|(seq, deliveries)| {
+            let (id, agent) = names.of(seq)?;
+            Ok(Entry {
+                kind: "deliveries",
+                event_seq: Some(seq),
+                body: json!({
+                    "event": id,
+                    "agent": agent,
+                    "deliveries": deliveries,
+                    "at_ms": now,
+                }),
+            })
+        })
+        .collect()
+}
+
+/// Stores what finished events decided. With the trail on (`names`), one
+/// `resolution` entry each, holding the decision's digest: editing the
+/// `resolutions` table breaks the trail too.
+fn store_resolutions(
+    conn: &rusqlite::Connection,
+    resolutions: &[(i64, String)],
+    now: i64,
+    mut names: Option<&mut EventNames<'_>>,
+) -> rusqlite::Result<Vec<Entry>> {
+    let mut decided = conn.prepare_cached(
+        "INSERT OR REPLACE INTO resolutions(event_seq, resolution) VALUES (?1, ?2)",
+    )?;
+    let mut entries = Vec::new();
+    for (seq, resolution) in resolutions {
+        decided.execute(params![seq, resolution])?;
+        if let Some(names) = names.as_mut() {
+            let (id, agent) = names.of(*seq)?;
+            entries.push(Entry {
+                kind: "resolution",
+                event_seq: Some(*seq),
+                body: json!({
+                    "event": id,
+                    "agent": agent,
+                    "resolution_sha256": trail::text_sha256(resolution),
+                    "at_ms": now,
+                }),
+            });
+        }
+    }
+    Ok(entries)
 }

@@ -19,6 +19,8 @@
 //! gate is pending, and a watchdog does at `--deadline-ms` (default 10 s),
 //! below the agents' own hook timeouts.
 
+mod forward;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -157,7 +159,7 @@ pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         ));
     }
     if let Some(url) = &args.http {
-        return match crate::forward::forward(
+        return match forward::forward(
             url,
             bridge,
             args.event.as_deref(),

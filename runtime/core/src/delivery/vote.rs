@@ -19,7 +19,10 @@ type Rewritten = (serde_json::Value, Vec<String>);
 /// one that is not a JSON object within the bound) is a broken policy: it
 /// fails closed whatever `on_failure` says, with the reason, and none of its
 /// rewrites apply (a `*` handler observes and never decides).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one vote's inputs: who answered, how, and the rewrite it may carry"
+)]
 pub(crate) fn approval_vote(
     slug: &str,
     handler: &str,

@@ -52,8 +52,6 @@ const STRING_ERRORS: &[&str] = &[
     "guest-sdk/src/define_hook.rs: the WIT's `result<_, string>`: the guest's exports",
     "runtime/cli/src/retention.rs: issue 45: typed by the CLI helper (commands/)",
     "runtime/cli/src/commands/hook/forward.rs: issue 45: typed by the CLI helper (commands/)",
-    "runtime/core/src/delivery/edit.rs: issue 45: typed by the event-loop helper",
-    "runtime/worker/src/partition.rs: issue 45: typed by the event-loop helper",
 ];
 
 /// Files outside the journal's folder that may hold SQL, each as `path: why`.

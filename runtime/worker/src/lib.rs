@@ -51,7 +51,7 @@ use connect::connect;
 pub use connect::{PASSWORD_ENV, TOKEN_ENV, USER_ENV};
 pub use dead::{DeadMessage, RedriveResult, Redriven};
 pub use fleet::{DEAD_STREAM, Names};
-pub use partition::{Counts, accept, replyable};
+pub use partition::{Counts, Refused, accept, replyable};
 pub use publish::{Pending, Published, Publisher, REPLY_HEADER, REPLY_PREFIX};
 pub use subject::{DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS};
 

@@ -268,7 +268,10 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
     let received = Received::of(message)?;
     let mut envelope = match accept(&shared.names, &message.subject, &message.payload) {
         Ok(e) => e,
-        Err(reason) => return bury_malformed(shared, message, &received, &reason).await,
+        Err(refused) => {
+            let reason = refused.to_string();
+            return bury_malformed(shared, message, &received, &reason).await;
+        }
     };
     // The attempt: JetStream's delivery count, after the deliveries a
     // re-driven message had before; never the publisher's own `attempt`
@@ -319,19 +322,36 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
     Ok(Ending::Ack)
 }
 
+/// Why a consumed message is not delivered: its dead letter's reason.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// Its payload is no valid envelope (not UTF-8, or not an envelope).
+    #[error("{0}")]
+    Malformed(#[from] LineError),
+    /// It was published anywhere but its own session's subject.
+    #[error("published to `{subject}`, but its agent and session belong on `{own}`; not delivered")]
+    Elsewhere {
+        /// Where it was published.
+        subject: String,
+        /// Where its agent and session belong.
+        own: String,
+    },
+}
+
 /// The envelope a message consumed from `subject` carries, or why it is not
 /// delivered (the dead letter's reason): its payload is no valid envelope,
 /// or it was published anywhere but its own session's subject (the subject
 /// a publisher's permissions are granted by; one published elsewhere is
 /// someone else's session in disguise). Pure: fuzzed as `nats_message`.
-pub fn accept(names: &Names, subject: &str, payload: &[u8]) -> Result<Envelope, String> {
-    let text = std::str::from_utf8(payload).map_err(|_| LineError::NotUtf8.to_string())?;
-    let envelope = Envelope::from_json(text).map_err(|e| LineError::from(e).to_string())?;
+pub fn accept(names: &Names, subject: &str, payload: &[u8]) -> Result<Envelope, Refused> {
+    let text = std::str::from_utf8(payload).map_err(|_| LineError::NotUtf8)?;
+    let envelope = Envelope::from_json(text).map_err(LineError::from)?;
     let own = subject_of(&names.prefix, &envelope, names.partitions);
     if subject != own {
-        return Err(format!(
-            "published to `{subject}`, but its agent and session belong on `{own}`; not delivered"
-        ));
+        return Err(Refused::Elsewhere {
+            subject: subject.to_owned(),
+            own,
+        });
     }
     Ok(envelope)
 }

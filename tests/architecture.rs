@@ -85,13 +85,19 @@ const RUNTIME: &[&str] = &[
     "hooks::loaded::registry",
     // delivery/: one event through its hooks.
     "delivery::decision",
+    "delivery::context",
+    "delivery::rewrite",
     "delivery::governor",
     "delivery::threads",
     "delivery::edit",
     "delivery::record",
     "delivery::cascade",
-    "delivery::dispatch",
+    "delivery::vote",
+    "delivery::run",
+    "delivery::deliver",
     "delivery::retry",
+    "delivery::sink",
+    "delivery::dispatch",
     // the facade.
     "runtime",
     "audit",
@@ -113,6 +119,8 @@ const RUNTIME: &[&str] = &[
     "service::report",
     "service::work",
     "service::lanes",
+    "service::sink",
+    "service::acker",
     "service::dispatcher",
     "service::writer",
     "service::api",
@@ -208,11 +216,12 @@ const SERVE: &[&str] = &[
     "connections",
 ];
 
-/// The JetStream worker (`hookrt worker`): subjects, the shared JetStream
+/// The JetStream worker (`hookrt worker`): connecting, subjects, the shared JetStream
 /// objects, publishing, completion marks, leases, dead letters, a
-/// partition's standing pull, then the per-partition consumer that uses
-/// them all.
+/// partition's standing pull, the worker's sink of the event loop, then the
+/// per-partition consumer that uses them all.
 const WORKER: &[&str] = &[
+    "connect",
     "subject",
     "fleet",
     "publish",
@@ -220,6 +229,7 @@ const WORKER: &[&str] = &[
     "lease",
     "dead",
     "pull",
+    "sink",
     "partition",
 ];
 

@@ -13,9 +13,9 @@
 //! | 1 | `event/` | kinds (the vocabulary), the envelope, scopes, answers |
 //! | 2 | `sandbox/` | the Wasmtime engine, limits, the store and host imports (log, state, metrics, http), capture, redaction, grants, one module per world version |
 //! | 3 | `hooks/` | the agent folder (slugs, discovery, `hookrt.toml`), the cache dir (stamps, artifacts, start records), building sources into components, loaded hooks (load, call, the lock, the registry) |
-//! | 4 | `delivery/` | the delivery record, decision merge, edits, the failure cascade, retries and the final attempt ([`delivery`]), dispatch |
+//! | 4 | `delivery/` | the delivery record, decision merge, edits, the failure cascade, retries and the final attempt ([`delivery`]), the one event loop and its sink |
 //! | 5 | `runtime.rs`, `audit.rs`, `replay.rs` | the [`Runtime`] facade, [`audit`], and [`replay`] (`hookrt test`) |
-//! | 6 | `service/` | the journal, report and work types, lanes, the dispatcher and writer threads, [`HookService`] |
+//! | 6 | `service/` | the journal, report and work types, lanes, the event loop's journal-backed sink, the acker, the dispatcher and writer threads, [`HookService`] |
 //! | 7 | `front/` | the front-end kit ([`front`]): input with ordinals and line bounds, the delivery line |
 //!
 //! The surface is tiered, as axum's is: the crate root holds what an

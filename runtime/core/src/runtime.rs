@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::delivery::dispatch;
-use crate::delivery::record::{Delivery, Dispatch};
+use crate::delivery::dispatch::{self, Kept, Loop, Ran};
+use crate::delivery::record::{Dispatch, Resolution};
+use crate::delivery::retry::Retries;
+use crate::delivery::sink::Sink;
 use crate::delivery::threads::Threads;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::scope::{Scope, Transport};
@@ -145,6 +147,10 @@ fn load_all(
     all.into_iter().map(|(_, loaded)| loaded).collect()
 }
 
+/// The lock (when there is one) and each hook's review: its id, source and
+/// what the lock pins of it.
+type Locked = (Option<Lock>, Vec<(String, PathBuf, Review)>);
+
 /// Each discovered hook's review (its id, source and what the lock pins of
 /// it), and, when the lock is enforced and there is one, the lock, checked
 /// against them: a drift, a missing lock that `--require-lock` asks for, or
@@ -155,7 +161,7 @@ fn locked(
     discovery: &Discovery,
     config: &Config,
     opts: &BuildOptions,
-) -> Result<(Option<Lock>, Vec<(String, PathBuf, Review)>), Problems> {
+) -> Result<Locked, Problems> {
     let mut problems = Vec::new();
     let mut reviews = Vec::new();
     for hook in &discovery.hooks {
@@ -186,6 +192,45 @@ fn locked(
     }
 }
 
+/// The sandbox `discovery`'s hooks run in, configured by `config`.
+fn sandbox_for(
+    agent_dir: &Path,
+    discovery: &Discovery,
+    config: &Config,
+    opts: &BuildOptions,
+) -> Result<Sandbox, Problems> {
+    // The pool's slots have fixed sizes: hooks configured beyond them, or
+    // too many hooks, run with on-demand allocation; so does a runtime
+    // for one event.
+    let fits = !opts.one_shot
+        && discovery.hooks.len() <= engine::POOL_MAX_HOOKS
+        && discovery
+            .hooks
+            .iter()
+            .all(|h| engine::fits_pool(&config.settings_for(h).limits));
+    let want = if fits {
+        Allocator::Pooling
+    } else {
+        Allocator::OnDemand
+    };
+    let epoch_only = discovery
+        .hooks
+        .iter()
+        .any(|h| config.settings_for(h).limits.metering == Metering::Epoch);
+    let links = Links {
+        python: discovery
+            .hooks
+            .iter()
+            .any(|h| load::profile_of(h) == Profile::Python),
+        http: discovery
+            .hooks
+            .iter()
+            .any(|h| config.settings_for(h).grants.contains("http")),
+    };
+    Sandbox::for_hooks(want, epoch_only, discovery.hooks.len(), links)
+        .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))
+}
+
 impl Runtime {
     /// [`Runtime::load`] for a caller outside async code, with build
     /// progress: discovers, builds what is stale, loads every hook.
@@ -207,36 +252,7 @@ impl Runtime {
             prebuilt: opts.prebuilt || config.mode == Mode::Prebuilt,
             ..opts.clone()
         };
-        // The pool's slots have fixed sizes: hooks configured beyond them, or
-        // too many hooks, run with on-demand allocation; so does a runtime
-        // for one event.
-        let fits = !opts.one_shot
-            && discovery.hooks.len() <= engine::POOL_MAX_HOOKS
-            && discovery
-                .hooks
-                .iter()
-                .all(|h| engine::fits_pool(&config.settings_for(h).limits));
-        let want = if fits {
-            Allocator::Pooling
-        } else {
-            Allocator::OnDemand
-        };
-        let epoch_only = discovery
-            .hooks
-            .iter()
-            .any(|h| config.settings_for(h).limits.metering == Metering::Epoch);
-        let links = Links {
-            python: discovery
-                .hooks
-                .iter()
-                .any(|h| load::profile_of(h) == Profile::Python),
-            http: discovery
-                .hooks
-                .iter()
-                .any(|h| config.settings_for(h).grants.contains("http")),
-        };
-        let sandbox = Sandbox::for_hooks(want, epoch_only, discovery.hooks.len(), links)
-            .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))?;
+        let sandbox = sandbox_for(agent_dir, &discovery, &config, opts)?;
         // The lock is checked before anything builds: a drifted crate's
         // `build.rs` never runs.
         let (lock, reviews) = locked(agent_dir, &discovery, &config, opts)?;
@@ -433,39 +449,50 @@ impl Runtime {
         self.sandbox.pin();
     }
 
-    /// Delivers one event to every subscribed handler. Without a journal the
-    /// runtime holds the event in memory only, so hooks see `accepted`.
+    /// Delivers one event to every subscribed handler, once each. Without a
+    /// journal the runtime holds the event in memory only, so hooks see
+    /// `accepted`.
     pub fn dispatch(&self, envelope: &Envelope) -> Result<Dispatch, EnvelopeError> {
-        dispatch::dispatch(
-            &self.services(),
-            &self.threads,
-            &self.registry,
-            envelope,
-            Durability::Accepted,
-        )
+        let mut kept = Kept::default();
+        let cx = self.event_loop(Retries::BySource { may_retry: false });
+        let ran = dispatch::run_planned(&cx, envelope, Durability::Accepted, None, &mut kept)?;
+        let resolution = match ran {
+            Ran::Resolved(r) => r,
+            Ran::Left => None,
+        };
+        Ok(kept.into_dispatch(envelope, resolution))
     }
 
     /// Delivers one event, held as `durability` elsewhere (a JetStream
-    /// stream), to every subscribed handler except those `skip(hook id,
-    /// handler)` names, telling `finished` about each delivery as it ends.
-    /// A fleet worker (`hookrt worker`) uses it to record each finished
-    /// delivery at once and, on a redelivery, to run only what is left.
-    pub fn dispatch_except(
+    /// stream), through the one event loop to every subscribed handler
+    /// except those `skip(hook id, handler)` names, one attempt each:
+    /// `sink` hears each delivery as it ends and whether its source is to
+    /// run it again ([`Retries::BySource`]). A fleet worker (`hookrt
+    /// worker`) uses it to record each finished delivery at once and, on a
+    /// redelivery, to run only what is left. Returns what the event decided.
+    pub fn dispatch_into(
         &self,
         envelope: &Envelope,
         durability: Durability,
         skip: &dyn Fn(&str, &str) -> bool,
-        finished: &mut dyn FnMut(&Delivery),
-    ) -> Result<Dispatch, EnvelopeError> {
-        dispatch::dispatch_some(
-            &self.services(),
-            &self.threads,
-            &self.registry,
-            envelope,
-            durability,
-            Some(skip),
-            finished,
-        )
+        retries: Retries,
+        sink: &mut (dyn Sink + Sync),
+    ) -> Result<Option<Resolution>, EnvelopeError> {
+        let cx = self.event_loop(retries);
+        match dispatch::run_planned(&cx, envelope, durability, Some(skip), sink)? {
+            Ran::Resolved(r) => Ok(r),
+            Ran::Left => Ok(None),
+        }
+    }
+
+    /// The one event loop over this runtime's hooks and delivery threads.
+    pub(crate) fn event_loop(&self, retries: Retries) -> Loop<'_> {
+        Loop {
+            services: self.services(),
+            threads: &self.threads,
+            registry: &self.registry,
+            retries,
+        }
     }
 
     /// The redactor of the agent folder's `hookrt.toml`: what masks secrets

@@ -13,8 +13,8 @@
 //! is malformed, or outlives `max_deliver` goes to the dead letters
 //! ([`dead`]), which can be listed and re-driven.
 //!
-//! Modules, in layer order (`tests/architecture.rs`): `subject`, `fleet`,
-//! `publish`, `completion`, `lease`, `dead`, `pull`, `partition`, then this
+//! Modules, in layer order (`tests/architecture.rs`): `connect`, `subject`, `fleet`,
+//! `publish`, `completion`, `lease`, `dead`, `pull`, `sink`, `partition`, then this
 //! file.
 //! This package is apart from the `hookrt` library so that an embedder of
 //! the library brings no NATS client.
@@ -22,12 +22,14 @@
 #![warn(missing_docs)]
 
 mod completion;
+mod connect;
 mod dead;
 mod fleet;
 mod lease;
 mod partition;
 mod publish;
 mod pull;
+mod sink;
 mod subject;
 
 use std::borrow::Cow;
@@ -45,9 +47,11 @@ use hookrt::{Runtime, Transport};
 
 pub use async_nats::HeaderMap;
 use completion::Completion;
+use connect::connect;
+pub use connect::{PASSWORD_ENV, TOKEN_ENV, USER_ENV};
 pub use dead::{DeadMessage, RedriveResult, Redriven};
 pub use fleet::{DEAD_STREAM, Names};
-pub use partition::{Counts, accept, replyable};
+pub use partition::{Counts, Refused, accept, replyable};
 pub use publish::{Pending, Published, Publisher, REPLY_HEADER, REPLY_PREFIX};
 pub use subject::{DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS};
 
@@ -134,64 +138,6 @@ impl WorkerError {
 /// For `map_err`: a failed NATS operation that was `doing` this.
 pub(crate) fn nats<E: Into<Source>>(doing: &'static str) -> impl FnOnce(E) -> WorkerError {
     move |e| WorkerError::nats(doing, e)
-}
-
-/// Connects to the NATS server at `url`, with the credentials the
-/// environment names ([`credentials`]). A URL that carries credentials
-/// (`nats://user:pass@host`) is refused: every process listing (`ps`) would
-/// show them.
-pub(crate) async fn connect(url: &str) -> Result<async_nats::Client, WorkerError> {
-    if carries_credentials(url) {
-        return Err(WorkerError::Config(format!(
-            "the NATS URL carries credentials, which any process listing shows; give them in the environment instead: {TOKEN_ENV}, or {USER_ENV} and {PASSWORD_ENV}"
-        )));
-    }
-    // A cluster's servers as a comma-separated list: the client fails over
-    // between them.
-    let servers: Vec<&str> = url.split(',').map(str::trim).collect();
-    credentials()
-        .await?
-        .connect(servers)
-        .await
-        .map_err(|e| WorkerError::nats(format!("cannot connect to {url}"), e))
-}
-
-/// Whether a server of `url` (a comma-separated list) names a user or
-/// password (`nats://user:pass@host`).
-fn carries_credentials(url: &str) -> bool {
-    url.split(',').any(|server| {
-        let rest = server.split_once("://").map_or(server, |(_, r)| r);
-        rest.split('/')
-            .next()
-            .is_some_and(|authority| authority.contains('@'))
-    })
-}
-
-/// A NATS token.
-pub const TOKEN_ENV: &str = "HOOKRT_NATS_TOKEN";
-/// A NATS user (with [`PASSWORD_ENV`]).
-pub const USER_ENV: &str = "HOOKRT_NATS_USER";
-/// The password of [`USER_ENV`].
-pub const PASSWORD_ENV: &str = "HOOKRT_NATS_PASSWORD";
-
-/// The connect options the environment's credentials make: a token
-/// ([`TOKEN_ENV`]), else a user and password ([`USER_ENV`],
-/// [`PASSWORD_ENV`]), else none. (`.creds` files need async-nats's `nkeys`
-/// feature, not built in.)
-async fn credentials() -> Result<async_nats::ConnectOptions, WorkerError> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    if let Some(token) = var(TOKEN_ENV) {
-        return Ok(async_nats::ConnectOptions::with_token(token));
-    }
-    match (var(USER_ENV), var(PASSWORD_ENV)) {
-        (Some(user), Some(pass)) => Ok(async_nats::ConnectOptions::with_user_and_password(
-            user, pass,
-        )),
-        (Some(_), None) | (None, Some(_)) => Err(WorkerError::Config(format!(
-            "{USER_ENV} and {PASSWORD_ENV} go together: set both, or neither"
-        ))),
-        (None, None) => Ok(async_nats::ConnectOptions::new()),
-    }
 }
 
 /// How a worker runs.
@@ -649,29 +595,4 @@ pub async fn publish_raw(url: &str, subject: &str, lines: &[String]) -> Result<u
         ack.await.map_err(nats("a published line was not stored"))?;
     }
     Ok(lines.len())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn credentials_in_a_nats_url_are_found() {
-        for url in [
-            "nats://u:p@127.0.0.1:4222",
-            "tls://tok@h",
-            "nats://a:4222,nats://u:p@b:4222",
-            "u:p@h:4222",
-        ] {
-            assert!(carries_credentials(url), "{url}");
-        }
-        for url in [
-            "nats://127.0.0.1:4222",
-            "nats://a:1,nats://b:2",
-            "h:4222",
-            "nats://h/path@x",
-        ] {
-            assert!(!carries_credentials(url), "{url}");
-        }
-    }
 }

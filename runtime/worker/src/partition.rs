@@ -7,7 +7,7 @@
 //! number the attempt from JetStream's delivery count; on a redelivery, read
 //! the event's completion mark and leave out what it lists (observe events;
 //! a decision or edit event runs whole, its answer needs every hook); run
-//! the rest; answer a `Hookrt-Reply-To`; then either store the mark and nak
+//! the rest through the library's event loop ([`crate::sink`]); answer a `Hookrt-Reply-To`; then either store the mark and nak
 //! with the hook's backoff (a failed delivery with retries left), or store
 //! the mark, bury what failed for good, raise the failure cascade for a
 //! critical hook, and ack. A message whose deliveries all ended is acked
@@ -16,20 +16,20 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind, Message, consumer::PullConsumer};
-use hookrt::delivery::{Conclusion, Next};
+use hookrt::delivery::{Conclusion, Retries};
 use hookrt::front::input::LineError;
 use hookrt::front::line::{Placement, write_delivery};
-use hookrt::hooks::LoadedHook;
-use hookrt::{Delivery, Dispatch, Durability, Envelope, EventClass, Outcome, Runtime, class_of};
+use hookrt::{Delivery, Durability, Envelope, EventClass, Outcome, Runtime, class_of};
 
 use crate::completion::{self, Completion};
 use crate::dead::{self, Burial};
 use crate::fleet::Names;
 use crate::publish::{ATTEMPT_BASE_HEADER, Publisher, REPLY_HEADER, REPLY_PREFIX};
 use crate::pull::Pull;
+use crate::sink::{Failed, Finished, Ran, Verdicts};
 use crate::subject::{subject_of, token};
 use crate::{Source, WorkerError};
 
@@ -222,36 +222,6 @@ async fn finish(shared: &Shared, message: &Message, ending: Ending, partition: u
     }
 }
 
-/// One finished delivery (its record without the hook's logs), as reported
-/// to the async side.
-struct Finished {
-    delivery: Delivery,
-    at_us: u64,
-}
-
-impl Finished {
-    fn of(d: &Delivery) -> Finished {
-        let at_us = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |t| t.as_micros() as u64);
-        let delivery = Delivery {
-            event_id: d.event_id.clone(),
-            kind: d.kind.clone(),
-            hook: d.hook.clone(),
-            handler: d.handler.clone(),
-            error: d.error.clone(),
-            logs: Vec::new(),
-            console: String::new(),
-            ..*d
-        };
-        Finished { delivery, at_us }
-    }
-}
-
-fn settings_of<'r>(runtime: &'r Runtime, hook: &str) -> Option<&'r LoadedHook> {
-    runtime.hooks().iter().find(|h| h.has_id(hook))
-}
-
 /// Where a message came from and how often it was delivered.
 struct Received {
     /// JetStream's delivery count (1 on the first).
@@ -298,7 +268,10 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
     let received = Received::of(message)?;
     let mut envelope = match accept(&shared.names, &message.subject, &message.payload) {
         Ok(e) => e,
-        Err(reason) => return bury_malformed(shared, message, &received, &reason).await,
+        Err(refused) => {
+            let reason = refused.to_string();
+            return bury_malformed(shared, message, &received, &reason).await;
+        }
     };
     // The attempt: JetStream's delivery count, after the deliveries a
     // re-driven message had before; never the publisher's own `attempt`
@@ -315,8 +288,11 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
         .counts
         .skipped
         .fetch_add(finished.len() as u64, Ordering::Relaxed);
-    let ran = run(shared, &envelope, &finished, partition).await?;
-    let retry = retry_wait(shared, &ran.failed, received.delivered);
+    // Past the consumer's `max_deliver` JetStream would not redeliver.
+    let may_retry =
+        !(shared.max_deliver > 0 && i64::from(received.delivered) >= shared.max_deliver);
+    let ran = run(shared, &envelope, &finished, partition, may_retry).await?;
+    let retry = ran.retry;
     if observe && (retry.is_some() || !ran.failed.is_empty()) && !ran.succeeded.is_empty() {
         // The redelivery, or a re-drive of the dead letter, runs only what
         // has not finished.
@@ -336,14 +312,30 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
     {
         let answer = serde_json::json!({
             "receipt": { "event_id": envelope.id, "durability": "persisted", "seq": received.seq, "duplicate": false },
-            "resolution": ran.dispatch.resolution,
+            "resolution": ran.resolution,
         });
         let _ = shared.client.publish(to, answer.to_string().into()).await;
     }
     if !ran.failed.is_empty() {
-        bury_failures(shared, message, &envelope, &ran.failed, &received).await?;
+        bury_failures(shared, message, &envelope, ran.failed, &received).await?;
     }
     Ok(Ending::Ack)
+}
+
+/// Why a consumed message is not delivered: its dead letter's reason.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// Its payload is no valid envelope (not UTF-8, or not an envelope).
+    #[error("{0}")]
+    Malformed(#[from] LineError),
+    /// It was published anywhere but its own session's subject.
+    #[error("published to `{subject}`, but its agent and session belong on `{own}`; not delivered")]
+    Elsewhere {
+        /// Where it was published.
+        subject: String,
+        /// Where its agent and session belong.
+        own: String,
+    },
 }
 
 /// The envelope a message consumed from `subject` carries, or why it is not
@@ -351,14 +343,15 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
 /// or it was published anywhere but its own session's subject (the subject
 /// a publisher's permissions are granted by; one published elsewhere is
 /// someone else's session in disguise). Pure: fuzzed as `nats_message`.
-pub fn accept(names: &Names, subject: &str, payload: &[u8]) -> Result<Envelope, String> {
-    let text = std::str::from_utf8(payload).map_err(|_| LineError::NotUtf8.to_string())?;
-    let envelope = Envelope::from_json(text).map_err(|e| LineError::from(e).to_string())?;
+pub fn accept(names: &Names, subject: &str, payload: &[u8]) -> Result<Envelope, Refused> {
+    let text = std::str::from_utf8(payload).map_err(|_| LineError::NotUtf8)?;
+    let envelope = Envelope::from_json(text).map_err(LineError::from)?;
     let own = subject_of(&names.prefix, &envelope, names.partitions);
     if subject != own {
-        return Err(format!(
-            "published to `{subject}`, but its agent and session belong on `{own}`; not delivered"
-        ));
+        return Err(Refused::Elsewhere {
+            subject: subject.to_owned(),
+            own,
+        });
     }
     Ok(envelope)
 }
@@ -395,23 +388,18 @@ async fn bury_malformed(
     Ok(Ending::Term)
 }
 
-/// What running a message's deliveries gave.
-struct Ran {
-    dispatch: Dispatch,
-    /// The (hook, handler) deliveries that succeeded.
-    succeeded: Vec<(String, String)>,
-    /// Those that failed.
-    failed: Vec<Delivery>,
-}
-
 /// Runs the envelope's deliveries but those `done`, on a blocking thread
 /// (one of the worker's `threads`), counting and printing each delivery
-/// line as it ends.
+/// line as it ends. A failure with attempts left asks for a retry (the
+/// delivery policy's decision, as in the service) unless `may_retry` is
+/// false: past the consumer's `max_deliver` JetStream would not redeliver,
+/// so every failure is final.
 async fn run(
     shared: &Shared,
     envelope: &Envelope,
     done: &completion::Done,
     partition: u32,
+    may_retry: bool,
 ) -> Result<Ran, WorkerError> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
     let permit = shared.threads.clone().acquire_owned().await.ok();
@@ -421,40 +409,28 @@ async fn run(
         let done = done.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            runtime.dispatch_except(
+            let mut verdicts = Verdicts::new(tx);
+            let resolution = runtime.dispatch_into(
                 &envelope,
                 Durability::Persisted,
                 &|hook, handler| done.contains(&(hook.to_owned(), handler.to_owned())),
-                &mut |d| {
-                    let _ = tx.send(Finished::of(d));
-                },
-            )
+                Retries::BySource { may_retry },
+                &mut verdicts,
+            );
+            resolution.map(|r| verdicts.into_ran(r))
         })
     };
-    let mut succeeded = Vec::new();
-    let mut failed = Vec::new();
     while let Some(f) = rx.recv().await {
         shared.counts.count(&f.delivery);
         if shared.print {
             print_line(shared, &f, partition);
         }
-        let f = f.delivery;
-        if f.outcome == Outcome::Ok {
-            succeeded.push((f.hook, f.handler));
-        } else {
-            failed.push(f);
-        }
     }
-    let dispatch = match run.await {
-        Ok(Ok(d)) => d,
-        Ok(Err(e)) => return Err(dispatch_error(envelope, e.into())),
-        Err(e) => return Err(dispatch_error(envelope, e.into())),
-    };
-    Ok(Ran {
-        dispatch,
-        succeeded,
-        failed,
-    })
+    match run.await {
+        Ok(Ok(ran)) => Ok(ran),
+        Ok(Err(e)) => Err(dispatch_error(envelope, e.into())),
+        Err(e) => Err(dispatch_error(envelope, e.into())),
+    }
 }
 
 fn dispatch_error(envelope: &Envelope, source: Source) -> WorkerError {
@@ -476,27 +452,6 @@ fn print_line(shared: &Shared, f: &Finished, partition: u32) {
         let _ = writeln!(out);
     }
     let _ = out.flush();
-}
-
-/// A failure with retries left (the delivery policy's decision, as in the
-/// service): the message is redelivered after the longest backoff asked;
-/// the finished deliveries are marked and will not run again. Past the
-/// consumer's `max_deliver` JetStream would not redeliver: every failure is
-/// final.
-fn retry_wait(shared: &Shared, failed: &[Delivery], delivered: u32) -> Option<Duration> {
-    if shared.max_deliver > 0 && i64::from(delivered) >= shared.max_deliver {
-        return None;
-    }
-    failed
-        .iter()
-        .filter_map(|f| {
-            let hook = settings_of(&shared.runtime, &f.hook)?;
-            match hookrt::delivery::next(hook, f.outcome, f.attempt) {
-                Next::Retry(wait) => Some(wait),
-                Next::Final => None,
-            }
-        })
-        .max()
 }
 
 /// Copies `message` to the group's dead letters, with why, after how many
@@ -528,13 +483,13 @@ async fn bury(
 }
 
 /// Dead-letters a message whose deliveries failed for good, and raises the
-/// failure cascade for each critical hook among them (once: a deterministic
-/// id, a KV marker and the stream's dedup).
+/// failure cascade the event loop concluded for each critical hook among
+/// them (once: a deterministic id, a KV marker and the stream's dedup).
 async fn bury_failures(
     shared: &Shared,
     message: &Message,
     envelope: &Envelope,
-    failed: &[Delivery],
+    failed: Vec<Failed>,
     received: &Received,
 ) -> Result<(), WorkerError> {
     let list: Vec<String> = failed
@@ -553,21 +508,18 @@ async fn bury_failures(
     )
     .await?;
     for f in failed {
-        let critical = settings_of(&shared.runtime, &f.hook).is_some_and(|h| h.settings.critical);
-        let failures = if critical {
-            &shared.counts.critical_failures
-        } else {
-            &shared.counts.optional_failures
+        let Some(Conclusion::Cascade { cascade, .. }) = f.conclusion else {
+            shared
+                .counts
+                .optional_failures
+                .fetch_add(1, Ordering::Relaxed);
+            continue;
         };
-        failures.fetch_add(1, Ordering::Relaxed);
-        // The error was masked once, when the delivery ended.
-        let conclusion =
-            hookrt::delivery::conclude(&f.hook, critical, envelope, f.outcome, f.error.as_deref());
-        let Conclusion::Cascade {
-            cascade: Some(cascade),
-            ..
-        } = conclusion
-        else {
+        shared
+            .counts
+            .critical_failures
+            .fetch_add(1, Ordering::Relaxed);
+        let Some(cascade) = cascade else {
             continue;
         };
         let marker = format!("cascade.{}", token(&cascade.id));

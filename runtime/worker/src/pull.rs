@@ -6,29 +6,17 @@
 //! each once the one before is acked, so a busy partition costs a pull
 //! request per [`PULL_BATCH`]` / 2` messages (or per half [`PULL_EXPIRES`])
 //! instead of one per message. Requests overlap: a new one is sent when the
-//! last is half spent, all naming the same inbox. nats-server 2.9 drops an
-//! expired request without a word when a message becomes ready for it
-//! (`nextWaiting`; on a busy partition that is nearly always, the previous
-//! message awaiting its ack): with one request at a time the partition then
-//! waited for the client's own timeout (5 s, a few times a run); with
-//! overlapping requests the server hands the message to the next one.
+//! last is half spent, all naming the same inbox, so a request the server
+//! drops does not stall the partition.
 //!
 //! Closing: the pull's inbox is unsubscribed (a drain: what the server sent
 //! before it took the unsubscribe still arrives), then the consumer's info
 //! is asked for, which makes the server drop every waiting request whose
-//! inbox has no subscriber (`processWaiting`), and only then is a message
-//! that came meanwhile handed back. The server would otherwise keep
-//! requests whose inbox is gone until they expire, and nats-server 2.9
-//! mishandles a redelivery (a nak, or an ack wait run out) that finds only
-//! such requests: it drops the redelivery until the next ack wait and steps
-//! its stream pointer back, so a later message is delivered twice
-//! (`loopAndGatherMsgs`, "We will redo this one"). Waiting the requests out
-//! by this clock instead (their expiry, plus a margin) is what the pull
-//! did before, and it is the fallback when the info is not answered: on a
-//! loaded machine a request reaches the server late and outlives any
-//! margin, and a partition handed over stalled for the whole ack wait
-//! (`serve/jetstream.rs::partitions_moving_between_busy_workers_lose_nothing_and_stall_nowhere`,
-//! 1 run of the full suite in a few).
+//! inbox has no subscriber; only then is a message that came meanwhile
+//! handed back. Without the info, the requests are waited out by this
+//! clock (their expiry plus [`PULL_MARGIN`]). Why each step is there, and
+//! the server behaviour it works around: docs/reliability.md, "The fleet's
+//! standing pull".
 
 use std::time::Duration;
 

@@ -15,13 +15,9 @@
 //! `failed` marked `failure`.
 //!
 //! Because the tool-approval merge reads every answer only once all are in
-//! (it depends on their plan order, not on when they arrive), the hooks of
-//! one `actions.requested` event can run side by side on the **decision
-//! workers** (`threads.rs`), the costliest hooks (by their past
-//! deliveries) first; their deliveries are then recorded in plan order, as
-//! if they had run one after another. File-edit ownership
-//! stays sequential (the first owner stops the rest), and so do edits (each
-//! hook sees the edits before it).
+//! (it depends on their plan order, not on when they arrive), the event
+//! loop may run one `actions.requested` event's hooks side by side
+//! (`dispatch.rs`); file-edit ownership and edits stay sequential.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -110,96 +106,6 @@ pub const MAX_CONTEXT_BYTES: usize = 10_000;
 
 /// Most bytes of a rewritten input: an event's data bound.
 pub const MAX_REWRITE_BYTES: usize = MAX_DATA_BYTES;
-
-/// The context pieces given so far, in registration order, within the bound.
-#[derive(Debug, Default)]
-pub(crate) struct ContextBudget {
-    pieces: Vec<ContextPiece>,
-    used: usize,
-}
-
-impl ContextBudget {
-    /// Takes `hook`'s `text`: kept when it fits whole, else recorded as dropped.
-    pub(crate) fn add(&mut self, hook: &str, text: String) {
-        if text.is_empty() {
-            return;
-        }
-        let dropped = self.used + text.len() > MAX_CONTEXT_BYTES;
-        if !dropped {
-            self.used += text.len();
-        }
-        self.pieces.push(ContextPiece {
-            hook: hook.to_owned(),
-            text,
-            dropped,
-        });
-    }
-
-    pub(crate) fn finish(self) -> Vec<ContextPiece> {
-        self.pieces
-    }
-}
-
-/// The inputs of the calls of one event as rewritten so far, and each rewrite.
-#[derive(Debug, Default)]
-pub(crate) struct RewriteChain {
-    rewrites: Vec<Vec<Rewrite>>,
-}
-
-impl RewriteChain {
-    /// A chain over `n` calls.
-    pub(crate) fn new(n: usize) -> RewriteChain {
-        RewriteChain {
-            rewrites: vec![Vec::new(); n],
-        }
-    }
-
-    /// Checks `hook`'s rewrite of call `i` (whose input is `before`): a JSON
-    /// object within [`MAX_REWRITE_BYTES`]. `Err` says why it is malformed.
-    pub(crate) fn check(before: &Value, json: &str) -> Result<(Value, Vec<String>), String> {
-        if json.len() > MAX_REWRITE_BYTES {
-            return Err(format!(
-                "a rewritten input of {} bytes, above the {MAX_REWRITE_BYTES}-byte limit",
-                json.len()
-            ));
-        }
-        let after: Value = serde_json::from_str(json)
-            .map_err(|e| format!("a rewritten input that is not JSON ({e})"))?;
-        let Value::Object(new) = &after else {
-            return Err("a rewritten input that is not a JSON object".to_owned());
-        };
-        let old = before.as_object();
-        let mut changed: Vec<String> = new
-            .iter()
-            .filter(|(k, v)| old.and_then(|o| o.get(*k)) != Some(v))
-            .map(|(k, _)| k.clone())
-            .chain(
-                old.into_iter()
-                    .flat_map(|o| o.keys())
-                    .filter(|k| !new.contains_key(*k))
-                    .cloned(),
-            )
-            .collect();
-        changed.sort();
-        Ok((after, changed))
-    }
-
-    /// Records a checked rewrite of call `i`.
-    pub(crate) fn push(&mut self, i: usize, hook: &str, input: Value, changed: Vec<String>) {
-        if let Some(list) = self.rewrites.get_mut(i) {
-            list.push(Rewrite {
-                hook: hook.to_owned(),
-                changed,
-                input,
-            });
-        }
-    }
-
-    /// The rewrites of each call, in the order they applied.
-    pub(crate) fn finish(self) -> Vec<Vec<Rewrite>> {
-        self.rewrites
-    }
-}
 
 /// The merged answer to a gate event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -634,53 +540,6 @@ mod tests {
         assert_eq!(
             (nobody.verdict, nobody.decided_by),
             (Permission::Abstain, None)
-        );
-    }
-
-    #[test]
-    fn context_keeps_registration_order_and_drops_what_does_not_fit_whole() {
-        let mut budget = ContextBudget::default();
-        budget.add("a", "x".repeat(6_000));
-        budget.add("b", "y".repeat(5_000));
-        budget.add("c", "z".repeat(4_000));
-        budget.add("d", String::new());
-        let pieces: Vec<(String, usize, bool)> = budget
-            .finish()
-            .into_iter()
-            .map(|p| (p.hook, p.text.len(), p.dropped))
-            .collect();
-        assert_eq!(
-            pieces,
-            [
-                ("a".to_owned(), 6_000, false),
-                ("b".to_owned(), 5_000, true),
-                ("c".to_owned(), 4_000, false),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_rewrite_must_be_an_object_within_the_bound_and_names_what_it_changed() {
-        let before = serde_json::json!({"command": "rm -rf /", "timeout": 5});
-        let (after, changed) =
-            RewriteChain::check(&before, r#"{"command":"rm -rf ./build","description":"x"}"#)
-                .unwrap();
-        assert_eq!(after["command"], "rm -rf ./build");
-        assert_eq!(changed, ["command", "description", "timeout"]);
-        assert_eq!(
-            RewriteChain::check(&before, "[1]").unwrap_err(),
-            "a rewritten input that is not a JSON object"
-        );
-        assert!(
-            RewriteChain::check(&before, "{")
-                .unwrap_err()
-                .starts_with("a rewritten input that is not JSON")
-        );
-        let huge = format!("{{\"a\":\"{}\"}}", "x".repeat(MAX_REWRITE_BYTES));
-        assert!(
-            RewriteChain::check(&before, &huge)
-                .unwrap_err()
-                .contains("above the 1048576-byte limit")
         );
     }
 }

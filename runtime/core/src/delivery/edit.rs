@@ -203,7 +203,7 @@ impl EditSession {
 /// - every tool call keeps exactly one result and every result its call;
 /// - `extras` outside the hook's own namespace (`extras[slug]`) are untouched;
 /// - it stays within the size limit of event data.
-pub fn validate(
+pub(crate) fn validate(
     new: &Value,
     prev: &Value,
     original: &Value,

@@ -2,16 +2,16 @@
 //! failed delivery runs again, and what its final failure does (a dead
 //! letter; for a critical hook, the failure cascade).
 //!
-//! Every way in uses it: the service's dispatcher and lanes run a delivery
-//! to its final attempt here ([`to_final`]), sleeping the backoff between
-//! attempts; the JetStream worker asks [`next`] after each delivery and
-//! naks the message with the backoff instead of sleeping, then asks
-//! [`conclude`] what a final failure leaves. Neither decides it again.
+//! Every way in uses it through the event loop ([`run_attempts`]): the
+//! service's runs retry in place, sleeping the backoff between attempts;
+//! the JetStream worker's run one attempt and hear `End::Retry` with the
+//! backoff, which it naks the message with instead of sleeping. Neither
+//! decides it again.
 
 use std::time::{Duration, Instant};
 
 use crate::delivery::cascade::{Failure, cascade_event};
-use crate::delivery::dispatch::deliver;
+use crate::delivery::deliver::deliver;
 use crate::delivery::record::Delivery;
 use crate::event::answer::Reply;
 use crate::event::envelope::Envelope;
@@ -91,8 +91,23 @@ pub fn conclude(
     Conclusion::Cascade { message, cascade }
 }
 
-/// How a delivery ended after its retries.
-pub(crate) struct FinalAttempt {
+/// Who runs a failed delivery again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retries {
+    /// The loop does, after the backoff, until the final attempt (the
+    /// service); shutdown during the wait leaves the delivery unacked.
+    InPlace,
+    /// The source does (a JetStream redelivery): the loop runs one attempt
+    /// and says [`End::Retry`](crate::delivery::End::Retry) while attempts are left and `may_retry`.
+    BySource {
+        /// False once the source will not deliver again (its own cap).
+        may_retry: bool,
+    },
+}
+
+/// How a delivery's last attempt ended: its final one, or one its source
+/// runs again ([`Next::Retry`], with [`Retries::BySource`]).
+pub(crate) struct LastAttempt {
     /// The attempt that finished.
     pub(crate) attempt: u32,
     /// Its outcome.
@@ -101,56 +116,74 @@ pub(crate) struct FinalAttempt {
     pub(crate) error: Option<String>,
     /// What the handler answered.
     pub(crate) reply: Reply,
+    /// What follows it.
+    pub(crate) next: Next,
 }
 
-/// Runs `hook`'s `handler` delivery of `envelope` from attempt `first` until
-/// [`next`] says it was the final one, waiting the backoff between attempts.
-/// `finished` sees every attempt (for stats and the observer); `retrying` is
-/// told before each new attempt (to record it in the journal). `None` when
-/// shutdown interrupted it: the delivery must stay unacked.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one delivery's coordinates and its two sinks"
-)]
-pub(crate) fn to_final(
+/// What [`run_attempts`] reports as it goes.
+pub(crate) enum Step {
+    /// An attempt ended, with its record.
+    Ended(Delivery),
+    /// The delivery runs again, as this attempt.
+    Again(u32),
+}
+
+/// One delivery's coordinates: `hook`'s `handler` delivery of `envelope`
+/// (already checked as `checked`), from attempt `first`.
+pub(crate) struct Attempts<'a> {
+    pub(crate) hook: &'a LoadedHook,
+    pub(crate) envelope: &'a Envelope,
+    pub(crate) checked: &'a CheckedEvent,
+    pub(crate) handler: &'a str,
+    pub(crate) first: u32,
+}
+
+/// Runs a delivery until its last attempt: with [`Retries::InPlace`] until
+/// [`next`] says it was the final one, waiting the backoff between
+/// attempts; with [`Retries::BySource`] once. `step` gets every attempt's
+/// record, and is told before each new attempt (to record it in the
+/// journal). `None` when shutdown interrupted a retry in place: the
+/// delivery must stay unacked.
+pub(crate) fn run_attempts(
     services: &Services<'_>,
-    hook: &LoadedHook,
-    envelope: &Envelope,
-    checked: &CheckedEvent,
-    handler: &str,
-    first: u32,
-    finished: &mut dyn FnMut(&Delivery, u32),
-    retrying: &mut dyn FnMut(u32),
-) -> Option<FinalAttempt> {
-    let mut attempt = first;
+    a: &Attempts<'_>,
+    retries: Retries,
+    step: &mut dyn FnMut(Step),
+) -> Option<LastAttempt> {
+    let mut attempt = a.first;
     loop {
-        let (mut d, r) = deliver(services, hook, envelope, checked, handler, attempt);
-        if r.cancelled {
-            return None;
-        }
-        finished(&d, attempt);
-        match next(hook, d.outcome, attempt) {
-            Next::Retry(backoff) => {
+        let (d, r) = deliver(services, a.hook, a.envelope, a.checked, a.handler, attempt);
+        let (outcome, error) = (d.outcome, d.error.clone());
+        let next = match retries {
+            // The source delivers again; a cancelled call is reported as it ended.
+            Retries::BySource { may_retry: false } => Next::Final,
+            Retries::BySource { may_retry: true } => next(a.hook, outcome, attempt),
+            Retries::InPlace if r.cancelled => return None,
+            Retries::InPlace => next(a.hook, outcome, attempt),
+        };
+        step(Step::Ended(d));
+        match (next, retries) {
+            (Next::Retry(backoff), Retries::InPlace) => {
                 wait(services, backoff);
                 if services.sandbox.is_cancelled() {
                     // Retries are left: not a final failure; the next start goes on.
                     return None;
                 }
                 attempt += 1;
-                retrying(attempt);
+                step(Step::Again(attempt));
             }
-            Next::Final => {
-                return Some(FinalAttempt {
+            _ => {
+                return Some(LastAttempt {
                     attempt,
-                    outcome: d.outcome,
-                    error: d.error.take(),
+                    outcome,
+                    error,
                     reply: r.reply,
+                    next,
                 });
             }
         }
     }
 }
-
 /// Sleeps for a retry's backoff, waking early when shutdown cancels.
 fn wait(services: &Services<'_>, backoff: Duration) {
     let until = Instant::now() + backoff;

@@ -327,6 +327,10 @@ impl HookService {
     /// events already wait, `envelope` comes back, to be given to
     /// [`HookService::emit`] (which waits for room) once earlier receipts
     /// came. For an async caller that must not lose the event nor copy it.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the caller's own envelope comes back as it gave it, to be emitted later"
+    )]
     pub fn try_submit(&self, mut envelope: Envelope) -> Result<PendingReceipt, Envelope> {
         let id = envelope.id.clone();
         if let Err(e) = envelope.validate() {

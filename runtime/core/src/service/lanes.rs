@@ -7,23 +7,21 @@
 //! hook's measured cost), run them, and give the lane back. So a hook never
 //! runs two deliveries at once and sees its events in order, while different
 //! hooks run at the same time, and a slow hook holds up only its own lane.
+//! Each delivery runs to its final attempt as the event loop runs it
+//! ([`crate::delivery::retry::run_attempts`]); the dispatcher's sink
+//! records how each ended, in event order.
 //!
-//! A decision or edit event's deliveries also wait for each other: its
-//! hooks are asked one at a time, in plan order, each after the one before
-//! it answered (an answer depends on the ones before it: an edit sees the
-//! state as the hooks before it left it, a file-edit owner stops the rest).
-//! Such an event is no barrier for the other hooks: a hook that is not its
-//! turn yet goes on with its own earlier events, and a hook done with it
-//! goes on with its later ones. The event's resolution is told as soon as
-//! its last hook answered.
-//!
-//! The threads live as long as the runtime: a run of a few events costs a
-//! wake-up, not a thread start.
+//! A decision or edit event's hooks are asked one at a time, in plan
+//! order, each after the one before it answered (an edit sees the state as
+//! the hooks before it left it, a file-edit owner stops the rest). Such an
+//! event is no barrier for the other hooks, which go on with their own
+//! events. Its resolution is told as soon as its last hook answered.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::delivery::dispatch::EventRun;
-use crate::delivery::retry::{self, FinalAttempt};
+use crate::delivery::record::Resolution;
+use crate::delivery::retry::{Attempts, LastAttempt, Retries, Step, run_attempts};
+use crate::delivery::run::EventRun;
 use crate::event::answer::Reply;
 use crate::hooks::loaded::load::LoadedHook;
 use crate::runtime::Runtime;
@@ -57,6 +55,42 @@ impl Context {
         }
     }
 
+    /// Records in the journal that delivery `position` of event `seq` runs
+    /// again as `attempt`.
+    pub(crate) fn record_retry(&self, seq: i64, position: i64, attempt: u32) {
+        if let Some(j) = lock(&self.journal).as_mut()
+            && let Err(e) = j.start_attempt(seq, position, attempt)
+        {
+            tracing::error!("journal: cannot record retry: {e}");
+        }
+    }
+
+    /// Tells what `w` decided: the observer, and whoever waits (`resolve`).
+    /// Returns it as the journal keeps it (seq, JSON) when `persisted`.
+    pub(crate) fn resolved(
+        &self,
+        w: &Work,
+        resolution: Option<Resolution>,
+        resolve: Option<ResolutionTx>,
+        persisted: bool,
+    ) -> Option<(i64, String)> {
+        let mut kept = None;
+        if let Some(r) = &resolution {
+            if persisted {
+                kept = Some((w.seq, serde_json::to_string(r).unwrap_or_default()));
+            }
+            (lock(&self.observer))(Observation::Resolved {
+                event_id: &w.envelope.id,
+                kind: &w.envelope.kind,
+                resolution: r,
+            });
+        }
+        if let Some(tx) = resolve {
+            let _ = tx.send(resolution);
+        }
+        kept
+    }
+
     /// The hook's measured cost per delivery ([`LoadedHook::cost_us`]).
     fn cost(&self, hook: usize) -> u64 {
         self.rt.hooks()[hook].cost_us().max(1)
@@ -77,7 +111,7 @@ pub(crate) enum Done {
     Left,
     /// Its final attempt (after its retries), with its answer as JSON when the journal
     /// keeps answers.
-    Final(FinalAttempt, Option<String>),
+    Final(LastAttempt, Option<String>),
     /// Not asked: a file-edit owner before it answered.
     Skipped,
 }
@@ -222,21 +256,11 @@ impl Job {
         let Some(run) = lock(&turn.run).take() else {
             return;
         };
-        let w = &self.work[event];
         let resolution = run.finish(cx.rt.state());
-        if let Some(r) = &resolution {
-            if self.keeps_answers {
-                let json = serde_json::to_string(r).unwrap_or_default();
-                lock(&self.board).resolutions.push((w.seq, json));
-            }
-            (lock(&cx.observer))(Observation::Resolved {
-                event_id: &w.envelope.id,
-                kind: &w.envelope.kind,
-                resolution: r,
-            });
-        }
-        if let Some(tx) = lock(&turn.resolve).take() {
-            let _ = tx.send(resolution);
+        let resolve = lock(&turn.resolve).take();
+        let w = &self.work[event];
+        if let Some(kept) = cx.resolved(w, resolution, resolve, self.keeps_answers) {
+            lock(&self.board).resolutions.push(kept);
         }
     }
 }
@@ -348,61 +372,49 @@ fn deliver(
     delivery: usize,
     stats: &mut Stats,
 ) -> Done {
-    let rt = &cx.rt;
     let w = &job.work[event];
     let pd = &w.deliveries[delivery];
-    let mut finished = |d: &crate::delivery::record::Delivery, attempt| {
-        stats.count(d, attempt);
-        (lock(&cx.observer))(Observation::Delivery(d));
-    };
-    let mut retrying = |attempt| {
-        if let Some(j) = lock(&cx.journal).as_mut()
-            && let Err(e) = j.start_attempt(w.seq, pd.position, attempt)
-        {
-            tracing::error!("journal: cannot record retry: {e}");
+    let mut step = |step| match step {
+        Step::Ended(d) => {
+            stats.count(&d, d.attempt);
+            (lock(&cx.observer))(Observation::Delivery(&d));
         }
+        Step::Again(attempt) => cx.record_retry(w.seq, pd.position, attempt),
     };
+    let attempts = |checked| Attempts {
+        hook,
+        envelope: &w.envelope,
+        checked,
+        handler: &pd.handler,
+        first: pd.attempts,
+    };
+    let services = cx.rt.services();
     let Some(turn) = &job.turns[event] else {
         let checked = job.checked[event]
             .as_ref()
             .expect("lanes hold deliverable events only");
-        return match retry::to_final(
-            &rt.services(),
-            hook,
-            &w.envelope,
-            checked,
-            &pd.handler,
-            pd.attempts,
-            &mut finished,
-            &mut retrying,
-        ) {
-            Some(s) => Done::Final(s, None),
-            None => Done::Left,
-        };
+        let last = run_attempts(&services, &attempts(checked), Retries::InPlace, &mut step);
+        return last.map_or(Done::Left, |last| Done::Final(last, None));
     };
     let mut run = lock(&turn.run);
     let run = run.as_mut().expect("an event in turn is concluded last");
     if run.decided() {
         return Done::Skipped;
     }
-    let ended = retry::to_final(
-        &rt.services(),
-        hook,
-        &w.envelope,
-        &run.checked,
-        &pd.handler,
-        pd.attempts,
-        &mut finished,
-        &mut retrying,
+    let last = run_attempts(
+        &services,
+        &attempts(&run.checked),
+        Retries::InPlace,
+        &mut step,
     );
-    match ended {
-        Some(mut s) => {
-            let reply = std::mem::replace(&mut s.reply, Reply::NONE);
+    match last {
+        Some(mut last) => {
+            let reply = std::mem::replace(&mut last.reply, Reply::NONE);
             let json = job
                 .keeps_answers
                 .then(|| serde_json::to_string(&reply).unwrap_or_default());
-            run.record(hook, &pd.handler, s.outcome, reply);
-            Done::Final(s, json)
+            run.record(hook, &pd.handler, last.outcome, reply);
+            Done::Final(last, json)
         }
         None => Done::Left,
     }

@@ -91,6 +91,10 @@ pub(crate) type ResolvingRx = (
 pub(crate) type ReloadTx = oneshot::Sender<Reloaded>;
 
 /// What `emit`, `flush` and `reload` send the writer.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "nearly every command is an emit: boxing its envelope would cost an allocation per event"
+)]
 pub(crate) enum Command {
     Emit(Envelope, ReceiptTx, Option<ResolutionTx>),
     Flush(oneshot::Sender<()>),

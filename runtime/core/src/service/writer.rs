@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use crate::event::envelope::{Durability, Envelope};
 use crate::event::scope::Scope;
 use crate::hooks::loaded::registry::Planner;
-use crate::service::journal::{Inserted, Journal, PRUNE_BATCH, PendingDelivery, Plan};
+use crate::service::journal::{
+    Inserted, Journal, JournalError, PRUNE_BATCH, PendingDelivery, Plan,
+};
 use crate::service::report::{Receipt, Stats};
 use crate::service::work::{
     Command, EmitError, MAX_BATCH, Msg, ReceiptTx, ResolutionTx, Seen, Sighting, Work,
@@ -119,26 +121,7 @@ impl Writer {
                     .plan(&e.kind, &Scope::of_event(e.coordinates.subagent.as_deref()))
             })
             .collect();
-        let stored = match self.journal.as_mut() {
-            Some(j) => {
-                let batch: Vec<(&Envelope, &Plan, &str)> = emits
-                    .iter()
-                    .zip(&plans)
-                    .map(|((e, _, _), p)| (e, p, "agent"))
-                    .collect();
-                j.insert(&batch)
-            }
-            None => Ok(emits
-                .iter()
-                .map(
-                    |(e, _, _)| match self.seen.insert(&e.coordinates.agent, &e.id, e.digest()) {
-                        Sighting::New => Inserted::New(0),
-                        Sighting::Same => Inserted::Duplicate(0),
-                        Sighting::Other => Inserted::Conflict(0),
-                    },
-                )
-                .collect()),
-        };
+        let stored = self.store(&emits, &plans);
         let stored = match stored {
             Ok(s) => s,
             Err(e) => {
@@ -201,6 +184,33 @@ impl Writer {
             });
         }
         (work, lookups)
+    }
+
+    /// Stores the events in the journal (planned as `plans`), or, without
+    /// one, remembers their ids: how each compares with what came before.
+    fn store(
+        &mut self,
+        emits: &[(Envelope, ReceiptTx, Option<ResolutionTx>)],
+        plans: &[Plan],
+    ) -> Result<Vec<Inserted>, JournalError> {
+        if let Some(j) = self.journal.as_mut() {
+            let batch: Vec<(&Envelope, &Plan, &str)> = emits
+                .iter()
+                .zip(plans)
+                .map(|((e, _, _), p)| (e, p, "agent"))
+                .collect();
+            return j.insert(&batch);
+        }
+        Ok(emits
+            .iter()
+            .map(
+                |(e, _, _)| match self.seen.insert(&e.coordinates.agent, &e.id, e.digest()) {
+                    Sighting::New => Inserted::New(0),
+                    Sighting::Same => Inserted::Duplicate(0),
+                    Sighting::Other => Inserted::Conflict(0),
+                },
+            )
+            .collect())
     }
 }
 

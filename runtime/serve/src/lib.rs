@@ -174,12 +174,7 @@ pub async fn serve(
 ) -> Result<Stats, ServeError> {
     check_options(&options)?;
     let tokens = (!options.tokens.is_empty()).then_some(options.tokens);
-    let listener = tokio::net::TcpListener::bind(options.listen)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: options.listen,
-            source,
-        })?;
+    let listener = bind(options.listen).await?;
     let addr = listener.local_addr()?;
     runtime.set_transport(Transport {
         kind: "http".into(),
@@ -252,6 +247,13 @@ pub async fn serve(
         Some(service) => service.shutdown(options.drain_timeout).await,
         None => Stats::default(),
     })
+}
+
+/// The listener on `addr`; an address in use or refused names itself.
+async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })
 }
 
 /// The journal's reader for the routes that read it (`/v1/journal/...`).

@@ -14,10 +14,7 @@
 //! cores, while with one worker they run beside it. It also prints the CPU
 //! time per event of the delivering threads and of the others.
 //!
-//! Not a criterion bench (the criterion figures for 1 and 2 workers are
-//! `scripts/bench throughput`): it prints each run's ratio, because the goal
-//! counts runs ("at least 9 of 10").
-//!
+//! Not a criterion bench: the goal counts runs, so it prints each run's ratio.
 //! Run: `scripts/bench cores` (see docs/performance.md). `HOOKRT_BENCH_RUNS`
 //! (default 10) and `HOOKRT_BENCH_EVENTS` (default 3000) change the size;
 //! `HOOKRT_BENCH_CASE` runs only the cases whose name holds it (`reuse`).

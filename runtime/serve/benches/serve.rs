@@ -1,17 +1,12 @@
 //! `hookrt serve` against the embedded library, in one run: events per second
 //! through the server from a loopback HTTP/1.1 client on 1, 8 and 64
-//! keep-alive connections (one event per request; and 100 per request on 1
-//! and 8), next to the same events through `HookService` in the same
-//! process; and the latency of `/v1/decide` (p50, p99) for 1 client and for
+//! keep-alive connections (one or 100 events a request), next to the same
+//! events through `HookService` in the same process; and the latency of `/v1/decide` (p50, p99) for 1 client and for
 //! 8 asking at once, next to as many threads on `HookService::resolve_blocking`.
 //!
-//! The throughput rows run the throughput bench's three observers (`audit`,
-//! `witness`, `observability/metrics`), from the shared test cache. Every run
-//! ends when every event was delivered: the embedded one with `flush`, the
-//! server's with a final `/v1/decide`, answered once everything before it ran.
-//! The latency rows run the example agent's policy hooks (`policy` and
-//! `protected-paths`, as it configures them) on the transcript's decisions
-//! (its tool approvals and its file edit, in turn).
+//! The throughput rows run the throughput bench's three observers; the
+//! latency rows the example agent's policy hooks on the transcript's
+//! decisions. Every run ends when every event was delivered.
 //!
 //! Run: `scripts/bench serve` (a plain binary printing a table, well under
 //! two minutes; see docs/performance.md#serve). `HOOKRT_BENCH_EVENTS`

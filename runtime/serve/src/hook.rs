@@ -9,21 +9,13 @@
 //! NAME` would print (`hookrt::front::bridge`), within a budget below the
 //! agent's own timeout.
 //!
-//! The agents read only a 2xx JSON body: a non-2xx answer, a refused
-//! connection or a timeout is a non-blocking error and the call runs. So
-//! for a gate (the tool calls, permission requests, prompts, compactions,
-//! tasks and config changes the agent lets hooks block) every refusal (a
-//! bad token, a rate limit, an unreadable input, a full or stopping
-//! service, hooks past the budget) is answered `200` with a deny that says
-//! why: the route fails closed. Other events get the usual error status (a
-//! non-blocking error the agent shows), or `200 {}` once their hooks ran
-//! or the budget passed (what they would add came too late: nothing is the
-//! safe answer, and a stop is let stop).
-//!
-//! The gate is known before the body is read when the hook entry's URL says
-//! which event it serves (`?event=PreToolUse`, as `hookrt install` writes
-//! it), so even a request refused for its token is answered as its gate
-//! needs. Copilot's input does not name its event: its URL must.
+//! The agents read only a 2xx JSON body (anything else lets the call run),
+//! so on a gate every refusal (a bad token, a rate limit, an unreadable
+//! input, a full or stopping service, hooks past the budget) is answered
+//! `200` with a deny that says why; other events get the usual error status
+//! or `200 {}`. The gate is known before the body is read when the URL names
+//! the event (`?event=PreToolUse`, as `hookrt install` writes it): Copilot's
+//! input does not name its event, so its URL must (docs/serve.md).
 
 use std::time::Duration;
 

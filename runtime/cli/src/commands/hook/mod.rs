@@ -33,8 +33,9 @@ use hookrt::{BuildOptions, Dispatch, Runtime, Transport};
 /// Largest input read: tool inputs can carry whole files.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
 /// What an input may cost once parsed (the estimate `hookrt serve` charges
-/// its bodies by): a dense input of 16 MiB would parse to some 320 MB
-/// before any hook runs, and a process killed for memory is no answer.
+/// its bodies by): a dense input parses to many times its text's size
+/// (docs/performance.md) before any hook runs, and a process killed for
+/// memory is no answer.
 const MAX_PARSED_BYTES: usize = 64 << 20;
 
 /// `hookrt claude-hook`'s arguments (its `--agent` is the agent name hooks see).

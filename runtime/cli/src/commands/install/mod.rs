@@ -1,41 +1,18 @@
 //! `hookrt install --agent NAME DIR` (and `hookrt claude install DIR`):
 //! makes hookrt the hook of every event of an agent, in the agent's own
-//! hook configuration, in one command.
+//! hook configuration (the file, shape, timeout unit and fail-closed word of
+//! the agent's `Protocol`), in one command.
 //!
-//! | agent | file (`--project`, the default / `--user`) | shape |
-//! |---|---|---|
-//! | claude-code | `.claude/settings.json` / `~/.claude/settings.json` | `hooks.<Event>: [{matcher?, hooks: [{type: command, command, args, timeout (s)}]}]` |
-//! | codex | `.codex/hooks.json` / `$CODEX_HOME/hooks.json` (`~/.codex`) | the same, a shell command line, `timeout` in seconds |
-//! | gemini | `.gemini/settings.json` / `~/.gemini/settings.json` | the same, a shell command line, `name`, `timeout` in **milliseconds** |
-//! | cursor | `.cursor/hooks.json` / `~/.cursor/hooks.json` | `version: 1`, `hooks.<event>: [{command, timeout (s), failClosed}]` |
-//! | copilot | `.github/hooks/hookrt.json` / `~/.copilot/hooks/hookrt.json` | `version: 1`, `hooks.<event>: [{type: command, bash, timeoutSec}]` or `{type: http, url, …}` |
-//!
-//! `--settings FILE` names another file. The file is merged, not
-//! overwritten: every key and every hook of the user's stays, hookrt's own
-//! entries (a command running `hook --agent` or `claude-hook`, or an `http`
-//! hook on hookrt's route) are replaced by the new ones, so a second run
-//! changes nothing. Each event gets one entry: the command transport
-//! (`hookrt hook --agent NAME DIR --deadline-ms 10000`; Copilot's input does
-//! not name its event, so its entries add `--event`), with a timeout of 15 s
-//! above the deadline in the agent's unit; or, with `--http URL`, a running
-//! `hookrt serve`: for the agents with `http` hooks (Claude Code, Copilot
-//! CLI) its route for the agent (`?event=EVENT`, `budget_ms=8000` for
-//! gates) with the bearer token from `$HOOKRT_TOKEN`, a timeout of 10 s;
-//! for the others the command hook forwarding to it (`hookrt hook --agent
-//! NAME … --http URL`, the token from the same variable). Tool events match every
-//! tool; gates fail closed where the agent has a word for it (Claude Code's
-//! `onFailure: "block"`, Cursor's `failClosed: true`).
-//!
-//! `--lock FILE` and `--require-lock` go into the command hook's line, so
-//! every event is checked against the reviewed lock. A warning says when
-//! the agent folder (or the lock) lies inside the working tree the agent
-//! edits: the agent could then change its own hooks.
-//!
-//! The file is written as `file` says: no link followed under the project
-//! (or the home folder), the old file's mode and owner kept (0600 for a new
-//! one), replaced atomically.
-//!
-//! `--dry-run` prints the change as a unified diff and writes nothing.
+//! The file is merged, not overwritten: the user's keys and hooks stay,
+//! hookrt's own entries are replaced, so a second run changes nothing. Each
+//! event gets one entry: the command transport (`hookrt hook --agent NAME
+//! DIR --deadline-ms 10000`), or with `--http URL` a running `hookrt serve`
+//! (the agent's `http` hook on its route, or the command hook forwarding to
+//! it). `--lock FILE` and `--require-lock` go into the command hook's line;
+//! a warning says when the folder or the lock lies inside the working tree
+//! the agent edits. The file is written as `file` says (no link followed,
+//! mode and owner kept, replaced atomically); `--dry-run` prints the diff.
+//! Each agent's file and shape, and the rest: docs/agents.md#set-up.
 
 mod entry;
 mod file;

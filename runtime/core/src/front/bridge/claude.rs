@@ -3,47 +3,8 @@
 //! the JSON Claude Code reads back after the event, the same over both
 //! transports (`hookrt claude-hook`'s stdout, the route's body).
 //!
-//! **Input.** Every event of `HOOK_EVENTS` in `@anthropic-ai/claude-agent-sdk`
-//! 0.3.333 (Claude Code 2.1.333) has a kind ([`CLAUDE_EVENTS`]; the mapping
-//! and why is `docs/adr/0003-claude-code-bridge.md`): a kind of the
-//! vocabulary where one fits, with the data its hooks know (`PreToolUse`
-//! and `PreSkillShellCommand` are `actions.requested`, one action to decide
-//! on), else `custom.claude.<event in snake case>`, observed, with the
-//! input's fields as they are; an event name hookrt does not know (a newer
-//! Claude Code) is delivered the same way, never refused
-//! (`bridge::hook_input`). Every input also keeps `cwd`, `permission_mode`,
-//! `prompt_id`, `agent_id`, `agent_type` and `effort` in `data` when given
-//! (never `transcript_path` or `agent_transcript_path`: paths into the
-//! user's home a hook has no use for). An input with `agent_id` comes from
-//! inside a subagent: it is in the scope of subagent `agent_type`, so
-//! `subagents/<type>/hooks/` decide its tool calls. The session is
-//! `session_id`.
-//!
-//! **Answers.** Each is one Claude Code's `SyncHookJSONOutput` allows for
-//! the event (checked with `tsc --strict` against the pinned package's
-//! `sdk.d.ts`):
-//! - a tool call (`PreToolUse`, `PreSkillShellCommand`): `hookSpecificOutput`
-//!   with `permissionDecision` `deny` / `ask` / `allow` and its reason, the
-//!   rewritten input as `updatedInput` (never after a deny), and context;
-//!   no `permissionDecision` when every hook abstains (Claude Code's own
-//!   rules decide);
-//! - a permission request (`PermissionRequest`): `decision.behavior`
-//!   `allow` (with `updatedInput`) or `deny` (with `message`, `interrupt`);
-//! - a blocked prompt, compaction, task or config change (`UserPromptSubmit`,
-//!   `PreCompact`, `TaskCreated`, `ConfigChange`): `decision: "block"` and
-//!   the reason;
-//! - a continued turn (`Stop`, `SubagentStop`): `decision: "block"` and the
-//!   reason (Claude Code's spelling of "keep going"); a continue the loop
-//!   governor refused is a `systemMessage` telling the user so;
-//! - context on every event whose `hookSpecificOutput` takes
-//!   `additionalContext` ([`CONTEXT_EVENTS`]): the pieces hooks added, in
-//!   registration order, within the bound (a dropped piece is not sent); on
-//!   `Stop` and `SubagentStop` only with a continue (Claude Code keeps a turn
-//!   going on context there);
-//! - nothing when there is nothing to say.
-//!
-//! A gate hookrt cannot decide is refused ([`claude_refusal`]): Claude Code
-//! lets a call run (and a prompt through) when its hook fails any other way.
+//! Its input, its answers and what it cannot express, in full:
+//! docs/agents.md, "Claude Code (`front/bridge/claude.rs`)".
 
 use serde_json::{Map, Value, json};
 

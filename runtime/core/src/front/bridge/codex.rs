@@ -1,29 +1,11 @@
 //! The Codex CLI bridge. Codex (`@openai/codex` 0.171.0) speaks Claude
-//! Code's hook protocol: the same input fields (`hook_event_name`,
-//! `session_id`, `tool_name`, `tool_input`, `tool_use_id`, …, plus
-//! `turn_id`, which becomes `coordinates.turn`), the same answers
-//! (`hookSpecificOutput` with `permissionDecision` and `updatedInput`,
-//! `decision: "block"`, `systemMessage`), exit 2 to block. So its input
-//! reads with Claude Code's mapping and its answers are Claude Code's, less
-//! what Codex's own output schemas (`codex-rs/hooks/schema/generated/`,
-//! `additionalProperties: false`) refuse ([`CODEX_DIALECT`]):
+//! Code's hook protocol (the same input fields, plus `turn_id`; the same
+//! answers; exit 2 to block), so its input reads with Claude Code's mapping
+//! and its answers are Claude Code's, less what Codex's own output schemas
+//! refuse ([`CODEX_DIALECT`]).
 //!
-//! - a tool call's `ask` is a deny that names the question (Codex fails
-//!   an `ask` open: the call would run unasked), a plain `allow` says
-//!   nothing (Codex fails it open too, and lets the call run either way),
-//!   and a rewrite goes as `allow` with `updatedInput`, the one form Codex
-//!   runs it in;
-//! - no `additionalContext` on `Stop` and `SubagentStop` (their output has
-//!   no `hookSpecificOutput`), nor on `PreCompact` and `PostCompact`;
-//! - a permission request's allow takes no `updatedInput` and its deny no
-//!   `interrupt` (Codex fails such an answer closed): an allow that needs
-//!   a rewrite is left to Codex's own prompt, with a `systemMessage` saying
-//!   why; a deny is a plain deny;
-//! - `PreCompact` has no block (only `continue: false`, which ends the
-//!   whole session): a block of `compaction.requested` is answered with
-//!   nothing, and the ADR says so; `SessionEnd` takes no answer at all.
-//!
-//! The mapping table and what cannot be expressed: docs/adr/0005-agent-bridges.md.
+//! Its input, its answers and what it cannot express, in full:
+//! docs/agents.md, "Codex CLI (`front/bridge/codex.rs`)".
 
 use serde_json::{Map, Value};
 

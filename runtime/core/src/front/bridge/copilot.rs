@@ -6,21 +6,8 @@
 //! preToolUse`, or `?event=preToolUse` over HTTP). Copilot names no tool
 //! call: a call's id is a digest of its input.
 //!
-//! **Answers** are flat: a tool call is `permissionDecision` `allow` /
-//! `deny` / `ask` with `permissionDecisionReason`, a rewrite `modifiedArgs`
-//! (Copilot runs the call with it), context `additionalContext` (on tool
-//! calls and results, prompts, session and subagent starts); a blocked
-//! prompt and a continued turn are `decision: "block"` with the reason
-//! (Copilot sends a stop's reason as the next user message); a permission
-//! request is `behavior` `allow` / `deny` with `message` and `interrupt`.
-//!
-//! Failing closed: Copilot denies a tool call or a permission request on
-//! exit 2 (or any non-zero exit), but lets a prompt through on one, so a
-//! failed prompt gate answers its block as JSON and exits 0.
-//!
-//! What cannot be expressed: a rewritten permission request (Copilot's
-//! answer has no input: its own prompt decides), a block of `preCompact`
-//! (Copilot cannot block it), the loop governor's note (no message field).
+//! Its input, its answers and what it cannot express, in full:
+//! docs/agents.md, "GitHub Copilot CLI (`front/bridge/copilot.rs`)".
 
 use serde_json::{Map, Value, json};
 

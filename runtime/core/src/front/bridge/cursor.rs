@@ -2,29 +2,8 @@
 //! agent and Tab hooks, after cursor.com/docs/agent/hooks: Cursor publishes
 //! no package, types or schema of its hooks, so this follows its docs).
 //!
-//! **Input**: `hook_event_name`, `conversation_id` (the session),
-//! `generation_id` (the turn), `workspace_roots`, `model`, and per event
-//! `command`/`cwd` (`beforeShellExecution`), `tool_name`/`tool_input`
-//! (`preToolUse`, `beforeMCPExecution`, where `tool_input` may be JSON
-//! text), `file_path`/`content` (`beforeReadFile`), `prompt`
-//! (`beforeSubmitPrompt`), `status`/`loop_count` (`stop`). Every `before…`
-//! event is a call to decide on (`actions.requested`): a shell command is
-//! tool `shell` with input `{command, cwd}`, a file read tool `read_file`
-//! (`tab_read_file` for Tab) with input `{file_path, content}`.
-//!
-//! **Answers**: a call is `permission` `allow` / `deny` / `ask` with
-//! `user_message` (shown to the user) and `agent_message` (sent to the
-//! agent); `preToolUse` also takes `updated_input` and
-//! `additional_context`; a blocked prompt is `continue: false` with a
-//! `user_message`; a continued turn is `followup_message` (Cursor sends it
-//! as the next user message; its own `loop_limit` caps them as well).
-//! Exit 2 denies (and blocks a prompt): a failure on a gate exits 2.
-//!
-//! What cannot be expressed: `ask` on a file read (Cursor takes allow or
-//! deny there: it is a deny), a rewrite anywhere but `preToolUse` (the call
-//! would run as it was, which is not what the hooks allowed: a deny),
-//! context but on `preToolUse`, `postToolUse` and `sessionStart`, a block
-//! of `preCompact` (observed by Cursor).
+//! Its input, its answers and what it cannot express, in full:
+//! docs/agents.md, "Cursor (`front/bridge/cursor.rs`)".
 
 use serde_json::{Map, Value, json};
 

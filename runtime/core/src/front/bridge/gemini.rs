@@ -1,30 +1,8 @@
 //! The Gemini CLI bridge (`@google/gemini-cli-core` 0.61.0, whose
 //! `dist/src/hooks/` runs command hooks and folds their answers).
 //!
-//! **Input**: `hook_event_name`, `session_id`, `cwd`, `timestamp`, and per
-//! event `tool_name`/`tool_input` (`BeforeTool`; the shell tool is
-//! `run_shell_command`), `tool_response` (`AfterTool`), `prompt`
-//! (`BeforeAgent`), `prompt_response` and `stop_hook_active`
-//! (`AfterAgent`), `source`, `reason`, `trigger`, and the model's request
-//! and response (`BeforeModel`, `AfterModel`, `BeforeToolSelection`, kept as
-//! they are under `custom.gemini.*`). Gemini names no tool call: a call's
-//! id is a digest of its input.
-//!
-//! **Answers** (its `types.d.ts`: `BeforeToolOutput`, …): a tool call is
-//! `decision` `deny` / `ask` / `allow` with its `reason`, a rewrite is
-//! `hookSpecificOutput.tool_input` (Gemini replaces the call's arguments
-//! with it, whole); a blocked prompt is `decision: "deny"`; a continued
-//! turn is `decision: "block"` on `AfterAgent` (Gemini re-prompts with the
-//! reason); context goes as `hookSpecificOutput.additionalContext` on
-//! `AfterTool`, `BeforeAgent` and `SessionStart`, the events Gemini reads it
-//! on. Gemini reads stdout as JSON whatever the exit code, and plain text
-//! on a failure: nothing to say is `{}` (an empty stdout would let a
-//! warning on stderr through as a message), and a failure on a gate exits
-//! 2 with the reason on stderr, which Gemini reads as a deny.
-//!
-//! What cannot be expressed: context on a tool call (`BeforeTool` takes
-//! none), a block of `PreCompress` (Gemini ignores its answer), answers to
-//! the model events (observed).
+//! Its input, its answers and what it cannot express, in full:
+//! docs/agents.md, "Gemini CLI (`front/bridge/gemini.rs`)".
 
 use serde_json::{Map, Value, json};
 

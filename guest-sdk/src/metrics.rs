@@ -120,7 +120,7 @@ mod backend {
         pub static RECORDED: RefCell<Vec<Metric>> = const { RefCell::new(Vec::new()) };
     }
 
-    pub fn counter(name: &str, delta: u64, labels: &[(String, String)]) {
+    pub(super) fn counter(name: &str, delta: u64, labels: &[(String, String)]) {
         RECORDED.with(|list| {
             list.borrow_mut().push(Metric::Counter {
                 name: name.to_owned(),
@@ -130,7 +130,7 @@ mod backend {
         });
     }
 
-    pub fn gauge(name: &str, value: f64, labels: &[(String, String)]) {
+    pub(super) fn gauge(name: &str, value: f64, labels: &[(String, String)]) {
         RECORDED.with(|list| {
             list.borrow_mut().push(Metric::Gauge {
                 name: name.to_owned(),

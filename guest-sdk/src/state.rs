@@ -93,16 +93,16 @@ mod backend {
         static MAP: RefCell<BTreeMap<String, Vec<u8>>> = const { RefCell::new(BTreeMap::new()) };
     }
 
-    pub fn get(key: &str) -> Option<Vec<u8>> {
+    pub(super) fn get(key: &str) -> Option<Vec<u8>> {
         MAP.with(|map| map.borrow().get(key).cloned())
     }
 
-    pub fn set(key: &str, value: &[u8]) -> Result<(), String> {
+    pub(super) fn set(key: &str, value: &[u8]) -> Result<(), String> {
         MAP.with(|map| map.borrow_mut().insert(key.to_owned(), value.to_vec()));
         Ok(())
     }
 
-    pub fn delete(key: &str) {
+    pub(super) fn delete(key: &str) {
         MAP.with(|map| map.borrow_mut().remove(key));
     }
 }

@@ -289,7 +289,7 @@ mod fable {
     use hookrt::{Resolution, event::Gate};
     use serde_json::{Map, Value, json};
 
-    pub static FABLE: Protocol = Protocol {
+    pub(super) static FABLE: Protocol = Protocol {
         agent: "fable",
         label: "Fable",
         word: "fable",

@@ -11,7 +11,7 @@ use hookrt::{Delivery, Envelope, Runtime};
 
 /// The repository root: the folder above the test's package (`tests/`,
 /// or `runtime/cli/` for the tests that run the command) holding `example-hooks/`.
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
         .find(|dir| dir.join("example-hooks").is_dir())
@@ -20,25 +20,25 @@ pub fn repo() -> PathBuf {
 }
 
 /// `example-hooks/<rel>`.
-pub fn example(rel: &str) -> PathBuf {
+pub(crate) fn example(rel: &str) -> PathBuf {
     repo().join("example-hooks").join(rel)
 }
 
 /// The build cache shared by every test (`target/tmp/hookrt-cache`): hooks
 /// compile once, whether a test loads them or runs `hookrt`.
-pub fn shared_cache() -> PathBuf {
+pub(crate) fn shared_cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache")
 }
 
 /// Build options with the cache shared by every test.
-pub fn opts() -> BuildOptions {
+pub(crate) fn opts() -> BuildOptions {
     let mut o = BuildOptions::for_agent(&repo());
     o.cache_dir = shared_cache();
     o
 }
 
 /// Loads an agent folder with the shared cache, failing the test with every problem.
-pub fn load(agent: &Path) -> Runtime {
+pub(crate) fn load(agent: &Path) -> Runtime {
     match Runtime::load_blocking(agent, &opts(), &mut |_| {}) {
         Ok(rt) => rt,
         Err(p) => panic!("loading {} failed:\n{p}", agent.display()),
@@ -46,7 +46,7 @@ pub fn load(agent: &Path) -> Runtime {
 }
 
 /// The example transcript, parsed.
-pub fn transcript() -> Vec<Envelope> {
+pub(crate) fn transcript() -> Vec<Envelope> {
     let text = fs::read_to_string(example("agent/transcript.jsonl")).expect("transcript");
     text.lines()
         .filter(|l| !l.trim().is_empty())
@@ -55,7 +55,7 @@ pub fn transcript() -> Vec<Envelope> {
 }
 
 /// Runs every event of the transcript; returns all deliveries in order.
-pub fn run_transcript(rt: &Runtime) -> Vec<Delivery> {
+pub(crate) fn run_transcript(rt: &Runtime) -> Vec<Delivery> {
     transcript()
         .iter()
         .flat_map(|e| rt.dispatch(e).expect("dispatch").deliveries)
@@ -63,29 +63,29 @@ pub fn run_transcript(rt: &Runtime) -> Vec<Delivery> {
 }
 
 /// A temporary agent folder assembled from example hooks.
-pub struct TempAgent {
+pub(crate) struct TempAgent {
     pub dir: tempfile::TempDir,
 }
 
 impl TempAgent {
-    pub fn new() -> TempAgent {
+    pub(crate) fn new() -> TempAgent {
         let dir = tempfile::tempdir().expect("tempdir");
         fs::create_dir(dir.path().join("hooks")).expect("hooks dir");
         TempAgent { dir }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
     /// Copies `example-hooks/<from>` (file or folder) to `hooks/<to>`.
-    pub fn hook(self, from: &str, to: &str) -> TempAgent {
+    pub(crate) fn hook(self, from: &str, to: &str) -> TempAgent {
         copy(&example(from), &self.path().join("hooks").join(to)).expect("copy hook");
         self
     }
 
     /// Writes `hooks/<to>` with `text`.
-    pub fn file(self, to: &str, text: &str) -> TempAgent {
+    pub(crate) fn file(self, to: &str, text: &str) -> TempAgent {
         let p = self.path().join(to);
         fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         fs::write(p, text).expect("write");
@@ -93,12 +93,12 @@ impl TempAgent {
     }
 
     /// Writes `hookrt.toml`.
-    pub fn config(self, text: &str) -> TempAgent {
+    pub(crate) fn config(self, text: &str) -> TempAgent {
         self.file("hookrt.toml", text)
     }
 }
 
-pub fn copy(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy(from: &Path, to: &Path) -> Result<()> {
     if from.is_dir() {
         fs::create_dir_all(to)?;
         for entry in fs::read_dir(from)? {
@@ -116,14 +116,14 @@ pub fn copy(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// `(hook, handler, outcome)` of each delivery, for exact comparisons.
-pub fn triples(ds: &[Delivery]) -> Vec<(String, String, String)> {
+pub(crate) fn triples(ds: &[Delivery]) -> Vec<(String, String, String)> {
     ds.iter()
         .map(|d| (d.hook.clone(), d.handler.clone(), d.outcome.to_string()))
         .collect()
 }
 
 /// The value of field `key` in the last log line of a delivery that has it.
-pub fn last_field(d: &Delivery, key: &str) -> Option<String> {
+pub(crate) fn last_field(d: &Delivery, key: &str) -> Option<String> {
     d.logs.iter().rev().find_map(|l| {
         l.fields
             .iter()
@@ -136,7 +136,7 @@ pub fn last_field(d: &Delivery, key: &str) -> Option<String> {
 /// `tests/cli` and `tests/serve` are test targets of hookrt-cli, so
 /// `cargo test` builds it first, with the test's profile).
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
-pub fn hookrt_bin() -> PathBuf {
+pub(crate) fn hookrt_bin() -> PathBuf {
     match option_env!("CARGO_BIN_EXE_hookrt") {
         Some(bin) => PathBuf::from(bin),
         None => panic!(
@@ -147,7 +147,7 @@ pub fn hookrt_bin() -> PathBuf {
 
 /// [`hookrt_bin`] with the [shared cache](shared_cache).
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
-pub fn hookrt_command() -> Command {
+pub(crate) fn hookrt_command() -> Command {
     let mut c = Command::new(hookrt_bin());
     c.env("HOOKRT_CACHE_DIR", shared_cache());
     // `hookrt claude-hook` keeps state per user: the tests' own, not the machine's.
@@ -160,20 +160,20 @@ pub fn hookrt_command() -> Command {
 
 /// The Claude Code hook input of `event` (`tests/fixtures/claude/<event>.json`,
 /// written after the event's input type in the pinned package's `sdk.d.ts`).
-pub fn claude_fixture(event: &str) -> String {
+pub(crate) fn claude_fixture(event: &str) -> String {
     agent_fixture("claude", event)
 }
 
 /// The hook input of `agent`'s `event` in `tests/fixtures/<agent>/` (the
 /// fixtures' README says where each comes from).
-pub fn agent_fixture(agent: &str, event: &str) -> String {
+pub(crate) fn agent_fixture(agent: &str, event: &str) -> String {
     let path = repo().join(format!("tests/fixtures/{agent}/{event}.json"));
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// What `command` does with `input` on its stdin (stdout and stderr kept).
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
-pub fn with_stdin(mut command: Command, input: &str) -> Output {
+pub(crate) fn with_stdin(mut command: Command, input: &str) -> Output {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -191,7 +191,7 @@ pub fn with_stdin(mut command: Command, input: &str) -> Output {
 
 /// `command`'s output, after asserting it succeeded (its stderr otherwise).
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
-pub fn succeeded(command: &mut Command) -> Output {
+pub(crate) fn succeeded(command: &mut Command) -> Output {
     let out = command.output().expect("the command starts");
     assert!(
         out.status.success(),

@@ -12,12 +12,15 @@ use hookrt::{HookService, Observation, ServiceOptions, Stats};
 use crate::common::{TempAgent, load, transcript};
 
 /// Starts a service on `agent` recording every delivery.
-pub fn start(agent: &Path, journal: Option<&Path>) -> (HookService, Arc<Mutex<Vec<Delivery>>>) {
+pub(crate) fn start(
+    agent: &Path,
+    journal: Option<&Path>,
+) -> (HookService, Arc<Mutex<Vec<Delivery>>>) {
     start_with(agent, journal, ServiceOptions::default())
 }
 
 /// [`start`] with `options` (e.g. more workers).
-pub fn start_with(
+pub(crate) fn start_with(
     agent: &Path,
     journal: Option<&Path>,
     options: ServiceOptions,
@@ -34,7 +37,7 @@ pub fn start_with(
 }
 
 /// Emits `events`, waits until all are delivered, stops.
-pub fn run_all(service: HookService, events: &[Envelope]) -> Stats {
+pub(crate) fn run_all(service: HookService, events: &[Envelope]) -> Stats {
     let pending: Vec<_> = events.iter().map(|e| service.submit(e.clone())).collect();
     for p in pending {
         p.wait().unwrap();
@@ -151,7 +154,7 @@ hookrt_sdk::define_hook!(FailOn { "*" => any });
 "#;
 
 /// A hook that returns an error on the given kinds and is ok on the rest.
-pub fn fail_on(kinds: &[&str]) -> String {
+pub(crate) fn fail_on(kinds: &[&str]) -> String {
     FAIL_ON.replace(
         "LIST",
         &kinds

@@ -50,8 +50,6 @@ const LONG_FILES: &[&str] = &[
 const STRING_ERRORS: &[&str] = &[
     "guest-sdk/src/state.rs: the WIT's `result<_, string>`: a hook reads the host's words",
     "guest-sdk/src/define_hook.rs: the WIT's `result<_, string>`: the guest's exports",
-    "runtime/cli/src/retention.rs: a clap value parser: clap prints the String as the argument's error",
-    "runtime/cli/src/commands/hook/forward.rs: the reason a gate is refused, written into the agent's refusal (to type: to do)",
 ];
 
 /// Files outside the journal's folder that may hold SQL, each as `path: why`.

@@ -270,7 +270,7 @@ fn an_eve_line_sent_again_to_the_next_server_on_one_journal_is_a_duplicate() {
 }
 
 /// `name{labels} value` lines of a Prometheus text page.
-pub fn samples(page: &str) -> BTreeMap<String, f64> {
+pub(crate) fn samples(page: &str) -> BTreeMap<String, f64> {
     page.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| l.rsplit_once(' '))

@@ -19,7 +19,7 @@ use crate::common::{TempAgent, repo};
 use crate::{agent, hookrt, transcript_text};
 
 /// A nats-server with JetStream, stopped when dropped.
-pub struct Nats {
+pub(crate) struct Nats {
     pub url: String,
     /// Its process (every server's, for a cluster).
     pid: String,
@@ -32,14 +32,14 @@ pub struct Nats {
 }
 
 impl Nats {
-    pub fn start() -> Nats {
+    pub(crate) fn start() -> Nats {
         Nats::start_with(&[], &[])
     }
 
     /// A server started with these further `nats-server` arguments (a
     /// `-c FILE` say) and environment variables (what its configuration's
     /// `$VARIABLES` name).
-    pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Nats {
+    pub(crate) fn start_with(args: &[&str], env: &[(&str, &str)]) -> Nats {
         let dir = tempfile::Builder::new()
             .prefix("hookrt-nats.")
             .tempdir()
@@ -61,7 +61,7 @@ impl Nats {
 
     /// `n` servers of one JetStream cluster (`scripts/nats --cluster N`):
     /// `url` lists them all, `nodes` names each.
-    pub fn cluster(n: usize) -> Nats {
+    pub(crate) fn cluster(n: usize) -> Nats {
         let dir = tempfile::Builder::new()
             .prefix("hookrt-nats.")
             .tempdir()
@@ -128,7 +128,7 @@ impl Nats {
 
     /// Stops the server (SIGTERM: it shuts down as an operator's restart
     /// does) and starts it again on the same port with the same storage.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         let _ = Command::new("kill").arg(&self.pid).status();
         // Gone, or a zombie nobody reaped yet (its ports are closed).
         let stat = format!("/proc/{}/stat", self.pid);

@@ -4,7 +4,7 @@
 /// Where the JetStream events live: `hookrt serve --nats`, `hookrt worker`
 /// and `hookrt publish` must agree on all three.
 #[derive(clap::Args, Clone, Debug)]
-pub struct StreamArgs {
+pub(crate) struct StreamArgs {
     /// The JetStream stream (created for `<prefix>.>` if missing).
     #[arg(long, default_value = hookrt_worker::DEFAULT_STREAM, requires = "nats")]
     pub stream: String,
@@ -22,7 +22,7 @@ pub struct StreamArgs {
 
 /// How many threads deliver in this process (`hookrt run`, `hookrt serve`).
 #[derive(clap::Args, Clone, Copy, Debug)]
-pub struct ThreadsArgs {
+pub(crate) struct ThreadsArgs {
     /// Threads delivering side by side (each hook still sees its events one
     /// at a time, in order); 1: everything in plan order on one thread.
     /// `--workers` is its old name.
@@ -32,7 +32,7 @@ pub struct ThreadsArgs {
 
 impl ThreadsArgs {
     /// The count, for [`hookrt::ServiceOptions::threads`].
-    pub fn count(self) -> usize {
+    pub(crate) fn count(self) -> usize {
         usize::from(self.threads)
     }
 }
@@ -40,7 +40,7 @@ impl ThreadsArgs {
 /// The auditor's trail in the journal (`hookrt run --journal`, `hookrt
 /// serve --journal`; docs/journal.md#the-auditors-trail).
 #[derive(clap::Args, Clone, Debug)]
-pub struct TrailArgs {
+pub(crate) struct TrailArgs {
     /// Sign the trail's head with this Ed25519 key (`hookrt keygen`) every
     /// `--checkpoint-every` entries and when the service stops. Keep it
     /// outside the agent folder and the journal's folder.
@@ -57,7 +57,7 @@ pub struct TrailArgs {
 
 impl TrailArgs {
     /// The options, the key read from its file.
-    pub fn options(&self) -> anyhow::Result<hookrt::journal::TrailOptions> {
+    pub(crate) fn options(&self) -> anyhow::Result<hookrt::journal::TrailOptions> {
         let signing_key = match &self.signing_key {
             Some(path) => Some(
                 hookrt::journal::read_signing_key(path)

@@ -15,7 +15,7 @@ use hookrt::hooks::{CONFIG_FILE, LOCK_FILE, Lock};
 use hookrt::{Runtime, Scope};
 
 /// Writes the components and configuration of `rt` into `out`.
-pub fn write_prebuilt(rt: &Runtime, out: &Path) -> Result<()> {
+pub(crate) fn write_prebuilt(rt: &Runtime, out: &Path) -> Result<()> {
     let agent = rt.agent_dir();
     if fs::canonicalize(out).ok() == fs::canonicalize(agent).ok() {
         bail!("--out {} is the agent folder itself", out.display());

@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 /// How the command line asks for an agent folder to be loaded.
 #[derive(Clone)]
-pub struct Loading {
+pub(crate) struct Loading {
     pub cache_dir: Option<PathBuf>,
     pub prebuilt: bool,
     pub enforce_lock: bool,
@@ -23,7 +23,7 @@ pub struct Loading {
 
 impl Loading {
     /// The same, with `hookrt.lock` not enforced (lock and audit read drift).
-    pub fn without_lock(self) -> Loading {
+    pub(crate) fn without_lock(self) -> Loading {
         Loading {
             enforce_lock: false,
             ..self
@@ -31,7 +31,7 @@ impl Loading {
     }
 
     /// The build options the global flags ask for.
-    pub fn options(self, dir: &Path) -> BuildOptions {
+    pub(crate) fn options(self, dir: &Path) -> BuildOptions {
         let mut opts = BuildOptions::for_agent(dir);
         if let Some(c) = self.cache_dir {
             opts.cache_dir = c;
@@ -43,7 +43,7 @@ impl Loading {
     }
 
     /// Loads `dir` and runs `then` on its hooks, or reports why they did not load.
-    pub fn loaded(
+    pub(crate) fn loaded(
         self,
         dir: &Path,
         then: impl FnOnce(Runtime) -> Result<ExitCode>,
@@ -99,7 +99,7 @@ fn show(bar: &ProgressBar, stale: usize) {
 }
 
 /// The folder's problems on stderr; exit 1.
-pub fn report(problems: &Problems) -> ExitCode {
+pub(crate) fn report(problems: &Problems) -> ExitCode {
     eprint!("{problems}");
     ExitCode::FAILURE
 }

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 /// How long the journal keeps finished events; `None`: forever.
 #[derive(Debug, Clone, Copy)]
-pub struct Retention(pub Option<Duration>);
+pub(crate) struct Retention(pub Option<Duration>);
 
 /// Reads `90s`, `30m`, `12h`, `7d` (a whole number and a unit) or `forever`.
-pub fn parse_retention(text: &str) -> Result<Retention, String> {
+pub(crate) fn parse_retention(text: &str) -> Result<Retention, String> {
     if text == "forever" {
         return Ok(Retention(None));
     }

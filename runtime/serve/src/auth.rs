@@ -279,7 +279,7 @@ impl RateLimiter {
 /// this keeps out web pages (a browser sends `Origin` with every cross-site
 /// POST) and DNS rebinding (a page whose name now points at 127.0.0.1 still
 /// sends its own name as `Host`).
-pub fn loopback_only(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn loopback_only(headers: &HeaderMap) -> Result<(), ApiError> {
     let forbidden = |error: String, fix: &str| {
         ApiError::new(StatusCode::FORBIDDEN, error, fix).with_code("not_loopback")
     };
@@ -320,7 +320,7 @@ pub fn loopback_only(headers: &HeaderMap) -> Result<(), ApiError> {
 }
 
 /// The 429 answer.
-pub fn too_many(retry_after: u64) -> ApiError {
+pub(crate) fn too_many(retry_after: u64) -> ApiError {
     let mut e = ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,
         "rate limit exceeded for this token",

@@ -39,7 +39,7 @@ use crate::slots::Slots;
 
 /// How connections are bounded.
 #[derive(Debug, Clone, Copy)]
-pub struct Bounds {
+pub(crate) struct Bounds {
     /// Connections open at once at most.
     pub max_connections: usize,
     /// How long a request's line and headers may take to arrive.
@@ -49,13 +49,13 @@ pub struct Bounds {
 }
 
 /// Whether a request's headers authenticate it (a valid token).
-pub type Trusts = Arc<dyn Fn(&HeaderMap) -> bool + Send + Sync>;
+pub(crate) type Trusts = Arc<dyn Fn(&HeaderMap) -> bool + Send + Sync>;
 
 /// Serves `router` on `listener` within `bounds` until `shutdown` resolves;
 /// then stops accepting, lets each connection finish its request in flight,
 /// and returns once all are closed. `trusts` says which requests make their
 /// connection hold its slot for good.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     bounds: Bounds,

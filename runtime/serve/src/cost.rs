@@ -79,7 +79,7 @@ pub(crate) mod tests {
 
     /// Counts what this thread allocates and frees, so a test can see what
     /// a parse keeps (tests run on threads of their own).
-    pub struct Counting;
+    pub(crate) struct Counting;
 
     thread_local! {
         static LIVE: Cell<isize> = const { Cell::new(0) };

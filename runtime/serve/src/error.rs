@@ -58,7 +58,7 @@ impl ApiError {
 }
 
 /// The code of an error that names none narrower: one per status.
-pub fn code_of(status: StatusCode) -> &'static str {
+pub(crate) fn code_of(status: StatusCode) -> &'static str {
     match status.as_u16() {
         401 => "unauthorized",
         403 => "forbidden",
@@ -80,7 +80,7 @@ pub fn code_of(status: StatusCode) -> &'static str {
 /// a caller refused for its token (401), its rights (403) or its rate (429),
 /// or a server that cannot take the request now (503), tries again on a new
 /// connection, so a refused caller never keeps one open.
-pub fn closes(status: StatusCode) -> bool {
+pub(crate) fn closes(status: StatusCode) -> bool {
     matches!(status.as_u16(), 401 | 403 | 429 | 503)
 }
 

@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// When a connection last moved a byte, and how many of its requests are
 /// in flight.
 #[derive(Debug)]
-pub struct Activity {
+pub(crate) struct Activity {
     opened: Instant,
     /// Milliseconds after `opened`.
     last: AtomicU64,
@@ -29,11 +29,11 @@ pub struct Activity {
 
 /// A request in flight: the connection is not idle while it lives.
 #[derive(Debug)]
-pub struct Busy(Arc<Activity>);
+pub(crate) struct Busy(Arc<Activity>);
 
 impl Activity {
     /// A connection opened now.
-    pub fn new() -> Arc<Activity> {
+    pub(crate) fn new() -> Arc<Activity> {
         Arc::new(Activity {
             opened: Instant::now(),
             last: AtomicU64::new(0),
@@ -47,7 +47,7 @@ impl Activity {
     }
 
     /// A request began; it ends when the guard is dropped.
-    pub fn busy(self: &Arc<Self>) -> Busy {
+    pub(crate) fn busy(self: &Arc<Self>) -> Busy {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.touch();
         Busy(self.clone())
@@ -55,7 +55,7 @@ impl Activity {
 
     /// Since when the connection has been idle, or `None` while a request
     /// is in flight.
-    pub fn idle_since(&self) -> Option<Instant> {
+    pub(crate) fn idle_since(&self) -> Option<Instant> {
         if self.in_flight.load(Ordering::SeqCst) > 0 {
             return None;
         }
@@ -72,14 +72,14 @@ impl Drop for Busy {
 
 /// A stream whose reads and writes are noted in its [`Activity`].
 #[derive(Debug)]
-pub struct Watched<T> {
+pub(crate) struct Watched<T> {
     inner: T,
     activity: Arc<Activity>,
 }
 
 impl<T> Watched<T> {
     /// `inner`, noted in `activity`.
-    pub fn new(inner: T, activity: Arc<Activity>) -> Watched<T> {
+    pub(crate) fn new(inner: T, activity: Arc<Activity>) -> Watched<T> {
         Watched { inner, activity }
     }
 }

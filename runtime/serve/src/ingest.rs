@@ -146,7 +146,7 @@ impl Format {
 
 /// What a body's Content-Type says it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyType {
+pub(crate) enum BodyType {
     /// `application/json`, or no Content-Type where that is allowed.
     Json,
     /// One of the NDJSON names.
@@ -155,7 +155,7 @@ pub enum BodyType {
 
 /// The JSON kind a request's Content-Type names, or the 415 for any other
 /// type (and, when `typed`, for none at all).
-pub fn body_type(content_type: Option<&str>, typed: bool) -> Result<BodyType, ApiError> {
+pub(crate) fn body_type(content_type: Option<&str>, typed: bool) -> Result<BodyType, ApiError> {
     let unsupported = |error: String| {
         ApiError::new(
             axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -307,7 +307,7 @@ impl Streams {
 /// The text of a body that must hold one JSON object, or the 400 for one
 /// that is not UTF-8 or not an object (an array is refused before any item
 /// of it is read, or its cost estimated).
-pub fn one_object(body: &[u8]) -> Result<&str, ApiError> {
+pub(crate) fn one_object(body: &[u8]) -> Result<&str, ApiError> {
     let text = std::str::from_utf8(body).map_err(|_| {
         ApiError::bad_request("the body is not UTF-8", "send one envelope as JSON")
             .with_code("not_json")

@@ -271,7 +271,7 @@ impl Default for ServerMetrics {
 
 /// The service observer that keeps the delivery metrics and, with
 /// `print_deliveries`, writes each delivery's line on stdout.
-pub fn observer(metrics: Arc<ServerMetrics>, print_deliveries: bool) -> Observer {
+pub(crate) fn observer(metrics: Arc<ServerMetrics>, print_deliveries: bool) -> Observer {
     // Each hook's metrics, looked up in their families once (a clone shares
     // the metric): a delivery then builds no labels and takes no family lock.
     let mut hooks: HashMap<String, HookMetrics> = HashMap::new();

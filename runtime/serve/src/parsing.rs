@@ -18,7 +18,7 @@ use crate::tally::Tally;
 /// the receipts of those in the window are waited for, the window is handed
 /// to the budget's ledger (given back once they are delivered), and a new
 /// one is taken, waiting for room.
-pub struct Parsing<'a> {
+pub(crate) struct Parsing<'a> {
     budget: &'a Arc<Budget>,
     metrics: &'a ServerMetrics,
     window: Charge,
@@ -30,7 +30,7 @@ pub struct Parsing<'a> {
 impl<'a> Parsing<'a> {
     /// The first window for `body`: what it all costs parsed, up to
     /// [`PARSE_WINDOW`], taken now (503 `server_busy` when there is no room).
-    pub fn start(
+    pub(crate) fn start(
         budget: &'a Arc<Budget>,
         metrics: &'a ServerMetrics,
         body: &[u8],
@@ -49,7 +49,7 @@ impl<'a> Parsing<'a> {
     /// Room in the window for `text` parsed, waiting for the window's
     /// receipts and a new window when it is full; `Err(cost)` when the
     /// event alone would cost more than a window.
-    pub async fn room_for(
+    pub(crate) async fn room_for(
         &mut self,
         text: &str,
         tally: &mut Tally,

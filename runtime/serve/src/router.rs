@@ -49,7 +49,7 @@ fn handler(path: &str) -> MethodRouter<Shared> {
 }
 
 /// The router over `state`, with a route for each of `agents`.
-pub fn router(state: Shared, agents: &[Bridge]) -> Router {
+pub(crate) fn router(state: Shared, agents: &[Bridge]) -> Router {
     let router = ENDPOINTS.iter().fold(Router::new(), |router, (_, path)| {
         router.route(path, handler(path))
     });

@@ -21,7 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 /// The slots, and who holds each.
 #[derive(Debug)]
-pub struct Slots {
+pub(crate) struct Slots {
     permits: Arc<Semaphore>,
     /// Open connections by the order they were accepted in (oldest first).
     open: Mutex<BTreeMap<u64, Holder>>,
@@ -37,7 +37,7 @@ struct Holder {
 
 /// One connection's slot: given back when dropped.
 #[derive(Debug)]
-pub struct Slot {
+pub(crate) struct Slot {
     id: u64,
     slots: Arc<Slots>,
     /// Set once a request on the connection authenticated.
@@ -49,7 +49,7 @@ pub struct Slot {
 
 impl Slots {
     /// `max` slots (at least one).
-    pub fn new(max: usize) -> Arc<Slots> {
+    pub(crate) fn new(max: usize) -> Arc<Slots> {
         Arc::new(Slots {
             permits: Arc::new(Semaphore::new(max.clamp(1, Semaphore::MAX_PERMITS))),
             open: Mutex::new(BTreeMap::new()),
@@ -58,17 +58,17 @@ impl Slots {
     }
 
     /// A free slot now, if there is one.
-    pub fn try_free(&self) -> Option<OwnedSemaphorePermit> {
+    pub(crate) fn try_free(&self) -> Option<OwnedSemaphorePermit> {
         self.permits.clone().try_acquire_owned().ok()
     }
 
     /// A free slot, once there is one.
-    pub async fn free(&self) -> Option<OwnedSemaphorePermit> {
+    pub(crate) async fn free(&self) -> Option<OwnedSemaphorePermit> {
         self.permits.clone().acquire_owned().await.ok()
     }
 
     /// Whether some connection holds its slot without having authenticated.
-    pub fn any_untrusted(&self) -> bool {
+    pub(crate) fn any_untrusted(&self) -> bool {
         self.lock()
             .values()
             .any(|h| !h.trusted.load(Ordering::SeqCst))
@@ -77,7 +77,7 @@ impl Slots {
     /// Closes one untrusted connection, to make room for a newcomer: of the
     /// peer holding the most untrusted connections, the one open longest.
     /// False when every connection is trusted.
-    pub fn make_room(&self) -> bool {
+    pub(crate) fn make_room(&self) -> bool {
         let mut open = self.lock();
         let mut per_peer: HashMap<IpAddr, (usize, u64)> = HashMap::new();
         for (id, h) in open.iter() {
@@ -100,7 +100,7 @@ impl Slots {
     }
 
     /// The slot of a connection from `peer` accepted with `permit`.
-    pub fn hold(self: &Arc<Self>, permit: OwnedSemaphorePermit, peer: IpAddr) -> Slot {
+    pub(crate) fn hold(self: &Arc<Self>, permit: OwnedSemaphorePermit, peer: IpAddr) -> Slot {
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         let trusted = Arc::new(AtomicBool::new(false));
         let (close, evicted) = oneshot::channel();

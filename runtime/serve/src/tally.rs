@@ -12,7 +12,7 @@ use crate::ingest::Text;
 use crate::metrics::ServerMetrics;
 
 /// What a caller can do about an emit error, and the metric reason.
-pub fn explain(e: &EmitError) -> (&'static str, &'static str) {
+pub(crate) fn explain(e: &EmitError) -> (&'static str, &'static str) {
     match e {
         EmitError::Invalid(_) => (
             "invalid",
@@ -34,7 +34,7 @@ pub fn explain(e: &EmitError) -> (&'static str, &'static str) {
 /// The status of a request whose one event the service refused: 400 for an
 /// invalid event, 409 for an id taken by another, 503 for the rest (the
 /// service could not take it now).
-pub fn status_of(e: &EmitError) -> StatusCode {
+pub(crate) fn status_of(e: &EmitError) -> StatusCode {
     match e {
         EmitError::Invalid(_) => StatusCode::BAD_REQUEST,
         EmitError::Conflict { .. } => StatusCode::CONFLICT,
@@ -43,7 +43,7 @@ pub fn status_of(e: &EmitError) -> StatusCode {
 }
 
 /// Each item's result in a batch, and the counts.
-pub struct Tally {
+pub(crate) struct Tally {
     /// One result per item, in the body's order.
     results: Vec<ItemResult>,
     /// Events taken.
@@ -87,11 +87,11 @@ struct Answer<'a> {
 
 /// Refused items whose result carries the error and its fix; past them a
 /// result has its `code` alone (the body's `refused` counts them all).
-pub const DETAILED_ERRORS: usize = 100;
+pub(crate) const DETAILED_ERRORS: usize = 100;
 
 impl Tally {
     /// A tally of `items`, each result naming its item (index, line).
-    pub fn new(items: &[Text<'_>]) -> Tally {
+    pub(crate) fn new(items: &[Text<'_>]) -> Tally {
         let result = |item: &Text<'_>| ItemResult {
             code: None,
             error: None,
@@ -112,7 +112,12 @@ impl Tally {
     }
 
     /// Records one event's receipt or error.
-    pub fn record(&mut self, metrics: &ServerMetrics, i: usize, r: Result<Receipt, EmitError>) {
+    pub(crate) fn record(
+        &mut self,
+        metrics: &ServerMetrics,
+        i: usize,
+        r: Result<Receipt, EmitError>,
+    ) {
         let result = &mut self.results[i];
         match r {
             Ok(receipt) => {
@@ -134,7 +139,7 @@ impl Tally {
     }
 
     /// Item `i` is no envelope: refused as `malformed`, the others taken.
-    pub fn malformed(&mut self, metrics: &ServerMetrics, i: usize, error: &LineError) {
+    pub(crate) fn malformed(&mut self, metrics: &ServerMetrics, i: usize, error: &LineError) {
         self.refused(
             metrics,
             i,
@@ -146,7 +151,13 @@ impl Tally {
 
     /// Item `i` would cost `cost` bytes parsed, more than one event may:
     /// refused as `too_dense` before it is parsed, the others taken.
-    pub fn too_dense(&mut self, metrics: &ServerMetrics, i: usize, cost: usize, most: usize) {
+    pub(crate) fn too_dense(
+        &mut self,
+        metrics: &ServerMetrics,
+        i: usize,
+        cost: usize,
+        most: usize,
+    ) {
         self.refused(
             metrics,
             i,
@@ -186,7 +197,7 @@ impl Tally {
 
     /// The answer: the status, and a body with `durability`, the counts and
     /// each item's result.
-    pub fn answer(&self, durability: &str) -> Response {
+    pub(crate) fn answer(&self, durability: &str) -> Response {
         let body = Answer {
             durability,
             refused: self.results.len() - self.taken,
@@ -212,7 +223,7 @@ impl Tally {
     }
 
     /// Item `i` is an event this caller may not send (`refusal`, a 403).
-    pub fn forbidden(&mut self, metrics: &ServerMetrics, i: usize, refusal: &ApiError) {
+    pub(crate) fn forbidden(&mut self, metrics: &ServerMetrics, i: usize, refusal: &ApiError) {
         self.forbidden += 1;
         self.refused(
             metrics,
@@ -224,7 +235,7 @@ impl Tally {
     }
 
     /// Waits for every pending receipt, in order.
-    pub async fn settle(
+    pub(crate) async fn settle(
         &mut self,
         pending: &mut Vec<(usize, PendingReceipt)>,
         metrics: &ServerMetrics,

@@ -23,10 +23,10 @@ use crate::{WorkerError, nats};
 use hookrt::Envelope;
 
 /// The finished deliveries of one event: (hook id, handler).
-pub type Done = BTreeSet<(String, String)>;
+pub(crate) type Done = BTreeSet<(String, String)>;
 
 /// The key of an event's mark: `done.<digest>`.
-pub fn key(envelope: &Envelope) -> String {
+pub(crate) fn key(envelope: &Envelope) -> String {
     format!("done.{}", hex::encode(&envelope.digest()[..20]))
 }
 
@@ -43,20 +43,20 @@ struct Mark {
 
 /// The group's completion marks.
 #[derive(Clone)]
-pub struct Completion {
+pub(crate) struct Completion {
     store: kv::Store,
 }
 
 impl Completion {
     /// The marks in `store`.
-    pub fn new(store: kv::Store) -> Completion {
+    pub(crate) fn new(store: kv::Store) -> Completion {
         Completion { store }
     }
 
     /// The deliveries of `event_id` a mark lists as finished (none without
     /// a mark). A mark that does not read is ignored, with a warning: the
     /// deliveries run again, which at-least-once allows.
-    pub async fn finished(&self, envelope: &Envelope) -> Result<Done, WorkerError> {
+    pub(crate) async fn finished(&self, envelope: &Envelope) -> Result<Done, WorkerError> {
         let event_id = envelope.id.as_str();
         let Some(stored) = self.get(&key(envelope)).await? else {
             return Ok(Done::new());
@@ -72,7 +72,7 @@ impl Completion {
 
     /// Stores the mark of `event_id` (replacing any): `finished` lists every
     /// delivery finished so far, those of earlier attempts included.
-    pub async fn mark(
+    pub(crate) async fn mark(
         &self,
         envelope: &Envelope,
         finished: &Done,
@@ -96,7 +96,7 @@ impl Completion {
     }
 
     /// Stores a marker once: true if this call created it (nobody had).
-    pub async fn create_once(&self, key: &str) -> Result<bool, WorkerError> {
+    pub(crate) async fn create_once(&self, key: &str) -> Result<bool, WorkerError> {
         self.create_once_with(key, "1").await
     }
 
@@ -109,7 +109,11 @@ impl Completion {
     }
 
     /// The value of `key`, stored as `value` first if it had none.
-    pub async fn get_or_create(&self, key: &str, value: &str) -> Result<String, WorkerError> {
+    pub(crate) async fn get_or_create(
+        &self,
+        key: &str,
+        value: &str,
+    ) -> Result<String, WorkerError> {
         if self.create_once_with(key, value).await? {
             return Ok(value.to_owned());
         }
@@ -117,7 +121,7 @@ impl Completion {
     }
 
     /// Whether a marker exists (any key).
-    pub async fn exists(&self, key: &str) -> Result<bool, WorkerError> {
+    pub(crate) async fn exists(&self, key: &str) -> Result<bool, WorkerError> {
         Ok(self.get(key).await?.is_some())
     }
 

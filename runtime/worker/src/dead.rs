@@ -25,16 +25,16 @@ use crate::publish::{ATTEMPT_BASE_HEADER, MSG_ID_HEADER};
 use crate::{WorkerError, nats};
 
 /// Why a message is dead.
-pub const ERROR_HEADER: &str = "Hookrt-Error";
+pub(crate) const ERROR_HEADER: &str = "Hookrt-Error";
 /// The subject the message was consumed from.
-pub const SUBJECT_HEADER: &str = "Hookrt-Subject";
+pub(crate) const SUBJECT_HEADER: &str = "Hookrt-Subject";
 /// The deliveries it had (the last attempt).
-pub const ATTEMPT_HEADER: &str = "Hookrt-Attempt";
+pub(crate) const ATTEMPT_HEADER: &str = "Hookrt-Attempt";
 /// The deliveries that failed for good, `hook handler outcome` joined by `; `.
-pub const FAILED_HEADER: &str = "Hookrt-Failed";
+pub(crate) const FAILED_HEADER: &str = "Hookrt-Failed";
 
 /// One message to bury.
-pub struct Burial<'a> {
+pub(crate) struct Burial<'a> {
     /// The stream it was in and its sequence there.
     pub stream: &'a str,
     /// Its sequence in that stream.
@@ -53,7 +53,7 @@ pub struct Burial<'a> {
 
 /// Copies a message to the group's dead-letter subject and waits until the
 /// dead-letter stream stored it (once per message, whoever copies it).
-pub async fn bury(
+pub(crate) async fn bury(
     js: &jetstream::Context,
     durable: &str,
     burial: Burial<'_>,
@@ -110,7 +110,10 @@ fn header(headers: Option<&HeaderMap>, name: &str) -> Option<String> {
 }
 
 /// Every dead letter of `durable`, oldest first.
-pub async fn list(js: &jetstream::Context, durable: &str) -> Result<Vec<DeadMessage>, WorkerError> {
+pub(crate) async fn list(
+    js: &jetstream::Context,
+    durable: &str,
+) -> Result<Vec<DeadMessage>, WorkerError> {
     let stream = fleet::dead_stream(js, 1).await?;
     let consumer: jetstream::consumer::PullConsumer = stream
         .create_consumer(pull::Config {
@@ -190,7 +193,7 @@ pub enum RedriveResult {
 /// is one whose recorded subject is not an event subject under `prefix` (a
 /// dead letter is a copy anyone on the fleet could have published: its
 /// subject must not send a re-drive to a KV key or a JetStream API subject).
-pub async fn redrive(
+pub(crate) async fn redrive(
     js: &jetstream::Context,
     durable: &str,
     prefix: &str,

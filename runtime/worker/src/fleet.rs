@@ -21,9 +21,9 @@ use crate::{WorkerError, nats};
 /// The dead-letter stream.
 pub const DEAD_STREAM: &str = "HOOKRT_DEAD";
 /// The dead-letter subjects' prefix: `hookrt.dead.<durable>`.
-pub const DEAD_PREFIX: &str = "hookrt.dead";
+pub(crate) const DEAD_PREFIX: &str = "hookrt.dead";
 /// How long the events stream remembers a `Nats-Msg-Id` to drop a duplicate.
-pub const DEDUP_WINDOW: Duration = Duration::from_secs(120);
+pub(crate) const DEDUP_WINDOW: Duration = Duration::from_secs(120);
 
 /// Where a group of workers keeps its work, by name.
 #[derive(Debug, Clone)]
@@ -64,12 +64,12 @@ impl Names {
 }
 
 /// The dead-letter subject of a durable name.
-pub fn dead_subject(durable: &str) -> String {
+pub(crate) fn dead_subject(durable: &str) -> String {
     format!("{DEAD_PREFIX}.{durable}")
 }
 
 /// Checks a durable name: it names consumers, buckets and a subject token.
-pub fn check_durable(durable: &str) -> Result<(), WorkerError> {
+pub(crate) fn check_durable(durable: &str) -> Result<(), WorkerError> {
     let ok = !durable.is_empty()
         && durable.len() <= 64
         && durable
@@ -85,7 +85,7 @@ pub fn check_durable(durable: &str) -> Result<(), WorkerError> {
 }
 
 /// The events stream, created for `<prefix>.>` when missing.
-pub async fn events_stream(
+pub(crate) async fn events_stream(
     js: &jetstream::Context,
     names: &Names,
 ) -> Result<stream::Stream, WorkerError> {
@@ -101,7 +101,7 @@ pub async fn events_stream(
 }
 
 /// The dead-letter stream, created when missing.
-pub async fn dead_stream(
+pub(crate) async fn dead_stream(
     js: &jetstream::Context,
     replicas: usize,
 ) -> Result<stream::Stream, WorkerError> {
@@ -120,7 +120,7 @@ pub async fn dead_stream(
 /// expire). Its stream is created here as async-nats would create it:
 /// async-nats' own `create_key_value` first reads the account's API level,
 /// an answer nats-server 2.9 does not give in the form it expects.
-pub async fn bucket(
+pub(crate) async fn bucket(
     js: &jetstream::Context,
     name: &str,
     max_age: Duration,
@@ -156,7 +156,7 @@ pub async fn bucket(
 
 /// How a partition's consumer redelivers.
 #[derive(Debug, Clone)]
-pub struct Redelivery {
+pub(crate) struct Redelivery {
     /// How long an unacked message waits before it is delivered again.
     pub ack_wait: Duration,
     /// Deliveries in all; then the message is dead (JetStream stops).
@@ -169,7 +169,7 @@ pub struct Redelivery {
 /// flight (`max_ack_pending` 1) is what keeps per-hook order: the next
 /// message of the partition is handed out only once this one is acked or
 /// dead (docs/worker.md, "Order").
-pub async fn partition_consumer(
+pub(crate) async fn partition_consumer(
     events: &stream::Stream,
     names: &Names,
     partition: u32,

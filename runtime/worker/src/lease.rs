@@ -22,7 +22,7 @@ use crate::subject::partition_of;
 use crate::{WorkerError, nats};
 
 /// A worker's view of the leases.
-pub struct Leases {
+pub(crate) struct Leases {
     store: kv::Store,
     me: String,
     partitions: u32,
@@ -35,7 +35,7 @@ pub struct Leases {
 
 /// What a tick changed.
 #[derive(Debug, Default)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// Partitions now owned: start consuming them.
     pub acquired: Vec<u32>,
     /// Partitions lost (another worker owns them): stop at once.
@@ -51,7 +51,7 @@ fn partition_key(p: u32) -> String {
 
 impl Leases {
     /// Leases in `store` for worker `me`.
-    pub fn new(store: kv::Store, me: &str, partitions: u32, ttl: Duration) -> Leases {
+    pub(crate) fn new(store: kv::Store, me: &str, partitions: u32, ttl: Duration) -> Leases {
         Leases {
             store,
             me: me.to_owned(),
@@ -64,12 +64,12 @@ impl Leases {
 
     /// Until when the lease on `p` is certainly still ours: the last renewal
     /// was sent before the server stored it, so it expires after this.
-    pub fn valid_until(&self, p: u32) -> Option<Instant> {
+    pub(crate) fn valid_until(&self, p: u32) -> Option<Instant> {
         self.held.get(&p).map(|(_, sent)| *sent + self.ttl)
     }
 
     /// Heartbeat, renewals, and the fair share.
-    pub async fn tick(&mut self) -> Result<Changes, WorkerError> {
+    pub(crate) async fn tick(&mut self) -> Result<Changes, WorkerError> {
         let mut changes = Changes::default();
         self.store
             .put(format!("member.{}", self.me), "1".into())
@@ -160,7 +160,7 @@ impl Leases {
     }
 
     /// Gives the lease on `p` back (its consumer is stopped, nothing in flight).
-    pub async fn release(&mut self, p: u32) {
+    pub(crate) async fn release(&mut self, p: u32) {
         self.releasing.remove(&p);
         if let Some((revision, _)) = self.held.remove(&p)
             && let Err(e) = self
@@ -173,7 +173,7 @@ impl Leases {
     }
 
     /// Gives every lease and the heartbeat back (shutdown).
-    pub async fn release_all(&mut self) {
+    pub(crate) async fn release_all(&mut self) {
         let held: Vec<u32> = self.held.keys().copied().collect();
         for p in held {
             self.release(p).await;

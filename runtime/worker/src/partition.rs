@@ -34,7 +34,7 @@ use crate::subject::{subject_of, token};
 use crate::{Source, WorkerError};
 
 /// What every partition of a worker shares.
-pub struct Shared {
+pub(crate) struct Shared {
     /// The loaded hooks.
     pub runtime: Arc<Runtime>,
     /// JetStream.
@@ -99,7 +99,7 @@ impl Counts {
 }
 
 /// Steers one partition's task.
-pub struct Control {
+pub(crate) struct Control {
     /// Finish the message in flight, then stop.
     pub stop: AtomicBool,
     /// The lease is ours until then; past it the task stops without acking.
@@ -107,7 +107,7 @@ pub struct Control {
 }
 
 /// Consumes one partition until told to stop.
-pub async fn consume(
+pub(crate) async fn consume(
     shared: Arc<Shared>,
     consumer: PullConsumer,
     partition: u32,

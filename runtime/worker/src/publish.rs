@@ -21,15 +21,15 @@ pub const REPLY_HEADER: &str = "Hookrt-Reply-To";
 /// publisher cannot make it write a KV key or a JetStream API subject.
 pub const REPLY_PREFIX: &str = "_INBOX.";
 /// The JetStream header the stream dedups on.
-pub const MSG_ID_HEADER: &str = "Nats-Msg-Id";
+pub(crate) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 /// Deliveries a message had before it was re-driven from the dead letters:
 /// the attempts of its next deliveries continue after them.
-pub const ATTEMPT_BASE_HEADER: &str = "Hookrt-Attempt-Base";
+pub(crate) const ATTEMPT_BASE_HEADER: &str = "Hookrt-Attempt-Base";
 
 /// The `Nats-Msg-Id` of an event: a digest of its agent and id, so two
 /// agents' events with one id are two messages, and one agent's event sent
 /// again is one.
-pub fn msg_id(envelope: &Envelope) -> String {
+pub(crate) fn msg_id(envelope: &Envelope) -> String {
     use sha2::Digest;
     let mut h = sha2::Sha256::new();
     h.update(b"hookrt-msg-id-v1\0");

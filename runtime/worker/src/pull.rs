@@ -28,19 +28,19 @@ use tokio::time::Instant;
 use crate::{WorkerError, nats};
 
 /// Messages one request asks for.
-pub const PULL_BATCH: usize = 128;
+pub(crate) const PULL_BATCH: usize = 128;
 /// How long the server keeps a request waiting.
-pub const PULL_EXPIRES: Duration = Duration::from_millis(500);
+pub(crate) const PULL_EXPIRES: Duration = Duration::from_millis(500);
 /// How long past a request's expiry (by this clock) it is taken to be gone
 /// on the server too, when the server does not say (see [`Pull::close`]).
-pub const PULL_MARGIN: Duration = Duration::from_millis(500);
+pub(crate) const PULL_MARGIN: Duration = Duration::from_millis(500);
 /// How long a closing pull waits for the consumer's info.
 const INFO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often a waiting partition looks whether it should stop.
 const STOP_CHECK: Duration = Duration::from_millis(50);
 
 /// A partition's pull.
-pub struct Pull {
+pub(crate) struct Pull {
     consumer: PullConsumer,
     context: jetstream::Context,
     inbox: String,
@@ -53,7 +53,7 @@ pub struct Pull {
 
 impl Pull {
     /// Subscribes the pull's inbox; asks nothing yet.
-    pub async fn open(
+    pub(crate) async fn open(
         consumer: PullConsumer,
         client: &async_nats::Client,
         context: jetstream::Context,
@@ -76,7 +76,7 @@ impl Pull {
     /// The next message, asking for more as requests are half spent;
     /// `None` once `stop()` says so (the pull is then to be closed, which
     /// hands back a message on its way).
-    pub async fn next(
+    pub(crate) async fn next(
         &mut self,
         stop: impl Fn() -> bool,
     ) -> Result<Option<jetstream::Message>, WorkerError> {
@@ -153,7 +153,7 @@ impl Pull {
     /// Unsubscribes (taking what the server sent before), has the server
     /// drop this pull's waiting requests, then hands back (nak) any message
     /// that reached the inbox meanwhile.
-    pub async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         if self.sub.drain().await.is_err() {
             return;
         }

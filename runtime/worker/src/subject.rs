@@ -21,7 +21,7 @@ pub const MAX_PARTITIONS: u32 = 1024;
 /// other byte written `=XX` (hex), so `.`, `*`, `>` and spaces can never
 /// split or widen a subject, and two different texts never share a token.
 /// The empty text is `=`.
-pub fn token(text: &str) -> String {
+pub(crate) fn token(text: &str) -> String {
     if text.is_empty() {
         return "=".to_owned();
     }
@@ -39,7 +39,7 @@ pub fn token(text: &str) -> String {
 /// The partition of a session: FNV-1a (64-bit) of `agent`, a 0xFF byte and
 /// `session`, modulo `partitions`. Stable across versions and machines: it is
 /// part of the wire format (docs/worker.md).
-pub fn partition_of(agent: &str, session: &str, partitions: u32) -> u32 {
+pub(crate) fn partition_of(agent: &str, session: &str, partitions: u32) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in agent.bytes().chain([0xFF]).chain(session.bytes()) {
         h ^= u64::from(b);
@@ -49,7 +49,7 @@ pub fn partition_of(agent: &str, session: &str, partitions: u32) -> u32 {
 }
 
 /// The subject `envelope` is published to.
-pub fn subject_of(prefix: &str, envelope: &Envelope, partitions: u32) -> String {
+pub(crate) fn subject_of(prefix: &str, envelope: &Envelope, partitions: u32) -> String {
     let c = &envelope.coordinates;
     format!(
         "{prefix}.{}.{}.{}",
@@ -60,7 +60,7 @@ pub fn subject_of(prefix: &str, envelope: &Envelope, partitions: u32) -> String 
 }
 
 /// The filter of one partition's consumer.
-pub fn partition_filter(prefix: &str, partition: u32) -> String {
+pub(crate) fn partition_filter(prefix: &str, partition: u32) -> String {
     format!("{prefix}.*.*.{partition}")
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
         .nth(2)
@@ -28,7 +28,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// An agent folder with the example's audit, policy and metrics hooks.
-pub fn three_hooks(dir: &Path) {
+pub(crate) fn three_hooks(dir: &Path) {
     let hooks = repo().join("example-hooks/agent/hooks");
     std::fs::create_dir_all(dir.join("hooks/observability")).unwrap();
     std::fs::copy(hooks.join("audit.rs"), dir.join("hooks/audit.rs")).unwrap();
@@ -47,7 +47,7 @@ pub fn three_hooks(dir: &Path) {
 
 /// A new agent folder with [`three_hooks`], built by `hookrt build` into the
 /// benches' cache (outside the measurement); the folder and the cache.
-pub fn built_three_hooks() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn built_three_hooks() -> (tempfile::TempDir, PathBuf) {
     let agent = tempfile::tempdir().unwrap();
     three_hooks(agent.path());
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");

@@ -8,7 +8,7 @@
 
 /// One alias: how it is typed, what it stands for, and why it is kept.
 #[cfg(test)]
-pub struct Alias {
+pub(crate) struct Alias {
     /// The words, after `hookrt`, that name it (a flag: `run --workers`).
     pub typed: &'static str,
     /// What it means, after `hookrt`.
@@ -18,17 +18,17 @@ pub struct Alias {
 }
 
 /// `hookrt claude-hook DIR [--agent NAME]`.
-pub const CLAUDE_HOOK: &str = "claude-hook";
+pub(crate) const CLAUDE_HOOK: &str = "claude-hook";
 /// `hookrt claude install DIR`.
-pub const CLAUDE: &str = "claude";
+pub(crate) const CLAUDE: &str = "claude";
 /// `hookrt journal retry`.
-pub const JOURNAL_RETRY: &str = "retry";
+pub(crate) const JOURNAL_RETRY: &str = "retry";
 /// `--workers` of `hookrt run` and `hookrt serve`.
-pub const WORKERS: &str = "workers";
+pub(crate) const WORKERS: &str = "workers";
 
 /// Every alias.
 #[cfg(test)]
-pub const ALIASES: &[Alias] = &[
+pub(crate) const ALIASES: &[Alias] = &[
     Alias {
         typed: "claude-hook DIR [--agent NAME]",
         stands_for: "hook --agent claude-code DIR [--name NAME]",

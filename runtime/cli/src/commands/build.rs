@@ -10,7 +10,7 @@ use crate::loading::Loading;
 
 /// Arguments of `hookrt build`.
 #[derive(clap::Args)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// The agent folder.
     pub dir: PathBuf,
     /// Also write a prebuilt agent folder here: every component as
@@ -21,7 +21,7 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         loading.loaded(&self.dir, |rt| {
             for h in rt.hooks() {
                 println!("{:<32} {}", h.id(), h.component_sha256);

@@ -10,7 +10,7 @@ use crate::loading::{Loading, report};
 
 /// Arguments of `hookrt check`.
 #[derive(clap::Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The agent folder (holds hooks/ and hookrt.toml).
     pub dir: PathBuf,
     /// Only check the layout and configuration; do not build or load.
@@ -19,7 +19,7 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         let dir = self.dir;
         if self.no_build {
             return Ok(match hookrt::check(&dir) {

@@ -9,20 +9,20 @@ use anyhow::Result;
 
 /// Arguments of `hookrt keygen`.
 #[derive(clap::Args)]
-pub struct KeygenArgs {
+pub(crate) struct KeygenArgs {
     /// Where to write the secret key; FILE.pub gets the public key.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 }
 
 impl KeygenArgs {
-    pub fn execute(self) -> Result<ExitCode> {
+    pub(crate) fn execute(self) -> Result<ExitCode> {
         keygen(&self.out)
     }
 }
 
 /// The public key `--key FILE` names, read (`hookrt keygen` wrote it).
-pub fn read_key(path: Option<&Path>) -> Result<Option<hookrt::journal::VerifyingKey>> {
+pub(crate) fn read_key(path: Option<&Path>) -> Result<Option<hookrt::journal::VerifyingKey>> {
     path.map(hookrt::journal::read_verifying_key)
         .transpose()
         .map_err(anyhow::Error::msg)

@@ -7,12 +7,12 @@
 use super::aliases::ALIASES;
 
 /// The line before the list in a document.
-pub const BEGIN: &str = "<!-- The command list, generated from the commands' clap definitions (runtime/cli/src/commands/list.rs): edit those, not this. -->";
+pub(super) const BEGIN: &str = "<!-- The command list, generated from the commands' clap definitions (runtime/cli/src/commands/list.rs): edit those, not this. -->";
 /// The line after it.
-pub const END: &str = "<!-- End of the command list. -->";
+pub(super) const END: &str = "<!-- End of the command list. -->";
 
 /// The list of `cli`'s commands as markdown, between [`BEGIN`] and [`END`].
-pub fn markdown(cli: &clap::Command) -> String {
+pub(super) fn markdown(cli: &clap::Command) -> String {
     let mut cli = cli.clone();
     cli.build();
     let mut out = format!("{BEGIN}\n| command | what it does |\n|---|---|\n");
@@ -85,7 +85,7 @@ fn cell(text: &str) -> String {
 }
 
 /// The list in `document` (between [`BEGIN`] and [`END`]), if it has one.
-pub fn in_document(document: &str) -> Option<&str> {
+pub(super) fn in_document(document: &str) -> Option<&str> {
     let start = document.find(BEGIN)?;
     let end = document[start..].find(END)? + start + END.len() + 1;
     document.get(start..end)

@@ -9,13 +9,13 @@ use crate::loading::Loading;
 
 /// Arguments of `hookrt lock`.
 #[derive(clap::Args)]
-pub struct LockArgs {
+pub(crate) struct LockArgs {
     /// The agent folder.
     pub dir: PathBuf,
 }
 
 impl LockArgs {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         let file = loading.lock.path(&self.dir);
         // Locking pins the folder as it is now, drifted or not.
         loading.without_lock().loaded(&self.dir, |rt| {

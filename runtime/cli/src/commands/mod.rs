@@ -2,14 +2,14 @@
 //! wasmtime's `src/commands/`): [`Command`] is the one list, and
 //! [`aliases`] the one table of other names.
 
-pub mod aliases;
+pub(crate) mod aliases;
 mod audit;
 mod build;
 mod check;
-pub mod hook;
+pub(crate) mod hook;
 mod install;
-pub mod journal;
-pub mod keygen;
+pub(crate) mod journal;
+pub(crate) mod keygen;
 #[cfg(test)]
 mod list;
 
@@ -31,7 +31,7 @@ use hook::{ClaudeArgs, HookArgs};
 use install::{ClaudeCommand, InstallArgs};
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Check an agent folder: discovery, hookrt.toml, and (unless --no-build) that every hook builds and loads.
     Check(check::CheckArgs),
     /// Build every stale hook into a component and precompile it. Building
@@ -76,7 +76,7 @@ pub enum Command {
 
 impl Command {
     /// Runs the command (an alias as what it stands for, [`aliases::ALIASES`]).
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         match self {
             Command::Check(args) => args.execute(loading),
             Command::Build(args) => args.execute(loading),

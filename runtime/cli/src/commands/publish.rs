@@ -11,7 +11,7 @@ use hookrt::Envelope;
 use crate::commands::worker::tokio;
 
 #[derive(clap::Args)]
-pub struct PublishArgs {
+pub(crate) struct PublishArgs {
     /// The NATS server URL.
     #[arg(long)]
     pub nats: String,
@@ -29,7 +29,7 @@ pub struct PublishArgs {
     pub file: PathBuf,
 }
 impl PublishArgs {
-    pub fn execute(self) -> Result<ExitCode> {
+    pub(crate) fn execute(self) -> Result<ExitCode> {
         publish(&self)
     }
 }

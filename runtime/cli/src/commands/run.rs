@@ -17,7 +17,7 @@ use crate::loading::Loading;
 
 /// The shape of the input lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// hookrt envelopes, one per line (docs/envelope.md).
     Jsonl,
     /// Eve's NDJSON session stream (docs/adr/0002-eve-bridge.md).
@@ -42,7 +42,7 @@ impl RunArgs {
 const RECEIPT_WINDOW: usize = 1024;
 
 #[derive(clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The agent folder.
     pub dir: PathBuf,
     /// JSONL file of event envelopes, or `-` for stdin. Optional with --journal
@@ -94,7 +94,7 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         loading.loaded(&self.dir, |rt| run(rt, &self))
     }
 }

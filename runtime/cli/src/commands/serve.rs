@@ -68,7 +68,7 @@ impl Forward for ToJetStream {
 }
 
 #[derive(clap::Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// The agent folder.
     pub dir: PathBuf,
     /// Address to listen on (port 0: any free port, printed at start).
@@ -153,7 +153,7 @@ fn tokens(args: &ServeArgs) -> Result<Tokens> {
 
 /// Serves `rt`; hot reloads load the folder again with `build`.
 impl ServeArgs {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         // Hot reloads load the folder the same way.
         let build = loading.clone().options(&self.dir);
         loading.loaded(&self.dir, |rt| serve(rt, &self, build))

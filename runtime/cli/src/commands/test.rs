@@ -13,7 +13,7 @@ use crate::loading::Loading;
 
 /// Arguments of `hookrt test`.
 #[derive(clap::Args)]
-pub struct TestArgs {
+pub(crate) struct TestArgs {
     /// The agent folder.
     pub dir: PathBuf,
     /// The recorded session: JSONL envelopes, delivered as written (a repeated
@@ -30,7 +30,7 @@ pub struct TestArgs {
 }
 
 impl TestArgs {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         loading.loaded(&self.dir, |rt| test(rt, &self))
     }
 }

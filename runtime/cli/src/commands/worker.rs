@@ -15,7 +15,7 @@ use crate::loading::Loading;
 /// `hookrt worker DIR ...`, or one of its subcommands.
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct WorkerCommand {
+pub(crate) struct WorkerCommand {
     /// Dead letters: list or re-drive them.
     #[command(subcommand)]
     pub action: Option<DeadCommand>,
@@ -25,7 +25,7 @@ pub struct WorkerCommand {
 
 /// Where a group of workers lives.
 #[derive(clap::Args, Clone)]
-pub struct GroupArgs {
+pub(crate) struct GroupArgs {
     /// The NATS server URL.
     #[arg(long)]
     pub nats: String,
@@ -39,7 +39,7 @@ pub struct GroupArgs {
 }
 
 #[derive(clap::Subcommand)]
-pub enum DeadCommand {
+pub(crate) enum DeadCommand {
     /// List the group's dead letters, one JSON line each (oldest first).
     Dead {
         #[command(flatten)]
@@ -60,7 +60,7 @@ pub enum DeadCommand {
 }
 
 #[derive(clap::Args)]
-pub struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     /// The agent folder.
     pub dir: Option<PathBuf>,
     /// The NATS server URL.
@@ -100,7 +100,7 @@ pub struct WorkerArgs {
 }
 
 impl WorkerCommand {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         match (self.action, &self.run.dir, &self.run.nats) {
             (Some(action), _, _) => dead(action),
             (None, Some(dir), Some(nats)) => loading.loaded(dir, |rt| worker(rt, &self.run, nats)),
@@ -112,7 +112,7 @@ impl WorkerCommand {
 }
 
 /// The async runtime the NATS client runs on (`worker`, `publish`).
-pub fn tokio() -> Result<tokio::runtime::Runtime> {
+pub(super) fn tokio() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -10,7 +10,7 @@ use hookrt::BuildOptions;
 use hookrt::{Envelope, HookService, Runtime};
 
 /// The repository root.
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     // This crate is runtime/core.
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
@@ -20,35 +20,35 @@ pub fn repo() -> PathBuf {
 }
 
 /// Where the test suite caches built hooks (shared, so hooks build once).
-pub fn cache() -> PathBuf {
+pub(crate) fn cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache")
 }
 
 /// Build options for `agent` with the hook cache at `cache_dir`.
-pub fn opts_in(agent: &Path, cache_dir: &Path) -> BuildOptions {
+pub(crate) fn opts_in(agent: &Path, cache_dir: &Path) -> BuildOptions {
     let mut o = BuildOptions::for_agent(agent);
     o.cache_dir = cache_dir.to_path_buf();
     o
 }
 
 /// Build options for `agent` with the shared hook cache.
-pub fn opts(agent: &Path) -> BuildOptions {
+pub(crate) fn opts(agent: &Path) -> BuildOptions {
     opts_in(agent, &cache())
 }
 
 /// Loads `agent` with its hook cache at `cache_dir`; panics with the problems.
-pub fn load_in(agent: &Path, cache_dir: &Path) -> Runtime {
+pub(crate) fn load_in(agent: &Path, cache_dir: &Path) -> Runtime {
     Runtime::load_blocking(agent, &opts_in(agent, cache_dir), &mut |_| {})
         .unwrap_or_else(|p| panic!("{p}"))
 }
 
 /// Loads `agent` from the shared hook cache.
-pub fn load(agent: &Path) -> Runtime {
+pub(crate) fn load(agent: &Path) -> Runtime {
     load_in(agent, &cache())
 }
 
 /// The example agent's transcript.
-pub fn transcript() -> Vec<Envelope> {
+pub(crate) fn transcript() -> Vec<Envelope> {
     let text =
         std::fs::read_to_string(repo().join("example-hooks/agent/transcript.jsonl")).unwrap();
     text.lines()
@@ -58,7 +58,7 @@ pub fn transcript() -> Vec<Envelope> {
 }
 
 /// The observe events of `events` (what workers run side by side).
-pub fn observe_only(events: &[Envelope]) -> Vec<Envelope> {
+pub(crate) fn observe_only(events: &[Envelope]) -> Vec<Envelope> {
     events
         .iter()
         .filter(|e| hookrt::class_of(&e.kind) == hookrt::EventClass::Observe)
@@ -68,7 +68,7 @@ pub fn observe_only(events: &[Envelope]) -> Vec<Envelope> {
 
 /// `n` events cycling through `base`, with ids unique to `round` (so the
 /// service never takes one for a duplicate).
-pub fn renamed(base: &[Envelope], n: usize, round: u64) -> Vec<Envelope> {
+pub(crate) fn renamed(base: &[Envelope], n: usize, round: u64) -> Vec<Envelope> {
     (0..n)
         .map(|i| {
             let mut e = base[i % base.len()].clone();
@@ -81,7 +81,7 @@ pub fn renamed(base: &[Envelope], n: usize, round: u64) -> Vec<Envelope> {
 }
 
 /// Every event through `service`: submit all, wait for every receipt, flush.
-pub fn emit_all(service: &HookService, events: Vec<Envelope>) {
+pub(crate) fn emit_all(service: &HookService, events: Vec<Envelope>) {
     let pending: Vec<_> = events.into_iter().map(|e| service.submit(e)).collect();
     for p in pending {
         p.wait().unwrap();
@@ -90,19 +90,19 @@ pub fn emit_all(service: &HookService, events: Vec<Envelope>) {
 }
 
 /// The source of the benchmark hook (parses the data, looks at one field).
-pub fn bench_parse() -> String {
+pub(crate) fn bench_parse() -> String {
     std::fs::read_to_string(repo().join("example-hooks/testing/hooks/bench_parse.rs")).unwrap()
 }
 
 /// An agent with three observe hooks: `audit` and `witness` (`*`, a fresh
 /// instance per delivery) and `observability/metrics` (`*`, reusing its instance).
-pub fn three_observers() -> tempfile::TempDir {
+pub(crate) fn three_observers() -> tempfile::TempDir {
     three_observers_as(None)
 }
 
 /// [`three_observers`] with every hook's instance policy `instance`
 /// (`"fresh"` or `"reuse"`), or as there (`None`).
-pub fn three_observers_as(instance: Option<&str>) -> tempfile::TempDir {
+pub(crate) fn three_observers_as(instance: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let hooks = dir.path().join("hooks");
     std::fs::create_dir_all(hooks.join("observability")).unwrap();
@@ -130,7 +130,7 @@ pub fn three_observers_as(instance: Option<&str>) -> tempfile::TempDir {
 /// The example agent's two policy hooks as an agent of their own, with its
 /// settings: `policy` (tool approval) and `protected-paths` (file-edit
 /// ownership, config and grants as the example agent gives them).
-pub fn policy_hooks() -> tempfile::TempDir {
+pub(crate) fn policy_hooks() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let hooks = dir.path().join("hooks");
     let ex = repo().join("example-hooks/agent/hooks");
@@ -154,7 +154,7 @@ pub fn policy_hooks() -> tempfile::TempDir {
 
 /// The load average (1, 5, 15 minutes) from `/proc/loadavg`, as printed
 /// beside every ratio: on a shared machine it says how much else ran.
-pub fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())
@@ -163,7 +163,7 @@ pub fn load_average() -> String {
 /// CPU time this process's threads have used so far, in seconds (the sum of
 /// `/proc/self/task/*/schedstat`, in ns): what a run costs whatever else
 /// shares the machine.
-pub fn process_cpu() -> f64 {
+pub(crate) fn process_cpu() -> f64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0.0;
     };
@@ -177,7 +177,7 @@ pub fn process_cpu() -> f64 {
 
 /// CPU time (ns, from `/proc/self/task/*/schedstat`) of each of this
 /// process's threads, by thread id: its name and the time.
-pub fn thread_cpu() -> HashMap<String, (String, u64)> {
+pub(crate) fn thread_cpu() -> HashMap<String, (String, u64)> {
     let mut cpu = HashMap::new();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return cpu;
@@ -198,7 +198,7 @@ pub fn thread_cpu() -> HashMap<String, (String, u64)> {
 }
 
 /// The median of `xs` (sorted in place).
-pub fn median(xs: &mut [f64]) -> f64 {
+pub(crate) fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
     if n % 2 == 1 {

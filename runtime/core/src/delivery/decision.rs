@@ -105,7 +105,7 @@ pub struct ContextPiece {
 pub const MAX_CONTEXT_BYTES: usize = 10_000;
 
 /// Most bytes of a rewritten input: an event's data bound.
-pub const MAX_REWRITE_BYTES: usize = MAX_DATA_BYTES;
+pub(crate) const MAX_REWRITE_BYTES: usize = MAX_DATA_BYTES;
 
 /// The merged answer to a gate event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,7 +154,12 @@ pub struct PermissionDecision {
 /// What a failed delivery of a gate hook counts as: on a block gate under
 /// `on_failure = "deny"` a block (fails closed); otherwise a pass (a broken
 /// hook never keeps a turn going).
-pub fn failure_gate(on_failure: OnFailure, rule: GateRule, hook: &str, outcome: Outcome) -> Gate {
+pub(crate) fn failure_gate(
+    on_failure: OnFailure,
+    rule: GateRule,
+    hook: &str,
+    outcome: Outcome,
+) -> Gate {
     match (on_failure, rule) {
         (OnFailure::Deny, GateRule::Block) => Gate::Block(format!(
             "gate hook `{hook}` failed ({outcome}); blocked because it fails closed"
@@ -164,7 +169,11 @@ pub fn failure_gate(on_failure: OnFailure, rule: GateRule, hook: &str, outcome: 
 }
 
 /// What a failed delivery of a permission hook counts as.
-pub fn failure_permission(on_failure: OnFailure, hook: &str, outcome: Outcome) -> Permission {
+pub(crate) fn failure_permission(
+    on_failure: OnFailure,
+    hook: &str,
+    outcome: Outcome,
+) -> Permission {
     match on_failure {
         OnFailure::Deny => Permission::Deny {
             message: format!(
@@ -180,7 +189,7 @@ pub fn failure_permission(on_failure: OnFailure, hook: &str, outcome: Outcome) -
 /// with its reason; with no block, every continue's reason is kept, joined in
 /// registration order by a blank line (each hook's feedback reaches the
 /// model), decided by the first continuing hook.
-pub fn merge_gates(answers: Vec<Vote<Gate>>, context: Vec<ContextPiece>) -> GateDecision {
+pub(crate) fn merge_gates(answers: Vec<Vote<Gate>>, context: Vec<ContextPiece>) -> GateDecision {
     let block = answers.iter().find(|v| matches!(v.answer, Gate::Block(_)));
     let continues: Vec<&Vote<Gate>> = answers
         .iter()
@@ -215,7 +224,7 @@ pub fn merge_gates(answers: Vec<Vote<Gate>>, context: Vec<ContextPiece>) -> Gate
 
 /// Merges permission answers: deny > allow > abstain, the first of the
 /// highest rank deciding; rewrites (already chained) apply to an allow only.
-pub fn merge_permissions(
+pub(crate) fn merge_permissions(
     answers: Vec<Vote<Permission>>,
     rewrites: Vec<Rewrite>,
     context: Vec<ContextPiece>,
@@ -252,7 +261,7 @@ pub struct FileEditDecision {
 }
 
 /// What a failed delivery of a decision hook counts as.
-pub fn failure_approval(on_failure: OnFailure, hook: &str, outcome: Outcome) -> Approval {
+pub(crate) fn failure_approval(on_failure: OnFailure, hook: &str, outcome: Outcome) -> Approval {
     match on_failure {
         OnFailure::Deny => Approval::Deny(format!(
             "policy hook `{hook}` failed ({outcome}); denied because it fails closed"
@@ -262,7 +271,7 @@ pub fn failure_approval(on_failure: OnFailure, hook: &str, outcome: Outcome) -> 
 }
 
 /// What a failed delivery of a file-edit hook counts as.
-pub fn failure_file_edit(on_failure: OnFailure, hook: &str, outcome: Outcome) -> FileEdit {
+pub(crate) fn failure_file_edit(on_failure: OnFailure, hook: &str, outcome: Outcome) -> FileEdit {
     match on_failure {
         OnFailure::Deny => FileEdit::Failed(format!(
             "file-edit hook `{hook}` failed ({outcome}); the write is aborted because it fails closed"
@@ -273,7 +282,7 @@ pub fn failure_file_edit(on_failure: OnFailure, hook: &str, outcome: Outcome) ->
 
 /// A requested call, from `actions.requested` data.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestedCall {
+pub(crate) struct RequestedCall {
     /// Its id.
     pub call_id: String,
     /// The tool.
@@ -281,7 +290,7 @@ pub struct RequestedCall {
 }
 
 /// The calls an `actions.requested` event asks about.
-pub fn requested_calls(data: &serde_json::Value) -> Vec<RequestedCall> {
+pub(crate) fn requested_calls(data: &serde_json::Value) -> Vec<RequestedCall> {
     data["actions"]
         .as_array()
         .map(|a| {
@@ -315,7 +324,7 @@ fn final_input(rewrites: &[Rewrite], keeps: bool) -> Option<Value> {
 
 /// Merges per-hook answers (each one list aligned with `calls`) in order,
 /// with the rewrites of each call (aligned with `calls`; empty: none).
-pub fn merge_approvals(
+pub(crate) fn merge_approvals(
     calls: &[RequestedCall],
     per_hook: &[Vote<Vec<Approval>>],
     mut rewrites: Vec<Vec<Rewrite>>,

@@ -59,7 +59,7 @@ pub struct EditResult {
 }
 
 /// The edits of one event in progress.
-pub struct EditSession {
+pub(crate) struct EditSession {
     /// The event's data as it came, its `state` taken out (left `null`, in
     /// its place); `None` when the data is no object.
     rest: Option<serde_json::Map<String, Value>>,
@@ -77,7 +77,7 @@ impl EditSession {
     /// Starts from the event's `data.state`, copying the data once. When
     /// the event has none, every edit is invalid: there is nothing to
     /// validate it against.
-    pub fn new(data: &Value) -> EditSession {
+    pub(crate) fn new(data: &Value) -> EditSession {
         let mut rest = data.as_object().cloned();
         let backup = rest
             .as_mut()
@@ -101,7 +101,7 @@ impl EditSession {
     /// The event's data with the current state, as JSON text for the next
     /// hook; `None` while no edit holds (the next hook gets the event's data
     /// as it came, its own text).
-    pub fn data_for_next(&self) -> Option<String> {
+    pub(crate) fn data_for_next(&self) -> Option<String> {
         let (Some(rest), Some(state)) = (&self.rest, &self.current) else {
             return None;
         };
@@ -126,7 +126,12 @@ impl EditSession {
     /// edit, `Err(outcome)` a failed delivery. `hook` is its id (accounts and
     /// reasons name it); `slug` names its own `extras` namespace, as its
     /// context tells it (`cx.slug()`, bare for a subagent's hook too).
-    pub fn apply(&mut self, hook: &str, slug: &str, result: Result<Option<String>, Outcome>) {
+    pub(crate) fn apply(
+        &mut self,
+        hook: &str,
+        slug: &str,
+        result: Result<Option<String>, Outcome>,
+    ) {
         let status = if self.rolled_back.is_some() {
             EditStatus::Ignored
         } else {
@@ -169,7 +174,7 @@ impl EditSession {
     }
 
     /// Records that a `*` handler failed on this event: no rollback.
-    pub fn observer_failed(&mut self, hook: &str, outcome: Outcome) {
+    pub(crate) fn observer_failed(&mut self, hook: &str, outcome: Outcome) {
         self.accounts.push(EditAccount {
             hook: hook.to_owned(),
             status: EditStatus::ObserverFailed(outcome),
@@ -186,7 +191,7 @@ impl EditSession {
     }
 
     /// The final state and the accounts.
-    pub fn finish(self) -> EditResult {
+    pub(crate) fn finish(self) -> EditResult {
         EditResult {
             changed: self.current.as_ref().is_some_and(|c| *c != self.backup),
             state: self.current.unwrap_or(self.backup),

@@ -26,7 +26,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long a thread waiting for the other side spins before it sleeps.
-pub const SPIN: Duration = Duration::from_micros(200);
+pub(crate) const SPIN: Duration = Duration::from_micros(200);
 
 /// How long each of `threads` working threads spins when it waits:
 /// [`SPIN`], or nothing when they outnumber the cores.

@@ -89,7 +89,7 @@ pub fn takes_context(kind: &str) -> bool {
 
 /// Whether only hooks of world 0.3.0 or later can answer `kind` (gates and
 /// permission requests): older hooks observe it.
-pub fn answered_from_v3(kind: &str) -> bool {
+pub(crate) fn answered_from_v3(kind: &str) -> bool {
     answered_from_v3_as(kind, class_of(kind))
 }
 
@@ -438,7 +438,7 @@ pub fn is_known(kind: &str) -> bool {
 
 /// Whether `kind` is a well-formed `custom.` kind (`custom.` followed by
 /// lowercase dotted words).
-pub fn is_custom(kind: &str) -> bool {
+pub(crate) fn is_custom(kind: &str) -> bool {
     kind.strip_prefix(CUSTOM_PREFIX).is_some_and(|rest| {
         !rest.is_empty()
             && rest.split('.').all(|w| {
@@ -497,7 +497,7 @@ pub fn subscription_problem(key: &str) -> String {
 }
 
 /// The known kind closest to `unknown`, when one is close enough to be a typo.
-pub fn suggest(unknown: &str) -> Option<&'static str> {
+pub(crate) fn suggest(unknown: &str) -> Option<&'static str> {
     KINDS
         .iter()
         .map(|k| (strsim::levenshtein(unknown, k.name), k.name))

@@ -15,7 +15,7 @@ use crate::loading::Loading;
 /// `hookrt audit DIR [--json]`, or `hookrt audit coverage J [--json]`.
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct AuditArgs {
+pub(crate) struct AuditArgs {
     #[command(subcommand)]
     action: Option<AuditCommand>,
     /// The agent folder.
@@ -35,7 +35,7 @@ enum AuditCommand {
 }
 
 impl AuditArgs {
-    pub fn execute(self, loading: Loading) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         if let Some(AuditCommand::Coverage(args)) = self.action {
             return args.execute();
         }

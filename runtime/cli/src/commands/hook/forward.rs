@@ -63,7 +63,7 @@ fn encoded(value: &str) -> String {
 
 /// The answer `hookrt serve` at `url` gives `bridge`'s hook `input`, within
 /// `deadline`: `event` and `agent` go in the query when given.
-pub fn forward(
+pub(super) fn forward(
     url: &str,
     bridge: Bridge,
     event: Option<&str>,

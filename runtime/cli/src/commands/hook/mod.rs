@@ -40,7 +40,7 @@ const MAX_PARSED_BYTES: usize = 64 << 20;
 
 /// `hookrt claude-hook`'s arguments (its `--agent` is the agent name hooks see).
 #[derive(clap::Args)]
-pub struct ClaudeArgs {
+pub(crate) struct ClaudeArgs {
     /// The agent folder whose hooks run (build it first: `hookrt build DIR`).
     pub dir: PathBuf,
     /// The agent name hooks see (`coordinates.agent`).
@@ -54,7 +54,7 @@ pub struct ClaudeArgs {
 
 /// `hookrt hook`'s arguments.
 #[derive(clap::Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// The agent folder whose hooks run (build it first: `hookrt build DIR`).
     pub dir: PathBuf,
     /// The agent whose hook this is: claude-code, codex, gemini, cursor or copilot.
@@ -121,7 +121,7 @@ fn set_failure(f: Failure) {
     }
 }
 
-pub fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
+pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     let Some(bridge) = Bridge::named(&args.agent) else {
         eprintln!(
             "hookrt hook: no agent `{}`: give --agent one of {}",

@@ -26,7 +26,7 @@ const NEW_FILE_MODE: u32 = 0o600;
 
 /// A file at `rel` under `base`, whose every component under `base` must be
 /// a real folder (links above `base` are the user's business).
-pub struct SettingsFile {
+pub(super) struct SettingsFile {
     base: PathBuf,
     /// Normal components only, the last one the file's name.
     rel: Vec<CString>,
@@ -34,7 +34,7 @@ pub struct SettingsFile {
 }
 
 /// The file as it was found.
-pub struct Found {
+pub(super) struct Found {
     /// Its text; `None` when there is no file.
     pub text: Option<String>,
     /// Its mode, owner and group.
@@ -45,7 +45,7 @@ pub struct Found {
 
 impl SettingsFile {
     /// `rel` (relative, made of names only) under `base`.
-    pub fn under(base: &Path, rel: &Path) -> Result<SettingsFile> {
+    pub(super) fn under(base: &Path, rel: &Path) -> Result<SettingsFile> {
         let mut names = Vec::new();
         for c in rel.components() {
             let Component::Normal(name) = c else {
@@ -70,7 +70,7 @@ impl SettingsFile {
     /// The file named by `--settings FILE`: a relative one under the
     /// working folder (each component checked), an absolute one in its
     /// folder as given.
-    pub fn named(file: &Path, cwd: &Path) -> Result<SettingsFile> {
+    pub(super) fn named(file: &Path, cwd: &Path) -> Result<SettingsFile> {
         let plain = file.components().all(|c| matches!(c, Component::Normal(_)));
         if file.is_relative() && plain {
             return SettingsFile::under(cwd, file);
@@ -83,13 +83,13 @@ impl SettingsFile {
     }
 
     /// The file's whole path, for messages.
-    pub fn path(&self) -> PathBuf {
+    pub(super) fn path(&self) -> PathBuf {
         self.base.join(&self.rel_path)
     }
 
     /// Reads the file (`text: None` when it or a folder on its way does not
     /// exist); a link on the way, or a file that is not regular, is refused.
-    pub fn read(&self) -> Result<Found> {
+    pub(super) fn read(&self) -> Result<Found> {
         let none = |dir| Found {
             text: None,
             kept: None,
@@ -129,7 +129,7 @@ impl SettingsFile {
     /// Replaces the file `found` read with `bytes`: a temp file beside it,
     /// with the old file's owner and mode (0600 when new) set before any
     /// byte is written, synced, then renamed over it.
-    pub fn write(&self, found: Found, bytes: &[u8]) -> Result<()> {
+    pub(super) fn write(&self, found: Found, bytes: &[u8]) -> Result<()> {
         let dir = match found.dir {
             Some(dir) => dir,
             None => self.folder(true)?.context("the folder was just made")?,

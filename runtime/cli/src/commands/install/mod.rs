@@ -32,7 +32,7 @@ use file::SettingsFile;
 use pin::{Pinned, warn_if_editable};
 
 #[derive(clap::Subcommand)]
-pub enum ClaudeCommand {
+pub(crate) enum ClaudeCommand {
     /// Make hookrt the hook of every Claude Code event in a settings file
     /// (`hookrt install --agent claude-code`).
     Install(Where),
@@ -40,7 +40,7 @@ pub enum ClaudeCommand {
 
 /// `hookrt install`'s arguments.
 #[derive(clap::Args)]
-pub struct InstallArgs {
+pub(crate) struct InstallArgs {
     /// The agent whose hooks hookrt becomes: claude-code, codex, gemini, cursor or copilot.
     #[arg(long, value_name = "AGENT")]
     pub agent: String,
@@ -50,7 +50,7 @@ pub struct InstallArgs {
 
 /// Where and how hookrt is installed.
 #[derive(clap::Args)]
-pub struct Where {
+pub(crate) struct Where {
     /// The agent folder whose hooks run.
     pub dir: PathBuf,
     /// Answer over HTTP: a running `hookrt serve` at this URL
@@ -72,14 +72,14 @@ pub struct Where {
     pub dry_run: bool,
 }
 
-pub fn claude(cmd: ClaudeCommand, lock: &LockPolicy) -> Result<ExitCode> {
+pub(super) fn claude(cmd: ClaudeCommand, lock: &LockPolicy) -> Result<ExitCode> {
     match cmd {
         // `claude install` is `install --agent claude-code`.
         ClaudeCommand::Install(place) => install_for(agent("claude-code")?, &place, lock),
     }
 }
 
-pub fn install(args: &InstallArgs, lock: &LockPolicy) -> Result<ExitCode> {
+pub(super) fn install(args: &InstallArgs, lock: &LockPolicy) -> Result<ExitCode> {
     install_for(agent(&args.agent)?, &args.place, lock)
 }
 

@@ -1,7 +1,7 @@
 //! `hookrt journal`: inspect, re-drive, prune and export a journal; its
 //! `verify` is in `verify.rs`.
 
-pub mod verify;
+pub(crate) mod verify;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use anyhow::Result;
 use hookrt::journal::Journal;
 
 #[derive(clap::Subcommand)]
-pub enum JournalCommand {
+pub(crate) enum JournalCommand {
     /// Counts of events and deliveries by state.
     Status {
         /// The journal file.
@@ -74,7 +74,7 @@ pub enum JournalCommand {
 
 /// Arguments of `hookrt journal prune`.
 #[derive(clap::Args)]
-pub struct PruneArgs {
+pub(crate) struct PruneArgs {
     /// The journal file.
     pub path: PathBuf,
     /// `90s`, `30m`, `12h`, `7d`; `0s` prunes every finished event but the newest.
@@ -95,7 +95,7 @@ pub struct PruneArgs {
 }
 
 impl JournalCommand {
-    pub fn execute(self) -> Result<ExitCode> {
+    pub(crate) fn execute(self) -> Result<ExitCode> {
         let mut out = std::io::stdout().lock();
         match self {
             JournalCommand::Status { path } => {

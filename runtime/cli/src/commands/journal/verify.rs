@@ -11,7 +11,7 @@ use crate::commands::keygen::read_key;
 
 /// Arguments of `hookrt journal verify`.
 #[derive(clap::Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// The journal file (or, with `--export`, an export's JSON lines);
     /// with `--receipt`, optional: the receipt is checked against it.
     #[arg(required_unless_present = "receipt")]
@@ -40,7 +40,7 @@ pub struct VerifyArgs {
 }
 
 impl VerifyArgs {
-    pub fn execute(self) -> Result<ExitCode> {
+    pub(crate) fn execute(self) -> Result<ExitCode> {
         let key = read_key(self.key.as_deref())?;
         let expect = hookrt::journal::Expect {
             key: key.as_ref(),
@@ -159,7 +159,7 @@ fn verify(path: &Path, expect: &hookrt::journal::Expect<'_>, export: bool) -> Re
 }
 
 /// What a trail that holds holds, in a line (shared with `audit coverage`).
-pub fn verdict(v: &hookrt::journal::Verified, journal: bool) -> String {
+pub(crate) fn verdict(v: &hookrt::journal::Verified, journal: bool) -> String {
     let pruned = if v.pruned.is_empty() {
         String::new()
     } else {

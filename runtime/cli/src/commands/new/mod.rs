@@ -10,10 +10,10 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 
-pub use scaffold::NewArgs;
+pub(super) use scaffold::NewArgs;
 
 impl NewArgs {
-    pub fn execute(self) -> Result<ExitCode> {
+    pub(crate) fn execute(self) -> Result<ExitCode> {
         match self.lang.as_str() {
             "rust" | "rs" => rust::new(&self)?,
             "ts" | "typescript" | "js" | "javascript" => ts::new(&self)?,

@@ -11,7 +11,7 @@ use hookrt::{EventClass, class_of};
 use super::scaffold::{NewArgs, method, next_steps, script_hook, script_votes, type_name};
 
 /// Writes `SLUG.py` and says what to run next.
-pub fn new(args: &NewArgs) -> Result<()> {
+pub(super) fn new(args: &NewArgs) -> Result<()> {
     let (agent, slug, kinds, target) = script_hook(args, "Python", "py")?;
     let mut methods = Vec::new();
     for kind in &kinds {

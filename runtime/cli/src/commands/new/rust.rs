@@ -11,7 +11,7 @@ use hookrt::{EventClass, class_of};
 use super::scaffold::{NewArgs, method, next_steps, refuse_taken, split, subscriptions, type_name};
 
 /// Writes the hook and says what to run next.
-pub fn new(args: &NewArgs) -> Result<()> {
+pub(super) fn new(args: &NewArgs) -> Result<()> {
     let (agent, slug) = split(&args.path)?;
     let kinds = subscriptions(args)?;
     let mut methods = Vec::new();

@@ -12,7 +12,7 @@ use hookrt::{EventClass, class_of};
 
 /// Arguments of `hookrt new`.
 #[derive(clap::Args)]
-pub struct NewArgs {
+pub(crate) struct NewArgs {
     /// Where the hook goes: AGENT/hooks/SLUG (or AGENT/subagents/ID/hooks/SLUG);
     /// writes SLUG.rs, or SLUG/ as a crate with --crate.
     pub path: PathBuf,

@@ -11,7 +11,7 @@ use hookrt::{EventClass, class_of};
 use super::scaffold::{NewArgs, next_steps, script_hook, script_votes};
 
 /// Writes `SLUG.ts` and says what to run next.
-pub fn new(args: &NewArgs) -> Result<()> {
+pub(super) fn new(args: &NewArgs) -> Result<()> {
     let (agent, slug, kinds, target) = script_hook(args, "TypeScript", "ts")?;
     fs::write(&target, template(&slug, &kinds))?;
     next_steps(

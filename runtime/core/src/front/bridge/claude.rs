@@ -19,7 +19,7 @@ use crate::event::answer::{Gate, Permission};
 
 /// Every hook event of the pinned Claude Code (`HOOK_EVENTS` of
 /// `@anthropic-ai/claude-agent-sdk` 0.3.333, in its order) and its kind.
-pub const CLAUDE_EVENTS: [(&str, &str); 34] = [
+pub(super) const CLAUDE_EVENTS: [(&str, &str); 34] = [
     ("PreToolUse", "actions.requested"),
     ("PostToolUse", "action.result"),
     ("PostToolUseFailure", "action.result"),
@@ -57,7 +57,7 @@ pub const CLAUDE_EVENTS: [(&str, &str); 34] = [
 ];
 
 /// How Claude Code's hook input reads.
-pub static CLAUDE: Protocol = Protocol {
+pub(super) static CLAUDE: Protocol = Protocol {
     agent: "claude-code",
     label: "Claude Code",
     word: "claude",
@@ -203,7 +203,7 @@ fn tool_call(
 /// The Claude Code events that gate something: hookrt failing on one must
 /// answer as a refusal (deny the call or the permission, block the prompt,
 /// compaction, task or config change).
-pub const CLAUDE_GATES: [&str; 7] = [
+pub(super) const CLAUDE_GATES: [&str; 7] = [
     "PreToolUse",
     "PreSkillShellCommand",
     "PermissionRequest",
@@ -215,7 +215,7 @@ pub const CLAUDE_GATES: [&str; 7] = [
 
 /// The events whose `hookSpecificOutput` takes `additionalContext` (the
 /// pinned `sdk.d.ts`).
-pub const CONTEXT_EVENTS: [&str; 13] = [
+pub(super) const CONTEXT_EVENTS: [&str; 13] = [
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",

@@ -17,7 +17,7 @@ use crate::delivery::record::Resolution;
 
 /// Every hook event of the pinned Codex (0.171.0: the input schemas its
 /// binary embeds) and its kind.
-pub const CODEX_EVENTS: [(&str, &str); 12] = [
+pub(super) const CODEX_EVENTS: [(&str, &str); 12] = [
     ("SessionStart", "session.started"),
     ("SessionEnd", "session.completed"),
     ("UserPromptSubmit", "prompt.submitted"),
@@ -34,10 +34,10 @@ pub const CODEX_EVENTS: [(&str, &str); 12] = [
 
 /// The Codex events that gate something: hookrt failing on one refuses
 /// (exit 2 denies the call or the permission, blocks the prompt).
-pub const CODEX_GATES: [&str; 3] = ["PreToolUse", "PermissionRequest", "UserPromptSubmit"];
+pub(super) const CODEX_GATES: [&str; 3] = ["PreToolUse", "PermissionRequest", "UserPromptSubmit"];
 
 /// How Codex's hook input reads: Claude Code's fields and mapping.
-pub static CODEX: Protocol = Protocol {
+pub(super) static CODEX: Protocol = Protocol {
     agent: "codex",
     label: "Codex",
     word: "codex",

@@ -22,7 +22,7 @@ use crate::event::answer::{Gate, Permission};
 /// Every hook event of the pinned Copilot CLI a hooks file may name
 /// (`HookType` of its `schemas/api.schema.json`, less the SDK-only
 /// `postResult` and `prePRDescription`) and its kind.
-pub const COPILOT_EVENTS: [(&str, &str); 15] = [
+pub(super) const COPILOT_EVENTS: [(&str, &str); 15] = [
     ("sessionStart", "session.started"),
     ("sessionEnd", "session.completed"),
     ("userPromptSubmitted", "prompt.submitted"),
@@ -44,10 +44,11 @@ pub const COPILOT_EVENTS: [(&str, &str); 15] = [
 ];
 
 /// The Copilot events that gate something.
-pub const COPILOT_GATES: [&str; 3] = ["preToolUse", "permissionRequest", "userPromptSubmitted"];
+pub(super) const COPILOT_GATES: [&str; 3] =
+    ["preToolUse", "permissionRequest", "userPromptSubmitted"];
 
 /// How Copilot CLI's hook input reads.
-pub static COPILOT: Protocol = Protocol {
+pub(super) static COPILOT: Protocol = Protocol {
     agent: "copilot",
     label: "Copilot CLI",
     word: "copilot",

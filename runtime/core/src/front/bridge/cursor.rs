@@ -17,7 +17,7 @@ use crate::delivery::record::Resolution;
 use crate::event::answer::Gate;
 
 /// Every hook event of Cursor's docs and its kind.
-pub const CURSOR_EVENTS: [(&str, &str); 20] = [
+pub(super) const CURSOR_EVENTS: [(&str, &str); 20] = [
     ("sessionStart", "session.started"),
     ("sessionEnd", "session.completed"),
     ("preToolUse", "actions.requested"),
@@ -41,7 +41,7 @@ pub const CURSOR_EVENTS: [(&str, &str); 20] = [
 ];
 
 /// The Cursor events that gate something.
-pub const CURSOR_GATES: [&str; 6] = [
+pub(super) const CURSOR_GATES: [&str; 6] = [
     "preToolUse",
     "beforeShellExecution",
     "beforeMCPExecution",
@@ -51,7 +51,7 @@ pub const CURSOR_GATES: [&str; 6] = [
 ];
 
 /// How Cursor's hook input reads.
-pub static CURSOR: Protocol = Protocol {
+pub(super) static CURSOR: Protocol = Protocol {
     agent: "cursor",
     label: "Cursor",
     word: "cursor",

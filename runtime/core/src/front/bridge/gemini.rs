@@ -16,7 +16,7 @@ use crate::event::answer::Gate;
 
 /// Every hook event of the pinned Gemini CLI (`HookEventName` of
 /// `@google/gemini-cli-core` 0.61.0, in its order) and its kind.
-pub const GEMINI_EVENTS: [(&str, &str); 11] = [
+pub(super) const GEMINI_EVENTS: [(&str, &str); 11] = [
     ("BeforeTool", "actions.requested"),
     ("AfterTool", "action.result"),
     ("BeforeAgent", "prompt.submitted"),
@@ -31,10 +31,10 @@ pub const GEMINI_EVENTS: [(&str, &str); 11] = [
 ];
 
 /// The Gemini events that gate something.
-pub const GEMINI_GATES: [&str; 2] = ["BeforeTool", "BeforeAgent"];
+pub(super) const GEMINI_GATES: [&str; 2] = ["BeforeTool", "BeforeAgent"];
 
 /// How Gemini CLI's hook input reads.
-pub static GEMINI: Protocol = Protocol {
+pub(super) static GEMINI: Protocol = Protocol {
     agent: "gemini",
     label: "Gemini CLI",
     word: "gemini",

@@ -24,7 +24,7 @@ type Sessions = Vec<((String, String), Vec<Gathering>)>;
 
 /// The sessions the events speak of, each call concluded, in order of
 /// first sight.
-pub fn sessions(events: &[CallEvent]) -> Vec<Session> {
+pub(super) fn sessions(events: &[CallEvent]) -> Vec<Session> {
     let mut sessions: Sessions = Vec::new();
     for event in events {
         let coordinates = &event.envelope["coordinates"];

@@ -28,7 +28,7 @@ use report::Report;
 
 /// Arguments of `hookrt audit coverage`.
 #[derive(clap::Args)]
-pub struct CoverageArgs {
+pub(super) struct CoverageArgs {
     /// The journal file (`hookrt run --journal`, `hookrt serve --journal`).
     journal: PathBuf,
     /// Print one JSON document instead of tables.
@@ -44,7 +44,7 @@ pub struct CoverageArgs {
 }
 
 impl CoverageArgs {
-    pub fn execute(self) -> Result<ExitCode> {
+    pub(super) fn execute(self) -> Result<ExitCode> {
         let key = crate::commands::keygen::read_key(self.key.as_deref())?;
         let expect = hookrt::journal::Expect {
             key: key.as_ref(),

@@ -10,7 +10,7 @@ use serde_json::Value;
 /// Why a call is flagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Flag {
+pub(super) enum Flag {
     /// A result arrived with no decision event for its call before it.
     Bypassed,
     /// A call in a subagent's scope that no decision hook of that subagent
@@ -24,14 +24,14 @@ pub enum Flag {
 }
 
 impl Flag {
-    pub const ALL: [Flag; 4] = [
+    pub(super) const ALL: [Flag; 4] = [
         Flag::Bypassed,
         Flag::UngatedSubagent,
         Flag::AllAbstained,
         Flag::Undecided,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Flag::Bypassed => "bypassed",
             Flag::UngatedSubagent => "ungated_subagent",
@@ -43,7 +43,7 @@ impl Flag {
 
 /// The whole report.
 #[derive(Serialize)]
-pub struct Report {
+pub(super) struct Report {
     pub journal: PathBuf,
     /// Whether the journal has a `trail` table (component digests).
     pub trail: bool,
@@ -57,7 +57,7 @@ pub struct Report {
 }
 
 #[derive(Serialize, Default)]
-pub struct Summary {
+pub(super) struct Summary {
     pub calls: usize,
     pub flagged: usize,
     pub bypassed: usize,
@@ -68,7 +68,7 @@ pub struct Summary {
 
 impl Summary {
     /// The count of calls flagged `flag`.
-    pub fn count(&self, flag: Flag) -> usize {
+    pub(super) fn count(&self, flag: Flag) -> usize {
         match flag {
             Flag::Bypassed => self.bypassed,
             Flag::UngatedSubagent => self.ungated_subagent,
@@ -89,14 +89,14 @@ impl Summary {
 }
 
 #[derive(Serialize)]
-pub struct Session {
+pub(super) struct Session {
     pub agent: String,
     pub session: String,
     pub calls: Vec<Call>,
 }
 
 #[derive(Serialize)]
-pub struct Call {
+pub(super) struct Call {
     /// Null for a permission request that named no call.
     pub call_id: Option<String>,
     pub tool: String,
@@ -112,7 +112,7 @@ pub struct Call {
 }
 
 #[derive(Serialize)]
-pub struct Decision {
+pub(super) struct Decision {
     /// The decision event's id.
     pub event: String,
     pub seq: i64,
@@ -131,7 +131,7 @@ pub struct Decision {
 
 /// One hook's vote on the call.
 #[derive(Serialize)]
-pub struct Gate {
+pub(super) struct Gate {
     pub hook: String,
     /// The subscription the vote came from (`actions.requested`,
     /// `rewrite:actions.requested`, `*`); null for hookrt's own votes.
@@ -149,7 +149,7 @@ pub struct Gate {
 }
 
 #[derive(Serialize)]
-pub struct ResultSeen {
+pub(super) struct ResultSeen {
     pub event: String,
     pub seq: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -157,7 +157,7 @@ pub struct ResultSeen {
 }
 
 #[derive(Serialize)]
-pub struct Flagged {
+pub(super) struct Flagged {
     pub agent: String,
     pub session: String,
     pub call_id: Option<String>,
@@ -173,7 +173,7 @@ impl Call {
     /// (whatever decided it: hookrt's own fail-closed `hookrt:unscoped`
     /// refusal, or no one); any other decided call whose every vote
     /// abstained is `all_abstained`.
-    pub fn flags(&self) -> Vec<Flag> {
+    pub(super) fn flags(&self) -> Vec<Flag> {
         let mut flags = Vec::new();
         let first_decision = self.decisions.iter().map(|d| d.seq).min();
         if self
@@ -210,7 +210,7 @@ impl Call {
     }
 
     /// Sets the flags and the final verdict from what was gathered.
-    pub fn conclude(&mut self) {
+    pub(super) fn conclude(&mut self) {
         self.flags = self.flags();
         let last = self.decisions.iter().rev().find(|d| d.verdict.is_some());
         self.verdict = last.and_then(|d| d.verdict.clone());
@@ -221,7 +221,7 @@ impl Call {
 impl Report {
     /// The report of `journal`'s sessions, their calls concluded; the
     /// trail's verdict still unset.
-    pub fn new(journal: PathBuf, trail: bool, sessions: Vec<Session>) -> Report {
+    pub(super) fn new(journal: PathBuf, trail: bool, sessions: Vec<Session>) -> Report {
         let mut report = Report {
             journal,
             trail,

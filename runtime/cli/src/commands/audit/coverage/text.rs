@@ -15,7 +15,7 @@ const HEAD: [&str; 7] = [
 ];
 
 /// The whole report as text.
-pub fn text(report: &Report) -> String {
+pub(super) fn text(report: &Report) -> String {
     let mut out = String::new();
     match (report.trail_holds, &report.trail_verdict) {
         (Some(true), Some(v)) => out.push_str(&format!("the trail holds: {v}\n\n")),

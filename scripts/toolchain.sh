@@ -1,9 +1,10 @@
 # Sourced by the other scripts: makes sure the pinned toolchain and the hook
 # target exist (rustup does not auto-install when RUSTUP_AUTO_INSTALL=0).
 channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
-# scripts/test also runs clippy (rust-toolchain.toml lists it).
+# scripts/test also runs clippy and rustfmt (rust-toolchain.toml lists them).
 if ! rustup target list --installed --toolchain "$channel" 2>/dev/null | grep -qx wasm32-wasip2 ||
-    ! rustup component list --installed --toolchain "$channel" 2>/dev/null | grep -q '^clippy'; then
+    ! rustup component list --installed --toolchain "$channel" 2>/dev/null | grep -q '^clippy' ||
+    ! rustup component list --installed --toolchain "$channel" 2>/dev/null | grep -q '^rustfmt'; then
     rustup toolchain install "$channel" --profile minimal --target wasm32-wasip2 --component clippy,rustfmt
 fi
 # The example agent has a TypeScript hook: the pinned JS toolchain (npm,

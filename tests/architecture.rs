@@ -56,6 +56,7 @@ const RUNTIME: &[&str] = &[
     "sandbox::state",
     "sandbox::metrics",
     "sandbox::host",
+    "sandbox::failure",
     "sandbox::engine",
     // hooks/: from an agent folder to loaded, ordered hooks; its folders in
     // the order they use each other.

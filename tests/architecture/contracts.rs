@@ -41,7 +41,6 @@ const LONG_FILES: &[&str] = &[
     "guest-sdk/src/hook.rs: the Hook trait, one method per kind, each with its rustdoc (held to event/kind.rs by tests/all/vocabulary.rs)",
     "runtime/core/src/event/envelope.rs: issue 45: clock and hashing are out; validation to split (to do)",
     "runtime/core/src/hooks/build/component.rs: issue 45: to split by concept (to do)",
-    "runtime/core/src/sandbox/engine.rs: issue 45: to split by concept (to do)",
     "runtime/core/src/service/journal/mod.rs: issue 45: to split by concept (to do)",
     "runtime/core/src/service/journal/verify.rs: issue 45: its types are in verdict.rs; the tables check to split (to do)",
 ];

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
-    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store,
     UpdateDeadline,
 };
 
@@ -24,7 +24,6 @@ use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::{Limits, Metering};
 use crate::sandbox::metrics::MetricsAccess;
-use crate::sandbox::outcome::Outcome;
 use crate::sandbox::state::StateAccess;
 use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0};
 
@@ -521,52 +520,6 @@ pub(crate) fn fuel_used(store: &Store<StoreData>, limits: &Limits) -> u64 {
         Metering::Fuel => limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
         Metering::Epoch => 0,
     }
-}
-
-/// Names the limit (or fault) behind a failed call into the hook.
-pub(crate) fn classify(err: &wasmtime::Error, state: &StoreData) -> Outcome {
-    if state.timed_out {
-        return Outcome::Timeout;
-    }
-    match err.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => Outcome::OutOfFuel,
-        Some(Trap::Interrupt) => Outcome::Timeout,
-        _ if state.limiter.exceeded => Outcome::OutOfMemory,
-        _ => Outcome::Trap,
-    }
-}
-
-/// The store limit a failed instantiation ran into, when it was one of its
-/// counts, as its `hookrt.toml` setting (`instances`, `memories`, `tables`),
-/// and the count it reached. Wasmtime says so only in words ("resource
-/// limit exceeded: instance count too high at 17"), which name neither.
-pub(crate) fn count_limit(err: &wasmtime::Error) -> Option<(&'static str, u64)> {
-    let text = format!("{err:#}");
-    let rest = text.split("resource limit exceeded: ").nth(1)?;
-    let (what, at) = rest.split_once(" count too high at ")?;
-    let setting = match what {
-        "instance" => "instances",
-        "memory" => "memories",
-        "table" => "tables",
-        _ => return None,
-    };
-    let reached = at
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .ok()?;
-    Some((setting, reached))
-}
-
-/// A short, single-line description of a failed call (no backtrace).
-pub(crate) fn describe(err: &wasmtime::Error) -> String {
-    let text = match err.downcast_ref::<Trap>() {
-        Some(trap) => trap.to_string(),
-        None => format!("{err:#}"),
-    };
-    let line = text.lines().next().unwrap_or("").trim();
-    line.chars().take(500).collect()
 }
 
 /// Advances the engines' epochs every [`EPOCH_TICK`] until dropped.

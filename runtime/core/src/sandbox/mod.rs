@@ -7,6 +7,7 @@ pub(crate) mod bounded;
 pub(crate) mod capture;
 pub(crate) mod egress;
 pub(crate) mod engine;
+pub(crate) mod failure;
 pub(crate) mod grants;
 pub(crate) mod host;
 pub(crate) mod http;

@@ -16,6 +16,7 @@ use crate::hooks::folder::settings::InstancePolicy;
 use crate::hooks::loaded::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
 use crate::sandbox::engine::{self, Sandbox};
+use crate::sandbox::failure;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::limits::MAX_LOG_LINES_PER_MINUTE;
 use crate::sandbox::metrics::Metrics;
@@ -236,10 +237,10 @@ impl LoadedHook {
     }
 
     fn failed(&self, store: &Store<StoreData>, start: Instant, e: &wasmtime::Error) -> Call {
-        let outcome = engine::classify(e, store.data());
+        let outcome = failure::classify(e, store.data());
         let mut output = store.data().capture.take();
         output.stderr = self.author_paths(&output.stderr);
-        let mut error = engine::describe(e);
+        let mut error = failure::describe(e);
         // A panicking Rust guest prints "panicked at <place>:" and its message first.
         let head: Vec<&str> = output
             .stderr

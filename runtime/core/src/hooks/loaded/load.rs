@@ -21,6 +21,7 @@ use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::Problem;
 use crate::sandbox::engine::{self, Prepared, Sandbox};
+use crate::sandbox::failure;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -271,21 +272,21 @@ impl LoadedHook {
                 return Err(failed(format!("refused its configuration: {msg}")));
             }
             Err(Failed::Wasm(e)) => {
-                if let Some((setting, reached)) = engine::count_limit(&e) {
+                if let Some((setting, reached)) = failure::count_limit(&e) {
                     return Err(self.count_problem(setting, reached));
                 }
                 return Err(failed(format!(
                     "failed while starting (instantiation or `configure`, {}): {}",
-                    engine::classify(&e, store.data()),
-                    engine::describe(&e)
+                    failure::classify(&e, store.data()),
+                    failure::describe(&e)
                 )));
             }
         }
         .map_err(|e| {
             failed(format!(
                 "failed while reporting its subscriptions ({}): {}",
-                engine::classify(&e, store.data()),
-                engine::describe(&e)
+                failure::classify(&e, store.data()),
+                failure::describe(&e)
             ))
         })?;
         check_subscriptions(subs).map_err(|(m, bad)| subscriptions_problem(path, m, &bad))

@@ -369,15 +369,25 @@ fn is_container(file: &Path, text: &str) -> bool {
     items.replace_all(text, "").trim().is_empty()
 }
 
+/// The `.rs` files under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_with(dir, "rs", out);
+}
+
+/// The files under `dir` whose extension is `ext`, build outputs, fuzz
+/// corpora and node packages left out.
+fn files_with(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         let p = e.path();
+        let name = e.file_name();
         if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
+            if name != "target" && name != "corpus" && name != "node_modules" {
+                files_with(&p, ext, out);
+            }
+        } else if p.extension().is_some_and(|x| x == ext) {
             out.push(p);
         }
     }

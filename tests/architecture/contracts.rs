@@ -11,9 +11,11 @@
 //! violation and sees it found.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use regex::Regex;
+
+use super::rust_files;
 
 /// Library and binary code: every crate's `src/`.
 const SOURCES: &[&str] = &[
@@ -128,24 +130,6 @@ fn sources(root: &Path, dirs: &[&str]) -> Vec<Source> {
             text: fs::read_to_string(&file).unwrap(),
         })
         .collect()
-}
-
-/// The `.rs` files under `dir`, build outputs and fuzz corpora left out.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name();
-        if p.is_dir() {
-            if name != "target" && name != "corpus" && name != "node_modules" {
-                rust_files(&p, out);
-            }
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// The files breaking a rule (`breaks` says how, or `None`), less the allowed

@@ -2,11 +2,11 @@
 //! and docs/README.md's map names every module and every package.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use regex::Regex;
 
-use super::{modules_of, repo};
+use super::{files_with, modules_of, repo};
 
 /// Every test a document names (`all/file.rs::test_name`, `cli/file.rs::test_name`, `serve/file.rs::test_name`,
 /// optionally under `tests/`) exists, so a claim never cites a test that is gone.
@@ -14,7 +14,7 @@ use super::{modules_of, repo};
 fn the_docs_name_only_tests_that_exist() {
     let cite = Regex::new(r"(?:tests/)?((?:all|cli|serve)/[a-z_]+\.rs)::([a-z0-9_]+)").unwrap();
     let mut docs = Vec::new();
-    rust_files_and_markdown(&repo().join("docs"), &mut docs);
+    files_with(&repo().join("docs"), "md", &mut docs);
     docs.push(repo().join("README.md"));
     let mut missing = Vec::new();
     let mut cited = 0;
@@ -39,20 +39,6 @@ fn the_docs_name_only_tests_that_exist() {
         "cited tests that do not exist:\n{}",
         missing.join("\n")
     );
-}
-
-fn rust_files_and_markdown(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files_and_markdown(&p, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            out.push(p);
-        }
-    }
 }
 
 /// The backticked names of a markdown table cell: `` `hooks/` ``, `` `folder/slug.rs` ``.

@@ -1261,24 +1261,7 @@ fn a_crate_hook_whose_build_script_never_ends_stops_its_build_at_the_timeout() {
     assert!(err.contains("HOOKRT_CARGO_BUILD_TIMEOUT_S"), "{err}");
     assert!(started_mark.exists(), "the build script ran");
     // Nothing of the build outlives it: not cargo, not the build script.
-    let building = || -> Vec<String> {
-        let needle = cache.path().to_string_lossy().into_owned();
-        fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| fs::read(e.ok()?.path().join("cmdline")).ok())
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .filter(|c| c.contains(&needle))
-            .collect()
-    };
-    let waited = std::time::Instant::now();
-    while !building().is_empty() && waited.elapsed() < std::time::Duration::from_secs(10) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert_eq!(
-        building(),
-        Vec::<String>::new(),
-        "the build's processes were all stopped"
-    );
+    assert_no_process_names(cache.path());
 }
 
 #[test]
@@ -1592,24 +1575,7 @@ fn a_ts_hook_whose_top_level_never_ends_stops_its_build_at_the_timeout() {
     assert!(started.elapsed() < std::time::Duration::from_secs(120));
     // Nothing of the build outlives it: not node, not the Wizer node started
     // (SIGKILL is delivered at once; the dead are reaped within moments).
-    let building = || -> Vec<String> {
-        let needle = cache.path().to_string_lossy().into_owned();
-        fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| fs::read(e.ok()?.path().join("cmdline")).ok())
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .filter(|c| c.contains(&needle))
-            .collect()
-    };
-    let waited = std::time::Instant::now();
-    while !building().is_empty() && waited.elapsed() < std::time::Duration::from_secs(10) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert_eq!(
-        building(),
-        Vec::<String>::new(),
-        "the build's processes were all stopped"
-    );
+    assert_no_process_names(cache.path());
 }
 
 /// `hookrt new --lang LANG` writes `tool-notes.EXT` holding `expect`, says to
@@ -2175,5 +2141,28 @@ fn help_describes_each_command_on_its_own_line() {
     assert!(
         audit.contains("Show what each hook is") && audit.contains("gates decided each tool call"),
         "{audit}"
+    );
+}
+
+/// Within 10 s, no process's command line names `dir` (a stopped build's
+/// processes are all gone: the dead are reaped within moments).
+fn assert_no_process_names(dir: &Path) {
+    let needle = dir.to_string_lossy().into_owned();
+    let building = || -> Vec<String> {
+        fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| fs::read(e.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&needle))
+            .collect()
+    };
+    let waited = std::time::Instant::now();
+    while !building().is_empty() && waited.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        building(),
+        Vec::<String>::new(),
+        "the build's processes were all stopped"
     );
 }

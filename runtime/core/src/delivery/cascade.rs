@@ -13,7 +13,9 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::event::envelope::{Coordinates, Envelope, hash_parts, idempotency_key, now_rfc3339};
+use crate::event::clock::now_rfc3339;
+use crate::event::envelope::{Coordinates, Envelope, idempotency_key};
+use crate::event::hashing::hash_parts;
 use crate::sandbox::outcome::Outcome;
 
 /// Kind emitted when a critical hook fails on an event of a turn.

@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::clock::is_rfc3339;
-use super::hashing::HashWriter;
+use super::clock::{is_rfc3339, now_rfc3339};
+use super::hashing::{HashWriter, hash_parts};
 
 use crate::event::data::Data;
 use crate::event::kind;
@@ -665,10 +665,6 @@ fn validate_permission(data: &serde_json::Value) -> Result<(), String> {
 /// The highest `attempt` an input may carry: far above any real redelivery
 /// count, far below where adding attempts could wrap.
 pub const MAX_ATTEMPT: u32 = 10_000;
-
-// Callers in the layers being rewritten (issue 45) still name these here.
-pub(crate) use super::clock::now_rfc3339;
-pub(crate) use super::hashing::hash_parts;
 
 /// The idempotency key of an event: a hash of its kind and stable coordinates
 /// (agent, subagent, session, turn, step, and its ordinal in the step; the

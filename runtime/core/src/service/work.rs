@@ -9,7 +9,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
 use crate::delivery::record::Resolution;
-use crate::event::envelope::{Envelope, EnvelopeError, hash_parts};
+use crate::event::envelope::{Envelope, EnvelopeError};
+use crate::event::hashing::hash_parts;
 use crate::runtime::Runtime;
 use crate::service::journal::{Answered, PendingDelivery};
 use crate::service::report::{Receipt, Reloaded};

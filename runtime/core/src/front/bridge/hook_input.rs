@@ -22,7 +22,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::protocol::{Mapped, Missing, Protocol, Reading};
-use crate::event::envelope::{Coordinates, Envelope, EnvelopeError, now_rfc3339};
+use crate::event::clock::now_rfc3339;
+use crate::event::envelope::{Coordinates, Envelope, EnvelopeError};
 
 /// Why a hook input did not become an envelope.
 #[derive(Debug, thiserror::Error)]

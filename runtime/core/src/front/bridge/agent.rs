@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::hook_input::{BridgeError, BridgeEvent, read};
 use super::protocol::{Protocol, Silence};
-use super::{claude, codex, copilot, cursor, gemini, reply};
+use super::reply;
 use crate::delivery::record::Resolution;
 
 /// An agent whose hooks hookrt stands in for: a handle on its [`Protocol`].
@@ -51,14 +51,9 @@ impl std::fmt::Debug for Bridge {
 
 impl Bridge {
     /// Every agent, in the order the docs list them: the one list of
-    /// agents (a new agent is its module and one line here).
-    pub const ALL: [Bridge; 5] = [
-        Bridge(&claude::CLAUDE),
-        Bridge(&codex::CODEX),
-        Bridge(&gemini::GEMINI),
-        Bridge(&cursor::CURSOR),
-        Bridge(&copilot::COPILOT),
-    ];
+    /// agents, made by the registry line in `bridge/mod.rs` (a new agent is
+    /// its module and its name there).
+    pub const ALL: [Bridge; super::REGISTERED.len()] = super::REGISTERED;
 
     /// The bridge of an agent `protocol` describes, registered or not (an
     /// agent a test defines, an embedder's own).

@@ -57,7 +57,7 @@ pub(super) const CLAUDE_EVENTS: [(&str, &str); 34] = [
 ];
 
 /// How Claude Code's hook input reads.
-pub(super) static CLAUDE: Protocol = Protocol {
+pub(super) static PROTOCOL: Protocol = Protocol {
     agent: "claude-code",
     label: "Claude Code",
     word: "claude",

@@ -37,7 +37,7 @@ pub(super) const CODEX_EVENTS: [(&str, &str); 12] = [
 pub(super) const CODEX_GATES: [&str; 3] = ["PreToolUse", "PermissionRequest", "UserPromptSubmit"];
 
 /// How Codex's hook input reads: Claude Code's fields and mapping.
-pub(super) static CODEX: Protocol = Protocol {
+pub(super) static PROTOCOL: Protocol = Protocol {
     agent: "codex",
     label: "Codex",
     word: "codex",

@@ -48,7 +48,7 @@ pub(super) const COPILOT_GATES: [&str; 3] =
     ["preToolUse", "permissionRequest", "userPromptSubmitted"];
 
 /// How Copilot CLI's hook input reads.
-pub(super) static COPILOT: Protocol = Protocol {
+pub(super) static PROTOCOL: Protocol = Protocol {
     agent: "copilot",
     label: "Copilot CLI",
     word: "copilot",

@@ -51,7 +51,7 @@ pub(super) const CURSOR_GATES: [&str; 6] = [
 ];
 
 /// How Cursor's hook input reads.
-pub(super) static CURSOR: Protocol = Protocol {
+pub(super) static PROTOCOL: Protocol = Protocol {
     agent: "cursor",
     label: "Cursor",
     word: "cursor",

@@ -34,7 +34,7 @@ pub(super) const GEMINI_EVENTS: [(&str, &str); 11] = [
 pub(super) const GEMINI_GATES: [&str; 2] = ["BeforeTool", "BeforeAgent"];
 
 /// How Gemini CLI's hook input reads.
-pub(super) static GEMINI: Protocol = Protocol {
+pub(super) static PROTOCOL: Protocol = Protocol {
     agent: "gemini",
     label: "Gemini CLI",
     word: "gemini",

@@ -3,8 +3,9 @@
 //! command or HTTP.
 //!
 //! - [`protocol`]: [`Protocol`], everything about one agent, the extension
-//!   point: a new agent is one module here holding its `Protocol` and one
-//!   line in [`Bridge::ALL`] (docs/agents.md, "Adding an agent");
+//!   point: a new agent is one module here holding its `Protocol` (named
+//!   `PROTOCOL`) and its name on the one line of `agents!` below
+//!   (docs/agents.md, "Adding an agent");
 //! - [`hook_input`]: a hook input read alike for every agent (unknown
 //!   events observed, subagents scoped, ids and sequences from a digest);
 //! - [`reply`]: what every agent's answer is made of;
@@ -13,11 +14,6 @@
 //! - [`agent`]: [`Bridge`], the registry and one way to speak to each.
 
 pub mod agent;
-mod claude;
-mod codex;
-mod copilot;
-mod cursor;
-mod gemini;
 pub mod hook_input;
 pub mod protocol;
 pub mod reply;
@@ -25,3 +21,17 @@ pub mod reply;
 pub use agent::{Bridge, Failure};
 pub use hook_input::{BridgeError, BridgeEvent};
 pub use protocol::Protocol;
+
+/// Declares each agent's module and lists its `PROTOCOL`, in order, as
+/// [`Bridge::ALL`]: the registry is the one line that calls it.
+macro_rules! agents {
+    ($($agent:ident),+ $(,)?) => {
+        $(mod $agent;)+
+        /// Every agent, in the order the docs list them.
+        const REGISTERED: [Bridge; [$(stringify!($agent)),+].len()] =
+            [$(Bridge::of(&$agent::PROTOCOL)),+];
+    };
+}
+
+// The registry: one name per agent, in the order the docs list them.
+agents![claude, codex, gemini, cursor, copilot];

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use hookrt::front::bridge::Bridge;
 use serde_json::{Value, json};
 
 use crate::common::{self, TempAgent};
@@ -120,7 +121,7 @@ fn check(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), Str
 #[test]
 fn every_agents_route_is_documented_as_its_protocol_says() {
     let doc = document();
-    for bridge in hookrt::front::bridge::Bridge::ALL {
+    for bridge in Bridge::ALL {
         let fragment = &bridge.protocol().openapi;
         let op = &doc["paths"][bridge.route()]["post"];
         assert_eq!(op["operationId"], fragment.operation_id, "{bridge:?}");
@@ -511,26 +512,21 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         .difference(&seen.checked)
         .map(|(m, p, s)| format!("{m} {p} {s}"))
         .collect();
-    assert_eq!(
-        unseen,
-        [
-            "POST /v1/admin/reload 503",
-            "POST /v1/claude-code 503",
-            "POST /v1/codex 503",
-            "POST /v1/copilot 503",
-            "POST /v1/cursor 503",
-            "POST /v1/decide 503",
-            "POST /v1/edit 503",
-            "POST /v1/events 503",
-            "POST /v1/gemini 503",
-            "GET /readyz 503",
-        ]
-        .map(String::from)
-        .into_iter()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect::<Vec<_>>()
-    );
+    // 503 (not ready, or the service gone) is documented on every route
+    // that runs hooks, and no test here stops the service.
+    let unready: BTreeSet<String> = [
+        "POST /v1/admin/reload",
+        "POST /v1/decide",
+        "POST /v1/edit",
+        "POST /v1/events",
+        "GET /readyz",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain(Bridge::ALL.map(|b| format!("POST {}", b.route())))
+    .map(|route| format!("{route} 503"))
+    .collect();
+    assert_eq!(unseen, unready.into_iter().collect::<Vec<_>>());
 }
 
 /// One input to an agent's route: its query (Copilot's input does not

@@ -26,6 +26,8 @@ use regex::Regex;
 mod contracts;
 #[path = "architecture/docs.rs"]
 mod docs;
+#[path = "all/markdown.rs"]
+mod markdown;
 
 /// The library, bottom layer first (docs/README.md draws the same map).
 const RUNTIME: &[&str] = &[
@@ -137,6 +139,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::gemini",
     "front::bridge::cursor",
     "front::bridge::copilot",
+    "front::bridge",
     "front::bridge::agent",
     "front::decide",
 ];

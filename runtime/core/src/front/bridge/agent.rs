@@ -53,7 +53,15 @@ impl Bridge {
     /// Every agent, in the order the docs list them: the one list of
     /// agents, made by the registry line in `bridge/mod.rs` (a new agent is
     /// its module and its name there).
-    pub const ALL: [Bridge; super::REGISTERED.len()] = super::REGISTERED;
+    pub const ALL: [Bridge; super::REGISTERED.len()] = {
+        let mut all = [Bridge(super::REGISTERED[0]); super::REGISTERED.len()];
+        let mut i = 1;
+        while i < all.len() {
+            all[i] = Bridge(super::REGISTERED[i]);
+            i += 1;
+        }
+        all
+    };
 
     /// The bridge of an agent `protocol` describes, registered or not (an
     /// agent a test defines, an embedder's own).

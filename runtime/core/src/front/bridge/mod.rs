@@ -22,14 +22,14 @@ pub use agent::{Bridge, Failure};
 pub use hook_input::{BridgeError, BridgeEvent};
 pub use protocol::Protocol;
 
-/// Declares each agent's module and lists its `PROTOCOL`, in order, as
+/// Declares each agent's module and lists its `PROTOCOL`, in order, for
 /// [`Bridge::ALL`]: the registry is the one line that calls it.
 macro_rules! agents {
     ($($agent:ident),+ $(,)?) => {
         $(mod $agent;)+
-        /// Every agent, in the order the docs list them.
-        const REGISTERED: [Bridge; [$(stringify!($agent)),+].len()] =
-            [$(Bridge::of(&$agent::PROTOCOL)),+];
+        /// Every agent's protocol, in the order the docs list them.
+        const REGISTERED: [&Protocol; [$(stringify!($agent)),+].len()] =
+            [$(&$agent::PROTOCOL),+];
     };
 }
 

@@ -7,6 +7,7 @@ use hookrt::hooks::Slug;
 use hookrt::hooks::{Config, InstancePolicy};
 
 use crate::common::TempAgent;
+use crate::markdown::table_after;
 
 fn parse_err(text: &str) -> Vec<String> {
     Config::parse(text, Path::new("hookrt.toml"))
@@ -143,26 +144,16 @@ fn keys_taken(table: &str) -> Vec<String> {
     keys
 }
 
-/// The rows of the first table after `heading` in docs/configuration.md,
-/// as trimmed cells.
+/// The rows of the first table after `heading` in docs/configuration.md.
 fn reference_rows(heading: &str) -> Vec<Vec<String>> {
     let doc = std::fs::read_to_string(crate::common::repo().join("docs/configuration.md"))
         .expect("docs/configuration.md");
-    let at = doc
-        .find(heading)
-        .unwrap_or_else(|| panic!("no {heading:?} section"));
-    doc[at..]
-        .lines()
-        .skip_while(|l| !l.starts_with('|'))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|row| {
-            row.trim_matches('|')
-                .split('|')
-                .map(|c| c.trim().to_owned())
-                .collect()
-        })
-        .collect()
+    let rows = table_after(&doc, heading);
+    assert!(
+        !rows.is_empty(),
+        "no table after {heading:?} in docs/configuration.md"
+    );
+    rows
 }
 
 /// The keys the table under `heading` documents: the first backticked word

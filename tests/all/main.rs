@@ -5,6 +5,7 @@
 //! example hooks compile once per machine and later tests load from cache.
 
 mod common;
+mod markdown;
 mod sdk_sources;
 
 mod answers;

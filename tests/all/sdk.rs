@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::markdown::table_after;
 use crate::sdk_sources::{
     OWN_TABLE, documented_fields, kind_structs, python_classes, python_data, python_methods,
-    reference_rows, struct_fields, ts_data,
+    struct_fields, ts_data,
 };
 
 #[test]
@@ -173,7 +174,7 @@ fn the_eve_reference_matches_the_vocabulary_and_the_sdk_structs() {
             Some((kind.to_owned(), ty.to_owned()))
         })
         .collect();
-    let rows = reference_rows(
+    let rows = table_after(
         &doc,
         "| Kind | Class | Emitted when | SDK struct | Data (Eve's stream) |",
     );
@@ -199,7 +200,7 @@ fn the_eve_reference_matches_the_vocabulary_and_the_sdk_structs() {
 fn the_event_reference_matches_the_vocabulary_and_the_sdk_structs() {
     let doc = std::fs::read_to_string(crate::common::repo().join("docs/envelope.md")).unwrap();
     let (structs, struct_of) = sdk_data_structs();
-    let rows = reference_rows(&doc, OWN_TABLE);
+    let rows = table_after(&doc, OWN_TABLE);
     let own: Vec<&hookrt::event::EventKind> = hookrt::event::KINDS
         .iter()
         .filter(|k| struct_of.contains_key(k.name))

@@ -148,21 +148,6 @@ pub(crate) fn quoted_list(text: &str, start: &str, end: char) -> Option<Vec<Stri
 /// The header of docs/envelope.md's table of hookrt's own kinds.
 pub(crate) const OWN_TABLE: &str = "| Kind | Class | Emitted when | SDK struct | Data |";
 
-/// The rows of a docs/envelope.md table under the header line `header`, cell by cell.
-pub(crate) fn reference_rows(doc: &str, header: &str) -> Vec<Vec<String>> {
-    doc.lines()
-        .skip_while(|l| !l.starts_with(header))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            l.trim_matches('|')
-                .split(" | ")
-                .map(|c| c.trim().to_owned())
-                .collect()
-        })
-        .collect()
-}
-
 /// The top-level fields a Data cell names: the first backquoted word of each
 /// part between commas outside parentheses (a part without one, as written).
 pub(crate) fn documented_fields(cell: &str) -> Vec<String> {

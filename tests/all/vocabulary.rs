@@ -15,9 +15,10 @@ use hookrt::EventClass;
 use hookrt::event::{EventKind, Origin, REWRITABLE, TURN_STOPPING};
 use regex::Regex;
 
+use crate::markdown::table_after;
 use crate::sdk_sources::{
     OWN_TABLE, documented_fields, kind_structs, python_classes, python_data, python_methods,
-    quoted_list, reference_rows, struct_fields, ts_data,
+    quoted_list, struct_fields, ts_data,
 };
 
 const KIND_RS: &str = "runtime/core/src/event/kind.rs";
@@ -415,7 +416,7 @@ fn ts_sdk(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
 }
 
 fn reference(kinds: &[EventKind], texts: &Sources, p: &mut Vec<String>) {
-    let rows: BTreeMap<String, Vec<String>> = reference_rows(&texts[ENVELOPE_MD], OWN_TABLE)
+    let rows: BTreeMap<String, Vec<String>> = table_after(&texts[ENVELOPE_MD], OWN_TABLE)
         .iter()
         .filter_map(|cells| {
             Some((

@@ -50,22 +50,14 @@ fn names_in(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The rows of the markdown table whose header line is `header`, as cells.
+/// The rows of docs/README.md's table headed `header` (it must be there).
 fn table_rows(text: &str, header: &str) -> Vec<Vec<String>> {
-    let Some(at) = text.find(header) else {
-        panic!("docs/README.md has no table headed {header:?}");
-    };
-    text[at..]
-        .lines()
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            l.trim_matches('|')
-                .split(" | ")
-                .map(|c| c.trim().to_owned())
-                .collect()
-        })
-        .collect()
+    let rows = crate::markdown::table_after(text, header);
+    assert!(
+        !rows.is_empty(),
+        "docs/README.md has no table headed {header:?}"
+    );
+    rows
 }
 
 /// A module file's name in the map: its path under its layer's folder, a

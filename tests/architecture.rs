@@ -167,6 +167,7 @@ const CLI: &[&str] = &[
     "export",
     "commands::check",
     "commands::hook::forward",
+    "commands::hook::one_shot",
     "commands::hook",
     "commands::install::file",
     "commands::install::pin",

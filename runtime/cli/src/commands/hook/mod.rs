@@ -20,15 +20,20 @@
 //! below the agents' own hook timeouts.
 
 mod forward;
+mod one_shot;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
+use hookrt::BuildOptions;
 use hookrt::front::bridge::{Bridge, BridgeEvent, Failure};
-use hookrt::{BuildOptions, Dispatch, Runtime, Transport};
+use hookrt::front::decide::{Told, Undecided, decide};
+
+use one_shot::OneShot;
 
 /// Largest input read: tool inputs can carry whole files.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
@@ -97,6 +102,15 @@ impl From<&ClaudeArgs> for HookArgs {
 /// shows it is no gate (a failure before that fails closed too).
 static FAILURE: Mutex<Option<Failure>> = Mutex::new(None);
 
+/// Set by whichever answers first, the decision or a failure (a panic,
+/// the watchdog): the agent reads one answer, never two.
+static ANSWERING: AtomicBool = AtomicBool::new(false);
+
+/// Whether this thread may answer: false once another began to.
+fn may_answer() -> bool {
+    !ANSWERING.swap(true, Ordering::SeqCst)
+}
+
 /// Ends the process as `FAILURE` says: the agent's refusal, if it needs
 /// one in JSON, on stdout, and the exit code.
 fn exit_failing() -> ! {
@@ -108,6 +122,12 @@ fn exit_failing() -> ! {
         stdout: None,
         code: 2,
     });
+    if !may_answer() {
+        // The answer is being written: the process ends with it, or, if
+        // writing it failed (a panic while printing), as the failure.
+        std::thread::sleep(Duration::from_secs(1));
+        std::process::exit(code.into());
+    }
     if let Some(out) = stdout {
         println!("{out}");
     }
@@ -130,6 +150,7 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    let started = Instant::now();
     let command = format!("hookrt hook --agent {}", bridge.name());
     // Until the input is read, fail as the agent's first gate would.
     set_failure(bridge.failure(bridge.gates().first().copied(), "hookrt failed"));
@@ -183,7 +204,20 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     // The input decides from here: a gate by its own name.
     let gate = bridge.is_gate(&event.name).then_some(event.name.as_str());
     set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
-    run(&command, bridge, gate, &args.dir, opts, &event)
+    let deadline = Duration::from_millis(args.deadline_ms);
+    let door = CommandDoor {
+        command: &command,
+        bridge,
+        gate,
+        deadline_ms: args.deadline_ms,
+    };
+    door.run(
+        &args.dir,
+        opts,
+        &event,
+        deadline.saturating_sub(started.elapsed()),
+    )
+    .unwrap_or_else(|why| door.fail(&why))
 }
 
 /// Makes a panic on any thread, and the watchdog at `deadline`, end the
@@ -208,89 +242,83 @@ fn fail_on_panic_and_deadline(command: &str, deadline: Duration) {
     });
 }
 
-/// Runs the hooks of `dir` on `event` in this process and answers.
-fn run(
-    command: &str,
+/// The command door answering one event.
+struct CommandDoor<'a> {
+    /// This command, as messages name it.
+    command: &'a str,
     bridge: Bridge,
-    gate: Option<&str>,
-    dir: &Path,
-    opts: BuildOptions,
-    event: &BridgeEvent,
-) -> ExitCode {
-    let fail = |why: &str| fail(command, bridge, gate, why);
-    // Never build here: the agent would time the build out and run the tool.
-    let opts = BuildOptions {
-        cached_only: true,
-        one_shot: true,
-        ..opts
-    };
-    let mut rt = match Runtime::load_blocking(dir, &opts, &mut |_| {}) {
-        Ok(rt) => rt,
-        Err(p) => {
-            return fail(&format!(
-                "the hooks of {} did not load:\n{p}",
-                dir.display()
-            ));
-        }
-    };
-    rt.set_transport(Transport {
-        kind: bridge.name().into(),
-        detail: Some("command".into()),
-    });
-    // A process per event: what must outlive it (the loop governor's count
-    // of continues in a row, hooks' `state`) is kept per user. Opened only
-    // when something reads it.
-    let state = hookrt::sandbox::Need::Grant("state".into());
-    let keeps_state = rt
-        .hooks()
-        .iter()
-        .any(|h| h.import_audit.iter().any(|i| i.need == state));
-    // Without it (no home, an unsafe folder) the event still runs, its
-    // state in memory: the governor then counts within this process only,
-    // and the agent's own cap on stop continues still holds.
-    if (keeps_state || event.envelope.kind == hookrt::event::TURN_STOPPING)
-        && let Err(e) = rt.keep_state_per_user()
-    {
-        eprintln!(
-            "{command}: hooks' state and the loop governor's count are kept in memory only: cannot open hookrt's per-user state ({e}); set HOOKRT_STATE_DIR to a folder of your own"
-        );
-    }
-    let answered = match rt.dispatch(&event.envelope) {
-        Ok(dispatch) => answer(bridge, &event.name, &dispatch),
-        Err(e) => fail(&format!("event refused: {e}")),
-    };
-    // The process ends with the answer: its hooks, engine, pool and threads
-    // go with it (what it wrote is written: state commits per call).
-    std::mem::forget(rt);
-    answered
+    /// The gate the event serves, if it is one.
+    gate: Option<&'a str>,
+    /// `--deadline-ms`, for messages.
+    deadline_ms: u64,
 }
 
-/// What the agent reads back after event `name`.
-fn answer(bridge: Bridge, name: &str, dispatch: &Dispatch) -> ExitCode {
-    for d in dispatch
-        .deliveries
-        .iter()
-        .filter(|d| d.outcome.is_failure())
-    {
-        eprintln!(
-            "hookrt: hook `{}` {} on {}: {}",
-            d.hook,
-            d.outcome,
-            d.kind,
-            d.error.as_deref().unwrap_or("")
-        );
+impl CommandDoor<'_> {
+    /// Decides `event` with the hooks of `dir` in this process, through
+    /// the one decide path, within `deadline` (what is left of
+    /// `--deadline-ms`), and answers; else why it could not.
+    fn run(
+        &self,
+        dir: &Path,
+        opts: BuildOptions,
+        event: &BridgeEvent,
+        deadline: Duration,
+    ) -> Result<ExitCode, String> {
+        let resolver = OneShot::load(
+            dir,
+            opts,
+            self.bridge.name(),
+            &event.envelope.kind,
+            self.command,
+        )
+        .map_err(|p| format!("the hooks of {} did not load:\n{p}", dir.display()))?;
+        // No thread of its own: the hooks run on the resolver's.
+        let executor = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| format!("cannot start the decision: {e}"))?;
+        let decided = executor.block_on(decide(&resolver, event.envelope.clone(), deadline));
+        match decided.told(self.bridge, &event.name) {
+            Ok(Told { answer, .. }) => Ok(self.answer(answer)),
+            Err(Undecided::TimedOut(_)) => Err(format!(
+                "no decision within --deadline-ms ({} ms); failing closed",
+                self.deadline_ms
+            )),
+            Err(Undecided::Refused(e)) => Err(e.to_string()),
+            Err(Undecided::Duplicate) => {
+                Err("this event's id was taken before; its decision is not made again".into())
+            }
+        }
     }
-    if let Some(out) = bridge
-        .answer(name, dispatch.resolution.as_ref())
-        .or_else(|| bridge.no_opinion())
-    {
-        println!("{out}");
+
+    /// Prints the hooks' `answer`, or the agent's no-opinion form.
+    fn answer(&self, answer: Option<serde_json::Value>) -> ExitCode {
+        if !may_answer() {
+            // A failure is being answered, and ends the process.
+            loop {
+                std::thread::park();
+            }
+        }
+        if let Some(out) = answer.or_else(|| self.bridge.no_opinion()) {
+            println!("{out}");
+        }
+        ExitCode::SUCCESS
     }
-    ExitCode::SUCCESS
+
+    /// Fails closed for a gate (the agent's refusal), open for the rest.
+    fn fail(&self, why: &str) -> ExitCode {
+        fail(self.command, self.bridge, self.gate, why)
+    }
 }
 
 /// Fails closed for a gate (the agent's refusal), open for the rest.
 fn fail(command: &str, bridge: Bridge, gate: Option<&str>, why: &str) -> ExitCode {
+    if !may_answer() {
+        // A failure is being answered, and ends the process.
+        loop {
+            std::thread::park();
+        }
+    }
     eprintln!("{command}: {why}");
     if gate.is_some() {
         eprintln!("{command}: blocked because hookrt could not decide on it");

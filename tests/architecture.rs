@@ -168,6 +168,7 @@ const CLI: &[&str] = &[
     "commands::check",
     "commands::hook::forward",
     "commands::hook::one_shot",
+    "commands::hook::supervisor",
     "commands::hook",
     "commands::install::file",
     "commands::install::pin",

@@ -1,28 +1,26 @@
 //! `hookrt hook --agent NAME DIR` (and `hookrt claude-hook DIR`, Claude
 //! Code's name for it): hookrt as an agent's command hook. The agent runs
 //! it per event with the event's JSON on stdin (`hookrt install --agent
-//! NAME DIR` writes the agent's hook configuration); it runs the sandboxed
-//! hooks of DIR on the event and answers as the agent documents
-//! (`hookrt::front::bridge`): exit 0 and the JSON of the hooks' answers (a
-//! permission decision and rewritten input, a blocked prompt, a continued
-//! turn, context for the model), or the agent's "no opinion" when there is
-//! nothing to say, for every event of the agent's and any it may add.
-//! Anything that keeps hookrt from deciding a gate (bad input, an agent
-//! folder that does not load) exits with the agent's blocking code (2 for
-//! every bridged agent), the reason on stderr: it fails closed. For other
-//! events such a failure exits 1 (a non-blocking error the agent shows).
+//! NAME DIR` writes the agent's hook configuration); it decides the event
+//! through the one decide path (`hookrt::front::decide`, with the hooks of
+//! DIR loaded here, `one_shot.rs`) and answers as the agent documents
+//! (`hookrt::front::bridge`), or its "no opinion". Anything that keeps
+//! hookrt from deciding a gate (bad input, a folder that does not load)
+//! exits with the agent's blocking code (2 for every bridged agent), the
+//! reason on stderr: it fails closed. Other events exit 1 (a non-blocking
+//! error the agent shows).
 //!
-//! Agents let the tool run when their hook times out or crashes, so the
-//! slow and crashing paths fail closed here too: this command never builds
-//! (a stale hook fails at once, naming `hookrt build DIR`; it never waits
-//! on another build's lock), a panic anywhere exits as a failure while a
-//! gate is pending, and a watchdog does at `--deadline-ms` (default 10 s),
-//! below the agents' own hook timeouts.
+//! Agents let the tool run when their hook times out or dies, so those
+//! paths fail closed too: this command never builds (a stale hook fails at
+//! once, naming `hookrt build DIR`), a panic and the watchdog at
+//! `--deadline-ms` (default 10 s) exit as failures, and the decision runs
+//! in a child whose death by a signal (an abort, a stack overflow, the OOM
+//! killer) the parent answers as the gate's failure (`supervisor.rs`).
 
 mod forward;
 mod one_shot;
+mod supervisor;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -34,6 +32,7 @@ use hookrt::front::bridge::{Bridge, BridgeEvent, Failure};
 use hookrt::front::decide::{Told, Undecided, decide};
 
 use one_shot::OneShot;
+use supervisor::{Ended, Side};
 
 /// Largest input read: tool inputs can carry whole files.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
@@ -151,26 +150,67 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         return ExitCode::from(2);
     };
     let started = Instant::now();
+    let deadline = started + Duration::from_millis(args.deadline_ms);
     let command = format!("hookrt hook --agent {}", bridge.name());
     // Until the input is read, fail as the agent's first gate would.
     set_failure(bridge.failure(bridge.gates().first().copied(), "hookrt failed"));
-    fail_on_panic_and_deadline(&command, Duration::from_millis(args.deadline_ms));
-    let mut input = String::new();
-    let read = std::io::stdin()
-        .take(MAX_INPUT_BYTES)
-        .read_to_string(&mut input);
+    fail_on_panic(&command);
+    let read = supervisor::read_input(MAX_INPUT_BYTES, deadline);
+    if read
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::TimedOut)
+    {
+        eprintln!("{}", past_deadline(&command, args.deadline_ms));
+        exit_failing();
+    }
     // Cheap and safe: a gate's input names it even if it is broken.
-    let gate = bridge.gate_served(args.event.as_deref(), Some(&input));
+    let input = read.as_deref().unwrap_or_default();
+    let gate = bridge.gate_served(args.event.as_deref(), Some(input));
     set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
-    let fail = |why: &str| fail(&command, bridge, gate, why);
-    // Test support: a panic where nothing else would panic, to show the
-    // panic path fails closed (cli/commands.rs).
+    // The decision runs in a child: however it ends, this process answers.
+    match supervisor::fork(deadline) {
+        Ok(Side::Child) => {}
+        Ok(Side::Parent(Ended::Answered(answer, code))) => {
+            supervisor::print(&answer);
+            return ExitCode::from(code);
+        }
+        Ok(Side::Parent(Ended::Failed(why))) => return fail(&command, bridge, gate, &why),
+        Err(e) => {
+            let why = format!("cannot start the process that decides: {e}");
+            return fail(&command, bridge, gate, &why);
+        }
+    }
+    fail_at_deadline(&command, args.deadline_ms, deadline);
+    // Test support: a panic, and the ends no panic hook sees, where nothing
+    // else would end the process, to show each fails closed
+    // (cli/commands.rs, cli/supervisor.rs).
     if std::env::var_os("HOOKRT_CLAUDE_HOOK_TEST_PANIC").is_some() {
         panic!("HOOKRT_CLAUDE_HOOK_TEST_PANIC is set");
     }
-    if let Err(e) = read {
-        return fail(&format!("cannot read the hook input on stdin: {e}"));
+    supervisor::crash_for_test();
+    match read {
+        Ok(input) => decide_input(args, opts, bridge, &command, gate, &input, deadline),
+        Err(e) => fail(
+            &command,
+            bridge,
+            gate,
+            &format!("cannot read the hook input on stdin: {e}"),
+        ),
     }
+}
+
+/// Decides `input` (forwarded with `--http`, else here) and answers, by
+/// `deadline`; `gate` is the one the raw input serves.
+fn decide_input(
+    args: &HookArgs,
+    opts: BuildOptions,
+    bridge: Bridge,
+    command: &str,
+    gate: Option<&str>,
+    input: &str,
+    deadline: Instant,
+) -> ExitCode {
+    let fail = |why: &str| fail(command, bridge, gate, why);
     let cost = hookrt_serve::cost::parsed(input.as_bytes());
     if cost > MAX_PARSED_BYTES {
         return fail(&format!(
@@ -186,7 +226,7 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
             bridge,
             args.event.as_deref(),
             args.name.as_deref(),
-            &input,
+            input,
             Duration::from_millis(args.deadline_ms),
         ) {
             Ok(answer) => {
@@ -197,33 +237,27 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         };
     }
     let agent = args.name.as_deref().unwrap_or(bridge.name());
-    let event = match bridge.read(agent, &input, args.event.as_deref(), "command") {
+    let event = match bridge.read(agent, input, args.event.as_deref(), "command") {
         Ok(e) => e,
         Err(e) => return fail(&e.to_string()),
     };
     // The input decides from here: a gate by its own name.
     let gate = bridge.is_gate(&event.name).then_some(event.name.as_str());
     set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
-    let deadline = Duration::from_millis(args.deadline_ms);
     let door = CommandDoor {
-        command: &command,
+        command,
         bridge,
         gate,
         deadline_ms: args.deadline_ms,
     };
-    door.run(
-        &args.dir,
-        opts,
-        &event,
-        deadline.saturating_sub(started.elapsed()),
-    )
-    .unwrap_or_else(|why| door.fail(&why))
+    let left = deadline.saturating_duration_since(Instant::now());
+    door.run(&args.dir, opts, &event, left)
+        .unwrap_or_else(|why| door.fail(&why))
 }
 
-/// Makes a panic on any thread, and the watchdog at `deadline`, end the
-/// process with the failure's exit, after the usual message: never Rust's
-/// 101, which agents do not block on.
-fn fail_on_panic_and_deadline(command: &str, deadline: Duration) {
+/// Makes a panic on any thread end the process with the failure's exit,
+/// after the usual message: never Rust's 101, which agents do not block on.
+fn fail_on_panic(command: &str) {
     let report = std::panic::take_hook();
     let said = command.to_owned();
     std::panic::set_hook(Box::new(move |info| {
@@ -231,15 +265,22 @@ fn fail_on_panic_and_deadline(command: &str, deadline: Duration) {
         eprintln!("{said}: hookrt failed; the tool call is blocked if one was pending");
         exit_failing();
     }));
-    let said = command.to_owned();
+}
+
+/// A watchdog that ends the process with the failure's exit at `deadline`
+/// (`--deadline-ms` after it started), whatever it is doing then.
+fn fail_at_deadline(command: &str, deadline_ms: u64, deadline: Instant) {
+    let said = past_deadline(command, deadline_ms);
     std::thread::spawn(move || {
-        std::thread::sleep(deadline);
-        eprintln!(
-            "{said}: no decision within --deadline-ms ({} ms); failing closed",
-            deadline.as_millis()
-        );
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        eprintln!("{said}");
         exit_failing();
     });
+}
+
+/// What a command past its deadline says.
+fn past_deadline(command: &str, deadline_ms: u64) -> String {
+    format!("{command}: no decision within --deadline-ms ({deadline_ms} ms); failing closed")
 }
 
 /// The command door answering one event.

@@ -231,3 +231,60 @@ fn text(v: &serde_json::Value, key: &str) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::envelope::{Coordinates, Durability};
+
+    fn receipt() -> Receipt {
+        Receipt {
+            event_id: "evt".into(),
+            durability: Durability::Accepted,
+            seq: None,
+            duplicate: false,
+        }
+    }
+
+    #[test]
+    fn an_agent_is_told_its_hooks_answer_or_why_nothing_was_decided() {
+        let claude = Bridge::named("claude-code").expect("a registered agent");
+        let envelope = Envelope::new(
+            "evt",
+            "actions.requested",
+            Coordinates::new("agent", "session", 1),
+            serde_json::json!({"actions": [{"call_id": "c1", "tool": "Bash", "input": {}}]}),
+        )
+        .expect("a valid envelope");
+        let denied = refusing(&envelope, "not here");
+        let told = Decided::Resolved {
+            resolution: Some(denied.clone()),
+            receipt: receipt(),
+        }
+        .told(claude, "PreToolUse")
+        .expect("resolved");
+        assert_eq!(told.answer, claude.answer("PreToolUse", Some(&denied)));
+        assert_eq!(
+            told.answer.expect("a deny is said")["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+        let undecided = |d: Decided| d.told(claude, "PreToolUse").expect_err("undecided");
+        let conflict = EmitError::Conflict {
+            id: "evt".into(),
+            agent: "agent".into(),
+        };
+        for duplicate in [
+            Decided::Duplicate { receipt: receipt() },
+            Decided::Refused(conflict),
+        ] {
+            assert!(matches!(undecided(duplicate), Undecided::Duplicate));
+        }
+        let stopping = Decided::Refused(EmitError::ShuttingDown("evt".into()));
+        assert!(matches!(
+            undecided(stopping),
+            Undecided::Refused(EmitError::ShuttingDown(_))
+        ));
+        let late = Decided::TimedOut(Duration::from_millis(7));
+        assert!(matches!(undecided(late), Undecided::TimedOut(d) if d.as_millis() == 7));
+    }
+}

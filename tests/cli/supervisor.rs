@@ -5,7 +5,8 @@
 //! gate, 1 on an event that gates nothing. `HOOKRT_HOOK_TEST_CRASH` makes
 //! the deciding process end so (commands/hook/supervisor.rs).
 
-use std::process::Output;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -81,4 +82,41 @@ fn hook_refuses_in_json_a_gate_whose_agent_runs_it_on_a_failing_exit_when_its_de
             "{crash}: {answer}"
         );
     }
+}
+
+#[test]
+fn hook_fails_closed_at_its_deadline_when_its_input_never_ends() {
+    // The input is read before the fork, with no watchdog thread yet: the
+    // read itself gives up at --deadline-ms.
+    let dir = repo().join("example-hooks/agent");
+    let mut child = hookrt_command()
+        .args(["claude-hook", dir.to_str().unwrap(), "--deadline-ms", "300"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    // Held open and never written, as an agent that hangs would.
+    let stdin = child.stdin.take();
+    let started = Instant::now();
+    while child
+        .try_wait()
+        .expect("the command is waited on")
+        .is_none()
+    {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still reading its input 30 s after a 300 ms deadline");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("the command ends");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit 2 blocks: {err}");
+    assert!(
+        err.contains("no decision within --deadline-ms (300 ms); failing closed"),
+        "{err}"
+    );
+    assert_eq!(text(&out.stdout), "");
 }

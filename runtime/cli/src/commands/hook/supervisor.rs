@@ -214,13 +214,23 @@ pub(super) fn print(answer: &[u8]) {
 /// no panic hook sees, where nothing else would end it, to show each fails
 /// closed. Read from the environment of the process, which no hook sets.
 pub(super) fn crash_for_test() {
-    match std::env::var("HOOKRT_HOOK_TEST_CRASH").as_deref() {
-        Ok("abort") => std::process::abort(),
+    let Ok(crash) = std::env::var("HOOKRT_HOOK_TEST_CRASH") else {
+        return;
+    };
+    // No core file where the tests run.
+    let none = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid rlimit, read by the call only.
+    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &raw const none) };
+    match crash.as_str() {
+        "abort" => std::process::abort(),
         // SAFETY: a signal to this very process.
-        Ok("sigkill") => unsafe {
+        "sigkill" => unsafe {
             libc::kill(libc::getpid(), libc::SIGKILL);
         },
-        Ok("stack-overflow") => {
+        "stack-overflow" => {
             std::hint::black_box(deeper(0));
         }
         _ => {}

@@ -170,6 +170,8 @@ const CLI: &[&str] = &[
     "export",
     "commands::check",
     "commands::hook::forward",
+    "commands::hook::one_shot",
+    "commands::hook::supervisor",
     "commands::hook",
     "commands::install::file",
     "commands::install::pin",

@@ -18,5 +18,6 @@ mod forgery;
 mod ingest;
 mod install;
 mod journal;
+mod supervisor;
 mod trail;
 mod tutorial;

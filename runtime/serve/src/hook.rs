@@ -25,7 +25,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hookrt::event::takes_context;
 use hookrt::front::bridge::{Bridge, BridgeEvent};
-use hookrt::front::decide::{Decided, decide};
+use hookrt::front::decide::{Decided, Told, Undecided, decide};
 use hookrt::{EmitError, Envelope, EventClass, class_of};
 use serde_json::json;
 
@@ -165,20 +165,12 @@ impl Door<'_> {
         receipt_of: Option<&Envelope>,
     ) -> Response {
         let endpoint = self.bridge.name();
-        match decided {
-            // Each reading of an input is an event of its own
-            // (`bridge::hook_input`): an id taken before is not the agent's
-            // doing (a gate is refused; the rest are not delivered twice).
-            Decided::Duplicate { .. } | Decided::Refused(EmitError::Conflict { .. }) => {
-                self.refuse(gate, duplicate())
-            }
-            Decided::Resolved { resolution, .. } => {
+        match decided.told(self.bridge, name) {
+            Ok(Told {
+                answer, resolution, ..
+            }) => {
                 self.state.metrics.decision(endpoint, "resolved");
-                let answer = self
-                    .bridge
-                    .answer(name, resolution.as_ref())
-                    .unwrap_or_else(|| json!({}));
-                let mut response = axum::Json(answer).into_response();
+                let mut response = axum::Json(answer.unwrap_or_else(|| json!({}))).into_response();
                 // A signed receipt rides in a header: the body is the agent's.
                 if let Some(envelope) = receipt_of
                     && let Some(resolution) = &resolution
@@ -189,8 +181,9 @@ impl Door<'_> {
                 }
                 response
             }
-            Decided::Refused(e) => self.refuse(gate, refused(&e)),
-            Decided::TimedOut(budget) => {
+            Err(Undecided::Duplicate) => self.refuse(gate, duplicate()),
+            Err(Undecided::Refused(e)) => self.refuse(gate, refused(&e)),
+            Err(Undecided::TimedOut(budget)) => {
                 self.state.metrics.decision(endpoint, "timed_out");
                 if gate.is_none() {
                     // Not a gate: the event is taken and its hooks go on;

@@ -1,13 +1,15 @@
 //! One decision, whatever the door: `hookrt serve`'s `/v1/decide` and
-//! its agents' routes hand an event to [`decide`], which runs it through
-//! the service within a deadline and says what came of it ([`Decided`]):
-//! resolved, a duplicate (an id taken before is never decided again),
-//! refused by the service, or past the deadline. Every outcome but a
+//! its agents' routes, and `hookrt hook` (an agent's command hook), hand an
+//! event to [`decide`], which runs it through a [`Resolver`] (the service,
+//! or a command's one-shot runtime) within a deadline and says what came of
+//! it ([`Decided`]): resolved, a duplicate (an id taken before is never
+//! decided again), refused, or past the deadline. Every outcome but a
 //! resolution is a refusal, and a refusal is rendered in one of two
-//! dialects, never an allow: an agent's own ([`Bridge::refusal`], which a
-//! command hook's failure exits with, [`Bridge::failure`]), or hookrt's
-//! JSON, the resolution that refuses what the event asked ([`refusing`]).
-//! Which gate an input serves is [`Bridge::gate_served`].
+//! dialects, never an allow: an agent's own ([`Decided::told`] gives the
+//! answer or the [`Undecided`] reason every door renders alike, a gate's in
+//! [`Bridge::refusal`] or, from a command, [`Bridge::failure`]), or
+//! hookrt's JSON, the resolution that refuses what the event asked
+//! ([`refusing`]). Which gate an input serves is [`Bridge::gate_served`].
 //!
 //! [`Bridge::refusal`]: super::bridge::Bridge::refusal
 //! [`Bridge::failure`]: super::bridge::Bridge::failure
@@ -16,8 +18,12 @@
 //! Admission (tokens, rate limits, body budgets) and HTTP statuses stay
 //! with the server: they are the door's, not the decision's.
 
+use std::future::Future;
 use std::time::Duration;
 
+use serde_json::Value;
+
+use super::bridge::Bridge;
 use crate::delivery::decision::{
     CallDecision, FileEditDecision, GateDecision, PermissionDecision, ToolApproval,
 };
@@ -27,7 +33,7 @@ use crate::event::answer::{Approval, FileEdit, Gate, Permission};
 use crate::event::envelope::Envelope;
 use crate::event::kind::{EventClass, GateRule, class_of, gate_rule};
 use crate::service::api::HookService;
-use crate::service::report::Receipt;
+use crate::service::report::{Receipt, ResolveReply};
 use crate::service::work::EmitError;
 
 /// What came of one event handed to [`decide`].
@@ -53,11 +59,30 @@ pub enum Decided {
     TimedOut(Duration),
 }
 
-/// Runs `envelope` through `service`, waiting at most `deadline` for its
+/// What runs an event for [`decide`]: the service ([`HookService`]), or
+/// an in-process runtime a command hook loads for its one event.
+pub trait Resolver {
+    /// Runs `envelope` to what its hooks decided, with its receipt.
+    fn resolve(
+        &self,
+        envelope: Envelope,
+    ) -> impl Future<Output = Result<ResolveReply, EmitError>> + Send;
+}
+
+impl Resolver for HookService {
+    fn resolve(
+        &self,
+        envelope: Envelope,
+    ) -> impl Future<Output = Result<ResolveReply, EmitError>> + Send {
+        HookService::resolve(self, envelope)
+    }
+}
+
+/// Runs `envelope` through `resolver`, waiting at most `deadline` for its
 /// hooks.
-pub async fn decide(service: &HookService, envelope: Envelope, deadline: Duration) -> Decided {
+pub async fn decide<R: Resolver>(resolver: &R, envelope: Envelope, deadline: Duration) -> Decided {
     let observed = class_of(&envelope.kind) == EventClass::Observe;
-    match tokio::time::timeout(deadline, service.resolve(envelope)).await {
+    match tokio::time::timeout(deadline, resolver.resolve(envelope)).await {
         // Only a duplicate resolves a decision, gate or edit to nothing.
         Ok(Ok(reply)) if reply.resolution.is_none() && !observed => Decided::Duplicate {
             receipt: reply.receipt,
@@ -68,6 +93,55 @@ pub async fn decide(service: &HookService, envelope: Envelope, deadline: Duratio
         },
         Ok(Err(e)) => Decided::Refused(e),
         Err(_) => Decided::TimedOut(deadline),
+    }
+}
+
+/// What an agent reads back after an event its hooks decided.
+#[derive(Debug)]
+pub struct Told {
+    /// The answer in the agent's dialect; `None` when there is nothing to
+    /// say (the door writes the agent's no-opinion form).
+    pub answer: Option<Value>,
+    /// What the hooks decided (a signed receipt is made of it).
+    pub resolution: Option<Resolution>,
+    /// The receipt of the event.
+    pub receipt: Receipt,
+}
+
+/// Why an event handed to [`decide`] was not decided: the one refusal
+/// model. A gate is refused in its agent's words ([`Bridge::refusal`],
+/// [`Bridge::failure`]); any other event is the door's error.
+#[derive(Debug)]
+pub enum Undecided {
+    /// Its id was taken before (the same event, or another under its id):
+    /// each reading of an agent's input is an event of its own, so this is
+    /// not the agent's doing, and a gate is refused.
+    Duplicate,
+    /// The resolver did not take it.
+    Refused(EmitError),
+    /// Its hooks did not decide within the deadline.
+    TimedOut(Duration),
+}
+
+impl Decided {
+    /// What the agent behind `bridge` is told after its event `name`: the
+    /// hooks' answer in its dialect, or why hookrt could not decide.
+    pub fn told(self, bridge: Bridge, name: &str) -> Result<Told, Undecided> {
+        match self {
+            Decided::Resolved {
+                resolution,
+                receipt,
+            } => Ok(Told {
+                answer: bridge.answer(name, resolution.as_ref()),
+                resolution,
+                receipt,
+            }),
+            Decided::Duplicate { .. } | Decided::Refused(EmitError::Conflict { .. }) => {
+                Err(Undecided::Duplicate)
+            }
+            Decided::Refused(e) => Err(Undecided::Refused(e)),
+            Decided::TimedOut(deadline) => Err(Undecided::TimedOut(deadline)),
+        }
     }
 }
 
@@ -156,4 +230,61 @@ fn text(v: &serde_json::Value, key: &str) -> String {
         .and_then(|s| s.as_str())
         .unwrap_or_default()
         .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::envelope::{Coordinates, Durability};
+
+    fn receipt() -> Receipt {
+        Receipt {
+            event_id: "evt".into(),
+            durability: Durability::Accepted,
+            seq: None,
+            duplicate: false,
+        }
+    }
+
+    #[test]
+    fn an_agent_is_told_its_hooks_answer_or_why_nothing_was_decided() {
+        let claude = Bridge::named("claude-code").expect("a registered agent");
+        let envelope = Envelope::new(
+            "evt",
+            "actions.requested",
+            Coordinates::new("agent", "session", 1),
+            serde_json::json!({"actions": [{"call_id": "c1", "tool": "Bash", "input": {}}]}),
+        )
+        .expect("a valid envelope");
+        let denied = refusing(&envelope, "not here");
+        let told = Decided::Resolved {
+            resolution: Some(denied.clone()),
+            receipt: receipt(),
+        }
+        .told(claude, "PreToolUse")
+        .expect("resolved");
+        assert_eq!(told.answer, claude.answer("PreToolUse", Some(&denied)));
+        assert_eq!(
+            told.answer.expect("a deny is said")["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+        let undecided = |d: Decided| d.told(claude, "PreToolUse").expect_err("undecided");
+        let conflict = EmitError::Conflict {
+            id: "evt".into(),
+            agent: "agent".into(),
+        };
+        for duplicate in [
+            Decided::Duplicate { receipt: receipt() },
+            Decided::Refused(conflict),
+        ] {
+            assert!(matches!(undecided(duplicate), Undecided::Duplicate));
+        }
+        let stopping = Decided::Refused(EmitError::ShuttingDown("evt".into()));
+        assert!(matches!(
+            undecided(stopping),
+            Undecided::Refused(EmitError::ShuttingDown(_))
+        ));
+        let late = Decided::TimedOut(Duration::from_millis(7));
+        assert!(matches!(undecided(late), Undecided::TimedOut(d) if d.as_millis() == 7));
+    }
 }

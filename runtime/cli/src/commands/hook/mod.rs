@@ -1,34 +1,38 @@
 //! `hookrt hook --agent NAME DIR` (and `hookrt claude-hook DIR`, Claude
 //! Code's name for it): hookrt as an agent's command hook. The agent runs
 //! it per event with the event's JSON on stdin (`hookrt install --agent
-//! NAME DIR` writes the agent's hook configuration); it runs the sandboxed
-//! hooks of DIR on the event and answers as the agent documents
-//! (`hookrt::front::bridge`): exit 0 and the JSON of the hooks' answers (a
-//! permission decision and rewritten input, a blocked prompt, a continued
-//! turn, context for the model), or the agent's "no opinion" when there is
-//! nothing to say, for every event of the agent's and any it may add.
-//! Anything that keeps hookrt from deciding a gate (bad input, an agent
-//! folder that does not load) exits with the agent's blocking code (2 for
-//! every bridged agent), the reason on stderr: it fails closed. For other
-//! events such a failure exits 1 (a non-blocking error the agent shows).
+//! NAME DIR` writes the agent's hook configuration); it decides the event
+//! through the one decide path (`hookrt::front::decide`, with the hooks of
+//! DIR loaded here, `one_shot.rs`) and answers as the agent documents
+//! (`hookrt::front::bridge`), or its "no opinion". Anything that keeps
+//! hookrt from deciding a gate (bad input, a folder that does not load)
+//! exits with the agent's blocking code (2 for every bridged agent), the
+//! reason on stderr: it fails closed. Other events exit 1 (a non-blocking
+//! error the agent shows).
 //!
-//! Agents let the tool run when their hook times out or crashes, so the
-//! slow and crashing paths fail closed here too: this command never builds
-//! (a stale hook fails at once, naming `hookrt build DIR`; it never waits
-//! on another build's lock), a panic anywhere exits as a failure while a
-//! gate is pending, and a watchdog does at `--deadline-ms` (default 10 s),
-//! below the agents' own hook timeouts.
+//! Agents let the tool run when their hook times out or dies, so those
+//! paths fail closed too: this command never builds (a stale hook fails at
+//! once, naming `hookrt build DIR`), a panic and the watchdog at
+//! `--deadline-ms` (default 10 s) exit as failures, and the decision runs
+//! in a child whose death by a signal (an abort, a stack overflow, the OOM
+//! killer) the parent answers as the gate's failure (`supervisor.rs`).
 
 mod forward;
+mod one_shot;
+mod supervisor;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
+use hookrt::BuildOptions;
 use hookrt::front::bridge::{Bridge, BridgeEvent, Failure};
-use hookrt::{BuildOptions, Dispatch, Runtime, Transport};
+use hookrt::front::decide::{Told, Undecided, decide};
+
+use one_shot::OneShot;
+use supervisor::{Ended, Side};
 
 /// Largest input read: tool inputs can carry whole files.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
@@ -97,6 +101,15 @@ impl From<&ClaudeArgs> for HookArgs {
 /// shows it is no gate (a failure before that fails closed too).
 static FAILURE: Mutex<Option<Failure>> = Mutex::new(None);
 
+/// Set by whichever answers first, the decision or a failure (a panic,
+/// the watchdog): the agent reads one answer, never two.
+static ANSWERING: AtomicBool = AtomicBool::new(false);
+
+/// Whether this thread may answer: false once another began to.
+fn may_answer() -> bool {
+    !ANSWERING.swap(true, Ordering::SeqCst)
+}
+
 /// Ends the process as `FAILURE` says: the agent's refusal, if it needs
 /// one in JSON, on stdout, and the exit code.
 fn exit_failing() -> ! {
@@ -108,6 +121,12 @@ fn exit_failing() -> ! {
         stdout: None,
         code: 2,
     });
+    if !may_answer() {
+        // The answer is being written: the process ends with it, or, if
+        // writing it failed (a panic while printing), as the failure.
+        std::thread::sleep(Duration::from_secs(1));
+        std::process::exit(code.into());
+    }
     if let Some(out) = stdout {
         println!("{out}");
     }
@@ -130,26 +149,68 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(args.deadline_ms);
     let command = format!("hookrt hook --agent {}", bridge.name());
     // Until the input is read, fail as the agent's first gate would.
     set_failure(bridge.failure(bridge.gates().first().copied(), "hookrt failed"));
-    fail_on_panic_and_deadline(&command, Duration::from_millis(args.deadline_ms));
-    let mut input = String::new();
-    let read = std::io::stdin()
-        .take(MAX_INPUT_BYTES)
-        .read_to_string(&mut input);
+    fail_on_panic(&command);
+    let read = supervisor::read_input(MAX_INPUT_BYTES, deadline);
+    if read
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::TimedOut)
+    {
+        eprintln!("{}", past_deadline(&command, args.deadline_ms));
+        exit_failing();
+    }
     // Cheap and safe: a gate's input names it even if it is broken.
-    let gate = bridge.gate_served(args.event.as_deref(), Some(&input));
+    let input = read.as_deref().unwrap_or_default();
+    let gate = bridge.gate_served(args.event.as_deref(), Some(input));
     set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
-    let fail = |why: &str| fail(&command, bridge, gate, why);
-    // Test support: a panic where nothing else would panic, to show the
-    // panic path fails closed (cli/commands.rs).
+    // The decision runs in a child: however it ends, this process answers.
+    match supervisor::fork(deadline) {
+        Ok(Side::Child) => {}
+        Ok(Side::Parent(Ended::Answered(answer, code))) => {
+            supervisor::print(&answer);
+            return ExitCode::from(code);
+        }
+        Ok(Side::Parent(Ended::Failed(why))) => return fail(&command, bridge, gate, &why),
+        Err(e) => {
+            let why = format!("cannot start the process that decides: {e}");
+            return fail(&command, bridge, gate, &why);
+        }
+    }
+    fail_at_deadline(&command, args.deadline_ms, deadline);
+    // Test support: a panic, and the ends no panic hook sees, where nothing
+    // else would end the process, to show each fails closed
+    // (cli/commands.rs, cli/supervisor.rs).
     if std::env::var_os("HOOKRT_CLAUDE_HOOK_TEST_PANIC").is_some() {
         panic!("HOOKRT_CLAUDE_HOOK_TEST_PANIC is set");
     }
-    if let Err(e) = read {
-        return fail(&format!("cannot read the hook input on stdin: {e}"));
+    supervisor::crash_for_test();
+    match read {
+        Ok(input) => decide_input(args, opts, bridge, &command, gate, &input, deadline),
+        Err(e) => fail(
+            &command,
+            bridge,
+            gate,
+            &format!("cannot read the hook input on stdin: {e}"),
+        ),
     }
+}
+
+/// Decides `input` (forwarded with `--http`, else here) and answers, by
+/// `deadline`; `gate` is the one the raw input serves.
+fn decide_input(
+    args: &HookArgs,
+    opts: BuildOptions,
+    bridge: Bridge,
+    command: &str,
+    gate: Option<&str>,
+    input: &str,
+    deadline: Instant,
+) -> ExitCode {
+    let fail = |why: &str| fail(command, bridge, gate, why);
     let cost = hookrt_serve::cost::parsed(input.as_bytes());
     if cost > MAX_PARSED_BYTES {
         return fail(&format!(
@@ -165,7 +226,7 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
             bridge,
             args.event.as_deref(),
             args.name.as_deref(),
-            &input,
+            input,
             Duration::from_millis(args.deadline_ms),
         ) {
             Ok(answer) => {
@@ -176,20 +237,27 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         };
     }
     let agent = args.name.as_deref().unwrap_or(bridge.name());
-    let event = match bridge.read(agent, &input, args.event.as_deref(), "command") {
+    let event = match bridge.read(agent, input, args.event.as_deref(), "command") {
         Ok(e) => e,
         Err(e) => return fail(&e.to_string()),
     };
     // The input decides from here: a gate by its own name.
     let gate = bridge.is_gate(&event.name).then_some(event.name.as_str());
     set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
-    run(&command, bridge, gate, &args.dir, opts, &event)
+    let door = CommandDoor {
+        command,
+        bridge,
+        gate,
+        deadline_ms: args.deadline_ms,
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    door.run(&args.dir, opts, &event, left)
+        .unwrap_or_else(|why| door.fail(&why))
 }
 
-/// Makes a panic on any thread, and the watchdog at `deadline`, end the
-/// process with the failure's exit, after the usual message: never Rust's
-/// 101, which agents do not block on.
-fn fail_on_panic_and_deadline(command: &str, deadline: Duration) {
+/// Makes a panic on any thread end the process with the failure's exit,
+/// after the usual message: never Rust's 101, which agents do not block on.
+fn fail_on_panic(command: &str) {
     let report = std::panic::take_hook();
     let said = command.to_owned();
     std::panic::set_hook(Box::new(move |info| {
@@ -197,100 +265,101 @@ fn fail_on_panic_and_deadline(command: &str, deadline: Duration) {
         eprintln!("{said}: hookrt failed; the tool call is blocked if one was pending");
         exit_failing();
     }));
-    let said = command.to_owned();
+}
+
+/// A watchdog that ends the process with the failure's exit at `deadline`
+/// (`--deadline-ms` after it started), whatever it is doing then.
+fn fail_at_deadline(command: &str, deadline_ms: u64, deadline: Instant) {
+    let said = past_deadline(command, deadline_ms);
     std::thread::spawn(move || {
-        std::thread::sleep(deadline);
-        eprintln!(
-            "{said}: no decision within --deadline-ms ({} ms); failing closed",
-            deadline.as_millis()
-        );
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        eprintln!("{said}");
         exit_failing();
     });
 }
 
-/// Runs the hooks of `dir` on `event` in this process and answers.
-fn run(
-    command: &str,
-    bridge: Bridge,
-    gate: Option<&str>,
-    dir: &Path,
-    opts: BuildOptions,
-    event: &BridgeEvent,
-) -> ExitCode {
-    let fail = |why: &str| fail(command, bridge, gate, why);
-    // Never build here: the agent would time the build out and run the tool.
-    let opts = BuildOptions {
-        cached_only: true,
-        one_shot: true,
-        ..opts
-    };
-    let mut rt = match Runtime::load_blocking(dir, &opts, &mut |_| {}) {
-        Ok(rt) => rt,
-        Err(p) => {
-            return fail(&format!(
-                "the hooks of {} did not load:\n{p}",
-                dir.display()
-            ));
-        }
-    };
-    rt.set_transport(Transport {
-        kind: bridge.name().into(),
-        detail: Some("command".into()),
-    });
-    // A process per event: what must outlive it (the loop governor's count
-    // of continues in a row, hooks' `state`) is kept per user. Opened only
-    // when something reads it.
-    let state = hookrt::sandbox::Need::Grant("state".into());
-    let keeps_state = rt
-        .hooks()
-        .iter()
-        .any(|h| h.import_audit.iter().any(|i| i.need == state));
-    // Without it (no home, an unsafe folder) the event still runs, its
-    // state in memory: the governor then counts within this process only,
-    // and the agent's own cap on stop continues still holds.
-    if (keeps_state || event.envelope.kind == hookrt::event::TURN_STOPPING)
-        && let Err(e) = rt.keep_state_per_user()
-    {
-        eprintln!(
-            "{command}: hooks' state and the loop governor's count are kept in memory only: cannot open hookrt's per-user state ({e}); set HOOKRT_STATE_DIR to a folder of your own"
-        );
-    }
-    let answered = match rt.dispatch(&event.envelope) {
-        Ok(dispatch) => answer(bridge, &event.name, &dispatch),
-        Err(e) => fail(&format!("event refused: {e}")),
-    };
-    // The process ends with the answer: its hooks, engine, pool and threads
-    // go with it (what it wrote is written: state commits per call).
-    std::mem::forget(rt);
-    answered
+/// What a command past its deadline says.
+fn past_deadline(command: &str, deadline_ms: u64) -> String {
+    format!("{command}: no decision within --deadline-ms ({deadline_ms} ms); failing closed")
 }
 
-/// What the agent reads back after event `name`.
-fn answer(bridge: Bridge, name: &str, dispatch: &Dispatch) -> ExitCode {
-    for d in dispatch
-        .deliveries
-        .iter()
-        .filter(|d| d.outcome.is_failure())
-    {
-        eprintln!(
-            "hookrt: hook `{}` {} on {}: {}",
-            d.hook,
-            d.outcome,
-            d.kind,
-            d.error.as_deref().unwrap_or("")
-        );
+/// The command door answering one event.
+struct CommandDoor<'a> {
+    /// This command, as messages name it.
+    command: &'a str,
+    bridge: Bridge,
+    /// The gate the event serves, if it is one.
+    gate: Option<&'a str>,
+    /// `--deadline-ms`, for messages.
+    deadline_ms: u64,
+}
+
+impl CommandDoor<'_> {
+    /// Decides `event` with the hooks of `dir` in this process, through
+    /// the one decide path, within `deadline` (what is left of
+    /// `--deadline-ms`), and answers; else why it could not.
+    fn run(
+        &self,
+        dir: &Path,
+        opts: BuildOptions,
+        event: &BridgeEvent,
+        deadline: Duration,
+    ) -> Result<ExitCode, String> {
+        let resolver = OneShot::load(
+            dir,
+            opts,
+            self.bridge.name(),
+            &event.envelope.kind,
+            self.command,
+        )
+        .map_err(|p| format!("the hooks of {} did not load:\n{p}", dir.display()))?;
+        // No thread of its own: the hooks run on the resolver's.
+        let executor = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| format!("cannot start the decision: {e}"))?;
+        let decided = executor.block_on(decide(&resolver, event.envelope.clone(), deadline));
+        match decided.told(self.bridge, &event.name) {
+            Ok(Told { answer, .. }) => Ok(self.answer(answer)),
+            Err(Undecided::TimedOut(_)) => Err(format!(
+                "no decision within --deadline-ms ({} ms); failing closed",
+                self.deadline_ms
+            )),
+            Err(Undecided::Refused(e)) => Err(e.to_string()),
+            Err(Undecided::Duplicate) => {
+                Err("this event's id was taken before; its decision is not made again".into())
+            }
+        }
     }
-    if let Some(out) = bridge
-        .answer(name, dispatch.resolution.as_ref())
-        .or_else(|| bridge.no_opinion())
-    {
-        println!("{out}");
+
+    /// Prints the hooks' `answer`, or the agent's no-opinion form.
+    fn answer(&self, answer: Option<serde_json::Value>) -> ExitCode {
+        if !may_answer() {
+            // A failure is being answered, and ends the process.
+            loop {
+                std::thread::park();
+            }
+        }
+        if let Some(out) = answer.or_else(|| self.bridge.no_opinion()) {
+            println!("{out}");
+        }
+        ExitCode::SUCCESS
     }
-    ExitCode::SUCCESS
+
+    /// Fails closed for a gate (the agent's refusal), open for the rest.
+    fn fail(&self, why: &str) -> ExitCode {
+        fail(self.command, self.bridge, self.gate, why)
+    }
 }
 
 /// Fails closed for a gate (the agent's refusal), open for the rest.
 fn fail(command: &str, bridge: Bridge, gate: Option<&str>, why: &str) -> ExitCode {
+    if !may_answer() {
+        // A failure is being answered, and ends the process.
+        loop {
+            std::thread::park();
+        }
+    }
     eprintln!("{command}: {why}");
     if gate.is_some() {
         eprintln!("{command}: blocked because hookrt could not decide on it");

@@ -19,4 +19,5 @@ mod ingest;
 mod install;
 mod journal;
 mod trail;
+mod trail_rows;
 mod tutorial;

@@ -229,6 +229,11 @@ impl HookService {
             {
                 j.keep_trail(context.clone());
             }
+            // A tail a stopped or crashed process left is signed now, if it
+            // verifies (else the start fails: it is never signed as found).
+            if let Some(j) = writer_journal.as_mut() {
+                j.sign_found_tail()?;
+            }
         }
         let durability = if journal.is_some() {
             Durability::Persisted

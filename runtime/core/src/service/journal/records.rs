@@ -484,3 +484,69 @@ fn final_holds(
         ),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, RwLock};
+
+    use crate::event::envelope::{Coordinates, Envelope};
+    use crate::sandbox::outcome::Outcome;
+    use crate::service::journal::trail::TrailContext;
+    use crate::service::journal::{Ack, Expect, Journal, Plan, verify};
+
+    fn ack(position: i64, outcome: Outcome, dead: bool, answer: Option<&str>) -> Ack {
+        Ack {
+            event_seq: 1,
+            position,
+            attempts: 1,
+            outcome,
+            dead: dead.then(|| "failed".to_owned()),
+            skipped: false,
+            answer: answer.map(str::to_owned),
+        }
+    }
+
+    /// A redriven dead letter is pending again and holds; a `done` row set
+    /// back to pending, or a row edited while pending, does not.
+    #[test]
+    fn a_redriven_dead_letter_holds_and_a_finished_row_set_pending_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.db");
+        let mut j = Journal::open(&path).unwrap();
+        j.keep_trail(Arc::new(RwLock::new(Arc::new(TrailContext::default()))));
+        let e = Envelope::new(
+            "e1",
+            "message.received",
+            Coordinates::new("agent", "session", 1),
+            serde_json::json!({"message": {"id": "m1", "role": "user", "content": "hi"}}),
+        )
+        .unwrap();
+        let plan: Plan = vec![("a".into(), "*".into()), ("b".into(), "*".into())];
+        j.insert(&[(&e, &plan, "agent")]).unwrap();
+        j.ack(
+            &[
+                ack(0, Outcome::Ok, false, Some("{}")),
+                ack(1, Outcome::Trap, true, None),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert!(verify(&path, &Expect::default()).is_ok());
+        assert_eq!(j.redrive(Some("b"), None).unwrap(), 1);
+        let found = verify(&path, &Expect::default()).unwrap();
+        assert_eq!(found.first_format, 0);
+        j.conn
+            .execute(
+                "UPDATE deliveries SET state = 'pending' WHERE position = 0",
+                [],
+            )
+            .unwrap();
+        let broken = verify(&path, &Expect::default()).unwrap_err().to_string();
+        assert!(
+            broken.contains(
+                "(event_seq 1, position 0) is pending again, where the entry recorded it `done`"
+            ),
+            "{broken}"
+        );
+    }
+}

@@ -135,12 +135,16 @@ struct Recorded {
     values: Value,
 }
 
+/// An event's planned deliveries (hook, handler) in position order, with
+/// the entry that recorded them and the event's id.
+type Planned = (i64, String, Vec<(String, String)>);
+
 /// What the entries of the second format recorded of each event's
 /// deliveries: its plan (by event), and each delivery's last final state
 /// (by event and position).
 #[derive(Default)]
 struct Deliveries {
-    plans: BTreeMap<i64, (i64, String, Vec<(String, String)>)>,
+    plans: BTreeMap<i64, Planned>,
     finals: BTreeMap<(i64, i64), Recorded>,
 }
 

@@ -111,6 +111,7 @@ const RUNTIME: &[&str] = &[
     "service::journal::keys",
     "service::journal::trail",
     "service::journal::verdict",
+    "service::journal::records",
     "service::journal::verify",
     "service::journal::receipt",
     "service::journal::migrate",

@@ -44,7 +44,6 @@ const LONG_FILES: &[&str] = &[
     "runtime/core/src/event/envelope.rs: issue 45: clock and hashing are out; validation to split (to do)",
     "runtime/core/src/hooks/build/component.rs: issue 45: to split by concept (to do)",
     "runtime/core/src/service/journal/mod.rs: issue 45: to split by concept (to do)",
-    "runtime/core/src/service/journal/verify.rs: issue 45: its types are in verdict.rs; the tables check to split (to do)",
 ];
 
 /// Files whose public functions may return `Result<_, String>`, each as `path: why`.

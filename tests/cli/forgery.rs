@@ -99,10 +99,18 @@ fn checkpoint_before(j: &Path, at: i64) -> i64 {
 }
 
 /// Cuts the trail back to entry `to` (the entries after it deleted), and
-/// the journal's rows no remaining entry records with it.
+/// the journal's rows no remaining entry records with it: events and
+/// decisions deleted, deliveries back to pending (as they were then).
 fn cut_back_to(j: &Path, to: i64) {
     let c = db(j);
     c.execute("DELETE FROM trail WHERE seq > ?1", [to]).unwrap();
+    c.execute(
+        "UPDATE deliveries SET state = 'pending', outcome = NULL, answer = NULL WHERE NOT EXISTS
+         (SELECT 1 FROM trail t, json_each(t.body, '$.deliveries') d WHERE t.kind = 'deliveries'
+          AND t.event_seq = deliveries.event_seq AND json_extract(d.value, '$.position') = deliveries.position)",
+        [],
+    )
+    .unwrap();
     delete_events(
         j,
         "seq NOT IN (SELECT event_seq FROM trail WHERE kind = 'event')",

@@ -20,4 +20,5 @@ mod install;
 mod journal;
 mod supervisor;
 mod trail;
+mod trail_rows;
 mod tutorial;

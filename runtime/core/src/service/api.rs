@@ -181,6 +181,29 @@ impl Opened {
     }
 }
 
+/// Both connections write `runtime`'s trail; a tail a stopped or crashed
+/// process left is signed now, if it verifies (else the start fails: it is
+/// never signed as found).
+fn keep_trail(
+    runtime: &Runtime,
+    options: &ServiceOptions,
+    writer: Option<&mut Journal>,
+    dispatcher: Option<&mut Journal>,
+) -> Result<(), JournalError> {
+    let context = Arc::new(std::sync::RwLock::new(Arc::new(trail_context(
+        runtime,
+        &options.trail,
+    ))));
+    if let Some(j) = dispatcher {
+        j.keep_trail(context.clone());
+    }
+    if let Some(j) = writer {
+        j.keep_trail(context);
+        j.sign_found_tail()?;
+    }
+    Ok(())
+}
+
 impl HookService {
     /// Starts the service. With `journal`, events are `persisted`, and
     /// deliveries an earlier run left unacked are delivered first (in their
@@ -219,16 +242,12 @@ impl HookService {
             recovered,
         } = Opened::at(journal)?;
         if options.trail.on {
-            let context = Arc::new(std::sync::RwLock::new(Arc::new(trail_context(
+            keep_trail(
                 &runtime,
-                &options.trail,
-            ))));
-            for j in [writer_journal.as_mut(), dispatcher_journal.as_mut()]
-                .into_iter()
-                .flatten()
-            {
-                j.keep_trail(context.clone());
-            }
+                &options,
+                writer_journal.as_mut(),
+                dispatcher_journal.as_mut(),
+            )?;
         }
         let durability = if journal.is_some() {
             Durability::Persisted

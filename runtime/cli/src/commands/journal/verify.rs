@@ -193,12 +193,18 @@ pub(crate) fn verdict(v: &hookrt::journal::Verified, journal: bool) -> String {
         }
         _ => String::new(),
     };
+    let first_format = match v.first_format {
+        0 => String::new(),
+        n => format!(
+            "; {n} of its entries are of the first format, which recorded no delivery's position or answer: their deliveries rows are not compared, and their event_seq is bound by the event's id alone"
+        ),
+    };
     let anchored = v
         .anchored
         .map(|seq| format!("; the anchor at entry {seq} holds"))
         .unwrap_or_default();
     format!(
-        "entries {} to {} ({}), head {}; {signed}{tail}{pruned}{anchored}{}",
+        "entries {} to {} ({}), head {}; {signed}{tail}{pruned}{anchored}{first_format}{}",
         v.first,
         v.last,
         v.entries,

@@ -27,6 +27,7 @@ mod inspect;
 pub(crate) mod keys;
 mod migrate;
 pub(crate) mod receipt;
+mod records;
 mod recover;
 mod retention;
 pub(crate) mod trail;
@@ -147,6 +148,17 @@ pub enum JournalError {
         path: PathBuf,
         /// What is wrong with it.
         reason: String,
+    },
+    /// The trail's entries after its last checkpoint (a tail another
+    /// process left) do not verify, so they are not signed as found.
+    #[error(
+        "journal {path}: the trail's entries after its last signed checkpoint do not hold: {broken}; they were left unsigned (a tail edited while no hookrt ran is never signed as found): check it with `hookrt journal verify`, then restore the journal from a backup or move it aside"
+    )]
+    TailBroken {
+        /// The journal file.
+        path: PathBuf,
+        /// The first place the tail breaks.
+        broken: Break,
     },
     /// A stored envelope could not be read back.
     #[error("journal {path}: stored event {seq} is unreadable: {message}")]
@@ -355,6 +367,25 @@ fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
+/// Before `context`'s key signs a head it did not write (its last entry is
+/// no checkpoint): the tail checked ([`verify::check_found_tail`]).
+fn check_tail_before_signing(
+    tx: &Connection,
+    context: &trail::TrailContext,
+    path: &Path,
+) -> Result<(), JournalError> {
+    let unsigned = trail::last_kind(tx)
+        .map_err(sqlite_error(path))?
+        .is_some_and(|kind| kind != "checkpoint");
+    if context.signer.is_none() || !unsigned {
+        return Ok(());
+    }
+    verify::check_found_tail(tx).map_err(|broken| JournalError::TailBroken {
+        path: path.to_path_buf(),
+        broken,
+    })
+}
+
 /// A write transaction holding this process's write lock, and the journal's
 /// path for error messages (see [`Journal::write_transaction`]).
 type Writing<'a> = (MutexGuard<'a, ()>, rusqlite::Transaction<'a>, &'a Path);
@@ -493,6 +524,22 @@ impl Journal {
         };
         let context = trail::read(&context);
         let (_writing, tx, path) = self.write_transaction()?;
+        let err = sqlite_error(path);
+        trail::checkpoint(&tx, &context).map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// Signs the tail a stopped or crashed process left (the entries after
+    /// the last checkpoint), once it verifies as [`verify`] would check it:
+    /// at start, when the trail has a signing key. A tail that does not
+    /// verify is not signed: [`JournalError::TailBroken`].
+    pub(crate) fn sign_found_tail(&mut self) -> Result<(), JournalError> {
+        let Some(context) = self.trail.clone() else {
+            return Ok(());
+        };
+        let context = trail::read(&context);
+        let (_writing, tx, path) = self.write_transaction()?;
+        check_tail_before_signing(&tx, &context, path)?;
         let err = sqlite_error(path);
         trail::checkpoint(&tx, &context).map_err(err)?;
         tx.commit().map_err(err)

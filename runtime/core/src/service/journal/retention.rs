@@ -53,6 +53,11 @@ impl Journal {
                 .map_err(err)?;
             rows.collect::<Result<_, _>>().map_err(err)?
         };
+        if !seqs.is_empty() {
+            // Pruning signs the head first: a tail another process left is
+            // checked before that.
+            super::check_tail_before_signing(&tx, &context, path)?;
+        }
         {
             let mut deliveries = tx
                 .prepare_cached("DELETE FROM deliveries WHERE event_seq = ?1")

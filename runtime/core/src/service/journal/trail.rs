@@ -274,7 +274,7 @@ pub(crate) fn from_event(tx: &Connection) -> rusqlite::Result<i64> {
 }
 
 /// The last entry's kind.
-fn last_kind(tx: &Connection) -> rusqlite::Result<Option<String>> {
+pub(crate) fn last_kind(tx: &Connection) -> rusqlite::Result<Option<String>> {
     tx.query_row(
         "SELECT kind FROM trail ORDER BY seq DESC LIMIT 1",
         [],
@@ -428,22 +428,41 @@ fn ranges(seqs: &[i64]) -> Vec<[i64; 2]> {
     out
 }
 
-/// The body of an event's entry.
+/// The format of the `event`, `deliveries` and `resolution` entries written
+/// now (their body's `v`): the second records the event's `seq` (so the
+/// chain covers the `event_seq` column), each planned delivery's handler,
+/// and each finished delivery's position and answer's digest. Entries
+/// without `v` are of the first format (docs/journal.md says what each
+/// covers).
+pub(crate) const ENTRY_FORMAT: u64 = 2;
+
+/// The body of an event's entry: what it says (its digest), and the
+/// deliveries planned for it (`plan`, in position order).
 pub(crate) fn event_body(
+    seq: i64,
     id: &str,
     agent: &str,
     kind: &str,
     digest: &[u8],
-    hooks: &[&str],
+    plan: &[(String, String)],
 ) -> Value {
     json!({
+        "v": ENTRY_FORMAT,
+        "seq": seq,
         "event": id,
         "agent": agent,
         "kind": kind,
         "digest": hex::encode(digest),
-        "hooks": hooks,
+        "hooks": plan.iter().map(|(hook, _)| hook).collect::<Vec<_>>(),
+        "handlers": plan.iter().map(|(_, handler)| handler).collect::<Vec<_>>(),
         "at_ms": super::now_ms(),
     })
+}
+
+/// The sha256 (hex) of an optional text (`null` for none): a delivery's
+/// answer as the entries hold it.
+pub(crate) fn answer_sha256(answer: Option<&str>) -> Value {
+    answer.map_or(Value::Null, |a| Value::String(text_sha256(a)))
 }
 
 /// The sha256 (hex) of a text: how entries hold what other tables store.

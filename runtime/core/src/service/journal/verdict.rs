@@ -3,6 +3,7 @@
 //! and the first place it breaks when it does not.
 
 use ed25519_dalek::VerifyingKey;
+use serde_json::Value;
 
 /// What [`verify`](super::verify::verify) holds the trail to.
 #[derive(Debug, Clone, Copy, Default)]
@@ -59,6 +60,67 @@ impl std::str::FromStr for Anchor {
 )]
 pub struct AnchorError(String);
 
+/// One entry as stored (or exported): its body is the exact text hashed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Row {
+    /// Position in the chain.
+    pub seq: i64,
+    /// `hooks`, `event`, `deliveries`, `resolution`, `checkpoint` or `pruned`.
+    pub kind: String,
+    /// The event it records (`events.seq`).
+    pub event_seq: Option<i64>,
+    /// The canonical JSON text of what it records.
+    pub body: String,
+    /// The previous entry's hash (hex).
+    pub prev: String,
+    /// This entry's hash (hex).
+    pub hash: String,
+}
+
+/// A `pruned` entry as its body says.
+pub(crate) struct Pruned {
+    /// The entries removed, and the hash of the last one (legacy entries
+    /// and prunes that removed events only have none).
+    pub(crate) range: Option<(i64, i64, String)>,
+    /// The events removed (`events.seq` ranges).
+    pub(crate) events: Vec<(i64, i64)>,
+}
+
+impl Pruned {
+    fn read(body: &Value) -> Pruned {
+        let range = match (body["from"].as_i64(), body["to"].as_i64()) {
+            (Some(from), Some(to)) => {
+                Some((from, to, body["boundary"].as_str().unwrap_or("").to_owned()))
+            }
+            _ => None,
+        };
+        let events = body["events"]
+            .as_array()
+            .map(|ranges| {
+                ranges
+                    .iter()
+                    .filter_map(|r| Some((r[0].as_i64()?, r[1].as_i64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Pruned { range, events }
+    }
+
+    /// What the (chained, so checked) `pruned` entries' bodies say.
+    pub(crate) fn all<'a>(bodies: impl Iterator<Item = &'a String>) -> Vec<Pruned> {
+        bodies
+            .filter_map(|b| serde_json::from_str::<Value>(b).ok())
+            .map(|b| Pruned::read(&b))
+            .collect()
+    }
+
+    pub(crate) fn names_event(all: &[Pruned], seq: i64) -> bool {
+        all.iter()
+            .flat_map(|p| &p.events)
+            .any(|(lo, hi)| (*lo..=*hi).contains(&seq))
+    }
+}
+
 /// What [`verify`](super::verify::verify) found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verified {
@@ -85,6 +147,10 @@ pub struct Verified {
     pub key_checked: bool,
     /// The anchor found in the chain.
     pub anchored: Option<i64>,
+    /// Entries of the first format (written before hookrt recorded each
+    /// delivery's position and answer): their `deliveries` rows are not
+    /// compared, and their `event_seq` is bound by the event's id only.
+    pub first_format: u64,
 }
 
 /// Where the trail does not fit, and why: the first break [`verify`](super::verify::verify) meets.
@@ -224,8 +290,52 @@ pub enum Break {
         seq: i64,
         /// The event's id.
         event: String,
-        /// What differs (`envelope`, `resolution`).
+        /// What differs (`kind`, `digest`, `envelope`, `resolution`).
         what: &'static str,
+    },
+    /// An entry's event row holds another event: `event_seq` values were
+    /// swapped or edited.
+    #[error(
+        "entry {seq} records event `{event}` as event {event_seq}, and the journal's event {event_seq} is `{found}`: event_seq values were swapped or edited"
+    )]
+    Moved {
+        /// The entry.
+        seq: i64,
+        /// The event's id, as the entry recorded it.
+        event: String,
+        /// The `event_seq` the entry is stored with.
+        event_seq: i64,
+        /// The id the journal holds there.
+        found: String,
+    },
+    /// An entry of the second format stored with another `event_seq` than
+    /// its body records (the body is hashed, the column is not).
+    #[error(
+        "entry {seq} records event {recorded}, and is stored with event_seq {column}: its event_seq was edited"
+    )]
+    EventSeq {
+        /// The entry.
+        seq: i64,
+        /// What its `event_seq` column says (`NULL`: none).
+        column: String,
+        /// What its body records.
+        recorded: i64,
+    },
+    /// A `deliveries` row differs from what the trail recorded of it.
+    #[error(
+        "entry {seq} records delivery {position} of event `{event}`, and the journal's deliveries row (event_seq {event_seq}, position {position}) {why}"
+    )]
+    Delivery {
+        /// The entry that planned or last recorded the delivery.
+        seq: i64,
+        /// The event's id.
+        event: String,
+        /// The event's seq.
+        event_seq: i64,
+        /// The delivery's position.
+        position: i64,
+        /// How the row differs.
+        why: String,
     },
     /// A row the trail recorded is gone, and no pruning says so.
     #[error(

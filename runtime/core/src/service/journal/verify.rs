@@ -10,35 +10,26 @@
 //! An anchor taken earlier ([`Expect::head`], from `hookrt journal head`)
 //! catches a trail cut back to an older checkpoint, which no signature can.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use ed25519_dalek::{Signature, Verifier, VerifyingKey};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde_json::Value;
 
-use super::trail::{GENESIS, entry_hash, signed_head, text_sha256};
-use super::verdict::{Anchor, Break, Expect, Verified};
-
-/// One entry as stored (or exported): its body is the exact text hashed.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Row {
-    /// Position in the chain.
-    pub seq: i64,
-    /// `hooks`, `event`, `deliveries`, `resolution`, `checkpoint` or `pruned`.
-    pub kind: String,
-    /// The event it records (`events.seq`).
-    pub event_seq: Option<i64>,
-    /// The canonical JSON text of what it records.
-    pub body: String,
-    /// The previous entry's hash (hex).
-    pub prev: String,
-    /// This entry's hash (hex).
-    pub hash: String,
-}
+use super::records::{
+    check_event_seq, every_event_recorded, first_event_after, records_hold, trail_from_event,
+};
+use super::trail::{GENESIS, entry_hash, signed_head};
+pub use super::verdict::Row;
+use super::verdict::{Anchor, Break, Expect, Pruned, Verified};
 
 /// Every entry of the trail of `conn`, in order.
 pub(crate) fn rows(conn: &Connection) -> Result<Vec<Row>, Break> {
+    rows_from(conn, i64::MIN)
+}
+
+/// The entries of the trail of `conn` from position `from` on, in order.
+fn rows_from(conn: &Connection, from: i64) -> Result<Vec<Row>, Break> {
     let has: i64 = conn.query_row(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'trail'",
         [],
@@ -48,8 +39,10 @@ pub(crate) fn rows(conn: &Connection) -> Result<Vec<Row>, Break> {
         return Err(Break::NoTrail);
     }
     let rows = conn
-        .prepare("SELECT seq, kind, event_seq, body, prev, hash FROM trail ORDER BY seq")?
-        .query_map([], |r| {
+        .prepare(
+            "SELECT seq, kind, event_seq, body, prev, hash FROM trail WHERE seq >= ?1 ORDER BY seq",
+        )?
+        .query_map([from], |r| {
             Ok(Row {
                 seq: r.get(0)?,
                 kind: r.get(1)?,
@@ -97,42 +90,6 @@ pub(crate) fn open_read_only(path: &Path) -> Result<Connection, Break> {
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?)
-}
-
-/// A `pruned` entry as its body says.
-struct Pruned {
-    /// The entries removed, and the hash of the last one (legacy entries
-    /// and prunes that removed events only have none).
-    range: Option<(i64, i64, String)>,
-    /// The events removed (`events.seq` ranges).
-    events: Vec<(i64, i64)>,
-}
-
-impl Pruned {
-    fn read(body: &Value) -> Pruned {
-        let range = match (body["from"].as_i64(), body["to"].as_i64()) {
-            (Some(from), Some(to)) => {
-                Some((from, to, body["boundary"].as_str().unwrap_or("").to_owned()))
-            }
-            _ => None,
-        };
-        let events = body["events"]
-            .as_array()
-            .map(|ranges| {
-                ranges
-                    .iter()
-                    .filter_map(|r| Some((r[0].as_i64()?, r[1].as_i64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Pruned { range, events }
-    }
-
-    fn names_event(all: &[Pruned], seq: i64) -> bool {
-        all.iter()
-            .flat_map(|p| &p.events)
-            .any(|(lo, hi)| (*lo..=*hi).contains(&seq))
-    }
 }
 
 /// Where a run of entries starts: the chain's beginning, after a pruned
@@ -224,6 +181,7 @@ fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified
         unsigned_tail: None,
         key_checked: expect.key.is_some(),
         anchored: None,
+        first_format: 0,
     };
     check_hashes(rows)?;
     let strict = expect.key.is_some();
@@ -238,6 +196,7 @@ fn check(rows: &[Row], expect: &Expect<'_>, start: Start<'_>) -> Result<Verified
             why: e.to_string(),
         })?;
         check_link(r, expected, &start)?;
+        check_event_seq(r, &body)?;
         if let Some(seq) = unsigned_prune.take()
             && strict
             && r.kind != "checkpoint"
@@ -428,153 +387,44 @@ pub fn verify(path: &Path, expect: &Expect<'_>) -> Result<Verified, Break> {
     let conn = open_read_only(path)?;
     let rows = rows(&conn)?;
     // The pruned ranges, as the (chained, so checked) `pruned` entries say.
-    let pruned: Vec<Pruned> = rows
-        .iter()
-        .filter(|r| r.kind == "pruned")
-        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
-        .map(|b| Pruned::read(&b))
-        .collect();
+    let pruned = Pruned::all(rows.iter().filter(|r| r.kind == "pruned").map(|r| &r.body));
     let mut found = check(&rows, expect, Start::Journal(&pruned))?;
     found.pruned = pruned
         .iter()
         .filter_map(|p| p.range.as_ref().map(|(f, t, _)| (*f, *t)))
         .collect();
-    found.events = every_event_recorded(&conn, &rows, found.last)?;
-    records_hold(&conn, &rows, &pruned)?;
+    let from = trail_from_event(&conn, &rows)?;
+    found.events = every_event_recorded(&conn, &rows, found.last, from)?;
+    found.first_format = records_hold(&conn, &rows, &pruned)?;
     Ok(found)
 }
 
-/// From which event on the trail records every event: the one its
-/// `hooks` entries signed (the chain covers them), else (a journal from
-/// before they said it) the journal's own note, but never later than the
-/// first event the chain records.
-fn trail_from_event(conn: &Connection, rows: &[Row]) -> Result<i64, Break> {
-    let signed = rows
-        .iter()
-        .filter(|r| r.kind == "hooks")
-        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
-        .find_map(|b| b["from_event"].as_i64());
-    let from = match signed {
-        Some(from) => from,
-        None => super::trail::from_event(conn)?,
-    };
-    let first_recorded = rows
-        .iter()
-        .filter(|r| r.kind == "event")
-        .filter_map(|r| r.event_seq)
-        .min();
-    Ok(first_recorded.map_or(from, |first| from.min(first)))
-}
-
-/// Every event the journal holds since the trail began has its entry: how
-/// many there are.
-fn every_event_recorded(conn: &Connection, rows: &[Row], last: i64) -> Result<u64, Break> {
-    let from = trail_from_event(conn, rows)?;
-    let recorded: HashSet<i64> = rows
-        .iter()
-        .filter(|r| r.kind == "event")
-        .filter_map(|r| r.event_seq)
-        .collect();
-    let mut events = conn.prepare("SELECT seq, id FROM events WHERE seq >= ?1 ORDER BY seq")?;
-    let mut held = events.query([from])?;
-    let mut count = 0;
-    while let Some(row) = held.next()? {
-        let seq: i64 = row.get(0)?;
-        if !recorded.contains(&seq) {
-            return Err(Break::Truncated {
-                last,
-                seq,
-                id: row.get(1)?,
-            });
-        }
-        count += 1;
-    }
-    // Each decision the journal holds of those events is one the trail
-    // recorded.
-    let decided: HashSet<i64> = rows
-        .iter()
-        .filter(|r| r.kind == "resolution")
-        .filter_map(|r| r.event_seq)
-        .collect();
-    let mut resolutions = conn.prepare(
-        "SELECT r.event_seq, e.id FROM resolutions r JOIN events e ON e.seq = r.event_seq WHERE r.event_seq >= ?1 ORDER BY r.event_seq",
+/// Checks the entries after the last checkpoint of `conn`'s trail (every
+/// entry when it has none), as [`verify`] would: their hashes and links,
+/// the rows they record, and that every event after the last one recorded
+/// before them has its entry. A process runs this before it signs a tail
+/// another process left (`Journal::sign_found_tail`, `Journal::prune`), so
+/// a tail edited while no hookrt ran is never signed as found.
+pub(crate) fn check_found_tail(conn: &Connection) -> Result<(), Break> {
+    let from: Option<i64> = conn.query_row(
+        "SELECT max(seq) FROM trail WHERE kind = 'checkpoint'",
+        [],
+        |r| r.get(0),
     )?;
-    let mut held = resolutions.query([from])?;
-    while let Some(row) = held.next()? {
-        let seq: i64 = row.get(0)?;
-        if !decided.contains(&seq) {
-            return Err(Break::Unrecorded {
-                seq,
-                id: row.get(1)?,
-            });
-        }
-    }
-    Ok(count)
-}
-
-/// What the other tables hold is what the trail recorded: each event's
-/// envelope (its digest, computed again) and each decision; a row that is
-/// gone must be named by a `pruned` entry.
-fn records_hold(conn: &Connection, rows: &[Row], pruned: &[Pruned]) -> Result<(), Break> {
-    let mut envelope = conn.prepare("SELECT envelope FROM events WHERE seq = ?1")?;
-    let mut decided = conn.prepare("SELECT resolution FROM resolutions WHERE event_seq = ?1")?;
-    for r in rows {
-        let Some(event_seq) = r
-            .event_seq
-            .filter(|_| matches!(r.kind.as_str(), "event" | "deliveries" | "resolution"))
-        else {
-            continue;
-        };
-        let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
-        let event = || body["event"].as_str().unwrap_or_default().to_owned();
-        let stored: Option<String> = envelope.query_row([event_seq], |x| x.get(0)).optional()?;
-        let Some(stored) = stored else {
-            if Pruned::names_event(pruned, event_seq) {
-                continue;
-            }
-            return Err(Break::Gone {
-                seq: r.seq,
-                event: event(),
-                what: "event",
-            });
-        };
-        match r.kind.as_str() {
-            "event" => {
-                let digest = serde_json::from_str::<crate::event::envelope::Envelope>(&stored)
-                    .map(|e| hex::encode(e.digest()))
-                    .unwrap_or_default();
-                if body["digest"] != digest.as_str() {
-                    return Err(Break::Record {
-                        seq: r.seq,
-                        event: event(),
-                        what: "envelope",
-                    });
-                }
-            }
-            "resolution" => {
-                let text: Option<String> =
-                    decided.query_row([event_seq], |x| x.get(0)).optional()?;
-                match text {
-                    Some(text) if body["resolution_sha256"] == text_sha256(&text).as_str() => {}
-                    Some(_) => {
-                        return Err(Break::Record {
-                            seq: r.seq,
-                            event: event(),
-                            what: "resolution",
-                        });
-                    }
-                    None => {
-                        return Err(Break::Gone {
-                            seq: r.seq,
-                            event: event(),
-                            what: "resolution",
-                        });
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
+    let tail = rows_from(conn, from.unwrap_or(i64::MIN))?;
+    let bodies: Vec<String> = conn
+        .prepare("SELECT body FROM trail WHERE kind = 'pruned' ORDER BY seq")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let pruned = Pruned::all(bodies.iter());
+    let start = match from {
+        Some(_) => Start::Segment,
+        None => Start::Journal(&pruned),
+    };
+    let found = check(&tail, &Expect::default(), start)?;
+    records_hold(conn, &tail, &pruned)?;
+    let from_event = first_event_after(conn, &tail, found.first)?;
+    every_event_recorded(conn, &tail, found.last, from_event)?;
     Ok(())
 }
 

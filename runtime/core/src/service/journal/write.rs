@@ -80,11 +80,12 @@ impl Journal {
                         .map_err(err)?;
                 }
                 if context.is_some() {
-                    let hooks: Vec<&str> = deliveries.iter().map(|(h, _)| h.as_str()).collect();
                     entries.push(Entry {
                         kind: "event",
                         event_seq: Some(seq),
-                        body: trail::event_body(&env.id, agent, &env.kind, &digest, &hooks),
+                        body: trail::event_body(
+                            seq, &env.id, agent, &env.kind, &digest, deliveries,
+                        ),
                     });
                 }
                 out.push(Inserted::New(seq));
@@ -200,8 +201,9 @@ impl<'t> EventNames<'t> {
 
 /// Marks each finished delivery (a final failure also into `dead_letters`).
 /// With the trail on (`names`), one `deliveries` entry per event holding its
-/// deliveries that finished in this commit, in ack order (their components
-/// are the `hooks` entry's before it).
+/// deliveries that finished in this commit, in ack order, each with its
+/// position, final state and its answer's digest (their components are the
+/// `hooks` entry's before it).
 fn finish_deliveries(
     conn: &rusqlite::Connection,
     acks: &[Ack],
@@ -239,11 +241,13 @@ fn finish_deliveries(
             .optional()?;
         if let (true, Some((hook, handler))) = (names.is_some(), planned) {
             let finished = json!({
+                "position": a.position,
                 "hook": hook,
                 "handler": handler,
                 "outcome": a.outcome.as_str(),
                 "attempts": a.attempts,
                 "state": state,
+                "answer_sha256": trail::answer_sha256(a.answer.as_deref()),
             });
             match at.get(&a.event_seq) {
                 Some(&i) => finals[i].1.push(finished),
@@ -275,6 +279,8 @@ fn finish_deliveries(
                 kind: "deliveries",
                 event_seq: Some(seq),
                 body: json!({
+                    "v": trail::ENTRY_FORMAT,
+                    "seq": seq,
                     "event": id,
                     "agent": agent,
                     "deliveries": deliveries,
@@ -306,6 +312,8 @@ fn store_resolutions(
                 kind: "resolution",
                 event_seq: Some(*seq),
                 body: json!({
+                    "v": trail::ENTRY_FORMAT,
+                    "seq": seq,
                     "event": id,
                     "agent": agent,
                     "resolution_sha256": trail::text_sha256(resolution),

@@ -122,19 +122,24 @@ pub struct Subscription {
 
 /// What a hook of world `world` subscribed as `key` can do to the agent
 /// with its answers. A hook of a world before 0.3.0 cannot rewrite, add
-/// context, answer a gate or a permission request; `observe:` handlers and
-/// aggregate observers can do nothing; a `*` handler votes (abstaining when
-/// it fails) on whatever it receives, which the list does not spell out.
+/// context, answer a gate or a permission request; an `observe:` handler
+/// casts no vote but may add context like any handler; aggregate observers
+/// can do nothing; a `*` handler votes (abstaining when it fails) on
+/// whatever it receives, which the list does not spell out.
 pub fn powers(key: &str, world: &str, aggregate: bool) -> Vec<&'static str> {
     use crate::event::kind::{self, GateRule};
     let v3 = world == crate::sandbox::wit::NEWEST_VERSION;
-    if aggregate
-        || kind::observed_kind(key).is_some()
-        || (!v3 && kind::answered_from_v3(kind::handled_kind(key)))
-    {
+    let k = kind::handled_kind(key);
+    if aggregate || (!v3 && kind::answered_from_v3(k)) {
         return Vec::new();
     }
-    let k = kind::handled_kind(key);
+    if kind::observed_kind(key).is_some() {
+        return if v3 && kind::takes_context(k) {
+            vec!["add context"]
+        } else {
+            Vec::new()
+        };
+    }
     let mut may: Vec<&'static str> = match (class_of(k), k) {
         (_, "actions.requested") => vec!["deny", "ask", "allow"],
         (_, kind::PERMISSION_REQUESTED) => vec!["deny", "allow"],

@@ -31,7 +31,7 @@ pub(crate) struct TestArgs {
 
 impl TestArgs {
     pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
-        loading.loaded(&self.dir, |rt| test(rt, &self))
+        loading.loaded_for_author(&self.dir, |rt, _unlocked| test(rt, &self))
     }
 }
 

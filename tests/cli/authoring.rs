@@ -1,6 +1,7 @@
 //! The author's loop on the command line (issue 53): a locked folder edited
 //! is checked and tested as it is, and said to have drifted, while every load
-//! for an agent still refuses it.
+//! for an agent still refuses it; `test --update` never records a failed
+//! delivery without being told to.
 
 use std::fs;
 use std::path::Path;
@@ -108,4 +109,56 @@ fn a_drifted_folder_is_checked_and_tested_as_it_is_and_still_refused_for_agents(
     let checked = run(&["check", d]);
     assert!(checked.status.success());
     assert_eq!(lines(&checked, "warning:"), Vec::<String>::new());
+}
+
+#[test]
+fn update_on_a_trapping_hook_writes_nothing_and_names_it_unless_failures_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &repo().join("example-hooks/testing/hooks/tool_counter.rs"),
+        &dir.path().join("hooks/tool_counter.rs"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("hookrt.toml"),
+        "[hooks.tool_counter]\nconfig = { panic = true }\n",
+    )
+    .unwrap();
+    let d = dir.path().to_str().unwrap();
+    let expect = dir.path().join("expect.jsonl");
+    let e = expect.to_str().unwrap();
+    let events = transcript();
+    let update = ["test", d, "--events", &events, "--expect", e, "--update"];
+
+    let stopped = run(&update);
+    assert_eq!(stopped.status.code(), Some(1));
+    let err = text(&stopped.stderr);
+    let failed = lines(&stopped, "failed: ");
+    let events: Vec<&str> = failed.iter().map(|l| &l[8..16]).collect();
+    assert_eq!(
+        events,
+        ["evt_0005", "evt_0010", "evt_0014", "evt_0021", "evt_0031"],
+        "one line per trapped request: {err}"
+    );
+    assert!(
+        failed[0].starts_with(
+            "failed: evt_0005 (actions.requested), attempt 1, hook tool_counter, handler observe:actions.requested: trap (panicked at "
+        ),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(&format!(
+            "5 delivery(ies) failed: {e} not written; fix the hook, or run again with --accept-failures to record the failures as expected\n"
+        )),
+        "{err}"
+    );
+    assert!(!expect.exists(), "nothing written");
+
+    // Accepted, the failures are the expectation, and a replay matches it.
+    let accepted = run(&[&update[..], &["--accept-failures"]].concat());
+    assert!(accepted.status.success(), "{}", text(&accepted.stderr));
+    let written = fs::read_to_string(&expect).unwrap();
+    assert_eq!(written.matches("\"outcome\":\"trap\"").count(), 5);
+    let replayed = run(&update[..6]);
+    assert!(replayed.status.success(), "{}", text(&replayed.stderr));
 }

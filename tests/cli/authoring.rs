@@ -162,3 +162,25 @@ fn update_on_a_trapping_hook_writes_nothing_and_names_it_unless_failures_are_acc
     let replayed = run(&update[..6]);
     assert!(replayed.status.success(), "{}", text(&replayed.stderr));
 }
+
+#[test]
+fn new_shows_on_failure_per_subscription_for_a_hook_voting_on_two_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("my-agent/hooks/guard");
+    let out = run(&[
+        "new",
+        path.to_str().unwrap(),
+        "--lang",
+        "py",
+        "--events",
+        "actions.requested,prompt.submitted,observe:turn.stopping",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains(
+            "  or per subscription, e.g. on_failure = { \"actions.requested\" = \"deny\", \"prompt.submitted\" = \"abstain\" }\n"
+        ),
+        "{said}"
+    );
+}

@@ -57,6 +57,10 @@ pub struct HookAudit {
     pub retry: RetryPolicy,
     /// What a failed decision delivery counts as.
     pub on_failure: OnFailure,
+    /// What a failed vote counts as, per subscription, where `hookrt.toml`
+    /// says so (`on_failure = { "<kind>" = ... }`); the rest count as `on_failure`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub on_failure_by_kind: std::collections::BTreeMap<String, OnFailure>,
     /// The keys of the `config` table handed to it.
     pub config_keys: Vec<String>,
     /// Where it stands against `hookrt.lock`.
@@ -70,14 +74,14 @@ pub struct HookAudit {
 /// bug in a tool-call counter would deny every tool call).
 pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<String> {
     let mut out = Vec::new();
-    if hook.settings.on_failure != OnFailure::Deny || hook.settings.on_failure_chosen {
-        return out;
-    }
     for kind in &hook.subscriptions {
         if crate::event::kind::observed_kind(kind).is_some() {
             continue; // it watches: its failure decides nothing
         }
         let kind = crate::event::kind::handled_kind(kind);
+        if hook.settings.on_failure_for(kind) != (OnFailure::Deny, false) {
+            continue; // it fails open, or the author chose
+        }
         let blocks = crate::event::kind::gate_rule(kind)
             == Some(crate::event::kind::GateRule::Block)
             && hook.world_version == crate::sandbox::wit::NEWEST_VERSION;
@@ -230,6 +234,7 @@ pub fn audit(rt: &Runtime) -> Audit {
             critical: h.settings.critical,
             retry: h.settings.retry,
             on_failure: h.settings.on_failure,
+            on_failure_by_kind: h.settings.on_failure_by_kind.clone(),
             config_keys: h.settings.config.keys().cloned().collect(),
             lock,
             lock_detail,
@@ -281,6 +286,21 @@ impl HookAudit {
         if !strong.is_empty() {
             let _ = writeln!(s, "   may        {}", strong.join(", "));
         }
+    }
+
+    /// What a failed vote counts as: the hook's `on_failure`, then each
+    /// subscription's own (`deny (prompt.submitted: abstain)`).
+    fn on_failure_text(&self) -> String {
+        let mut text = word(&self.on_failure);
+        if !self.on_failure_by_kind.is_empty() {
+            let by: Vec<String> = self
+                .on_failure_by_kind
+                .iter()
+                .map(|(kind, f)| format!("{kind}: {}", word(f)))
+                .collect();
+            text = format!("{text} ({})", by.join(", "));
+        }
+        text
     }
 
     /// The `import` lines of [`HookAudit::write_text`]: each import and what grants it.
@@ -356,7 +376,7 @@ impl HookAudit {
             "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {}",
             h.retry.max_attempts,
             h.retry.backoff_ms,
-            word(&h.on_failure)
+            h.on_failure_text()
         );
         if !h.config_keys.is_empty() {
             let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));

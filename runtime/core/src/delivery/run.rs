@@ -192,7 +192,7 @@ impl EventRun {
         let on_failure = if handler == kind::WILDCARD {
             OnFailure::Abstain
         } else {
-            hook.settings.on_failure
+            hook.settings.on_failure_for(kind::handled_kind(handler)).0
         };
         match &mut self.answers {
             Answers::Observe => {}

@@ -22,9 +22,10 @@
 //! whole is dropped and recorded so), and each agent bridge forwards it where its agent
 //! takes it (Claude Code: `additionalContext`). It is gathered on tool approvals,
 //! permission requests, gates and the observe kinds agents take context on
-//! (`session.started`, `action.result`, ...); elsewhere it is ignored. `*` handlers may
-//! add context; `observe:` handlers and aggregate observers have no say, so theirs counts
-//! for nothing. The text reaches the model: never put secrets in it.
+//! (`session.started`, `action.result`, ...); elsewhere it is ignored. Every handler's
+//! context is delivered, whatever its subscription (the kind, `observe:<kind>`,
+//! `rewrite:<kind>` or `*`); aggregate observers add none (theirs is dropped with a
+//! warning naming the hook). The text reaches the model: never put secrets in it.
 
 use std::cell::RefCell;
 

@@ -149,3 +149,94 @@ fn a_bad_value_of_every_key_is_refused_with_its_own_message() {
         "every key has its case (two for bounded ones)"
     );
 }
+
+/// A guard that panics on both its votes: a deny of tool calls and a reminder
+/// on prompts (issue 53's newcomer's hook, with a bug in it).
+const BROKEN_GUARD: &str = "use hookrt_sdk::prelude::*;\n#[derive(Default)]\npub struct Guard;\n\
+    #[hookrt_sdk::hook]\nimpl Hook for Guard {\n    type Config = NoConfig;\n    \
+    fn actions_requested(&mut self, _d: ActionsRequested, _e: &Event, _c: &Context) -> HookResult<Vec<Approval>> {\n        \
+    panic!(\"guard bug\")\n    }\n    \
+    fn prompt_submitted(&mut self, _d: PromptSubmitted, _e: &Event, _c: &Context) -> HookResult<Block> {\n        \
+    context::add(\"Run the tests before you push.\");\n        panic!(\"reminder bug\")\n    }\n}\n";
+
+fn event(kind: &str, data: serde_json::Value) -> hookrt::Envelope {
+    hookrt::Envelope::new("e1", kind, hookrt::Coordinates::new("coder", "s1", 0), data).unwrap()
+}
+
+#[test]
+fn on_failure_per_subscription_fails_the_gate_closed_and_the_reminder_open() {
+    use hookrt::event::Gate;
+    use hookrt::{Approval, Outcome, Resolution};
+    let agent = crate::common::TempAgent::new()
+        .file("hooks/guard.rs", BROKEN_GUARD)
+        .config(
+            "[hooks.guard]\non_failure = { \"actions.requested\" = \"deny\", \"prompt.submitted\" = \"abstain\" }\n",
+        );
+    let rt = crate::common::load(agent.path());
+    let tool = event(
+        "actions.requested",
+        serde_json::json!({"actions": [{"call_id": "c1", "tool": "Bash", "input": {"command": "git push --force"}}]}),
+    );
+    let d = rt.dispatch(&tool).unwrap();
+    assert_eq!(d.deliveries[0].outcome, Outcome::Trap);
+    match &d.resolution {
+        Some(Resolution::ToolApproval(t)) => {
+            assert!(matches!(t.calls[0].verdict, Approval::Deny(_)), "{t:?}");
+            assert!(t.calls[0].failure, "the deny is marked as a failure");
+        }
+        other => panic!("expected a tool approval, got {other:?}"),
+    }
+    let prompt = event("prompt.submitted", serde_json::json!({"prompt": "push it"}));
+    let d = rt.dispatch(&prompt).unwrap();
+    assert_eq!(d.deliveries[0].outcome, Outcome::Trap);
+    match &d.resolution {
+        Some(Resolution::Gate(g)) => {
+            assert_eq!(
+                g.verdict,
+                Gate::Pass,
+                "the broken reminder blocks no prompt"
+            );
+            assert!(
+                g.answers[0].failure.is_some(),
+                "its vote is marked as a failure"
+            );
+        }
+        other => panic!("expected a gate, got {other:?}"),
+    }
+    // Both chosen: no fail-closed-by-default warning; audit shows each.
+    assert!(hookrt::audit::author_warnings(&rt.hooks()[0]).is_empty());
+    let audit = hookrt::audit::audit(&rt).to_text();
+    assert!(
+        audit.contains(
+            "on failure of a decision: deny (actions.requested: deny, prompt.submitted: abstain)"
+        ),
+        "{audit}"
+    );
+    // The plain value keeps meaning what it meant: both fail closed.
+    let plain = crate::common::TempAgent::new()
+        .file("hooks/guard.rs", BROKEN_GUARD)
+        .config("[hooks.guard]\non_failure = \"deny\"\n");
+    let d = crate::common::load(plain.path()).dispatch(&prompt).unwrap();
+    match &d.resolution {
+        Some(Resolution::Gate(g)) => assert!(matches!(g.verdict, Gate::Block(_)), "{g:?}"),
+        other => panic!("expected a gate, got {other:?}"),
+    }
+}
+
+#[test]
+fn on_failure_per_subscription_names_only_kinds_a_hook_votes_on() {
+    let got =
+        problems("[hooks.a]\non_failure = { \"message.completed\" = \"deny\" }\n").join(" | ");
+    assert!(
+        got.ends_with("`on_failure` names `message.completed`, which is no decision or gate kind a hook votes on by name \
+             (one of `turn.stopping`, `prompt.submitted`, `actions.requested`, `file.edit.requested`, `permission.requested`, \
+             `task.created`, `config.changed`, `compaction.requested`); a `*` or `observe:` handler's failure counts for nothing either way"),
+        "{got}"
+    );
+    let got =
+        problems("[hooks.a]\non_failure = { \"actions.requested\" = \"allow\" }\n").join(" | ");
+    assert!(
+        got.ends_with("unknown variant `allow`, expected `deny` or `abstain`"),
+        "{got}"
+    );
+}

@@ -273,3 +273,67 @@ fn a_misspelled_kind_and_an_answer_from_an_observe_method_do_not_compile() {
     );
     assert!(!problems.contains("src/lib.rs"), "{problems}");
 }
+
+/// The newcomer's reminder (issue 53): `method` adds a reminder on every prompt.
+fn reminder(method: &str, answer: &str, ok: &str) -> String {
+    format!(
+        "use hookrt_sdk::prelude::*;\n#[derive(Default)]\npub struct Reminder;\n\
+         #[hookrt_sdk::hook]\nimpl Hook for Reminder {{\n    type Config = NoConfig;\n    \
+         fn {method}(&mut self, _d: PromptSubmitted, _e: &Event, _c: &Context) -> HookResult{answer} {{\n        \
+         context::add(\"Run the tests before you push.\");\n        Ok({ok})\n    }}\n}}\n"
+    )
+}
+
+/// The reminder's context on one prompt: (hook, text, dropped).
+fn reminded(agent: &TempAgent) -> Vec<(String, String, bool)> {
+    let prompt = hookrt::Envelope::new(
+        "e1",
+        "prompt.submitted",
+        hookrt::Coordinates::new("coder", "s1", 0),
+        serde_json::json!({"prompt": "push my branch"}),
+    )
+    .unwrap();
+    let d = load(agent.path()).dispatch(&prompt).unwrap();
+    assert_eq!(d.deliveries[0].outcome, Outcome::Ok);
+    d.resolution
+        .expect("a gate resolves")
+        .context()
+        .iter()
+        .map(|p| (p.hook.clone(), p.text.clone(), p.dropped))
+        .collect()
+}
+
+#[test]
+fn a_reminder_moved_to_observe_as_check_advises_still_reaches_the_model() {
+    let voting = TempAgent::new().file(
+        "hooks/reminder.rs",
+        &reminder("prompt_submitted", "<Block>", "Block::Pass"),
+    );
+    let expected = vec![(
+        "reminder".to_owned(),
+        "Run the tests before you push.".to_owned(),
+        false,
+    )];
+    assert_eq!(reminded(&voting), expected);
+    // `check` advises the observe: subscription for a hook that only watches...
+    let rt = load(voting.path());
+    let advice = author_warnings(&rt.hooks()[0]).join("\n");
+    assert!(
+        advice.contains("fix: if it only watches, subscribe to `observe:prompt.submitted` (the SDK's `prompt_submitted_observed`)"),
+        "{advice}"
+    );
+    // ...and following it keeps the reminder: one rule for context.
+    let watching = TempAgent::new().file(
+        "hooks/reminder.rs",
+        &reminder("prompt_submitted_observed", "", "()"),
+    );
+    assert_eq!(reminded(&watching), expected);
+    let rt = load(watching.path());
+    assert!(author_warnings(&rt.hooks()[0]).is_empty());
+    let audit = hookrt::audit::audit(&rt);
+    let subs = &audit.hooks[0].subscriptions;
+    assert_eq!(
+        (subs[0].kind.as_str(), subs[0].may.as_slice()),
+        ("observe:prompt.submitted", ["add context"].as_slice())
+    );
+}

@@ -462,7 +462,7 @@ fn audit_json_reports_the_real_configuration() {
     assert_eq!(
         hooks[7]["subscriptions"],
         serde_json::json!([
-            {"kind": "observe:actions.requested", "class": "observe", "may": []},
+            {"kind": "observe:actions.requested", "class": "observe", "may": ["add context"]},
             {"kind": "action.result", "class": "observe", "may": ["add context"]},
             {"kind": "session.completed", "class": "observe", "may": []}
         ])

@@ -10,6 +10,7 @@
 #[path = "../all/common.rs"]
 mod common;
 
+mod authoring;
 mod commands;
 mod coverage;
 mod crash;

@@ -54,6 +54,35 @@ impl Loading {
         }
     }
 
+    /// Loads `dir`'s working copy for its author (`hookrt check`, `hookrt
+    /// test`): a drift from the lock is one line on stderr, not a refusal,
+    /// so an edit can be tested before it is reviewed and locked (loads for
+    /// agents, `serve`, `run` and the service refuse it). The lock is read
+    /// first: an unreadable one, or none where `--require-lock` asks for
+    /// it, is still refused. `then` gets the warning for a folder without a
+    /// lock, to print or not.
+    pub(crate) fn loaded_for_author(
+        self,
+        dir: &Path,
+        then: impl FnOnce(Runtime, Option<String>) -> Result<ExitCode>,
+    ) -> Result<ExitCode> {
+        let policy = self.lock.clone();
+        let lock = match hookrt::read_lock(dir, &policy) {
+            Ok(lock) => lock,
+            Err(p) => return Ok(report(&p)),
+        };
+        self.without_lock().loaded(dir, |rt| {
+            let warning = rt.working_copy_warning(lock.as_ref(), &policy);
+            if lock.is_some()
+                && let Some(w) = &warning
+            {
+                eprintln!("warning: {w}");
+            }
+            let unlocked = if lock.is_none() { warning } else { None };
+            then(rt, unlocked)
+        })
+    }
+
     /// Loads the agent folder with a progress bar while cargo compiles.
     fn load(self, dir: &Path) -> Result<Runtime, Problems> {
         let opts = self.options(dir);

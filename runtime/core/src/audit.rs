@@ -57,6 +57,10 @@ pub struct HookAudit {
     pub retry: RetryPolicy,
     /// What a failed decision delivery counts as.
     pub on_failure: OnFailure,
+    /// What a failed vote counts as, per subscription, where `hookrt.toml`
+    /// says so (`on_failure = { "<kind>" = ... }`); the rest count as `on_failure`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub on_failure_by_kind: std::collections::BTreeMap<String, OnFailure>,
     /// The keys of the `config` table handed to it.
     pub config_keys: Vec<String>,
     /// Where it stands against `hookrt.lock`.
@@ -70,14 +74,14 @@ pub struct HookAudit {
 /// bug in a tool-call counter would deny every tool call).
 pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<String> {
     let mut out = Vec::new();
-    if hook.settings.on_failure != OnFailure::Deny || hook.settings.on_failure_chosen {
-        return out;
-    }
     for kind in &hook.subscriptions {
         if crate::event::kind::observed_kind(kind).is_some() {
             continue; // it watches: its failure decides nothing
         }
         let kind = crate::event::kind::handled_kind(kind);
+        if hook.settings.on_failure_for(kind) != (OnFailure::Deny, false) {
+            continue; // it fails open, or the author chose
+        }
         let blocks = crate::event::kind::gate_rule(kind)
             == Some(crate::event::kind::GateRule::Block)
             && hook.world_version == crate::sandbox::wit::NEWEST_VERSION;
@@ -122,19 +126,24 @@ pub struct Subscription {
 
 /// What a hook of world `world` subscribed as `key` can do to the agent
 /// with its answers. A hook of a world before 0.3.0 cannot rewrite, add
-/// context, answer a gate or a permission request; `observe:` handlers and
-/// aggregate observers can do nothing; a `*` handler votes (abstaining when
-/// it fails) on whatever it receives, which the list does not spell out.
+/// context, answer a gate or a permission request; an `observe:` handler
+/// casts no vote but may add context like any handler; aggregate observers
+/// can do nothing; a `*` handler votes (abstaining when it fails) on
+/// whatever it receives, which the list does not spell out.
 pub fn powers(key: &str, world: &str, aggregate: bool) -> Vec<&'static str> {
     use crate::event::kind::{self, GateRule};
     let v3 = world == crate::sandbox::wit::NEWEST_VERSION;
-    if aggregate
-        || kind::observed_kind(key).is_some()
-        || (!v3 && kind::answered_from_v3(kind::handled_kind(key)))
-    {
+    let k = kind::handled_kind(key);
+    if aggregate || (!v3 && kind::answered_from_v3(k)) {
         return Vec::new();
     }
-    let k = kind::handled_kind(key);
+    if kind::observed_kind(key).is_some() {
+        return if v3 && kind::takes_context(k) {
+            vec!["add context"]
+        } else {
+            Vec::new()
+        };
+    }
     let mut may: Vec<&'static str> = match (class_of(k), k) {
         (_, "actions.requested") => vec!["deny", "ask", "allow"],
         (_, kind::PERMISSION_REQUESTED) => vec!["deny", "allow"],
@@ -225,6 +234,7 @@ pub fn audit(rt: &Runtime) -> Audit {
             critical: h.settings.critical,
             retry: h.settings.retry,
             on_failure: h.settings.on_failure,
+            on_failure_by_kind: h.settings.on_failure_by_kind.clone(),
             config_keys: h.settings.config.keys().cloned().collect(),
             lock,
             lock_detail,
@@ -276,6 +286,21 @@ impl HookAudit {
         if !strong.is_empty() {
             let _ = writeln!(s, "   may        {}", strong.join(", "));
         }
+    }
+
+    /// What a failed vote counts as: the hook's `on_failure`, then each
+    /// subscription's own (`deny (prompt.submitted: abstain)`).
+    fn on_failure_text(&self) -> String {
+        let mut text = word(&self.on_failure);
+        if !self.on_failure_by_kind.is_empty() {
+            let by: Vec<String> = self
+                .on_failure_by_kind
+                .iter()
+                .map(|(kind, f)| format!("{kind}: {}", word(f)))
+                .collect();
+            text = format!("{text} ({})", by.join(", "));
+        }
+        text
     }
 
     /// The `import` lines of [`HookAudit::write_text`]: each import and what grants it.
@@ -351,7 +376,7 @@ impl HookAudit {
             "   policy     {policy} | {} attempt(s), backoff {} ms | on failure of a decision: {}",
             h.retry.max_attempts,
             h.retry.backoff_ms,
-            word(&h.on_failure)
+            h.on_failure_text()
         );
         if !h.config_keys.is_empty() {
             let _ = writeln!(s, "   config     {}", h.config_keys.join(", "));

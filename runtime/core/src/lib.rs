@@ -111,7 +111,7 @@ pub use event::answer::{Approval, FileEdit};
 pub use sandbox::outcome::Outcome;
 
 // The facade.
-pub use runtime::{Runtime, check};
+pub use runtime::{Runtime, check, read_lock};
 
 // The service.
 pub use service::api::{HookService, PendingReceipt, ServiceOptions, StartError};

@@ -217,7 +217,49 @@ fn key(record: &Value) -> (String, String) {
     (event, subject)
 }
 
+/// A delivery of a replay that did not end `ok` (an error, a trap, a timeout,
+/// fuel or memory run out): `hookrt test --update` names it and writes
+/// nothing, unless told the failures are expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The event id and kind, e.g. `evt_0005 (actions.requested), attempt 1`.
+    pub event: String,
+    /// The hook and handler (`hook policy, handler actions.requested`).
+    pub subject: String,
+    /// The outcome as reports write it (`trap`, `timeout`, ...).
+    pub outcome: String,
+    /// What the hook or the sandbox said, when anything.
+    pub error: Option<String>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, {}: {}", self.event, self.subject, self.outcome)?;
+        match &self.error {
+            Some(e) => write!(f, " ({e})"),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Replay {
+    /// The deliveries that failed, in the replay's order.
+    pub fn failures(&self) -> Vec<Failure> {
+        self.records
+            .iter()
+            .filter(|r| r.get("hook").is_some() && r["outcome"] != "ok")
+            .map(|r| {
+                let (event, subject) = key(r);
+                Failure {
+                    event,
+                    subject,
+                    outcome: r["outcome"].as_str().unwrap_or("?").to_owned(),
+                    error: r["error"].as_str().map(str::to_owned),
+                }
+            })
+            .collect()
+    }
+
     /// The expectation file: one record per line, ending in a newline.
     pub fn to_jsonl(&self) -> String {
         let mut out = String::new();

@@ -20,7 +20,7 @@ use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
 use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::{self, LoadedHook};
-use crate::hooks::loaded::lock::{Lock, Review};
+use crate::hooks::loaded::lock::{Lock, LockPolicy, Review};
 use crate::hooks::loaded::registry::Registry;
 use crate::hooks::problem::{Problem, Problems};
 use crate::sandbox::engine::{self, Allocator, Links, Sandbox};
@@ -175,19 +175,28 @@ fn locked(
         return Ok((None, reviews));
     }
     let path = opts.lock.path(agent_dir);
+    let Some(lock) = read_lock(agent_dir, &opts.lock)? else {
+        return Ok((None, reviews));
+    };
+    let mut drifted = lock.check_reviews(&path, &reviews);
+    drifted.sort_by(|a, b| a.path.cmp(&b.path));
+    Problems(drifted).into_result()?;
+    Ok((Some(lock), reviews))
+}
+
+/// The lock `policy` names for `agent_dir`, read as every load reads it:
+/// `None` when there is none, a refusal when it cannot be read or when
+/// `--require-lock` asks for one that is not there.
+pub fn read_lock(agent_dir: &Path, policy: &LockPolicy) -> Result<Option<Lock>, Problems> {
+    let path = policy.path(agent_dir);
     match Lock::read(&path) {
-        Ok(Some(lock)) => {
-            let mut drifted = lock.check_reviews(&path, &reviews);
-            drifted.sort_by(|a, b| a.path.cmp(&b.path));
-            Problems(drifted).into_result()?;
-            Ok((Some(lock), reviews))
-        }
-        Ok(None) if opts.lock.required => Err(Problems(vec![Problem::lock(
+        Ok(Some(lock)) => Ok(Some(lock)),
+        Ok(None) if policy.required => Err(Problems(vec![Problem::lock(
             &path,
             "there is no lock, and --require-lock asks for one",
             "review the folder, then pin it with `hookrt lock DIR` (or give the lock with --lock FILE)",
         )])),
-        Ok(None) => Ok((None, reviews)),
+        Ok(None) => Ok(None),
         Err(p) => Err(Problems(vec![p])),
     }
 }
@@ -327,13 +336,39 @@ impl Runtime {
 
     /// The warning a front end prints for an unlocked folder, when it is.
     pub fn unlocked_warning(&self) -> Option<String> {
-        self.unlocked().map(|lock| {
-            format!(
-                "{} is not locked ({} is missing): any change to its hooks runs unreviewed; after a review pin it with `hookrt lock`, and load it with --require-lock",
-                self.agent_dir.display(),
-                lock.display()
-            )
-        })
+        self.unlocked()
+            .map(|lock| unlocked_warning(&self.agent_dir, lock))
+    }
+
+    /// What an author who ran the working copy (`hookrt check`, `hookrt
+    /// test`: loaded with the lock not enforced) is told about `lock`, read
+    /// before the load with [`read_lock`]: one line naming every drift and
+    /// how to accept it, the unlocked warning when there is no lock, `None`
+    /// when the folder is as locked. Loads for agents, `serve`, `run` and
+    /// the service refuse the same drift.
+    pub fn working_copy_warning(&self, lock: Option<&Lock>, policy: &LockPolicy) -> Option<String> {
+        let path = policy.path(&self.agent_dir);
+        let Some(lock) = lock else {
+            return Some(unlocked_warning(&self.agent_dir, &path));
+        };
+        let drift: Vec<String> = lock
+            .check(&path, self.hooks())
+            .into_iter()
+            .map(|p| p.message)
+            .collect();
+        if drift.is_empty() {
+            return None;
+        }
+        let dir = self.agent_dir.display();
+        let flag = policy
+            .file
+            .as_ref()
+            .map(|f| format!(" --lock {}", f.display()))
+            .unwrap_or_default();
+        Some(format!(
+            "ran the working copy, which drifted from its lock ({}); agents, `serve`, `run` and the service refuse it until you review the change and accept it with `hookrt lock {dir}{flag}`",
+            drift.join("; ")
+        ))
     }
 
     /// The loaded hooks, in registration order.
@@ -500,4 +535,13 @@ impl Runtime {
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
     }
+}
+
+/// What a front end says of a folder that loaded without the lock at `lock`.
+fn unlocked_warning(agent_dir: &Path, lock: &Path) -> String {
+    format!(
+        "{} is not locked ({} is missing): any change to its hooks runs unreviewed; after a review pin it with `hookrt lock`, and load it with --require-lock",
+        agent_dir.display(),
+        lock.display()
+    )
 }

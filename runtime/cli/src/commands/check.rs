@@ -1,5 +1,5 @@
 //! `hookrt check DIR [--no-build]`: the folder's problems, or that its hooks
-//! load cleanly.
+//! load cleanly (the working copy: a drift from the lock is said, not refused).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,11 +30,11 @@ impl CheckArgs {
                 Err(p) => report(&p),
             });
         }
-        loading.loaded(&dir, |rt| {
+        loading.loaded_for_author(&dir, |rt, unlocked| {
             for w in rt.hooks().iter().flat_map(hookrt::audit::author_warnings) {
                 eprintln!("warning: {w}");
             }
-            if let Some(w) = rt.unlocked_warning() {
+            if let Some(w) = unlocked {
                 eprintln!("warning: {w}");
             }
             println!(

@@ -1,6 +1,7 @@
-//! `hookrt test DIR --events FILE --expect FILE [--update]`: replays a recorded
-//! session through the hooks deterministically and compares what they did
-//! with an expectation file (`hookrt::replay`).
+//! `hookrt test DIR --events FILE --expect FILE [--update [--accept-failures]]`:
+//! replays a recorded session through the hooks deterministically and
+//! compares what they did with an expectation file (`hookrt::replay`). An
+//! update never records a failed delivery without being told to.
 
 use std::fs;
 use std::path::PathBuf;
@@ -25,13 +26,17 @@ pub(crate) struct TestArgs {
     #[arg(long)]
     pub expect: PathBuf,
     /// Write (or rewrite) the expectation from this replay instead of comparing.
+    /// A delivery that failed (error, trap, timeout, fuel or memory) stops it.
     #[arg(long)]
     pub update: bool,
+    /// With --update: record failed deliveries as expected instead of stopping.
+    #[arg(long, requires = "update")]
+    pub accept_failures: bool,
 }
 
 impl TestArgs {
     pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
-        loading.loaded(&self.dir, |rt| test(rt, &self))
+        loading.loaded_for_author(&self.dir, |rt, _unlocked| test(rt, &self))
     }
 }
 
@@ -51,6 +56,18 @@ fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
     }
     let replay = hookrt::replay::replay(&rt, &events)?;
     if args.update {
+        let failures = replay.failures();
+        if !failures.is_empty() && !args.accept_failures {
+            for f in &failures {
+                eprintln!("failed: {f}");
+            }
+            eprintln!(
+                "{} delivery(ies) failed: {} not written; fix the hook, or run again with --accept-failures to record the failures as expected",
+                failures.len(),
+                args.expect.display()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
         // Replaced, never written through a link planted at its name.
         hookrt::hooks::replace_file(&args.expect, replay.to_jsonl().as_bytes())
             .with_context(|| format!("cannot write {}", args.expect.display()))?;

@@ -163,8 +163,10 @@ impl EventRun {
     /// counts by the hook's `on_failure` only when it subscribed to the
     /// decision kind by name (or as `rewrite:<kind>`); a `*` handler is an
     /// observer, and its failure counts as abstain / not-handled / pass; an
-    /// `observe:<kind>` handler is not counted at all. A hook of a world
-    /// before 0.3.0 observes gates and permission requests.
+    /// `observe:<kind>` handler casts no vote, but the context it adds is
+    /// delivered like any handler's (one rule for context, whatever the
+    /// subscription). A hook of a world before 0.3.0 observes gates and
+    /// permission requests.
     pub(crate) fn record(
         &mut self,
         hook: &LoadedHook,
@@ -172,29 +174,25 @@ impl EventRun {
         outcome: Outcome,
         reply: Reply,
     ) {
+        let slug = hook.id();
+        let Reply { answer, context } = reply;
+        self.take_context(hook, &slug, handler, outcome, context);
         if hook.scope == Scope::Aggregate {
             return; // an observer of every scope decides nothing in any
+        }
+        if self.v3_only && hook.world_version != NEWEST_VERSION {
+            return; // it cannot answer this kind: it observes it
         }
         if kind::observed_kind(handler).is_some() {
             // `observe:<kind>` watches the event: no vote, no edit, and a
             // failure stands in for nothing (it is in the delivery record).
             return;
         }
-        if self.v3_only && hook.world_version != NEWEST_VERSION {
-            return; // it cannot answer this kind: it observes it
-        }
-        let slug = hook.id();
-        let Reply { answer, context } = reply;
-        if let (Some(budget), Some(text)) = (&mut self.context, context)
-            && outcome == Outcome::Ok
-        {
-            budget.add(&slug, text);
-        }
         let rewrites = kind::rewritten_kind(handler).is_some();
         let on_failure = if handler == kind::WILDCARD {
             OnFailure::Abstain
         } else {
-            hook.settings.on_failure
+            hook.settings.on_failure_for(kind::handled_kind(handler)).0
         };
         match &mut self.answers {
             Answers::Observe => {}
@@ -254,6 +252,30 @@ impl EventRun {
                     chain.push(0, &slug, input, changed);
                 }
             }
+        }
+    }
+
+    /// Keeps the context a delivery of `hook` gave (when it ended `ok` and
+    /// the kind takes context), whatever the subscription. An aggregate
+    /// observer adds none to a scope's model: its context is said, never
+    /// silently dropped.
+    fn take_context(
+        &mut self,
+        hook: &LoadedHook,
+        slug: &str,
+        handler: &str,
+        outcome: Outcome,
+        context: Option<String>,
+    ) {
+        let (Some(budget), Some(text)) = (&mut self.context, context) else {
+            return;
+        };
+        if hook.scope != Scope::Aggregate {
+            if outcome == Outcome::Ok {
+                budget.add(slug, text);
+            }
+        } else if !text.is_empty() {
+            tracing::warn!(target: "hook", "[{slug} {handler}] context dropped ({} bytes): an aggregate observer (`aggregate` in hookrt.toml) adds no context to any scope's model; take it out of `aggregate` to give context", text.len());
         }
     }
 

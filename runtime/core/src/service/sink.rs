@@ -177,12 +177,12 @@ impl<'d> Journaled<'d> {
     /// and saying only "recorded" would hide it.
     fn what_failure_did(&self, pd: &PendingDelivery) -> &'static str {
         let votes = pd.handler != kind::WILDCARD && kind::observed_kind(&pd.handler).is_none();
+        let kind = self.w.envelope.kind.as_str();
         let deny = self.cx.rt.hooks().iter().any(|h| {
             h.has_id(&pd.hook)
                 && h.scope != Scope::Aggregate
-                && h.settings.on_failure == OnFailure::Deny
+                && h.settings.on_failure_for(kind).0 == OnFailure::Deny
         });
-        let kind = self.w.envelope.kind.as_str();
         match (kind::class_of(kind), votes, kind) {
             (EventClass::Decision, true, "actions.requested") if deny => {
                 "it counts as a deny of every requested call (on_failure = \"deny\"); no cascade"

@@ -8,7 +8,7 @@ use hookrt::event::{WILDCARD, rewritten_kind};
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
-use super::scaffold::{NewArgs, method, next_steps, script_hook, script_votes, type_name};
+use super::scaffold::{NewArgs, method, next_steps, script_hook, type_name, voting};
 
 /// Writes `SLUG.py` and says what to run next.
 pub(super) fn new(args: &NewArgs) -> Result<()> {
@@ -25,7 +25,7 @@ pub(super) fn new(args: &NewArgs) -> Result<()> {
         Some(
             "scripts/py-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-py",
         ),
-        script_votes(&kinds),
+        &voting(kinds.iter().map(String::as_str)),
     );
     Ok(())
 }

@@ -8,7 +8,9 @@ use anyhow::Result;
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
-use super::scaffold::{NewArgs, method, next_steps, refuse_taken, split, subscriptions, type_name};
+use super::scaffold::{
+    NewArgs, method, next_steps, refuse_taken, split, subscriptions, type_name, voting,
+};
 
 /// Writes the hook and says what to run next.
 pub(super) fn new(args: &NewArgs) -> Result<()> {
@@ -36,10 +38,8 @@ pub(super) fn new(args: &NewArgs) -> Result<()> {
         fs::create_dir_all(hooks_dir)?;
         fs::write(&target, source)?;
     }
-    let votes = methods.iter().any(|(k, _)| {
-        class_of(hookrt::event::rewritten_kind(k).unwrap_or(k)) == EventClass::Decision
-    });
-    next_steps(&agent, &slug, &target, None, votes);
+    let voting = voting(methods.iter().map(|(k, _)| k.as_str()));
+    next_steps(&agent, &slug, &target, None, &voting);
     Ok(())
 }
 

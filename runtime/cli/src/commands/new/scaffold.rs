@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Result, bail};
-use hookrt::event::{GateRule, WILDCARD, gate_rule, handled_kind, is_subscribable};
+use hookrt::event::{GateRule, WILDCARD, gate_rule, handled_kind, is_subscribable, observed_kind};
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
@@ -89,24 +89,33 @@ pub(crate) fn script_hook(
     Ok((agent, slug, kinds, target))
 }
 
-/// Whether a script hook's subscriptions vote on an event that fails
-/// closed: a decision, or a gate that blocks.
-pub(crate) fn script_votes(kinds: &[String]) -> bool {
-    kinds.iter().any(|k| {
+/// The kinds a hook's subscriptions vote on that fail closed by default (a
+/// decision, or a gate that blocks), each once, in the order subscribed.
+pub(crate) fn voting<'a>(kinds: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for k in kinds {
+        if observed_kind(k).is_some() {
+            continue; // it watches: its failure decides nothing
+        }
         let k = handled_kind(k);
-        class_of(k) == EventClass::Decision || gate_rule(k) == Some(GateRule::Block)
-    })
+        let fails_closed =
+            class_of(k) == EventClass::Decision || gate_rule(k) == Some(GateRule::Block);
+        if fails_closed && !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    out
 }
 
 /// Says what was written and what to run next: `toolchain`, the line that
-/// installs a script language's toolchain; `votes`, whether the hook votes
-/// on an event that fails closed.
+/// installs a script language's toolchain; `voting`, the kinds the hook
+/// votes on that fail closed ([`voting`]).
 pub(crate) fn next_steps(
     agent: &Path,
     slug: &Slug,
     target: &Path,
     toolchain: Option<&str>,
-    votes: bool,
+    voting: &[&str],
 ) {
     println!("created {} (slug `{slug}`)", target.display());
     let agent = agent.display();
@@ -121,10 +130,22 @@ pub(crate) fn next_steps(
     println!(
         "  hookrt test {agent} --events EVENTS.jsonl --expect EXPECTED.jsonl            # check it still does"
     );
-    if votes {
+    if !voting.is_empty() {
         println!(
             "  it votes on a decision event: a failure denies by default; say so in {agent}/hookrt.toml \
              with [hooks.\"{slug}\"] on_failure = \"deny\" (or \"abstain\")"
+        );
+    }
+    if let [first, rest @ ..] = voting
+        && !rest.is_empty()
+    {
+        // A gate that fails closed beside a vote that fails open (issue 53).
+        let per: Vec<String> = std::iter::once(format!("\"{first}\" = \"deny\""))
+            .chain(rest.iter().map(|k| format!("\"{k}\" = \"abstain\"")))
+            .collect();
+        println!(
+            "  or per subscription, e.g. on_failure = {{ {} }}",
+            per.join(", ")
         );
     }
 }

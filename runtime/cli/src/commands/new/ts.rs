@@ -8,7 +8,7 @@ use hookrt::event::WILDCARD;
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
-use super::scaffold::{NewArgs, next_steps, script_hook, script_votes};
+use super::scaffold::{NewArgs, next_steps, script_hook, voting};
 
 /// Writes `SLUG.ts` and says what to run next.
 pub(super) fn new(args: &NewArgs) -> Result<()> {
@@ -21,7 +21,7 @@ pub(super) fn new(args: &NewArgs) -> Result<()> {
         Some(
             "scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js",
         ),
-        script_votes(&kinds),
+        &voting(kinds.iter().map(String::as_str)),
     );
     Ok(())
 }

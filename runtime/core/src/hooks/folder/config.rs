@@ -22,7 +22,7 @@ use serde::Deserialize;
 use crate::event::scope::Scope;
 use crate::hooks::folder::discovery::{DiscoveredHook, Discovery, SourceKind};
 use crate::hooks::folder::settings::{
-    HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, OnFailure,
+    HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, OnFailureSetting,
 };
 use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::{Problem, Problems};
@@ -56,7 +56,7 @@ struct RawSettings {
     critical: Option<bool>,
     max_attempts: Option<u64>,
     backoff_ms: Option<u64>,
-    on_failure: Option<OnFailure>,
+    on_failure: Option<OnFailureSetting>,
     name: Option<String>,
     description: Option<String>,
     config: Option<toml::Table>,
@@ -471,9 +471,8 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
     if let Some(v) = raw.backoff_ms {
         s.retry.backoff_ms = v
     }
-    if let Some(v) = raw.on_failure {
-        s.on_failure = v;
-        s.on_failure_chosen = true;
+    if let Some(v) = &raw.on_failure {
+        v.apply(s);
     }
     if let Some(v) = &raw.name {
         s.name = Some(v.clone())

@@ -3,7 +3,7 @@
 //! Parsing and checking the file is `config`'s job; every layer above reads
 //! these types.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
@@ -37,12 +37,19 @@ pub struct HookSettings {
     pub critical: bool,
     /// How failed deliveries are retried before they are dead-lettered.
     pub retry: RetryPolicy,
-    /// What a failed decision delivery counts as.
+    /// What a failed decision delivery counts as (the plain `on_failure =
+    /// "deny"`), for every kind [`HookSettings::on_failure_by_kind`] does not name.
     pub on_failure: OnFailure,
-    /// Whether `hookrt.toml` set `on_failure` (for this hook or in `[defaults]`),
-    /// rather than leaving the fail-closed default: `check` and `audit` warn
-    /// about a voting hook that fails closed by default only.
+    /// Whether `hookrt.toml` set the plain `on_failure` (for this hook or in
+    /// `[defaults]`), rather than leaving the fail-closed default: `check`
+    /// and `audit` warn about a voting hook that fails closed by default only.
     pub on_failure_chosen: bool,
+    /// `on_failure` per subscription (`on_failure = { "actions.requested" =
+    /// "deny", "prompt.submitted" = "abstain" }`): what a failure of the
+    /// hook's vote on that kind counts as. Empty unless written, so a lock
+    /// of a hook without it pins the same settings as before.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub on_failure_by_kind: BTreeMap<String, OnFailure>,
     /// A human name for the hook (audit only).
     pub name: Option<String>,
     /// What the hook is for (audit only).
@@ -68,6 +75,85 @@ pub enum OnFailure {
     Abstain,
 }
 
+impl HookSettings {
+    /// What a failure of the hook's vote on `kind` counts as, and whether
+    /// `hookrt.toml` chose it (per subscription, or the plain `on_failure`).
+    pub fn on_failure_for(&self, kind: &str) -> (OnFailure, bool) {
+        match self.on_failure_by_kind.get(kind) {
+            Some(f) => (*f, true),
+            None => (self.on_failure, self.on_failure_chosen),
+        }
+    }
+}
+
+/// `on_failure` as written: one policy for the hook, or one per subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OnFailureSetting {
+    /// `on_failure = "deny"`: every vote of the hook.
+    Plain(OnFailure),
+    /// `on_failure = { "<kind>" = "deny", ... }`: the votes on the kinds named.
+    ByKind(BTreeMap<String, OnFailure>),
+}
+
+impl OnFailureSetting {
+    /// Sets it in `s`: a table over what `[defaults]` set, kind by kind.
+    pub(crate) fn apply(&self, s: &mut HookSettings) {
+        match self {
+            OnFailureSetting::Plain(v) => {
+                s.on_failure = *v;
+                s.on_failure_chosen = true;
+            }
+            OnFailureSetting::ByKind(by) => s.on_failure_by_kind.extend(by.clone()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OnFailureSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = OnFailureSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"deny\", \"abstain\", or a table of decision or gate kinds to \"deny\" or \"abstain\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                OnFailure::deserialize(serde::de::value::StrDeserializer::new(v))
+                    .map(OnFailureSetting::Plain)
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut m: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut by = BTreeMap::new();
+                while let Some((kind, f)) = m.next_entry::<String, OnFailure>()? {
+                    if !votes_on(&kind) {
+                        return Err(serde::de::Error::custom(format!(
+                            "`on_failure` names `{kind}`, which is no decision or gate kind a hook votes on by name \
+                             (one of {}); a `*` or `observe:` handler's failure counts for nothing either way",
+                            crate::event::kind::KINDS
+                                .iter()
+                                .map(|k| k.name)
+                                .filter(|k| votes_on(k))
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )));
+                    }
+                    by.insert(kind, f);
+                }
+                Ok(OnFailureSetting::ByKind(by))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// Whether a hook subscribed to `kind` by name votes on it (a decision or gate).
+fn votes_on(kind: &str) -> bool {
+    use crate::event::kind::{EventClass, class_of, is_known};
+    is_known(kind) && matches!(class_of(kind), EventClass::Decision | EventClass::Gate)
+}
+
 impl Default for HookSettings {
     fn default() -> Self {
         HookSettings {
@@ -78,6 +164,7 @@ impl Default for HookSettings {
             retry: RetryPolicy::default(),
             on_failure: OnFailure::default(),
             on_failure_chosen: false,
+            on_failure_by_kind: BTreeMap::new(),
             name: None,
             description: None,
             config: serde_json::Map::new(),

@@ -18,5 +18,6 @@ mod forgery;
 mod ingest;
 mod install;
 mod journal;
+mod lock;
 mod trail;
 mod tutorial;

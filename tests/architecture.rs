@@ -82,6 +82,7 @@ const RUNTIME: &[&str] = &[
     "hooks::build::python",
     "hooks::build::confine",
     "hooks::build::component",
+    "hooks::build::cargo_lock",
     "hooks::loaded::load",
     "hooks::loaded::lock",
     "hooks::loaded::call",

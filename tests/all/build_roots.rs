@@ -103,12 +103,23 @@ fn a_macro_assembled_include_and_a_macro_made_module_are_refused_and_nothing_of_
 
 /// A crate hook `name` whose lib logs `K`, `code` defining it.
 fn crate_hook(name: &str, code: &str) -> TempAgent {
-    let manifest = fs::read_to_string(example("testing/hooks/env_leak/Cargo.toml"))
-        .unwrap()
-        .replace("env-leak", name);
     TempAgent::new()
-        .file(&format!("hooks/{name}/Cargo.toml"), &manifest)
+        .file(
+            &format!("hooks/{name}/Cargo.toml"),
+            &env_leak_file("Cargo.toml", name),
+        )
+        .file(
+            &format!("hooks/{name}/Cargo.lock"),
+            &env_leak_file("Cargo.lock", name),
+        )
         .file(&format!("hooks/{name}/src/lib.rs"), &single_file(code))
+}
+
+/// `file` of the env_leak crate with its package renamed `name`.
+fn env_leak_file(file: &str, name: &str) -> String {
+    fs::read_to_string(example("testing/hooks/env_leak").join(file))
+        .unwrap()
+        .replace("env-leak", name)
 }
 
 #[test]
@@ -222,15 +233,17 @@ fn a_build_script_cannot_open_a_file_outside_the_roots_under_landlock() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let (secret, marker) = planted(tmp.path());
-    let manifest = fs::read_to_string(example("testing/hooks/env_leak/Cargo.toml"))
-        .unwrap()
-        .replace("env-leak", "copier")
+    let manifest = env_leak_file("Cargo.toml", "copier")
         .replace("publish = false", "publish = false\nbuild = \"build.rs\"");
     let build = format!(
         "fn main() {{\n    let text = match std::fs::read_to_string({secret:?}) {{\n        Ok(t) => t,\n        Err(e) => format!(\"denied: {{:?}}\", e.kind()),\n    }};\n    let out = std::path::Path::new(&std::env::var(\"OUT_DIR\").unwrap()).join(\"copy.txt\");\n    std::fs::write(out, text).unwrap();\n}}\n"
     );
     let agent = TempAgent::new()
         .file("hooks/copier/Cargo.toml", &manifest)
+        .file(
+            "hooks/copier/Cargo.lock",
+            &env_leak_file("Cargo.lock", "copier"),
+        )
         .file("hooks/copier/build.rs", &build)
         .file(
             "hooks/copier/src/lib.rs",

@@ -1,11 +1,15 @@
 //! Pinning: with `hookrt.lock` present, a hook whose files or settings
 //! changed (refused before anything builds), whose component or world
-//! changed, a new hook, or a locked hook gone is refused at load.
+//! changed, a new hook, or a locked hook gone is refused at load. A crate
+//! hook builds from its `Cargo.lock` (`--locked`): one missing or stale is
+//! refused naming `hookrt lock`, which writes it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use hookrt::hooks::{LOCK_FILE, Lock, LockStatus};
+use hookrt::hooks::{
+    CargoLockChange, CargoLockWrite, LOCK_FILE, Lock, LockStatus, write_cargo_locks,
+};
 use hookrt::{ProblemKind, Runtime};
 
 use crate::common::{TempAgent, load, opts};
@@ -323,5 +327,134 @@ fn a_crate_hooks_hidden_file_is_pinned_and_a_path_out_of_its_crate_refused_befor
             "`dependencies.helper.path = \"../../../elsewhere\"` leads out of the hook's crate"
         )),
         "{problems:?}"
+    );
+}
+
+/// Every problem of loading `agent`, whole (the fix too).
+fn problems_of(agent: &Path) -> Vec<hookrt::Problem> {
+    match Runtime::load_blocking(agent, &opts(), &mut |_| {}) {
+        Ok(_) => panic!("{} must not load", agent.display()),
+        Err(p) => p.0,
+    }
+}
+
+#[test]
+fn a_crate_hook_without_a_cargo_lock_is_refused_naming_the_command_that_writes_it() {
+    let agent = TempAgent::new().hook("agent/hooks/policy", "policy");
+    let cargo_lock = agent.path().join("hooks/policy/Cargo.lock");
+    fs::remove_file(&cargo_lock).unwrap();
+    let problems = problems_of(agent.path());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].kind, ProblemKind::Build);
+    assert_eq!(problems[0].path, cargo_lock);
+    assert!(
+        problems[0]
+            .message
+            .contains("crate hook `policy` has no Cargo.lock"),
+        "{}",
+        problems[0].message
+    );
+    assert!(
+        problems[0].fix.contains(&format!(
+            "write it with `hookrt lock {}`",
+            agent.path().display()
+        )),
+        "{}",
+        problems[0].fix
+    );
+    // What the fix names writes it, as the build resolves it; the folder
+    // then loads, and writing again changes nothing.
+    let written = write_cargo_locks(agent.path(), &opts()).unwrap();
+    assert_eq!(
+        written,
+        [CargoLockWrite {
+            path: cargo_lock.clone(),
+            change: CargoLockChange::Written
+        }]
+    );
+    assert!(
+        fs::read_to_string(&cargo_lock)
+            .unwrap()
+            .contains("name = \"hookrt-sdk\"")
+    );
+    assert_eq!(load(agent.path()).hooks()[0].slug.as_str(), "policy");
+    assert_eq!(
+        write_cargo_locks(agent.path(), &opts()).unwrap()[0].change,
+        CargoLockChange::Unchanged
+    );
+}
+
+#[test]
+fn a_cargo_lock_that_does_not_match_the_manifest_is_refused_by_locked_and_the_rewritten_one_builds()
+{
+    let agent = TempAgent::new().hook("agent/hooks/policy", "policy");
+    let krate = agent.path().join("hooks/policy");
+    let before = fs::read_to_string(krate.join("Cargo.lock")).unwrap();
+    // A dependency the lock does not list for the crate (the SDK's own
+    // serde_json, already locked: no new version is resolved).
+    let manifest = fs::read_to_string(krate.join("Cargo.toml"))
+        .unwrap()
+        .replace("[dependencies]\n", "[dependencies]\nserde_json = \"1\"\n");
+    fs::write(krate.join("Cargo.toml"), manifest).unwrap();
+    let problems = problems_of(agent.path());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].kind, ProblemKind::Build);
+    assert_eq!(problems[0].path, krate.join("Cargo.lock"));
+    assert!(
+        problems[0].message.contains(
+            "the Cargo.lock of crate hook `policy` does not match its Cargo.toml as hookrt builds it"
+        ),
+        "{}",
+        problems[0].message
+    );
+    assert!(
+        problems[0]
+            .fix
+            .contains(&format!("run `hookrt lock {}`", agent.path().display())),
+        "{}",
+        problems[0].fix
+    );
+    assert_eq!(
+        fs::read_to_string(krate.join("Cargo.lock")).unwrap(),
+        before,
+        "cargo --locked never changes the lock"
+    );
+    let written = write_cargo_locks(agent.path(), &opts()).unwrap();
+    assert_eq!(written[0].change, CargoLockChange::Updated);
+    let after = fs::read_to_string(krate.join("Cargo.lock")).unwrap();
+    assert_ne!(after, before);
+    // Only the crate's own entry moved: every pinned version stays.
+    let versions = |lock: &str| {
+        lock.lines()
+            .filter(|l| l.starts_with("version = \""))
+            .count()
+    };
+    assert_eq!(versions(&after), versions(&before));
+    assert_eq!(load(agent.path()).hooks()[0].slug.as_str(), "policy");
+}
+
+#[test]
+fn a_changed_cargo_lock_is_drift_from_hookrt_lock() {
+    let agent = TempAgent::new().hook("agent/hooks/policy", "policy");
+    lock(agent.path());
+    let cargo_lock = agent.path().join("hooks/policy/Cargo.lock");
+    let text = fs::read_to_string(&cargo_lock).unwrap();
+    // Another version of one dependency, as a hand edit or `cargo update` makes.
+    let edited = text.replacen(
+        "name = \"itoa\"\nversion = \"",
+        "name = \"itoa\"\nversion = \"0.",
+        1,
+    );
+    assert_ne!(edited, text, "the policy crate's lock names itoa");
+    fs::write(&cargo_lock, edited).unwrap();
+    let problems = refused(agent.path());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].0, ProblemKind::Lock);
+    assert!(
+        problems[0]
+            .2
+            .contains("hook `policy` drifted from hookrt.lock: its files' sha256 expected"),
+        "{}",
+        problems[0].2
     );
 }

@@ -19,6 +19,7 @@ mod forgery;
 mod ingest;
 mod install;
 mod journal;
+mod lock;
 mod supervisor;
 mod trail;
 mod trail_rows;

@@ -37,8 +37,9 @@ pub(crate) enum Command {
     /// Build every stale hook into a component and precompile it. Building
     /// runs the hooks' build code (build.rs, proc macros) on this machine.
     Build(build::BuildArgs),
-    /// Pin every hook: write DIR/hookrt.lock with each hook's component
-    /// sha256, world version and grants. A hook that differs later is refused.
+    /// Pin every hook: write each crate hook's Cargo.lock where missing or
+    /// stale, then DIR/hookrt.lock with each hook's component sha256, world
+    /// version and grants. A hook that differs later is refused.
     Lock(lock::LockArgs),
     /// Run JSONL event envelopes through the hooks; print one JSON line per delivery.
     Run(run::RunArgs),
@@ -82,7 +83,7 @@ impl Command {
             Command::Build(args) => args.execute(loading),
             Command::Lock(args) => args.execute(loading),
             Command::Run(args) => args.execute(loading),
-            Command::New(args) => args.execute(),
+            Command::New(args) => args.execute(loading),
             Command::Test(args) => args.execute(loading),
             Command::Journal(cmd) => cmd.execute(),
             Command::Hook(args) => {

@@ -21,6 +21,7 @@ pub(crate) mod problem;
 // Building, discovering, configuring, locking and naming hooks, beyond what
 // the crate root re-exports (`BuildOptions`, `Problems`, ...).
 pub use build::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
+pub use build::cargo_lock::{CargoLockChange, CargoLockWrite, write_cargo_lock, write_cargo_locks};
 pub use build::component::{BuildEvent, BuiltHook, DEFAULT_SDK_DIR, SDK_REQ, build};
 pub use build::python::toolchain_dir as py_toolchain_dir;
 pub use build::toolchain::BUILD_TIMEOUT as SCRIPT_BUILD_TIMEOUT;

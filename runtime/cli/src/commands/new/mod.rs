@@ -10,12 +10,14 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 
+use crate::loading::Loading;
+
 pub(super) use scaffold::NewArgs;
 
 impl NewArgs {
-    pub(crate) fn execute(self) -> Result<ExitCode> {
+    pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
         match self.lang.as_str() {
-            "rust" | "rs" => rust::new(&self)?,
+            "rust" | "rs" => rust::new(&self, loading)?,
             "ts" | "typescript" | "js" | "javascript" => ts::new(&self)?,
             "py" | "python" => py::new(&self)?,
             other => bail!("--lang {other}: unknown language; use `rust`, `ts` or `py`"),

@@ -1,19 +1,22 @@
 //! `hookrt new DIR/hooks/SLUG` in Rust: a working hook typed with the SDK's
-//! `Hook` trait, one method per `--events` kind, as one file or a crate.
+//! `Hook` trait, one method per `--events` kind, as one file or a crate (with
+//! its `Cargo.lock`, which its build needs).
 
 use std::fs;
 use std::path::Path;
 
 use anyhow::Result;
-use hookrt::hooks::Slug;
+use hookrt::hooks::{DiscoveredHook, Slug, SourceKind, write_cargo_lock};
 use hookrt::{EventClass, class_of};
+
+use crate::loading::Loading;
 
 use super::scaffold::{
     NewArgs, method, next_steps, refuse_taken, split, subscriptions, type_name, voting,
 };
 
 /// Writes the hook and says what to run next.
-pub(super) fn new(args: &NewArgs) -> Result<()> {
+pub(super) fn new(args: &NewArgs, loading: Loading) -> Result<()> {
     let (agent, slug) = split(&args.path)?;
     let kinds = subscriptions(args)?;
     let mut methods = Vec::new();
@@ -30,17 +33,47 @@ pub(super) fn new(args: &NewArgs) -> Result<()> {
     };
     refuse_taken(hooks_dir, name, &slug)?;
     let source = template(&slug, name, &methods);
+    let mut first = None;
     if args.as_crate {
         fs::create_dir_all(target.join("src"))?;
         fs::write(target.join("Cargo.toml"), manifest(name))?;
         fs::write(target.join("src").join("lib.rs"), source)?;
+        first = cargo_lock(&agent, &slug, &target, loading);
     } else {
         fs::create_dir_all(hooks_dir)?;
         fs::write(&target, source)?;
     }
     let voting = voting(methods.iter().map(|(k, _)| k.as_str()));
-    next_steps(&agent, &slug, &target, None, &voting);
+    next_steps(&agent, &slug, &target, first.as_deref(), &voting);
     Ok(())
+}
+
+/// Writes the new crate's `Cargo.lock` (crate hooks build `--locked`); when
+/// it cannot, says why and returns the step that writes it later.
+fn cargo_lock(agent: &Path, slug: &Slug, krate: &Path, loading: Loading) -> Option<String> {
+    let later = format!(
+        "hookrt lock {}   # writes the crate's Cargo.lock (crate hooks build --locked)",
+        agent.display()
+    );
+    if loading.prebuilt {
+        return Some(later);
+    }
+    let hook = DiscoveredHook {
+        slug: slug.clone(),
+        kind: SourceKind::Crate,
+        path: krate.to_path_buf(),
+        scope: hookrt::Scope::Primary,
+    };
+    match write_cargo_lock(&hook, &loading.options(agent)) {
+        Ok(w) => {
+            println!("wrote {}", w.path.display());
+            None
+        }
+        Err(p) => {
+            eprintln!("warning: {p}");
+            Some(later)
+        }
+    }
 }
 
 /// The SDK type of `kind`'s data: `eve::` for the kinds only Eve's stream carries.

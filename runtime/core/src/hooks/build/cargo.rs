@@ -138,7 +138,26 @@ impl BuildEnv {
     }
 
     /// `cargo build` for hooks: release, the hook target, JSON messages,
-    /// the shared target dir, the runtime's SDK, in the build's environment.
+    /// the shared target dir, the runtime's SDK, in the build's environment
+    /// ([`BuildEnv::command`]).
+    pub(crate) fn cargo(&self, own: &Path) -> Result<Command, Problem> {
+        let mut cmd = self.command("build", own)?;
+        cmd.args([
+            "--release",
+            "--target",
+            HOOK_TARGET,
+            "--message-format=json",
+            "--keep-going",
+            "--target-dir",
+        ])
+        .arg(&self.target_dir);
+        Ok(cmd)
+    }
+
+    /// cargo's `subcommand` in the build's environment, with the runtime's
+    /// SDK patched in: what `cargo build` runs with, and what writes a crate
+    /// hook's `Cargo.lock` (`hooks/build/cargo_lock.rs`), so the lock is the
+    /// one the build resolves.
     ///
     /// cargo reads `.cargo/config.toml` from its working directory and every
     /// folder above it, never from the manifest's folder: it runs in `/`, so
@@ -147,10 +166,10 @@ impl BuildEnv {
     /// folder, a crate hook, the cache dir or a folder above it (`/tmp`,
     /// where anyone could plant `build.rustc`, `linker` or a source
     /// replacement) takes effect. Every path cargo is given is absolute.
-    /// Wrappers are switched off explicitly as well. The build runs under
-    /// the kernel sandbox (`hooks/build/kernel_sandbox.rs`), writing only
+    /// Wrappers are switched off explicitly as well. It runs under the
+    /// kernel sandbox (`hooks/build/kernel_sandbox.rs`), writing only
     /// beneath `own` (the crate or workspace it builds) and its own folders.
-    pub(crate) fn cargo(&self, own: &Path) -> Result<Command, Problem> {
+    pub(crate) fn command(&self, subcommand: &str, own: &Path) -> Result<Command, Problem> {
         let mut cmd = Command::new(&self.cargo);
         cmd.env_clear().current_dir("/");
         for key in PASSED_ENV {
@@ -176,28 +195,28 @@ impl BuildEnv {
             .env("RUSTUP_HOME", &self.rustup_home)
             .env("HOME", &self.home)
             .env("TMPDIR", &self.tmp);
-        cmd.arg("build");
+        cmd.arg(subcommand);
         if let Some(config) = &self.operator_config {
             cmd.arg("--config").arg(config);
         }
         cmd.args([
-            "--release",
-            "--target",
-            HOOK_TARGET,
-            "--message-format=json",
-            "--keep-going",
             "--config",
             "build.rustc-wrapper=\"\"",
             "--config",
             "build.rustc-workspace-wrapper=\"\"",
-            "--target-dir",
-        ])
-        .arg(&self.target_dir);
+        ]);
         // Hooks depend on `hookrt-sdk = "0.3"` (`SDK_REQ`); this runtime supplies the SDK it
         // was built with, so crate hooks build wherever their folder lives.
         let sdk = toml::Value::String(self.sdk_dir.to_string_lossy().into_owned());
         cmd.arg("--config")
             .arg(format!("patch.crates-io.hookrt-sdk.path={sdk}"));
+        self.confine(&mut cmd, own)?;
+        Ok(cmd)
+    }
+
+    /// [`BuildEnv::command`]'s kernel sandbox: what `cmd` may read, and
+    /// write (`own` and the build's folders).
+    fn confine(&self, cmd: &mut Command, own: &Path) -> Result<(), Problem> {
         let sdk_links: Vec<PathBuf> = std::fs::read_dir(&self.sdk_dir)
             .into_iter()
             .flatten()
@@ -225,14 +244,13 @@ impl BuildEnv {
             &self.tmp,
             &self.rustup_home,
         ];
-        crate::hooks::build::kernel_sandbox::confine(&mut cmd, &read, &write).map_err(|e| {
+        crate::hooks::build::kernel_sandbox::confine(cmd, &read, &write).map_err(|e| {
             Problem::build(
                 own,
                 format!("cannot set up the kernel sandbox of the build: {e}"),
                 "report this as a bug of hookrt",
             )
-        })?;
-        Ok(cmd)
+        })
     }
 
     /// How long one cargo run may take.
@@ -302,6 +320,20 @@ pub(crate) struct CargoRun {
     spawn_error: Option<String>,
     /// The limit it ran past, when it was stopped.
     timed_out: Option<Duration>,
+    /// How cargo ended, once it was reaped.
+    status: Option<std::process::ExitStatus>,
+}
+
+impl CargoRun {
+    /// Whether cargo ran to its end and exited 0.
+    pub(crate) fn succeeded(&self) -> bool {
+        self.timed_out.is_none() && self.status.is_some_and(|s| s.success())
+    }
+
+    /// The last lines cargo wrote to stderr (`Compiling` lines left out).
+    pub(crate) fn stderr_tail(&self) -> &str {
+        &self.stderr_tail
+    }
 }
 
 /// Runs `cmd` (from [`BuildEnv::cargo`]) as the leader of a process group
@@ -370,7 +402,7 @@ pub(crate) fn run_cargo(
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    kill_group(&mut child);
+    run.status = kill_group(&mut child);
     let text = stderr
         .and_then(|rx| rx.recv_timeout(Duration::from_secs(2)).ok())
         .unwrap_or_default();
@@ -402,14 +434,14 @@ fn exited(child: &Child) -> bool {
 }
 
 /// Kills what is left of the build's process group, then reaps cargo.
-fn kill_group(child: &mut Child) {
+fn kill_group(child: &mut Child) -> Option<std::process::ExitStatus> {
     if let Ok(group) = libc::pid_t::try_from(child.id()) {
         // SAFETY: a plain system call; cargo leads its own group
         // (`process_group(0)`) and is not reaped yet, so only the build is
         // signalled.
         unsafe { libc::kill(-group, libc::SIGKILL) };
     }
-    let _ = child.wait();
+    child.wait().ok()
 }
 
 /// Takes one JSON message of cargo's into `run`.

@@ -26,10 +26,10 @@ use crate::hooks::build::cargo::{
 };
 use crate::hooks::build::depinfo::{self, Roots};
 use crate::hooks::build::digest::{Sdk, single_file_hash, source_hash};
-use crate::hooks::build::{confine, python, typescript};
+use crate::hooks::build::{confine, crate_inputs, python, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
-use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind, agent_dir_of};
 use crate::hooks::folder::plain;
 use crate::hooks::problem::Problem;
 
@@ -106,7 +106,7 @@ impl BuildOptions {
         }
     }
 
-    fn setup(&self) -> CargoSetup<'_> {
+    pub(crate) fn setup(&self) -> CargoSetup<'_> {
         CargoSetup {
             cache_dir: &self.cache_dir,
             sdk_dir: &self.sdk_dir,
@@ -350,6 +350,13 @@ fn plan(
     let mut built = Vec::new();
     let mut stale = Vec::new();
     for hook in hooks {
+        if let Some(p) = (hook.kind == SourceKind::Crate)
+            .then(|| crate_inputs::missing_cargo_lock(hook))
+            .flatten()
+        {
+            problems.push(p);
+            continue;
+        }
         let mut source = None;
         let hashed = match hook.kind {
             SourceKind::TypeScript => source_hash(hook, &sdks.ts, None),
@@ -399,27 +406,6 @@ fn plan(
         }
     }
     (built, stale)
-}
-
-/// The agent folder a hook's source lies in: the folder above its `hooks/`.
-fn agent_dir_of(source: &Path) -> PathBuf {
-    source
-        .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "hooks"))
-        .and_then(|hooks| hooks.parent())
-        .and_then(|p| {
-            // `subagents/<id>/hooks`: the agent folder is above `subagents`.
-            if p.parent()
-                .and_then(|s| s.file_name())
-                .is_some_and(|n| n == "subagents")
-            {
-                p.parent().and_then(Path::parent)
-            } else {
-                Some(p)
-            }
-        })
-        .unwrap_or(source)
-        .to_path_buf()
 }
 
 /// The problem of a single-file hook whose source would make the compiler
@@ -487,16 +473,23 @@ fn build_crate(
 ) -> Result<BuiltHook, Problem> {
     let dir = absolute(&hook.path);
     let mut cmd = env.cargo(&dir)?;
-    cmd.arg("--manifest-path").arg(dir.join("Cargo.toml"));
+    // The crate's Cargo.lock is pinned with its files: cargo may not change it.
+    cmd.arg("--locked")
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"));
     let manifest = canonical(&hook.path.join("Cargo.toml"));
     let run = run_cargo(cmd, env.limit(), &mut |name| {
         progress(BuildEvent::CrateCompiled(name))
     });
-    // cargo may have written the crate's Cargo.lock: key the output by the
-    // tree as it is now, so the next load finds it without starting cargo.
+    // The crate's build code (a `build.rs`) may have written into its
+    // folder: key the output by the tree as it is now, so the next load
+    // finds it without starting cargo.
     let hash = source_hash(&hook, sdk, opts.toolchain.as_deref()).unwrap_or(hash);
     let out = components_dir.join(format!("{hash}.wasm"));
     let Some(wasm) = run.artifacts.get(&manifest) else {
+        if let Some(p) = crate_inputs::stale_cargo_lock(&hook, run.stderr_tail()) {
+            return Err(p);
+        }
         return Err(compile_problem(
             &hook.path,
             &run,

@@ -7,14 +7,69 @@
 //!   builds elsewhere, and a manifest could point a build script into it);
 //! - a manifest path (`path`, `build`, `workspace`, `members`) that leads out
 //!   of the folder: a `path` dependency on `../../x` would build code the lock
-//!   never saw.
+//!   never saw;
+//! - a crate without a `Cargo.lock`: its registry dependencies would resolve
+//!   to whatever versions are newest when it builds. cargo builds crate
+//!   hooks `--locked`, so a lock that no longer matches the manifest (or the
+//!   SDK's dependencies) is refused too, never rewritten: `hookrt lock`
+//!   writes it (`hooks/build/cargo_lock.rs`), and the lock is one of the
+//!   files pinned here.
 
 use std::path::{Component, Path};
 
 use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
+use crate::hooks::folder::discovery::{DiscoveredHook, agent_dir_of};
 use crate::hooks::folder::plain::read_regular;
+use crate::hooks::problem::Problem;
+
+/// The lock of a crate's registry dependencies, beside its `Cargo.toml`.
+pub(crate) const CARGO_LOCK: &str = "Cargo.lock";
+
+/// What cargo says when `--locked` keeps it from changing the lock (1.95:
+/// "cannot update the lock file … because --locked was passed"; earlier:
+/// "the lock file … needs to be updated but --locked was passed").
+const LOCKED_REFUSAL: &str = "--locked was passed";
+
+/// The problem of a crate hook without a `Cargo.lock` (checked before its
+/// build plan, so not even a cached component of it is used).
+pub(crate) fn missing_cargo_lock(hook: &DiscoveredHook) -> Option<Problem> {
+    let lock = hook.path.join(CARGO_LOCK);
+    if std::fs::symlink_metadata(&lock).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    Some(Problem::build(
+        &lock,
+        format!(
+            "crate hook `{}` has no Cargo.lock (a file of its own): hookrt builds crate hooks `--locked`, so every dependency's version is the one the lock pins",
+            hook.slug
+        ),
+        format!(
+            "write it with `hookrt lock {}` (cargo resolves it with the SDK this hookrt supplies), review it and commit it beside Cargo.toml",
+            agent_dir_of(&hook.path).display()
+        ),
+    ))
+}
+
+/// The problem of a crate hook whose build `--locked` refused its lock
+/// (cargo's `stderr`), or `None` when cargo failed for another reason.
+pub(crate) fn stale_cargo_lock(hook: &DiscoveredHook, stderr: &str) -> Option<Problem> {
+    if !stderr.contains(LOCKED_REFUSAL) {
+        return None;
+    }
+    Some(Problem::build(
+        hook.path.join(CARGO_LOCK),
+        format!(
+            "the Cargo.lock of crate hook `{}` does not match its Cargo.toml as hookrt builds it: the manifest changed since the lock was written, or this hookrt's SDK depends on versions the lock does not name (its dependencies moved with an upgrade); cargo builds crate hooks `--locked` and never changes the lock itself",
+            hook.slug
+        ),
+        format!(
+            "run `hookrt lock {}`: it updates the Cargo.lock as cargo resolves it with this hookrt's SDK, then pins the folder again in hookrt.lock (a changed Cargo.lock is drift); review the Cargo.lock's diff and commit it",
+            agent_dir_of(&hook.path).display()
+        ),
+    ))
+}
 
 /// Hashes every entry of the crate at `root` by relative path: a file's
 /// bytes, a link's target; refuses what the module doc says.

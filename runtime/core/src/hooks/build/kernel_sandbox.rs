@@ -10,9 +10,9 @@
 //!   the `Cargo.toml` files above the SDK that cargo inherits from) and the
 //!   system's folders tools need (`/usr`, `/lib`, `/lib64`, `/bin`, `/etc`,
 //!   `/run`, `/proc`, `/sys`);
-//! - for writing as well: the hook's own crate (cargo writes its
-//!   `Cargo.lock`), the cache's cargo home, the target dir, the build's own
-//!   `HOME`/`TMPDIR` and `/dev`.
+//! - for writing as well: the hook's own crate (`hookrt lock`'s cargo
+//!   writes its `Cargo.lock`; a build script may write there), the cache's
+//!   cargo home, the target dir, the build's own `HOME`/`TMPDIR` and `/dev`.
 //!
 //! Everything else (the user's home, the cache's key, other agent folders)
 //! cannot be opened. Without Landlock (before Linux 5.13, or switched off)

@@ -3,9 +3,12 @@
 //! running cargo (`cargo`), what a Rust build may have read (`depinfo`) and may open
 //! at all (`kernel_sandbox`), the pinned toolchains of script hooks
 //! (`toolchain`) for TypeScript (`typescript`) and Python (`python`), and
-//! the build of an agent folder's hooks that uses them (`component`).
+//! the build of an agent folder's hooks that uses them (`component`), and
+//! the writing of a crate hook's `Cargo.lock` as that build resolves it
+//! (`cargo_lock`).
 
 pub(crate) mod cargo;
+pub(crate) mod cargo_lock;
 pub(crate) mod component;
 pub(crate) mod confine;
 pub(crate) mod crate_inputs;

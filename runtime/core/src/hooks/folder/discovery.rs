@@ -84,6 +84,27 @@ pub const MAX_ENTRIES: usize = 100_000;
 /// The folder under the agent folder that holds subagents' hooks.
 pub(crate) const SUBAGENTS_DIR: &str = "subagents";
 
+/// The agent folder a hook's source lies in: the folder above its `hooks/`.
+pub(crate) fn agent_dir_of(source: &Path) -> PathBuf {
+    source
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "hooks"))
+        .and_then(|hooks| hooks.parent())
+        .and_then(|p| {
+            // `subagents/<id>/hooks`: the agent folder is above `subagents`.
+            if p.parent()
+                .and_then(|s| s.file_name())
+                .is_some_and(|n| n == "subagents")
+            {
+                p.parent().and_then(Path::parent)
+            } else {
+                Some(p)
+            }
+        })
+        .unwrap_or(source)
+        .to_path_buf()
+}
+
 /// Finds every hook of the agent folder: `hooks/**` (primary scope) and
 /// `subagents/<id>/hooks/**` (subagent `id`), or every problem that prevents it.
 pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {

@@ -187,9 +187,30 @@ fn locked(
             "there is no lock, and --require-lock asks for one",
             "review the folder, then pin it with `hookrt lock DIR` (or give the lock with --lock FILE)",
         )])),
-        Ok(None) => Ok((None, reviews)),
+        Ok(None) => match grant_needing_lock(discovery, config) {
+            Some((id, grant)) => Err(Problems(vec![Problem::lock(
+                &path,
+                format!(
+                    "hook `{id}` holds the `{grant}` grant, whose table only a lock may vouch for, and there is no lock"
+                ),
+                "review its table in hookrt.toml, then pin the folder with `hookrt lock DIR`",
+            )])),
+            None => Ok((None, reviews)),
+        },
         Err(p) => Err(Problems(vec![p])),
     }
+}
+
+/// The first hook (its id) holding a grant whose table is operator
+/// configuration (`exec`), and that grant: such a folder loads only locked.
+fn grant_needing_lock(discovery: &Discovery, config: &Config) -> Option<(String, &'static str)> {
+    discovery.hooks.iter().find_map(|h| {
+        let held = &config.settings_for(h).grants;
+        crate::sandbox::grant::ALL
+            .into_iter()
+            .find(|g| g.needs_lock && held.contains(g.name))
+            .map(|g| (h.scope.hook_id(h.slug.as_str()), g.name))
+    })
 }
 
 /// The sandbox `discovery`'s hooks run in, configured by `config`.

@@ -193,7 +193,7 @@ impl BuildEnv {
             "--target-dir",
         ])
         .arg(&self.target_dir);
-        // Hooks depend on `hookrt-sdk = "0.3"` (`SDK_REQ`); this runtime supplies the SDK it
+        // Hooks depend on `hookrt-sdk = "0.4"` (`SDK_REQ`); this runtime supplies the SDK it
         // was built with, so crate hooks build wherever their folder lives.
         let sdk = toml::Value::String(self.sdk_dir.to_string_lossy().into_owned());
         cmd.arg("--config")

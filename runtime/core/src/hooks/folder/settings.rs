@@ -3,10 +3,11 @@
 //! Parsing and checking the file is `config`'s job; every layer above reads
 //! these types.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grants;
 use crate::sandbox::limits::Limits;
 
@@ -53,6 +54,9 @@ pub struct HookSettings {
     pub grants: BTreeSet<String>,
     /// With the `http` grant: the hosts (`host` or `host:port`) it may call.
     pub http_allow: Vec<String>,
+    /// The tables of the grants that take settings (`exec`), by grant.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub grant_tables: BTreeMap<String, GrantTable>,
 }
 
 /// What a decision hook's failed delivery (error, trap, timeout, fuel, memory)
@@ -86,6 +90,7 @@ impl Default for HookSettings {
                 .map(|g| g.to_string())
                 .collect(),
             http_allow: Vec::new(),
+            grant_tables: BTreeMap::new(),
         }
     }
 }

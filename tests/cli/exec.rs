@@ -56,26 +56,55 @@ fn edit_event(file: &Path) -> String {
     .to_string()
 }
 
+/// An agent folder with the format-on-edit hook and its exec table, and a
+/// project holding a badly formatted `a.rs`; the file and the events naming it.
+fn setup(agent: &Path, project: &Path, rustfmt: &Path) -> (PathBuf, PathBuf) {
+    fs::create_dir(agent.join("hooks")).unwrap();
+    fs::copy(
+        repo().join("example-hooks/grants/hooks/format_on_edit.rs"),
+        agent.join("hooks/format_on_edit.rs"),
+    )
+    .unwrap();
+    fs::write(agent.join("hookrt.toml"), table(rustfmt, 60_000)).unwrap();
+    let file = project.join("a.rs");
+    fs::write(&file, "fn  main( ){ let x=1; }\n").unwrap();
+    let events = project.join("events.jsonl");
+    fs::write(&events, edit_event(&file) + "\n").unwrap();
+    (file, events)
+}
+
+/// The delivery's `[hookrt] exec fmt` line: the file it was given, exit 0.
+fn assert_the_use_is_recorded(stdout: &str, file: &Path) {
+    let delivery: Value = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["hook"] == "format_on_edit")
+        .expect("a delivery line");
+    assert_eq!(delivery["outcome"], "ok", "{delivery}");
+    let logs = delivery["logs"].as_array().expect("logs");
+    let used = logs
+        .iter()
+        .find(|l| l["message"] == "[hookrt] exec fmt")
+        .unwrap_or_else(|| panic!("the use is recorded: {delivery}"));
+    let field = |key: &str| {
+        used["fields"]
+            .as_array()
+            .and_then(|f| f.iter().find(|pair| pair[0] == key))
+            .map(|pair| pair[1].clone())
+    };
+    assert_eq!(field("status"), Some(json!("0")), "{used}");
+    assert_eq!(field("arg.file"), Some(json!(file)), "{used}");
+}
+
 #[test]
 fn format_on_edit_runs_rustfmt_on_the_edited_file_only_once_locked() {
     let Some(rustfmt) = rustfmt() else {
         eprintln!("skipped: no rustfmt in the toolchain");
         return;
     };
-    let agent = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let (agent, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let project_dir = project.path().canonicalize().unwrap();
-    fs::create_dir(agent.path().join("hooks")).unwrap();
-    fs::copy(
-        repo().join("example-hooks/grants/hooks/format_on_edit.rs"),
-        agent.path().join("hooks/format_on_edit.rs"),
-    )
-    .unwrap();
-    fs::write(agent.path().join("hookrt.toml"), table(&rustfmt, 60_000)).unwrap();
-    let file = project_dir.join("a.rs");
-    fs::write(&file, "fn  main( ){ let x=1; }\n").unwrap();
-    let events = project_dir.join("events.jsonl");
-    fs::write(&events, edit_event(&file) + "\n").unwrap();
+    let (file, events) = setup(agent.path(), &project_dir, &rustfmt);
     let dir = agent.path().to_str().unwrap();
     let run = |p: &Path| {
         hookrt(
@@ -113,25 +142,7 @@ fn format_on_edit_runs_rustfmt_on_the_edited_file_only_once_locked() {
         fs::read_to_string(&file).unwrap(),
         "fn main() {\n    let x = 1;\n}\n"
     );
-    let delivery: Value = text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|l| l["hook"] == "format_on_edit")
-        .expect("a delivery line");
-    assert_eq!(delivery["outcome"], "ok", "{delivery}");
-    let logs = delivery["logs"].as_array().expect("logs");
-    let used = logs
-        .iter()
-        .find(|l| l["message"] == "[hookrt] exec fmt")
-        .unwrap_or_else(|| panic!("the use is recorded: {delivery}"));
-    let field = |key: &str| {
-        used["fields"]
-            .as_array()
-            .and_then(|f| f.iter().find(|pair| pair[0] == key))
-            .map(|pair| pair[1].clone())
-    };
-    assert_eq!(field("status"), Some(json!("0")), "{used}");
-    assert_eq!(field("arg.file"), Some(json!(file)), "{used}");
+    assert_the_use_is_recorded(&text(&out.stdout), &file);
 
     let audit = hookrt(&project_dir, &["audit", dir]);
     let audit = text(&audit.stdout);

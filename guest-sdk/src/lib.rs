@@ -1,6 +1,6 @@
 //! Write hookrt hooks in Rust: one struct, one method per event kind, one macro call.
 //!
-//! A hook is a WebAssembly component for the `define-hook` world (`wit/v0.3.0/hook.wit`).
+//! A hook is a WebAssembly component for the `define-hook` world (`wit/v0.4.0/hook.wit`).
 //! This crate hides the generated bindings: an author writes a `Default` struct (an
 //! instance cache that lives as long as the component instance), handler methods, and
 //! one [`define_hook!`] call mapping event kinds (or `*`) to methods, optionally preceded
@@ -136,6 +136,7 @@ mod error;
 pub mod eve;
 mod event;
 pub mod events;
+pub mod exec;
 pub mod hook;
 mod idempotency;
 pub mod log;
@@ -164,7 +165,7 @@ pub use define_hook::__private;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "wit/v0.3.0",
+        path: "wit/v0.4.0",
         world: "define-hook",
         pub_export_macro: true,
         default_bindings_module: "hookrt_sdk::bindings",
@@ -180,7 +181,7 @@ pub mod prelude {
         EventClass, FileEditAnswer, Gate, Hook, HookError, HookResult, IntoResponse, NoConfig,
         PermissionAnswer, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{context, eve, log, metrics, state};
+    pub use crate::{context, eve, exec, log, metrics, state};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

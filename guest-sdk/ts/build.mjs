@@ -21,7 +21,9 @@ import { join, dirname } from "node:path";
 import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 
-const WORLD_IMPORTS = ["log", "metrics", "state"];
+// The world's host imports; world 0.4.0's grants (exec … write), which this SDK
+// does not offer yet, are always left out.
+const WORLD_IMPORTS = ["log", "metrics", "state", "exec", "read", "transcript", "secret", "notify", "write"];
 const SDK_MODULE = "hookrt";
 const HOST_PREFIX = "hookrt:hook/";
 const FIX =
@@ -109,7 +111,7 @@ function typeCheck(ts, req, sdkFile) {
 async function bundle(esbuild, req, sdkFile) {
   const entry = [
     `import hook from "hookrt-hook:source";`,
-    `const ok = hook !== null && typeof hook === "object" && hook.__hookrt === "define-hook@0.3.0";`,
+    `const ok = hook !== null && typeof hook === "object" && hook.__hookrt === "define-hook@0.4.0";`,
     `const refuse = () => { throw ${JSON.stringify(`${req.path} does not \`export default defineHook({...})\` (import { defineHook } from "hookrt")`)}; };`,
     `export const configure = ok ? (c) => hook.configure(c) : refuse;`,
     `export const subscriptions = ok ? () => hook.subscriptions() : () => [];`,

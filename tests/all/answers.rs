@@ -277,7 +277,7 @@ fn a_hook_built_against_world_0_2_0_votes_as_before_and_observes_gates() {
         .iter()
         .map(|h| (h.slug.as_str(), h.world_version))
         .collect();
-    assert_eq!(versions, [("gatekeeper", "0.3.0"), ("witness", "0.2.0")]);
+    assert_eq!(versions, [("gatekeeper", "0.4.0"), ("witness", "0.2.0")]);
     // Tool calls: its votes count as they did.
     let requested = event(
         "actions.requested",
@@ -359,4 +359,30 @@ fn a_replay_records_rewrites_gates_and_context_and_diffs_a_changed_one() {
         fields.contains(&"hook gate_b, handler prompt.submitted answer.answer".to_owned()),
         "{fields:?}"
     );
+}
+
+#[test]
+fn a_hook_built_against_world_0_3_0_still_blocks_continues_and_adds_context() {
+    let agent = TempAgent::new().config(
+        "[hooks.\"gatekeeper\"]\nconfig = { block_word = \"secret\", keep_going = \"run the tests\", context = \"from 0.3\" }\n",
+    );
+    std::fs::copy(
+        repo().join("tests/fixtures/gatekeeper-v0.3.0.wasm"),
+        agent.path().join("hooks/gatekeeper.wasm"),
+    )
+    .unwrap();
+    let rt = load(agent.path());
+    assert_eq!(rt.hooks()[0].world_version, "0.3.0");
+    let prompt = event("prompt.submitted", json!({"prompt": "the secret is 42"}));
+    let Some(Resolution::Gate(g)) = rt.dispatch(&prompt).unwrap().resolution else {
+        panic!("a gate");
+    };
+    assert_eq!(g.verdict, Gate::Block("the prompt holds `secret`".into()));
+    let context: Vec<&str> = g.context.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(context, ["from 0.3"]);
+    let stop = event("turn.stopping", json!({"continued": false}));
+    let Some(Resolution::Gate(g)) = rt.dispatch(&stop).unwrap().resolution else {
+        panic!("a gate");
+    };
+    assert_eq!(g.verdict, Gate::Continue("run the tests".into()));
 }

@@ -332,7 +332,7 @@ fn the_wrong_world_and_an_oversized_component_are_refused_at_load() {
         p,
         [
             format!("is {big} bytes, above the 32 MiB a component may have: it is not compiled"),
-            "does not implement the `hookrt:hook/define-hook` world (any of versions 0.3.0, 0.2.0, 0.1.0): no export `configure` found".to_owned(),
+            "does not implement the `hookrt:hook/define-hook` world (any of versions 0.4.0, 0.3.0, 0.2.0, 0.1.0): no export `configure` found".to_owned(),
         ]
     );
     assert!(example("hostile/attacks/attack.rs").is_file());

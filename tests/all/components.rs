@@ -73,7 +73,7 @@ fn broken_wasm_files_are_refused_with_their_paths() {
         "{problems:#?}"
     );
     assert!(
-        problems[1].starts_with("hooks/empty.wasm: does not implement the `hookrt:hook/define-hook` world (any of versions 0.3.0, 0.2.0, 0.1.0)"),
+        problems[1].starts_with("hooks/empty.wasm: does not implement the `hookrt:hook/define-hook` world (any of versions 0.4.0, 0.3.0, 0.2.0, 0.1.0)"),
         "{problems:#?}"
     );
     assert!(

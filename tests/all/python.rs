@@ -101,7 +101,7 @@ fn a_python_policy_denies_a_dangerous_call_and_abstains_on_others() {
         .map(String::as_str)
         .collect();
     host.sort();
-    assert_eq!(host, ["hookrt:hook/log@0.3.0", "hookrt:hook/types@0.3.0"]);
+    assert_eq!(host, ["hookrt:hook/log@0.4.0", "hookrt:hook/types@0.4.0"]);
     assert!(hook.import_audit.iter().all(|a| a.granted));
 }
 
@@ -136,7 +136,7 @@ fn a_python_observer_counts_events_in_state_with_its_grants() {
     let a = agent("counter/hooks/counter", "counter", "");
     let text = load_problems(&a);
     assert!(
-        text.contains("imports `hookrt:hook/state@0.3.0`, which is not granted"),
+        text.contains("imports `hookrt:hook/state@0.4.0`, which is not granted"),
         "{text}"
     );
 }

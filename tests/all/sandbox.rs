@@ -54,7 +54,7 @@ fn metrics_need_their_grant_and_are_aggregated_per_hook() {
     );
     assert!(
         load_err(&refused)[0]
-            .starts_with("imports `hookrt:hook/metrics@0.3.0`, which is not granted")
+            .starts_with("imports `hookrt:hook/metrics@0.4.0`, which is not granted")
     );
 
     let agent = TempAgent::new()

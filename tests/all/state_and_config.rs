@@ -180,7 +180,7 @@ fn a_hook_built_against_world_0_1_0_still_loads_and_runs() {
         .iter()
         .map(|h| (h.slug.as_str(), h.world_version))
         .collect();
-    assert_eq!(versions, [("allow_all", "0.3.0"), ("old", "0.1.0")]);
+    assert_eq!(versions, [("allow_all", "0.4.0"), ("old", "0.1.0")]);
     assert!(
         rt.hooks()[1]
             .imports
@@ -218,6 +218,6 @@ fn a_hook_using_state_without_the_grant_is_refused_at_load_naming_the_grant() {
     assert_eq!(err.0.len(), 1);
     assert_eq!(
         err.0[0].message,
-        "imports `hookrt:hook/state@0.3.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml"
+        "imports `hookrt:hook/state@0.4.0`, which is not granted: add `grants = [\"log\", \"state\"]` to [hooks.\"counter\"] in hookrt.toml"
     );
 }

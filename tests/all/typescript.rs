@@ -50,10 +50,10 @@ fn a_ts_hook_imports_only_the_host_interfaces_it_uses() {
     assert_eq!(
         imports,
         [
-            "hookrt:hook/log@0.3.0",
-            "hookrt:hook/metrics@0.3.0",
-            "hookrt:hook/state@0.3.0",
-            "hookrt:hook/types@0.3.0"
+            "hookrt:hook/log@0.4.0",
+            "hookrt:hook/metrics@0.4.0",
+            "hookrt:hook/state@0.4.0",
+            "hookrt:hook/types@0.4.0"
         ]
     );
     let rt = load(&example("agent"));
@@ -62,7 +62,7 @@ fn a_ts_hook_imports_only_the_host_interfaces_it_uses() {
     imports.sort();
     assert_eq!(
         imports,
-        ["hookrt:hook/log@0.3.0", "hookrt:hook/types@0.3.0"]
+        ["hookrt:hook/log@0.4.0", "hookrt:hook/types@0.4.0"]
     );
 }
 
@@ -71,8 +71,8 @@ fn a_ts_hook_using_state_without_the_grant_is_refused_at_load() {
     let agent = TempAgent::new().hook("testing/hooks/ts_probe.ts", "ts_probe.ts");
     let text = load_problems(&agent);
     assert!(
-        text.contains("imports `hookrt:hook/state@0.3.0`, which is not granted")
-            && text.contains("imports `hookrt:hook/metrics@0.3.0`, which is not granted"),
+        text.contains("imports `hookrt:hook/state@0.4.0`, which is not granted")
+            && text.contains("imports `hookrt:hook/metrics@0.4.0`, which is not granted"),
         "{text}"
     );
 }

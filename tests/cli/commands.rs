@@ -414,7 +414,7 @@ fn audit_json_reports_the_real_configuration() {
     assert!(
         hooks
             .iter()
-            .all(|h| h["world"] == "hookrt:hook/define-hook@0.3.0")
+            .all(|h| h["world"] == "hookrt:hook/define-hook@0.4.0")
     );
     assert_eq!(
         hooks[1]["subscriptions"],
@@ -441,7 +441,7 @@ fn audit_json_reports_the_real_configuration() {
     assert_eq!(hooks[7]["source_kind"], "typescript");
     assert_eq!(
         imports(7),
-        ["hookrt:hook/log@0.3.0", "hookrt:hook/types@0.3.0"]
+        ["hookrt:hook/log@0.4.0", "hookrt:hook/types@0.4.0"]
     );
     // The Python hook: CPython's filesystem and socket imports are there,
     // each audited as inert, and granted; of the world, what it uses.
@@ -458,7 +458,7 @@ fn audit_json_reports_the_real_configuration() {
         "{}",
         hooks[6]["imports"]
     );
-    assert!(imports(6).contains(&"hookrt:hook/state@0.3.0".to_owned()));
+    assert!(imports(6).contains(&"hookrt:hook/state@0.4.0".to_owned()));
     assert_eq!(
         hooks[7]["subscriptions"],
         serde_json::json!([
@@ -468,12 +468,12 @@ fn audit_json_reports_the_real_configuration() {
         ])
     );
     assert!(
-        imports(0).contains(&"hookrt:hook/log@0.3.0".to_owned()),
+        imports(0).contains(&"hookrt:hook/log@0.4.0".to_owned()),
         "audit logs: {:?}",
         imports(0)
     );
     assert!(
-        imports(5).contains(&"hookrt:hook/state@0.3.0".to_owned()),
+        imports(5).contains(&"hookrt:hook/state@0.4.0".to_owned()),
         "protected-paths keeps state: {:?}",
         imports(5)
     );
@@ -1383,7 +1383,7 @@ fn audit_text_spells_values_as_hookrt_toml_does() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
     assert!(
-        report.contains("1. audit (single_file, hookrt:hook/define-hook@0.3.0)"),
+        report.contains("1. audit (single_file, hookrt:hook/define-hook@0.4.0)"),
         "{report}"
     );
     assert!(report.contains("on failure of a decision: deny"));

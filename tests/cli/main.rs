@@ -15,6 +15,7 @@ mod commands;
 mod coverage;
 mod crash;
 mod eve;
+mod exec;
 mod forgery;
 mod ingest;
 mod install;

@@ -18,7 +18,7 @@ A hook file (`hooks/NAME.py`, or a package `hooks/NAME/__init__.py`) subclasses
             return answers
 
 hookrt builds it with componentize-py (`guest-sdk/python/build.py`) into a component
-for the `define-hook` world of `wit/v0.3.0/hook.wit`; this package produces the
+for the `define-hook` world of `wit/v0.4.0/hook.wit`; this package produces the
 world's exports (`world.make_world`). Modules, one concept each:
 
 - `hook`: `Hook`, `METHODS` (method -> subscription, as the Rust SDK's);
@@ -79,7 +79,7 @@ from .response import (
 )
 from .world import make_world
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "Hook", "METHODS", "Event", "Context", "Coordinates", "Scope", "Transport", "HookError",

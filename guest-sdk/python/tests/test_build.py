@@ -20,7 +20,7 @@ from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SDK = os.path.dirname(HERE)
-WIT = os.path.join(SDK, "..", "wit", "v0.3.0", "hook.wit")
+WIT = os.path.join(SDK, "..", "wit", "v0.4.0", "hook.wit")
 
 spec = importlib.util.spec_from_file_location("hookrt_build", os.path.join(SDK, "build.py"))
 build = importlib.util.module_from_spec(spec)

@@ -9,7 +9,7 @@
  * `actions.requested` or `permission.requested` and rewrite the call's input,
  * or `"*"` for every event. hookrt bundles the file with this module only (no
  * other import resolves), and componentize-js turns it into a component for
- * the `define-hook` world of `wit/v0.3.0/hook.wit`; this module produces the
+ * the `define-hook` world of `wit/v0.4.0/hook.wit`; this module produces the
  * world's exports (`configure`, `subscriptions`, `handle`).
  *
  * Types follow the WIT and the Rust SDK's event structs (`guest-sdk/src/events.rs`):
@@ -23,9 +23,9 @@
  * with `ctx.addContext(text)` (or `addContext(text)`).
  */
 
-import { log as hostLog } from "hookrt:hook/log@0.3.0";
-import * as hostMetrics from "hookrt:hook/metrics@0.3.0";
-import * as hostState from "hookrt:hook/state@0.3.0";
+import { log as hostLog } from "hookrt:hook/log@0.4.0";
+import * as hostMetrics from "hookrt:hook/metrics@0.4.0";
+import * as hostState from "hookrt:hook/state@0.4.0";
 
 // ---------------------------------------------------------------- event data
 
@@ -310,7 +310,7 @@ export type HookDefinition<Config> = {
 
 /** What `defineHook` returns: the world's exports. Default-export it. */
 export interface DefinedHook {
-  readonly __hookrt: "define-hook@0.3.0";
+  readonly __hookrt: "define-hook@0.4.0";
   configure(config: string): void;
   subscriptions(): string[];
   handle(envelope: WitEnvelope, context: WitContext): WitReply;
@@ -628,7 +628,7 @@ export function defineHook<Config = Record<string, unknown>>(def: HookDefinition
   const table = def as Record<string, unknown>;
   const keys = Object.keys(table).filter((k) => k !== "configure" && typeof table[k] === "function");
   return {
-    __hookrt: "define-hook@0.3.0",
+    __hookrt: "define-hook@0.4.0",
     configure(config: string): void {
       try {
         def.configure?.(JSON.parse(config) as Config);

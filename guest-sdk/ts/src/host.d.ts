@@ -1,8 +1,8 @@
-// The host imports of the define-hook world (wit/v0.3.0/hook.wit) as
+// The host imports of the define-hook world (wit/v0.4.0/hook.wit) as
 // componentize-js binds them. Only src/hookrt.ts imports these; a hook
 // imports "hookrt".
 
-declare module "hookrt:hook/log@0.3.0" {
+declare module "hookrt:hook/log@0.4.0" {
   export function log(
     level: "trace" | "debug" | "info" | "warn" | "error",
     message: string,
@@ -10,12 +10,12 @@ declare module "hookrt:hook/log@0.3.0" {
   ): void;
 }
 
-declare module "hookrt:hook/metrics@0.3.0" {
+declare module "hookrt:hook/metrics@0.4.0" {
   export function counter(name: string, delta: bigint, labels: [string, string][]): void;
   export function gauge(name: string, value: number, labels: [string, string][]): void;
 }
 
-declare module "hookrt:hook/state@0.3.0" {
+declare module "hookrt:hook/state@0.4.0" {
   export function get(key: string): Uint8Array | undefined;
   /** Throws the host's message when a size cap would be exceeded. */
   export function set(key: string, value: Uint8Array): void;

@@ -45,6 +45,10 @@ pub struct HookAudit {
     pub imports: Vec<crate::sandbox::grants::ImportAudit>,
     /// The capabilities `hookrt.toml` grants it.
     pub grants: Vec<String>,
+    /// With the `exec` grant: each program it may run (path, argument
+    /// template, digest) and the rules of every run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_run: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -84,7 +88,7 @@ pub fn author_warnings(hook: &crate::hooks::loaded::load::LoadedHook) -> Vec<Str
         }
         let blocks = crate::event::kind::gate_rule(kind)
             == Some(crate::event::kind::GateRule::Block)
-            && hook.world_version == crate::sandbox::wit::NEWEST_VERSION;
+            && crate::sandbox::wit::answers_v3(hook.world_version);
         if class_of(kind) == EventClass::Decision || blocks {
             let method = match hook.kind {
                 SourceKind::TypeScript => {
@@ -132,7 +136,7 @@ pub struct Subscription {
 /// whatever it receives, which the list does not spell out.
 pub fn powers(key: &str, world: &str, aggregate: bool) -> Vec<&'static str> {
     use crate::event::kind::{self, GateRule};
-    let v3 = world == crate::sandbox::wit::NEWEST_VERSION;
+    let v3 = crate::sandbox::wit::answers_v3(world);
     let k = kind::handled_kind(key);
     if aggregate || (!v3 && kind::answered_from_v3(k)) {
         return Vec::new();
@@ -228,6 +232,7 @@ pub fn audit(rt: &Runtime) -> Audit {
             warnings: author_warnings(h),
             imports: h.import_audit.clone(),
             grants: h.settings.grants.iter().cloned().collect(),
+            may_run: h.exec.as_ref().map(|e| e.audit_lines()).unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -365,6 +370,9 @@ impl HookAudit {
         let _ = writeln!(s, "   scope      {}", h.scope);
         let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
         h.write_imports(s);
+        for line in &h.may_run {
+            let _ = writeln!(s, "   may run    {line}");
+        }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {
             "critical: a final failure fails the turn"

@@ -171,17 +171,40 @@ fn locked(
         }
     }
     Problems(problems).into_result()?;
-    if !opts.enforce_lock {
+    let holder = grant_needing_lock(discovery, config);
+    if !opts.enforce_lock && holder.is_none() {
         return Ok((None, reviews));
     }
     let path = opts.lock.path(agent_dir);
     let Some(lock) = read_lock(agent_dir, &opts.lock)? else {
-        return Ok((None, reviews));
+        return match holder {
+            Some((id, grant)) => Err(Problems(vec![Problem::lock(
+                &path,
+                format!(
+                    "hook `{id}` holds the `{grant}` grant, whose table only a lock may vouch for, and there is no lock"
+                ),
+                "review its table in hookrt.toml, then pin the folder with `hookrt lock DIR`",
+            )])),
+            None => Ok((None, reviews)),
+        };
     };
-    let mut drifted = lock.check_reviews(&path, &reviews);
+    let mut drifted = if opts.enforce_lock {
+        lock.check_reviews(&path, &reviews)
+    } else {
+        // An author's working copy (`check`, `test`) runs drifted, except a
+        // hook holding such a grant: its table runs only as locked.
+        let held: Vec<_> = reviews
+            .iter()
+            .filter(|(id, _, _)| holds_grant_needing_lock(discovery, config, id))
+            .cloned()
+            .collect();
+        let mut d = lock.check_reviews(&path, &held);
+        d.retain(|p| p.path != path);
+        d
+    };
     drifted.sort_by(|a, b| a.path.cmp(&b.path));
     Problems(drifted).into_result()?;
-    Ok((Some(lock), reviews))
+    Ok((opts.enforce_lock.then_some(lock), reviews))
 }
 
 /// The lock `policy` names for `agent_dir`, read as every load reads it:
@@ -199,6 +222,32 @@ pub fn read_lock(agent_dir: &Path, policy: &LockPolicy) -> Result<Option<Lock>, 
         Ok(None) => Ok(None),
         Err(p) => Err(Problems(vec![p])),
     }
+}
+
+/// The first hook (its id) holding a grant whose table is operator
+/// configuration (`exec`), and that grant: such a folder loads only locked.
+fn grant_needing_lock(discovery: &Discovery, config: &Config) -> Option<(String, &'static str)> {
+    discovery.hooks.iter().find_map(|h| {
+        let held = &config.settings_for(h).grants;
+        crate::sandbox::grant::ALL
+            .into_iter()
+            .find(|g| g.needs_lock && held.contains(g.name))
+            .map(|g| (h.scope.hook_id(h.slug.as_str()), g.name))
+    })
+}
+
+/// Whether hook `id` holds a grant whose table only a lock may vouch for.
+fn holds_grant_needing_lock(discovery: &Discovery, config: &Config, id: &str) -> bool {
+    discovery
+        .hooks
+        .iter()
+        .filter(|h| h.scope.hook_id(h.slug.as_str()) == id)
+        .any(|h| {
+            let held = &config.settings_for(h).grants;
+            crate::sandbox::grant::ALL
+                .into_iter()
+                .any(|g| g.needs_lock && held.contains(g.name))
+        })
 }
 
 /// The sandbox `discovery`'s hooks run in, configured by `config`.

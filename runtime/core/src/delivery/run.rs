@@ -23,7 +23,7 @@ use crate::hooks::loaded::load::LoadedHook;
 use crate::hooks::loaded::registry::Registry;
 use crate::sandbox::outcome::Outcome;
 use crate::sandbox::state::StateStore;
-use crate::sandbox::wit::{CheckedEvent, NEWEST_VERSION};
+use crate::sandbox::wit::{self, CheckedEvent};
 
 /// One event's deliveries in progress: the checked event its hooks are lent
 /// (its data updated after each applied edit or rewrite) and the answers
@@ -180,7 +180,7 @@ impl EventRun {
         if hook.scope == Scope::Aggregate {
             return; // an observer of every scope decides nothing in any
         }
-        if self.v3_only && hook.world_version != NEWEST_VERSION {
+        if self.v3_only && !wit::answers_v3(hook.world_version) {
             return; // it cannot answer this kind: it observes it
         }
         if kind::observed_kind(handler).is_some() {

@@ -80,6 +80,8 @@ struct Buffer {
     /// Fields dropped at [`MAX_FIELDS_PER_LINE`].
     fields_cut: bool,
     logs: Vec<LogLine>,
+    /// The runtime's own lines (each use of a grant), outside the budget.
+    records: Vec<LogLine>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
 }
@@ -151,6 +153,20 @@ impl Capture {
         });
     }
 
+    /// Records a runtime line (`[hookrt] message`) about what the hook did
+    /// through a grant: outside the budget, so the hook cannot crowd it out,
+    /// and at most [`MAX_LOG_LINES`] of them.
+    pub(crate) fn record(&self, message: String, fields: Vec<(String, String)>) {
+        let mut b = self.lock();
+        if b.records.len() < MAX_LOG_LINES {
+            b.records.push(LogLine {
+                level: "info",
+                message: format!("{RUNTIME_PREFIX} {message}"),
+                fields,
+            });
+        }
+    }
+
     fn write(&self, stream: Stream, bytes: &[u8]) {
         let mut b = self.lock();
         let fit = b.reserve(bytes.len());
@@ -165,6 +181,7 @@ impl Capture {
     pub fn take(&self) -> Output {
         let mut b = self.lock();
         let mut logs = std::mem::take(&mut b.logs);
+        logs.append(&mut b.records);
         // Each marker says which cap cut; markers do not count against the budget.
         let mut marker = |text: String| {
             logs.push(LogLine {

@@ -14,18 +14,19 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store,
     UpdateDeadline,
 };
 
+use crate::sandbox::grant;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::{Limits, Metering};
 use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::state::StateAccess;
-use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0};
+use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0, v0_4_0};
 
 /// How often the epoch advances. A deadline is noticed within one tick of
 /// passing, so this bounds how far past its budget a hook can run. 1 ms costs
@@ -133,13 +134,11 @@ impl Flavor {
         }
         if links.http {
             // Importable only with the `http` grant (checked at load).
-            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).map_err(setup)?;
+            (grant::http::GRANT.link)(&mut linker).map_err(setup)?;
         }
         // Every supported world version's host imports, side by side: their
         // interface names carry the version, so they never collide.
-        v0_3_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(setup)?;
-        v0_2_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(setup)?;
-        v0_1_0::DefineHook::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(setup)?;
+        grant::link(&mut linker).map_err(setup)?;
         Ok(Flavor {
             engine,
             linker,
@@ -421,18 +420,31 @@ impl Sandbox {
     /// Links `component` (compiled for [`Sandbox::engine_for`] `metering`)
     /// against the host imports and checks it implements the world.
     pub fn prepare(&self, component: &Component, metering: Metering) -> wasmtime::Result<Prepared> {
-        let pre = self.flavor(metering).linker.instantiate_pre(component)?;
-        match v0_3_0::DefineHookPre::new(pre.clone()) {
-            Ok(p) => Ok(Prepared::V3(p)),
-            Err(newest) => match v0_2_0::DefineHookPre::new(pre.clone()) {
-                Ok(p) => Ok(Prepared::V2(p)),
-                Err(_) => match v0_1_0::DefineHookPre::new(pre) {
-                    Ok(p) => Ok(Prepared::V1(p)),
-                    // The newest version's complaint is the useful one.
-                    Err(_) => Err(newest),
-                },
-            },
+        let flavor = self.flavor(metering);
+        let pre = flavor.linker.instantiate_pre(component)?;
+        // 0.4.0 kept 0.3.0's exports and types, so a 0.3.0 hook also passes
+        // as 0.4.0: its imports' version says which it is.
+        let v3 = component
+            .component_type()
+            .imports(&flavor.engine)
+            .any(|(name, _)| name.starts_with("hookrt:hook/") && name.ends_with("@0.3.0"));
+        if v3 && let Ok(p) = v0_3_0::DefineHookPre::new(pre.clone()) {
+            return Ok(Prepared::V3(p));
         }
+        // The newest version's complaint is the useful one.
+        let newest = match v0_4_0::DefineHookPre::new(pre.clone()) {
+            Ok(p) => return Ok(Prepared::V4(p)),
+            Err(newest) => newest,
+        };
+        if let Ok(p) = v0_3_0::DefineHookPre::new(pre.clone()) {
+            return Ok(Prepared::V3(p));
+        }
+        if let Ok(p) = v0_2_0::DefineHookPre::new(pre.clone()) {
+            return Ok(Prepared::V2(p));
+        }
+        v0_1_0::DefineHookPre::new(pre)
+            .map(Prepared::V1)
+            .map_err(|_| newest)
     }
 
     /// A store for one hook with `limits` applied; fuel and deadline are set per
@@ -478,6 +490,8 @@ impl Sandbox {
 
 /// A component linked and checked against one world version.
 pub enum Prepared {
+    /// Built against `hookrt:hook/define-hook@0.4.0`.
+    V4(v0_4_0::DefineHookPre<StoreData>),
     /// Built against `hookrt:hook/define-hook@0.3.0`.
     V3(v0_3_0::DefineHookPre<StoreData>),
     /// Built against `hookrt:hook/define-hook@0.2.0`.
@@ -490,6 +504,7 @@ impl Prepared {
     /// The world version.
     pub fn version(&self) -> &'static str {
         match self {
+            Prepared::V4(_) => "0.4.0",
             Prepared::V3(_) => "0.3.0",
             Prepared::V2(_) => "0.2.0",
             Prepared::V1(_) => "0.1.0",

@@ -1,14 +1,14 @@
-//! Grants: which host capabilities a hook may import.
+//! The import check: which host capabilities a hook may import.
 //!
 //! Every import of a component is classified when it is loaded:
-//! - **granted capabilities** (`hookrt:hook/*`): `log` is granted by default;
-//!   `state` and `metrics` only when `hookrt.toml` names them in `grants`;
+//! - **granted capabilities**, each gated by one grant of the registry
+//!   ([`grant::ALL`]): `log` by default, the others only when `grants` names them;
+//! - **designed, not provided**: world 0.4.0's `read`, `transcript`,
+//!   `secret`, `notify` and `write` ([`grant::DESIGNED`]), refused saying so;
 //! - **the inert WASI baseline** a Rust hook imports just to exist: `wasi:io`,
 //!   `wasi:clocks`, `wasi:random`, and `wasi:cli` with stdout/stderr captured
 //!   into the output budget, stdin empty, and an environment with no variables
 //!   and no arguments;
-//! - **outbound HTTP** (`wasi:http` outgoing requests) only with the `http`
-//!   grant, and then only to the hosts in `http_allow` (see `http.rs`);
 //! - **inert for Python hooks only**: `wasi:filesystem` and `wasi:sockets`,
 //!   which CPython imports whatever its code does, linked with no preopened
 //!   directory and every socket use denied (`host::link_wasi`); for every
@@ -21,8 +21,7 @@
 
 use std::collections::BTreeSet;
 
-/// Capabilities a hook can be granted.
-pub const CAPABILITIES: [&str; 4] = ["http", "log", "metrics", "state"];
+use crate::sandbox::grant;
 /// What every hook is granted unless `grants` says otherwise.
 pub const DEFAULT_GRANTS: [&str; 1] = ["log"];
 
@@ -67,11 +66,16 @@ pub(crate) enum Profile {
 pub(crate) fn classify(import: &str, profile: Profile) -> Need {
     let name = import.split('@').next().unwrap_or(import);
     let (package, interface) = name.split_once('/').unwrap_or((name, ""));
+    if let Some(g) = grant::gating(name) {
+        return Need::Grant(g.name.into());
+    }
+    if grant::DESIGNED.contains(&name) {
+        return Need::Never(
+            "world 0.4.0 declares this grant, but this hookrt does not provide it yet".into(),
+        );
+    }
     match (package, interface) {
         ("hookrt:hook", "types") => Need::Types,
-        ("hookrt:hook", "log") => Need::Grant("log".into()),
-        ("hookrt:hook", "metrics") => Need::Grant("metrics".into()),
-        ("hookrt:hook", "state") => Need::Grant("state".into()),
         ("wasi:io", _) => Need::Baseline("streams for captured output".into()),
         ("wasi:clocks", _) => Need::Baseline("reading the clock".into()),
         ("wasi:random", _) => Need::Baseline("random bytes".into()),
@@ -90,7 +94,6 @@ pub(crate) fn classify(import: &str, profile: Profile) -> Need {
         }
         ("wasi:filesystem", _) => Need::Never("hookrt grants no filesystem access".into()),
         ("wasi:sockets", _) => Need::Never("hookrt grants no sockets".into()),
-        ("wasi:http", "outgoing-handler" | "types") => Need::Grant("http".into()),
         ("wasi:http", _) => Need::Never("hookrt does not serve HTTP to hooks".into()),
         _ => Need::Never("hookrt does not provide this interface".into()),
     }

@@ -16,11 +16,11 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::capture::{Capture, Stream};
+use crate::sandbox::grant::exec::policy::Policy as ExecPolicy;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::state::StateAccess;
-use crate::sandbox::wit::{Field, Level, v0_1_0, v0_2_0, v0_3_0};
 
 /// What the pinned wall clock reads: 2026-01-01T00:00:00Z.
 pub(crate) const PINNED_WALL_CLOCK_SECS: u64 = 1_767_225_600;
@@ -63,10 +63,12 @@ pub struct StoreData {
     /// runtime is shutting down (the delivery is left unacked, not failed).
     pub cancelled: bool,
     cancel: Arc<AtomicBool>,
-    state: StateAccess,
-    metrics: MetricsAccess,
+    pub(crate) state: StateAccess,
+    pub(crate) metrics: MetricsAccess,
     http_ctx: wasmtime_wasi_http::WasiHttpCtx,
     http: HttpPolicy,
+    /// The hook's `exec` grant, when it holds one.
+    pub(crate) exec: Option<Arc<ExecPolicy>>,
 }
 
 impl StoreData {
@@ -100,6 +102,7 @@ impl StoreData {
             metrics,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
+            exec: None,
         }
     }
 
@@ -170,100 +173,6 @@ impl wasmtime_wasi_http::WasiHttpView for StoreData {
             table: &mut self.table,
             ctx: &mut self.http_ctx,
         }
-    }
-}
-
-impl v0_3_0::hookrt::hook::types::Host for StoreData {}
-
-impl v0_3_0::hookrt::hook::log::Host for StoreData {
-    fn log(&mut self, level: Level, message: String, fields: Vec<Field>) {
-        self.capture.log(
-            level,
-            message,
-            fields.into_iter().map(|f| (f.key, f.value)).collect(),
-        );
-    }
-}
-
-impl v0_3_0::hookrt::hook::state::Host for StoreData {
-    fn get(&mut self, key: String) -> Option<Vec<u8>> {
-        self.state.get(&key)
-    }
-
-    fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), String> {
-        self.state.set(&key, &value)
-    }
-
-    fn delete(&mut self, key: String) {
-        self.state.delete(&key)
-    }
-}
-
-impl v0_3_0::hookrt::hook::metrics::Host for StoreData {
-    fn counter(&mut self, name: String, delta: u64, labels: Vec<(String, String)>) {
-        self.metrics.counter(&name, delta, labels)
-    }
-
-    fn gauge(&mut self, name: String, value: f64, labels: Vec<(String, String)>) {
-        self.metrics.gauge(&name, value, labels)
-    }
-}
-
-impl v0_2_0::hookrt::hook::types::Host for StoreData {}
-
-impl v0_2_0::hookrt::hook::log::Host for StoreData {
-    fn log(
-        &mut self,
-        level: v0_2_0::hookrt::hook::log::Level,
-        message: String,
-        fields: Vec<v0_2_0::hookrt::hook::log::Field>,
-    ) {
-        self.capture.log(
-            v0_2_0::level_up(level),
-            message,
-            fields.into_iter().map(|f| (f.key, f.value)).collect(),
-        );
-    }
-}
-
-impl v0_2_0::hookrt::hook::state::Host for StoreData {
-    fn get(&mut self, key: String) -> Option<Vec<u8>> {
-        v0_3_0::hookrt::hook::state::Host::get(self, key)
-    }
-
-    fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), String> {
-        v0_3_0::hookrt::hook::state::Host::set(self, key, value)
-    }
-
-    fn delete(&mut self, key: String) {
-        v0_3_0::hookrt::hook::state::Host::delete(self, key)
-    }
-}
-
-impl v0_2_0::hookrt::hook::metrics::Host for StoreData {
-    fn counter(&mut self, name: String, delta: u64, labels: Vec<(String, String)>) {
-        v0_3_0::hookrt::hook::metrics::Host::counter(self, name, delta, labels)
-    }
-
-    fn gauge(&mut self, name: String, value: f64, labels: Vec<(String, String)>) {
-        v0_3_0::hookrt::hook::metrics::Host::gauge(self, name, value, labels)
-    }
-}
-
-impl v0_1_0::hookrt::hook::types::Host for StoreData {}
-
-impl v0_1_0::hookrt::hook::log::Host for StoreData {
-    fn log(
-        &mut self,
-        level: v0_1_0::hookrt::hook::log::Level,
-        message: String,
-        fields: Vec<v0_1_0::hookrt::hook::log::Field>,
-    ) {
-        self.capture.log(
-            v0_1_0::level_up(level),
-            message,
-            fields.into_iter().map(|f| (f.key, f.value)).collect(),
-        );
     }
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod capture;
 pub(crate) mod egress;
 pub(crate) mod engine;
 pub(crate) mod failure;
+pub(crate) mod grant;
 pub(crate) mod grants;
 pub(crate) mod host;
 pub(crate) mod http;
@@ -21,7 +22,12 @@ pub(crate) mod wit;
 // What an embedder or an auditor may read or tune of the sandbox.
 pub use capture::LogLine;
 pub use engine::{Allocator, MAX_THREADS, SandboxError, engine_config, engine_config_metered};
-pub use grants::{CAPABILITIES, DEFAULT_GRANTS, ImportAudit, Need};
+pub use grant::exec::{
+    Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
+};
+pub use grant::registry::CAPABILITIES;
+pub use grant::{ALL as GRANTS, Grant, GrantTable};
+pub use grants::{DEFAULT_GRANTS, ImportAudit, Need};
 pub use http::MAX_RESPONSE_BYTES;
 pub use limits::{
     DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_INSTANCES, DEFAULT_MEMORY_BYTES, Limits,

@@ -205,7 +205,7 @@ impl BuildEnv {
             "--config",
             "build.rustc-workspace-wrapper=\"\"",
         ]);
-        // Hooks depend on `hookrt-sdk = "0.3"` (`SDK_REQ`); this runtime supplies the SDK it
+        // Hooks depend on `hookrt-sdk = "0.4"` (`SDK_REQ`); this runtime supplies the SDK it
         // was built with, so crate hooks build wherever their folder lives.
         let sdk = toml::Value::String(self.sdk_dir.to_string_lossy().into_owned());
         cmd.arg("--config")

@@ -26,7 +26,7 @@ use crate::hooks::folder::settings::{
 };
 use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::{Problem, Problems};
-use crate::sandbox::grants;
+use crate::sandbox::grant;
 use crate::sandbox::http::Entry;
 use crate::sandbox::limits::{self, PYTHON_INSTANCES};
 use crate::sandbox::redaction::Redactor;
@@ -60,7 +60,7 @@ struct RawSettings {
     name: Option<String>,
     description: Option<String>,
     config: Option<toml::Table>,
-    grants: Option<Vec<String>>,
+    grants: Option<grant::Declared>,
     http_allow: Option<Vec<String>>,
 }
 
@@ -481,7 +481,8 @@ fn apply(s: &mut HookSettings, raw: &RawSettings) {
         s.description = Some(v.clone())
     }
     if let Some(v) = &raw.grants {
-        s.grants = v.iter().cloned().collect();
+        s.grants = v.names();
+        s.grant_tables = v.read("").0;
     }
     if let Some(v) = &raw.http_allow {
         s.http_allow = v.clone();
@@ -527,19 +528,13 @@ fn aggregate_slugs(path: &Path, names: &[String], problems: &mut Vec<Problem>) -
 }
 
 fn check_ranges(path: &Path, table: &str, raw: &RawSettings, problems: &mut Vec<Problem>) {
-    for g in raw.grants.iter().flatten() {
-        if !grants::CAPABILITIES.contains(&g.as_str()) {
-            problems.push(Problem::config(
-                path,
-                format!("{table} grants unknown capability `{g}`"),
-                format!("grant only {}", grants::CAPABILITIES.join(", ")),
-            ));
-        }
+    for wrong in raw.grants.iter().flat_map(|g| g.read(table).1) {
+        problems.push(Problem::config(path, wrong.message, wrong.fix));
     }
     let grants_http = raw
         .grants
         .as_ref()
-        .is_some_and(|g| g.iter().any(|g| g == "http"));
+        .is_some_and(|g| g.names().contains("http"));
     match (&raw.http_allow, grants_http) {
         (None, true) => problems.push(Problem::config(
             path,

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grants;
 use crate::sandbox::limits::Limits;
 
@@ -60,6 +61,9 @@ pub struct HookSettings {
     pub grants: BTreeSet<String>,
     /// With the `http` grant: the hosts (`host` or `host:port`) it may call.
     pub http_allow: Vec<String>,
+    /// The tables of the grants that take settings (`exec`), by grant.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub grant_tables: BTreeMap<String, GrantTable>,
 }
 
 /// What a decision hook's failed delivery (error, trap, timeout, fuel, memory)
@@ -173,6 +177,7 @@ impl Default for HookSettings {
                 .map(|g| g.to_string())
                 .collect(),
             http_allow: Vec::new(),
+            grant_tables: BTreeMap::new(),
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::sandbox::outcome::Outcome;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
 use crate::sandbox::wit::{
-    WitContext, WitEnvelope, WitEventClass, WitScope, WitTransport, v0_1_0, v0_2_0,
+    WitContext, WitEnvelope, WitEventClass, WitScope, WitTransport, v0_1_0, v0_2_0, v0_3_0,
 };
 
 /// The record of one call into a hook: one instance entered, one handler run.
@@ -77,9 +77,15 @@ impl LoadedHook {
                 .as_millis() as u64
         };
         let result = match &bindings {
-            Bindings::V3(b) => {
+            Bindings::V4(b) => {
                 let cx = self.context(services, &envelope, handler, budget_ms, class);
                 b.call_handle(&mut store, envelope, cx)
+                    .map(|r| r.map(Reply::from))
+            }
+            Bindings::V3(b) => {
+                let cx = self.context(services, &envelope, handler, budget_ms, class);
+                let cx = v0_3_0::context_down(&cx);
+                b.call_handle(&mut store, v0_3_0::envelope_down(&envelope), cx)
                     .map(|r| r.map(Reply::from))
             }
             Bindings::V2(b) => {
@@ -160,6 +166,7 @@ impl LoadedHook {
             services.metrics.access(&self.id(), services.redactor),
             self.http_policy(services.redactor),
         );
+        store.data_mut().exec = self.exec.clone();
         engine::begin_delivery(&mut store, limits);
         match self.instantiate(&mut store) {
             Ok(b) => Ok((store, b, 0, false)),

@@ -22,6 +22,8 @@ use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::Problem;
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
+use crate::sandbox::grant::GrantTable;
+use crate::sandbox::grant::exec::Policy as ExecPolicy;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -29,7 +31,7 @@ use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::Metrics;
 use crate::sandbox::redaction::Redactor;
 use crate::sandbox::state::StateStore;
-use crate::sandbox::wit::{self, v0_1_0, v0_2_0, v0_3_0};
+use crate::sandbox::wit::{self, v0_1_0, v0_2_0, v0_3_0, v0_4_0};
 
 /// The least wall clock a hook's start at load (instantiate, `configure`,
 /// `subscriptions`) gets, whatever its `deadline_ms`: the first instantiation
@@ -70,6 +72,8 @@ pub struct LoadedHook {
     pub world_version: &'static str,
     /// Whose events it receives.
     pub scope: Scope,
+    /// Its `exec` grant resolved (programs and their digests), when it holds one.
+    pub exec: Option<Arc<ExecPolicy>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -81,8 +85,30 @@ pub struct LoadedHook {
     pub(crate) cost_us: std::sync::atomic::AtomicU64,
 }
 
+/// The `exec` grant of a hook with `settings`, its programs resolved for
+/// runs in the project folder: the folder hookrt runs in (an agent runs its
+/// hooks from the project's root), never one an event names.
+fn exec_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<ExecPolicy>>, Problem> {
+    let Some(GrantTable::Exec(table)) = settings.grant_tables.get("exec") else {
+        return Ok(None);
+    };
+    let project = std::env::current_dir().map_err(|e| {
+        Problem::load(path, format!("has the exec grant, but the project folder (hookrt's working directory) cannot be read: {e}"), "run hookrt from the project's folder")
+    })?;
+    ExecPolicy::resolve(table, &project)
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| {
+            Problem::load(
+                path,
+                e.to_string(),
+                "install the program, or fix its `path` in the exec table",
+            )
+        })
+}
+
 /// A live instance's exports, by world version.
 pub(crate) enum Bindings {
+    V4(v0_4_0::DefineHook),
     V3(v0_3_0::DefineHook),
     V2(v0_2_0::DefineHook),
     V1(v0_1_0::DefineHook),
@@ -167,6 +193,7 @@ impl LoadedHook {
             )
         })?;
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
+        let exec = exec_policy(path, &settings)?;
         let mut hook = LoadedHook {
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
@@ -183,6 +210,7 @@ impl LoadedHook {
             import_audit,
             world_version: pre.version(),
             scope: built.hook.scope.clone(),
+            exec,
             pre,
             config_json,
             warm: Mutex::new(None),
@@ -236,6 +264,14 @@ impl LoadedHook {
                     Err(e) => Err(Failed::Wasm(e)),
                 }
             }
+            Prepared::V4(pre) => {
+                let b = pre.instantiate(&mut *store).map_err(Failed::Wasm)?;
+                match b.call_configure(&mut *store, &self.config_json) {
+                    Ok(Ok(())) => Ok(Bindings::V4(b)),
+                    Ok(Err(msg)) => Err(Failed::Refused(msg)),
+                    Err(e) => Err(Failed::Wasm(e)),
+                }
+            }
         }
     }
 
@@ -265,6 +301,7 @@ impl LoadedHook {
         };
         engine::begin_delivery(&mut store, &start);
         let subs = match self.instantiate(&mut store) {
+            Ok(Bindings::V4(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V3(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V2(b)) => b.call_subscriptions(&mut store),
             Ok(Bindings::V1(b)) => b.call_subscriptions(&mut store),

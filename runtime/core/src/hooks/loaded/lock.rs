@@ -42,6 +42,10 @@ pub struct Pin {
     pub world: String,
     /// The capabilities granted to it, sorted.
     pub grants: Vec<String>,
+    /// With the `exec` grant: each program it may run, as resolved at load
+    /// (`sha256:<hex> <absolute path>`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub programs: BTreeMap<String, String>,
 }
 
 /// The contents of `hookrt.lock`: hook id to pin.
@@ -117,6 +121,17 @@ fn pin_of(hook: &LoadedHook) -> Pin {
         component_sha256: hook.component_sha256.clone(),
         world: hook.world_version.to_owned(),
         grants: hook.settings.grants.iter().cloned().collect(),
+        programs: hook
+            .exec
+            .iter()
+            .flat_map(|e| e.programs())
+            .map(|(name, p)| {
+                (
+                    name.clone(),
+                    format!("sha256:{} {}", p.sha256, p.path.display()),
+                )
+            })
+            .collect(),
     }
 }
 
@@ -326,6 +341,12 @@ impl Lock {
                 "grants expected [{}], found [{}]",
                 pin.grants.join(", "),
                 found.grants.join(", ")
+            ));
+        }
+        if found.programs != pin.programs {
+            why.push(format!(
+                "exec programs expected {:?}, found {:?}",
+                pin.programs, found.programs
             ));
         }
         if why.is_empty() {

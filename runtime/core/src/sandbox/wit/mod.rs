@@ -53,27 +53,27 @@ macro_rules! older_world {
     };
 }
 
-pub(crate) mod v0_1_0;
-pub(crate) mod v0_2_0;
-pub(crate) mod v0_3_0;
-
-pub(crate) use v0_3_0::{
-    Field, Level, WitApproval, WitCallAnswer, WitContext, WitCoordinates, WitDurability,
-    WitEnvelope, WitEventClass, WitFileEdit, WitGate, WitPermission, WitReply, WitResponse,
-    WitScope, WitTransport,
+pub(crate) use v0_4_0::{
+    Field, Level, WitContext, WitCoordinates, WitDurability, WitEnvelope, WitEventClass, WitScope,
+    WitTransport,
 };
 
 use std::borrow::Cow;
 
-use crate::event::answer::{Answer, Approval, CallAnswer, FileEdit, Gate, Permission, Reply};
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::kind::{self, EventClass};
 
 /// Every world version this runtime binds, newest first.
-pub const SUPPORTED_VERSIONS: [&str; 3] = ["0.3.0", "0.2.0", "0.1.0"];
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["0.4.0", "0.3.0", "0.2.0", "0.1.0"];
 
 /// The newest world version: the one `hookrt-sdk` builds hooks for.
 pub const NEWEST_VERSION: &str = SUPPORTED_VERSIONS[0];
+
+/// Whether a hook of world `version` gives 0.3.0's answers (rewrites,
+/// context, gates, permission requests): 0.3.0 and every later version.
+pub(crate) fn answers_v3(version: &str) -> bool {
+    SUPPORTED_VERSIONS[..SUPPORTED_VERSIONS.len() - 2].contains(&version)
+}
 
 /// An event's envelope checked for delivery, and what its deliveries lend
 /// hooks besides the envelope's own fields: the idempotency key when it had
@@ -146,55 +146,76 @@ impl CheckedEvent {
     }
 }
 
-impl From<WitApproval> for Approval {
-    fn from(a: WitApproval) -> Self {
-        match a {
-            WitApproval::Abstain => Approval::Abstain,
-            WitApproval::Allow => Approval::Allow,
-            WitApproval::Ask(q) => Approval::Ask(q),
-            WitApproval::Deny(r) => Approval::Deny(r),
+/// The conversion of a world's answers (module `$t`, its
+/// `hookrt::hook::types`; 0.3.0's and 0.4.0's records are the same) into
+/// the runtime's, written once for both.
+macro_rules! reply_up {
+    ($t:ident) => {
+        impl From<$t::Approval> for $crate::event::answer::Approval {
+            fn from(a: $t::Approval) -> Self {
+                use $crate::event::answer::Approval;
+                match a {
+                    $t::Approval::Abstain => Approval::Abstain,
+                    $t::Approval::Allow => Approval::Allow,
+                    $t::Approval::Ask(q) => Approval::Ask(q),
+                    $t::Approval::Deny(r) => Approval::Deny(r),
+                }
+            }
         }
-    }
+
+        impl From<$t::Reply> for $crate::event::answer::Reply {
+            fn from(r: $t::Reply) -> Self {
+                use $crate::event::answer::{
+                    Answer, Approval, CallAnswer, FileEdit, Gate, Permission, Reply,
+                };
+                let answer = match r.response {
+                    $t::Response::None => Answer::None,
+                    $t::Response::Approvals(list) => {
+                        Answer::Approvals(list.into_iter().map(Approval::from).collect())
+                    }
+                    $t::Response::FileEdit(f) => Answer::FileEdit(match f {
+                        $t::FileEdit::NotHandled => FileEdit::NotHandled,
+                        $t::FileEdit::Applied => FileEdit::Applied,
+                        $t::FileEdit::Failed(m) => FileEdit::Failed(m),
+                    }),
+                    $t::Response::Edit(json) => Answer::Edit(json),
+                    $t::Response::Calls(list) => Answer::Calls(
+                        list.into_iter()
+                            .map(|c: $t::CallAnswer| CallAnswer {
+                                approval: c.approval.into(),
+                                rewrite: c.rewrite,
+                            })
+                            .collect(),
+                    ),
+                    $t::Response::Gate(g) => Answer::Gate(match g {
+                        $t::Gate::Pass => Gate::Pass,
+                        $t::Gate::Block(r) => Gate::Block(r),
+                        $t::Gate::ContinueTurn(r) => Gate::Continue(r),
+                    }),
+                    $t::Response::Permission(p) => Answer::Permission(match p {
+                        $t::Permission::Abstain => Permission::Abstain,
+                        $t::Permission::Allow(rewrite) => Permission::Allow { rewrite },
+                        $t::Permission::Deny(d) => Permission::Deny {
+                            message: d.message,
+                            interrupt: d.interrupt,
+                        },
+                    }),
+                };
+                Reply {
+                    answer,
+                    context: r.context,
+                }
+            }
+        }
+    };
 }
 
-impl From<WitReply> for Reply {
-    fn from(r: WitReply) -> Self {
-        let answer = match r.response {
-            WitResponse::None => Answer::None,
-            WitResponse::Approvals(list) => {
-                Answer::Approvals(list.into_iter().map(Approval::from).collect())
-            }
-            WitResponse::FileEdit(f) => Answer::FileEdit(match f {
-                WitFileEdit::NotHandled => FileEdit::NotHandled,
-                WitFileEdit::Applied => FileEdit::Applied,
-                WitFileEdit::Failed(m) => FileEdit::Failed(m),
-            }),
-            WitResponse::Edit(json) => Answer::Edit(json),
-            WitResponse::Calls(list) => Answer::Calls(
-                list.into_iter()
-                    .map(|c: WitCallAnswer| CallAnswer {
-                        approval: c.approval.into(),
-                        rewrite: c.rewrite,
-                    })
-                    .collect(),
-            ),
-            WitResponse::Gate(g) => Answer::Gate(match g {
-                WitGate::Pass => Gate::Pass,
-                WitGate::Block(r) => Gate::Block(r),
-                WitGate::ContinueTurn(r) => Gate::Continue(r),
-            }),
-            WitResponse::Permission(p) => Answer::Permission(match p {
-                WitPermission::Abstain => Permission::Abstain,
-                WitPermission::Allow(rewrite) => Permission::Allow { rewrite },
-                WitPermission::Deny(d) => Permission::Deny {
-                    message: d.message,
-                    interrupt: d.interrupt,
-                },
-            }),
-        };
-        Reply {
-            answer,
-            context: r.context,
-        }
-    }
+pub(crate) mod v0_1_0;
+pub(crate) mod v0_2_0;
+pub(crate) mod v0_3_0;
+pub(crate) mod v0_4_0;
+
+mod newest {
+    use super::v0_4_0::hookrt::hook::types as t;
+    reply_up!(t);
 }

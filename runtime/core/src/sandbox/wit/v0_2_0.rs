@@ -3,7 +3,7 @@
 //! and context converted down (a gate event's class reads `observe`: it
 //! cannot answer one), and its answers and log levels read up.
 
-use super::v0_3_0::{WitContext, WitEventClass, WitScope};
+use super::v0_4_0::{WitContext, WitEventClass, WitScope};
 use crate::event::answer::{Answer, Approval, FileEdit};
 
 wasmtime::component::bindgen!({

@@ -1,0 +1,16 @@
+//! The grants: every host capability a hook may be given, one module each
+//! (`log`, `state`, `metrics`, `http`, `exec`), what one grant is (`spec`)
+//! and the registry that lists them (`registry`).
+
+pub(crate) mod exec;
+pub(crate) mod http;
+pub(crate) mod log;
+pub(crate) mod metrics;
+pub(crate) mod registry;
+pub(crate) mod spec;
+pub(crate) mod state;
+
+pub use registry::ALL;
+pub(crate) use registry::{DESIGNED, Declared, gating, link};
+pub(crate) use spec::no_table;
+pub use spec::{Grant, GrantTable};

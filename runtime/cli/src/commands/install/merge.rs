@@ -32,30 +32,7 @@ pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) 
     let Some(hooks) = hooks.as_object_mut() else {
         bail!("`hooks` is not an object");
     };
-    let mut kept = 0;
-    // Drop hookrt's entries everywhere first (also under events this
-    // release no longer has), keeping the user's.
-    for (event, entries) in hooks.iter_mut() {
-        let Some(entries) = entries.as_array_mut() else {
-            bail!("`hooks.{event}` is not a list");
-        };
-        match agent.install.shape {
-            Shape::Grouped => {
-                for group in entries.iter_mut() {
-                    if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                        list.retain(|h| !is_ours(h, agent));
-                        kept += list.len();
-                    }
-                }
-                entries.retain(|g| g["hooks"].as_array().is_none_or(|l| !l.is_empty()));
-            }
-            Shape::Flat => {
-                entries.retain(|h| !is_ours(h, agent));
-                kept += entries.len();
-            }
-        }
-    }
-    hooks.retain(|_, entries| entries.as_array().is_some_and(|g| !g.is_empty()));
+    let kept = drop_ours(hooks, agent)?;
     for event in agent.installed() {
         let hook = transport.hook(agent, event);
         let entry = match agent.install.shape {
@@ -76,5 +53,40 @@ pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) 
             .expect("a list: checked or made above")
             .push(entry);
     }
+    Ok(kept)
+}
+
+/// Drops hookrt's entries from every event of `hooks` (also under events
+/// this release no longer has), keeping the user's: a group or an event's
+/// list goes only when hookrt's were all it held (a user's empty one stays
+/// as it was); returns how many hook entries of the user's there are.
+fn drop_ours(hooks: &mut Map<String, Value>, agent: &Agent) -> Result<usize> {
+    let mut kept = 0;
+    let mut emptied = Vec::new();
+    for (event, entries) in hooks.iter_mut() {
+        let Some(entries) = entries.as_array_mut() else {
+            bail!("`hooks.{event}` is not a list");
+        };
+        let had = entries.len();
+        match agent.install.shape {
+            Shape::Grouped => entries.retain_mut(|group| {
+                let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                    return true;
+                };
+                let held = list.len();
+                list.retain(|h| !is_ours(h, agent));
+                kept += list.len();
+                !list.is_empty() || held == 0
+            }),
+            Shape::Flat => {
+                entries.retain(|h| !is_ours(h, agent));
+                kept += entries.len();
+            }
+        }
+        if entries.is_empty() && had > 0 {
+            emptied.push(event.clone());
+        }
+    }
+    hooks.retain(|event, _| !emptied.contains(event));
     Ok(kept)
 }

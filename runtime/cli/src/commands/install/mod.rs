@@ -268,6 +268,28 @@ mod tests {
         assert_eq!(s["hooksConfig"]["enabled"], true);
     }
 
+    #[test]
+    fn a_users_empty_list_or_group_is_kept_as_it_was() {
+        let claude = Agent::of(agent("claude-code").unwrap());
+        let mut s = json!({"hooks": {
+            "Custom": [],
+            "Stop": [{"matcher": "", "hooks": []}],
+            "Retired": [{"hooks": [{"type": "command", "command": "/old/hookrt", "args": ["claude-hook", "/agent"]}]}]
+        }});
+        merge(&mut s, &claude, &command()).unwrap();
+        assert_eq!(s["hooks"]["Custom"], json!([]));
+        assert_eq!(s["hooks"]["Stop"][0], json!({"matcher": "", "hooks": []}));
+        assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 2);
+        assert!(
+            s["hooks"].get("Retired").is_none(),
+            "emptied of hookrt's: gone"
+        );
+        let cursor = Agent::of(agent("cursor").unwrap());
+        let mut s = json!({"version": 1, "hooks": {"custom": []}});
+        merge(&mut s, &cursor, &command()).unwrap();
+        assert_eq!(s["hooks"]["custom"], json!([]));
+    }
+
     /// An agent defined only here: its `Install` is all `install` reads.
     static FABLE: hookrt::front::bridge::Protocol = hookrt::front::bridge::Protocol {
         agent: "fable",

@@ -194,6 +194,7 @@ const CLI: &[&str] = &[
     "commands::install::file",
     "commands::install::pin",
     "commands::install::entry",
+    "commands::install::merge",
     "commands::install",
     "commands::build",
     "commands::lock",

@@ -67,7 +67,7 @@ pub mod journal {
         KeyError, generate_key, public_hex, read_signing_key, read_verifying_key,
     };
     pub use crate::service::journal::receipt::{
-        ReceiptError, SignedReceipt, check_receipt, receipt_in_journal, sign_receipt,
+        ReceiptError, SignedReceipt, check_receipt, read_receipt, receipt_in_journal, sign_receipt,
     };
     #[doc(hidden)]
     pub use crate::service::journal::trail::checkpoint_body;

@@ -16,6 +16,7 @@
 
 mod entry;
 mod file;
+mod merge;
 mod pin;
 
 use std::path::{Path, PathBuf};
@@ -23,12 +24,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
-use hookrt::front::bridge::protocol::Shape;
 use hookrt::hooks::LockPolicy;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use entry::{Agent, Transport, is_ours};
+use entry::{Agent, Transport};
 use file::SettingsFile;
+use merge::merge;
 use pin::{Pinned, warn_if_editable};
 
 #[derive(clap::Subcommand)]
@@ -180,78 +181,9 @@ fn target(agent: &Agent, place: &Where, cwd: &Path) -> Result<SettingsFile> {
     )
 }
 
-/// Puts hookrt's entry on every event of `settings["hooks"]`, replacing
-/// hookrt's earlier ones and keeping every other; returns how many other
-/// hook entries there are.
-fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<usize> {
-    let Some(root) = settings.as_object_mut() else {
-        bail!("the settings are not a JSON object");
-    };
-    if agent.install.shape == Shape::Flat {
-        match root.get("version") {
-            None => {
-                root.insert("version".into(), json!(1));
-            }
-            Some(v) if v == 1 => {}
-            Some(v) => bail!("`version` is {v}; this agent reads version 1"),
-        }
-    }
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(hooks) = hooks.as_object_mut() else {
-        bail!("`hooks` is not an object");
-    };
-    let mut kept = 0;
-    // Drop hookrt's entries everywhere first (also under events this
-    // release no longer has), keeping the user's.
-    for (event, entries) in hooks.iter_mut() {
-        let Some(entries) = entries.as_array_mut() else {
-            bail!("`hooks.{event}` is not a list");
-        };
-        match agent.install.shape {
-            Shape::Grouped => {
-                for group in entries.iter_mut() {
-                    if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                        list.retain(|h| !is_ours(h, agent));
-                        kept += list.len();
-                    }
-                }
-                entries.retain(|g| g["hooks"].as_array().is_none_or(|l| !l.is_empty()));
-            }
-            Shape::Flat => {
-                entries.retain(|h| !is_ours(h, agent));
-                kept += entries.len();
-            }
-        }
-    }
-    hooks.retain(|_, entries| entries.as_array().is_some_and(|g| !g.is_empty()));
-    for event in agent.installed() {
-        let hook = transport.hook(agent, event);
-        let entry = match agent.install.shape {
-            Shape::Grouped => {
-                let mut group = Map::new();
-                if agent.install.tool_events.contains(&event) {
-                    group.insert("matcher".into(), json!("*"));
-                }
-                group.insert("hooks".into(), json!([hook]));
-                Value::Object(group)
-            }
-            Shape::Flat => hook,
-        };
-        hooks
-            .entry(event)
-            .or_insert_with(|| json!([]))
-            .as_array_mut()
-            .expect("a list: checked or made above")
-            .push(entry);
-    }
-    Ok(kept)
-}
-
 #[cfg(test)]
 mod tests {
-    use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install};
+    use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install, Shape};
 
     use super::*;
 
@@ -334,6 +266,28 @@ mod tests {
         merge(&mut s, &gemini, &command()).unwrap();
         assert_eq!(s["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 15_000);
         assert_eq!(s["hooksConfig"]["enabled"], true);
+    }
+
+    #[test]
+    fn a_users_empty_list_or_group_is_kept_as_it_was() {
+        let claude = Agent::of(agent("claude-code").unwrap());
+        let mut s = json!({"hooks": {
+            "Custom": [],
+            "Stop": [{"matcher": "", "hooks": []}],
+            "Retired": [{"hooks": [{"type": "command", "command": "/old/hookrt", "args": ["claude-hook", "/agent"]}]}]
+        }});
+        merge(&mut s, &claude, &command()).unwrap();
+        assert_eq!(s["hooks"]["Custom"], json!([]));
+        assert_eq!(s["hooks"]["Stop"][0], json!({"matcher": "", "hooks": []}));
+        assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 2);
+        assert!(
+            s["hooks"].get("Retired").is_none(),
+            "emptied of hookrt's: gone"
+        );
+        let cursor = Agent::of(agent("cursor").unwrap());
+        let mut s = json!({"version": 1, "hooks": {"custom": []}});
+        merge(&mut s, &cursor, &command()).unwrap();
+        assert_eq!(s["hooks"]["custom"], json!([]));
     }
 
     /// An agent defined only here: its `Install` is all `install` reads.

@@ -70,15 +70,10 @@ fn verify_receipt(
 ) -> Result<ExitCode> {
     let text = std::fs::read_to_string(receipt)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", receipt.display()))?;
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
-        eprintln!(
-            "{}: the receipt does not hold: it is not JSON",
-            receipt.display()
-        );
-        return Ok(ExitCode::FAILURE);
-    };
-    let signer = match hookrt::journal::check_receipt(&value, expect.key) {
-        Ok(signer) => signer,
+    let checked = hookrt::journal::read_receipt(&text)
+        .and_then(|value| Ok((hookrt::journal::check_receipt(&value, expect.key)?, value)));
+    let (signer, value) = match checked {
+        Ok(checked) => checked,
         Err(e) => {
             eprintln!("{}: the receipt does not hold: {e}", receipt.display());
             return Ok(ExitCode::FAILURE);

@@ -1,11 +1,13 @@
 //! Signed receipts of decisions: what one says ([`SignedReceipt`]), signing
-//! one with the trail's key, checking a receipt's signature, and finding the
-//! decision it names in a journal's trail.
+//! one with the trail's key, reading a receipt's file, checking its
+//! signature, and finding the decision it names in a journal's trail.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
 use std::path::Path;
 
 use ed25519_dalek::{Signature, Signer, Verifier, VerifyingKey};
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -62,6 +64,13 @@ impl std::fmt::Display for SignedReceipt {
 /// Why a receipt does not hold.
 #[derive(Debug, thiserror::Error)]
 pub enum ReceiptError {
+    /// Its text is not JSON.
+    #[error("it is not JSON")]
+    NotJson,
+    /// Its text repeats a key in an object, so it reads two ways (one
+    /// signed, the other shown by a reader that keeps the first).
+    #[error("it repeats a key: {0}")]
+    RepeatedKey(String),
     /// It names no key.
     #[error("the receipt names no key")]
     NoKey,
@@ -76,8 +85,9 @@ pub enum ReceiptError {
     /// The key it names is no Ed25519 public key.
     #[error("the receipt's key is not an Ed25519 public key")]
     BadKey,
-    /// Its signature cannot be read.
-    #[error("the receipt has no readable signature")]
+    /// Its signature cannot be read, or is not spelled as signed: the
+    /// lowercase hex of 64 bytes.
+    #[error("the receipt has no readable signature (the lowercase hex of 64 bytes)")]
     NoSignature,
     /// Its signature does not verify.
     #[error("the receipt's signature does not verify: it was changed after it was signed")]
@@ -140,6 +150,67 @@ fn receipt_message(receipt: &Value) -> String {
     format!("hookrt-receipt-v1\0{unsigned}")
 }
 
+/// A receipt file's text (trimmed) as JSON, for [`check_receipt`]: refused
+/// when it is not JSON, or when an object in it repeats a key (the JSON
+/// read keeps the last, which is what the signature covers; a reader that
+/// keeps the first would show another receipt).
+pub fn read_receipt(text: &str) -> Result<Value, ReceiptError> {
+    let text = text.trim();
+    let value = serde_json::from_str(text).map_err(|_| ReceiptError::NotJson)?;
+    serde_json::from_str::<OneReading>(text)
+        .map_err(|e| ReceiptError::RepeatedKey(e.to_string()))?;
+    Ok(value)
+}
+
+/// Any JSON, refused where an object repeats a key.
+struct OneReading;
+
+impl<'de> Deserialize<'de> for OneReading {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(OneReading)
+    }
+}
+
+impl<'de> Visitor<'de> for OneReading {
+    type Value = OneReading;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<OneReading, E> {
+        Ok(self)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<OneReading, E> {
+        Ok(self)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<OneReading, E> {
+        Ok(self)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<OneReading, E> {
+        Ok(self)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<OneReading, E> {
+        Ok(self)
+    }
+    fn visit_unit<E>(self) -> Result<OneReading, E> {
+        Ok(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<OneReading, A::Error> {
+        while seq.next_element::<OneReading>()?.is_some() {}
+        Ok(self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OneReading, A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!("`{key}` twice")));
+            }
+            map.next_value::<OneReading>()?;
+        }
+        Ok(self)
+    }
+}
+
 /// Checks a receipt's signature (the receipt as read, any JSON), by `key`
 /// when given (else by the key it names, which says only that it was not
 /// changed since it was signed); the key that signed it, in hex.
@@ -161,9 +232,11 @@ pub fn check_receipt(receipt: &Value, key: Option<&VerifyingKey>) -> Result<Stri
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .and_then(|b| VerifyingKey::from_bytes(&b).ok())
         .ok_or(ReceiptError::BadKey)?;
+    // One spelling, so a receipt that holds is one JSON value: hex decodes
+    // capitals too, and the signature is not part of what it signs.
     let signature = receipt["signature"]
         .as_str()
-        .and_then(|s| hex::decode(s).ok())
+        .and_then(|s| hex::decode(s).ok().filter(|b| hex::encode(b) == s))
         .and_then(|b| Signature::from_slice(&b).ok())
         .ok_or(ReceiptError::NoSignature)?;
     verifying
@@ -203,4 +276,53 @@ pub fn receipt_in_journal(path: &Path, receipt: &Value) -> Result<i64, ReceiptEr
             agent: agent.to_owned(),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use ed25519_dalek::SigningKey;
+
+    use super::*;
+
+    fn signed() -> (Value, VerifyingKey) {
+        let key = SigningKey::from_bytes(&[42; 32]);
+        let public = key.verifying_key();
+        let context = TrailContext::signing(key, 5);
+        let receipt = sign_receipt(&context, "evt_1", "coder", &[7; 32], "{}").unwrap();
+        (receipt.to_json(), public)
+    }
+
+    #[test]
+    fn a_receipts_signature_has_one_spelling() {
+        let (receipt, key) = signed();
+        assert!(check_receipt(&receipt, Some(&key)).is_ok());
+        let mut capitals = receipt.clone();
+        capitals["signature"] = receipt["signature"].as_str().unwrap().to_uppercase().into();
+        assert!(matches!(
+            check_receipt(&capitals, Some(&key)),
+            Err(ReceiptError::NoSignature)
+        ));
+        assert!(check_receipt(&capitals, None).is_err());
+    }
+
+    #[test]
+    fn a_receipt_that_repeats_a_key_is_refused() {
+        let (receipt, key) = signed();
+        let text = receipt.to_string();
+        assert_eq!(read_receipt(&format!(" {text}\n")).unwrap(), receipt);
+        // Read last-wins this holds; a reader that keeps the first sees `evt_2`.
+        let twice = text.replacen('{', r#"{"event":"evt_2","#, 1);
+        let last_wins: Value = serde_json::from_str(&twice).unwrap();
+        assert!(check_receipt(&last_wins, Some(&key)).is_ok());
+        assert!(matches!(
+            read_receipt(&twice),
+            Err(ReceiptError::RepeatedKey(_))
+        ));
+        let nested = text.replacen(r#""components":{"#, r#""components":{"a":"1","a":"2""#, 1);
+        assert!(matches!(
+            read_receipt(&nested),
+            Err(ReceiptError::RepeatedKey(_))
+        ));
+        assert!(matches!(read_receipt("{"), Err(ReceiptError::NotJson)));
+    }
 }

@@ -163,4 +163,13 @@ fn format_on_edit_runs_rustfmt_on_the_edited_file_only_once_locked() {
         "{}",
         text(&out.stderr)
     );
+    // An author's `check` runs a drifted working copy, but never an exec
+    // table the lock does not pin.
+    let out = hookrt(&project_dir, &["check", dir]);
+    let said = text(&out.stderr) + &text(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("holds the `exec` grant") && said.contains("runs only as locked"),
+        "{said}"
+    );
 }

@@ -72,6 +72,10 @@ impl Loading {
             Err(p) => return Ok(report(&p)),
         };
         self.without_lock().loaded(dir, |rt| {
+            let unpinned = rt.unpinned_operator_grants(lock.as_ref(), &policy);
+            if !unpinned.0.is_empty() {
+                return Ok(report(&unpinned));
+            }
             let warning = rt.working_copy_warning(lock.as_ref(), &policy);
             if lock.is_some()
                 && let Some(w) = &warning

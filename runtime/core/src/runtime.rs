@@ -20,7 +20,7 @@ use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
 use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::{self, LoadedHook};
-use crate::hooks::loaded::lock::{Lock, LockPolicy, Review};
+use crate::hooks::loaded::lock::{Lock, LockPolicy, LockStatus, Review};
 use crate::hooks::loaded::registry::Registry;
 use crate::hooks::problem::{Problem, Problems};
 use crate::sandbox::engine::{self, Allocator, Links, Sandbox};
@@ -171,13 +171,12 @@ fn locked(
         }
     }
     Problems(problems).into_result()?;
-    let holder = grant_needing_lock(discovery, config);
-    if !opts.enforce_lock && holder.is_none() {
+    if !opts.enforce_lock {
         return Ok((None, reviews));
     }
     let path = opts.lock.path(agent_dir);
     let Some(lock) = read_lock(agent_dir, &opts.lock)? else {
-        return match holder {
+        return match grant_needing_lock(discovery, config) {
             Some((id, grant)) => Err(Problems(vec![Problem::lock(
                 &path,
                 format!(
@@ -188,23 +187,10 @@ fn locked(
             None => Ok((None, reviews)),
         };
     };
-    let mut drifted = if opts.enforce_lock {
-        lock.check_reviews(&path, &reviews)
-    } else {
-        // An author's working copy (`check`, `test`) runs drifted, except a
-        // hook holding such a grant: its table runs only as locked.
-        let held: Vec<_> = reviews
-            .iter()
-            .filter(|(id, _, _)| holds_grant_needing_lock(discovery, config, id))
-            .cloned()
-            .collect();
-        let mut d = lock.check_reviews(&path, &held);
-        d.retain(|p| p.path != path);
-        d
-    };
+    let mut drifted = lock.check_reviews(&path, &reviews);
     drifted.sort_by(|a, b| a.path.cmp(&b.path));
     Problems(drifted).into_result()?;
-    Ok((opts.enforce_lock.then_some(lock), reviews))
+    Ok((Some(lock), reviews))
 }
 
 /// The lock `policy` names for `agent_dir`, read as every load reads it:
@@ -234,20 +220,6 @@ fn grant_needing_lock(discovery: &Discovery, config: &Config) -> Option<(String,
             .find(|g| g.needs_lock && held.contains(g.name))
             .map(|g| (h.scope.hook_id(h.slug.as_str()), g.name))
     })
-}
-
-/// Whether hook `id` holds a grant whose table only a lock may vouch for.
-fn holds_grant_needing_lock(discovery: &Discovery, config: &Config, id: &str) -> bool {
-    discovery
-        .hooks
-        .iter()
-        .filter(|h| h.scope.hook_id(h.slug.as_str()) == id)
-        .any(|h| {
-            let held = &config.settings_for(h).grants;
-            crate::sandbox::grant::ALL
-                .into_iter()
-                .any(|g| g.needs_lock && held.contains(g.name))
-        })
 }
 
 /// The sandbox `discovery`'s hooks run in, configured by `config`.
@@ -418,6 +390,42 @@ impl Runtime {
             "ran the working copy, which drifted from its lock ({}); agents, `serve`, `run` and the service refuse it until you review the change and accept it with `hookrt lock {dir}{flag}`",
             drift.join("; ")
         ))
+    }
+
+    /// For an author's working copy (`check`, `test`, which run a drifted
+    /// folder): the hooks holding a grant whose table only a lock may vouch
+    /// for (`exec`) that `lock` does not pin as they are. Such a hook runs
+    /// only as locked, whatever else may run drifted.
+    pub fn unpinned_operator_grants(&self, lock: Option<&Lock>, policy: &LockPolicy) -> Problems {
+        let path = policy.path(&self.agent_dir);
+        let fix = "review its table in hookrt.toml, then pin the folder with `hookrt lock DIR`";
+        Problems(
+            self.hooks()
+                .iter()
+                .filter_map(|h| {
+                    let grant = crate::sandbox::grant::ALL
+                        .into_iter()
+                        .find(|g| g.needs_lock && h.settings.grants.contains(g.name))?;
+                    let id = h.id();
+                    let why = match lock.map(|l| l.status(h)) {
+                        Some((LockStatus::Locked, _)) => return None,
+                        None => "there is no lock".to_owned(),
+                        Some((_, why)) => format!(
+                            "it differs from the lock ({})",
+                            why.unwrap_or_else(|| "not pinned".into())
+                        ),
+                    };
+                    Some(Problem::lock(
+                        &path,
+                        format!(
+                            "hook `{id}` holds the `{}` grant, whose table only a lock may vouch for, and {why}: it runs only as locked, even for check and test",
+                            grant.name
+                        ),
+                        fix,
+                    ))
+                })
+                .collect(),
+        )
     }
 
     /// The loaded hooks, in registration order.

@@ -109,21 +109,42 @@ fn header(headers: Option<&HeaderMap>, name: &str) -> Option<String> {
         .map(|v| v.as_str().to_owned())
 }
 
+/// A consumer reading `durable`'s dead letters. For a few seconds after a
+/// node of a cluster dies the server may place it on that node, and the
+/// request times out: it is asked again (three tries in all), since the
+/// next placement is another node's.
+async fn reader(
+    stream: &jetstream::stream::Stream,
+    durable: &str,
+) -> Result<jetstream::consumer::PullConsumer, WorkerError> {
+    let mut tries = 1;
+    loop {
+        let made = stream
+            .create_consumer(pull::Config {
+                ack_policy: AckPolicy::None,
+                filter_subject: dead_subject(durable),
+                inactive_threshold: Duration::from_secs(10),
+                ..Default::default()
+            })
+            .await;
+        match made {
+            Ok(consumer) => return Ok(consumer),
+            Err(e) if tries < 3 => {
+                tracing::debug!(target: "hookrt", tries, "reading the dead letters failed, asked again: {e}");
+                tries += 1;
+            }
+            Err(e) => return Err(WorkerError::nats("cannot read the dead letters", e)),
+        }
+    }
+}
+
 /// Every dead letter of `durable`, oldest first.
 pub(crate) async fn list(
     js: &jetstream::Context,
     durable: &str,
 ) -> Result<Vec<DeadMessage>, WorkerError> {
     let stream = fleet::dead_stream(js, 1).await?;
-    let consumer: jetstream::consumer::PullConsumer = stream
-        .create_consumer(pull::Config {
-            ack_policy: AckPolicy::None,
-            filter_subject: dead_subject(durable),
-            inactive_threshold: Duration::from_secs(10),
-            ..Default::default()
-        })
-        .await
-        .map_err(nats("cannot read the dead letters"))?;
+    let consumer = reader(&stream, durable).await?;
     let mut left = consumer.cached_info().num_pending;
     let mut out = Vec::new();
     while left > 0 {

@@ -5,23 +5,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::{claude_fixture, copy, repo, with_stdin};
-
-fn hookrt(args: &[&str]) -> Command {
-    let mut c = crate::common::hookrt_command();
-    c.args(args).env("NO_COLOR", "1");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    hookrt(args).output().expect("hookrt runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::{hookrt, run, text};
 
 /// The lines of `out`'s stderr that start with `prefix`.
 fn lines(out: &Output, prefix: &str) -> Vec<String> {

@@ -9,20 +9,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 use crate::common::{agent_fixture, claude_fixture, repo, with_stdin};
-
-fn hookrt(args: &[&str]) -> Command {
-    let mut c = crate::common::hookrt_command();
-    c.args(args).env("NO_COLOR", "1");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    hookrt(args).output().expect("hookrt runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::{hookrt, run, text};
 
 fn json_lines(out: &Output) -> Vec<Value> {
     text(&out.stdout)

@@ -9,10 +9,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::common::{hookrt_command, repo};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::text;
 
 /// The fixture stream's lines.
 fn lines() -> Vec<String> {

@@ -11,6 +11,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use crate::common::repo;
+use crate::text;
 
 fn hookrt(cwd: &Path, args: &[&str]) -> Output {
     crate::common::hookrt_command()
@@ -19,10 +20,6 @@ fn hookrt(cwd: &Path, args: &[&str]) -> Output {
         .current_dir(cwd)
         .output()
         .expect("hookrt runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The toolchain's own rustfmt (not rustup's proxy, which needs `HOME`).

@@ -13,19 +13,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{claude_fixture, repo, with_stdin};
+use crate::{hookrt, text};
 
 /// Longer than any of these commands takes, far shorter than a hang.
 const PROMPT: Duration = Duration::from_secs(30);
-
-fn hookrt(args: &[&str]) -> Command {
-    let mut c = crate::common::hookrt_command();
-    c.args(args).env("NO_COLOR", "1");
-    c
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// Runs `command` with no stdin, killed (and the test failed) if it has not
 /// ended within [`PROMPT`]: a regression that hangs fails instead.

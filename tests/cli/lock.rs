@@ -3,21 +3,9 @@
 //! pinned; `check` refuses the crate until then, naming the command.
 
 use std::fs;
-use std::process::Output;
 
-use crate::common::{copy, example, hookrt_command};
-
-fn run(args: &[&str]) -> Output {
-    hookrt_command()
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("hookrt runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::common::{copy, example};
+use crate::{run, text};
 
 #[test]
 fn lock_writes_a_crate_hooks_missing_cargo_lock_then_pins_the_folder() {

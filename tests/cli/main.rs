@@ -10,6 +10,25 @@
 #[path = "../all/common.rs"]
 mod common;
 
+use std::process::{Command, Output};
+
+/// `hookrt ARGS`, the release binary, without colours.
+pub(crate) fn hookrt(args: &[&str]) -> Command {
+    let mut c = common::hookrt_command();
+    c.args(args).env("NO_COLOR", "1");
+    c
+}
+
+/// `hookrt ARGS` run to its end.
+pub(crate) fn run(args: &[&str]) -> Output {
+    hookrt(args).output().expect("hookrt runs")
+}
+
+/// An output's bytes as text.
+pub(crate) fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 mod authoring;
 mod commands;
 mod coverage;

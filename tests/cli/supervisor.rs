@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{agent_fixture, claude_fixture, hookrt_command, repo, with_stdin};
+use crate::text;
 
 /// Every way the test support ends the deciding process.
 const CRASHES: [&str; 3] = ["abort", "sigkill", "stack-overflow"];
@@ -26,10 +27,6 @@ fn crashed(agent: &str, event: Option<&str>, input: &str, crash: &str) -> Output
     }
     command.env("HOOKRT_HOOK_TEST_CRASH", crash);
     with_stdin(command, input)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]

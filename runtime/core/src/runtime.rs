@@ -20,7 +20,7 @@ use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
 use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::{self, LoadedHook};
-use crate::hooks::loaded::lock::{Lock, LockPolicy, LockStatus, Review};
+use crate::hooks::loaded::lock::{Lock, LockPolicy, Review};
 use crate::hooks::loaded::registry::Registry;
 use crate::hooks::problem::{Problem, Problems};
 use crate::sandbox::engine::{self, Allocator, Links, Sandbox};
@@ -398,34 +398,11 @@ impl Runtime {
     /// only as locked, whatever else may run drifted.
     pub fn unpinned_operator_grants(&self, lock: Option<&Lock>, policy: &LockPolicy) -> Problems {
         let path = policy.path(&self.agent_dir);
-        let fix = "review its table in hookrt.toml, then pin the folder with `hookrt lock DIR`";
-        Problems(
-            self.hooks()
-                .iter()
-                .filter_map(|h| {
-                    let grant = crate::sandbox::grant::ALL
-                        .into_iter()
-                        .find(|g| g.needs_lock && h.settings.grants.contains(g.name))?;
-                    let id = h.id();
-                    let why = match lock.map(|l| l.status(h)) {
-                        Some((LockStatus::Locked, _)) => return None,
-                        None => "there is no lock".to_owned(),
-                        Some((_, why)) => format!(
-                            "it differs from the lock ({})",
-                            why.unwrap_or_else(|| "not pinned".into())
-                        ),
-                    };
-                    Some(Problem::lock(
-                        &path,
-                        format!(
-                            "hook `{id}` holds the `{}` grant, whose table only a lock may vouch for, and {why}: it runs only as locked, even for check and test",
-                            grant.name
-                        ),
-                        fix,
-                    ))
-                })
-                .collect(),
-        )
+        Problems(crate::hooks::loaded::lock::unpinned_operator_grants(
+            lock,
+            &path,
+            self.hooks(),
+        ))
     }
 
     /// The loaded hooks, in registration order.

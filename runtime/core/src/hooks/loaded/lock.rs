@@ -386,3 +386,40 @@ impl Lock {
         problems
     }
 }
+
+/// The hooks among `hooks` holding a grant whose table only a lock may vouch
+/// for (`exec`) that `lock` does not pin as they are: for an author's working
+/// copy ([`crate::Runtime::unpinned_operator_grants`]), which runs such a
+/// hook only as locked.
+pub(crate) fn unpinned_operator_grants(
+    lock: Option<&Lock>,
+    lock_path: &Path,
+    hooks: &[LoadedHook],
+) -> Vec<Problem> {
+    let fix = "review its table in hookrt.toml, then pin the folder with `hookrt lock DIR`";
+    hooks
+        .iter()
+        .filter_map(|h| {
+            let grant = crate::sandbox::grant::ALL
+                .into_iter()
+                .find(|g| g.needs_lock && h.settings.grants.contains(g.name))?;
+            let why = match lock.map(|l| l.status(h)) {
+                Some((LockStatus::Locked, _)) => return None,
+                None => "there is no lock".to_owned(),
+                Some((_, why)) => format!(
+                    "it differs from the lock ({})",
+                    why.unwrap_or_else(|| "not pinned".into())
+                ),
+            };
+            Some(Problem::lock(
+                lock_path,
+                format!(
+                    "hook `{}` holds the `{}` grant, whose table only a lock may vouch for, and {why}: it runs only as locked, even for check and test",
+                    h.id(),
+                    grant.name
+                ),
+                fix,
+            ))
+        })
+        .collect()
+}

@@ -214,10 +214,7 @@ pub fn read_lock(agent_dir: &Path, policy: &LockPolicy) -> Result<Option<Lock>, 
 /// configuration (`exec`), and that grant: such a folder loads only locked.
 fn grant_needing_lock(discovery: &Discovery, config: &Config) -> Option<(String, &'static str)> {
     discovery.hooks.iter().find_map(|h| {
-        let held = &config.settings_for(h).grants;
-        crate::sandbox::grant::ALL
-            .into_iter()
-            .find(|g| g.needs_lock && held.contains(g.name))
+        crate::sandbox::grant::needing_lock(&config.settings_for(h).grants)
             .map(|g| (h.scope.hook_id(h.slug.as_str()), g.name))
     })
 }

@@ -400,9 +400,7 @@ pub(crate) fn unpinned_operator_grants(
     hooks
         .iter()
         .filter_map(|h| {
-            let grant = crate::sandbox::grant::ALL
-                .into_iter()
-                .find(|g| g.needs_lock && h.settings.grants.contains(g.name))?;
+            let grant = crate::sandbox::grant::needing_lock(&h.settings.grants)?;
             let why = match lock.map(|l| l.status(h)) {
                 Some((LockStatus::Locked, _)) => return None,
                 None => "there is no lock".to_owned(),

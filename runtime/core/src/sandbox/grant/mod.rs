@@ -11,6 +11,6 @@ pub(crate) mod spec;
 pub(crate) mod state;
 
 pub use registry::ALL;
-pub(crate) use registry::{DESIGNED, Declared, gating, link};
+pub(crate) use registry::{DESIGNED, Declared, gating, link, needing_lock};
 pub(crate) use spec::no_table;
 pub use spec::{Grant, GrantTable};

@@ -25,6 +25,13 @@ pub const ALL: [&Grant; 5] = [
     &state::GRANT,
 ];
 
+/// The first grant among `held` whose table only a lock may vouch for
+/// (`exec`): a hook holding one runs only as locked.
+pub(crate) fn needing_lock(held: &BTreeSet<String>) -> Option<&'static Grant> {
+    ALL.into_iter()
+        .find(|g| g.needs_lock && held.contains(g.name))
+}
+
 /// Capabilities a hook can be granted: the registry's names.
 pub const CAPABILITIES: [&str; ALL.len()] = {
     let mut names = [""; ALL.len()];

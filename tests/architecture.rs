@@ -158,6 +158,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::copilot",
     "front::bridge",
     "front::bridge::agent",
+    "front::record",
     "front::decide",
 ];
 

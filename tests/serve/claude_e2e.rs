@@ -282,13 +282,80 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
     let dir = agent.path().to_str().unwrap();
     succeeded(&mut hookrt(&["build", dir]));
 
-    let by_command = session(&[dir], &[]);
+    let recordings = tempfile::tempdir().unwrap();
+    let by_command_rec = recordings.path().join("command.jsonl");
+    let rec = by_command_rec.to_str().unwrap();
+    let by_command = session(&[dir, "--record", rec], &[]);
     check(&by_command, "command");
+    replayed(agent.path(), &by_command_rec, "command");
 
-    let server = Server::start(agent.path(), &["--decide-timeout-ms", "8000"]);
+    let by_http_rec = recordings.path().join("http.jsonl");
+    let rec = by_http_rec.to_str().unwrap();
+    let server = Server::start(
+        agent.path(),
+        &["--decide-timeout-ms", "8000", "--record", rec],
+    );
     let url = format!("http://{}", server.addr);
-    let by_http = session(&[dir, "--http", &url], &[("HOOKRT_TOKEN", TOKEN)]);
+    let by_http = session(
+        &[dir, "--http", &url, "--record", rec],
+        &[("HOOKRT_TOKEN", TOKEN)],
+    );
     check(&by_http, "http");
+    replayed(agent.path(), &by_http_rec, "http");
+}
+
+/// The session Claude Code sent, as recorded (`--record`), turned into a
+/// `hookrt test` case: every event it fired is there, the replay decides
+/// the delete as the session did, and it gives the same expectation twice.
+fn replayed(agent: &std::path::Path, recording: &std::path::Path, transport: &str) {
+    let text = std::fs::read_to_string(recording).unwrap();
+    let events: std::collections::BTreeSet<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .inspect(|r| {
+            let event = r["input"]["hook_event_name"].as_str().unwrap_or_default();
+            if event == "PreToolUse" {
+                assert_eq!(r["transport"], transport, "{r}");
+            }
+        })
+        .filter_map(|r| r["input"]["hook_event_name"].as_str().map(str::to_owned))
+        .collect();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "SubagentStop",
+        "Stop",
+    ] {
+        assert!(
+            events.contains(event),
+            "{transport}: {event} recorded: {events:?}"
+        );
+    }
+    let expect = recording.with_extension("expect.jsonl");
+    let (dir, rec, exp) = (
+        agent.to_str().unwrap(),
+        recording.to_str().unwrap(),
+        expect.to_str().unwrap(),
+    );
+    succeeded(&mut hookrt(&[
+        "test", dir, "--events", rec, "--expect", exp, "--update",
+    ]));
+    let first = std::fs::read_to_string(&expect).unwrap();
+    let out = succeeded(&mut hookrt(&[
+        "test", dir, "--events", rec, "--expect", exp,
+    ]));
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(out.starts_with("ok: "), "{transport}: {out}");
+    assert_eq!(std::fs::read_to_string(&expect).unwrap(), first);
+    let denied = first.lines().any(|l| {
+        let r: Value = serde_json::from_str(l).unwrap();
+        r["hook"] == "policy" && r["answer"][0]["answer"] == "deny"
+    });
+    assert!(
+        denied,
+        "{transport}: the replay denies rm -rf as the session did:\n{first}"
+    );
 }
 
 /// The agent folder of the answers beyond allow / deny: the example policy;

@@ -26,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 use hookrt::event::takes_context;
 use hookrt::front::bridge::{Bridge, BridgeEvent};
 use hookrt::front::decide::{Decided, Told, Undecided, decide};
+use hookrt::front::record::{self, Recorded};
 use hookrt::{EmitError, Envelope, EventClass, class_of};
 use serde_json::json;
 
@@ -122,6 +123,13 @@ impl Door<'_> {
         state.charge_parse(&mut charge, &body).map_err(refuse)?;
         let text = String::from_utf8_lossy(&body);
         let gate = bridge.gate_served(named, Some(&text));
+        if let Some((path, redactor)) = &state.record {
+            let name = agent.as_deref();
+            let recorded = Recorded::new(bridge, name, named, "http", &text, redactor);
+            if let Err(e) = record::append(path, &recorded) {
+                tracing::warn!(error = %e, "recording an agent's input failed; it is decided all the same");
+            }
+        }
         let agent = agent.unwrap_or_else(|| bridge.name().to_owned());
         match bridge.read(&agent, &text, named, "http") {
             Ok(event) => Ok((access, event)),

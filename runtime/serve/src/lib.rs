@@ -130,6 +130,10 @@ pub struct ServeOptions {
     /// The agents with a route (`POST /v1/<agent>`): the registry,
     /// `Bridge::ALL`, unless an embedder (or a test) adds its own.
     pub agents: Vec<Bridge>,
+    /// Append each agent route's input, as the agent sent it and masked by
+    /// the folder's redaction patterns, to this recording
+    /// (`hookrt::front::record`).
+    pub record: Option<PathBuf>,
 }
 
 impl ServeOptions {
@@ -157,6 +161,7 @@ impl ServeOptions {
             trail: hookrt::journal::TrailOptions::default(),
             tap: None,
             agents: Bridge::ALL.to_vec(),
+            record: None,
         }
     }
 }
@@ -183,6 +188,7 @@ pub async fn serve(
     let server_metrics = Arc::new(ServerMetrics::new());
     server_metrics.hooks.set(runtime.hooks().len() as i64);
     let agent_dir = runtime.agent_dir().to_path_buf();
+    let record = (options.record.clone()).map(|p| (p, runtime.redactor().clone()));
     let build = options
         .build
         .clone()
@@ -230,6 +236,7 @@ pub async fn serve(
         stopping: AtomicBool::new(false),
         forward: options.forward.clone(),
         tap: options.tap.clone(),
+        record,
     });
     reload_on_hangup(state.clone())?;
     let flusher = tokio::spawn(give_back_once_delivered(state.clone()));

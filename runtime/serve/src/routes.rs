@@ -74,6 +74,9 @@ pub struct AppState {
     pub forward: Option<Arc<dyn Forward>>,
     /// Told of each event taken, with the request's `traceparent`.
     pub tap: Option<Arc<dyn Tap>>,
+    /// Where the agent routes record their inputs, and what masks them
+    /// (the folder's redaction patterns when serve started).
+    pub record: Option<(std::path::PathBuf, hookrt::sandbox::Redactor)>,
 }
 
 pub(crate) type Shared = Arc<AppState>;

@@ -134,6 +134,11 @@ pub(crate) struct ServeArgs {
     /// Print one JSON line per delivery on stdout (as `hookrt run` does).
     #[arg(long)]
     pub print_deliveries: bool,
+    /// Append each input the agent routes take, as the agent sent it and
+    /// masked by the folder's redaction patterns, to this recording (`hookrt
+    /// test --agent AGENT --events FILE` replays it).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     #[command(flatten)]
     pub threads: crate::args::ThreadsArgs,
     #[command(flatten)]
@@ -183,6 +188,7 @@ fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitCode>
     options.threads = args.threads.count();
     options.trail = args.trail.options()?;
     options.print_deliveries = args.print_deliveries;
+    options.record = args.record.clone();
     let hooks = rt.hooks().len();
     if let Some(w) = rt.unlocked_warning() {
         tracing::warn!("{w}");

@@ -1,13 +1,18 @@
 //! `hookrt test DIR --events FILE --expect FILE [--update [--accept-failures]]`:
 //! replays a recorded session through the hooks deterministically and
 //! compares what they did with an expectation file (`hookrt::replay`). An
-//! update never records a failed delivery without being told to.
+//! update never records a failed delivery without being told to. The
+//! session may be what the agent really sent (`hookrt hook --record`, or an
+//! agent's bare inputs with `--agent`), read through the agent's bridge
+//! (`hookrt::front::record`).
 
 use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use hookrt::front::bridge::Bridge;
+use hookrt::front::record::Recorded;
 use hookrt::{Envelope, Runtime};
 
 use crate::loading::Loading;
@@ -18,9 +23,19 @@ pub(crate) struct TestArgs {
     /// The agent folder.
     pub dir: PathBuf,
     /// The recorded session: JSONL envelopes, delivered as written (a repeated
-    /// id with `"attempt": 2` is a redelivery and reaches the hooks again).
+    /// id with `"attempt": 2` is a redelivery and reaches the hooks again),
+    /// or the lines `hookrt hook --record` wrote (each read through its
+    /// agent's bridge).
     #[arg(long)]
     pub events: PathBuf,
+    /// The events are this agent's own hook inputs (claude-code, codex, …),
+    /// as it sends them: each line is read through its bridge.
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// With --agent: the event of inputs that do not name it (the hook
+    /// entry's `--event`).
+    #[arg(long, value_name = "EVENT", requires = "agent")]
+    pub event: Option<String>,
     /// The expectation: what each hook logged, decided and edited, and its outcome
     /// (JSONL, written by --update).
     #[arg(long)]
@@ -40,20 +55,42 @@ impl TestArgs {
     }
 }
 
-/// Replays and compares (or writes, with `--update`).
-fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
-    let text = fs::read_to_string(&args.events)
-        .with_context(|| format!("cannot read the events file {}", args.events.display()))?;
+/// The envelopes of the events file: envelope lines as written, and each
+/// recorded or bare agent input read through its bridge, the same every time.
+fn envelopes(args: &TestArgs, text: &str) -> Result<Vec<Envelope>> {
+    let agent = match &args.agent {
+        None => None,
+        Some(name) => Some(Bridge::named(name).with_context(|| {
+            format!("no agent `{name}`: give --agent one of {}", Bridge::names())
+        })?),
+    };
+    let file = args.events.display();
     let mut events = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let e = Envelope::from_json(line).with_context(|| {
-            format!("{}:{}: not a valid envelope", args.events.display(), n + 1)
-        })?;
+        let recorded = serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("hookrt_record").is_some());
+        if agent.is_some() || recorded {
+            let read = Recorded::parse(line, n + 1, agent, args.event.as_deref())
+                .and_then(|r| r.event(n + 1))
+                .with_context(|| format!("{file}: cannot replay this input"))?;
+            events.push(read.envelope);
+            continue;
+        }
+        let e = Envelope::from_json(line)
+            .with_context(|| format!("{file}:{}: not a valid envelope", n + 1))?;
         events.push(e);
     }
+    Ok(events)
+}
+
+/// Replays and compares (or writes, with `--update`).
+fn test(rt: Runtime, args: &TestArgs) -> Result<ExitCode> {
+    let text = fs::read_to_string(&args.events)
+        .with_context(|| format!("cannot read the events file {}", args.events.display()))?;
+    let events = envelopes(args, &text)?;
     let replay = hookrt::replay::replay(&rt, &events)?;
     if args.update {
         let failures = replay.failures();

@@ -9,10 +9,12 @@
 //!   their ordinals and validated, lines read with one bound and refused
 //!   with one message;
 //! - [`line`]: the one JSON line a front end prints per delivery;
+//! - [`record`]: what agents send, recorded and read again;
 //! - [`summary`]: the one summary line it prints when it ends.
 
 pub mod bridge;
 pub mod decide;
 pub mod input;
 pub mod line;
+pub mod record;
 pub mod summary;

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use hookrt::BuildOptions;
 use hookrt::front::bridge::{Bridge, BridgeEvent, Failure};
 use hookrt::front::decide::{Told, Undecided, decide};
+use hookrt::front::record::{self, Recorded};
 
 use one_shot::OneShot;
 use supervisor::{Ended, Side};
@@ -54,6 +55,10 @@ pub(crate) struct ClaudeArgs {
     /// below the hook entry's `timeout` in Claude Code's settings.
     #[arg(long, default_value = "10000", value_name = "MS")]
     pub deadline_ms: u64,
+    /// Append each input, as Claude Code sent it and masked, to this
+    /// recording (`hookrt test --agent claude-code --events FILE` replays it).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 /// `hookrt hook`'s arguments.
@@ -81,6 +86,12 @@ pub(crate) struct HookArgs {
     /// service and one journal for every agent (token from `$HOOKRT_TOKEN`).
     #[arg(long, value_name = "URL")]
     pub http: Option<String>,
+    /// Append each input, as the agent sent it and masked by the folder's
+    /// redaction patterns, to this recording before deciding it (`hookrt
+    /// test --agent AGENT --events FILE` replays it). A recording that
+    /// cannot be written is said on stderr and changes no answer.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 impl From<&ClaudeArgs> for HookArgs {
@@ -93,6 +104,7 @@ impl From<&ClaudeArgs> for HookArgs {
             name: Some(a.agent.clone()),
             deadline_ms: a.deadline_ms,
             http: None,
+            record: a.record.clone(),
         }
     }
 }
@@ -167,6 +179,9 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     let input = read.as_deref().unwrap_or_default();
     let gate = bridge.gate_served(args.event.as_deref(), Some(input));
     set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
+    if let (Some(path), Ok(input)) = (&args.record, &read) {
+        record(args, path, bridge, input);
+    }
     // The decision runs in a child: however it ends, this process answers.
     match supervisor::fork(deadline) {
         Ok(Side::Child) => {}
@@ -196,6 +211,30 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
             gate,
             &format!("cannot read the hook input on stdin: {e}"),
         ),
+    }
+}
+
+/// Appends `input` to the recording at `path`, masked by the folder's
+/// redaction patterns (the built-in ones when its `hookrt.toml` does not
+/// load: the decision then says why); a failure is said, never answered.
+fn record(args: &HookArgs, path: &Path, bridge: Bridge, input: &str) {
+    let redactor = hookrt::hooks::Config::load(&args.dir)
+        .map(|c| c.redactor().clone())
+        .unwrap_or_default();
+    let recorded = Recorded::new(
+        bridge,
+        args.name.as_deref(),
+        args.event.as_deref(),
+        if args.http.is_some() {
+            "http"
+        } else {
+            "command"
+        },
+        input,
+        &redactor,
+    );
+    if let Err(e) = record::append(path, &recorded) {
+        eprintln!("hookrt hook: {e} (the input is decided all the same)");
     }
 }
 

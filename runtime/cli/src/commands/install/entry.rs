@@ -57,6 +57,8 @@ pub(super) struct Transport {
     pub(super) dir: String,
     pub(super) http: Option<String>,
     pub(super) lock: Pinned,
+    /// The command hooks' `--record FILE`.
+    pub(super) record: Option<String>,
 }
 
 /// `text` quoted for a POSIX shell.
@@ -116,6 +118,9 @@ impl Transport {
             args.extend(["--http".to_owned(), url.clone()]);
         }
         args.extend(self.lock.args());
+        if let Some(file) = &self.record {
+            args.extend(["--record".to_owned(), file.clone()]);
+        }
         args
     }
 

@@ -71,6 +71,12 @@ pub(crate) struct Where {
     /// Print the change as a diff; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// The command hooks also append each input, as the agent sent it and
+    /// masked, to this recording (`hookrt hook --record`); with --http, the
+    /// inputs that reach `hookrt serve` are recorded by `hookrt serve
+    /// --record FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 pub(super) fn claude(cmd: ClaudeCommand, lock: &LockPolicy) -> Result<ExitCode> {
@@ -118,6 +124,12 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
             .as_ref()
             .map(|u| u.trim_end_matches('/').to_owned()),
         lock: pinned.clone(),
+        record: place
+            .record
+            .as_ref()
+            .map(|r| std::path::absolute(r).map(|p| p.to_string_lossy().into_owned()))
+            .transpose()
+            .context("cannot tell where the recording goes")?,
     };
     let project = !place.user && place.settings.is_none();
     warn_if_editable(bridge.protocol().label, &dir, &pinned, &cwd, project);
@@ -193,6 +205,7 @@ mod tests {
             dir: "/agent".into(),
             http: None,
             lock: Pinned::default(),
+            record: None,
         }
     }
 

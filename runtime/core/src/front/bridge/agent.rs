@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::hook_input::{BridgeError, BridgeEvent, read};
+use super::hook_input::{BridgeError, BridgeEvent, Stamp, read, read_stamped};
 use super::protocol::{Protocol, Silence};
 use super::reply;
 use crate::delivery::record::Resolution;
@@ -111,6 +111,18 @@ impl Bridge {
         transport: &str,
     ) -> Result<BridgeEvent, BridgeError> {
         read(self.0, agent, input, event, transport)
+    }
+
+    /// [`Bridge::read`] stamped as `stamp` says (a replayed recording).
+    pub fn read_stamped(
+        self,
+        agent: &str,
+        input: &str,
+        event: Option<&str>,
+        transport: &str,
+        stamp: Stamp,
+    ) -> Result<BridgeEvent, BridgeError> {
+        read_stamped(self.0, agent, input, event, transport, stamp)
     }
 
     /// The events that gate something: hookrt failing on one must refuse.

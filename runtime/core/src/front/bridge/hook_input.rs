@@ -57,16 +57,51 @@ pub struct BridgeEvent {
 /// Longest event name turned into a kind: a longer one is cut.
 const MAX_EVENT_NAME: usize = 64;
 
-/// The envelope of one hook input of the agent `protocol` describes.
-/// `agent` is the name hooks see (`coordinates.agent`); `event` names the
-/// event when the input does not; `transport` is how it came (`command`,
-/// `http`).
+/// When one input was read, and which reading of it this is: the
+/// envelope's timestamp and what tells its id from another reading's of
+/// the same input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// The envelope's `timestamp` (RFC 3339, UTC).
+    pub timestamp: String,
+    /// The last part of the envelope's id (16 hex digits).
+    pub reading: String,
+}
+
+impl Stamp {
+    /// This reading: now, and a value no other reading of this process
+    /// (nor, but by chance, of another) has.
+    pub fn now() -> Stamp {
+        Stamp {
+            timestamp: now_rfc3339(),
+            reading: invocation(),
+        }
+    }
+}
+
+/// The envelope of one hook input of the agent `protocol` describes, read
+/// now ([`Stamp::now`]). `agent` is the name hooks see
+/// (`coordinates.agent`); `event` names the event when the input does not;
+/// `transport` is how it came (`command`, `http`).
 pub fn read(
     protocol: &Protocol,
     agent: &str,
     input: &str,
     event: Option<&str>,
     transport: &str,
+) -> Result<BridgeEvent, BridgeError> {
+    read_stamped(protocol, agent, input, event, transport, Stamp::now())
+}
+
+/// [`read`], stamped as `stamp` says: a replay of a recorded input
+/// (`front::record`) gives the same envelope every time.
+pub fn read_stamped(
+    protocol: &Protocol,
+    agent: &str,
+    input: &str,
+    event: Option<&str>,
+    transport: &str,
+    stamp: Stamp,
 ) -> Result<BridgeEvent, BridgeError> {
     let shape = |why: String| BridgeError::Shape {
         agent: protocol.label,
@@ -124,9 +159,10 @@ pub fn read(
         "{}-{}-{}",
         protocol.word,
         hex::encode(&id.digest[..8]),
-        invocation()
+        stamp.reading
     );
-    let mut envelope = Envelope::draft(envelope_id, mapped.kind, now_rfc3339(), coordinates, data);
+    let mut envelope =
+        Envelope::draft(envelope_id, mapped.kind, stamp.timestamp, coordinates, data);
     envelope.validate()?;
     Ok(BridgeEvent {
         name: event,

@@ -19,7 +19,7 @@ pub mod protocol;
 pub mod reply;
 
 pub use agent::{Bridge, Failure};
-pub use hook_input::{BridgeError, BridgeEvent};
+pub use hook_input::{BridgeError, BridgeEvent, Stamp};
 pub use protocol::Protocol;
 
 /// Declares each agent's module and lists its `PROTOCOL`, in order, for

@@ -196,6 +196,7 @@ const CLI: &[&str] = &[
     "commands::install::pin",
     "commands::install::entry",
     "commands::install::merge",
+    "commands::install::needed",
     "commands::install",
     "commands::build",
     "commands::lock",

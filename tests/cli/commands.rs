@@ -164,7 +164,7 @@ fn a_second_run_with_unchanged_hooks_compiles_nothing() {
     let err = text(&second.stderr);
     assert!(
         err.contains("9 hook(s) ready in")
-            && err.contains(": 0 built by cargo, 0 compiled by Cranelift, 9 loaded from cache"),
+            && err.contains(": 0 built, 0 compiled by Cranelift, 9 loaded from cache"),
         "{err}"
     );
     assert!(!err.contains("cargo_built=true") && !err.contains("cranelift_compiled=true"));

@@ -50,7 +50,7 @@ fn install_in(cwd: &Path, args: &[&str]) -> Output {
 }
 
 /// An agent folder with an empty `hooks/`: enough for install, which
-/// writes the agent's settings and loads nothing.
+/// writes the agent's settings (of no event unless `--all-events`).
 fn bare_agent(under: &Path) -> std::path::PathBuf {
     let agent = under.join("agent");
     fs::create_dir_all(agent.join("hooks")).unwrap();
@@ -91,7 +91,7 @@ fn install_keeps_a_settings_files_mode_and_owner_and_makes_a_new_one_private() {
     let before = owner(&file);
     let out = install_in(
         project.path(),
-        &["install", "--agent", "claude-code", agent],
+        &["install", "--agent", "claude-code", agent, "--all-events"],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
@@ -452,6 +452,47 @@ fn a_fifo_planted_where_hookrt_reads_a_file_fails_at_once_naming_it() {
             "{} is a FIFO (named pipe), not a regular file",
             file.display()
         )),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Install makes hookrt the hook of the events the folder's hooks take, so
+/// the agent starts no process for the others; `--all-events` of every
+/// one; a second install after the hooks changed drops what is not taken
+/// any more.
+#[test]
+fn install_hooks_only_the_events_the_folders_hooks_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = bare_agent(dir.path());
+    fs::copy(
+        crate::common::example("testing/hooks/allow_all.rs"),
+        agent.join("hooks/allow_all.rs"),
+    )
+    .unwrap();
+    let settings = dir.path().join("settings.json");
+    let (a, s) = (agent.to_str().unwrap(), settings.to_str().unwrap());
+    let events = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["install", "--agent", "claude-code", a, "--settings", s];
+        args.extend(extra);
+        let out = install_in(dir.path(), &args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+        v["hooks"].as_object().unwrap().keys().cloned().collect()
+    };
+    // allow_all votes on `actions.requested`: Claude Code's two tool gates.
+    assert_eq!(events(&[]), ["PreSkillShellCommand", "PreToolUse"]);
+    assert_eq!(events(&["--all-events"]).len(), 33);
+    assert_eq!(events(&[]), ["PreSkillShellCommand", "PreToolUse"]);
+    // A folder that does not load cannot say: refused, naming the way out.
+    fs::write(agent.join("hooks/broken.rs"), "fn main( {").unwrap();
+    let out = install_in(
+        dir.path(),
+        &["install", "--agent", "claude-code", a, "--settings", s],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--all-events"),
         "{}",
         text(&out.stderr)
     );

@@ -207,6 +207,7 @@ fn install_puts_the_recording_in_every_command_hook() {
         s,
         "--record",
         "rec.jsonl",
+        "--all-events",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let written: Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
@@ -235,6 +236,7 @@ fn install_puts_the_recording_in_every_command_hook() {
         "rec.jsonl",
         "--http",
         "http://127.0.0.1:1",
+        "--all-events",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let written: Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();

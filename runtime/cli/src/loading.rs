@@ -88,7 +88,7 @@ impl Loading {
     }
 
     /// Loads the agent folder with a progress bar while cargo compiles.
-    fn load(self, dir: &Path) -> Result<Runtime, Problems> {
+    pub(crate) fn load(self, dir: &Path) -> Result<Runtime, Problems> {
         let opts = self.options(dir);
         let started = Instant::now();
         let bar = ProgressBar::hidden();
@@ -109,15 +109,45 @@ impl Loading {
         bar.finish_and_clear();
         let rt = rt?;
         let cranelift = rt.hooks().iter().filter(|h| h.compiled).count();
+        tracing::debug!(stale, "planned builds");
         tracing::info!(
-            "{} hook(s) ready in {} ms: {stale} built by cargo, {cranelift} compiled by Cranelift, {} loaded from cache; {} allocator",
+            "{} hook(s) ready in {} ms: {}{cranelift} compiled by Cranelift, {} loaded from cache; {} allocator",
             rt.hooks().len(),
             started.elapsed().as_millis(),
+            built_by(rt.hooks()),
             rt.hooks().len() - cranelift,
             rt.allocator().name()
         );
         Ok(rt)
     }
+}
+
+/// Who built the hooks built in this load, as the ready line says it
+/// (`2 built by cargo, 1 by componentize-py, `; `0 built, ` when none was).
+fn built_by(hooks: &[hookrt::hooks::LoadedHook]) -> String {
+    use hookrt::hooks::SourceKind;
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for hook in hooks.iter().filter(|h| h.cargo_built) {
+        let builder = match hook.kind {
+            SourceKind::SingleFile | SourceKind::Crate => "cargo",
+            SourceKind::TypeScript => "componentize-js",
+            SourceKind::Python => "componentize-py",
+            SourceKind::Component => continue,
+        };
+        match counts.iter_mut().find(|(b, _)| *b == builder) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((builder, 1)),
+        }
+    }
+    if counts.is_empty() {
+        return "0 built, ".to_owned();
+    }
+    let mut text = String::new();
+    for (i, (builder, n)) in counts.iter().enumerate() {
+        let verb = if i == 0 { "built by" } else { "by" };
+        text.push_str(&format!("{n} {verb} {builder}, "));
+    }
+    text
 }
 
 /// Draws `bar` on stderr for `stale` hooks to build.

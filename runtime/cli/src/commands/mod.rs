@@ -55,7 +55,7 @@ pub(crate) enum Command {
     /// Run as a Claude Code command hook: `hookrt hook --agent claude-code` (docs/claude-code.md).
     #[command(name = aliases::CLAUDE_HOOK)]
     ClaudeHook(ClaudeArgs),
-    /// Make hookrt the hook of every event of an agent, in its own hook configuration (docs/agents.md).
+    /// Make hookrt the hook of an agent's events its hooks take, in its own hook configuration (docs/agents.md).
     Install(InstallArgs),
     /// Set Claude Code up to run hookrt: `hookrt claude install DIR` (docs/claude-code.md).
     #[command(subcommand, name = aliases::CLAUDE)]
@@ -91,9 +91,9 @@ impl Command {
                 Ok(hook::hook(&args, options))
             }
             Command::ClaudeHook(args) => Command::Hook(HookArgs::from(&args)).execute(loading),
-            Command::Install(args) => install::install(&args, &loading.lock),
+            Command::Install(args) => install::install(&args, &loading),
             // `install --agent claude-code`, in install.rs.
-            Command::Claude(cmd) => install::claude(cmd, &loading.lock),
+            Command::Claude(cmd) => install::claude(cmd, &loading),
             Command::Serve(args) => args.execute(loading),
             Command::Worker(cmd) => cmd.execute(loading),
             Command::Publish(args) => args.execute(),

@@ -3,6 +3,8 @@
 //! hookrt ([`Transport`]: a command per event or `hookrt serve`), the entry
 //! of each event, and how an entry is known as hookrt's.
 
+use std::collections::BTreeSet;
+
 use hookrt::front::bridge::Bridge;
 use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install};
 use serde_json::{Map, Value, json};
@@ -23,14 +25,23 @@ pub(super) const TOKEN_ENV: &str = "HOOKRT_TOKEN";
 pub(super) struct Agent {
     pub(super) bridge: Bridge,
     pub(super) install: &'static Install,
+    /// The events the folder's hooks need (`needed.rs`); `None`: all.
+    pub(super) only: Option<BTreeSet<&'static str>>,
 }
 
 impl Agent {
+    /// Every event of `bridge`.
     pub(super) fn of(bridge: Bridge) -> Agent {
         Agent {
             bridge,
             install: &bridge.protocol().install,
+            only: None,
         }
+    }
+
+    /// Only the events in `only` (all when `None`).
+    pub(super) fn only(self, only: Option<BTreeSet<&'static str>>) -> Agent {
+        Agent { only, ..self }
     }
 
     /// hookrt serve's route for the agent's `http` hooks, if it has them
@@ -40,13 +51,14 @@ impl Agent {
     }
 
     /// The events hookrt becomes the hook of: every one of the pinned
-    /// release's but `Install::not_installed`.
+    /// release's the folder needs, but `Install::not_installed`.
     pub(super) fn installed(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.bridge
             .events()
             .iter()
             .map(|(event, _)| *event)
             .filter(|e| !self.install.not_installed.contains(e))
+            .filter(|e| self.only.as_ref().is_none_or(|only| only.contains(e)))
     }
 }
 

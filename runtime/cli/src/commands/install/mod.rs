@@ -1,5 +1,6 @@
 //! `hookrt install --agent NAME DIR` (and `hookrt claude install DIR`):
-//! makes hookrt the hook of every event of an agent, in the agent's own
+//! makes hookrt the hook of the events of an agent its folder's hooks
+//! subscribe to (`needed.rs`; every one with `--all-events`), in the agent's own
 //! hook configuration (the file, shape, timeout unit and fail-closed word of
 //! the agent's `Protocol`), in one command.
 //!
@@ -17,6 +18,7 @@
 mod entry;
 mod file;
 mod merge;
+mod needed;
 mod pin;
 
 use std::path::{Path, PathBuf};
@@ -24,8 +26,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
-use hookrt::hooks::LockPolicy;
 use serde_json::{Value, json};
+
+use crate::loading::Loading;
 
 use entry::{Agent, Transport};
 use file::SettingsFile;
@@ -34,7 +37,7 @@ use pin::{Pinned, warn_if_editable};
 
 #[derive(clap::Subcommand)]
 pub(crate) enum ClaudeCommand {
-    /// Make hookrt the hook of every Claude Code event in a settings file
+    /// Make hookrt the hook of the Claude Code events its hooks take, in a settings file
     /// (`hookrt install --agent claude-code`).
     Install(Where),
 }
@@ -77,17 +80,21 @@ pub(crate) struct Where {
     /// --record FILE`.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Become the hook of every event the agent sends, not only of those
+    /// the folder's hooks subscribe to (the folder is not loaded).
+    #[arg(long)]
+    pub all_events: bool,
 }
 
-pub(super) fn claude(cmd: ClaudeCommand, lock: &LockPolicy) -> Result<ExitCode> {
+pub(super) fn claude(cmd: ClaudeCommand, loading: &Loading) -> Result<ExitCode> {
     match cmd {
         // `claude install` is `install --agent claude-code`.
-        ClaudeCommand::Install(place) => install_for(agent("claude-code")?, &place, lock),
+        ClaudeCommand::Install(place) => install_for(agent("claude-code")?, &place, loading),
     }
 }
 
-pub(super) fn install(args: &InstallArgs, lock: &LockPolicy) -> Result<ExitCode> {
-    install_for(agent(&args.agent)?, &args.place, lock)
+pub(super) fn install(args: &InstallArgs, loading: &Loading) -> Result<ExitCode> {
+    install_for(agent(&args.agent)?, &args.place, loading)
 }
 
 /// The agent named `name`.
@@ -98,10 +105,15 @@ fn agent(name: &str) -> Result<Bridge> {
     Ok(bridge)
 }
 
-fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitCode> {
-    let agent = Agent::of(bridge);
+fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitCode> {
+    let lock = &loading.lock;
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
+    let only = match place.all_events {
+        true => None,
+        false => needed::needed(loading, &dir, bridge)?,
+    };
+    let agent = Agent::of(bridge).only(only);
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
     let target = target(&agent, place, &cwd)?;
     let file = target.path();
@@ -159,11 +171,22 @@ fn install_for(bridge: Bridge, place: &Where, lock: &LockPolicy) -> Result<ExitC
             agent.install.not_installed.join(", ")
         )
     };
+    let events: Vec<&str> = agent.installed().collect();
+    let label = bridge.protocol().label;
+    let which = match (&agent.only, events.is_empty()) {
+        (Some(_), true) => {
+            format!("no hook of the folder takes a {label} event: hookrt is the hook of none")
+        }
+        (Some(_), false) => format!(
+            "hookrt is the hook of the {} {label} events its hooks take, {}",
+            events.len(),
+            events.join(", ")
+        ),
+        (None, _) => format!("hookrt is the hook of {} {label} events", events.len()),
+    };
     println!(
-        "{}: hookrt is the hook of {} {} events ({}{skipped}); {kept} other hook entries kept",
+        "{}: {which} ({}{skipped}); {kept} other hook entries kept",
         file.display(),
-        agent.installed().count(),
-        bridge.protocol().label,
         transport.describe(&agent),
     );
     Ok(ExitCode::SUCCESS)

@@ -29,6 +29,7 @@ mod host_calls;
 mod hostile;
 mod http;
 mod journal;
+mod kind_pages;
 mod limits;
 mod lock;
 mod ordering;

@@ -202,6 +202,8 @@ const CLI: &[&str] = &[
     "commands::lock",
     "commands::run",
     "commands::new::scaffold",
+    "commands::new::entry",
+    "commands::new::recipe",
     "commands::new::rust",
     "commands::new::ts",
     "commands::new::py",

@@ -18,7 +18,8 @@ the agent folder, and nothing of the hook runs on the host. Steps:
    standard-library modules that work in the sandbox; every other import is refused,
    all at once, each with its reason and the fix;
 3. keep only the host imports the hook uses in a copy of the world (`log` always;
-   `state`, `metrics` when a file imports them from `hookrt`);
+   `state`, `metrics` and the grants `exec` ... `write` when a file imports them from
+   `hookrt`);
 4. write the app (`hook/`: the files; `hookrt/`: the SDK; `hookrt_app.py`: the entry)
    and run componentize-py on it. componentize-py runs the hook's top level here, at
    build time, inside its own Wasmtime (pre-initialisation); an exception there is
@@ -40,9 +41,11 @@ import sys
 import tempfile
 import time
 
-# The world's host imports that need a grant; `log` is always kept.
+# The world's host imports that need a grant and that a star import of `hookrt` brings;
+# `log` is always kept.
 HOST_IMPORTS = ("metrics", "state")
-# World 0.4.0's grants, which this SDK does not offer yet: always left out of the world.
+# World 0.4.0's grants: kept only when a file names one (`from hookrt import exec`,
+# `hookrt.read`); a star import brings none of them.
 GRANT_IMPORTS = ("exec", "read", "transcript", "secret", "notify", "write")
 WORLD = "define-hook"
 ENTRY = "hookrt_app"
@@ -242,7 +245,7 @@ def check_imports(files: list, trees: list) -> Used:
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, ast.Name)
                 and node.value.id in sdk_names
-                and node.attr in HOST_IMPORTS
+                and node.attr in HOST_IMPORTS + GRANT_IMPORTS
             ):
                 used.host.add(node.attr)
             for name, names in found:
@@ -260,8 +263,9 @@ def check_module(name: str, names: tuple, own: set, used: Used) -> "str | None":
     top = name.split(".")[0]
     if top == SDK:
         sub = name.split(".")[1:2]
-        for host in HOST_IMPORTS:
-            if sub == [host] or (not sub and (host in names or "*" in names)):
+        for host in HOST_IMPORTS + GRANT_IMPORTS:
+            star = "*" in names and host in HOST_IMPORTS
+            if sub == [host] or (not sub and (host in names or star)):
                 used.host.add(host)
         return None
     if top == PACKAGE:

@@ -8,8 +8,9 @@
 //   1. type-check (.ts only) with TypeScript's compiler API, against the SDK
 //      and ES2022 only (an in-memory host: no file outside the SDK and the
 //      compiler's own lib files is read);
-//   2. bundle with esbuild: the hook and "hookrt" (the SDK), nothing else;
-//      any other import is refused, naming file, line and the import;
+//   2. bundle with esbuild: the hook and "hookrt" (the SDK, src/index.ts and
+//      the SDK's own modules beside it), nothing else; any other import is
+//      refused, naming file, line and the import;
 //   3. componentize-js (StarlingMonkey + Wizer) against the world with only
 //      the host imports the bundle uses, every WASI feature disabled.
 // Success: one JSON line on stdout { imports, bundle_bytes, ms }. Failure:
@@ -21,8 +22,7 @@ import { join, dirname } from "node:path";
 import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 
-// The world's host imports; world 0.4.0's grants (exec … write), which this SDK
-// does not offer yet, are always left out.
+// The world's host imports; the build keeps those the bundle uses.
 const WORLD_IMPORTS = ["log", "metrics", "state", "exec", "read", "transcript", "secret", "notify", "write"];
 const SDK_MODULE = "hookrt";
 const HOST_PREFIX = "hookrt:hook/";
@@ -33,7 +33,7 @@ async function main() {
   const req = JSON.parse(await readStdin());
   const require = createRequire(join(req.toolchain, "package.json"));
   const t0 = Date.now();
-  const sdkFile = join(req.sdk, "src", "hookrt.ts");
+  const sdkFile = join(req.sdk, "src", "index.ts");
   // Imports first: a refused import is the clearest error the author can get.
   const { code, hostImports } = await bundle(require("esbuild"), req, sdkFile);
   if (req.lang === "ts") typeCheck(require("typescript"), req, sdkFile);
@@ -128,6 +128,10 @@ async function bundle(esbuild, req, sdkFile) {
         if (args.path === SDK_MODULE) return { path: sdkFile, namespace: "hookrt-sdk" };
         if (args.path.startsWith(HOST_PREFIX) && args.namespace === "hookrt-sdk") {
           return { path: args.path, external: true, sideEffects: false };
+        }
+        // The SDK's own modules (`./grants`), beside its entry and nowhere else.
+        if (args.namespace === "hookrt-sdk" && /^\.\/[a-z]+$/.test(args.path)) {
+          return { path: join(dirname(sdkFile), `${args.path.slice(2)}.ts`), namespace: "hookrt-sdk" };
         }
         return { errors: [{ text: `import "${args.path}" is not allowed` }] };
       });

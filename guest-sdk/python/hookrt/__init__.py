@@ -1,5 +1,6 @@
 """hookrt's Python SDK: the `Hook` base class, typed events and answers, `log`,
-`metrics`, `state`, `add_context` and `idempotency_key`.
+`metrics`, `state`, `add_context`, `idempotency_key`, and world 0.4.0's grants `exec`,
+`read`, `transcript`, `secret`, `notify` and `write`.
 
 A hook file (`hooks/NAME.py`, or a package `hooks/NAME/__init__.py`) subclasses
 `Hook` and overrides the methods of the events it handles:
@@ -25,13 +26,17 @@ world's exports (`world.make_world`). Modules, one concept each:
 - `events`: the data classes, `DATA` (kind -> class); `event`: `Event`, `Context`;
 - `response`: the answers (`ALLOW`, `Deny(...)`, `Block(...)`, ...);
 - `log`, `metrics`, `state`: the host imports; `context`: `add_context`;
+- `exec`, `read`, `transcript`, `secret`, `notify`, `write`: world 0.4.0's grants, each
+  imported by name (`from hookrt import exec`; a star import brings none of them), and
+  `grant`: `GrantError` and its subclass per grant;
 - `idempotency`: `idempotency_key`; `typed`: JSON into dataclasses (config, data);
 - `world`: the world's exports.
 """
 
-from . import log, metrics, state
+from . import exec, log, metrics, notify, read, secret, state, transcript, write
 from .context import add_context
 from .error import HookError
+from .grant import ExecError, GrantError, NotifyError, ReadError, SecretError, TranscriptError, WriteError
 from .event import Context, Coordinates, Event, Scope, Transport
 from .events import (
     DATA,
@@ -83,6 +88,7 @@ __version__ = "0.4.0"
 
 __all__ = [
     "Hook", "METHODS", "Event", "Context", "Coordinates", "Scope", "Transport", "HookError",
+    "GrantError", "ExecError", "ReadError", "TranscriptError", "SecretError", "NotifyError", "WriteError",
     "ABSTAIN", "ALLOW", "Ask", "Deny", "Approval", "CallAnswer", "NOT_HANDLED", "APPLIED", "Failed",
     "PASS", "Block", "STOP", "Continue", "AllowRewritten", "PermissionDeny",
     "log", "metrics", "state", "add_context", "idempotency_key", "make_world",

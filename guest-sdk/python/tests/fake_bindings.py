@@ -84,6 +84,98 @@ def install():
         "wit_world.imports.metrics": metrics,
         "wit_world.imports.state": state,
     })
+    for name, module in grants(Err).items():
+        setattr(imports, name, module)
+        sys.modules[f"wit_world.imports.{name}"] = module
+
+
+# What the grant stand-ins hold: the project's files, the transcript, notifications shown.
+files = {"README.md": b"# demo\n", "src/a.py": b"x = 1\n"}
+transcript = None
+shown = []
+
+
+def _variant(module, name, cases):
+    for case in cases.split():
+        cls = f"{name}_{case.rstrip('*')}"
+        setattr(module, cls, dataclasses.make_dataclass(cls, ["value"] if case.endswith("*") else []))
+
+
+def grants(Err):
+    """Stand-ins of world 0.4.0's six grant interfaces, as componentize-py names them."""
+    exec_ = types.ModuleType("wit_world.imports.exec")
+    exec_.Output = dataclasses.make_dataclass(
+        "Output", "status timed_out stdout stderr truncated duration_ms".split())
+    _variant(exec_, "ExecError", "NotAllowed* BadArgument* Busy Failed*")
+
+    def run(program, args):
+        calls.append(("exec", program, args))
+        if program != "fmt":
+            raise Err(exec_.ExecError_NotAllowed(f"the table names no program `{program}`"))
+        return exec_.Output(1 if dict(args).get("file") == "bad.py" else 0, False, b"out", b"err", False, 7)
+
+    exec_.run = run
+
+    read = types.ModuleType("wit_world.imports.read")
+    _variant(read, "ReadError", "Denied* NotFound TooLarge* Failed*")
+
+    def read_file(path):
+        if path.startswith(".env"):
+            raise Err(read.ReadError_Denied(f"{path} matches the deny pattern .env*"))
+        if path == "big.bin":
+            raise Err(read.ReadError_TooLarge(2_000_000))
+        if path not in files:
+            raise Err(read.ReadError_NotFound())
+        return files[path]
+
+    read.read_file = read_file
+    read.list_dir = lambda path: sorted(files)
+
+    tr = types.ModuleType("wit_world.imports.transcript")
+    _variant(tr, "TranscriptError", "None_ Denied* Failed*")
+
+    def tail(max_bytes):
+        if transcript is None:
+            raise Err(tr.TranscriptError_None_())
+        return transcript[-max_bytes:]
+
+    tr.tail = tail
+
+    secret = types.ModuleType("wit_world.imports.secret")
+    secret.Request = dataclasses.make_dataclass("Request", "method url headers body".split())
+    secret.Response = dataclasses.make_dataclass("Response", "status headers body".split())
+    _variant(secret, "SecretError", "Unknown* OriginRefused* Unavailable* Failed*")
+
+    def send(name, request):
+        calls.append(("secret", name, request))
+        if name != "ntfy":
+            raise Err(secret.SecretError_Unknown(name))
+        return secret.Response(200, [("content-type", "text/plain")], b"sent")
+
+    secret.send = send
+
+    notify = types.ModuleType("wit_world.imports.notify")
+    notify.Urgency = enum.Enum("Urgency", "LOW NORMAL CRITICAL")
+    _variant(notify, "NotifyError", "RateLimited Unavailable*")
+
+    def notify_send(title, body, urgency):
+        if len(shown) >= 2:
+            raise Err(notify.NotifyError_RateLimited())
+        shown.append((title, body, urgency.name.lower()))
+
+    notify.send = notify_send
+
+    write = types.ModuleType("wit_world.imports.write")
+    _variant(write, "WriteError", "Denied* TooLarge* Failed*")
+
+    def write_file(path, data):
+        if ".." in path:
+            raise Err(write.WriteError_Denied(f"{path} leaves the declared folder"))
+        calls.append(("write_file", path, data))
+
+    write.append = lambda data: calls.append(("append", data))
+    write.write_file = write_file
+    return {"exec": exec_, "read": read, "transcript": tr, "secret": secret, "notify": notify, "write": write}
 
 
 def envelope(kind, data, id="evt_1", attempt=1, key=None, session="ses_1"):

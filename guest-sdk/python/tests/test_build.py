@@ -101,6 +101,15 @@ class Imports(unittest.TestCase):
         self.assertEqual(check(init="import hookrt\nhookrt.log.info('x')\n").host, set())
         self.assertEqual(check(init="from hookrt import Hook\n", util="from hookrt import state\n").host, {"state"})
 
+    def test_a_grant_is_seen_only_where_a_file_names_it(self):
+        self.assertEqual(check(init="from hookrt import exec\n").host, {"exec"})
+        self.assertEqual(check(init="from hookrt import read, write, Hook\n").host, {"read", "write"})
+        self.assertEqual(check(init="from hookrt.notify import send\n").host, {"notify"})
+        self.assertEqual(check(init="import hookrt\nhookrt.transcript.tail(9)\n").host, {"transcript"})
+        self.assertEqual(check(init="import hookrt.secret\n").host, {"secret"})
+        # A star import brings `state` and `metrics`, never a grant the table must declare.
+        self.assertEqual(check(init="from hookrt import *\n").host, {"state", "metrics"})
+
     def test_every_standard_library_module_is_allowed_or_refused_with_a_reason(self):
         tops = {name.split(".")[0] for name in build.IMPORTS_REFUSED if "." not in name}
         self.assertEqual(build.IMPORTS_ALLOWED & tops, set())
@@ -132,6 +141,15 @@ class World(unittest.TestCase):
         self.assertIn("    import state;\n", text)
         self.assertNotIn("import metrics;", text)
         self.assertIn("interface metrics {", text)  # the interface stays, only the import goes
+
+    def test_a_grant_used_keeps_its_import_and_the_others_go(self):
+        with tempfile.TemporaryDirectory() as work:
+            out = build.filtered_wit(WIT, {"exec"}, work)
+            with open(os.path.join(out, "hook.wit"), encoding="utf-8") as f:
+                text = f.read()
+        self.assertIn("    import exec;\n", text)
+        for name in ("state", "metrics", "read", "transcript", "secret", "notify", "write"):
+            self.assertNotIn(f"import {name};", text)
 
     def test_the_entry_preloads_what_the_hook_imports_and_names_its_files(self):
         used = check(init="from .util import f\nimport json\n", util="def f(): pass\n")

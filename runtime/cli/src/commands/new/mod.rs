@@ -1,7 +1,11 @@
 //! `hookrt new DIR/hooks/SLUG [--lang rust|ts|py]`: a working hook from a
-//! template, one handler per `--events` subscription, in the language asked.
+//! template, one handler per `--events` subscription, in the language asked;
+//! or, with `--template`, a hook for a common case and its grants
+//! (`recipe.rs`). Each adds the hook's entry to `hookrt.toml` (`entry.rs`).
 
+mod entry;
 mod py;
+mod recipe;
 mod rust;
 mod scaffold;
 mod ts;
@@ -16,6 +20,10 @@ pub(super) use scaffold::NewArgs;
 
 impl NewArgs {
     pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
+        if let Some(recipe) = self.template {
+            recipe::new(&self, recipe)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         match self.lang.as_str() {
             "rust" | "rs" => rust::new(&self, loading)?,
             "ts" | "typescript" | "js" | "javascript" => ts::new(&self)?,

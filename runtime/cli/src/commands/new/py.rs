@@ -8,6 +8,7 @@ use hookrt::event::{WILDCARD, rewritten_kind};
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
+use super::entry::add_voting;
 use super::scaffold::{NewArgs, method, next_steps, script_hook, type_name, voting};
 
 /// Writes `SLUG.py` and says what to run next.
@@ -22,9 +23,15 @@ pub(super) fn new(args: &NewArgs) -> Result<()> {
         &agent,
         &slug,
         &target,
-        Some(
+        &[
             "scripts/py-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-py",
-        ),
+        ],
+        &voting(kinds.iter().map(String::as_str)),
+    );
+    add_voting(
+        &agent,
+        &args.path,
+        &slug,
         &voting(kinds.iter().map(String::as_str)),
     );
     Ok(())

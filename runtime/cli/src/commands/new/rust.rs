@@ -11,6 +11,7 @@ use hookrt::{EventClass, class_of};
 
 use crate::loading::Loading;
 
+use super::entry::add_voting;
 use super::scaffold::{
     NewArgs, method, next_steps, refuse_taken, split, subscriptions, type_name, voting,
 };
@@ -44,7 +45,8 @@ pub(super) fn new(args: &NewArgs, loading: Loading) -> Result<()> {
         fs::write(&target, source)?;
     }
     let voting = voting(methods.iter().map(|(k, _)| k.as_str()));
-    next_steps(&agent, &slug, &target, first.as_deref(), &voting);
+    next_steps(&agent, &slug, &target, first.as_deref().as_slice(), &voting);
+    add_voting(&agent, &args.path, &slug, &voting);
     Ok(())
 }
 

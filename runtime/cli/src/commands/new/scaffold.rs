@@ -28,6 +28,21 @@ pub(crate) struct NewArgs {
     /// Write a crate (SLUG/Cargo.toml, SLUG/src/lib.rs) instead of one file.
     #[arg(long = "crate")]
     pub as_crate: bool,
+    /// A hook for a common case, with its grants added to hookrt.toml:
+    /// `format-on-edit` (a formatter on each file the agent edits) or
+    /// `tests-at-stop` (the project's tests before a turn may end).
+    #[arg(long, value_enum, conflicts_with = "events")]
+    pub template: Option<Template>,
+}
+
+/// A common case `hookrt new --template` writes a hook for (`recipe.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Template {
+    /// After the agent edits a file, run a formatter on it (the `exec` grant).
+    FormatOnEdit,
+    /// At `turn.stopping`, run the project's tests and keep the turn going
+    /// while they fail (the `exec` grant; the loop governor caps it).
+    TestsAtStop,
 }
 
 /// The subscriptions `--events` names: each one a hook may subscribe to,
@@ -107,21 +122,22 @@ pub(crate) fn voting<'a>(kinds: impl IntoIterator<Item = &'a str>) -> Vec<&'a st
     out
 }
 
-/// Says what was written and what to run next: `toolchain`, the line that
-/// installs a script language's toolchain; `voting`, the kinds the hook
-/// votes on that fail closed ([`voting`]).
+/// Says what was written and what to run next: `first`, the steps before
+/// `check` (the line that installs a script language's toolchain, the lock
+/// an exec table needs); `voting`, the kinds the hook votes on that fail
+/// closed ([`voting`]).
 pub(crate) fn next_steps(
     agent: &Path,
     slug: &Slug,
     target: &Path,
-    toolchain: Option<&str>,
+    first: &[&str],
     voting: &[&str],
 ) {
     println!("created {} (slug `{slug}`)", target.display());
     let agent = agent.display();
     println!("next:");
-    if let Some(toolchain) = toolchain {
-        println!("  {toolchain}");
+    for step in first {
+        println!("  {step}");
     }
     println!("  hookrt check {agent}");
     println!(

@@ -8,6 +8,7 @@ use hookrt::event::WILDCARD;
 use hookrt::hooks::Slug;
 use hookrt::{EventClass, class_of};
 
+use super::entry::add_voting;
 use super::scaffold::{NewArgs, next_steps, script_hook, voting};
 
 /// Writes `SLUG.ts` and says what to run next.
@@ -18,9 +19,15 @@ pub(super) fn new(args: &NewArgs) -> Result<()> {
         &agent,
         &slug,
         &target,
-        Some(
+        &[
             "scripts/js-toolchain   # once per machine, from the hookrt checkout: the pinned componentize-js",
-        ),
+        ],
+        &voting(kinds.iter().map(String::as_str)),
+    );
+    add_voting(
+        &agent,
+        &args.path,
+        &slug,
         &voting(kinds.iter().map(String::as_str)),
     );
     Ok(())

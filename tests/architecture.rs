@@ -182,6 +182,8 @@ const SDK: &[&str] = &[
     "log",
     "metrics",
     "state",
+    "transcript",
+    "write",
     "context",
     "define_hook",
     "hook",

@@ -43,4 +43,5 @@ mod lock;
 mod supervisor;
 mod trail;
 mod trail_rows;
+mod transcript;
 mod tutorial;

@@ -1,0 +1,219 @@
+//! The `transcript` and `write` grants through `hookrt claude-hook`, on
+//! Claude Code's recorded hook inputs (`tests/fixtures/claude/`), with the
+//! three hooks ported from the public list (`example-hooks/grants/hooks/`):
+//! a Bash command log appended to one file, a transcript backed up before
+//! compaction into one folder, and a Stop hook that keeps the turn going
+//! until the transcript's last assistant message holds the promise. The
+//! transcript is read only inside Claude Code's transcripts folder
+//! (`$CLAUDE_CONFIG_DIR/projects`); a folder whose hooks hold `write` does
+//! not load without a lock, and a changed write table is refused until it
+//! is locked again.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::common::{claude_fixture, repo, with_stdin};
+use crate::{hookrt, text};
+
+/// An agent folder holding one ported hook, the project hookrt runs in, and
+/// Claude Code's own folder with one session's transcript.
+struct Setup {
+    _dirs: [tempfile::TempDir; 3],
+    agent: PathBuf,
+    project: PathBuf,
+    claude: PathBuf,
+    transcript: PathBuf,
+}
+
+const SESSION: &str = "00893aaf-19fa-41d2-8238-13269b9b3ca0";
+
+fn setup(hook: &str, toml: &str) -> Setup {
+    let dirs = [(); 3].map(|()| tempfile::tempdir().unwrap());
+    let [agent, project, claude] = [0, 1, 2].map(|i| dirs[i].path().canonicalize().unwrap());
+    fs::create_dir(agent.join("hooks")).unwrap();
+    fs::copy(
+        repo().join(format!("example-hooks/grants/hooks/{hook}.rs")),
+        agent.join(format!("hooks/{hook}.rs")),
+    )
+    .unwrap();
+    fs::write(agent.join("hookrt.toml"), toml).unwrap();
+    let transcript = claude.join(format!("projects/-work-app/{SESSION}.jsonl"));
+    fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    Setup {
+        _dirs: dirs,
+        agent,
+        project,
+        claude,
+        transcript,
+    }
+}
+
+impl Setup {
+    /// `hookrt ARGS DIR` in the project folder.
+    fn hookrt(&self, args: &[&str]) -> Output {
+        hookrt(args)
+            .arg(&self.agent)
+            .current_dir(&self.project)
+            .output()
+            .expect("hookrt runs")
+    }
+
+    /// `hookrt claude-hook DIR` on Claude Code's `event`, its transcript path
+    /// set to `transcript`, in the project folder.
+    fn claude_hook(&self, event: &str, transcript: &Path) -> Output {
+        let mut input: Value = serde_json::from_str(&claude_fixture(event)).unwrap();
+        input["transcript_path"] = transcript.to_str().unwrap().into();
+        let mut command = hookrt(&["claude-hook", self.agent.to_str().unwrap()]);
+        command
+            .current_dir(&self.project)
+            .env("CLAUDE_CONFIG_DIR", &self.claude);
+        with_stdin(command, &input.to_string())
+    }
+
+    fn locked(&self) {
+        let out = self.hookrt(&["lock"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+}
+
+fn log_table(max_write_bytes: u64) -> String {
+    format!(
+        "[hooks.\"bash_command_log\".grants]\nlog = {{}}\n\
+         [hooks.\"bash_command_log\".grants.write]\nfile = \".claude/bash-command-log.txt\"\nmax_write_bytes = {max_write_bytes}\n"
+    )
+}
+
+#[test]
+fn bash_command_log_appends_each_bash_command_to_the_one_file_only_once_locked() {
+    let s = setup("bash_command_log", &log_table(4096));
+    let log = s.project.join(".claude/bash-command-log.txt");
+
+    // No lock: the folder does not load (nothing is built), and the gate
+    // fails closed.
+    let out = s.claude_hook("PreToolUse", &s.transcript);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr)
+            .contains("holds the `write` grant, whose table only a lock may vouch for"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!log.exists());
+
+    s.locked();
+    for _ in 0..2 {
+        let out = s.claude_hook("PreToolUse", &s.transcript);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    // As the original's jq: "<command> - <description>", one line a call.
+    assert_eq!(
+        fs::read_to_string(&log).unwrap(),
+        "npm test - Run test suite\nnpm test - Run test suite\n"
+    );
+    let audit = text(&s.hookrt(&["audit"]).stdout);
+    assert!(
+        audit.contains(&format!(
+            "may write  appends to {}; at most 4096 bytes a write",
+            log.display()
+        )),
+        "{audit}"
+    );
+
+    // A changed write table is refused until it is locked again.
+    fs::write(s.agent.join("hookrt.toml"), log_table(10)).unwrap();
+    let out = s.claude_hook("PreToolUse", &s.transcript);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("drifted"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 2);
+}
+
+const BACKUP_TABLE: &str = "[hooks.\"pre_compact_backup\".grants]\nlog = {}\ntranscript = {}\n\
+    [hooks.\"pre_compact_backup\".grants.write]\nfolder = \"logs/transcript_backups\"\n";
+
+/// The files of the backup folder, by name.
+fn backups(project: &Path) -> Vec<(String, String)> {
+    let Ok(dir) = fs::read_dir(project.join("logs/transcript_backups")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, String)> = dir
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read_to_string(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn pre_compact_backup_copies_the_transcript_into_the_one_folder_and_reads_nothing_else() {
+    let s = setup("pre_compact_backup", BACKUP_TABLE);
+    let session = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+    fs::write(&s.transcript, session).unwrap();
+    s.locked();
+
+    let out = s.claude_hook("PreCompact", &s.transcript);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let found = backups(&s.project);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (name, copy) = &found[0];
+    assert!(
+        name.starts_with(&format!("{SESSION}_pre_compact_manual_")) && name.ends_with(".jsonl"),
+        "{name}"
+    );
+    assert_eq!(copy, session);
+
+    // A transcript path outside Claude Code's folder, or through a symlink
+    // out of it: nothing is read, so nothing is backed up (and compaction
+    // is not blocked: the hook only watches).
+    let secret = s.project.join("secret.jsonl");
+    fs::write(&secret, "PRIVATE\n").unwrap();
+    let link = s.transcript.with_file_name("link.jsonl");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    let sneaky = s.transcript.parent().unwrap().join("../../../secret.jsonl");
+    for path in [&secret, &link, &sneaky] {
+        let out = s.claude_hook("PreCompact", path);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    assert_eq!(backups(&s.project).len(), 1, "no backup of a file outside");
+}
+
+const RALPH_TABLE: &str = "[hooks.\"ralph_wiggum\"]\ngrants = [\"log\", \"state\", \"transcript\"]\n\
+    [hooks.\"ralph_wiggum\".config]\nprompt = \"Fix the failing tests.\"\ncompletion_promise = \"ALL TESTS PASS\"\n";
+
+fn assistant(text: &str) -> String {
+    serde_json::json!({"type": "assistant", "message": {"role": "assistant",
+        "content": [{"type": "text", "text": text}]}})
+    .to_string()
+        + "\n"
+}
+
+#[test]
+fn ralph_wiggum_keeps_the_turn_going_until_the_transcript_holds_the_promise() {
+    let s = setup("ralph_wiggum", RALPH_TABLE);
+    let out = s.hookrt(&["build"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    fs::write(&s.transcript, assistant("Two tests still fail.")).unwrap();
+    let out = s.claude_hook("Stop", &s.transcript);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert_eq!(answer["reason"], "Fix the failing tests.", "{answer}");
+
+    let done = assistant("Tests fixed.") + &assistant("Done: <promise>ALL  TESTS\nPASS</promise>");
+    fs::write(&s.transcript, done).unwrap();
+    let out = s.claude_hook("Stop", &s.transcript);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "", "the turn stops");
+}

@@ -64,8 +64,19 @@ impl Setup {
     /// `hookrt claude-hook DIR` on Claude Code's `event`, its transcript path
     /// set to `transcript`, in the project folder.
     fn claude_hook(&self, event: &str, transcript: &Path) -> Output {
+        self.claude_hook_with(event, transcript, |_| {})
+    }
+
+    /// As [`Setup::claude_hook`], the input changed by `change` first.
+    fn claude_hook_with(
+        &self,
+        event: &str,
+        transcript: &Path,
+        change: impl Fn(&mut Value),
+    ) -> Output {
         let mut input: Value = serde_json::from_str(&claude_fixture(event)).unwrap();
         input["transcript_path"] = transcript.to_str().unwrap().into();
+        change(&mut input);
         let mut command = hookrt(&["claude-hook", self.agent.to_str().unwrap()]);
         command
             .current_dir(&self.project)
@@ -188,7 +199,7 @@ fn pre_compact_backup_copies_the_transcript_into_the_one_folder_and_reads_nothin
     assert_eq!(backups(&s.project).len(), 1, "no backup of a file outside");
 }
 
-const RALPH_TABLE: &str = "[hooks.\"ralph_wiggum\"]\ngrants = [\"log\", \"state\", \"transcript\"]\n\
+const RALPH_TABLE: &str = "[governor]\nmax_continues = 2\n[hooks.\"ralph_wiggum\"]\ngrants = [\"log\", \"state\", \"transcript\"]\n\
     [hooks.\"ralph_wiggum\".config]\nprompt = \"Fix the failing tests.\"\ncompletion_promise = \"ALL TESTS PASS\"\n";
 
 fn assistant(text: &str) -> String {
@@ -210,6 +221,27 @@ fn ralph_wiggum_keeps_the_turn_going_until_the_transcript_holds_the_promise() {
     let answer: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(answer["decision"], "block", "{answer}");
     assert_eq!(answer["reason"], "Fix the failing tests.", "{answer}");
+
+    // The governor still caps the loop: two continues in a row, then the
+    // turn stops (a session of its own, so no other test's count is read).
+    let session = s.agent.file_name().unwrap().to_string_lossy().into_owned();
+    let stop = |active: bool| {
+        s.claude_hook_with("Stop", &s.transcript, |input| {
+            input["session_id"] = session.clone().into();
+            input["stop_hook_active"] = active.into();
+        })
+    };
+    let said: Vec<String> = [false, true, true]
+        .map(|active| text(&stop(active).stdout))
+        .to_vec();
+    assert!(
+        said[0].contains("\"block\"") && said[1].contains("\"block\""),
+        "{said:?}"
+    );
+    assert!(
+        !said[2].contains("\"block\"") && said[2].contains("loop governor let this turn stop"),
+        "capped by the governor: the turn stops: {said:?}"
+    );
 
     let done = assistant("Tests fixed.") + &assistant("Done: <promise>ALL  TESTS\nPASS</promise>");
     fs::write(&s.transcript, done).unwrap();

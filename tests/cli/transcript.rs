@@ -145,8 +145,10 @@ fn bash_command_log_appends_each_bash_command_to_the_one_file_only_once_locked()
     assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 2);
 }
 
-const BACKUP_TABLE: &str = "[hooks.\"pre_compact_backup\".grants]\nlog = {}\ntranscript = {}\n\
-    [hooks.\"pre_compact_backup\".grants.write]\nfolder = \"logs/transcript_backups\"\n";
+const BACKUP_TABLE: &str = "[hooks.\"pre_compact_backup\".grants]\nlog = {}\n\
+    [hooks.\"pre_compact_backup\".grants.transcript]\nmax_bytes = 8388608\n\
+    [hooks.\"pre_compact_backup\".grants.write]\nfolder = \"logs/transcript_backups\"\n\
+    max_write_bytes = 8388608\nmax_delivery_bytes = 8388608\nmax_file_bytes = 8388608\n";
 
 /// The files of the backup folder, by name.
 fn backups(project: &Path) -> Vec<(String, String)> {
@@ -169,8 +171,10 @@ fn backups(project: &Path) -> Vec<(String, String)> {
 #[test]
 fn pre_compact_backup_copies_the_transcript_into_the_one_folder_and_reads_nothing_else() {
     let s = setup("pre_compact_backup", BACKUP_TABLE);
-    let session = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
-    fs::write(&s.transcript, session).unwrap();
+    // 100 KB: past the write grant's default cap of one write, within the table's.
+    let session =
+        "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n".repeat(1_700);
+    fs::write(&s.transcript, &session).unwrap();
     s.locked();
 
     let out = s.claude_hook("PreCompact", &s.transcript);
@@ -182,7 +186,7 @@ fn pre_compact_backup_copies_the_transcript_into_the_one_folder_and_reads_nothin
         name.starts_with(&format!("{SESSION}_pre_compact_manual_")) && name.ends_with(".jsonl"),
         "{name}"
     );
-    assert_eq!(copy, session);
+    assert_eq!(copy, &session);
 
     // A transcript path outside Claude Code's folder, or through a symlink
     // out of it: nothing is read, so nothing is backed up (and compaction

@@ -253,3 +253,77 @@ fn ralph_wiggum_keeps_the_turn_going_until_the_transcript_holds_the_promise() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "", "the turn stops");
 }
+
+/// The fields of the delivery record's `[hookrt] <what>` line of `hook`.
+fn recorded(stdout: &str, hook: &str, what: &str) -> Vec<(String, String)> {
+    let delivery: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["hook"] == hook)
+        .unwrap_or_else(|| panic!("a delivery of {hook}: {stdout}"));
+    let line = delivery["logs"]
+        .as_array()
+        .and_then(|logs| {
+            logs.iter()
+                .find(|l| l["message"] == format!("[hookrt] {what}"))
+        })
+        .unwrap_or_else(|| panic!("the use is recorded: {delivery}"));
+    line["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| {
+            (
+                pair[0].as_str().unwrap().to_owned(),
+                pair[1].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_use_is_recorded_and_an_event_read_from_jsonl_names_no_transcript() {
+    let toml = log_table(4096) + BACKUP_TABLE;
+    let s = setup("bash_command_log", &toml);
+    fs::copy(
+        repo().join("example-hooks/grants/hooks/pre_compact_backup.rs"),
+        s.agent.join("hooks/pre_compact_backup.rs"),
+    )
+    .unwrap();
+    s.locked();
+    let coordinates =
+        serde_json::json!({"agent": "claude-code", "session": SESSION, "sequence": 1});
+    let events = [
+        serde_json::json!({"schema_version": 1, "id": "evt_1", "kind": "actions.requested",
+            "timestamp": "2026-12-06T10:00:00Z", "coordinates": coordinates,
+            "data": {"actions": [{"call_id": "c1", "tool": "Bash",
+                "input": {"command": "ls", "description": "List files"}}]}}),
+        // A forged path in the data is data, nothing more.
+        serde_json::json!({"schema_version": 1, "id": "evt_2", "kind": "compaction.requested",
+            "timestamp": "2026-12-06T10:00:01Z", "coordinates": coordinates,
+            "data": {"trigger": "manual", "transcript_path": s.transcript}}),
+    ];
+    fs::write(&s.transcript, "{}\n").unwrap();
+    let file = s.project.join("events.jsonl");
+    fs::write(&file, events.map(|e| e.to_string() + "\n").concat()).unwrap();
+    let out = s.hookrt(&["run", "--logs", "--events", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+
+    let wrote = recorded(&stdout, "bash_command_log", "write append");
+    assert_eq!(wrote[0], ("bytes".to_owned(), "16".to_owned()), "{wrote:?}");
+    assert_eq!(
+        wrote[1],
+        ("outcome".to_owned(), "written".to_owned()),
+        "{wrote:?}"
+    );
+    let read = recorded(&stdout, "pre_compact_backup", "transcript tail");
+    assert!(
+        read.contains(&(
+            "outcome".to_owned(),
+            "none: the event names no transcript".to_owned()
+        )),
+        "{read:?}"
+    );
+    assert!(backups(&s.project).is_empty());
+}

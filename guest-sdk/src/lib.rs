@@ -143,6 +143,8 @@ pub mod log;
 pub mod metrics;
 mod response;
 pub mod state;
+pub mod transcript;
+pub mod write;
 
 pub use serde;
 pub use serde_json;
@@ -181,7 +183,7 @@ pub mod prelude {
         EventClass, FileEditAnswer, Gate, Hook, HookError, HookResult, IntoResponse, NoConfig,
         PermissionAnswer, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{context, eve, exec, log, metrics, state};
+    pub use crate::{context, eve, exec, log, metrics, state, transcript, write};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

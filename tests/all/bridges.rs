@@ -302,6 +302,7 @@ mod fable {
         subagent_fields: None,
         kept: &[],
         dropped: &[],
+        transcripts: None,
         map,
         turn_field: None,
         gates: &["beforeStep", "promptIn"],

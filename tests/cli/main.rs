@@ -46,4 +46,5 @@ mod supervisor;
 mod templates;
 mod trail;
 mod trail_rows;
+mod transcript;
 mod tutorial;

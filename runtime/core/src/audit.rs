@@ -49,6 +49,12 @@ pub struct HookAudit {
     /// template, digest) and the rules of every run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_run: Vec<String>,
+    /// With the `transcript` grant: which transcript it may read, and how much.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub may_read_transcript: Option<String>,
+    /// With the `write` grant: the one place it may write, and the caps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_write: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -233,6 +239,12 @@ pub fn audit(rt: &Runtime) -> Audit {
             imports: h.import_audit.clone(),
             grants: h.settings.grants.iter().cloned().collect(),
             may_run: h.exec.as_ref().map(|e| e.audit_lines()).unwrap_or_default(),
+            may_read_transcript: h.transcript.map(|t| t.audit_line()),
+            may_write: h
+                .write
+                .as_ref()
+                .map(|w| w.audit_lines())
+                .unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -372,6 +384,12 @@ impl HookAudit {
         h.write_imports(s);
         for line in &h.may_run {
             let _ = writeln!(s, "   may run    {line}");
+        }
+        if let Some(line) = &h.may_read_transcript {
+            let _ = writeln!(s, "   may read   {line}");
+        }
+        for line in &h.may_write {
+            let _ = writeln!(s, "   may write  {line}");
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

@@ -22,7 +22,13 @@ pub(crate) fn deliver(
     attempt: u32,
 ) -> (Delivery, Call) {
     let lent = checked.lend(envelope, attempt, hook.scope == Scope::Aggregate);
-    let mut r = hook.call(services, lent, handler, checked.class);
+    let mut r = hook.call(
+        services,
+        lent,
+        envelope.transcript(),
+        handler,
+        checked.class,
+    );
     hook.cap_log_rate(&mut r.output);
     hook.note_cost(r.duration_us);
     let d = Delivery {

@@ -5,6 +5,7 @@
 //! `idempotency_key` and the `durability` word it can actually prove.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -14,6 +15,7 @@ use super::hashing::{HashWriter, hash_parts};
 
 use crate::event::data::Data;
 use crate::event::kind;
+use crate::event::transcript::{Beside, Transcript};
 
 /// The only envelope layout this runtime reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -101,6 +103,10 @@ pub struct Envelope {
     /// What validation checked and derived the key from (see [`Validated`]).
     #[serde(skip)]
     validated: Validated,
+    /// The transcript the agent's bridge named, beside the event (never
+    /// read from or written to its JSON).
+    #[serde(skip)]
+    transcript: Beside,
 }
 
 /// What [`Envelope::validate`] checked as text and derived the idempotency
@@ -381,7 +387,26 @@ impl Envelope {
             durability: Durability::default(),
             data,
             validated: Validated::default(),
+            transcript: Beside::default(),
         }
+    }
+
+    /// The same event with the transcript its agent's bridge named.
+    pub fn with_transcript(mut self, transcript: Transcript) -> Envelope {
+        self.transcript = Beside(Some(Arc::new(transcript)));
+        self
+    }
+
+    /// The same envelope naming no transcript (a replay of a recorded
+    /// input: the file the agent named is not the one it had then).
+    pub fn without_transcript(mut self) -> Envelope {
+        self.transcript = Beside(None);
+        self
+    }
+
+    /// The transcript the agent's bridge named for this event, if any.
+    pub fn transcript(&self) -> Option<&Arc<Transcript>> {
+        self.transcript.0.as_ref()
     }
 
     /// Parses and validates one JSON envelope, deriving its idempotency key.

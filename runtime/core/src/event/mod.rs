@@ -11,6 +11,7 @@ pub(crate) mod kind;
 pub(crate) mod ordinal;
 pub(crate) mod recent;
 pub(crate) mod scope;
+pub(crate) mod transcript;
 
 // The vocabulary and the envelope's parts beyond what the crate root
 // re-exports (`Envelope`, `Coordinates`, `Durability`, `EventClass`, ...).
@@ -27,3 +28,4 @@ pub use kind::{
 };
 pub use ordinal::{MAX_OPEN_STEPS, Ordinals};
 pub use recent::Recent;
+pub use transcript::Transcript;

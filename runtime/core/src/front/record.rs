@@ -154,7 +154,8 @@ impl Recorded {
 
     /// The event it was, read again by its agent's bridge as line `number`
     /// (from 1) of its recording: stamped with its `received` time and its
-    /// line number, so every replay reads the same envelope.
+    /// line number, and naming no transcript (the `transcript` grant finds
+    /// none), so every replay reads the same envelope.
     pub fn event(&self, number: usize) -> Result<BridgeEvent, RecordError> {
         let Some(bridge) = Bridge::named(&self.agent) else {
             return Err(RecordError::Line {
@@ -175,12 +176,16 @@ impl Recorded {
             reading: format!("{number:016x}"),
         };
         let name = self.name.as_deref().unwrap_or(bridge.name());
-        bridge
+        let mut read = bridge
             .read_stamped(name, &input, self.event.as_deref(), &self.transport, stamp)
             .map_err(|source| RecordError::Input {
                 line: number,
                 source,
-            })
+            })?;
+        // The file the agent named then is not read now: a replay reads
+        // nothing it did not record, so it is the same everywhere.
+        read.envelope = read.envelope.without_transcript();
+        Ok(read)
     }
 }
 
@@ -257,6 +262,7 @@ mod tests {
         assert_eq!(a.envelope.timestamp, r.received);
         assert_eq!(a.name, "PreToolUse");
         assert_ne!(back.event(4).unwrap().envelope.id, a.envelope.id);
+        assert!(a.envelope.transcript().is_none(), "a replay reads no transcript");
     }
 
     #[test]

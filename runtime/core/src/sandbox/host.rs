@@ -17,6 +17,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::capture::{Capture, Stream};
 use crate::sandbox::grant::exec::policy::Policy as ExecPolicy;
+use crate::sandbox::grant::transcript::Reader as TranscriptReader;
+use crate::sandbox::grant::write::Writer;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
@@ -69,6 +71,10 @@ pub struct StoreData {
     http: HttpPolicy,
     /// The hook's `exec` grant, when it holds one.
     pub(crate) exec: Option<Arc<ExecPolicy>>,
+    /// The hook's `transcript` grant for the running delivery, when it holds one.
+    pub(crate) transcript: Option<TranscriptReader>,
+    /// The hook's `write` grant for the running delivery, when it holds one.
+    pub(crate) write: Option<Writer>,
 }
 
 impl StoreData {
@@ -103,6 +109,8 @@ impl StoreData {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
             exec: None,
+            transcript: None,
+            write: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Layer 2, the sandbox: the one owner of Wasmtime. The engine and its
 //! settings, the limits, what a hook's store holds, every host import a hook
-//! can be granted (log, state, metrics, http), capture and redaction of what
+//! can be granted (log, state, metrics, http, exec, transcript, write), capture and redaction of what
 //! it writes, and the bindings of each world version.
 
 pub(crate) mod bounded;
@@ -26,6 +26,10 @@ pub use grant::exec::{
     Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
 };
 pub use grant::registry::CAPABILITIES;
+pub use grant::transcript::Table as TranscriptTable;
+pub use grant::write::{
+    Place as WritePlace, Policy as WritePolicy, Table as WriteTable, WriteSetupError,
+};
 pub use grant::{ALL as GRANTS, Grant, GrantTable};
 pub use grants::{DEFAULT_GRANTS, ImportAudit, Need};
 pub use http::MAX_RESPONSE_BYTES;

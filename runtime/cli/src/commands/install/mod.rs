@@ -340,6 +340,7 @@ mod tests {
         subagent_fields: None,
         kept: &[],
         dropped: &[],
+        transcripts: None,
         map: |_, kind, _, _| {
             Ok(hookrt::front::bridge::protocol::Mapped {
                 kind: kind.to_owned(),

@@ -9,10 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use super::hook_input::{field, required_text};
-use super::protocol::{
-    CommandForm, FailClosed, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence,
-    TimeUnit,
-};
+use super::protocol::{CommandForm, FailClosed, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit, Transcripts};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
@@ -74,6 +71,11 @@ pub(super) static PROTOCOL: Protocol = Protocol {
         "effort",
     ],
     dropped: &["transcript_path", "agent_transcript_path"],
+    transcripts: Some(Transcripts {
+        fields: &["agent_transcript_path", "transcript_path"],
+        home: (Some("CLAUDE_CONFIG_DIR"), ".claude"),
+        under: "projects",
+    }),
     map: claude_data,
     turn_field: None,
     gates: &CLAUDE_GATES,

@@ -10,9 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::claude::{Dialect, answer_in, claude_data, claude_refusal};
-use super::protocol::{
-    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
-};
+use super::protocol::{CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit, Transcripts};
 use crate::delivery::record::Resolution;
 
 /// Every hook event of the pinned Codex (0.171.0: the input schemas its
@@ -47,6 +45,11 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     subagent_fields: Some(("agent_id", "agent_type")),
     kept: &["cwd", "permission_mode", "model", "agent_id", "agent_type"],
     dropped: &["transcript_path", "agent_transcript_path"],
+    transcripts: Some(Transcripts {
+        fields: &["agent_transcript_path", "transcript_path"],
+        home: (Some("CODEX_HOME"), ".codex"),
+        under: "sessions",
+    }),
     map: codex_data,
     turn_field: Some("turn_id"),
     gates: &CODEX_GATES,

@@ -12,9 +12,7 @@
 use serde_json::{Map, Value, json};
 
 use super::hook_input::{field, object_of, required_text};
-use super::protocol::{
-    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
-};
+use super::protocol::{CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit, Transcripts};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
@@ -58,6 +56,11 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     subagent_fields: Some(("agentId", "agentName")),
     kept: &["cwd"],
     dropped: &["timestamp", "transcriptPath", "transcript_path", "hookName"],
+    transcripts: Some(Transcripts {
+        fields: &["transcriptPath", "transcript_path"],
+        home: (None, ".copilot"),
+        under: "session-state",
+    }),
     map: copilot_data,
     turn_field: None,
     gates: &COPILOT_GATES,

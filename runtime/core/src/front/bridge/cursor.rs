@@ -8,10 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use super::hook_input::{field, object_of, required_text};
-use super::protocol::{
-    CommandForm, FailClosed, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence,
-    TimeUnit,
-};
+use super::protocol::{CommandForm, FailClosed, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit, Transcripts};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Gate;
@@ -61,6 +58,11 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     subagent_fields: Some(("subagent_type", "subagent_type")),
     kept: &["workspace_roots", "model", "cursor_version"],
     dropped: &["transcript_path", "user_email"],
+    transcripts: Some(Transcripts {
+        fields: &["transcript_path"],
+        home: (None, ".cursor"),
+        under: "projects",
+    }),
     map: cursor_data,
     turn_field: Some("generation_id"),
     gates: &CURSOR_GATES,

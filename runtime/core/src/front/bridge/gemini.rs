@@ -7,9 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::hook_input::{field, required_text};
-use super::protocol::{
-    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
-};
+use super::protocol::{CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit, Transcripts};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::Gate;
@@ -44,6 +42,11 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     subagent_fields: None,
     kept: &["cwd"],
     dropped: &["transcript_path", "timestamp"],
+    transcripts: Some(Transcripts {
+        fields: &["transcript_path"],
+        home: (None, ".gemini"),
+        under: "tmp",
+    }),
     map: gemini_data,
     turn_field: None,
     gates: &GEMINI_GATES,

@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 use super::protocol::{Mapped, Missing, Protocol, Reading};
 use crate::event::clock::now_rfc3339;
 use crate::event::envelope::{Coordinates, Envelope, EnvelopeError};
+use crate::event::transcript::Transcript;
 
 /// Why a hook input did not become an envelope.
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +112,7 @@ pub fn read_stamped(
         return Err(shape("the input must be a JSON object".into()));
     };
     let (event, session) = event_and_session(protocol, &mut fields, event)?;
+    let transcript = named_transcript(protocol, &fields);
     for f in protocol.dropped {
         fields.remove(*f);
     }
@@ -164,9 +166,33 @@ pub fn read_stamped(
     let mut envelope =
         Envelope::draft(envelope_id, mapped.kind, stamp.timestamp, coordinates, data);
     envelope.validate()?;
+    if let Some(t) = transcript {
+        envelope = envelope.with_transcript(t);
+    }
     Ok(BridgeEvent {
         name: event,
         envelope,
+    })
+}
+
+/// Longest transcript path taken from an input.
+const MAX_TRANSCRIPT_PATH: usize = 4_096;
+
+/// The transcript the input names, with the folder where the agent keeps
+/// them for the user hookrt runs as (its `HOME`, or the agent's own
+/// variable): the `transcript` grant reads it only inside that folder, so
+/// an input can name no file outside it.
+fn named_transcript(protocol: &Protocol, fields: &Map<String, Value>) -> Option<Transcript> {
+    let places = protocol.transcripts.as_ref()?;
+    let path = places
+        .fields
+        .iter()
+        .find_map(|f| fields.get(*f).and_then(Value::as_str))
+        .filter(|p| !p.is_empty() && p.len() <= MAX_TRANSCRIPT_PATH)?;
+    let root = places.root(|var| std::env::var_os(var))?;
+    Some(Transcript {
+        path: path.into(),
+        root,
     })
 }
 
@@ -334,6 +360,58 @@ fn take_text(fields: &mut Map<String, Value>, key: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transcript_path_goes_beside_the_envelope_never_into_its_data() {
+        let input = r#"{"hook_event_name":"Stop","session_id":"s1","transcript_path":"/home/u/.claude/projects/-w/s1.jsonl","cwd":"/w","stop_hook_active":false}"#;
+        let e = read(
+            &super::super::claude::PROTOCOL,
+            "claude-code",
+            input,
+            None,
+            "command",
+        )
+        .unwrap();
+        assert!(e.envelope.data.value().get("transcript_path").is_none());
+        let text = serde_json::to_string(&e.envelope).unwrap();
+        assert!(!text.contains("s1.jsonl"), "never in its JSON: {text}");
+        let read_back = Envelope::from_json(&text).unwrap();
+        assert!(
+            read_back.transcript().is_none(),
+            "an event read from text names none"
+        );
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            let t = e.envelope.transcript().expect("named beside it");
+            assert_eq!(
+                t.path,
+                std::path::Path::new("/home/u/.claude/projects/-w/s1.jsonl")
+            );
+            if std::env::var_os("CLAUDE_CONFIG_DIR").is_none() {
+                assert_eq!(t.root, std::path::Path::new(&home).join(".claude/projects"));
+            }
+        }
+    }
+
+    #[test]
+    fn an_agents_transcripts_folder_is_in_its_users_home_or_its_own_variable() {
+        let claude = super::super::claude::PROTOCOL.transcripts.as_ref().unwrap();
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| vars.iter().find(|(v, _)| *v == k).map(|(_, x)| (*x).into())
+        };
+        assert_eq!(
+            claude.root(env(&[("HOME", "/home/u")])),
+            Some("/home/u/.claude/projects".into())
+        );
+        assert_eq!(
+            claude.root(env(&[
+                ("HOME", "/home/u"),
+                ("CLAUDE_CONFIG_DIR", "/etc/cc")
+            ])),
+            Some("/etc/cc/projects".into())
+        );
+        assert_eq!(claude.root(env(&[("HOME", "relative")])), None);
+        assert_eq!(claude.root(env(&[])), None);
+    }
 
     #[test]
     fn event_names_of_every_casing_become_snake_case() {

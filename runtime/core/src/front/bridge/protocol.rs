@@ -10,6 +10,8 @@
 //! in one const array, compared and printed by name, and written in a test
 //! without a type of its own.
 
+use std::path::PathBuf;
+
 use serde_json::{Map, Value};
 
 use crate::delivery::record::Resolution;
@@ -40,6 +42,9 @@ pub struct Protocol {
     /// Fields never kept (paths into the user's home a hook has no use
     /// for), on top of the event name and the session.
     pub dropped: &'static [&'static str],
+    /// Where the agent keeps its session transcripts and which input fields
+    /// name one (for the `transcript` grant); `None`: it names none.
+    pub transcripts: Option<Transcripts>,
     /// The kind and data of a known event (`kind` is its row's) from the
     /// input's fields; an error says what is missing.
     pub map: MapFn,
@@ -65,6 +70,32 @@ pub struct Protocol {
     pub install: Install,
     /// The agent's route in docs/openapi.json.
     pub openapi: OpenApi,
+}
+
+/// Where an agent keeps its session transcripts: a hook holding the
+/// `transcript` grant reads the one an input names only inside this folder.
+#[derive(Debug)]
+pub struct Transcripts {
+    /// The input fields naming the transcript, the first present wins.
+    pub fields: &'static [&'static str],
+    /// The agent's own folder: an environment variable naming it, and its
+    /// name under the home folder when that is not set.
+    pub home: (Option<&'static str>, &'static str),
+    /// The transcripts' folder inside the agent's own folder.
+    pub under: &'static str,
+}
+
+impl Transcripts {
+    /// The transcripts' folder of the user whose environment `env` reads
+    /// (`HOME`, the agent's own variable); `None` without an absolute one.
+    pub fn root(&self, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+        let named = self.home.0.and_then(&env).filter(|d| !d.is_empty());
+        let folder = match named {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(env("HOME").filter(|h| !h.is_empty())?).join(self.home.1),
+        };
+        folder.is_absolute().then(|| folder.join(self.under))
+    }
 }
 
 /// How an agent's known event maps: `event` and its row's `kind`, the

@@ -11,12 +11,15 @@ use wasmtime::Store;
 use crate::event::answer::Reply;
 use crate::event::kind::{self, EventClass};
 use crate::event::scope::{Scope, Transport};
+use crate::event::transcript::Transcript;
 use crate::hooks::folder::discovery::SourceKind;
 use crate::hooks::folder::settings::InstancePolicy;
 use crate::hooks::loaded::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
 use crate::sandbox::engine::{self, Sandbox};
 use crate::sandbox::failure;
+use crate::sandbox::grant::transcript::Reader as TranscriptReader;
+use crate::sandbox::grant::write::Writer;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::limits::MAX_LOG_LINES_PER_MINUTE;
 use crate::sandbox::metrics::Metrics;
@@ -47,12 +50,14 @@ pub struct Call {
 }
 
 impl LoadedHook {
-    /// Runs `handler` for one envelope under this hook's limits. Never panics
-    /// and never lets a failed instance be used again.
+    /// Runs `handler` for one envelope under this hook's limits, with the
+    /// transcript its agent's bridge named beside it. Never panics and never
+    /// lets a failed instance be used again.
     pub fn call(
         &self,
         services: &Services<'_>,
         envelope: WitEnvelope<'_>,
+        transcript: Option<&Arc<Transcript>>,
         handler: &str,
         class: EventClass,
     ) -> Call {
@@ -64,6 +69,7 @@ impl LoadedHook {
             Ok(ready) => ready,
             Err(failed) => return *failed,
         };
+        self.arm_grants(store.data_mut(), transcript);
         // Instantiation already spent part of the budget; tell the hook what is
         // left (in replay mode the whole deadline, so every run reads the same;
         // a warm instance, armed just now, has it all).
@@ -181,6 +187,17 @@ impl LoadedHook {
                 reply: Reply::NONE,
             })),
         }
+    }
+
+    /// Gives a store this delivery's grants: the transcript the event's
+    /// bridge named (the `transcript` grant reads nothing else) and a write
+    /// count from zero.
+    fn arm_grants(&self, data: &mut StoreData, transcript: Option<&Arc<Transcript>>) {
+        data.transcript = self.transcript.map(|table| TranscriptReader {
+            table,
+            file: transcript.cloned(),
+        });
+        data.write = self.write.clone().map(|policy| Writer { policy, used: 0 });
     }
 
     /// The context of one call: references into the hook, the envelope

@@ -24,6 +24,8 @@ use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
 use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grant::exec::Policy as ExecPolicy;
+use crate::sandbox::grant::transcript::Table as TranscriptTable;
+use crate::sandbox::grant::write::Policy as WritePolicy;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -74,6 +76,10 @@ pub struct LoadedHook {
     pub scope: Scope,
     /// Its `exec` grant resolved (programs and their digests), when it holds one.
     pub exec: Option<Arc<ExecPolicy>>,
+    /// Its `transcript` grant's table, when it holds the grant.
+    pub transcript: Option<TranscriptTable>,
+    /// Its `write` grant resolved in the project folder, when it holds one.
+    pub write: Option<Arc<WritePolicy>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -104,6 +110,33 @@ fn exec_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<ExecPo
                 "install the program, or fix its `path` in the exec table",
             )
         })
+}
+
+/// The `transcript` grant of a hook with `settings`: its table (the
+/// defaults when it is named without one).
+fn transcript_table(settings: &HookSettings) -> Option<TranscriptTable> {
+    if !settings.grants.contains("transcript") {
+        return None;
+    }
+    match settings.grant_tables.get("transcript") {
+        Some(GrantTable::Transcript(t)) => Some(*t),
+        _ => Some(TranscriptTable::default()),
+    }
+}
+
+/// The `write` grant of a hook with `settings`, for writes in the project
+/// folder: the folder hookrt runs in, as for `exec` (`exec_policy`), never
+/// one an event names.
+fn write_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<WritePolicy>>, Problem> {
+    let Some(GrantTable::Write(table)) = settings.grant_tables.get("write") else {
+        return Ok(None);
+    };
+    let project = std::env::current_dir().map_err(|e| {
+        Problem::load(path, format!("has the write grant, but the project folder (hookrt's working directory) cannot be read: {e}"), "run hookrt from the project's folder")
+    })?;
+    WritePolicy::resolve(table, &project)
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| Problem::load(path, e.to_string(), "run hookrt from the project's folder"))
 }
 
 /// A live instance's exports, by world version.
@@ -176,16 +209,7 @@ impl LoadedHook {
             &built.component,
         )
         .map_err(cache_problem)?;
-        let imports: Vec<String> = loaded
-            .component
-            .component_type()
-            .imports(engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
-        let table = built.hook.scope.config_table(built.hook.slug.as_str());
-        let profile = profile_of(&built.hook);
-        let import_audit = grants::check(&imports, &settings.grants, &table, profile)
-            .map_err(|m| Problem::load(path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
+        let (imports, import_audit) = checked_imports(engine, &loaded.component, built, &settings)?;
         let pre = sandbox.prepare(&loaded.component, metering).map_err(|e| {
             Problem::load(path,
                 format!("does not implement the `{WORLD}` world (any of versions {}): {}", wit::SUPPORTED_VERSIONS.join(", "), one_line(&e)),
@@ -194,6 +218,8 @@ impl LoadedHook {
         })?;
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
         let exec = exec_policy(path, &settings)?;
+        let write = write_policy(path, &settings)?;
+        let transcript = transcript_table(&settings);
         let mut hook = LoadedHook {
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
@@ -211,6 +237,8 @@ impl LoadedHook {
             world_version: pre.version(),
             scope: built.hook.scope.clone(),
             exec,
+            transcript,
+            write,
             pre,
             config_json,
             warm: Mutex::new(None),
@@ -394,6 +422,26 @@ impl LoadedHook {
             _ => id == self.slug.as_str(),
         }
     }
+}
+
+/// The interfaces `component` imports, each checked against the grants of
+/// `settings`: a hook importing what it is not granted is refused.
+fn checked_imports(
+    engine: &wasmtime::Engine,
+    component: &wasmtime::component::Component,
+    built: &BuiltHook,
+    settings: &HookSettings,
+) -> Result<(Vec<String>, Vec<grants::ImportAudit>), Problem> {
+    let imports: Vec<String> = component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let table = built.hook.scope.config_table(built.hook.slug.as_str());
+    let profile = profile_of(&built.hook);
+    let import_audit = grants::check(&imports, &settings.grants, &table, profile)
+        .map_err(|m| Problem::load(&built.hook.path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
+    Ok((imports, import_audit))
 }
 
 /// `subs` when a hook may subscribe to them; otherwise the problems and the

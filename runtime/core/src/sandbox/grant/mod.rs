@@ -1,5 +1,6 @@
 //! The grants: every host capability a hook may be given, one module each
-//! (`log`, `state`, `metrics`, `http`, `exec`), what one grant is (`spec`)
+//! (`log`, `state`, `metrics`, `http`, `exec`, `transcript`, `write`), what
+//! one grant is (`spec`)
 //! and the registry that lists them (`registry`).
 
 pub(crate) mod exec;
@@ -9,6 +10,8 @@ pub(crate) mod metrics;
 pub(crate) mod registry;
 pub(crate) mod spec;
 pub(crate) mod state;
+pub(crate) mod transcript;
+pub(crate) mod write;
 
 pub use registry::ALL;
 pub(crate) use registry::{DESIGNED, Declared, gating, link, needing_lock};

@@ -4,6 +4,8 @@
 use wasmtime::component::Linker;
 
 use crate::sandbox::grant::exec::table;
+use crate::sandbox::grant::transcript::table as transcript;
+use crate::sandbox::grant::write::table as write;
 use crate::sandbox::host::StoreData;
 
 /// Everything about one grant.
@@ -38,6 +40,10 @@ pub enum GrantTable {
     Empty,
     /// The `exec` table.
     Exec(table::Table),
+    /// The `transcript` table.
+    Transcript(transcript::Table),
+    /// The `write` table.
+    Write(write::Table),
 }
 
 /// A table for a grant that takes no settings: none, or `{}`.

@@ -30,7 +30,6 @@ const RULES: Rule[] = [
   { level: "high", id: "git-reset-hard", regex: /\bgit\s+reset\s+--hard\b/, reason: "git reset --hard discards work" },
   { level: "high", id: "chmod-777", regex: /\bchmod\s+(-R\s+)?777\b/, reason: "chmod 777 makes files writable by everyone" },
   { level: "high", id: "rm-rf-dot", regex: /\brm\s+-[a-zA-Z]*r[a-zA-Z]*f?[a-zA-Z]*\s+(\.|\.\/|\*)(\s|$)/, reason: "recursive delete of the current folder" },
-  { level: "high", id: "cat-secrets", regex: /\b(cat|less|head|tail)\s+[^|;]*(\.ssh\/id_|\.aws\/credentials|\.env\b)/, reason: "printing credentials" },
   { level: "strict", id: "any-force-push", regex: /\bgit\s+push\b.*(--force|-f)\b/, reason: "force push" },
   { level: "strict", id: "sudo", regex: /(^|[;&|]\s*)sudo\b/, reason: "sudo" },
   { level: "strict", id: "git-clean", regex: /\bgit\s+clean\s+-[a-zA-Z]*f/, reason: "git clean deletes untracked files" },

@@ -13,12 +13,13 @@ pub struct GitContext;
 impl Hook for GitContext {
     type Config = NoConfig;
 
-    fn prompt_submitted(&mut self, _data: PromptSubmitted, _event: &Event, _cx: &Context) -> HookResult<Block> {
+    // Watched, never voted on: a git that fails blocks no prompt.
+    fn prompt_submitted_observed(&mut self, _data: PromptSubmitted, _event: &Event, _cx: &Context) -> HookResult {
         let ran = exec::run("log", &[])?;
         let commits = String::from_utf8_lossy(&ran.stdout);
         if ran.success() && !commits.trim().is_empty() {
             context::add(format!("Recent commits:\n{}", commits.trim_end()));
         }
-        Ok(Block::Pass)
+        Ok(())
     }
 }

@@ -40,6 +40,8 @@ mod ingest;
 mod install;
 mod journal;
 mod lock;
+mod ported;
+mod ported_exec;
 mod record;
 mod sdk_grants;
 mod supervisor;

@@ -38,7 +38,12 @@ const FORBIDDEN: &str = "FORBIDDEN-WORD";
 /// The Messages API's answer to `request` (`POST /v1/messages`): [`script`]
 /// decides the content, streamed when asked.
 fn messages(request: &Value) -> (&'static str, String) {
-    let blocks = script(request);
+    reply(request, script(request))
+}
+
+/// The Messages API's answer to `request` with content `blocks`, streamed
+/// when asked (shared with `ported_e2e.rs`).
+pub(crate) fn reply(request: &Value, blocks: Vec<Value>) -> (&'static str, String) {
     let stop = if blocks.iter().any(|b| b["type"] == "tool_use") {
         "tool_use"
     } else {
@@ -151,10 +156,10 @@ fn agent() -> TempAgent {
 
 /// What one `claude -p` session did: its stream-json lines, the requests
 /// the model got, and the project folder.
-struct Session {
-    lines: Vec<Value>,
-    requests: Vec<Value>,
-    project: tempfile::TempDir,
+pub(crate) struct Session {
+    pub(crate) lines: Vec<Value>,
+    pub(crate) requests: Vec<Value>,
+    pub(crate) project: tempfile::TempDir,
 }
 
 /// Runs a whole session in a fresh project whose settings `install` wrote.
@@ -164,12 +169,26 @@ fn session(install: &[&str], env: &[(&str, &str)]) -> Session {
 
 /// [`session`] with the user's `prompt`.
 fn session_of(prompt: &str, install: &[&str], env: &[(&str, &str)]) -> Session {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join("build")).unwrap();
+    claude_session(prompt, messages, project, install, &["Agent"], env)
+}
+
+/// A whole `claude -p` session on `prompt` in `project`, the model
+/// answering by `model`, with the settings `install` wrote and `allowed`
+/// tools (`--allowedTools`).
+pub(crate) fn claude_session(
+    prompt: &str,
+    model: crate::standin::Answer,
+    project: tempfile::TempDir,
+    install: &[&str],
+    allowed: &[&str],
+    env: &[(&str, &str)],
+) -> Session {
     let claude =
         claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
-    let model = StandIn::start("/v1/messages", messages);
-    let project = tempfile::tempdir().unwrap();
+    let model = StandIn::start("/v1/messages", model);
     let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir(project.path().join("build")).unwrap();
     let settings = project.path().join(".claude/settings.json");
     let mut args = vec!["claude", "install"];
     args.extend(install);
@@ -185,8 +204,8 @@ fn session_of(prompt: &str, install: &[&str], env: &[(&str, &str)]) -> Session {
             "--verbose",
             "--include-hook-events",
             "--allowedTools",
-            "Agent",
         ])
+        .args(allowed)
         .current_dir(project.path())
         .env_clear()
         .envs(installer.get_envs().filter_map(|(k, v)| Some((k, v?))))

@@ -26,6 +26,7 @@ mod jetstream;
 mod one_folder;
 mod openapi;
 mod otel;
+mod ported_e2e;
 mod pressure;
 mod prometheus;
 mod receipts;

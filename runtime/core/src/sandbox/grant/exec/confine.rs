@@ -6,7 +6,9 @@
 //!   the system's (`/usr`, `/lib`, `/lib64`, `/bin`, `/sbin`, `/etc`,
 //!   `/proc`, `/sys`, `/dev`);
 //! - write as well: only the `writable-path` files the hook named, and
-//!   `/dev/null`;
+//!   `/dev/null`; and make, change and remove files and folders beneath the
+//!   table's `write` folders (inside the project) and the run's private
+//!   temporary folder (`tmp = true`);
 //! - TCP bind and connect: refused unless the table sets `network = true`
 //!   (Landlock ABI 4, Linux 6.7; an older kernel cannot refuse them, and
 //!   `hookrt audit` says the run is then only file-confined).
@@ -65,12 +67,13 @@ pub(crate) fn available() -> Confinement {
 }
 
 /// Restricts `cmd`, once started, to reading `read` (and the system's
-/// folders), writing `write`, and TCP only when `network`. Paths that do
-/// not exist are left out.
+/// folders), writing the files `write`, everything beneath `folders`, and
+/// TCP only when `network`. Paths that do not exist are left out.
 pub(crate) fn confine(
     cmd: &mut Command,
     read: &[PathBuf],
     write: &[PathBuf],
+    folders: &[PathBuf],
     network: bool,
 ) -> std::io::Result<()> {
     let existing = |paths: &mut dyn Iterator<Item = PathBuf>| -> Vec<PathBuf> {
@@ -87,7 +90,8 @@ pub(crate) fn confine(
             .into_iter()
             .chain(write.iter().cloned()),
     );
-    let ruleset = rules(&read, &write, network).map_err(std::io::Error::other)?;
+    let folders = existing(&mut folders.iter().cloned());
+    let ruleset = rules(&read, &write, &folders, network).map_err(std::io::Error::other)?;
     let mut ruleset: Option<RulesetCreated> = Some(ruleset);
     // SAFETY: the closure runs in the forked child before exec; it only
     // makes the system calls of `restrict_self` (no_new_privs, then
@@ -109,6 +113,7 @@ pub(crate) fn confine(
 fn rules(
     read: &[PathBuf],
     write: &[PathBuf],
+    folders: &[PathBuf],
     network: bool,
 ) -> Result<RulesetCreated, landlock::RulesetError> {
     let mut ruleset = Ruleset::default()
@@ -122,7 +127,8 @@ fn rules(
     ruleset
         .create()?
         .add_rules(path_beneath_rules(read, AccessFs::from_read(ABI_WANTED)))?
-        .add_rules(path_beneath_rules(write, file_rights))
+        .add_rules(path_beneath_rules(write, file_rights))?
+        .add_rules(path_beneath_rules(folders, AccessFs::from_all(ABI_WANTED)))
 }
 
 /// The folders a program at `program` reads besides the project: its own

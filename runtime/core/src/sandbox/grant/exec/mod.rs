@@ -83,6 +83,17 @@ impl Policy {
                 "Landlock: reads the project and the toolchain, writes only writable-path files; TCP allowed (network = true)"
             }
         };
+        if t.tmp {
+            lines.push(
+                "each run has a private temporary folder (TMPDIR), removed after it".to_owned(),
+            );
+        }
+        if !t.write.is_empty() {
+            lines.push(format!(
+                "each run may also make, change and remove files inside {} of the project",
+                t.write.join(", ")
+            ));
+        }
         lines.push(format!(
             "each run: in {}, env [{}], {} ms, {} output bytes per stream, {} processes, {} at once; {sandbox}",
             self.project.display(),

@@ -237,6 +237,8 @@ mod tests {
             concurrency: 1,
             env: Vec::new(),
             read: Vec::new(),
+            write: Vec::new(),
+            tmp: false,
             network: false,
             unconfined: false,
         }
@@ -363,6 +365,49 @@ mod tests {
         );
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(stderr.matches("Permission denied").count(), 2, "{stderr}");
+    }
+
+    #[test]
+    fn a_write_folder_takes_new_files_beneath_it_and_nothing_beside_it() {
+        if !landlock() {
+            return;
+        }
+        let p = project();
+        std::fs::create_dir(p.root.join(".git")).unwrap();
+        let script = "mkdir .git/objects && echo o > .git/objects/x && mv .git/objects/x .git/y; echo z > z.rs";
+        let mut t = table(vec![("commit", sh(script, &[]))]);
+        t.write = vec![".git".into()];
+        let git = t.clone();
+        let o = run(&t, &p.root, "commit", &[]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(p.root.join(".git/y")).unwrap(),
+            "o\n"
+        );
+        assert!(!p.root.join("z.rs").exists(), "only inside .git");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(stderr.matches("Permission denied").count(), 1, "{stderr}");
+        // `tmp = true`: a private TMPDIR, writable, gone after the run.
+        let mut t = table(vec![(
+            "t",
+            sh("echo t > \"$TMPDIR/t\" && echo \"$TMPDIR\"", &[]),
+        )]);
+        t.tmp = true;
+        let o = run(&t, &p.root, "t", &[]).unwrap();
+        assert_eq!(o.status, Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let tmp = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+        assert!(
+            tmp.contains("hookrt-exec-") && !Path::new(&tmp).exists(),
+            "{tmp}"
+        );
+        // A write folder that is a symlink out of the project refuses the run.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::remove_dir_all(p.root.join(".git")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), p.root.join(".git")).unwrap();
+        let err = run(&git, &p.root, "commit", &[]).unwrap_err();
+        assert!(
+            matches!(&err, ExecError::Failed(m) if m.contains("write folder `.git` is not a folder inside the project")),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -52,11 +52,17 @@ pub(crate) fn run(
             cmd.env(var, v);
         }
     }
+    let tmp = table.tmp.then(TmpDir::new).transpose()?;
+    if let Some(t) = &tmp {
+        cmd.env("TMPDIR", &t.0);
+    }
     if confine::available() != confine::Confinement::None {
         let mut read = vec![project.to_path_buf()];
         read.extend(confine::toolchain(program));
         read.extend(table.read.iter().map(PathBuf::from));
-        confine::confine(&mut cmd, &read, writable, table.network)?;
+        let mut folders = write_folders(table, project)?;
+        folders.extend(tmp.iter().map(|t| t.0.clone()));
+        confine::confine(&mut cmd, &read, writable, &folders, table.network)?;
     } else if !table.unconfined {
         return Err(std::io::Error::other(
             "this kernel has no Landlock, and the table does not say `unconfined = true`",
@@ -78,6 +84,46 @@ pub(crate) fn run(
         stderr: err.buf,
         duration: start.elapsed(),
     })
+}
+
+/// A run's private temporary folder (`tmp = true`): made empty and owner
+/// only before the run, removed with what it holds after it.
+struct TmpDir(PathBuf);
+
+impl TmpDir {
+    fn new() -> std::io::Result<TmpDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("hookrt-exec-{}-{n}", std::process::id()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(TmpDir(dir))
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The table's `write` folders that exist in `project`, canonical; one
+/// that leads out of it (a symlink) refuses the run.
+fn write_folders(table: &Table, project: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut folders = Vec::new();
+    for dir in &table.write {
+        let Ok(real) = project.join(dir).canonicalize() else {
+            continue; // not made yet: nothing to write into
+        };
+        if !real.starts_with(project) || !real.is_dir() {
+            return Err(std::io::Error::other(format!(
+                "write folder `{dir}` is not a folder inside the project (a symlink out, or a file)"
+            )));
+        }
+        folders.push(real);
+    }
+    Ok(folders)
 }
 
 /// One of the program's output pipes and what was read from it.

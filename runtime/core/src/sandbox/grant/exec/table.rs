@@ -46,6 +46,16 @@ pub struct Table {
     /// Folders the program may read besides the project and the system's
     /// (a toolchain outside `/usr`).
     pub read: Vec<String>,
+    /// Folders inside the project (relative to it) the program may create,
+    /// change and remove files in, e.g. `.git` for a checkpoint commit.
+    /// Left out of the serialized table when empty: a lock written before
+    /// the key existed pins the same table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<String>,
+    /// Whether each run gets a private temporary folder (`TMPDIR`), writable
+    /// and removed after the run: for tools that stage files there (vitest).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tmp: bool,
     /// Whether the program may use TCP (refused by Landlock otherwise).
     pub network: bool,
     /// Whether it may run where the operating system's sandbox is missing.
@@ -114,6 +124,10 @@ struct RawTable {
     #[serde(default)]
     read: Vec<String>,
     #[serde(default)]
+    write: Vec<String>,
+    #[serde(default)]
+    tmp: bool,
+    #[serde(default)]
     network: bool,
     #[serde(default)]
     unconfined: bool,
@@ -172,16 +186,7 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
     if raw.programs.is_empty() {
         problems.push("names no program: add [...grants.exec.programs.<name>]".to_owned());
     }
-    for var in &raw.env {
-        if var.is_empty() || var.contains(['=', '\0']) {
-            problems.push(format!("env entry `{var}` is not a variable name"));
-        }
-    }
-    for dir in &raw.read {
-        if !std::path::Path::new(dir).is_absolute() {
-            problems.push(format!("read entry `{dir}` is not an absolute path"));
-        }
-    }
+    problems.extend(list_problems(&raw));
     let mut programs = BTreeMap::new();
     for (name, p) in raw.programs {
         match program(&name, p) {
@@ -202,9 +207,37 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
         concurrency,
         env: raw.env,
         read: raw.read,
+        write: raw.write,
+        tmp: raw.tmp,
         network: raw.network,
         unconfined: raw.unconfined,
     })
+}
+
+/// What is wrong in the table's lists: `env` names, `read` and `write` folders.
+fn list_problems(raw: &RawTable) -> Vec<String> {
+    let mut problems = Vec::new();
+    for var in &raw.env {
+        if var.is_empty() || var.contains(['=', '\0']) {
+            problems.push(format!("env entry `{var}` is not a variable name"));
+        }
+    }
+    for dir in &raw.read {
+        if !std::path::Path::new(dir).is_absolute() {
+            problems.push(format!("read entry `{dir}` is not an absolute path"));
+        }
+    }
+    for dir in &raw.write {
+        let escapes = std::path::Path::new(dir)
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)));
+        if dir.is_empty() || escapes {
+            problems.push(format!(
+                "write entry `{dir}` is not a folder inside the project: name it relative to the project, without `..`"
+            ));
+        }
+    }
+    problems
 }
 
 /// One program checked: its name, template and placeholders agree.
@@ -298,7 +331,7 @@ mod tests {
         .unwrap();
         assert_eq!(t.timeout_ms, DEFAULT_TIMEOUT_MS);
         assert_eq!(t.processes, DEFAULT_PROCESSES);
-        assert!(!t.network && !t.unconfined && t.env.is_empty());
+        assert!(!t.network && !t.unconfined && t.env.is_empty() && t.write.is_empty() && !t.tmp);
         let p = &t.programs["fmt"];
         assert_eq!(
             p.args,
@@ -328,5 +361,22 @@ mod tests {
             ]
         );
         assert!(parse(None).unwrap_err()[0].contains("needs its table"));
+    }
+
+    #[test]
+    fn a_write_folder_is_relative_to_the_project_and_never_leaves_it() {
+        let t =
+            table("write = [\".git\", \"out/cache\"]\n[programs.git]\npath = \"git\"\n").unwrap();
+        assert_eq!(t.write, [".git", "out/cache"]);
+        let err = table(
+            "write = [\"/tmp\", \"../up\", \"a/../../b\", \"\"]\n[programs.git]\npath = \"git\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.len(), 4, "{err:?}");
+        assert!(
+            err.iter()
+                .all(|e| e.ends_with("name it relative to the project, without `..`")),
+            "{err:?}"
+        );
     }
 }

@@ -49,6 +49,10 @@ pub struct HookAudit {
     /// template, digest) and the rules of every run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_run: Vec<String>,
+    /// With the `secret` grant: each secret it may send (its source, the
+    /// origins it is bound to, where it goes), never a value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_send: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -233,6 +237,11 @@ pub fn audit(rt: &Runtime) -> Audit {
             imports: h.import_audit.clone(),
             grants: h.settings.grants.iter().cloned().collect(),
             may_run: h.exec.as_ref().map(|e| e.audit_lines()).unwrap_or_default(),
+            may_send: h
+                .secret
+                .as_ref()
+                .map(|s| s.audit_lines())
+                .unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -372,6 +381,9 @@ impl HookAudit {
         h.write_imports(s);
         for line in &h.may_run {
             let _ = writeln!(s, "   may run    {line}");
+        }
+        for line in &h.may_send {
+            let _ = writeln!(s, "   may send   {line}");
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

@@ -26,6 +26,9 @@ pub use grant::exec::{
     Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
 };
 pub use grant::registry::CAPABILITIES;
+pub use grant::secret::{
+    Policy as SecretPolicy, SourceError as SecretSourceError, Table as SecretTable,
+};
 pub use grant::{ALL as GRANTS, Grant, GrantTable};
 pub use grants::{DEFAULT_GRANTS, ImportAudit, Need};
 pub use http::MAX_RESPONSE_BYTES;

@@ -24,6 +24,7 @@ use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
 use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grant::exec::Policy as ExecPolicy;
+use crate::sandbox::grant::secret::Policy as SecretPolicy;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -74,6 +75,9 @@ pub struct LoadedHook {
     pub scope: Scope,
     /// Its `exec` grant resolved (programs and their digests), when it holds one.
     pub exec: Option<Arc<ExecPolicy>>,
+    /// Its `secret` grant with each value read (or why it is not), when it
+    /// holds one.
+    pub secret: Option<Arc<SecretPolicy>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -102,6 +106,27 @@ fn exec_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<ExecPo
                 path,
                 e.to_string(),
                 "install the program, or fix its `path` in the exec table",
+            )
+        })
+}
+
+/// The `secret` grant of a hook with `settings`, each value read where its
+/// table says: a file others may read, or one that cannot be read, refuses
+/// the hook.
+fn secret_policy(
+    path: &Path,
+    settings: &HookSettings,
+) -> Result<Option<Arc<SecretPolicy>>, Problem> {
+    let Some(GrantTable::Secret(table)) = settings.grant_tables.get("secret") else {
+        return Ok(None);
+    };
+    SecretPolicy::resolve(table)
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| {
+            Problem::load(
+                path,
+                e.to_string(),
+                "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
             )
         })
 }
@@ -193,8 +218,10 @@ impl LoadedHook {
             )
         })?;
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
-        let exec = exec_policy(path, &settings)?;
         let mut hook = LoadedHook {
+            // The grants resolved for this host, before `settings` moves in.
+            exec: exec_policy(path, &settings)?,
+            secret: secret_policy(path, &settings)?,
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
             source: path.clone(),
@@ -210,7 +237,6 @@ impl LoadedHook {
             import_audit,
             world_version: pre.version(),
             scope: built.hook.scope.clone(),
-            exec,
             pre,
             config_json,
             warm: Mutex::new(None),

@@ -1,5 +1,5 @@
 //! The grants: every host capability a hook may be given, one module each
-//! (`log`, `state`, `metrics`, `http`, `exec`), what one grant is (`spec`)
+//! (`log`, `state`, `metrics`, `http`, `exec`, `secret`), what one grant is (`spec`)
 //! and the registry that lists them (`registry`).
 
 pub(crate) mod exec;
@@ -7,6 +7,7 @@ pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod metrics;
 pub(crate) mod registry;
+pub(crate) mod secret;
 pub(crate) mod spec;
 pub(crate) mod state;
 

@@ -117,6 +117,8 @@
 //!   grant); natively recorded for tests ([`metrics::recorded`]).
 //! - [`log`]: structured logging to the host, and [`safe_log`] for a data-free line
 //!   (ids, kind, scope, timing).
+//! - [`exec`]: running a program the `exec` grant allows; [`secret`]: a request carrying
+//!   a host secret the hook never sees (the `secret` grant; world 0.4.0 both).
 //! - [`idempotency_key`]: a key per side effect that survives redelivery.
 //! - [`HookError`], [`HookResult`]: what handlers return (`error.rs`).
 //!
@@ -142,6 +144,7 @@ mod idempotency;
 pub mod log;
 pub mod metrics;
 mod response;
+pub mod secret;
 pub mod state;
 pub mod transcript;
 pub mod write;
@@ -183,7 +186,7 @@ pub mod prelude {
         EventClass, FileEditAnswer, Gate, Hook, HookError, HookResult, IntoResponse, NoConfig,
         PermissionAnswer, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{context, eve, exec, log, metrics, state, transcript, write};
+    pub use crate::{context, eve, exec, log, metrics, secret, state, transcript, write};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

@@ -44,6 +44,7 @@ mod ported;
 mod ported_exec;
 mod record;
 mod sdk_grants;
+mod secret;
 mod supervisor;
 mod templates;
 mod trail;

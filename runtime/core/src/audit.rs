@@ -55,6 +55,10 @@ pub struct HookAudit {
     /// With the `write` grant: the one place it may write, and the caps.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_write: Vec<String>,
+    /// With the `secret` grant: each secret it may send (its source, the
+    /// origins it is bound to, where it goes), never a value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_send: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -245,6 +249,11 @@ pub fn audit(rt: &Runtime) -> Audit {
                 .as_ref()
                 .map(|w| w.audit_lines())
                 .unwrap_or_default(),
+            may_send: h
+                .secret
+                .as_ref()
+                .map(|s| s.audit_lines())
+                .unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -390,6 +399,9 @@ impl HookAudit {
         }
         for line in &h.may_write {
             let _ = writeln!(s, "   may write  {line}");
+        }
+        for line in &h.may_send {
+            let _ = writeln!(s, "   may send   {line}");
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

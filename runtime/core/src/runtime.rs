@@ -317,6 +317,7 @@ impl Runtime {
         for h in &hooks {
             tracing::debug!(hook = %h.slug, cargo_built = h.cargo_built, cranelift_compiled = h.compiled, "loaded");
         }
+        let redactor = config.redactor().with_secrets(&secret_values(&hooks));
         Ok(Runtime {
             sandbox,
             registry: Registry::new(hooks, &config),
@@ -324,7 +325,7 @@ impl Runtime {
             state: StateStore::in_memory(),
             metrics: Metrics::new(),
             transport: Transport::default(),
-            redactor: config.redactor().clone(),
+            redactor,
             threads: Threads::default(),
             unlocked,
         })
@@ -566,6 +567,15 @@ impl Runtime {
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
     }
+}
+
+/// The values of `hooks`' secrets (name, value): the runtime's redactor
+/// masks them as a class of their own.
+fn secret_values(hooks: &[LoadedHook]) -> Vec<(String, String)> {
+    hooks
+        .iter()
+        .flat_map(|h| h.secret.iter().flat_map(|s| s.values()))
+        .collect()
 }
 
 /// What a front end says of a folder that loaded without the lock at `lock`.

@@ -262,7 +262,10 @@ mod tests {
         assert_eq!(a.envelope.timestamp, r.received);
         assert_eq!(a.name, "PreToolUse");
         assert_ne!(back.event(4).unwrap().envelope.id, a.envelope.id);
-        assert!(a.envelope.transcript().is_none(), "a replay reads no transcript");
+        assert!(
+            a.envelope.transcript().is_none(),
+            "a replay reads no transcript"
+        );
     }
 
     #[test]

@@ -29,7 +29,8 @@ use crate::sandbox::http::{Entry, HttpPolicy, MAX_RESPONSE_BYTES};
 type Sent = Box<dyn Future<Output = Result<(), Error>> + Send>;
 type Reply = Result<(http::Response<WasiBody>, Sent), Error>;
 
-trait Stream: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static {}
+/// A connection to an origin, plain or TLS.
+pub(crate) trait Stream: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static> Stream for T {}
 
 impl WasiHttpHooks for HttpPolicy {
@@ -97,27 +98,7 @@ impl HttpPolicy {
 /// caller bounds all of it by the deadline. The returned future drives the
 /// connection (and so the body) and ends at the deadline too.
 async fn exchange(mut request: http::Request<WasiBody>, entry: Entry, deadline: Instant) -> Reply {
-    let addrs = tokio::net::lookup_host((entry.host.as_str(), entry.port))
-        .await
-        .map_err(|_| Error::DnsError {
-            rcode: None,
-            info_code: None,
-        })?;
-    // Only the checked address is connected to: the name is not resolved again.
-    let addrs: Vec<_> = addrs.collect();
-    let Some(addr) = addrs.iter().find(|a| entry.may_connect(a.ip())).copied() else {
-        refused_warning(&format!(
-            "outbound HTTP to {} refused: the name resolves only to non-public addresses",
-            entry.host
-        ));
-        return Err(Error::DestinationIpProhibited);
-    };
-    let tcp = TcpStream::connect(addr).await.map_err(Error::Connect)?;
-    let io: Box<dyn Stream> = if entry.https {
-        Box::new(tls(&entry, tcp).await?)
-    } else {
-        Box::new(tcp)
-    };
+    let io = connect(&entry).await?;
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io)).await?;
     // The request line carries only the path: scheme and authority go to a proxy only.
     let path = request
@@ -177,6 +158,35 @@ async fn exchange(mut request: http::Request<WasiBody>, entry: Entry, deadline: 
         }
     };
     Ok((limited, Box::new(driver) as Sent))
+}
+
+/// A connection to `entry`'s origin, as every outbound request of a hook
+/// makes it (`http` and `secret` alike): the name resolved once, the
+/// address checked ([`Entry::may_connect`]), that very address connected
+/// to, TLS verified for the entry's host. The caller bounds it by the
+/// delivery's deadline.
+pub(crate) async fn connect(entry: &Entry) -> Result<Box<dyn Stream>, Error> {
+    let addrs = tokio::net::lookup_host((entry.host.as_str(), entry.port))
+        .await
+        .map_err(|_| Error::DnsError {
+            rcode: None,
+            info_code: None,
+        })?;
+    // Only the checked address is connected to: the name is not resolved again.
+    let addrs: Vec<_> = addrs.collect();
+    let Some(addr) = addrs.iter().find(|a| entry.may_connect(a.ip())).copied() else {
+        refused_warning(&format!(
+            "outbound HTTP to {} refused: the name resolves only to non-public addresses",
+            entry.host
+        ));
+        return Err(Error::DestinationIpProhibited);
+    };
+    let tcp = TcpStream::connect(addr).await.map_err(Error::Connect)?;
+    Ok(if entry.https {
+        Box::new(tls(entry, tcp).await?)
+    } else {
+        Box::new(tcp)
+    })
 }
 
 /// The TLS client side over `tcp`, verifying the certificate for the entry's host.

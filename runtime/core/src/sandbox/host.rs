@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::capture::{Capture, Stream};
 use crate::sandbox::grant::exec::policy::Policy as ExecPolicy;
+use crate::sandbox::grant::secret::policy::Policy as SecretPolicy;
 use crate::sandbox::grant::transcript::Reader as TranscriptReader;
 use crate::sandbox::grant::write::Writer;
 use crate::sandbox::http::HttpPolicy;
@@ -71,6 +72,8 @@ pub struct StoreData {
     http: HttpPolicy,
     /// The hook's `exec` grant, when it holds one.
     pub(crate) exec: Option<Arc<ExecPolicy>>,
+    /// The hook's `secret` grant, when it holds one.
+    pub(crate) secret: Option<Arc<SecretPolicy>>,
     /// The hook's `transcript` grant for the running delivery, when it holds one.
     pub(crate) transcript: Option<TranscriptReader>,
     /// The hook's `write` grant for the running delivery, when it holds one.
@@ -109,6 +112,7 @@ impl StoreData {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
             exec: None,
+            secret: None,
             transcript: None,
             write: None,
         }

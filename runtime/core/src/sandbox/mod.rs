@@ -26,6 +26,9 @@ pub use grant::exec::{
     Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
 };
 pub use grant::registry::CAPABILITIES;
+pub use grant::secret::{
+    Policy as SecretPolicy, SourceError as SecretSourceError, Table as SecretTable,
+};
 pub use grant::transcript::Table as TranscriptTable;
 pub use grant::write::{
     Place as WritePlace, Policy as WritePolicy, Table as WriteTable, WriteSetupError,

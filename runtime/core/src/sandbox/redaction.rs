@@ -6,6 +6,9 @@
 //! `hookrt.toml` adds its own under `[redaction.patterns]`. A match becomes
 //! `[redacted:<pattern name>]`. Event `data` never reaches these places at all:
 //! hookrt does not copy it into diagnostics; this guards what hooks write.
+//! The values of the hooks' `secret` grants are a class of their own
+//! ([`Redactor::with_secrets`]): each, as written and as a URL carries it,
+//! becomes `[redacted:secret:<name>]` wherever the runtime's redactor masks.
 
 use std::borrow::Cow;
 
@@ -201,6 +204,29 @@ impl Redactor {
         Ok(Redactor::from_patterns(patterns, false))
     }
 
+    /// This redactor, and every secret value of `secrets` (name, value)
+    /// masked as `[redacted:secret:<name>]`, as written and percent-encoded
+    /// ([`percent_encoded`], the form a query or path carries): the values
+    /// come first, so no other pattern cuts one in two.
+    pub(crate) fn with_secrets(&self, secrets: &[(String, String)]) -> Redactor {
+        if secrets.is_empty() {
+            return self.clone();
+        }
+        let mut patterns: Vec<Arc<Pattern>> = secrets
+            .iter()
+            .map(|(name, value)| {
+                let mut forms = vec![regex::escape(value)];
+                let encoded = percent_encoded(value);
+                if encoded != *value {
+                    forms.push(regex::escape(&encoded));
+                }
+                Pattern::new(&format!("secret:{name}"), &forms.join("|"))
+            })
+            .collect();
+        patterns.extend(self.patterns.iter().cloned());
+        Redactor::from_patterns(patterns, false)
+    }
+
     fn from_patterns(patterns: Vec<Arc<Pattern>>, builtin_only: bool) -> Redactor {
         let mut r = Redactor {
             screen: Arc::new(Screen::new(&patterns, builtin_only)),
@@ -247,9 +273,47 @@ impl Redactor {
     }
 }
 
+/// `text` percent-encoded: every byte but the unreserved ones of RFC 3986
+/// as `%XX` (how a secret is written into a query or a path).
+pub(crate) fn percent_encoded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if unreserved(b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A URL's unreserved characters (RFC 3986): what needs no encoding.
+pub(crate) fn unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-_.~".contains(&b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_value_is_masked_as_its_class_as_written_and_percent_encoded() {
+        let r = Redactor::default().with_secrets(&[("ntfy".into(), "tk_a+b/c=0123456789".into())]);
+        assert_eq!(
+            r.mask(
+                "sent tk_a+b/c=0123456789 and ?t=tk_a%2Bb%2Fc%3D0123456789, mail ops@example.com"
+            ),
+            "sent [redacted:secret:ntfy] and ?t=[redacted:secret:ntfy], mail [redacted:email]"
+        );
+        // A value a built-in pattern also matches is masked whole, as the secret.
+        let r = Redactor::default()
+            .with_secrets(&[("openai".into(), "sk-live-4f9a8b7c6d5e4f3a2b1c".into())]);
+        assert_eq!(
+            r.mask("key=sk-live-4f9a8b7c6d5e4f3a2b1c"),
+            "key=[redacted:secret:openai]"
+        );
+        assert_eq!(r.mask("nothing here"), "nothing here");
+    }
 
     #[test]
     fn empty_text_is_masked_as_the_patterns_say_without_running_them() {

@@ -163,6 +163,16 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
         return Ok(ExitCode::SUCCESS);
     }
     target.write(found, new.as_bytes())?;
+    println!(
+        "{}: {}; {kept} other hook entries kept",
+        file.display(),
+        done(&agent, &transport)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What install did for `agent`: which events hookrt is the hook of, and how.
+fn done(agent: &Agent, transport: &Transport) -> String {
     let skipped = if agent.install.not_installed.is_empty() {
         String::new()
     } else {
@@ -172,7 +182,7 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
         )
     };
     let events: Vec<&str> = agent.installed().collect();
-    let label = bridge.protocol().label;
+    let label = agent.bridge.protocol().label;
     let which = match (&agent.only, events.is_empty()) {
         (Some(_), true) => {
             format!("no hook of the folder takes a {label} event: hookrt is the hook of none")
@@ -184,12 +194,7 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
         ),
         (None, _) => format!("hookrt is the hook of {} {label} events", events.len()),
     };
-    println!(
-        "{}: {which} ({}{skipped}); {kept} other hook entries kept",
-        file.display(),
-        transport.describe(&agent),
-    );
-    Ok(ExitCode::SUCCESS)
+    format!("{which} ({}{skipped})", transport.describe(agent))
 }
 
 /// The file to write for `agent`: under the working folder (the project),

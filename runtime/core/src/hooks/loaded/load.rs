@@ -24,6 +24,7 @@ use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
 use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grant::exec::Policy as ExecPolicy;
+use crate::sandbox::grant::secret::Policy as SecretPolicy;
 use crate::sandbox::grant::transcript::Table as TranscriptTable;
 use crate::sandbox::grant::write::Policy as WritePolicy;
 use crate::sandbox::grants;
@@ -80,6 +81,9 @@ pub struct LoadedHook {
     pub transcript: Option<TranscriptTable>,
     /// Its `write` grant resolved in the project folder, when it holds one.
     pub write: Option<Arc<WritePolicy>>,
+    /// Its `secret` grant with each value read (or why it is not), when it
+    /// holds one.
+    pub secret: Option<Arc<SecretPolicy>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -137,6 +141,27 @@ fn write_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<Write
     WritePolicy::resolve(table, &project)
         .map(|p| Some(Arc::new(p)))
         .map_err(|e| Problem::load(path, e.to_string(), "run hookrt from the project's folder"))
+}
+
+/// The `secret` grant of a hook with `settings`, each value read where its
+/// table says: a file others may read, or one that cannot be read, refuses
+/// the hook.
+fn secret_policy(
+    path: &Path,
+    settings: &HookSettings,
+) -> Result<Option<Arc<SecretPolicy>>, Problem> {
+    let Some(GrantTable::Secret(table)) = settings.grant_tables.get("secret") else {
+        return Ok(None);
+    };
+    SecretPolicy::resolve(table)
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| {
+            Problem::load(
+                path,
+                e.to_string(),
+                "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
+            )
+        })
 }
 
 /// A live instance's exports, by world version.
@@ -217,10 +242,12 @@ impl LoadedHook {
             )
         })?;
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
-        let exec = exec_policy(path, &settings)?;
-        let write = write_policy(path, &settings)?;
-        let transcript = transcript_table(&settings);
         let mut hook = LoadedHook {
+            // The grants resolved for this host, before `settings` moves in.
+            exec: exec_policy(path, &settings)?,
+            secret: secret_policy(path, &settings)?,
+            write: write_policy(path, &settings)?,
+            transcript: transcript_table(&settings),
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
             source: path.clone(),
@@ -236,9 +263,6 @@ impl LoadedHook {
             import_audit,
             world_version: pre.version(),
             scope: built.hook.scope.clone(),
-            exec,
-            transcript,
-            write,
             pre,
             config_json,
             warm: Mutex::new(None),

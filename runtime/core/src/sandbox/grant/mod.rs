@@ -1,6 +1,6 @@
 //! The grants: every host capability a hook may be given, one module each
-//! (`log`, `state`, `metrics`, `http`, `exec`, `transcript`, `write`), what
-//! one grant is (`spec`)
+//! (`log`, `state`, `metrics`, `http`, `exec`, `secret`, `transcript`,
+//! `write`), what one grant is (`spec`)
 //! and the registry that lists them (`registry`).
 
 pub(crate) mod exec;
@@ -8,6 +8,7 @@ pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod metrics;
 pub(crate) mod registry;
+pub(crate) mod secret;
 pub(crate) mod spec;
 pub(crate) mod state;
 pub(crate) mod transcript;

@@ -4,6 +4,7 @@
 use wasmtime::component::Linker;
 
 use crate::sandbox::grant::exec::table;
+use crate::sandbox::grant::secret::table as secret_table;
 use crate::sandbox::grant::transcript::table as transcript;
 use crate::sandbox::grant::write::table as write;
 use crate::sandbox::host::StoreData;
@@ -40,6 +41,8 @@ pub enum GrantTable {
     Empty,
     /// The `exec` table.
     Exec(table::Table),
+    /// The `secret` table.
+    Secret(secret_table::Table),
     /// The `transcript` table.
     Transcript(transcript::Table),
     /// The `write` table.

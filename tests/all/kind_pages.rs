@@ -15,8 +15,11 @@ const BEGIN: &str = "<!-- Every kind's data, generated from runtime/core/src/eve
 /// The line after it.
 const END: &str = "<!-- End of the kinds' data. -->";
 
+/// How a page names the handler of a kind.
+type Handler = fn(&str) -> String;
+
 /// Each SDK page, the header of its handler column and a kind's handler.
-const PAGES: [(&str, &str, fn(&str) -> String); 3] = [
+const PAGES: [(&str, &str, Handler); 3] = [
     ("docs/python.md", "method", |k| {
         format!("`{}`", k.replace('.', "_"))
     }),
@@ -29,7 +32,7 @@ const PAGES: [(&str, &str, fn(&str) -> String); 3] = [
 ];
 
 /// The table of `kinds` for a page whose handlers `handler` names.
-fn table(kinds: &[EventKind], column: &str, handler: fn(&str) -> String) -> String {
+fn table(kinds: &[EventKind], column: &str, handler: Handler) -> String {
     let mut out =
         format!("{BEGIN}\n| kind | {column} | class | data fields |\n|---|---|---|---|\n");
     for k in kinds {
@@ -60,7 +63,7 @@ fn every_sdk_page_shows_every_kinds_data_fields() {
     for (page, column, handler) in PAGES {
         let path = repo().join(page);
         let text = fs::read_to_string(&path).unwrap();
-        let wanted = table(&KINDS, column, handler);
+        let wanted = table(KINDS, column, handler);
         let (Some(start), Some(end)) = (text.find(BEGIN), text.find(END)) else {
             panic!("{page} has no table of the kinds' data between\n{BEGIN}\nand\n{END}");
         };

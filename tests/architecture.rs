@@ -59,6 +59,9 @@ const RUNTIME: &[&str] = &[
     "sandbox::grant::exec::confine",
     "sandbox::grant::exec::run",
     "sandbox::grant::exec::policy",
+    "sandbox::grant::read::deny",
+    "sandbox::grant::read::table",
+    "sandbox::grant::read::policy",
     "sandbox::http",
     "sandbox::egress",
     "sandbox::bounded",
@@ -70,6 +73,7 @@ const RUNTIME: &[&str] = &[
     "sandbox::grant::http",
     "sandbox::grant::log",
     "sandbox::grant::metrics",
+    "sandbox::grant::read",
     "sandbox::grant::state",
     "sandbox::grant::registry",
     "sandbox::grants",
@@ -78,6 +82,7 @@ const RUNTIME: &[&str] = &[
     // hooks/: from an agent folder to loaded, ordered hooks; its folders in
     // the order they use each other.
     "hooks::problem",
+    "hooks::project",
     "hooks::folder::slug",
     "hooks::folder::discovery",
     "hooks::folder::plain",
@@ -169,6 +174,7 @@ const SDK: &[&str] = &[
     "eve",
     "event",
     "exec",
+    "read",
     "response",
     "idempotency",
     "log",

@@ -49,6 +49,10 @@ pub struct HookAudit {
     /// template, digest) and the rules of every run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_run: Vec<String>,
+    /// With the `read` grant: the folder it may read, its caps, and every
+    /// pattern refused.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_read: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -233,6 +237,7 @@ pub fn audit(rt: &Runtime) -> Audit {
             imports: h.import_audit.clone(),
             grants: h.settings.grants.iter().cloned().collect(),
             may_run: h.exec.as_ref().map(|e| e.audit_lines()).unwrap_or_default(),
+            may_read: h.read.as_ref().map(|r| r.audit_lines()).unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -372,6 +377,9 @@ impl HookAudit {
         h.write_imports(s);
         for line in &h.may_run {
             let _ = writeln!(s, "   may run    {line}");
+        }
+        for line in &h.may_read {
+            let _ = writeln!(s, "   may read   {line}");
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

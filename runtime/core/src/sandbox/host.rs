@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::capture::{Capture, Stream};
 use crate::sandbox::grant::exec::policy::Policy as ExecPolicy;
+use crate::sandbox::grant::read::policy::Access as ReadAccess;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
@@ -69,6 +70,8 @@ pub struct StoreData {
     http: HttpPolicy,
     /// The hook's `exec` grant, when it holds one.
     pub(crate) exec: Option<Arc<ExecPolicy>>,
+    /// The hook's `read` grant, when it holds one.
+    pub(crate) read: Option<ReadAccess>,
 }
 
 impl StoreData {
@@ -103,6 +106,7 @@ impl StoreData {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
             exec: None,
+            read: None,
         }
     }
 

@@ -17,6 +17,7 @@ use crate::hooks::loaded::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
 use crate::sandbox::engine::{self, Sandbox};
 use crate::sandbox::failure;
+use crate::sandbox::grant::read::Access as ReadAccess;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::limits::MAX_LOG_LINES_PER_MINUTE;
 use crate::sandbox::metrics::Metrics;
@@ -167,6 +168,7 @@ impl LoadedHook {
             self.http_policy(services.redactor),
         );
         store.data_mut().exec = self.exec.clone();
+        store.data_mut().read = self.read.clone().map(ReadAccess::new);
         engine::begin_delivery(&mut store, limits);
         match self.instantiate(&mut store) {
             Ok(b) => Ok((store, b, 0, false)),

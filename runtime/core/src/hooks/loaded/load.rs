@@ -20,10 +20,12 @@ use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::Problem;
+use crate::hooks::project::{Project, ProjectError};
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
 use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grant::exec::Policy as ExecPolicy;
+use crate::sandbox::grant::read::Policy as ReadPolicy;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -74,6 +76,8 @@ pub struct LoadedHook {
     pub scope: Scope,
     /// Its `exec` grant resolved (programs and their digests), when it holds one.
     pub exec: Option<Arc<ExecPolicy>>,
+    /// Its `read` grant (the project folder, opened), when it holds one.
+    pub read: Option<Arc<ReadPolicy>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -85,23 +89,61 @@ pub struct LoadedHook {
     pub(crate) cost_us: std::sync::atomic::AtomicU64,
 }
 
+/// The project folder for a hook holding `grant`, or why it cannot have one.
+fn project_of<'p>(
+    path: &Path,
+    project: &'p Result<Project, ProjectError>,
+    grant: &str,
+) -> Result<&'p Project, Problem> {
+    project.as_ref().map_err(|e| {
+        Problem::load(
+            path,
+            format!("has the {grant} grant, but {e}"),
+            "run hookrt from the project's folder, or name it with --project-dir",
+        )
+    })
+}
+
 /// The `exec` grant of a hook with `settings`, its programs resolved for
-/// runs in the project folder: the folder hookrt runs in (an agent runs its
-/// hooks from the project's root), never one an event names.
-fn exec_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<ExecPolicy>>, Problem> {
+/// runs in the project folder (`hooks::project`), never one an event names.
+fn exec_policy(
+    path: &Path,
+    settings: &HookSettings,
+    project: &Result<Project, ProjectError>,
+) -> Result<Option<Arc<ExecPolicy>>, Problem> {
     let Some(GrantTable::Exec(table)) = settings.grant_tables.get("exec") else {
         return Ok(None);
     };
-    let project = std::env::current_dir().map_err(|e| {
-        Problem::load(path, format!("has the exec grant, but the project folder (hookrt's working directory) cannot be read: {e}"), "run hookrt from the project's folder")
-    })?;
-    ExecPolicy::resolve(table, &project)
+    let project = project_of(path, project, "exec")?;
+    ExecPolicy::resolve(table, project.root())
         .map(|p| Some(Arc::new(p)))
         .map_err(|e| {
             Problem::load(
                 path,
                 e.to_string(),
                 "install the program, or fix its `path` in the exec table",
+            )
+        })
+}
+
+/// The `read` grant of a hook with `settings`: the project folder
+/// (`hooks::project`) opened for reads under its table.
+fn read_policy(
+    path: &Path,
+    settings: &HookSettings,
+    project: &Result<Project, ProjectError>,
+) -> Result<Option<Arc<ReadPolicy>>, Problem> {
+    let Some(GrantTable::Read(table)) = settings.grant_tables.get("read") else {
+        return Ok(None);
+    };
+    let project = project_of(path, project, "read")?;
+    ReadPolicy::open(table, project.root())
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| {
+            Problem::load(
+                path,
+                e.to_string(),
+                "check the project folder's permissions",
             )
         })
 }
@@ -145,24 +187,20 @@ impl LoadedHook {
     /// Loads a built hook: compile or fetch from the artifact cache, link,
     /// check the world, and ask for (and check) its subscriptions.
     /// `scratch` holds what hooks store while loading (configure, subscriptions):
-    /// one throw-away store per load, never the runtime's.
+    /// one throw-away store per load, never the runtime's. `project` is the
+    /// project folder, for the grants that act on it.
     pub fn load(
         sandbox: &Sandbox,
         built: &BuiltHook,
         settings: HookSettings,
         cache_dir: &std::path::Path,
         scratch: &Arc<StateStore>,
+        project: &Result<Project, ProjectError>,
     ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
         check_size(built)?;
         let cache_problem = |e| cache_problem(path, e);
-        // The cache's MAC key, read once for the digest, the artifact and the start record.
-        let key = dir::mac_key(cache_dir).map_err(|e| {
-            cache_problem(artifact::CacheError::Io(format!(
-                "cannot set up the cache key in {}: {e}",
-                cache_dir.display()
-            )))
-        })?;
+        let key = cache_key(path, cache_dir)?;
         let component_sha256 = component::component_digest(built, &key)?;
         let metering = settings.limits.metering;
         let engine = sandbox.engine_for(metering);
@@ -193,7 +231,8 @@ impl LoadedHook {
             )
         })?;
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
-        let exec = exec_policy(path, &settings)?;
+        let exec = exec_policy(path, &settings, project)?;
+        let read = read_policy(path, &settings, project)?;
         let mut hook = LoadedHook {
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
@@ -211,6 +250,7 @@ impl LoadedHook {
             world_version: pre.version(),
             scope: built.hook.scope.clone(),
             exec,
+            read,
             pre,
             config_json,
             warm: Mutex::new(None),
@@ -378,6 +418,12 @@ impl LoadedHook {
         self.cost_us.store(new.max(1), Relaxed);
     }
 
+    /// Whether a grant it holds acts on the project folder (`exec`, `read`):
+    /// then an event naming another folder is refused ([`Project::admits`]).
+    pub fn uses_project(&self) -> bool {
+        self.exec.is_some() || self.read.is_some()
+    }
+
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).
     pub fn id(&self) -> String {
         self.scope.hook_id(self.slug.as_str())
@@ -413,6 +459,19 @@ fn check_size(built: &BuiltHook) -> Result<(), Problem> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The cache's MAC key, read once for the digest, the artifact and the start record.
+fn cache_key(path: &Path, cache_dir: &Path) -> Result<[u8; dir::KEY_LEN], Problem> {
+    dir::mac_key(cache_dir).map_err(|e| {
+        cache_problem(
+            path,
+            artifact::CacheError::Io(format!(
+                "cannot set up the cache key in {}: {e}",
+                cache_dir.display()
+            )),
+        )
+    })
 }
 
 fn cache_problem(path: &Path, e: artifact::CacheError) -> Problem {

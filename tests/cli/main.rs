@@ -40,6 +40,7 @@ mod ingest;
 mod install;
 mod journal;
 mod lock;
+mod read;
 mod supervisor;
 mod trail;
 mod trail_rows;

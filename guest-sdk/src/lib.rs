@@ -115,6 +115,7 @@
 //! - [`state`]: per-hook key-value state kept by the host (needs the `state` grant).
 //! - [`metrics`]: counters and gauges the host aggregates per hook (needs the `metrics`
 //!   grant); natively recorded for tests ([`metrics::recorded`]).
+//! - [`read`]: the project folder, read-only (needs the `read` grant); refused natively.
 //! - [`log`]: structured logging to the host, and [`safe_log`] for a data-free line
 //!   (ids, kind, scope, timing).
 //! - [`exec`]: running a program the `exec` grant allows; [`secret`]: a request carrying
@@ -143,6 +144,7 @@ pub mod hook;
 mod idempotency;
 pub mod log;
 pub mod metrics;
+pub mod read;
 mod response;
 pub mod secret;
 pub mod state;
@@ -186,7 +188,7 @@ pub mod prelude {
         EventClass, FileEditAnswer, Gate, Hook, HookError, HookResult, IntoResponse, NoConfig,
         PermissionAnswer, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{context, eve, exec, log, metrics, secret, state, transcript, write};
+    pub use crate::{context, eve, exec, log, metrics, read, secret, state, transcript, write};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

@@ -36,6 +36,7 @@ mod ordering;
 mod owner;
 mod promises;
 mod python;
+mod read;
 mod redaction;
 mod reload;
 mod resolutions;

@@ -42,6 +42,7 @@ mod journal;
 mod lock;
 mod ported;
 mod ported_exec;
+mod read;
 mod record;
 mod sdk_grants;
 mod secret;

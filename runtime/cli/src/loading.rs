@@ -19,6 +19,7 @@ pub(crate) struct Loading {
     pub prebuilt: bool,
     pub enforce_lock: bool,
     pub lock: hookrt::hooks::LockPolicy,
+    pub project: Option<PathBuf>,
 }
 
 impl Loading {
@@ -39,6 +40,7 @@ impl Loading {
         opts.prebuilt = self.prebuilt;
         opts.enforce_lock = self.enforce_lock;
         opts.lock = self.lock;
+        opts.project = self.project;
         opts
     }
 

@@ -50,6 +50,11 @@ struct Globals {
     /// Refuse to load a folder without a lock (at --lock FILE or DIR/hookrt.lock).
     #[arg(long, global = true)]
     require_lock: bool,
+    /// The project folder the `exec` and `read` grants act on; an agent's
+    /// event naming a folder outside it (`cwd`) is refused
+    /// [default: the working directory].
+    #[arg(long, global = true, value_name = "DIR")]
+    project_dir: Option<PathBuf>,
 }
 
 impl Globals {
@@ -63,6 +68,7 @@ impl Globals {
                 file: self.lock,
                 required: self.require_lock,
             },
+            project: self.project_dir,
         }
     }
 }

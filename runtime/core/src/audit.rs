@@ -59,6 +59,10 @@ pub struct HookAudit {
     /// origins it is bound to, where it goes), never a value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_send: Vec<String>,
+    /// With the `read` grant: the folder it may read, its caps, and every
+    /// pattern refused.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_read: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -254,6 +258,7 @@ pub fn audit(rt: &Runtime) -> Audit {
                 .as_ref()
                 .map(|s| s.audit_lines())
                 .unwrap_or_default(),
+            may_read: h.read.as_ref().map(|r| r.audit_lines()).unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -402,6 +407,9 @@ impl HookAudit {
         }
         for line in &h.may_send {
             let _ = writeln!(s, "   may send   {line}");
+        }
+        for line in &h.may_read {
+            let _ = writeln!(s, "   may read   {line}");
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

@@ -23,6 +23,7 @@ use crate::hooks::loaded::load::{self, LoadedHook};
 use crate::hooks::loaded::lock::{Lock, LockPolicy, Review};
 use crate::hooks::loaded::registry::Registry;
 use crate::hooks::problem::{Problem, Problems};
+use crate::hooks::project::{Project, ProjectError};
 use crate::sandbox::engine::{self, Allocator, Links, Sandbox};
 use crate::sandbox::grants::Profile;
 use crate::sandbox::limits::Metering;
@@ -110,6 +111,7 @@ fn load_all(
     config: &Config,
     opts: &BuildOptions,
     scratch: &Arc<StateStore>,
+    project: &Result<Project, ProjectError>,
 ) -> Vec<Result<LoadedHook, Problem>> {
     let next = AtomicUsize::new(0);
     // Each thread takes the next hook until none is left, and returns what it loaded.
@@ -125,7 +127,7 @@ fn load_all(
                 i,
                 // A load problem can quote the hook (its `configure` refusal,
                 // its subscriptions): masked like everything else it writes.
-                LoadedHook::load(sandbox, b, settings, &opts.cache_dir, scratch).map_err(
+                LoadedHook::load(sandbox, b, settings, &opts.cache_dir, scratch, project).map_err(
                     |mut p| {
                         p.message = config.redactor().mask(&p.message).into_owned();
                         p
@@ -286,8 +288,9 @@ impl Runtime {
         let (built, mut problems) = component::build(&discovery.hooks, opts, progress);
         // Load-time calls (configure, subscriptions) store into one throw-away place.
         let scratch = StateStore::in_memory();
+        let project = Project::decide(opts.project.as_deref());
         let mut hooks = Vec::new();
-        for loaded in load_all(&sandbox, &built, &config, opts, &scratch) {
+        for loaded in load_all(&sandbox, &built, &config, opts, &scratch, &project) {
             match loaded {
                 Ok(mut h) => {
                     if h.scope == Scope::Primary && config.is_aggregate(&h.slug) {
@@ -320,7 +323,7 @@ impl Runtime {
         let redactor = config.redactor().with_secrets(&secret_values(&hooks));
         Ok(Runtime {
             sandbox,
-            registry: Registry::new(hooks, &config),
+            registry: Registry::new(hooks, &config, project.ok()),
             agent_dir: agent_dir.to_path_buf(),
             state: StateStore::in_memory(),
             metrics: Metrics::new(),

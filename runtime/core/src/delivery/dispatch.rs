@@ -208,7 +208,8 @@ fn side_by_side<S: Sink + Sync + ?Sized>(
 pub(crate) type Skip<'s> = Option<&'s dyn Fn(&str, &str) -> bool>;
 
 /// Runs `envelope` through every delivery its registry plans for it, each
-/// from the envelope's attempt, but those `skip` names by (hook id, handler).
+/// from the envelope's attempt, but those `skip` names by (hook id, handler);
+/// an event its registry does not admit (`Registry::admit`) is refused.
 pub(crate) fn run_planned<S: Sink + Sync + ?Sized>(
     cx: &Loop<'_>,
     envelope: &Envelope,
@@ -216,6 +217,7 @@ pub(crate) fn run_planned<S: Sink + Sync + ?Sized>(
     skip: Skip<'_>,
     sink: &mut S,
 ) -> Result<Ran, EnvelopeError> {
+    cx.registry.admit(envelope)?;
     let scope = Scope::of_event(envelope.coordinates.subagent.as_deref());
     let hooks = cx.registry.hooks();
     let planned: Vec<Planned<'_>> = cx

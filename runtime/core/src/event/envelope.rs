@@ -241,6 +241,18 @@ pub enum EnvelopeError {
         /// What is wrong, and what is expected.
         reason: String,
     },
+    /// The event names a folder (`cwd`) outside the project folder its
+    /// hooks are bound to: hooks that read or run programs in the project
+    /// are never pointed at another folder by what an event claims.
+    #[error(
+        "the event names `{claimed}` as its folder (`cwd`), which is not the project folder {project} nor inside it: refused (hookrt serves the project it was started for: start it from that folder, or name it with --project-dir)"
+    )]
+    OutsideProject {
+        /// The folder the event names.
+        claimed: String,
+        /// The project folder.
+        project: String,
+    },
     /// A supplied idempotency key differs from the derived one.
     #[error(
         "idempotency_key `{given}` does not match `{derived}` derived from the coordinates; omit it and hookrt derives it"
@@ -268,6 +280,7 @@ impl EnvelopeError {
             | EnvelopeError::DataTooLarge(_)
             | EnvelopeError::BadData { .. } => Some("data"),
             EnvelopeError::IdempotencyKey { .. } => Some("idempotency_key"),
+            EnvelopeError::OutsideProject { .. } => Some("data.cwd"),
             EnvelopeError::Json(_) => None,
         }
     }

@@ -10,13 +10,16 @@
 //! - `loaded/`: components loaded into the sandbox, called under their limits,
 //!   pinned by `hookrt.lock`, and ordered in the registry.
 //!
-//! `problem` (the actionable errors every step reports) is below them all.
+//! `problem` (the actionable errors every step reports) is below them all,
+//! and `project` (which folder is the project, and the check that keeps an
+//! event from naming another) beside it.
 
 pub(crate) mod build;
 pub(crate) mod cache;
 pub(crate) mod folder;
 pub(crate) mod loaded;
 pub(crate) mod problem;
+pub(crate) mod project;
 
 // Building, discovering, configuring, locking and naming hooks, beyond what
 // the crate root re-exports (`BuildOptions`, `Problems`, ...).
@@ -36,3 +39,4 @@ pub use folder::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy}
 pub use folder::slug::{Slug, SlugError};
 pub use loaded::load::LoadedHook;
 pub use loaded::lock::{LOCK_FILE, Lock, LockPolicy, LockStatus, Pin, Review};
+pub use project::{Project, ProjectError};

@@ -3,7 +3,7 @@
 //! Every import of a component is classified when it is loaded:
 //! - **granted capabilities**, each gated by one grant of the registry
 //!   ([`grant::ALL`]): `log` by default, the others only when `grants` names them;
-//! - **designed, not provided**: world 0.4.0's `read` and `notify`
+//! - **designed, not provided**: world 0.4.0's `notify`
 //!   ([`grant::DESIGNED`]), refused saying so;
 //! - **the inert WASI baseline** a Rust hook imports just to exist: `wasi:io`,
 //!   `wasi:clocks`, `wasi:random`, and `wasi:cli` with stdout/stderr captured

@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::capture::{Capture, Stream};
 use crate::sandbox::grant::exec::policy::Policy as ExecPolicy;
+use crate::sandbox::grant::read::policy::Access as ReadAccess;
 use crate::sandbox::grant::secret::policy::Policy as SecretPolicy;
 use crate::sandbox::grant::transcript::Reader as TranscriptReader;
 use crate::sandbox::grant::write::Writer;
@@ -78,6 +79,8 @@ pub struct StoreData {
     pub(crate) transcript: Option<TranscriptReader>,
     /// The hook's `write` grant for the running delivery, when it holds one.
     pub(crate) write: Option<Writer>,
+    /// The hook's `read` grant, when it holds one.
+    pub(crate) read: Option<ReadAccess>,
 }
 
 impl StoreData {
@@ -115,6 +118,7 @@ impl StoreData {
             secret: None,
             transcript: None,
             write: None,
+            read: None,
         }
     }
 

@@ -101,10 +101,26 @@ impl Writer {
         }
     }
 
+    /// `emits` but those the hooks' project does not admit
+    /// (`Planner::admit`), each refused unstored.
+    fn admitted(&self, emits: Vec<Emit>) -> Vec<Emit> {
+        emits
+            .into_iter()
+            .filter_map(|(e, reply, resolve)| match self.planner.admit(&e) {
+                Ok(()) => Some((e, reply, resolve)),
+                Err(refused) => {
+                    let _ = reply.send(Err(EmitError::Invalid(refused)));
+                    None
+                }
+            })
+            .collect()
+    }
+
     /// Stores (or remembers) new events, answers every receipt, and returns
     /// the new events as work, and the re-submitted events someone waits on
     /// (to be answered with what they decided).
-    fn take(&mut self, emits: Vec<(Envelope, ReceiptTx, Option<ResolutionTx>)>) -> Taken {
+    fn take(&mut self, emits: Vec<Emit>) -> Taken {
+        let emits = self.admitted(emits);
         if emits.is_empty() {
             return (Vec::new(), Vec::new());
         }
@@ -216,6 +232,9 @@ impl Writer {
 
 /// New events, and re-submitted events to answer with what they decided.
 type Taken = (Vec<Work>, Vec<(i64, ResolutionTx)>);
+
+/// One event taken, with whoever waits for its receipt and its resolution.
+type Emit = (Envelope, ReceiptTx, Option<ResolutionTx>);
 
 /// Hands the dispatcher new work, then the lookups (which must come after
 /// anything that could still decide them).

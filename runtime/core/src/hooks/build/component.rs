@@ -66,6 +66,9 @@ pub struct BuildOptions {
     /// hooks get their memory on demand, not from a pool of instance slots,
     /// whose set-up costs more than it saves a few instantiations.
     pub one_shot: bool,
+    /// The project folder of the grants that act on it (`--project-dir`);
+    /// `None`: hookrt's working directory ([`crate::hooks::Project::decide`]).
+    pub project: Option<PathBuf>,
 }
 
 /// Where the lock is read from and whether it must be there.
@@ -103,6 +106,7 @@ impl BuildOptions {
             lock: LockPolicy::default(),
             cached_only: false,
             one_shot: false,
+            project: None,
         }
     }
 

@@ -21,7 +21,7 @@ use crate::hooks::problem::Problem;
 
 /// The name of the MAC key file inside the cache dir.
 pub(crate) const KEY_FILE: &str = "key";
-const KEY_LEN: usize = 32;
+pub(crate) const KEY_LEN: usize = 32;
 
 /// The per-user cache dir: `$HOOKRT_CACHE_DIR`, `$XDG_CACHE_HOME/hookrt`,
 /// `$HOME/.cache/hookrt`, or (no home at all) a folder in the temp dir,

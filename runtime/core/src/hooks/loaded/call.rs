@@ -18,6 +18,7 @@ use crate::hooks::loaded::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
 use crate::sandbox::engine::{self, Sandbox};
 use crate::sandbox::failure;
+use crate::sandbox::grant::read::Access as ReadAccess;
 use crate::sandbox::grant::transcript::Reader as TranscriptReader;
 use crate::sandbox::grant::write::Writer;
 use crate::sandbox::host::StoreData;
@@ -174,6 +175,7 @@ impl LoadedHook {
         );
         store.data_mut().exec = self.exec.clone();
         store.data_mut().secret = self.secret.clone();
+        store.data_mut().read = self.read.clone().map(ReadAccess::new);
         engine::begin_delivery(&mut store, limits);
         match self.instantiate(&mut store) {
             Ok(b) => Ok((store, b, 0, false)),

@@ -19,11 +19,15 @@ use crate::hooks::cache::{artifact, dir};
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::folder::slug::Slug;
+use crate::hooks::loaded::granted::{
+    exec_policy, read_policy, secret_policy, transcript_table, write_policy,
+};
 use crate::hooks::problem::Problem;
+use crate::hooks::project::{Project, ProjectError};
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
-use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grant::exec::Policy as ExecPolicy;
+use crate::sandbox::grant::read::Policy as ReadPolicy;
 use crate::sandbox::grant::secret::Policy as SecretPolicy;
 use crate::sandbox::grant::transcript::Table as TranscriptTable;
 use crate::sandbox::grant::write::Policy as WritePolicy;
@@ -84,6 +88,8 @@ pub struct LoadedHook {
     /// Its `secret` grant with each value read (or why it is not), when it
     /// holds one.
     pub secret: Option<Arc<SecretPolicy>>,
+    /// Its `read` grant (the project folder, opened), when it holds one.
+    pub read: Option<Arc<ReadPolicy>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -93,75 +99,6 @@ pub struct LoadedHook {
     /// first): lanes give workers the most work left by it, and decision
     /// workers start the costliest hooks first.
     pub(crate) cost_us: std::sync::atomic::AtomicU64,
-}
-
-/// The `exec` grant of a hook with `settings`, its programs resolved for
-/// runs in the project folder: the folder hookrt runs in (an agent runs its
-/// hooks from the project's root), never one an event names.
-fn exec_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<ExecPolicy>>, Problem> {
-    let Some(GrantTable::Exec(table)) = settings.grant_tables.get("exec") else {
-        return Ok(None);
-    };
-    let project = std::env::current_dir().map_err(|e| {
-        Problem::load(path, format!("has the exec grant, but the project folder (hookrt's working directory) cannot be read: {e}"), "run hookrt from the project's folder")
-    })?;
-    ExecPolicy::resolve(table, &project)
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| {
-            Problem::load(
-                path,
-                e.to_string(),
-                "install the program, or fix its `path` in the exec table",
-            )
-        })
-}
-
-/// The `transcript` grant of a hook with `settings`: its table (the
-/// defaults when it is named without one).
-fn transcript_table(settings: &HookSettings) -> Option<TranscriptTable> {
-    if !settings.grants.contains("transcript") {
-        return None;
-    }
-    match settings.grant_tables.get("transcript") {
-        Some(GrantTable::Transcript(t)) => Some(*t),
-        _ => Some(TranscriptTable::default()),
-    }
-}
-
-/// The `write` grant of a hook with `settings`, for writes in the project
-/// folder: the folder hookrt runs in, as for `exec` (`exec_policy`), never
-/// one an event names.
-fn write_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<WritePolicy>>, Problem> {
-    let Some(GrantTable::Write(table)) = settings.grant_tables.get("write") else {
-        return Ok(None);
-    };
-    let project = std::env::current_dir().map_err(|e| {
-        Problem::load(path, format!("has the write grant, but the project folder (hookrt's working directory) cannot be read: {e}"), "run hookrt from the project's folder")
-    })?;
-    WritePolicy::resolve(table, &project)
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| Problem::load(path, e.to_string(), "run hookrt from the project's folder"))
-}
-
-/// The `secret` grant of a hook with `settings`, each value read where its
-/// table says: a file others may read, or one that cannot be read, refuses
-/// the hook.
-fn secret_policy(
-    path: &Path,
-    settings: &HookSettings,
-) -> Result<Option<Arc<SecretPolicy>>, Problem> {
-    let Some(GrantTable::Secret(table)) = settings.grant_tables.get("secret") else {
-        return Ok(None);
-    };
-    SecretPolicy::resolve(table)
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| {
-            Problem::load(
-                path,
-                e.to_string(),
-                "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
-            )
-        })
 }
 
 /// A live instance's exports, by world version.
@@ -203,24 +140,20 @@ impl LoadedHook {
     /// Loads a built hook: compile or fetch from the artifact cache, link,
     /// check the world, and ask for (and check) its subscriptions.
     /// `scratch` holds what hooks store while loading (configure, subscriptions):
-    /// one throw-away store per load, never the runtime's.
+    /// one throw-away store per load, never the runtime's. `project` is the
+    /// project folder, for the grants that act on it.
     pub fn load(
         sandbox: &Sandbox,
         built: &BuiltHook,
         settings: HookSettings,
         cache_dir: &std::path::Path,
         scratch: &Arc<StateStore>,
+        project: &Result<Project, ProjectError>,
     ) -> Result<LoadedHook, Problem> {
         let path = &built.hook.path;
         check_size(built)?;
         let cache_problem = |e| cache_problem(path, e);
-        // The cache's MAC key, read once for the digest, the artifact and the start record.
-        let key = dir::mac_key(cache_dir).map_err(|e| {
-            cache_problem(artifact::CacheError::Io(format!(
-                "cannot set up the cache key in {}: {e}",
-                cache_dir.display()
-            )))
-        })?;
+        let key = cache_key(path, cache_dir)?;
         let component_sha256 = component::component_digest(built, &key)?;
         let metering = settings.limits.metering;
         let engine = sandbox.engine_for(metering);
@@ -244,9 +177,10 @@ impl LoadedHook {
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
         let mut hook = LoadedHook {
             // The grants resolved for this host, before `settings` moves in.
-            exec: exec_policy(path, &settings)?,
+            exec: exec_policy(path, &settings, project)?,
+            read: read_policy(path, &settings, project)?,
             secret: secret_policy(path, &settings)?,
-            write: write_policy(path, &settings)?,
+            write: write_policy(path, &settings, project)?,
             transcript: transcript_table(&settings),
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
@@ -430,6 +364,13 @@ impl LoadedHook {
         self.cost_us.store(new.max(1), Relaxed);
     }
 
+    /// Whether a grant it holds acts on the project folder (`exec`, `read`,
+    /// `write`):
+    /// then an event naming another folder is refused ([`Project::admits`]).
+    pub fn uses_project(&self) -> bool {
+        self.exec.is_some() || self.read.is_some() || self.write.is_some()
+    }
+
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).
     pub fn id(&self) -> String {
         self.scope.hook_id(self.slug.as_str())
@@ -485,6 +426,19 @@ fn check_size(built: &BuiltHook) -> Result<(), Problem> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The cache's MAC key, read once for the digest, the artifact and the start record.
+fn cache_key(path: &Path, cache_dir: &Path) -> Result<[u8; dir::KEY_LEN], Problem> {
+    dir::mac_key(cache_dir).map_err(|e| {
+        cache_problem(
+            path,
+            artifact::CacheError::Io(format!(
+                "cannot set up the cache key in {}: {e}",
+                cache_dir.display()
+            )),
+        )
+    })
 }
 
 fn cache_problem(path: &Path, e: artifact::CacheError) -> Problem {

@@ -10,10 +10,12 @@
 //! handler: it runs in the same place as `<kind>` would, with its own key as
 //! the handler.
 
+use crate::event::envelope::{Envelope, EnvelopeError};
 use crate::event::kind::{WILDCARD, handled_kind};
 use crate::event::scope::Scope;
 use crate::hooks::folder::config::{Config, OnUnscoped};
 use crate::hooks::loaded::load::LoadedHook;
+use crate::hooks::project::Project;
 
 /// Loaded hooks in registration order.
 pub(crate) struct Registry {
@@ -21,6 +23,8 @@ pub(crate) struct Registry {
     on_unscoped: OnUnscoped,
     /// The loop governor's `max_continues`.
     pub(crate) max_continues: u32,
+    /// The project folder, when a hook acts on it (`exec`, `read`).
+    bound: Option<Project>,
 }
 
 /// One planned delivery: which hook, which handler key.
@@ -34,8 +38,13 @@ pub(crate) struct Planned<'a> {
 
 impl Registry {
     /// Orders `hooks`: primary hooks (and aggregate observers) first, then each
-    /// subagent's by id; within a scope its configured `order` first, then by slug.
-    pub(crate) fn new(mut hooks: Vec<LoadedHook>, config: &Config) -> Registry {
+    /// subagent's by id; within a scope its configured `order` first, then by
+    /// slug. Bound to `project` when a hook acts on it.
+    pub(crate) fn new(
+        mut hooks: Vec<LoadedHook>,
+        config: &Config,
+        project: Option<Project>,
+    ) -> Registry {
         let key = |h: &LoadedHook| {
             let home = if h.scope == Scope::Aggregate {
                 Scope::Primary
@@ -53,11 +62,19 @@ impl Registry {
             )
         };
         hooks.sort_by_key(key);
+        let bound = project.filter(|_| hooks.iter().any(LoadedHook::uses_project));
         Registry {
             hooks,
             on_unscoped: config.on_unscoped,
             max_continues: config.max_continues,
+            bound,
         }
+    }
+
+    /// Whether `envelope` may reach these hooks ([`Project::admits`]): when
+    /// one acts on the project folder, an event naming another is refused.
+    pub(crate) fn admit(&self, envelope: &Envelope) -> Result<(), EnvelopeError> {
+        admit(self.bound.as_ref(), envelope)
     }
 
     /// Why a decision of `scope` is refused before any hook runs: it is a
@@ -106,17 +123,28 @@ impl Registry {
                 .iter()
                 .map(|h| (h.id(), h.scope.clone(), h.subscriptions.clone()))
                 .collect(),
+            bound: self.bound.clone(),
         }
     }
+}
+
+fn admit(bound: Option<&Project>, envelope: &Envelope) -> Result<(), EnvelopeError> {
+    bound.map_or(Ok(()), |p| p.admits(&envelope.data))
 }
 
 /// Plans deliveries from hook ids, scopes and subscriptions alone.
 #[derive(Debug, Clone)]
 pub(crate) struct Planner {
     hooks: Vec<(String, Scope, Vec<String>)>,
+    bound: Option<Project>,
 }
 
 impl Planner {
+    /// [`Registry::admit`], on another thread.
+    pub(crate) fn admit(&self, envelope: &Envelope) -> Result<(), EnvelopeError> {
+        admit(self.bound.as_ref(), envelope)
+    }
+
     /// `(hook id, handler)` of each delivery of an event of `kind` in `scope`, in order.
     pub(crate) fn plan(&self, kind: &str, scope: &Scope) -> Vec<(String, String)> {
         plan(

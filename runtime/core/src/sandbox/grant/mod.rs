@@ -1,12 +1,13 @@
 //! The grants: every host capability a hook may be given, one module each
-//! (`log`, `state`, `metrics`, `http`, `exec`, `secret`, `transcript`,
-//! `write`), what one grant is (`spec`)
+//! (`log`, `state`, `metrics`, `http`, `exec`, `read`, `secret`,
+//! `transcript`, `write`), what one grant is (`spec`)
 //! and the registry that lists them (`registry`).
 
 pub(crate) mod exec;
 pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod metrics;
+pub(crate) mod read;
 pub(crate) mod registry;
 pub(crate) mod secret;
 pub(crate) mod spec;

@@ -4,6 +4,7 @@
 use wasmtime::component::Linker;
 
 use crate::sandbox::grant::exec::table;
+use crate::sandbox::grant::read::table as read_table;
 use crate::sandbox::grant::secret::table as secret_table;
 use crate::sandbox::grant::transcript::table as transcript;
 use crate::sandbox::grant::write::table as write;
@@ -47,6 +48,8 @@ pub enum GrantTable {
     Transcript(transcript::Table),
     /// The `write` table.
     Write(write::Table),
+    /// The `read` table.
+    Read(read_table::Table),
 }
 
 /// A table for a grant that takes no settings: none, or `{}`.

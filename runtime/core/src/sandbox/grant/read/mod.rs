@@ -1,0 +1,135 @@
+//! The `read` grant: the project folder, read-only.
+//!
+//! Which folder is the project is the host's decision (`hooks::project`),
+//! made at load, never an event's. The table (`table.rs`) only narrows: it
+//! adds deny patterns to the defaults (`deny.rs`), which it cannot remove,
+//! and caps the bytes of a file and of a delivery. So it is not pinned by
+//! the lock as `exec`'s is: a planted table can refuse more, never read
+//! more. Each path is resolved inside the project and opened without
+//! following a symlink (`policy.rs`); each use is a `[hookrt] read` line in
+//! the delivery's record (what, how many bytes, the outcome, how long).
+
+mod deny;
+pub(crate) mod policy;
+pub(crate) mod table;
+
+use std::time::Instant;
+
+use wasmtime::component::{HasSelf, Linker};
+
+pub(crate) use policy::Access;
+pub use policy::{Policy, ReadSetupError};
+pub use table::Table;
+
+use super::{Grant, GrantTable};
+use crate::sandbox::host::StoreData;
+use crate::sandbox::wit::v0_4_0;
+use crate::sandbox::wit::v0_4_0::hookrt::hook::read::ReadError;
+
+/// The `read` grant.
+pub(crate) const GRANT: Grant = Grant {
+    name: "read",
+    interfaces: &["hookrt:hook/read"],
+    gives: "reads the project folder, read-only, but what its deny patterns refuse",
+    default: false,
+    needs_lock: false,
+    table: |v| table::parse(v).map(GrantTable::Read),
+    link,
+};
+
+fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
+    v0_4_0::hookrt::hook::read::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+}
+
+impl Policy {
+    /// What `audit` says of it: the folder and caps, then every pattern
+    /// refused (the defaults, then the table's).
+    pub fn audit_lines(&self) -> Vec<String> {
+        let t = &self.table;
+        vec![
+            format!(
+                "{}, read-only: files up to {} bytes, {} bytes per delivery; no `..`, no absolute path, no symlink out",
+                self.project.display(),
+                t.file_bytes,
+                t.delivery_bytes
+            ),
+            format!("never {}", self.deny.join(" ")),
+        ]
+    }
+}
+
+impl v0_4_0::hookrt::hook::read::Host for StoreData {
+    fn read_file(&mut self, path: String) -> Result<Vec<u8>, ReadError> {
+        let start = Instant::now();
+        let deadline = self.deadline;
+        let Some(access) = self.read.as_mut() else {
+            return Err(ReadError::Denied(
+                "this hook holds no read grant".to_owned(),
+            ));
+        };
+        let left = access.left(deadline);
+        let result = access.policy.read_file(&path, left);
+        if let Ok(bytes) = &result {
+            access.used += bytes.len() as u64;
+        }
+        let size = result.as_ref().map_or(0, |b| b.len() as u64);
+        self.capture.record(
+            "read".to_owned(),
+            use_fields("read-file", &path, size, result.as_ref().err(), start),
+        );
+        result
+    }
+
+    fn list_dir(&mut self, path: String) -> Result<Vec<String>, ReadError> {
+        let start = Instant::now();
+        let deadline = self.deadline;
+        let Some(access) = self.read.as_mut() else {
+            return Err(ReadError::Denied(
+                "this hook holds no read grant".to_owned(),
+            ));
+        };
+        let left = access.left(deadline);
+        let result = access.policy.list_dir(&path, left);
+        let size = result.as_ref().map_or(0, |(_, bytes)| *bytes);
+        access.used += size;
+        self.capture.record(
+            "read".to_owned(),
+            use_fields("list-dir", &path, size, result.as_ref().err(), start),
+        );
+        result.map(|(names, _)| names)
+    }
+}
+
+/// Most bytes of the path a `[hookrt] read` line quotes.
+const QUOTED_PATH_BYTES: usize = 256;
+
+/// The fields of one use's `[hookrt] read` line.
+fn use_fields(
+    op: &str,
+    path: &str,
+    bytes: u64,
+    refused: Option<&ReadError>,
+    start: Instant,
+) -> Vec<(String, String)> {
+    let mut cut = path.len().min(QUOTED_PATH_BYTES);
+    while !path.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let outcome = match refused {
+        None => "ok".to_owned(),
+        Some(ReadError::Denied(why)) => format!("denied: {why}"),
+        Some(ReadError::NotFound) => "not found".to_owned(),
+        Some(ReadError::TooLarge(size)) => format!("too large: {size} bytes"),
+        Some(ReadError::Failed(why)) => format!("failed: {why}"),
+    };
+    vec![
+        ("op".into(), op.into()),
+        ("path".into(), path[..cut].into()),
+        ("bytes".into(), bytes.to_string()),
+        ("outcome".into(), outcome),
+        (
+            "duration_us".into(),
+            start.elapsed().as_micros().to_string(),
+        ),
+    ]
+}

@@ -50,7 +50,7 @@ struct Globals {
     /// Refuse to load a folder without a lock (at --lock FILE or DIR/hookrt.lock).
     #[arg(long, global = true)]
     require_lock: bool,
-    /// The project folder the `exec` and `read` grants act on; an agent's
+    /// The project folder the `exec`, `read` and `write` grants act on; an agent's
     /// event naming a folder outside it (`cwd`) is refused
     /// [default: the working directory].
     #[arg(long, global = true, value_name = "DIR")]

@@ -193,9 +193,11 @@ impl LoadedHook {
     }
 
     /// Gives a store this delivery's grants: the transcript the event's
-    /// bridge named (the `transcript` grant reads nothing else) and a write
-    /// count from zero.
+    /// bridge named (the `transcript` grant reads nothing else), and read
+    /// and write counts from zero (their caps are per delivery, also for a
+    /// warm instance).
     fn arm_grants(&self, data: &mut StoreData, transcript: Option<&Arc<Transcript>>) {
+        data.read = self.read.clone().map(ReadAccess::new);
         data.transcript = self.transcript.map(|table| TranscriptReader {
             table,
             file: transcript.cloned(),

@@ -76,6 +76,9 @@ impl Setup {
     ) -> Output {
         let mut input: Value = serde_json::from_str(&claude_fixture(event)).unwrap();
         input["transcript_path"] = transcript.to_str().unwrap().into();
+        // Claude Code runs its hooks in the project it names (`write` acts
+        // on the project: an event naming another folder is refused).
+        input["cwd"] = self.project.to_str().unwrap().into();
         change(&mut input);
         let mut command = hookrt(&["claude-hook", self.agent.to_str().unwrap()]);
         command
@@ -124,6 +127,17 @@ fn bash_command_log_appends_each_bash_command_to_the_one_file_only_once_locked()
         fs::read_to_string(&log).unwrap(),
         "npm test - Run test suite\nnpm test - Run test suite\n"
     );
+    // An event naming another project folder is refused: nothing written.
+    let out = s.claude_hook_with("PreToolUse", &s.transcript, |i| {
+        i["cwd"] = "/elsewhere".into();
+    });
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("`/elsewhere`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 2);
     let audit = text(&s.hookrt(&["audit"]).stdout);
     assert!(
         audit.contains(&format!(

@@ -193,7 +193,9 @@ pub(crate) fn claude_session(
     let mut args = vec!["claude", "install"];
     args.extend(install);
     args.extend(["--settings", settings.to_str().unwrap()]);
-    succeeded(&mut hookrt(&args));
+    // Installed as the agent will run the hooks (install loads the folder
+    // to learn which events its hooks take: an exec program on `PATH`).
+    succeeded(hookrt(&args).envs(env.iter().copied()));
     let installer = hookrt(&[]);
     let child = Command::new(claude)
         .args([

@@ -55,6 +55,7 @@ const RUNTIME: &[&str] = &[
     "sandbox::limits",
     "sandbox::redaction",
     "sandbox::capture",
+    "sandbox::grant::setting",
     "sandbox::grant::exec::table",
     "sandbox::grant::exec::args",
     "sandbox::grant::exec::confine",

@@ -31,6 +31,18 @@ fn project_of<'p>(
     })
 }
 
+/// What a grant resolved to, kept for the hook at `path`; or the problem
+/// that refuses the hook, with `fix`.
+fn kept<T, E: std::fmt::Display>(
+    path: &Path,
+    resolved: Result<T, E>,
+    fix: &str,
+) -> Result<Option<Arc<T>>, Problem> {
+    resolved
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| Problem::load(path, e.to_string(), fix))
+}
+
 /// The `exec` grant of a hook with `settings`, its programs resolved for
 /// runs in the project folder (`hooks::project`), never one an event names.
 pub(super) fn exec_policy(
@@ -42,15 +54,11 @@ pub(super) fn exec_policy(
         return Ok(None);
     };
     let project = project_of(path, project, "exec")?;
-    ExecPolicy::resolve(table, project.root())
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| {
-            Problem::load(
-                path,
-                e.to_string(),
-                "install the program, or fix its `path` in the exec table",
-            )
-        })
+    kept(
+        path,
+        ExecPolicy::resolve(table, project.root()),
+        "install the program, or fix its `path` in the exec table",
+    )
 }
 
 /// The `transcript` grant of a hook with `settings`: its table (the
@@ -76,15 +84,11 @@ pub(super) fn write_policy(
         return Ok(None);
     };
     let project = project_of(path, project, "write")?;
-    WritePolicy::resolve(table, project.root())
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| {
-            Problem::load(
-                path,
-                e.to_string(),
-                "check the project folder's permissions",
-            )
-        })
+    kept(
+        path,
+        WritePolicy::resolve(table, project.root()),
+        "check the project folder's permissions",
+    )
 }
 
 /// The `secret` grant of a hook with `settings`, each value read where its
@@ -97,15 +101,11 @@ pub(super) fn secret_policy(
     let Some(GrantTable::Secret(table)) = settings.grant_tables.get("secret") else {
         return Ok(None);
     };
-    SecretPolicy::resolve(table)
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| {
-            Problem::load(
-                path,
-                e.to_string(),
-                "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
-            )
-        })
+    kept(
+        path,
+        SecretPolicy::resolve(table),
+        "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
+    )
 }
 
 /// The `read` grant of a hook with `settings`: the project folder
@@ -119,13 +119,9 @@ pub(super) fn read_policy(
         return Ok(None);
     };
     let project = project_of(path, project, "read")?;
-    ReadPolicy::open(table, project.root())
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| {
-            Problem::load(
-                path,
-                e.to_string(),
-                "check the project folder's permissions",
-            )
-        })
+    kept(
+        path,
+        ReadPolicy::open(table, project.root()),
+        "check the project folder's permissions",
+    )
 }

@@ -10,6 +10,7 @@ pub(crate) mod metrics;
 pub(crate) mod read;
 pub(crate) mod registry;
 pub(crate) mod secret;
+pub(crate) mod setting;
 pub(crate) mod spec;
 pub(crate) mod state;
 pub(crate) mod transcript;

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::sandbox::grant::setting;
 use serde::Deserialize;
 
 /// Default wall-clock limit of one run: a formatter on one file.
@@ -156,13 +157,8 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
         .try_into()
         .map_err(|e: toml::de::Error| vec![e.message().to_owned()])?;
     let mut problems = Vec::new();
-    let mut bounded = |key: &str, v: Option<u64>, default: u64, max: u64| match v {
-        None => default,
-        Some(v) if (1..=max).contains(&v) => v,
-        Some(v) => {
-            problems.push(format!("{key} = {v}: set it between 1 and {max}"));
-            default
-        }
+    let mut bounded = |key: &str, v: Option<u64>, default: u64, max: u64| {
+        setting::bounded(&mut problems, key, v, default, max)
     };
     let timeout_ms = bounded(
         "timeout_ms",

@@ -6,6 +6,7 @@
 use serde::Deserialize;
 
 use super::deny;
+use crate::sandbox::grant::setting;
 
 /// Default cap of one file a hook reads: a source file, a config file.
 pub(crate) const DEFAULT_FILE_BYTES: u64 = 1 << 20;
@@ -68,13 +69,8 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
             deny::MAX_PATTERNS
         ));
     }
-    let mut bounded = |key: &str, v: Option<u64>, default: u64, max: u64| match v {
-        None => default,
-        Some(v) if (1..=max).contains(&v) => v,
-        Some(v) => {
-            problems.push(format!("{key} = {v}: set it between 1 and {max}"));
-            default
-        }
+    let mut bounded = |key: &str, v: Option<u64>, default: u64, max: u64| {
+        setting::bounded(&mut problems, key, v, default, max)
     };
     let file_bytes = bounded(
         "file_bytes",

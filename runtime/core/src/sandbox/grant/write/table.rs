@@ -5,6 +5,7 @@
 
 use std::path::{Component, Path};
 
+use crate::sandbox::grant::setting;
 use serde::Deserialize;
 
 /// Default cap of one write.
@@ -117,13 +118,8 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
     {
         problems.push(format!("`{}` {why}", p.path()));
     }
-    let mut bounded = |key: &str, v: Option<u64>, default: u64, max: u64| match v {
-        None => default,
-        Some(v) if (1..=max).contains(&v) => v,
-        Some(v) => {
-            problems.push(format!("{key} = {v}: set it between 1 and {max}"));
-            default
-        }
+    let mut bounded = |key: &str, v: Option<u64>, default: u64, max: u64| {
+        setting::bounded(&mut problems, key, v, default, max)
     };
     let max_write_bytes = bounded(
         "max_write_bytes",

@@ -24,6 +24,21 @@ pub(crate) fn run(args: &[&str]) -> Output {
     hookrt(args).output().expect("hookrt runs")
 }
 
+/// `hookrt ARGS` run to its end in `cwd`.
+pub(crate) fn hookrt_in(cwd: &std::path::Path, args: &[&str]) -> Output {
+    hookrt(args).current_dir(cwd).output().expect("hookrt runs")
+}
+
+/// The toolchain's own rustfmt (not rustup's proxy, which needs `HOME`).
+pub(crate) fn rustfmt() -> Option<std::path::PathBuf> {
+    let out = Command::new("rustup")
+        .args(["which", "rustfmt"])
+        .output()
+        .ok()?;
+    let path = std::path::PathBuf::from(text(&out.stdout).trim());
+    path.is_file().then_some(path)
+}
+
 /// An output's bytes as text.
 pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

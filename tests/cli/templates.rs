@@ -9,30 +9,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::text;
-
-fn hookrt(cwd: &Path, args: &[&str]) -> Output {
-    crate::common::hookrt_command()
-        .args(args)
-        .env("NO_COLOR", "1")
-        .current_dir(cwd)
-        .output()
-        .expect("hookrt runs")
-}
-
-/// The toolchain's own rustfmt (not rustup's proxy, which needs `HOME`).
-fn rustfmt() -> Option<PathBuf> {
-    let out = Command::new("rustup")
-        .args(["which", "rustfmt"])
-        .output()
-        .ok()?;
-    let path = PathBuf::from(text(&out.stdout).trim());
-    path.is_file().then_some(path)
-}
+use crate::{hookrt_in as hookrt, rustfmt, text};
 
 /// A temp agent folder and project; `hookrt new AGENT/hooks/SLUG --template
 /// TEMPLATE --lang LANG` run there, its entry's lines `edits` replaced

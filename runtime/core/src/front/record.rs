@@ -189,19 +189,29 @@ impl Recorded {
     }
 }
 
-/// `value` with every string in it masked by `redactor` (keys kept).
+/// `value` with every string in it, keys included, masked by `redactor`.
 fn masked(value: Value, redactor: &Redactor) -> Value {
     match value {
         Value::String(s) => Value::String(redactor.mask(&s).into_owned()),
         Value::Array(items) => {
             Value::Array(items.into_iter().map(|v| masked(v, redactor)).collect())
         }
-        Value::Object(fields) => Value::Object(
-            fields
-                .into_iter()
-                .map(|(k, v)| (k, masked(v, redactor)))
-                .collect::<Map<String, Value>>(),
-        ),
+        Value::Object(fields) => {
+            let mut out = Map::new();
+            for (key, v) in fields {
+                // A key is masked too (as log field keys are); two keys
+                // masked alike both stay, the second numbered.
+                let masked_key = redactor.mask(&key).into_owned();
+                let mut unique = masked_key.clone();
+                let mut n = 2;
+                while out.contains_key(&unique) {
+                    unique = format!("{masked_key}#{n}");
+                    n += 1;
+                }
+                out.insert(unique, masked(v, redactor));
+            }
+            Value::Object(out)
+        }
         other => other,
     }
 }
@@ -266,6 +276,18 @@ mod tests {
             a.envelope.transcript().is_none(),
             "a replay reads no transcript"
         );
+    }
+
+    #[test]
+    fn a_secret_in_a_key_is_masked_and_no_field_is_lost() {
+        let input = r#"{"hook_event_name":"Notification","session_id":"s","env":{"sk-live-aaaaaaaaaaaaaaaa":1,"sk-live-bbbbbbbbbbbbbbbb":2}}"#;
+        let r = Recorded::new(claude(), None, None, "command", input, &Redactor::default());
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(
+            !text.contains("aaaaaaaa") && !text.contains("bbbbbbbb"),
+            "{text}"
+        );
+        assert_eq!(r.input["env"].as_object().unwrap().len(), 2, "{text}");
     }
 
     #[test]

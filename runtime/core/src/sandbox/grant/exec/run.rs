@@ -68,7 +68,7 @@ pub(crate) fn run(
             "this kernel has no Landlock, and the table does not say `unconfined = true`",
         ));
     }
-    let mut child = cmd.spawn()?;
+    let mut child = spawn(&mut cmd, start + limit)?;
     let cap = usize::try_from(table.output_bytes).unwrap_or(usize::MAX);
     let mut streams = [
         Stream::new(child.stdout.take().map(std::os::fd::OwnedFd::from)),
@@ -84,6 +84,27 @@ pub(crate) fn run(
         stderr: err.buf,
         duration: start.elapsed(),
     })
+}
+
+/// Starts `cmd`, trying again while the program is busy being written
+/// (`ETXTBSY`) and time is left: a program file any other thread of this
+/// process still held open for writing when it forked stays busy until that
+/// child has exec'd, a moment later, and a formatter being upgraded beside
+/// the agent is busy the same way.
+fn spawn(cmd: &mut Command, until: Instant) -> std::io::Result<Child> {
+    let mut wait = Duration::from_millis(2);
+    loop {
+        match cmd.spawn() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && Instant::now() + wait < until =>
+            {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// A run's private temporary folder (`tmp = true`): made empty and owner

@@ -141,6 +141,7 @@ pub mod hook;
 mod idempotency;
 pub mod log;
 pub mod metrics;
+pub mod notify;
 mod response;
 pub mod state;
 
@@ -181,7 +182,7 @@ pub mod prelude {
         EventClass, FileEditAnswer, Gate, Hook, HookError, HookResult, IntoResponse, NoConfig,
         PermissionAnswer, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{context, eve, exec, log, metrics, state};
+    pub use crate::{context, eve, exec, log, metrics, notify, state};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

@@ -49,6 +49,9 @@ pub struct HookAudit {
     /// template, digest) and the rules of every run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_run: Vec<String>,
+    /// With the `notify` grant: where its notifications go, and their bounds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_notify: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -233,6 +236,11 @@ pub fn audit(rt: &Runtime) -> Audit {
             imports: h.import_audit.clone(),
             grants: h.settings.grants.iter().cloned().collect(),
             may_run: h.exec.as_ref().map(|e| e.audit_lines()).unwrap_or_default(),
+            may_notify: h
+                .notify
+                .as_ref()
+                .map(|n| n.audit_lines())
+                .unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -372,6 +380,9 @@ impl HookAudit {
         h.write_imports(s);
         for line in &h.may_run {
             let _ = writeln!(s, "   may run    {line}");
+        }
+        for line in &h.may_notify {
+            let _ = writeln!(s, "   may notify {line}");
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::capture::{Capture, Stream};
 use crate::sandbox::grant::exec::policy::Policy as ExecPolicy;
+use crate::sandbox::grant::notify::notifier::Bound as NotifyGrant;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
@@ -69,6 +70,12 @@ pub struct StoreData {
     http: HttpPolicy,
     /// The hook's `exec` grant, when it holds one.
     pub(crate) exec: Option<Arc<ExecPolicy>>,
+    /// The hook's `notify` grant, when it holds one, with where its rate
+    /// window is kept.
+    pub(crate) notify: Option<NotifyGrant>,
+    /// Replay mode ([`StoreData::pin`]): grants with an effect outside the
+    /// run that a replay must not repeat (a notification) record it only.
+    pub(crate) replay: bool,
 }
 
 impl StoreData {
@@ -103,6 +110,8 @@ impl StoreData {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
             exec: None,
+            notify: None,
+            replay: false,
         }
     }
 
@@ -123,6 +132,7 @@ impl StoreData {
             .insecure_random(wasmtime_wasi::Deterministic::new(bytes))
             .insecure_random_seed(0);
         self.wasi = b.build();
+        self.replay = true;
     }
 
     /// The resource table with what bounds a host call's waits.

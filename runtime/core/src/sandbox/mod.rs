@@ -25,6 +25,7 @@ pub use engine::{Allocator, MAX_THREADS, SandboxError, engine_config, engine_con
 pub use grant::exec::{
     Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
 };
+pub use grant::notify::{Notifier, Table as NotifyTable};
 pub use grant::registry::CAPABILITIES;
 pub use grant::{ALL as GRANTS, Grant, GrantTable};
 pub use grants::{DEFAULT_GRANTS, ImportAudit, Need};

@@ -1,6 +1,9 @@
 //! `hookrt new DIR/hooks/SLUG [--lang rust|ts|py]`: a working hook from a
-//! template, one handler per `--events` subscription, in the language asked.
+//! template, one handler per `--events` subscription, in the language asked;
+//! or, with `--template`, a hook for a common case with its grant
+//! (`notify.rs`).
 
+mod notify;
 mod py;
 mod rust;
 mod scaffold;
@@ -16,6 +19,13 @@ pub(super) use scaffold::NewArgs;
 
 impl NewArgs {
     pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
+        if let Some(template) = &self.template {
+            match template.as_str() {
+                "notify" => notify::new(&self)?,
+                other => bail!("--template {other}: unknown template; use `notify`"),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         match self.lang.as_str() {
             "rust" | "rs" => rust::new(&self, loading)?,
             "ts" | "typescript" | "js" | "javascript" => ts::new(&self)?,

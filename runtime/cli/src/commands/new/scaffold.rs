@@ -28,6 +28,11 @@ pub(crate) struct NewArgs {
     /// Write a crate (SLUG/Cargo.toml, SLUG/src/lib.rs) instead of one file.
     #[arg(long = "crate")]
     pub as_crate: bool,
+    /// A hook for a common case, with its grant added to hookrt.toml, instead
+    /// of one handler per `--events` kind: `notify` (a desktop notification
+    /// when the agent needs you or ends a turn; Rust).
+    #[arg(long)]
+    pub template: Option<String>,
 }
 
 /// The subscriptions `--events` names: each one a hook may subscribe to,

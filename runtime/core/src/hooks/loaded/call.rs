@@ -167,6 +167,7 @@ impl LoadedHook {
             self.http_policy(services.redactor),
         );
         store.data_mut().exec = self.exec.clone();
+        store.data_mut().notify = self.notify.as_ref().map(|n| n.bind(services.state));
         engine::begin_delivery(&mut store, limits);
         match self.instantiate(&mut store) {
             Ok(b) => Ok((store, b, 0, false)),

@@ -24,6 +24,7 @@ use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
 use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grant::exec::Policy as ExecPolicy;
+use crate::sandbox::grant::notify::Notifier;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -74,6 +75,8 @@ pub struct LoadedHook {
     pub scope: Scope,
     /// Its `exec` grant resolved (programs and their digests), when it holds one.
     pub exec: Option<Arc<ExecPolicy>>,
+    /// Its `notify` grant (rate limit and session bus), when it holds one.
+    pub notify: Option<Arc<Notifier>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -104,6 +107,15 @@ fn exec_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<ExecPo
                 "install the program, or fix its `path` in the exec table",
             )
         })
+}
+
+/// The `notify` grant of hook `id` with `settings`, on the session bus
+/// hookrt's own environment names (never one an event or the hook could).
+fn notify_policy(id: &str, settings: &HookSettings) -> Option<Arc<Notifier>> {
+    match settings.grant_tables.get("notify") {
+        Some(GrantTable::Notify(table)) => Some(Arc::new(Notifier::from_environment(table, id))),
+        _ => None,
+    }
 }
 
 /// A live instance's exports, by world version.
@@ -194,6 +206,10 @@ impl LoadedHook {
         })?;
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
         let exec = exec_policy(path, &settings)?;
+        let notify = notify_policy(
+            &built.hook.scope.hook_id(built.hook.slug.as_str()),
+            &settings,
+        );
         let mut hook = LoadedHook {
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
@@ -211,6 +227,7 @@ impl LoadedHook {
             world_version: pre.version(),
             scope: built.hook.scope.clone(),
             exec,
+            notify,
             pre,
             config_json,
             warm: Mutex::new(None),

@@ -1,11 +1,12 @@
 //! The grants: every host capability a hook may be given, one module each
-//! (`log`, `state`, `metrics`, `http`, `exec`), what one grant is (`spec`)
+//! (`log`, `state`, `metrics`, `http`, `exec`, `notify`), what one grant is (`spec`)
 //! and the registry that lists them (`registry`).
 
 pub(crate) mod exec;
 pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod metrics;
+pub(crate) mod notify;
 pub(crate) mod registry;
 pub(crate) mod spec;
 pub(crate) mod state;

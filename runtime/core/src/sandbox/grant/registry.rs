@@ -12,16 +12,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::sandbox::grant::spec::{Grant, GrantTable};
-use crate::sandbox::grant::{exec, http, log, metrics, state};
+use crate::sandbox::grant::{exec, http, log, metrics, notify, state};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0, v0_4_0};
 
 /// Every grant, by name.
-pub const ALL: [&Grant; 5] = [
+pub const ALL: [&Grant; 6] = [
     &exec::GRANT,
     &http::GRANT,
     &log::GRANT,
     &metrics::GRANT,
+    &notify::GRANT,
     &state::GRANT,
 ];
 
@@ -45,11 +46,10 @@ pub const CAPABILITIES: [&str; ALL.len()] = {
 
 /// Interfaces world 0.4.0 declares whose grants this hookrt does not
 /// provide yet: a hook importing one is refused at load, saying so.
-pub(crate) const DESIGNED: [&str; 5] = [
+pub(crate) const DESIGNED: [&str; 4] = [
     "hookrt:hook/read",
     "hookrt:hook/transcript",
     "hookrt:hook/secret",
-    "hookrt:hook/notify",
     "hookrt:hook/write",
 ];
 

@@ -4,6 +4,7 @@
 use wasmtime::component::Linker;
 
 use crate::sandbox::grant::exec::table;
+use crate::sandbox::grant::notify::table as notify_table;
 use crate::sandbox::host::StoreData;
 
 /// Everything about one grant.
@@ -38,6 +39,8 @@ pub enum GrantTable {
     Empty,
     /// The `exec` table.
     Exec(table::Table),
+    /// The `notify` table.
+    Notify(notify_table::Table),
 }
 
 /// A table for a grant that takes no settings: none, or `{}`.

@@ -3,6 +3,7 @@
 //! and `hookrt test` (a replay records each notification without showing it).
 
 use std::fs;
+use std::path::Path;
 
 use serde_json::json;
 
@@ -61,9 +62,37 @@ fn new_template_notify_writes_a_hook_and_its_grant_that_check_and_test() {
         text(&out.stderr)
     );
 
-    let events = dir.path().join("events.jsonl");
+    records_then_replays(dir.path(), a);
+
+    // The slug is taken now, and a folder that configures it is not rewritten.
+    let again = run(&[
+        "new",
+        &format!("{a}/hooks/desk-notify"),
+        "--template",
+        "notify",
+    ]);
+    assert!(!again.status.success());
+    fs::remove_file(agent.join("hooks/desk-notify.rs")).unwrap();
+    let again = run(&[
+        "new",
+        &format!("{a}/hooks/desk-notify"),
+        "--template",
+        "notify",
+    ]);
+    assert!(
+        text(&again.stderr).contains("already configures `desk-notify`"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert_eq!(fs::read_to_string(agent.join("hookrt.toml")).unwrap(), toml);
+}
+
+/// `hookrt test --update` on the recorded events records each notification
+/// as not shown, and `hookrt test` then passes against it.
+fn records_then_replays(dir: &Path, a: &str) {
+    let events = dir.join("events.jsonl");
     fs::write(&events, recorded_events()).unwrap();
-    let expect = dir.path().join("expected.jsonl");
+    let expect = dir.join("expected.jsonl");
     let test = |update: bool| {
         let mut args = vec![
             "test",
@@ -103,26 +132,4 @@ fn new_template_notify_writes_a_hook_and_its_grant_that_check_and_test() {
         "{}",
         text(&out.stdout)
     );
-
-    // The slug is taken now, and a folder that configures it is not rewritten.
-    let again = run(&[
-        "new",
-        &format!("{a}/hooks/desk-notify"),
-        "--template",
-        "notify",
-    ]);
-    assert!(!again.status.success());
-    fs::remove_file(agent.join("hooks/desk-notify.rs")).unwrap();
-    let again = run(&[
-        "new",
-        &format!("{a}/hooks/desk-notify"),
-        "--template",
-        "notify",
-    ]);
-    assert!(
-        text(&again.stderr).contains("already configures `desk-notify`"),
-        "{}",
-        text(&again.stderr)
-    );
-    assert_eq!(fs::read_to_string(agent.join("hookrt.toml")).unwrap(), toml);
 }

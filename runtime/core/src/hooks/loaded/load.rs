@@ -109,13 +109,25 @@ fn exec_policy(path: &Path, settings: &HookSettings) -> Result<Option<Arc<ExecPo
         })
 }
 
-/// The `notify` grant of hook `id` with `settings`, on the session bus
+/// The `notify` grant of `hook` with `settings`, on the session bus
 /// hookrt's own environment names (never one an event or the hook could).
-fn notify_policy(id: &str, settings: &HookSettings) -> Option<Arc<Notifier>> {
+fn notify_policy(hook: &DiscoveredHook, settings: &HookSettings) -> Option<Arc<Notifier>> {
+    let id = hook.scope.hook_id(hook.slug.as_str());
     match settings.grant_tables.get("notify") {
-        Some(GrantTable::Notify(table)) => Some(Arc::new(Notifier::from_environment(table, id))),
+        Some(GrantTable::Notify(table)) => Some(Arc::new(Notifier::from_environment(table, &id))),
         _ => None,
     }
+}
+
+/// `hook`'s `imports` checked against the grants of its `settings`.
+fn check_imports(
+    hook: &DiscoveredHook,
+    imports: &[String],
+    settings: &HookSettings,
+) -> Result<Vec<grants::ImportAudit>, Problem> {
+    let table = hook.scope.config_table(hook.slug.as_str());
+    grants::check(imports, &settings.grants, &table, profile_of(hook))
+        .map_err(|m| Problem::load(&hook.path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))
 }
 
 /// A live instance's exports, by world version.
@@ -194,10 +206,7 @@ impl LoadedHook {
             .imports(engine)
             .map(|(name, _)| name.to_owned())
             .collect();
-        let table = built.hook.scope.config_table(built.hook.slug.as_str());
-        let profile = profile_of(&built.hook);
-        let import_audit = grants::check(&imports, &settings.grants, &table, profile)
-            .map_err(|m| Problem::load(path, m, "grant what can be granted in hookrt.toml (`http` also needs `http_allow`), and remove the use of anything that cannot"))?;
+        let import_audit = check_imports(&built.hook, &imports, &settings)?;
         let pre = sandbox.prepare(&loaded.component, metering).map_err(|e| {
             Problem::load(path,
                 format!("does not implement the `{WORLD}` world (any of versions {}): {}", wit::SUPPORTED_VERSIONS.join(", "), one_line(&e)),
@@ -206,10 +215,7 @@ impl LoadedHook {
         })?;
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
         let exec = exec_policy(path, &settings)?;
-        let notify = notify_policy(
-            &built.hook.scope.hook_id(built.hook.slug.as_str()),
-            &settings,
-        );
+        let notify = notify_policy(&built.hook, &settings);
         let mut hook = LoadedHook {
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,

@@ -174,6 +174,7 @@ const SDK: &[&str] = &[
     "eve",
     "event",
     "exec",
+    "notify",
     "response",
     "idempotency",
     "log",

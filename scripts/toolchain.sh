@@ -16,3 +16,6 @@ export HOOKRT_JS_TOOLCHAIN
 # virtual environment; python3 3.10+ with venv and pip).
 HOOKRT_PY_TOOLCHAIN=$(scripts/py-toolchain)
 export HOOKRT_PY_TOOLCHAIN
+# The `notify` tests start a private D-Bus session bus: Debian's
+# dbus-daemon, pinned (scripts/dbus installs it when missing).
+scripts/dbus

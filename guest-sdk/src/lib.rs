@@ -144,6 +144,7 @@ pub mod hook;
 mod idempotency;
 pub mod log;
 pub mod metrics;
+pub mod notify;
 pub mod read;
 mod response;
 pub mod secret;
@@ -188,7 +189,9 @@ pub mod prelude {
         EventClass, FileEditAnswer, Gate, Hook, HookError, HookResult, IntoResponse, NoConfig,
         PermissionAnswer, Response, Scope, Transport, idempotency_key, safe_log,
     };
-    pub use crate::{context, eve, exec, log, metrics, read, secret, state, transcript, write};
+    pub use crate::{
+        context, eve, exec, log, metrics, notify, read, secret, state, transcript, write,
+    };
     pub use serde::{Deserialize, Serialize};
     pub use serde_json;
 }

@@ -63,6 +63,9 @@ pub struct HookAudit {
     /// pattern refused.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_read: Vec<String>,
+    /// With the `notify` grant: where its notifications go, and their bounds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_notify: Vec<String>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -259,6 +262,11 @@ pub fn audit(rt: &Runtime) -> Audit {
                 .map(|s| s.audit_lines())
                 .unwrap_or_default(),
             may_read: h.read.as_ref().map(|r| r.audit_lines()).unwrap_or_default(),
+            may_notify: h
+                .notify
+                .as_ref()
+                .map(|n| n.audit_lines())
+                .unwrap_or_default(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -410,6 +418,9 @@ impl HookAudit {
         }
         for line in &h.may_read {
             let _ = writeln!(s, "   may read   {line}");
+        }
+        for line in &h.may_notify {
+            let _ = writeln!(s, "   may notify {line}");
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

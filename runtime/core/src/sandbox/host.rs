@@ -21,6 +21,7 @@ use crate::sandbox::grant::read::policy::Access as ReadAccess;
 use crate::sandbox::grant::secret::policy::Policy as SecretPolicy;
 use crate::sandbox::grant::transcript::tail::Reader as TranscriptReader;
 use crate::sandbox::grant::write::policy::Writer;
+use crate::sandbox::grant::notify::notifier::Bound as NotifyGrant;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
@@ -81,6 +82,12 @@ pub struct StoreData {
     pub(crate) write: Option<Writer>,
     /// The hook's `read` grant, when it holds one.
     pub(crate) read: Option<ReadAccess>,
+    /// The hook's `notify` grant, when it holds one, with where its rate
+    /// window is kept.
+    pub(crate) notify: Option<NotifyGrant>,
+    /// Replay mode ([`StoreData::pin`]): grants with an effect outside the
+    /// run that a replay must not repeat (a notification) record it only.
+    pub(crate) replay: bool,
 }
 
 impl StoreData {
@@ -119,6 +126,8 @@ impl StoreData {
             transcript: None,
             write: None,
             read: None,
+            notify: None,
+            replay: false,
         }
     }
 
@@ -139,6 +148,7 @@ impl StoreData {
             .insecure_random(wasmtime_wasi::Deterministic::new(bytes))
             .insecure_random_seed(0);
         self.wasi = b.build();
+        self.replay = true;
     }
 
     /// The resource table with what bounds a host call's waits.

@@ -26,6 +26,7 @@ pub use grant::exec::{
     Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
 };
 pub use grant::read::{Policy as ReadPolicy, ReadSetupError, Table as ReadTable};
+pub use grant::notify::{Notifier, Table as NotifyTable};
 pub use grant::registry::CAPABILITIES;
 pub use grant::secret::{
     Policy as SecretPolicy, SourceError as SecretSourceError, Table as SecretTable,

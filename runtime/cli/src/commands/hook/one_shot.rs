@@ -45,13 +45,16 @@ impl OneShot {
             detail: Some("command".into()),
         });
         // A process per event: what must outlive it (the loop governor's
-        // count of continues in a row, hooks' `state`) is kept per user.
-        // Opened only when something reads it.
-        let state = hookrt::sandbox::Need::Grant("state".into());
+        // count of continues in a row, hooks' `state`, a `notify` grant's
+        // rate window) is kept per user. Opened only when something reads it.
+        let kept = [
+            hookrt::sandbox::Need::Grant("state".into()),
+            hookrt::sandbox::Need::Grant("notify".into()),
+        ];
         let keeps_state = rt
             .hooks()
             .iter()
-            .any(|h| h.import_audit.iter().any(|i| i.need == state));
+            .any(|h| h.import_audit.iter().any(|i| kept.contains(&i.need)));
         // Without it (no home, an unsafe folder) the event still runs, its
         // state in memory: the governor then counts within this process
         // only, and the agent's own cap on stop continues still holds.

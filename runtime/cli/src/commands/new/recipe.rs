@@ -25,12 +25,15 @@ impl Template {
             (Template::TestsAtStop, "rs") => include_str!("recipes/tests_at_stop.rs.tmpl"),
             (Template::TestsAtStop, "ts") => include_str!("recipes/tests_at_stop.ts.tmpl"),
             (Template::TestsAtStop, _) => include_str!("recipes/tests_at_stop.py.tmpl"),
+            (Template::Notify, "rs") => include_str!("recipes/notify.rs.tmpl"),
+            (Template::Notify, "ts") => include_str!("recipes/notify.ts.tmpl"),
+            (Template::Notify, _) => include_str!("recipes/notify.py.tmpl"),
         }
     }
 
     /// The hook's entry in `hookrt.toml`, after its `[{table}]` line.
     fn entry(self) -> String {
-        let exec = match self {
+        let table = match self {
             Template::FormatOnEdit => {
                 "# What it runs on each file the agent edits (the `exec` grant, docs/configuration.md).\n\
                  # A folder whose hooks hold `exec` loads only as locked: `hookrt lock` it after a review.\n\
@@ -57,22 +60,32 @@ impl Template {
                  path = \"make\"\n\
                  args = [\"test\"]\n"
             }
+            Template::Notify => {
+                "# Its desktop notifications (the `notify` grant, docs/configuration.md).\n\
+                 [{table}.grants.notify]\n\
+                 per_minute = 6     # more in any minute are refused as rate-limited\n\
+                 timeout_ms = 2000  # one notification's exchange with the notifier\n"
+            }
         };
-        let deadline = match self {
-            Template::FormatOnEdit => 20_000,
-            Template::TestsAtStop => 120_000,
+        let (deadline, within) = match self {
+            Template::FormatOnEdit => (20_000, "the program's run (its timeout_ms)"),
+            Template::TestsAtStop => (120_000, "the program's run (its timeout_ms)"),
+            Template::Notify => (2_500, "a notification's exchange (its timeout_ms)"),
         };
         format!(
-            "# The delivery's wall-clock limit: the program's run (its timeout_ms) happens inside it.\n\
-             deadline_ms = {deadline}\n\n{GRANTS}{exec}"
+            "# The delivery's wall-clock limit: {within} happens inside it.\n\
+             deadline_ms = {deadline}\n\n{GRANTS}{table}"
         )
     }
 
-    /// What the next steps add: the table to edit, and the lock.
-    fn edit_hint(self) -> &'static str {
+    /// What the next steps add for a template holding `exec`: the table to
+    /// edit before the lock (a folder whose hooks hold `exec` loads only as
+    /// locked); `None` for one that needs no lock.
+    fn edit_hint(self) -> Option<&'static str> {
         match self {
-            Template::FormatOnEdit => "the formatter it runs",
-            Template::TestsAtStop => "the program that runs the tests",
+            Template::FormatOnEdit => Some("the formatter it runs"),
+            Template::TestsAtStop => Some("the program that runs the tests"),
+            Template::Notify => None,
         }
     }
 }
@@ -99,17 +112,14 @@ pub(super) fn new(args: &NewArgs, recipe: Template) -> Result<()> {
     entry.write()?;
     let toolchain = toolchain
         .map(|t| format!("scripts/{t}-toolchain   # once per machine, from the hookrt checkout"));
-    let lock = format!(
-        "hookrt lock {}   # after setting {} in {}: a folder whose hooks hold exec loads only as locked",
-        agent.display(),
-        recipe.edit_hint(),
-        entry.path.display()
-    );
-    let first: Vec<&str> = toolchain
-        .iter()
-        .map(String::as_str)
-        .chain([lock.as_str()])
-        .collect();
+    let lock = recipe.edit_hint().map(|hint| {
+        format!(
+            "hookrt lock {}   # after setting {hint} in {}: a folder whose hooks hold exec loads only as locked",
+            agent.display(),
+            entry.path.display()
+        )
+    });
+    let first: Vec<&str> = toolchain.iter().chain(&lock).map(String::as_str).collect();
     next_steps(&agent, &slug, &target, &first, &[]);
     println!(
         "  {} holds [{}] and its grants",
@@ -137,11 +147,16 @@ mod tests {
     #[test]
     fn every_recipe_fills_each_language_and_its_entry_loads() {
         let slug = Slug::parse("fmt-on-edit").unwrap();
-        for recipe in [Template::FormatOnEdit, Template::TestsAtStop] {
+        for (recipe, grant) in [
+            (Template::FormatOnEdit, "exec"),
+            (Template::TestsAtStop, "exec"),
+            (Template::Notify, "notify"),
+        ] {
             for ext in ["rs", "ts", "py"] {
                 let text = fill(recipe.source(ext), &slug, "fmt-on-edit");
                 assert!(!text.contains("__"), "{recipe:?} {ext}: {text}");
-                assert!(text.contains("hooks.\"fmt-on-edit\".grants.exec"), "{text}");
+                let table = format!("hooks.\"fmt-on-edit\".grants.{grant}");
+                assert!(text.contains(&table), "{text}");
             }
             let toml = format!(
                 "[hooks.\"x\"]\n{}",

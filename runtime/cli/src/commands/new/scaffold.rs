@@ -29,8 +29,10 @@ pub(crate) struct NewArgs {
     #[arg(long = "crate")]
     pub as_crate: bool,
     /// A hook for a common case, with its grants added to hookrt.toml:
-    /// `format-on-edit` (a formatter on each file the agent edits) or
-    /// `tests-at-stop` (the project's tests before a turn may end).
+    /// `format-on-edit` (a formatter on each file the agent edits),
+    /// `tests-at-stop` (the project's tests before a turn may end) or
+    /// `notify` (a desktop notification when the agent needs you or ends a
+    /// turn).
     #[arg(long, value_enum, conflicts_with = "events")]
     pub template: Option<Template>,
 }
@@ -43,6 +45,9 @@ pub(crate) enum Template {
     /// At `turn.stopping`, run the project's tests and keep the turn going
     /// while they fail (the `exec` grant; the loop governor caps it).
     TestsAtStop,
+    /// When the agent needs you or ends a turn, a desktop notification (the
+    /// `notify` grant).
+    Notify,
 }
 
 /// The subscriptions `--events` names: each one a hook may subscribe to,

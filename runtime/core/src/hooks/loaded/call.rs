@@ -176,6 +176,7 @@ impl LoadedHook {
         store.data_mut().exec = self.exec.clone();
         store.data_mut().secret = self.secret.clone();
         store.data_mut().read = self.read.clone().map(ReadAccess::new);
+        store.data_mut().notify = self.notify.as_ref().map(|n| n.bind(services.state));
         engine::begin_delivery(&mut store, limits);
         match self.instantiate(&mut store) {
             Ok(b) => Ok((store, b, 0, false)),

@@ -1,16 +1,19 @@
 //! Each grant a hook holds, resolved at load for this host: `exec`'s
 //! programs and `read`'s and `write`'s places in the project folder
-//! (`hooks::project`), `secret`'s values, `transcript`'s table. What a
+//! (`hooks::project`), `secret`'s values, `transcript`'s table, `notify`'s
+//! session bus. What a
 //! hook cannot be given here refuses it, naming the fix.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::hooks::folder::discovery::DiscoveredHook;
 use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::problem::Problem;
 use crate::hooks::project::{Project, ProjectError};
 use crate::sandbox::grant::GrantTable;
 use crate::sandbox::grant::exec::Policy as ExecPolicy;
+use crate::sandbox::grant::notify::Notifier;
 use crate::sandbox::grant::read::Policy as ReadPolicy;
 use crate::sandbox::grant::secret::Policy as SecretPolicy;
 use crate::sandbox::grant::transcript::Table as TranscriptTable;
@@ -124,4 +127,14 @@ pub(super) fn read_policy(
         ReadPolicy::open(table, project.root()),
         "check the project folder's permissions",
     )
+}
+
+/// The `notify` grant of `hook` with `settings`, on the session bus
+/// hookrt's own environment names (never one an event or the hook could).
+pub(super) fn notify_policy(hook: &DiscoveredHook, settings: &HookSettings) -> Option<Arc<Notifier>> {
+    let id = hook.scope.hook_id(hook.slug.as_str());
+    match settings.grant_tables.get("notify") {
+        Some(GrantTable::Notify(table)) => Some(Arc::new(Notifier::from_environment(table, &id))),
+        _ => None,
+    }
 }

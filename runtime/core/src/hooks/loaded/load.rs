@@ -20,7 +20,7 @@ use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::folder::slug::Slug;
 use crate::hooks::loaded::granted::{
-    exec_policy, read_policy, secret_policy, transcript_table, write_policy,
+    exec_policy, notify_policy, read_policy, secret_policy, transcript_table, write_policy,
 };
 use crate::hooks::problem::Problem;
 use crate::hooks::project::{Project, ProjectError};
@@ -31,6 +31,7 @@ use crate::sandbox::grant::read::Policy as ReadPolicy;
 use crate::sandbox::grant::secret::Policy as SecretPolicy;
 use crate::sandbox::grant::transcript::Table as TranscriptTable;
 use crate::sandbox::grant::write::Policy as WritePolicy;
+use crate::sandbox::grant::notify::Notifier;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -90,6 +91,8 @@ pub struct LoadedHook {
     pub secret: Option<Arc<SecretPolicy>>,
     /// Its `read` grant (the project folder, opened), when it holds one.
     pub read: Option<Arc<ReadPolicy>>,
+    /// Its `notify` grant (rate limit and session bus), when it holds one.
+    pub notify: Option<Arc<Notifier>>,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -182,6 +185,7 @@ impl LoadedHook {
             secret: secret_policy(path, &settings)?,
             write: write_policy(path, &settings, project)?,
             transcript: transcript_table(&settings),
+            notify: notify_policy(&built.hook, &settings),
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
             source: path.clone(),

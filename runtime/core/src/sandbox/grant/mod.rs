@@ -1,5 +1,5 @@
 //! The grants: every host capability a hook may be given, one module each
-//! (`log`, `state`, `metrics`, `http`, `exec`, `read`, `secret`,
+//! (`log`, `state`, `metrics`, `http`, `exec`, `notify`, `read`, `secret`,
 //! `transcript`, `write`), what one grant is (`spec`)
 //! and the registry that lists them (`registry`).
 
@@ -8,6 +8,7 @@ pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod metrics;
 pub(crate) mod read;
+pub(crate) mod notify;
 pub(crate) mod registry;
 pub(crate) mod secret;
 pub(crate) mod setting;

@@ -12,16 +12,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::sandbox::grant::spec::{Grant, GrantTable};
-use crate::sandbox::grant::{exec, http, log, metrics, read, secret, state, transcript, write};
+use crate::sandbox::grant::{
+    exec, http, log, metrics, notify, read, secret, state, transcript, write,
+};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0, v0_4_0};
 
 /// Every grant, by name.
-pub const ALL: [&Grant; 9] = [
+pub const ALL: [&Grant; 10] = [
     &exec::GRANT,
     &http::GRANT,
     &log::GRANT,
     &metrics::GRANT,
+    &notify::GRANT,
     &read::GRANT,
     &secret::GRANT,
     &state::GRANT,
@@ -49,7 +52,7 @@ pub const CAPABILITIES: [&str; ALL.len()] = {
 
 /// Interfaces world 0.4.0 declares whose grants this hookrt does not
 /// provide yet: a hook importing one is refused at load, saying so.
-pub(crate) const DESIGNED: [&str; 1] = ["hookrt:hook/notify"];
+pub(crate) const DESIGNED: [&str; 0] = [];
 
 /// The grant named `name`.
 pub(crate) fn named(name: &str) -> Option<&'static Grant> {

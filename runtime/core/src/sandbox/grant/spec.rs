@@ -8,6 +8,7 @@ use crate::sandbox::grant::read::table as read_table;
 use crate::sandbox::grant::secret::table as secret_table;
 use crate::sandbox::grant::transcript::table as transcript;
 use crate::sandbox::grant::write::table as write;
+use crate::sandbox::grant::notify::table as notify_table;
 use crate::sandbox::host::StoreData;
 
 /// Everything about one grant.
@@ -50,6 +51,8 @@ pub enum GrantTable {
     Write(write::Table),
     /// The `read` table.
     Read(read_table::Table),
+    /// The `notify` table.
+    Notify(notify_table::Table),
 }
 
 /// A table for a grant that takes no settings: none, or `{}`.

@@ -61,6 +61,7 @@ mod notify_template;
 mod ported;
 mod ported_exec;
 mod read;
+mod receiver;
 mod record;
 mod sdk_grants;
 mod secret;

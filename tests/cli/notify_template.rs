@@ -39,7 +39,8 @@ fn new_template_notify_checks_and_replays(lang: &str) {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
-        said.contains("holds [hooks.\"desk-notify\"] and its grants") && !said.contains("hookrt lock"),
+        said.contains("holds [hooks.\"desk-notify\"] and its grants")
+            && !said.contains("hookrt lock"),
         "a notify hook needs no lock: {said}"
     );
     let toml = fs::read_to_string(agent.join("hookrt.toml")).unwrap();

@@ -9,8 +9,6 @@
 //! the journal and its trail, `audit`, the lock.
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -20,46 +18,11 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::common::{agent_fixture, repo, with_stdin};
+use crate::receiver::receiver;
 use crate::{hookrt, text};
 
 /// The token every test sends.
 const TOKEN: &str = "tk_live_5f3a9c0e7b1d4a28";
-
-/// A loopback stand-in for a service: its origin, and each request (head,
-/// blank line, body) as it arrived. It answers each with `reply(head)`.
-fn receiver(reply: fn(&str) -> String) -> (String, mpsc::Receiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                head.push_str(&line);
-            }
-            let length = head
-                .lines()
-                .find_map(|l| {
-                    let l = l.to_ascii_lowercase();
-                    l.strip_prefix("content-length: ")
-                        .map(|n| n.trim().parse().unwrap_or(0))
-                })
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            let answer = reply(&head);
-            let _ = tx.send(format!("{head}\r\n{}", String::from_utf8_lossy(&body)));
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
-    (origin, rx)
-}
 
 /// A JSON answer, with the request's first line echoed in it (a server
 /// echoing what it got back, the token with it).

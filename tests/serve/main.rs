@@ -23,6 +23,8 @@ mod fleet_trust;
 mod front_ends;
 mod gemini;
 mod jetstream;
+#[path = "../cli/notify_bus.rs"]
+mod notify_bus;
 mod one_folder;
 mod openapi;
 mod otel;
@@ -30,6 +32,8 @@ mod ported_e2e;
 mod pressure;
 mod prometheus;
 mod receipts;
+#[path = "../cli/receiver.rs"]
+mod receiver;
 mod reload;
 mod standin;
 

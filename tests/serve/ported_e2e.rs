@@ -4,14 +4,20 @@
 //! grant with the pinned tools of `scripts/hook-tools`: prettier reformats
 //! a file Claude Code wrote; a Stop gate runs a small fixture project's
 //! tests and keeps the turn going until they pass, and the loop governor
-//! still caps it when they never do. Later runs of the other grants
-//! (notify, secret, a refused `.env` read) join this file.
+//! still caps it when they never do. And the other grants: the `notify`
+//! template's notification reaches a stand-in of the desktop notification
+//! service on a private D-Bus; the ported ntfy notifier's push reaches a
+//! loopback receiver with the host's secret in it and nowhere else; the
+//! ported protect-secrets hook, asking the `read` grant, keeps Claude Code
+//! from reading `.env`.
 
 use serde_json::{Value, json};
 
 use crate::claude_e2e::{Session, claude_session, reply};
 use crate::common::{TempAgent, example, succeeded};
 use crate::hookrt;
+use crate::notify_bus::Bus;
+use crate::receiver::receiver;
 
 /// `example-hooks/ported/claude-code`'s hooks `slugs`, with their tables
 /// (and the folder's `[defaults]` and `[governor]`) from its `hookrt.toml`,
@@ -238,5 +244,144 @@ fn a_stop_gate_keeps_the_real_claude_code_going_until_the_tests_pass_under_the_g
     assert_eq!(
         std::fs::read_to_string(s.project.path().join("sum.js")).unwrap(),
         "exports.sum = (a, b) => a - b;\n"
+    );
+}
+
+/// Answers whatever Claude Code asks with "Done.": a turn that ends at once.
+fn done(request: &Value) -> (&'static str, String) {
+    reply(request, vec![json!({"type": "text", "text": "Done."})])
+}
+
+#[test]
+fn the_notify_templates_notification_reaches_the_desktop_notifier_when_the_real_claude_code_stops()
+{
+    let bus = Bus::with_notifier(false);
+    let agent = tempfile::tempdir().unwrap();
+    let hook = agent.path().join("hooks/desk-notify");
+    succeeded(&mut hookrt(&[
+        "new",
+        hook.to_str().unwrap(),
+        "--template",
+        "notify",
+    ]));
+    let dir = agent.path().to_str().unwrap();
+    let env = [("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())];
+    let s = claude_session("say done", done, project(), &[dir], &["Read"], &env);
+    all_hooks_succeeded(&s);
+    let shown = bus.received();
+    assert_eq!(shown.len(), 1, "one turn, one notification: {shown:?}");
+    let n = &shown[0];
+    assert_eq!(
+        (n.app_name.as_str(), n.summary.as_str(), n.body.as_str()),
+        ("hookrt", "claude-code: turn complete", "Turn complete")
+    );
+    assert_eq!(
+        (n.urgency, n.hook.as_deref()),
+        (Some(0), Some("desk-notify"))
+    );
+}
+
+/// The ntfy token every run here sends.
+const NTFY_TOKEN: &str = "tk_e2e_9c41d07b2a6f";
+
+fn accepted(_head: &str) -> String {
+    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}".to_owned()
+}
+
+#[test]
+fn the_ported_ntfy_notifier_pushes_with_the_hosts_secret_and_the_secret_is_nowhere_else() {
+    let (origin, pushes) = receiver(accepted);
+    let secrets = tempfile::tempdir().unwrap();
+    let token = secrets.path().join("ntfy-token");
+    std::fs::write(&token, NTFY_TOKEN).unwrap();
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let config = format!(
+        "[hooks.\"ntfy_notifier\"]\ndeadline_ms = 10_000\nconfig = {{ url = \"{origin}/claude-alerts\" }}\n\
+         [hooks.\"ntfy_notifier\".grants]\nlog = {{}}\nstate = {{}}\n\
+         [hooks.\"ntfy_notifier\".grants.secret.secrets.ntfy]\nfile = \"{}\"\n\
+         origins = [\"{origin}\"]\nheader = \"Authorization\"\nprefix = \"Bearer \"\n",
+        token.display()
+    );
+    let agent = TempAgent::new()
+        .config(&config)
+        .hook("grants/hooks/ntfy_notifier.rs", "ntfy_notifier.rs");
+    let dir = agent.path().to_str().unwrap();
+    succeeded(&mut hookrt(&["lock", dir]));
+    let project = project();
+    std::fs::create_dir(project.path().join("src")).unwrap();
+    let s = claude_session(
+        "write the greeting",
+        write_unformatted,
+        project,
+        &[dir],
+        &["Write"],
+        &[],
+    );
+    all_hooks_succeeded(&s);
+    let got: Vec<String> = pushes.try_iter().collect();
+    let first = got.first().expect("a push reached the receiver");
+    assert!(
+        first.starts_with("POST /claude-alerts HTTP/1.1\r\n"),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!("authorization: Bearer {NTFY_TOKEN}\r\n")),
+        "{first}"
+    );
+    assert!(
+        first.ends_with("/src/greet.ts"),
+        "the Write's push comes first: {first}"
+    );
+    // The 2 s rate limit of the original holds the Stop's push back when the
+    // turn ends within it; each push that went carries the token.
+    assert!(got.iter().all(|p| p.contains(NTFY_TOKEN)), "{got:?}");
+    let seen = format!("{:?}{:?}", s.lines, s.requests);
+    assert!(
+        !seen.contains(NTFY_TOKEN),
+        "the token reached Claude Code or the model"
+    );
+    let lock = std::fs::read_to_string(agent.path().join("hookrt.lock")).unwrap();
+    assert!(!lock.contains(NTFY_TOKEN), "{lock}");
+}
+
+/// What `.env` holds in the protect-secrets run.
+const DOTENV: &str = "STRIPE_KEY=sk_live_e2e_51HxQ8c\n";
+
+/// Reads `.env`, then says it is done.
+fn read_dotenv(request: &Value) -> (&'static str, String) {
+    if request["tools"].as_array().is_none_or(|t| t.is_empty()) {
+        return reply(request, vec![json!({"type": "text", "text": "ok"})]);
+    }
+    let file = format!("{}/.env", workdir(request));
+    let steps = vec![("toolu_read_env", "Read", json!({"file_path": file}))];
+    reply(request, next(request, steps))
+}
+
+#[test]
+fn protect_secrets_asking_the_read_grant_keeps_the_real_claude_code_from_reading_dotenv() {
+    let agent = TempAgent::new()
+        .config("[hooks.\"protect_secrets\".grants]\nlog = {}\nread = {}\n")
+        .hook("grants/hooks/protect_secrets.rs", "protect_secrets.rs");
+    let dir = agent.path().to_str().unwrap();
+    let project = project();
+    std::fs::write(project.path().join(".env"), DOTENV).unwrap();
+    let s = claude_session(
+        "show me the env",
+        read_dotenv,
+        project,
+        &[dir],
+        &["Read"],
+        &[],
+    );
+    all_hooks_succeeded(&s);
+    let told = s.requests.last().expect("the model was asked").to_string();
+    assert!(
+        told.contains("protect-secrets: `.env` is off limits"),
+        "the denial reached the model: {told}"
+    );
+    let seen = format!("{:?}{:?}", s.lines, s.requests);
+    assert!(
+        !seen.contains("sk_live_e2e_51HxQ8c"),
+        "the secret reached Claude Code or the model"
     );
 }

@@ -194,6 +194,28 @@ pub struct Audit {
     pub hooks: Vec<HookAudit>,
 }
 
+/// What each of `h`'s subscriptions is and may do.
+fn subscriptions(h: &crate::hooks::loaded::load::LoadedHook) -> Vec<Subscription> {
+    h.subscriptions
+        .iter()
+        .map(|k| Subscription {
+            kind: k.clone(),
+            class: if k == WILDCARD {
+                "any".into()
+            } else {
+                // `observe:<kind>` watches (observe); `rewrite:<kind>` votes (its kind's class).
+                let k = crate::event::kind::rewritten_kind(k).unwrap_or(k);
+                format!("{:?}", class_of(k)).to_lowercase()
+            },
+            may: powers(
+                k,
+                h.world_version,
+                h.scope == crate::event::scope::Scope::Aggregate,
+            ),
+        })
+        .collect()
+}
+
 /// Audits a loaded runtime.
 pub fn audit(rt: &Runtime) -> Audit {
     // An unreadable lock pins nothing: every hook counts as drifted from it.
@@ -226,25 +248,7 @@ pub fn audit(rt: &Runtime) -> Audit {
             world: format!("{WORLD}@{}", h.world_version),
             name: h.settings.name.clone(),
             description: h.settings.description.clone(),
-            subscriptions: h
-                .subscriptions
-                .iter()
-                .map(|k| Subscription {
-                    kind: k.clone(),
-                    class: if k == WILDCARD {
-                        "any".into()
-                    } else {
-                        // `observe:<kind>` watches (observe); `rewrite:<kind>` votes (its kind's class).
-                        let k = crate::event::kind::rewritten_kind(k).unwrap_or(k);
-                        format!("{:?}", class_of(k)).to_lowercase()
-                    },
-                    may: powers(
-                        k,
-                        h.world_version,
-                        h.scope == crate::event::scope::Scope::Aggregate,
-                    ),
-                })
-                .collect(),
+            subscriptions: subscriptions(h),
             scope: h.scope.clone(),
             warnings: author_warnings(h),
             imports: h.import_audit.clone(),

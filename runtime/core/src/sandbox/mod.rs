@@ -25,8 +25,8 @@ pub use engine::{Allocator, MAX_THREADS, SandboxError, engine_config, engine_con
 pub use grant::exec::{
     Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
 };
-pub use grant::read::{Policy as ReadPolicy, ReadSetupError, Table as ReadTable};
 pub use grant::notify::{Notifier, Table as NotifyTable};
+pub use grant::read::{Policy as ReadPolicy, ReadSetupError, Table as ReadTable};
 pub use grant::registry::CAPABILITIES;
 pub use grant::secret::{
     Policy as SecretPolicy, SourceError as SecretSourceError, Table as SecretTable,

@@ -131,7 +131,10 @@ pub(super) fn read_policy(
 
 /// The `notify` grant of `hook` with `settings`, on the session bus
 /// hookrt's own environment names (never one an event or the hook could).
-pub(super) fn notify_policy(hook: &DiscoveredHook, settings: &HookSettings) -> Option<Arc<Notifier>> {
+pub(super) fn notify_policy(
+    hook: &DiscoveredHook,
+    settings: &HookSettings,
+) -> Option<Arc<Notifier>> {
     let id = hook.scope.hook_id(hook.slug.as_str());
     match settings.grant_tables.get("notify") {
         Some(GrantTable::Notify(table)) => Some(Arc::new(Notifier::from_environment(table, &id))),

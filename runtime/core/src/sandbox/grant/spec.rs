@@ -4,11 +4,11 @@
 use wasmtime::component::Linker;
 
 use crate::sandbox::grant::exec::table;
+use crate::sandbox::grant::notify::table as notify_table;
 use crate::sandbox::grant::read::table as read_table;
 use crate::sandbox::grant::secret::table as secret_table;
 use crate::sandbox::grant::transcript::table as transcript;
 use crate::sandbox::grant::write::table as write;
-use crate::sandbox::grant::notify::table as notify_table;
 use crate::sandbox::host::StoreData;
 
 /// Everything about one grant.

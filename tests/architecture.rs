@@ -110,6 +110,7 @@ const RUNTIME: &[&str] = &[
     "hooks::cache::dir",
     "hooks::cache::stamp",
     "hooks::cache::artifact",
+    "hooks::cache::incremental",
     "hooks::cache::start",
     "hooks::build::crate_inputs",
     "hooks::build::digest",

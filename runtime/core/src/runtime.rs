@@ -16,6 +16,7 @@ use crate::delivery::threads::Threads;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::scope::{Scope, Transport};
 use crate::hooks::build::component::{self, BuildEvent, BuildOptions, BuiltHook};
+use crate::hooks::cache::incremental::{Counts, Incremental};
 use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
 use crate::hooks::loaded::call::Services;
@@ -227,6 +228,7 @@ fn sandbox_for(
     discovery: &Discovery,
     config: &Config,
     opts: &BuildOptions,
+    functions: Option<&Arc<Incremental>>,
 ) -> Result<Sandbox, Problems> {
     // The pool's slots have fixed sizes: hooks configured beyond them, or
     // too many hooks, run with on-demand allocation; so does a runtime
@@ -256,7 +258,8 @@ fn sandbox_for(
             .iter()
             .any(|h| config.settings_for(h).grants.contains("http")),
     };
-    Sandbox::for_hooks(want, epoch_only, discovery.hooks.len(), links)
+    let functions = functions.map(|f| -> engine::FunctionCache { f.clone() });
+    Sandbox::for_hooks(want, epoch_only, discovery.hooks.len(), links, functions)
         .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))
 }
 
@@ -281,7 +284,12 @@ impl Runtime {
             prebuilt: opts.prebuilt || config.mode == Mode::Prebuilt,
             ..opts.clone()
         };
-        let sandbox = sandbox_for(agent_dir, &discovery, &config, opts)?;
+        // Cranelift's functions compiled before, in the cache dir: a script
+        // hook's edit compiles only what changed (`HOOKRT_INCREMENTAL_CACHE=off`:
+        // every function compiled, as before it).
+        let functions = (std::env::var("HOOKRT_INCREMENTAL_CACHE").as_deref() != Ok("off"))
+            .then(|| Arc::new(Incremental::new(&opts.cache_dir)));
+        let sandbox = sandbox_for(agent_dir, &discovery, &config, opts, functions.as_ref())?;
         // The lock is checked before anything builds: a drifted crate's
         // `build.rs` never runs.
         let (lock, reviews) = locked(agent_dir, &discovery, &config, opts)?;
@@ -300,6 +308,18 @@ impl Runtime {
                 }
                 Err(p) => problems.push(p),
             }
+        }
+        let found = functions.as_ref().map(|f| {
+            f.flush();
+            f.counts()
+        });
+        if let Some(found) = found.filter(|c| *c != Counts::default()) {
+            tracing::debug!(
+                hits = found.hits,
+                misses = found.misses,
+                refused = found.refused,
+                "incremental compile cache"
+            );
         }
         for h in &mut hooks {
             if let Some((_, _, review)) = reviews.iter().find(|(id, _, _)| h.has_id(id)) {

@@ -288,6 +288,7 @@ fn engine(
     want: Allocator,
     metering: Metering,
     hooks: usize,
+    incremental: Option<&FunctionCache>,
 ) -> Result<(Engine, Allocator), SandboxError> {
     let want = match std::env::var("HOOKRT_ALLOCATOR").as_deref() {
         Err(_) | Ok("") | Ok("auto") => want,
@@ -296,11 +297,18 @@ fn engine(
             return Err(SandboxError::Allocator(other.to_owned()));
         }
     };
-    let on_demand =
-        || Engine::new(&base_config(metering)).map_err(|e| SandboxError::Setup(e.to_string()));
+    let build = |mut config: Config| {
+        if let Some(store) = incremental {
+            config
+                .enable_incremental_compilation(store.clone())
+                .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        }
+        Engine::new(&config).map_err(|e| SandboxError::Setup(e.to_string()))
+    };
+    let on_demand = || build(base_config(metering));
     match want {
         Allocator::OnDemand => Ok((on_demand()?, Allocator::OnDemand)),
-        Allocator::Pooling => match Engine::new(&pooling_config(metering, hooks)) {
+        Allocator::Pooling => match build(pooling_config(metering, hooks)) {
             Ok(engine) => Ok((engine, Allocator::Pooling)),
             Err(e) => {
                 tracing::info!("pooling allocator unavailable ({e}); allocating on demand");
@@ -309,6 +317,10 @@ fn engine(
         },
     }
 }
+
+/// Where Cranelift keeps the functions it compiled, to take them again
+/// instead of compiling them (`hooks/cache/incremental.rs`).
+pub(crate) type FunctionCache = Arc<dyn wasmtime::CacheStore>;
 
 impl Sandbox {
     /// Builds the engine (pooling allocator if the machine allows it) and linker.
@@ -324,25 +336,27 @@ impl Sandbox {
     /// [`Sandbox::with_allocator`], plus the engine for [`Metering::Epoch`]
     /// hooks when `epoch_only` (some hook opted in).
     pub fn with_meterings(want: Allocator, epoch_only: bool) -> Result<Sandbox, SandboxError> {
-        Sandbox::for_hooks(want, epoch_only, POOL_MAX_HOOKS, Links::ALL)
+        Sandbox::for_hooks(want, epoch_only, POOL_MAX_HOOKS, Links::ALL, None)
     }
 
     /// [`Sandbox::with_meterings`] with a pool for `hooks` hooks
     /// ([`pool_components`]): a runtime never loads more than it discovered;
-    /// and linking only `links`.
+    /// linking only `links`; compiling through `incremental` when given.
     pub fn for_hooks(
         want: Allocator,
         epoch_only: bool,
         hooks: usize,
         links: Links,
+        incremental: Option<FunctionCache>,
     ) -> Result<Sandbox, SandboxError> {
-        let (fuel_engine, allocator) = engine(want, Metering::Fuel, hooks)?;
+        let incremental = incremental.as_ref();
+        let (fuel_engine, allocator) = engine(want, Metering::Fuel, hooks, incremental)?;
         let fuel = Flavor::new(fuel_engine, links)?;
         let epoch = if epoch_only {
             // The same allocator as the fuel engine got (or on demand, should
             // the machine refuse a second pool).
             Some(Flavor::new(
-                engine(allocator, Metering::Epoch, hooks)?.0,
+                engine(allocator, Metering::Epoch, hooks, incremental)?.0,
                 links,
             )?)
         } else {

@@ -258,7 +258,7 @@ fn sandbox_for(
             .iter()
             .any(|h| config.settings_for(h).grants.contains("http")),
     };
-    let functions = functions.map(|f| -> engine::FunctionCache { f.clone() });
+    let functions: Option<engine::FunctionCache> = functions.cloned().map(|f| f as _);
     Sandbox::for_hooks(want, epoch_only, discovery.hooks.len(), links, functions)
         .map_err(|e| Problems(vec![Problem::sandbox(agent_dir, e.to_string(), e.fix())]))
 }

@@ -42,12 +42,15 @@ pub(crate) const KEEP_DAYS: u64 = 30;
 /// Inserts kept in memory before they are written.
 const BATCH: usize = 4_096;
 
+/// The open database and the cache's MAC key.
+type Db = (Connection, [u8; dir::KEY_LEN]);
+
 /// The incremental cache of one cache dir.
 pub(crate) struct Incremental {
     cache_dir: PathBuf,
     /// The database and the cache's MAC key, once opened; `None` inside
     /// when it cannot be (the compile goes on without the cache).
-    open: Mutex<Option<Option<(Connection, [u8; dir::KEY_LEN])>>>,
+    open: Mutex<Option<Option<Db>>>,
     /// Inserts not written yet.
     pending: Mutex<Vec<(Vec<u8>, Vec<u8>)>>,
     /// Keys found this run: their `used` day is renewed at the flush.
@@ -91,7 +94,7 @@ fn mac(secret: &[u8], key: &[u8], value: &[u8]) -> [u8; 32] {
 }
 
 /// Opens (making it when missing) the store in `cache_dir`.
-fn open(cache_dir: &Path) -> Result<(Connection, [u8; dir::KEY_LEN]), String> {
+fn open(cache_dir: &Path) -> Result<Db, String> {
     dir::create_private_dir(cache_dir)
         .map_err(|e| format!("cannot make {}: {e}", cache_dir.display()))?;
     let key = dir::mac_key(cache_dir).map_err(|e| format!("cannot read the cache's key: {e}"))?;

@@ -71,3 +71,11 @@ mod trail;
 mod trail_rows;
 mod transcript;
 mod tutorial;
+
+/// An agent folder holding the example hook `slug` of
+/// `example-hooks/grants/hooks/` and `toml` as its `hookrt.toml`.
+pub(crate) fn grants_folder(slug: &str, toml: &str) -> common::TempAgent {
+    common::TempAgent::new()
+        .config(toml)
+        .hook(&format!("grants/hooks/{slug}.rs"), &format!("{slug}.rs"))
+}

@@ -14,21 +14,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{agent_fixture, repo, with_stdin};
+use crate::common::{TempAgent, agent_fixture, repo, with_stdin};
 use crate::notify_bus::{Bus, Received};
-use crate::{hookrt, run, text};
+use crate::{grants_folder, hookrt, run, text};
 
 /// An agent folder holding the ported hook `slug` and `toml` as its
 /// `hookrt.toml`, built.
-fn agent_with(slug: &str, toml: &str) -> tempfile::TempDir {
-    let agent = tempfile::tempdir().unwrap();
-    fs::create_dir(agent.path().join("hooks")).unwrap();
-    fs::copy(
-        repo().join(format!("example-hooks/grants/hooks/{slug}.rs")),
-        agent.path().join(format!("hooks/{slug}.rs")),
-    )
-    .unwrap();
-    fs::write(agent.path().join("hookrt.toml"), toml).unwrap();
+fn agent_with(slug: &str, toml: &str) -> TempAgent {
+    let agent = grants_folder(slug, toml);
     let built = run(&["build", agent.path().to_str().unwrap()]);
     assert!(built.status.success(), "{}", text(&built.stderr));
     agent

@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::{agent_fixture, repo, with_stdin};
+use crate::common::{agent_fixture, with_stdin};
+use crate::grants_folder;
 use crate::receiver::receiver;
 use crate::{hookrt, text};
 
@@ -44,19 +45,6 @@ fn json_echo(head: &str) -> String {
 /// sent is there, or was never sent.
 fn arrived(rx: &mpsc::Receiver<String>) -> Option<String> {
     rx.recv_timeout(Duration::from_secs(1)).ok()
-}
-
-/// An agent folder holding the example hook `slug` and `toml`.
-fn folder(slug: &str, toml: &str) -> tempfile::TempDir {
-    let agent = tempfile::tempdir().unwrap();
-    fs::create_dir(agent.path().join("hooks")).unwrap();
-    fs::copy(
-        repo().join(format!("example-hooks/grants/hooks/{slug}.rs")),
-        agent.path().join(format!("hooks/{slug}.rs")),
-    )
-    .unwrap();
-    fs::write(agent.path().join("hookrt.toml"), toml).unwrap();
-    agent
 }
 
 /// A file holding the token, mode `mode`.
@@ -95,7 +83,7 @@ fn ntfy_notifier_sends_its_token_in_the_header_at_most_every_two_seconds_and_onl
     let (origin, rx) = receiver(json_echo);
     let secrets = tempfile::tempdir().unwrap();
     let token = token_file(secrets.path(), 0o600);
-    let agent = folder("ntfy_notifier", &ntfy_toml(&origin, &token));
+    let agent = grants_folder("ntfy_notifier", &ntfy_toml(&origin, &token));
     let dir = agent.path().to_str().unwrap();
     let stop = agent_fixture("claude", "Stop");
 
@@ -157,7 +145,7 @@ fn a_secret_file_others_may_read_refuses_the_hook_naming_the_file_and_the_fix() 
     let (origin, rx) = receiver(json_echo);
     let secrets = tempfile::tempdir().unwrap();
     let token = token_file(secrets.path(), 0o644);
-    let agent = folder("ntfy_notifier", &ntfy_toml(&origin, &token));
+    let agent = grants_folder("ntfy_notifier", &ntfy_toml(&origin, &token));
     let out = run(&["check", agent.path().to_str().unwrap()], &[]);
     let said = text(&out.stderr) + &text(&out.stdout);
     assert!(!out.status.success(), "{said}");
@@ -198,7 +186,7 @@ fn claude_stop_envelope() -> String {
 #[test]
 fn pushover_at_stop_puts_the_token_in_the_query_and_it_is_in_nothing_hookrt_writes() {
     let (origin, rx) = receiver(json_echo);
-    let agent = folder("pushover_at_stop", &pushover_toml(&origin));
+    let agent = grants_folder("pushover_at_stop", &pushover_toml(&origin));
     let dir = agent.path().to_str().unwrap();
     let work = tempfile::tempdir().unwrap();
     let events = work.path().join("events.jsonl");
@@ -255,7 +243,7 @@ fn pushover_at_stop_puts_the_token_in_the_query_and_it_is_in_nothing_hookrt_writ
 #[test]
 fn pushover_at_stop_without_its_variable_loads_and_skips_saying_where_it_looked() {
     let (origin, rx) = receiver(json_echo);
-    let agent = folder("pushover_at_stop", &pushover_toml(&origin));
+    let agent = grants_folder("pushover_at_stop", &pushover_toml(&origin));
     let dir = agent.path().to_str().unwrap();
     assert!(run(&["lock", dir], &[]).status.success());
     let work = tempfile::tempdir().unwrap();
@@ -285,7 +273,7 @@ fn slack_dm_opens_the_dm_and_posts_at_a_codex_turn_end_with_the_bot_token() {
          origins = [\"{origin}\"]\nheader = \"Authorization\"\nprefix = \"Bearer \"\n\
          [hooks.\"slack_dm\".config]\nuser_id = \"U0123456789\"\napi = \"{origin}/api\"\n"
     );
-    let agent = folder("slack_dm", &toml);
+    let agent = grants_folder("slack_dm", &toml);
     let dir = agent.path().to_str().unwrap();
     let env = [("HOOKRT_TEST_SLACK_TOKEN", TOKEN)];
     assert!(run(&["lock", dir], &env).status.success());

@@ -381,6 +381,14 @@ mod tests {
         engine.precompile_component(bytes).unwrap()
     }
 
+    /// `bytes` compiled by an engine of hookrt's settings without the cache.
+    fn plain(bytes: &[u8]) -> Vec<u8> {
+        let config =
+            crate::sandbox::engine::engine_config(crate::sandbox::engine::Allocator::OnDemand);
+        let engine = wasmtime::Engine::new(&config).unwrap();
+        engine.precompile_component(bytes).unwrap()
+    }
+
     /// The fixture with a custom section added: another digest, the same
     /// functions (as an edited script hook is to the one before).
     fn fixture_and_edit() -> (Vec<u8>, Vec<u8>) {
@@ -411,14 +419,7 @@ mod tests {
             found.hits * 4 >= (found.hits + found.misses) * 3 && found.refused == 0,
             "{found:?}"
         );
-        let plain = {
-            let config =
-                crate::sandbox::engine::engine_config(crate::sandbox::engine::Allocator::OnDemand);
-            wasmtime::Engine::new(&config)
-                .unwrap()
-                .precompile_component(&edited)
-                .unwrap()
-        };
+        let plain = plain(&edited);
         assert!(warm == plain, "the same artifact as without the cache");
         assert!(cold == warm, "a custom section changes no code");
     }
@@ -457,14 +458,7 @@ mod tests {
         let rebuilt = compile(&second, &edited);
         let found = second.counts();
         assert!(found.hits == 0 && found.refused > 100, "{found:?}");
-        let plain = {
-            let config =
-                crate::sandbox::engine::engine_config(crate::sandbox::engine::Allocator::OnDemand);
-            wasmtime::Engine::new(&config)
-                .unwrap()
-                .precompile_component(&edited)
-                .unwrap()
-        };
+        let plain = plain(&edited);
         assert!(rebuilt == plain, "the same artifact as without the cache");
     }
 }

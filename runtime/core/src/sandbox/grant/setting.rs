@@ -1,5 +1,14 @@
-//! What every grant table reads alike: a number setting kept within its
-//! bounds.
+//! What every grant table reads alike: its TOML read into the table's raw
+//! form, and a number setting kept within its bounds.
+
+/// `value` read as a grant table's raw form `T`; the problem TOML names
+/// (an unknown key, a wrong type) when it does not fit.
+pub(crate) fn raw<T: serde::de::DeserializeOwned>(value: &toml::Value) -> Result<T, Vec<String>> {
+    value
+        .clone()
+        .try_into()
+        .map_err(|e: toml::de::Error| vec![e.message().to_owned()])
+}
 
 /// The setting `key`: `value` when it lies in `1..=max`, the `default` when
 /// it is not set; outside the bounds, the default and a problem saying

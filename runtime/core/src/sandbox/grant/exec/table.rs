@@ -152,10 +152,7 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
                 .to_owned(),
         ]);
     };
-    let raw: RawTable = value
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| vec![e.message().to_owned()])?;
+    let raw: RawTable = setting::raw(value)?;
     let mut problems = Vec::new();
     let mut bounded = |key: &str, v: Option<u64>, default: u64, max: u64| {
         setting::bounded(&mut problems, key, v, default, max)

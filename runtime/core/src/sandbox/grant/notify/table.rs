@@ -3,6 +3,7 @@
 //! `[hooks."<slug>".grants.notify]` (or `grants = ["notify"]`, its defaults)
 //! when `hookrt.toml` is loaded.
 
+use crate::sandbox::grant::setting;
 use serde::Deserialize;
 
 /// Default notifications one hook may show in a minute: a hook that fires
@@ -49,26 +50,25 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
     let Some(value) = value else {
         return Ok(Table::default());
     };
-    let raw: RawTable = value
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| vec![e.message().to_owned()])?;
+    let raw: RawTable = setting::raw(value)?;
     let mut problems = Vec::new();
-    let mut table = Table::default();
-    match raw.per_minute {
-        None => {}
-        Some(n) if (1..=MAX_PER_MINUTE).contains(&n) => table.per_minute = n,
-        Some(n) => problems.push(format!(
-            "per_minute = {n}: set it between 1 and {MAX_PER_MINUTE}"
-        )),
-    }
-    match raw.timeout_ms {
-        None => {}
-        Some(ms) if (1..=MAX_TIMEOUT_MS).contains(&ms) => table.timeout_ms = ms,
-        Some(ms) => problems.push(format!(
-            "timeout_ms = {ms}: set it between 1 and {MAX_TIMEOUT_MS}"
-        )),
-    }
+    let per_minute = setting::bounded(
+        &mut problems,
+        "per_minute",
+        raw.per_minute.map(u64::from),
+        u64::from(DEFAULT_PER_MINUTE),
+        u64::from(MAX_PER_MINUTE),
+    );
+    let table = Table {
+        per_minute: u32::try_from(per_minute).unwrap_or(DEFAULT_PER_MINUTE),
+        timeout_ms: setting::bounded(
+            &mut problems,
+            "timeout_ms",
+            raw.timeout_ms,
+            DEFAULT_TIMEOUT_MS,
+            MAX_TIMEOUT_MS,
+        ),
+    };
     if problems.is_empty() {
         Ok(table)
     } else {

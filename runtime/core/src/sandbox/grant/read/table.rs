@@ -53,10 +53,7 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
     let Some(value) = value else {
         return Ok(Table::default());
     };
-    let raw: RawTable = value
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| vec![e.message().to_owned()])?;
+    let raw: RawTable = setting::raw(value)?;
     let mut problems: Vec<String> = raw
         .deny
         .iter()

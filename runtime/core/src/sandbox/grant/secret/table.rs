@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::sandbox::grant::setting;
 use crate::sandbox::http::Entry;
 use crate::sandbox::redaction::unreserved;
 
@@ -124,10 +125,7 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
                 .to_owned(),
         ]);
     };
-    let raw: RawTable = value
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| vec![e.message().to_owned()])?;
+    let raw: RawTable = setting::raw(value)?;
     let mut problems = Vec::new();
     if raw.secrets.is_empty() {
         problems.push("names no secret: add [...grants.secret.secrets.<name>]".to_owned());

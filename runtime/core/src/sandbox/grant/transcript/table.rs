@@ -2,6 +2,7 @@
 //! `[hooks."<slug>".grants.transcript]`; the grant named without a table
 //! has the defaults.
 
+use crate::sandbox::grant::setting;
 use serde::Deserialize;
 
 /// Default cap of one read: the last turns of a long session.
@@ -46,10 +47,7 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Option<Table>, Vec<St
     let Some(value) = value else {
         return Ok(None);
     };
-    let raw: RawTable = value
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| vec![e.message().to_owned()])?;
+    let raw: RawTable = setting::raw(value)?;
     match raw.max_bytes {
         None => Ok(None),
         Some(n) if (1..=MAX_MAX_BYTES).contains(&n) => Ok(Some(Table { max_bytes: n })),

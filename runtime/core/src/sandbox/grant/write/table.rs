@@ -96,10 +96,7 @@ pub(crate) fn parse(value: Option<&toml::Value>) -> Result<Table, Vec<String>> {
             "needs its table naming one place: `file = \"<path>\"` or `folder = \"<path>\"`, relative to the project folder".to_owned(),
         ]);
     };
-    let raw: RawTable = value
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| vec![e.message().to_owned()])?;
+    let raw: RawTable = setting::raw(value)?;
     let mut problems = Vec::new();
     let place = match (raw.file, raw.folder) {
         (Some(f), None) => Some(Place::File(f)),

@@ -98,8 +98,7 @@ const RUNTIME: &[&str] = &[
     "sandbox::grants",
     "sandbox::failure",
     "sandbox::engine",
-    // hooks/: from an agent folder to loaded, ordered hooks; its folders in
-    // the order they use each other.
+    // hooks/: an agent folder to loaded hooks; folders in the order they use each other.
     "hooks::problem",
     "hooks::project",
     "hooks::folder::slug",

@@ -16,7 +16,7 @@ use crate::delivery::threads::Threads;
 use crate::event::envelope::{Durability, Envelope, EnvelopeError};
 use crate::event::scope::{Scope, Transport};
 use crate::hooks::build::component::{self, BuildEvent, BuildOptions, BuiltHook};
-use crate::hooks::cache::incremental::{Counts, Incremental};
+use crate::hooks::cache::incremental::Incremental;
 use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
 use crate::hooks::loaded::call::Services;
@@ -284,11 +284,9 @@ impl Runtime {
             prebuilt: opts.prebuilt || config.mode == Mode::Prebuilt,
             ..opts.clone()
         };
-        // Cranelift's functions compiled before, in the cache dir: a script
-        // hook's edit compiles only what changed (`HOOKRT_INCREMENTAL_CACHE=off`:
-        // every function compiled, as before it).
-        let functions = (std::env::var("HOOKRT_INCREMENTAL_CACHE").as_deref() != Ok("off"))
-            .then(|| Arc::new(Incremental::new(&opts.cache_dir)));
+        // Cranelift's functions compiled before: an edited script hook
+        // compiles only what changed.
+        let functions = Incremental::for_load(&opts.cache_dir);
         let sandbox = sandbox_for(agent_dir, &discovery, &config, opts, functions.as_ref())?;
         // The lock is checked before anything builds: a drifted crate's
         // `build.rs` never runs.
@@ -309,17 +307,8 @@ impl Runtime {
                 Err(p) => problems.push(p),
             }
         }
-        let found = functions.as_ref().map(|f| {
-            f.flush();
-            f.counts()
-        });
-        if let Some(found) = found.filter(|c| *c != Counts::default()) {
-            tracing::debug!(
-                hits = found.hits,
-                misses = found.misses,
-                refused = found.refused,
-                "incremental compile cache"
-            );
+        if let Some(functions) = &functions {
+            functions.finish();
         }
         for h in &mut hooks {
             if let Some((_, _, review)) = reviews.iter().find(|(id, _, _)| h.has_id(id)) {

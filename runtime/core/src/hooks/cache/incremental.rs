@@ -1,34 +1,27 @@
 //! Cranelift's incremental cache, kept in the cache dir: each function
 //! compiled once, looked up by its own contents the next time any component
-//! holding it is compiled.
+//! holding it is compiled. An edited Python or TypeScript hook is the same
+//! interpreter (CPython, StarlingMonkey) with other data, so nearly every
+//! function is taken back instead of compiled.
 //!
-//! A Python or TypeScript hook is an interpreter (CPython, StarlingMonkey)
-//! with the hook's code in its data: edit the hook and the component's
-//! digest changes, but nearly every function in it is the one compiled
-//! before. Wasmtime hands each function's cache key (a hash of its IR and
-//! the compiler's settings, Cranelift's version among them) to this store and
-//! takes machine code back instead of compiling it again.
+//! What comes back is native code, so it is trusted only as far as an
+//! artifact is (`hooks/cache/artifact.rs`): the store lives in the private
+//! cache dir (`incremental.sqlite`, 0600 in a 0700 folder, opened without
+//! following a link), and each entry carries an HMAC-SHA256 under the
+//! cache's key of its key and its bytes. An entry whose MAC does not check
+//! is not used (the function is compiled again and the entry replaced): a
+//! planted or damaged database costs time, never code.
 //!
-//! What comes back is native code, as a precompiled artifact is, so it is
-//! trusted only as far as an artifact is (`hooks/cache/artifact.rs`): the
-//! store lives in the private cache dir (`incremental.sqlite`, 0600 in a
-//! 0700 folder), and each entry carries an HMAC-SHA256 under the cache's key
-//! of its key and its bytes. An entry whose MAC does not check is not used
-//! (the function is compiled again, and the entry replaced), so a planted or
-//! damaged database costs time, never code.
-//!
-//! The database is opened on the first lookup, so a load that compiles
-//! nothing never opens it. Inserts are kept in memory and written in one
-//! transaction by [`Incremental::flush`] (the runtime calls it once its
-//! hooks are loaded, and every 4,096 inserts on the way). Entries unused for
+//! The database is opened on the first lookup (a load that compiles nothing
+//! never opens it). Inserts are kept in memory and written in one
+//! transaction by [`Incremental::flush`], which the runtime calls once its
+//! hooks are loaded (and every [`BATCH`] inserts); entries unused for
 //! [`KEEP_DAYS`] days are dropped then.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-#[cfg(test)]
-use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -127,6 +120,13 @@ fn open(cache_dir: &Path) -> Result<Db, String> {
 }
 
 impl Incremental {
+    /// The store of `cache_dir` for a load, unless `HOOKRT_INCREMENTAL_CACHE`
+    /// is `off` (every function compiled, as before the cache).
+    pub(crate) fn for_load(cache_dir: &Path) -> Option<Arc<Incremental>> {
+        let off = std::env::var("HOOKRT_INCREMENTAL_CACHE").as_deref() == Ok("off");
+        (!off).then(|| Arc::new(Incremental::new(cache_dir)))
+    }
+
     /// The store of `cache_dir`, opened on first use.
     pub(crate) fn new(cache_dir: &Path) -> Incremental {
         Incremental {
@@ -163,6 +163,21 @@ impl Incremental {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             refused: self.refused.load(Ordering::Relaxed),
+        }
+    }
+
+    /// [`Incremental::flush`] at the end of a load, saying what the lookups
+    /// found (`-v`).
+    pub(crate) fn finish(&self) {
+        self.flush();
+        let found = self.counts();
+        if found != Counts::default() {
+            tracing::debug!(
+                hits = found.hits,
+                misses = found.misses,
+                refused = found.refused,
+                "incremental compile cache"
+            );
         }
     }
 
@@ -412,8 +427,7 @@ mod tests {
         assert!(compiled > 100, "{:?}", first.counts());
         let second = Arc::new(Incremental::new(dir.path()));
         let warm = compile(&second, &edited);
-        // Most functions are found: some (from 9 % to 12 % here, 1 % of a
-        // Python hook's) Cranelift compiles each time.
+        // Most functions are found: a few Cranelift compiles each time.
         let found = second.counts();
         assert!(
             found.hits * 4 >= (found.hits + found.misses) * 3 && found.refused == 0,

@@ -45,7 +45,7 @@
 /// of it, marked `ignore`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/embedding.md")]
-pub struct EmbeddingGuide;
+pub(crate) struct EmbeddingGuide;
 
 pub mod audit;
 pub mod delivery;

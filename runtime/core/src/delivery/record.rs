@@ -92,7 +92,7 @@ impl Resolution {
 impl Delivery {
     /// Masks secrets in what the hook wrote (log messages, field keys and
     /// values, console, error).
-    pub fn mask(&mut self, redactor: &Redactor) {
+    pub(crate) fn mask(&mut self, redactor: &Redactor) {
         let fix = |s: &mut String| {
             if let Cow::Owned(masked) = redactor.mask(s) {
                 *s = masked;

@@ -80,7 +80,7 @@ impl std::fmt::Debug for Threads {
 impl Threads {
     /// `threads` threads in all (cut to 1..=[`crate::sandbox::engine::MAX_THREADS`]),
     /// the caller's included; starts `threads - 1` threads.
-    pub fn new(threads: usize) -> std::io::Result<Threads> {
+    pub(crate) fn new(threads: usize) -> std::io::Result<Threads> {
         let threads = threads.clamp(1, crate::sandbox::engine::MAX_THREADS);
         let helpers = if threads > 1 {
             Some(Helpers::start(threads - 1)?)

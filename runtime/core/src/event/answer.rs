@@ -141,7 +141,7 @@ pub struct Reply {
 
 impl Reply {
     /// Nothing said.
-    pub const NONE: Reply = Reply {
+    pub(crate) const NONE: Reply = Reply {
         answer: Answer::None,
         context: None,
     };

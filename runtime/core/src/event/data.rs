@@ -26,7 +26,7 @@ pub struct Data {
 
 impl Data {
     /// Data from a parsed value (its text is serialized on first use).
-    pub fn new(value: serde_json::Value) -> Data {
+    pub(crate) fn new(value: serde_json::Value) -> Data {
         Data {
             value,
             text: OnceLock::new(),
@@ -45,7 +45,7 @@ impl Data {
 
     /// The JSON text hooks receive: the input's own text when the envelope
     /// was parsed and not changed since, else the value serialized (once).
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         self.text
             .get_or_init(|| {
                 // Straight into a buffer (`to_string` on the value goes

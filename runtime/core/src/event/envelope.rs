@@ -338,12 +338,6 @@ impl Coordinates {
         }
     }
 
-    /// The same coordinates with the event's `ordinal` in its step.
-    pub fn with_ordinal(mut self, ordinal: u32) -> Self {
-        self.ordinal = Some(ordinal);
-        self
-    }
-
     /// The same coordinates inside turn `turn`.
     pub fn in_turn(mut self, turn: impl Into<String>) -> Self {
         self.turn = Some(turn.into());
@@ -405,20 +399,20 @@ impl Envelope {
     }
 
     /// The same event with the transcript its agent's bridge named.
-    pub fn with_transcript(mut self, transcript: Transcript) -> Envelope {
+    pub(crate) fn with_transcript(mut self, transcript: Transcript) -> Envelope {
         self.transcript = Beside(Some(Arc::new(transcript)));
         self
     }
 
     /// The same envelope naming no transcript (a replay of a recorded
     /// input: the file the agent named is not the one it had then).
-    pub fn without_transcript(mut self) -> Envelope {
+    pub(crate) fn without_transcript(mut self) -> Envelope {
         self.transcript = Beside(None);
         self
     }
 
     /// The transcript the agent's bridge named for this event, if any.
-    pub fn transcript(&self) -> Option<&Arc<Transcript>> {
+    pub(crate) fn transcript(&self) -> Option<&Arc<Transcript>> {
         self.transcript.0.as_ref()
     }
 
@@ -638,15 +632,6 @@ impl Envelope {
         // `Value` cannot fail.
         let _ = serde_json::to_writer(HashWriter(&mut h), self.data.value());
         h.finalize().into()
-    }
-
-    /// `data` as JSON text, checked against [`MAX_DATA_BYTES`].
-    pub fn data_text(&self) -> Result<String, EnvelopeError> {
-        let text = self.data.text();
-        if text.len() > MAX_DATA_BYTES {
-            return Err(EnvelopeError::DataTooLarge(text.len()));
-        }
-        Ok(text.to_owned())
     }
 }
 

@@ -106,7 +106,7 @@ impl EveStream {
     /// Remembers that event `id` of this stream took `place` (read by an
     /// earlier run, from the journal): the same line read again is put there
     /// again, and new lines come after every place remembered.
-    pub fn remember(&mut self, id: &str, place: StreamPlace) {
+    pub(crate) fn remember(&mut self, id: &str, place: StreamPlace) {
         *self.taken.get_or_insert_with(&id.to_owned(), || place) = place;
         self.position = self.position.max(place.sequence + 1);
     }

@@ -29,13 +29,13 @@ impl std::fmt::Display for Scope {
 
 impl Scope {
     /// The scope of an event: its subagent's, or the primary agent's.
-    pub fn of_event(subagent: Option<&str>) -> Scope {
+    pub(crate) fn of_event(subagent: Option<&str>) -> Scope {
         subagent.map_or(Scope::Primary, |id| Scope::Subagent(id.to_owned()))
     }
 
     /// A hook's id across scopes: its slug for primary hooks (and aggregate
     /// observers, which live in `hooks/`), `subagents/<id>/<slug>` otherwise.
-    pub fn hook_id(&self, slug: &str) -> String {
+    pub(crate) fn hook_id(&self, slug: &str) -> String {
         match self {
             Scope::Subagent(id) => format!("subagents/{id}/{slug}"),
             _ => slug.to_owned(),
@@ -43,7 +43,7 @@ impl Scope {
     }
 
     /// The `hookrt.toml` table that configures a hook, for messages.
-    pub fn config_table(&self, slug: &str) -> String {
+    pub(crate) fn config_table(&self, slug: &str) -> String {
         match self {
             Scope::Subagent(id) => format!("subagents.\"{id}\".hooks.\"{slug}\""),
             _ => format!("hooks.\"{slug}\""),

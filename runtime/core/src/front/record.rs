@@ -22,11 +22,11 @@ use super::bridge::{Bridge, BridgeError, BridgeEvent, Stamp};
 use crate::sandbox::Redactor;
 
 /// The version of a recording's line layout (its `hookrt_record` key).
-pub const RECORD_VERSION: u64 = 1;
+pub(crate) const RECORD_VERSION: u64 = 1;
 
 /// When a bare input (not a recording) was received, for its replay: the
 /// replay's pinned wall clock.
-pub const BARE_RECEIVED: &str = "2026-01-01T00:00:00Z";
+pub(crate) const BARE_RECEIVED: &str = "2026-01-01T00:00:00Z";
 
 /// One hook input as an agent sent it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -73,7 +73,7 @@ impl Summary {
 }
 
 /// Every outcome with its count, zero included.
-pub fn outcomes(counted: &HashMap<Outcome, u64>) -> BTreeMap<&'static str, u64> {
+pub(crate) fn outcomes(counted: &HashMap<Outcome, u64>) -> BTreeMap<&'static str, u64> {
     Outcome::ALL
         .iter()
         .map(|o| (o.as_str(), counted.get(o).copied().unwrap_or(0)))
@@ -81,7 +81,7 @@ pub fn outcomes(counted: &HashMap<Outcome, u64>) -> BTreeMap<&'static str, u64> 
 }
 
 /// What a receipt's durability means for the events of a run.
-pub fn note(durability: Durability) -> &'static str {
+pub(crate) fn note(durability: Durability) -> &'static str {
     match durability {
         Durability::Persisted => "every event was committed to the journal before any hook saw it",
         Durability::Accepted => {

@@ -44,7 +44,7 @@ pub struct Problem {
 
 impl Problem {
     /// A problem of `kind` at `path`.
-    pub fn new(
+    pub(crate) fn new(
         kind: ProblemKind,
         path: impl AsRef<Path>,
         message: impl Into<String>,
@@ -59,7 +59,7 @@ impl Problem {
     }
 
     /// A [`ProblemKind::AgentFolder`] problem (the agent folder itself) at `path`.
-    pub fn agent_folder(
+    pub(crate) fn agent_folder(
         path: impl AsRef<Path>,
         message: impl Into<String>,
         fix: impl Into<String>,
@@ -68,7 +68,7 @@ impl Problem {
     }
 
     /// A [`ProblemKind::Layout`] problem (the layout of `hooks/` and `subagents/`) at `path`.
-    pub fn layout(
+    pub(crate) fn layout(
         path: impl AsRef<Path>,
         message: impl Into<String>,
         fix: impl Into<String>,
@@ -104,7 +104,7 @@ impl Problem {
     }
 
     /// A [`ProblemKind::Sandbox`] problem (setting up the sandbox) at `path`.
-    pub fn sandbox(
+    pub(crate) fn sandbox(
         path: impl AsRef<Path>,
         message: impl Into<String>,
         fix: impl Into<String>,
@@ -146,7 +146,7 @@ impl Problems {
     }
 
     /// Ok when there is nothing to report.
-    pub fn into_result(self) -> Result<(), Problems> {
+    pub(crate) fn into_result(self) -> Result<(), Problems> {
         if self.0.is_empty() { Ok(()) } else { Err(self) }
     }
 }

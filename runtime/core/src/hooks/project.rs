@@ -39,7 +39,7 @@ pub struct ProjectError {
 impl Project {
     /// The project folder: `given` (`--project-dir`), else hookrt's working
     /// directory; canonical, and a folder.
-    pub fn decide(given: Option<&Path>) -> Result<Project, ProjectError> {
+    pub(crate) fn decide(given: Option<&Path>) -> Result<Project, ProjectError> {
         let path = match given {
             Some(p) => p.to_path_buf(),
             None => std::env::current_dir().map_err(|e| ProjectError {
@@ -59,14 +59,14 @@ impl Project {
     }
 
     /// Its canonical path.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// Whether an event with `data` may be delivered to hooks bound to this
     /// project: it names no folder, or names this one or a folder inside it.
     /// A folder that does not exist here, or is not absolute, is not inside.
-    pub fn admits(&self, data: &Value) -> Result<(), EnvelopeError> {
+    pub(crate) fn admits(&self, data: &Value) -> Result<(), EnvelopeError> {
         let Some(claimed) = data.get(CLAIMED_FOLDER) else {
             return Ok(());
         };

@@ -37,7 +37,7 @@ pub(crate) const HOOK_ESCAPE: &str = "(hook) ";
 /// Which console stream a write came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Stream {
+pub(crate) enum Stream {
     /// The guest's stdout.
     Stdout,
     /// The guest's stderr.
@@ -106,7 +106,7 @@ pub struct Capture(Arc<Mutex<Buffer>>);
 
 impl Capture {
     /// A capture that keeps at most `limit` bytes.
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Capture(Arc::new(Mutex::new(Buffer {
             limit,
             ..Buffer::default()
@@ -121,7 +121,7 @@ impl Capture {
     /// Records a log line if it fits whole; otherwise drops it and marks
     /// truncation. Fields past [`MAX_FIELDS_PER_LINE`] are dropped, lines past
     /// [`MAX_LOG_LINES`] too; a message starting with [`RUNTIME_PREFIX`] is escaped.
-    pub fn log(&self, level: Level, message: String, mut fields: Vec<(String, String)>) {
+    pub(crate) fn log(&self, level: Level, message: String, mut fields: Vec<(String, String)>) {
         let mut b = self.lock();
         if b.logs.len() >= MAX_LOG_LINES {
             b.lines_cut = true;
@@ -178,7 +178,7 @@ impl Capture {
     }
 
     /// Takes what was captured and resets the budget for the next delivery.
-    pub fn take(&self) -> Output {
+    pub(crate) fn take(&self) -> Output {
         let mut b = self.lock();
         let mut logs = std::mem::take(&mut b.logs);
         logs.append(&mut b.records);
@@ -221,7 +221,7 @@ impl Capture {
     }
 
     /// A WASI stdout/stderr that writes into this capture.
-    pub fn stream(&self, stream: Stream) -> ConsoleStream {
+    pub(crate) fn stream(&self, stream: Stream) -> ConsoleStream {
         ConsoleStream {
             capture: self.clone(),
             stream,
@@ -242,7 +242,7 @@ pub(crate) fn level_name(level: Level) -> &'static str {
 
 /// A guest console stream backed by a [`Capture`].
 #[derive(Debug, Clone)]
-pub struct ConsoleStream {
+pub(crate) struct ConsoleStream {
     capture: Capture,
     stream: Stream,
 }

@@ -48,7 +48,7 @@ pub enum SandboxError {
 
 impl SandboxError {
     /// What to do about it.
-    pub fn fix(&self) -> &'static str {
+    pub(crate) fn fix(&self) -> &'static str {
         match self {
             SandboxError::Allocator(_) => {
                 "unset HOOKRT_ALLOCATOR, or set it to `auto` or `on-demand`"
@@ -79,19 +79,11 @@ pub struct Sandbox {
 /// against its grants and profile before it is linked (`grants::check`),
 /// so one that is not linked here is refused with that check's message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Links {
+pub(crate) struct Links {
     /// `wasi:filesystem` and `wasi:sockets`, inert: a Python hook's.
     pub python: bool,
     /// `wasi:http`'s outgoing side: a hook with the `http` grant.
     pub http: bool,
-}
-
-impl Links {
-    /// Everything a hook may import.
-    pub const ALL: Links = Links {
-        python: true,
-        http: true,
-    };
 }
 
 /// An engine and the linker of the host imports on it.
@@ -323,26 +315,12 @@ fn engine(
 pub(crate) type FunctionCache = Arc<dyn wasmtime::CacheStore>;
 
 impl Sandbox {
-    /// Builds the engine (pooling allocator if the machine allows it) and linker.
-    pub fn new() -> Result<Sandbox, SandboxError> {
-        Sandbox::with_allocator(Allocator::Pooling)
-    }
-
-    /// Builds the engine preferring `want` (see [`Allocator`]) and the linker.
-    pub fn with_allocator(want: Allocator) -> Result<Sandbox, SandboxError> {
-        Sandbox::with_meterings(want, false)
-    }
-
-    /// [`Sandbox::with_allocator`], plus the engine for [`Metering::Epoch`]
-    /// hooks when `epoch_only` (some hook opted in).
-    pub fn with_meterings(want: Allocator, epoch_only: bool) -> Result<Sandbox, SandboxError> {
-        Sandbox::for_hooks(want, epoch_only, POOL_MAX_HOOKS, Links::ALL, None)
-    }
-
-    /// [`Sandbox::with_meterings`] with a pool for `hooks` hooks
+    /// Builds the engines (the pooling allocator if `want` and the machine
+    /// allow it; a second engine for [`Metering::Epoch`] hooks when
+    /// `epoch_only`) and linker, with a pool for `hooks` hooks
     /// ([`pool_components`]): a runtime never loads more than it discovered;
     /// linking only `links`; compiling through `incremental` when given.
-    pub fn for_hooks(
+    pub(crate) fn for_hooks(
         want: Allocator,
         epoch_only: bool,
         hooks: usize,
@@ -380,12 +358,12 @@ impl Sandbox {
 
     /// Whether shutdown set the cancel flag: running deliveries are
     /// interrupted at the next epoch tick, later ones at once.
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
     }
 
     /// The cancel flag, for the service to set at shutdown from another thread.
-    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+    pub(crate) fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
     }
 
@@ -397,13 +375,8 @@ impl Sandbox {
         self.cancel = flag;
     }
 
-    /// The shared engine of fuel-metered hooks.
-    pub fn engine(&self) -> &Engine {
-        &self.fuel.engine
-    }
-
     /// The engine hooks under `metering` run on.
-    pub fn engine_for(&self, metering: Metering) -> &Engine {
+    pub(crate) fn engine_for(&self, metering: Metering) -> &Engine {
         &self.flavor(metering).engine
     }
 
@@ -411,7 +384,7 @@ impl Sandbox {
     /// hash as 32 bytes, which names their cached artifacts. Worked out once
     /// per engine (hashing the engine's settings was a fiftieth of loading
     /// a hook from the cache).
-    pub fn engine_id(&self, metering: Metering) -> [u8; 32] {
+    pub(crate) fn engine_id(&self, metering: Metering) -> [u8; 32] {
         let flavor = self.flavor(metering);
         *flavor.id.get_or_init(|| compatibility_id(&flavor.engine))
     }
@@ -427,13 +400,17 @@ impl Sandbox {
     }
 
     /// Which allocator the engine uses.
-    pub fn allocator(&self) -> Allocator {
+    pub(crate) fn allocator(&self) -> Allocator {
         self.allocator
     }
 
     /// Links `component` (compiled for [`Sandbox::engine_for`] `metering`)
     /// against the host imports and checks it implements the world.
-    pub fn prepare(&self, component: &Component, metering: Metering) -> wasmtime::Result<Prepared> {
+    pub(crate) fn prepare(
+        &self,
+        component: &Component,
+        metering: Metering,
+    ) -> wasmtime::Result<Prepared> {
         let flavor = self.flavor(metering);
         let pre = flavor.linker.instantiate_pre(component)?;
         // 0.4.0 kept 0.3.0's exports and types, so a 0.3.0 hook also passes
@@ -463,7 +440,7 @@ impl Sandbox {
 
     /// A store for one hook with `limits` applied; fuel and deadline are set per
     /// delivery by [`begin_delivery`].
-    pub fn new_store(
+    pub(crate) fn new_store(
         &self,
         limits: &Limits,
         state: StateAccess,
@@ -492,18 +469,18 @@ impl Sandbox {
     /// wall clock, a monotonic clock that never moves and a fixed random
     /// sequence, and hooks are told their whole deadline as their budget, so
     /// the same events give the same deliveries (`hookrt test`).
-    pub fn pin(&self) {
+    pub(crate) fn pin(&self) {
         self.pinned.store(true, Ordering::Relaxed);
     }
 
     /// Whether [`Sandbox::pin`] was called.
-    pub fn pinned(&self) -> bool {
+    pub(crate) fn pinned(&self) -> bool {
         self.pinned.load(Ordering::Relaxed)
     }
 }
 
 /// A component linked and checked against one world version.
-pub enum Prepared {
+pub(crate) enum Prepared {
     /// Built against `hookrt:hook/define-hook@0.4.0`.
     V4(v0_4_0::DefineHookPre<StoreData>),
     /// Built against `hookrt:hook/define-hook@0.3.0`.
@@ -516,7 +493,7 @@ pub enum Prepared {
 
 impl Prepared {
     /// The world version.
-    pub fn version(&self) -> &'static str {
+    pub(crate) fn version(&self) -> &'static str {
         match self {
             Prepared::V4(_) => "0.4.0",
             Prepared::V3(_) => "0.3.0",

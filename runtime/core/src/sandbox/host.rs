@@ -93,7 +93,7 @@ pub struct StoreData {
 impl StoreData {
     /// A fresh state for a store with `limits`; `cancel` interrupts it from
     /// outside; `state` is the hook's own key-value store.
-    pub fn new(
+    pub(crate) fn new(
         limits: &Limits,
         cancel: Arc<AtomicBool>,
         state: StateAccess,
@@ -134,7 +134,7 @@ impl StoreData {
     /// Replaces the clocks and randomness with fixed ones (replay mode): the
     /// wall clock reads [`PINNED_WALL_CLOCK_SECS`], the monotonic clock 0,
     /// and both random interfaces the bytes 0, 1, ..., 255 over and over.
-    pub fn pin(&mut self) {
+    pub(crate) fn pin(&mut self) {
         let bytes: Vec<u8> = (0..=255).collect();
         let mut b = WasiCtxBuilder::new();
         b.stdout(self.capture.stream(Stream::Stdout))
@@ -164,7 +164,7 @@ impl StoreData {
 
     /// Arms the deadline of the next delivery, for guest code (epochs), host
     /// waits and outbound HTTP alike: one budget.
-    pub fn arm(&mut self, deadline: Instant) {
+    pub(crate) fn arm(&mut self, deadline: Instant) {
         self.deadline = deadline;
         self.http.deadline = deadline;
         self.timed_out = false;
@@ -173,7 +173,7 @@ impl StoreData {
 
     /// Called at each epoch tick: whether to interrupt the running delivery
     /// now, recording why.
-    pub fn check_interrupt(&mut self) -> bool {
+    pub(crate) fn check_interrupt(&mut self) -> bool {
         if self.cancel.load(Ordering::Relaxed) {
             self.cancelled = true;
         } else if Instant::now() >= self.deadline {

@@ -22,7 +22,7 @@ pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
 
 /// One parsed `http_allow` entry: one scheme, one host, one port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// HTTPS (true) or plain HTTP.
     pub https: bool,
     /// The host, lower case (an IPv6 literal without brackets).
@@ -64,7 +64,7 @@ impl Entry {
     /// Whether this entry may connect to `ip`: any address only when the
     /// entry names an address itself; loopback for `localhost`; else only
     /// public addresses.
-    pub fn may_connect(&self, ip: IpAddr) -> bool {
+    pub(crate) fn may_connect(&self, ip: IpAddr) -> bool {
         if let Ok(named) = self.host.parse::<IpAddr>() {
             return canonical(named) == canonical(ip);
         }
@@ -139,7 +139,7 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
 
 /// One hook's outbound HTTP policy.
 #[derive(Debug, Clone)]
-pub struct HttpPolicy {
+pub(crate) struct HttpPolicy {
     /// The parsed `http_allow` list (entries that do not parse are dropped:
     /// configuration checking refuses them before a hook loads).
     pub allow: Vec<Entry>,
@@ -161,7 +161,7 @@ impl Default for HttpPolicy {
 
 impl HttpPolicy {
     /// The policy for `allow` (raw `http_allow` entries).
-    pub fn new(allow: &[String], redactor: Redactor) -> HttpPolicy {
+    pub(crate) fn new(allow: &[String], redactor: Redactor) -> HttpPolicy {
         HttpPolicy {
             allow: allow.iter().filter_map(|e| Entry::parse(e).ok()).collect(),
             redactor,
@@ -171,7 +171,7 @@ impl HttpPolicy {
 
     /// The entry that allows a request to `uri` (scheme, host and port must
     /// all match one entry), if any.
-    pub fn allows(&self, uri: &http::Uri) -> Option<&Entry> {
+    pub(crate) fn allows(&self, uri: &http::Uri) -> Option<&Entry> {
         let https = match uri.scheme_str() {
             Some("https") => true,
             Some("http") => false,

@@ -131,7 +131,7 @@ impl Default for Limits {
 
 impl Limits {
     /// The wall-clock budget as a duration.
-    pub fn deadline(&self) -> Duration {
+    pub(crate) fn deadline(&self) -> Duration {
         Duration::from_millis(self.deadline_ms)
     }
 }

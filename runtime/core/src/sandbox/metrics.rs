@@ -43,7 +43,7 @@ pub struct MetricsAccess {
 
 impl Metrics {
     /// An empty set.
-    pub fn new() -> Arc<Metrics> {
+    pub(crate) fn new() -> Arc<Metrics> {
         Arc::new(Metrics::default())
     }
 
@@ -126,12 +126,12 @@ impl MetricsAccess {
     }
 
     /// Adds `delta` to a counter.
-    pub fn counter(&self, name: &str, delta: u64, labels: Vec<(String, String)>) {
+    pub(crate) fn counter(&self, name: &str, delta: u64, labels: Vec<(String, String)>) {
         self.update(name, labels, |v| *v += delta as f64);
     }
 
     /// Sets a gauge.
-    pub fn gauge(&self, name: &str, value: f64, labels: Vec<(String, String)>) {
+    pub(crate) fn gauge(&self, name: &str, value: f64, labels: Vec<(String, String)>) {
         self.update(name, labels, |v| *v = value);
     }
 }

@@ -238,7 +238,7 @@ impl Redactor {
     }
 
     /// `text` with every match masked.
-    pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+    pub(crate) fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
         if text.is_empty() {
             return match &self.empty {
                 None => Cow::Borrowed(text),

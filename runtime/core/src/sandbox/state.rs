@@ -69,7 +69,7 @@ pub struct StateAccess {
 
 impl StateStore {
     /// State kept in memory for the life of the process.
-    pub fn in_memory() -> Arc<StateStore> {
+    pub(crate) fn in_memory() -> Arc<StateStore> {
         Arc::new(StateStore::with(None, WriteLock::default()))
     }
 
@@ -185,7 +185,7 @@ impl StateAccess {
     }
 
     /// Removes `key`.
-    pub fn delete(&self, key: &str) {
+    pub(crate) fn delete(&self, key: &str) {
         let mut inner = self.lock();
         let _writing = lock_writes(&self.store.writes);
         let gone = (|| {

@@ -114,7 +114,7 @@ impl Bridge {
     }
 
     /// [`Bridge::read`] stamped as `stamp` says (a replayed recording).
-    pub fn read_stamped(
+    pub(crate) fn read_stamped(
         self,
         agent: &str,
         input: &str,
@@ -137,7 +137,7 @@ impl Bridge {
 
     /// The gate a raw input names, read without parsing it (so also when it
     /// is broken).
-    pub fn gate_named(self, input: &str) -> Option<&'static str> {
+    pub(crate) fn gate_named(self, input: &str) -> Option<&'static str> {
         reply::gate_named(self.gates(), input)
     }
 

@@ -72,7 +72,7 @@ pub struct Stamp {
 impl Stamp {
     /// This reading: now, and a value no other reading of this process
     /// (nor, but by chance, of another) has.
-    pub fn now() -> Stamp {
+    pub(crate) fn now() -> Stamp {
         Stamp {
             timestamp: now_rfc3339(),
             reading: invocation(),
@@ -84,7 +84,7 @@ impl Stamp {
 /// now ([`Stamp::now`]). `agent` is the name hooks see
 /// (`coordinates.agent`); `event` names the event when the input does not;
 /// `transport` is how it came (`command`, `http`).
-pub fn read(
+pub(crate) fn read(
     protocol: &Protocol,
     agent: &str,
     input: &str,
@@ -96,7 +96,7 @@ pub fn read(
 
 /// [`read`], stamped as `stamp` says: a replay of a recorded input
 /// (`front::record`) gives the same envelope every time.
-pub fn read_stamped(
+pub(crate) fn read_stamped(
     protocol: &Protocol,
     agent: &str,
     input: &str,
@@ -277,7 +277,7 @@ pub fn required_text(
 
 /// An input an agent gives as an object or as its JSON text (Copilot's
 /// `toolArgs` in older releases, Cursor's MCP `tool_input`): the object.
-pub fn object_of(value: Value) -> Value {
+pub(crate) fn object_of(value: Value) -> Value {
     match value {
         Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
         other => other,
@@ -318,7 +318,7 @@ pub fn snake_case(name: &str) -> String {
 
 /// The subagent scope of a subagent type: lowercased, anything but `a-z`,
 /// `0-9`, `_` and `-` made `-` (a folder name under `subagents/`).
-pub fn subagent_of(agent_type: Option<&str>) -> String {
+pub(crate) fn subagent_of(agent_type: Option<&str>) -> String {
     let id: String = agent_type
         .unwrap_or("subagent")
         .chars()

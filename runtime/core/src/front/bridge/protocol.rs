@@ -88,7 +88,7 @@ pub struct Transcripts {
 impl Transcripts {
     /// The transcripts' folder of the user whose environment `env` reads
     /// (`HOME`, the agent's own variable); `None` without an absolute one.
-    pub fn root(&self, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    pub(crate) fn root(&self, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
         let named = self.home.0.and_then(&env).filter(|d| !d.is_empty());
         let folder = match named {
             Some(dir) => PathBuf::from(dir),
@@ -235,7 +235,7 @@ pub struct Reading<'a> {
 
 impl Reading<'_> {
     /// The agent name hooks see (`coordinates.agent`).
-    pub fn agent(&self) -> &str {
+    pub(crate) fn agent(&self) -> &str {
         self.agent
     }
 

@@ -10,19 +10,19 @@ use crate::delivery::record::Resolution;
 use crate::event::answer::{Approval, Gate};
 
 /// What the user is told when the loop governor let a turn stop.
-pub const CAPPED: &str = "hookrt's loop governor let this turn stop: its hooks kept it going max_continues times in a row ([governor] in hookrt.toml)";
+pub(crate) const CAPPED: &str = "hookrt's loop governor let this turn stop: its hooks kept it going max_continues times in a row ([governor] in hookrt.toml)";
 
 /// What the user is told when hooks allowed a rewritten call the agent
 /// cannot take rewritten: its own prompt decides.
-pub const REWRITE_NOT_TAKEN: &str = "hookrt's hooks allowed this call only with a rewritten input, which this agent does not take on a permission request: it asks you instead";
+pub(crate) const REWRITE_NOT_TAKEN: &str = "hookrt's hooks allowed this call only with a rewritten input, which this agent does not take on a permission request: it asks you instead";
 
 /// The reason given with a rewrite that goes as an allow (an agent that
 /// takes rewrites only so) when no hook decided the call.
-pub const REWRITTEN: &str = "input rewritten by hookrt's hooks; no hook objected";
+pub(crate) const REWRITTEN: &str = "input rewritten by hookrt's hooks; no hook objected";
 
 /// The reason of a deny that stands in for an `ask` where the agent cannot
 /// ask from a hook: nothing runs without the human the hook wanted.
-pub fn cannot_ask(question: &str) -> String {
+pub(crate) fn cannot_ask(question: &str) -> String {
     format!(
         "a hook wants a human to decide this ({question}), and this agent cannot ask from a hook: denied"
     )
@@ -42,7 +42,7 @@ pub fn tool_decision(call: &CallDecision) -> Option<(&'static str, String)> {
 
 /// The context hooks added for the model, in registration order, within
 /// the bound (a dropped piece is not sent); `None` when there is none.
-pub fn context_text(resolution: &Resolution) -> Option<String> {
+pub(crate) fn context_text(resolution: &Resolution) -> Option<String> {
     let pieces: Vec<&str> = resolution
         .context()
         .iter()
@@ -53,7 +53,7 @@ pub fn context_text(resolution: &Resolution) -> Option<String> {
 }
 
 /// Whether hooks kept the turn going.
-pub fn continued(resolution: &Resolution) -> bool {
+pub(crate) fn continued(resolution: &Resolution) -> bool {
     matches!(resolution, Resolution::Gate(g) if matches!(g.verdict, Gate::Continue(_)))
 }
 
@@ -64,7 +64,7 @@ pub fn refused(reason: &str) -> String {
 
 /// The gate of `gates` a raw input names, read without parsing it (so also
 /// when it is broken): a failure on it must refuse.
-pub fn gate_named(gates: &[&'static str], input: &str) -> Option<&'static str> {
+pub(crate) fn gate_named(gates: &[&'static str], input: &str) -> Option<&'static str> {
     gates
         .iter()
         .copied()
@@ -73,7 +73,12 @@ pub fn gate_named(gates: &[&'static str], input: &str) -> Option<&'static str> {
 
 /// Puts the hooks' context under `key` in `into` when the event takes it
 /// (`takes`) and there is some.
-pub fn add_context(into: &mut Map<String, Value>, key: &str, resolution: &Resolution, takes: bool) {
+pub(crate) fn add_context(
+    into: &mut Map<String, Value>,
+    key: &str,
+    resolution: &Resolution,
+    takes: bool,
+) {
     if let Some(context) = context_text(resolution).filter(|_| takes) {
         into.insert(key.into(), json!(context));
     }
@@ -82,7 +87,7 @@ pub fn add_context(into: &mut Map<String, Value>, key: &str, resolution: &Resolu
 /// The answer `out`, with `specific` as its `hookSpecificOutput` (naming
 /// event `name`) when that holds anything; `None` when there is nothing to
 /// say.
-pub fn finish(
+pub(crate) fn finish(
     mut out: Map<String, Value>,
     mut specific: Map<String, Value>,
     name: &str,

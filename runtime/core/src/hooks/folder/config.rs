@@ -262,7 +262,7 @@ impl Config {
     }
 
     /// Problems from slugs the configuration names that discovery did not find.
-    pub fn check_against(&self, discovery: &Discovery) -> Vec<Problem> {
+    pub(crate) fn check_against(&self, discovery: &Discovery) -> Vec<Problem> {
         let path = self
             .path
             .clone()
@@ -319,7 +319,7 @@ impl Config {
     }
 
     /// Whether the primary hook `slug` is an aggregate observer.
-    pub fn is_aggregate(&self, slug: &Slug) -> bool {
+    pub(crate) fn is_aggregate(&self, slug: &Slug) -> bool {
         self.aggregate.contains(slug)
     }
 
@@ -333,7 +333,7 @@ impl Config {
     /// retries, `critical`, instance policy), whether it is an aggregate
     /// observer, the folder's mode and its redaction patterns. What
     /// `hookrt.lock` pins (`hooks/loaded/lock.rs`).
-    pub fn effective(&self, hook: &DiscoveredHook) -> String {
+    pub(crate) fn effective(&self, hook: &DiscoveredHook) -> String {
         let (scope, slug) = (&hook.scope, &hook.slug);
         let aggregate =
             *scope == Scope::Primary && self.is_aggregate(slug) || *scope == Scope::Aggregate;
@@ -348,7 +348,7 @@ impl Config {
     }
 
     /// The configured order of a scope: these slugs register first, in this order.
-    pub fn order(&self, scope: &Scope) -> &[Slug] {
+    pub(crate) fn order(&self, scope: &Scope) -> &[Slug] {
         let scope = if *scope == Scope::Aggregate {
             &Scope::Primary
         } else {

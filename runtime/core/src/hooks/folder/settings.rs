@@ -82,7 +82,7 @@ pub enum OnFailure {
 impl HookSettings {
     /// What a failure of the hook's vote on `kind` counts as, and whether
     /// `hookrt.toml` chose it (per subscription, or the plain `on_failure`).
-    pub fn on_failure_for(&self, kind: &str) -> (OnFailure, bool) {
+    pub(crate) fn on_failure_for(&self, kind: &str) -> (OnFailure, bool) {
         match self.on_failure_by_kind.get(kind) {
             Some(f) => (*f, true),
             None => (self.on_failure, self.on_failure_chosen),
@@ -203,7 +203,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The wait before attempt `next` (2 or more).
-    pub fn backoff(&self, next: u32) -> std::time::Duration {
+    pub(crate) fn backoff(&self, next: u32) -> std::time::Duration {
         let doublings = next.saturating_sub(2).min(16);
         std::time::Duration::from_millis(
             self.backoff_ms

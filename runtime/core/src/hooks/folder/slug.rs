@@ -82,7 +82,7 @@ impl Slug {
 
     /// A file-name-safe form (`observability/metrics` -> `observability__metrics`)
     /// for generated crate names; never used as a key (two slugs may map to one).
-    pub fn file_stem(&self) -> String {
+    pub(crate) fn file_stem(&self) -> String {
         self.0.replace('/', "__")
     }
 }

@@ -356,7 +356,7 @@ impl LoadedHook {
 
     /// What its deliveries take, in µs: a moving average over about the
     /// last eight, 0 before the first.
-    pub fn cost_us(&self) -> u64 {
+    pub(crate) fn cost_us(&self) -> u64 {
         self.cost_us.load(std::sync::atomic::Ordering::Relaxed)
     }
 
@@ -371,7 +371,7 @@ impl LoadedHook {
     /// Whether a grant it holds acts on the project folder (`exec`, `read`,
     /// `write`):
     /// then an event naming another folder is refused ([`Project::admits`]).
-    pub fn uses_project(&self) -> bool {
+    pub(crate) fn uses_project(&self) -> bool {
         self.exec.is_some() || self.read.is_some() || self.write.is_some()
     }
 
@@ -381,7 +381,7 @@ impl LoadedHook {
     }
 
     /// Whether `id` is this hook's id, without building it (a hot-path lookup).
-    pub fn has_id(&self, id: &str) -> bool {
+    pub(crate) fn has_id(&self, id: &str) -> bool {
         match &self.scope {
             Scope::Subagent(sub) => id
                 .strip_prefix("subagents/")

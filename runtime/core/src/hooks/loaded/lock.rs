@@ -272,7 +272,7 @@ impl Lock {
     /// The problems of discovered hooks against the lock, before anything
     /// is built: a hook whose files or settings drifted, a hook not in the
     /// lock, a locked hook gone. `reviews` is each hook's (id, source, review).
-    pub fn check_reviews(
+    pub(crate) fn check_reviews(
         &self,
         lock_path: &Path,
         reviews: &[(String, PathBuf, Review)],

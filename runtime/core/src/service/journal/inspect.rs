@@ -30,7 +30,7 @@ impl Journal {
     /// `agent`'s `session` took (in `subagent`'s scope, or the primary one):
     /// what a stream reader read before, so it puts an event sent again in
     /// the same place ([`EveStream::remember`](crate::event::EveStream::remember)).
-    pub fn places_in_stream(
+    pub(crate) fn places_in_stream(
         &self,
         agent: &str,
         session: &str,

@@ -229,7 +229,7 @@ pub struct PendingDelivery {
 
 impl PendingDelivery {
     /// The deliveries of a newly planned event, each at `attempts`.
-    pub fn planned(plan: Plan, attempts: u32) -> Vec<PendingDelivery> {
+    pub(crate) fn planned(plan: Plan, attempts: u32) -> Vec<PendingDelivery> {
         plan.into_iter()
             .enumerate()
             .map(|(i, (hook, handler))| PendingDelivery {
@@ -497,7 +497,7 @@ impl Journal {
     /// process (the service's writer beside its dispatcher): the two share
     /// an in-process write lock instead of SQLite's busy wait (see
     /// [`Journal::write_transaction`]).
-    pub fn open_beside(&self) -> Result<Journal, JournalError> {
+    pub(crate) fn open_beside(&self) -> Result<Journal, JournalError> {
         Ok(Journal {
             writes: self.writes.clone(),
             trail: self.trail.clone(),

@@ -49,7 +49,7 @@ pub struct SignedReceipt {
 
 impl SignedReceipt {
     /// The receipt as JSON, as it is signed and written.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a receipt is plain JSON")
     }
 }

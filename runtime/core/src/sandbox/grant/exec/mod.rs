@@ -44,7 +44,7 @@ fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
 impl Policy {
     /// What `audit` says of it: one line per program (its path, template
     /// and digest), then the rules of every run.
-    pub fn audit_lines(&self) -> Vec<String> {
+    pub(crate) fn audit_lines(&self) -> Vec<String> {
         let t = &self.table;
         let mut lines: Vec<String> = self
             .programs

@@ -58,7 +58,7 @@ pub struct Policy {
 
 impl Policy {
     /// Resolves every program of `table` for runs in `project`.
-    pub fn resolve(table: &Table, project: &Path) -> Result<Policy, ExecSetupError> {
+    pub(crate) fn resolve(table: &Table, project: &Path) -> Result<Policy, ExecSetupError> {
         if confine::available() == Confinement::None && !table.unconfined {
             return Err(ExecSetupError::Unconfined);
         }
@@ -93,7 +93,7 @@ impl Policy {
     }
 
     /// Each program's resolved path and digest, by name (what the lock pins).
-    pub fn programs(&self) -> &BTreeMap<String, Resolved> {
+    pub(crate) fn programs(&self) -> &BTreeMap<String, Resolved> {
         &self.programs
     }
 

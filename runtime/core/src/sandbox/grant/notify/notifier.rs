@@ -55,7 +55,7 @@ pub struct Notifier {
 impl Notifier {
     /// The notifier of hook `hook` (its id) with `table`, sending on the
     /// session bus at `bus` (`None`: none is known, every call is unavailable).
-    pub fn new(table: &Table, hook: &str, bus: Option<String>) -> Notifier {
+    pub(crate) fn new(table: &Table, hook: &str, bus: Option<String>) -> Notifier {
         Notifier {
             table: table.clone(),
             hook: hook.to_owned(),
@@ -67,12 +67,12 @@ impl Notifier {
 
     /// The notifier of hook `hook` with `table`, on the session bus hookrt's
     /// environment names.
-    pub fn from_environment(table: &Table, hook: &str) -> Notifier {
+    pub(crate) fn from_environment(table: &Table, hook: &str) -> Notifier {
         Notifier::new(table, hook, std::env::var(BUS_VARIABLE).ok())
     }
 
     /// Notifications refused as rate-limited since load.
-    pub fn rate_limited(&self) -> u64 {
+    pub(crate) fn rate_limited(&self) -> u64 {
         self.rate_limited.load(Ordering::Relaxed)
     }
 
@@ -192,7 +192,7 @@ impl Notifier {
     }
 
     /// What `audit` says of it: where notifications go, and their bounds.
-    pub fn audit_lines(&self) -> Vec<String> {
+    pub(crate) fn audit_lines(&self) -> Vec<String> {
         let to = match &self.bus {
             Some(bus) => format!("{} on the D-Bus session bus {bus}", dbus::SERVICE),
             None => format!("nowhere: {BUS_VARIABLE} is not set, every call is unavailable"),

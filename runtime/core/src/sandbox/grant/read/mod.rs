@@ -44,7 +44,7 @@ fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
 impl Policy {
     /// What `audit` says of it: the folder and caps, then every pattern
     /// refused (the defaults, then the table's).
-    pub fn audit_lines(&self) -> Vec<String> {
+    pub(crate) fn audit_lines(&self) -> Vec<String> {
         let t = &self.table;
         vec![
             format!(

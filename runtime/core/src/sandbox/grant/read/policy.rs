@@ -48,7 +48,7 @@ pub struct Policy {
 
 impl Policy {
     /// Opens `project` (canonical) for reads under `table`.
-    pub fn open(table: &Table, project: &Path) -> Result<Policy, ReadSetupError> {
+    pub(crate) fn open(table: &Table, project: &Path) -> Result<Policy, ReadSetupError> {
         let root =
             cap_primitives::fs::open_ambient_dir(project, cap_primitives::ambient_authority())
                 .map_err(|e| ReadSetupError {

@@ -29,7 +29,7 @@ pub struct Policy {
 impl Policy {
     /// Reads every secret of `table`; a source that is unsafe or broken
     /// refuses the hook (a secret not set up here is only unavailable).
-    pub fn resolve(table: &Table) -> Result<Policy, SourceError> {
+    pub(crate) fn resolve(table: &Table) -> Result<Policy, SourceError> {
         let mut secrets = BTreeMap::new();
         for (name, binding) in &table.secrets {
             let value = source::read(name, &binding.source)?;
@@ -61,7 +61,7 @@ impl Policy {
 
     /// What `audit` says of it: one line per secret (its source, origins,
     /// place and whether it is available here), never a value.
-    pub fn audit_lines(&self) -> Vec<String> {
+    pub(crate) fn audit_lines(&self) -> Vec<String> {
         self.secrets
             .iter()
             .map(|(name, r)| {

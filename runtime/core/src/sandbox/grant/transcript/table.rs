@@ -28,7 +28,7 @@ impl Default for Table {
 
 impl Table {
     /// What `audit` says of it.
-    pub fn audit_line(&self) -> String {
+    pub(crate) fn audit_line(&self) -> String {
         format!(
             "the session's transcript the agent names, inside the agent's transcripts folder, owned by this user: the last whole lines, at most {} bytes a read",
             self.max_bytes

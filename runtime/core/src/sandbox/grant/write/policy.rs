@@ -27,7 +27,7 @@ pub struct Policy {
 
 impl Policy {
     /// The grant of `table` for writes in `project` (made canonical).
-    pub fn resolve(table: &Table, project: &Path) -> Result<Policy, WriteSetupError> {
+    pub(crate) fn resolve(table: &Table, project: &Path) -> Result<Policy, WriteSetupError> {
         let project = project
             .canonicalize()
             .map_err(|e| WriteSetupError::Project(project.to_path_buf(), e.to_string()))?;
@@ -38,7 +38,7 @@ impl Policy {
     }
 
     /// What `audit` says of it.
-    pub fn audit_lines(&self) -> Vec<String> {
+    pub(crate) fn audit_lines(&self) -> Vec<String> {
         let t = &self.table;
         let place = match &t.place {
             Place::File(p) => format!("appends to {}", self.project.join(p).display()),

@@ -35,7 +35,7 @@ pub enum Place {
 
 impl Place {
     /// The path as the table writes it.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             Place::File(p) | Place::Folder(p) => p,
         }

@@ -71,6 +71,7 @@ mod trail;
 mod trail_rows;
 mod transcript;
 mod tutorial;
+mod watch;
 
 /// An agent folder holding the example hook `slug` of
 /// `example-hooks/grants/hooks/` and `toml` as its `hookrt.toml`.

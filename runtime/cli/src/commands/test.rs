@@ -1,7 +1,8 @@
-//! `hookrt test DIR --events FILE --expect FILE [--update [--accept-failures]]`:
-//! replays a recorded session through the hooks deterministically and
-//! compares what they did with an expectation file (`hookrt::replay`). An
-//! update never records a failed delivery without being told to. The
+//! `hookrt test DIR --events FILE --expect FILE [--update [--accept-failures]]
+//! [--watch]`: replays a recorded session through the hooks deterministically
+//! and compares what they did with an expectation file (`hookrt::replay`). An
+//! update never records a failed delivery without being told to. `--watch`
+//! tests again each time a file of the folder or the events changes. The
 //! session may be what the agent really sent (`hookrt hook --record`, or an
 //! agent's bare inputs with `--agent`), read through the agent's bridge
 //! (`hookrt::front::record`).
@@ -47,11 +48,75 @@ pub(crate) struct TestArgs {
     /// With --update: record failed deliveries as expected instead of stopping.
     #[arg(long, requires = "update")]
     pub accept_failures: bool,
+    /// Test again each time a file of the agent folder or the events file
+    /// changes (a hook saved: rebuilt, replayed, compared), until stopped.
+    #[arg(long, conflicts_with = "update")]
+    pub watch: bool,
 }
+
+/// How often `--watch` looks at the files.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl TestArgs {
     pub(crate) fn execute(self, loading: Loading) -> Result<ExitCode> {
-        loading.loaded_for_author(&self.dir, |rt, _unlocked| test(rt, &self))
+        if !self.watch {
+            return loading.loaded_for_author(&self.dir, |rt, _unlocked| test(rt, &self));
+        }
+        let mut seen = self.files();
+        loop {
+            // A load or build that fails is said, and the next save tried.
+            match loading
+                .clone()
+                .loaded_for_author(&self.dir, |rt, _unlocked| test(rt, &self))
+            {
+                Ok(_) => {}
+                Err(e) => eprintln!("error: {e:#}"),
+            }
+            eprintln!(
+                "watching {} and {} (Ctrl-C to stop)",
+                self.dir.display(),
+                self.events.display()
+            );
+            loop {
+                std::thread::sleep(WATCH_EVERY);
+                let now = self.files();
+                if now != seen {
+                    seen = now;
+                    break;
+                }
+            }
+            eprintln!("changed: testing again");
+        }
+    }
+
+    /// Every file of the agent folder and the events file, with its size and
+    /// modification time: what `--watch` compares (the expectation left out).
+    fn files(&self) -> Vec<(PathBuf, u64, Option<std::time::SystemTime>)> {
+        let mut found = Vec::new();
+        let mut dirs = vec![self.dir.clone()];
+        let mut note = |path: PathBuf, m: &fs::Metadata| {
+            if path != self.expect {
+                found.push((path, m.len(), m.modified().ok()));
+            }
+        };
+        if let Ok(m) = fs::metadata(&self.events) {
+            note(self.events.clone(), &m);
+        }
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(m) = entry.metadata() else { continue };
+                if m.is_dir() {
+                    dirs.push(entry.path());
+                } else {
+                    note(entry.path(), &m);
+                }
+            }
+        }
+        found.sort();
+        found
     }
 }
 

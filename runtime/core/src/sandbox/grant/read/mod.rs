@@ -58,8 +58,16 @@ impl Policy {
     }
 }
 
-impl v0_4_0::hookrt::hook::read::Host for StoreData {
-    fn read_file(&mut self, path: String) -> Result<Vec<u8>, ReadError> {
+impl StoreData {
+    /// One use of the read grant: `op` on `path` within what the delivery
+    /// has left, its bytes counted against that, and a `[hookrt] read` line
+    /// recorded, refused or not.
+    fn read_use<T>(
+        &mut self,
+        op: &str,
+        path: &str,
+        run: impl FnOnce(&Policy, &str, u64) -> Result<(T, u64), ReadError>,
+    ) -> Result<T, ReadError> {
         let start = Instant::now();
         let deadline = self.deadline;
         let Some(access) = self.read.as_mut() else {
@@ -68,35 +76,31 @@ impl v0_4_0::hookrt::hook::read::Host for StoreData {
             ));
         };
         let left = access.left(deadline);
-        let result = access.policy.read_file(&path, left);
-        if let Ok(bytes) = &result {
-            access.used += bytes.len() as u64;
-        }
-        let size = result.as_ref().map_or(0, |b| b.len() as u64);
-        self.capture.record(
-            "read".to_owned(),
-            use_fields("read-file", &path, size, result.as_ref().err(), start),
-        );
-        result
-    }
-
-    fn list_dir(&mut self, path: String) -> Result<Vec<String>, ReadError> {
-        let start = Instant::now();
-        let deadline = self.deadline;
-        let Some(access) = self.read.as_mut() else {
-            return Err(ReadError::Denied(
-                "this hook holds no read grant".to_owned(),
-            ));
-        };
-        let left = access.left(deadline);
-        let result = access.policy.list_dir(&path, left);
+        let result = run(&access.policy, path, left);
         let size = result.as_ref().map_or(0, |(_, bytes)| *bytes);
         access.used += size;
         self.capture.record(
             "read".to_owned(),
-            use_fields("list-dir", &path, size, result.as_ref().err(), start),
+            use_fields(op, path, size, result.as_ref().err(), start),
         );
-        result.map(|(names, _)| names)
+        result.map(|(found, _)| found)
+    }
+}
+
+impl v0_4_0::hookrt::hook::read::Host for StoreData {
+    fn read_file(&mut self, path: String) -> Result<Vec<u8>, ReadError> {
+        self.read_use("read-file", &path, |policy, path, left| {
+            policy.read_file(path, left).map(|bytes| {
+                let size = bytes.len() as u64;
+                (bytes, size)
+            })
+        })
+    }
+
+    fn list_dir(&mut self, path: String) -> Result<Vec<String>, ReadError> {
+        self.read_use("list-dir", &path, |policy, path, left| {
+            policy.list_dir(path, left)
+        })
     }
 }
 

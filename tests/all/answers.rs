@@ -2,7 +2,8 @@
 //! exact resolution: rewrites chain in registration order and a deny drops
 //! them; context keeps registration order and its hooks; gates merge block >
 //! continue > pass; the loop governor caps continues; permission requests
-//! merge deny > allow > abstain. And a hook built against world 0.2.0 keeps
+//! merge deny > allow > abstain, their rewrites chaining and a deny dropping
+//! them as a tool call's do. And a hook built against world 0.2.0 keeps
 //! meaning what it meant.
 
 use hookrt::event::{Gate, Permission};
@@ -261,6 +262,89 @@ fn a_permission_request_is_denied_with_interrupt_or_allowed() {
     assert_eq!(p.verdict, Permission::Allow { rewrite: None });
     assert_eq!(p.decided_by.as_deref(), Some("gate_a"));
     assert_eq!(p.input, None, "nobody rewrote it");
+}
+
+/// Two permission rewriters (`rewrite_a`, `rewrite_b`, in that order) and a
+/// gatekeeper after them that denies `Bash`'s requests and allows the rest.
+#[test]
+fn permission_rewrites_chain_in_registration_order_and_a_deny_drops_them() {
+    let agent = TempAgent::new()
+        .hook("testing/hooks/rewriter.rs", "rewrite_a.rs")
+        .hook("testing/hooks/rewriter.rs", "rewrite_b.rs")
+        .hook("testing/hooks/gatekeeper.rs", "gatekeeper.rs")
+        .config(
+            "order = [\"rewrite_a\", \"rewrite_b\", \"gatekeeper\"]\n\
+             [hooks.\"rewrite_a\"]\nconfig = { suffix = \" --a\", permission = true }\n\
+             [hooks.\"rewrite_b\"]\nconfig = { suffix = \" --b\", permission = true }\n\
+             [hooks.\"gatekeeper\"]\nconfig = { deny_tool = \"Bash\" }\n",
+        );
+    let ask = |tool: &str| {
+        event(
+            "permission.requested",
+            json!({"tool": tool, "input": {"command": "git push", "timeout": 5}}),
+        )
+    };
+    for threads in [1, 2] {
+        let mut rt = load(agent.path());
+        rt.set_threads(threads).unwrap();
+        let Some(Resolution::Permission(p)) = rt.dispatch(&ask("Read")).unwrap().resolution else {
+            panic!("a permission decision");
+        };
+        assert_eq!(p.verdict, Permission::Allow { rewrite: None });
+        let rewrites: Vec<(&str, Vec<String>, &serde_json::Value)> = p
+            .rewrites
+            .iter()
+            .map(|r| (r.hook.as_str(), r.changed.clone(), &r.input))
+            .collect();
+        assert_eq!(
+            rewrites,
+            [
+                (
+                    "rewrite_a",
+                    vec!["command".to_owned()],
+                    &json!({"command": "git push --a", "timeout": 5})
+                ),
+                (
+                    "rewrite_b",
+                    vec!["command".to_owned()],
+                    &json!({"command": "git push --a --b", "timeout": 5})
+                ),
+            ],
+            "threads {threads}: the second rewriter starts from the first one's input"
+        );
+        assert_eq!(
+            p.input,
+            Some(json!({"command": "git push --a --b", "timeout": 5}))
+        );
+        let context: Vec<(&str, &str)> = p
+            .context
+            .iter()
+            .map(|c| (c.hook.as_str(), c.text.as_str()))
+            .collect();
+        assert_eq!(
+            context,
+            [
+                ("rewrite_a", "saw `git push`"),
+                ("rewrite_b", "saw `git push --a`")
+            ]
+        );
+    }
+    // The gatekeeper, last, denies `Bash`: the deny wins and drops both
+    // rewrites, which stay on record.
+    let Resolution::Permission(p) = resolved(&agent, &ask("Bash")) else {
+        panic!("a permission decision");
+    };
+    assert_eq!(
+        p.verdict,
+        Permission::Deny {
+            message: "`Bash` needs a human here".into(),
+            interrupt: true
+        }
+    );
+    assert_eq!(p.decided_by.as_deref(), Some("gatekeeper"));
+    assert_eq!(p.input, None, "a deny drops the rewrites");
+    let hooks: Vec<&str> = p.rewrites.iter().map(|r| r.hook.as_str()).collect();
+    assert_eq!(hooks, ["rewrite_a", "rewrite_b"], "both stay on record");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! config says, and adds context where agents take it.
 //!
 //! `config = { block_word = "secret", keep_going = "run the tests", deny_tool = "Bash",
-//! rewrite_permission = false, context = "policy: be careful" }`: a prompt holding
+//! context = "policy: be careful" }`: a prompt holding
 //! `block_word` is blocked; every stop is continued with `keep_going` (when set: a
 //! hook that would loop forever, for the governor); compactions, tasks and config
 //! changes are blocked; a permission request for `deny_tool` is denied (interrupting),

@@ -1,11 +1,13 @@
 //! Test hook (world 0.3.0): rewrites each requested call's `command` by
 //! appending its configured `suffix`, allows or abstains as configured, and
 //! adds as context the command as it received it, so a test can see that a
-//! later rewriter starts from an earlier one's result.
+//! later rewriter starts from an earlier one's result. With `permission =
+//! true` it does the same to a permission request's input (allowing it, the
+//! only answer that carries a rewrite); without, it abstains there.
 //!
-//! `config = { suffix = " --dry-run", allow = true, not_object = false }`;
-//! `not_object = true` answers a rewrite that is not a JSON object (a broken
-//! policy: it must fail closed).
+//! `config = { suffix = " --dry-run", allow = true, not_object = false,
+//! permission = false }`; `not_object = true` answers a rewrite that is not a
+//! JSON object (a broken policy: it must fail closed).
 
 use hookrt_sdk::prelude::*;
 
@@ -17,6 +19,8 @@ pub struct Config {
     allow: bool,
     #[serde(default)]
     not_object: bool,
+    #[serde(default)]
+    permission: bool,
 }
 
 #[derive(Default)]
@@ -58,5 +62,21 @@ impl Hook for Rewriter {
                 CallAnswer::rewrite(approval.clone(), input)
             })
             .collect())
+    }
+
+    fn permission_requested_rewrite(
+        &mut self,
+        data: PermissionRequested,
+        _event: &Event,
+        _cx: &Context,
+    ) -> HookResult<PermissionAnswer> {
+        if !self.config.permission {
+            return Ok(PermissionAnswer::Abstain);
+        }
+        let command = data.input["command"].as_str().unwrap_or_default();
+        context::add(format!("saw `{command}`"));
+        let mut input = data.input.clone();
+        input["command"] = format!("{command}{}", self.config.suffix).into();
+        Ok(PermissionAnswer::AllowRewritten(input))
     }
 }

@@ -109,9 +109,10 @@ impl From<&ClaudeArgs> for HookArgs {
     }
 }
 
-/// What a failure does now (a panic, the watchdog): refuse until the input
-/// shows it is no gate (a failure before that fails closed too).
-static FAILURE: Mutex<Option<Failure>> = Mutex::new(None);
+/// Whom a failure now (a panic, the watchdog) answers: the agent, and the
+/// gate refused until the input shows it is no gate (a failure before that
+/// fails closed too).
+static FAILURE: Mutex<Option<(Bridge, Option<&'static str>)>> = Mutex::new(None);
 
 /// Set by whichever answers first, the decision or a failure (a panic,
 /// the watchdog): the agent reads one answer, never two.
@@ -122,17 +123,20 @@ fn may_answer() -> bool {
     !ANSWERING.swap(true, Ordering::SeqCst)
 }
 
-/// Ends the process as `FAILURE` says: the agent's refusal, if it needs
-/// one in JSON, on stdout, and the exit code.
-fn exit_failing() -> ! {
-    let failure = FAILURE
+/// Ends the process as `FAILURE` says, `why` the reason: the agent's
+/// refusal, if it needs one in JSON, on stdout, and the exit code.
+fn exit_failing(why: &str) -> ! {
+    let failing = FAILURE
         .lock()
-        .map(|f| f.clone())
-        .unwrap_or_else(|e| e.into_inner().clone());
-    let Failure { stdout, code } = failure.unwrap_or(Failure {
-        stdout: None,
-        code: 2,
-    });
+        .map(|f| *f)
+        .unwrap_or_else(|e| *e.into_inner());
+    let Failure { stdout, code } = match failing {
+        Some((bridge, gate)) => bridge.failure(gate, why),
+        None => Failure {
+            stdout: None,
+            code: 2,
+        },
+    };
     if !may_answer() {
         // The answer is being written: the process ends with it, or, if
         // writing it failed (a panic while printing), as the failure.
@@ -145,10 +149,10 @@ fn exit_failing() -> ! {
     std::process::exit(code.into());
 }
 
-fn set_failure(f: Failure) {
+fn set_failure(bridge: Bridge, gate: Option<&'static str>) {
     match FAILURE.lock() {
-        Ok(mut slot) => *slot = Some(f),
-        Err(e) => *e.into_inner() = Some(f),
+        Ok(mut slot) => *slot = Some((bridge, gate)),
+        Err(e) => *e.into_inner() = Some((bridge, gate)),
     }
 }
 
@@ -165,20 +169,21 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     let deadline = started + Duration::from_millis(args.deadline_ms);
     let command = format!("hookrt hook --agent {}", bridge.name());
     // Until the input is read, fail as the agent's first gate would.
-    set_failure(bridge.failure(bridge.gates().first().copied(), "hookrt failed"));
+    set_failure(bridge, bridge.gates().first().copied());
     fail_on_panic(&command);
     let read = supervisor::read_input(MAX_INPUT_BYTES, deadline);
     if read
         .as_ref()
         .is_err_and(|e| e.kind() == std::io::ErrorKind::TimedOut)
     {
-        eprintln!("{}", past_deadline(&command, args.deadline_ms));
-        exit_failing();
+        let said = past_deadline(&command, args.deadline_ms);
+        eprintln!("{said}");
+        exit_failing(&said);
     }
     // Cheap and safe: a gate's input names it even if it is broken.
     let input = read.as_deref().unwrap_or_default();
     let gate = bridge.gate_served(args.event.as_deref(), Some(input));
-    set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
+    set_failure(bridge, gate);
     if let (Some(path), Ok(input)) = (&args.record, &read) {
         record(args, path, bridge, input);
     }
@@ -281,8 +286,8 @@ fn decide_input(
         Err(e) => return fail(&e.to_string()),
     };
     // The input decides from here: a gate by its own name.
-    let gate = bridge.is_gate(&event.name).then_some(event.name.as_str());
-    set_failure(bridge.failure(gate, "hookrt failed or did not decide in time"));
+    let gate = bridge.gates().iter().copied().find(|g| *g == event.name);
+    set_failure(bridge, gate);
     let door = CommandDoor {
         command,
         bridge,
@@ -302,8 +307,23 @@ fn fail_on_panic(command: &str) {
     std::panic::set_hook(Box::new(move |info| {
         report(info);
         eprintln!("{said}: hookrt failed; the tool call is blocked if one was pending");
-        exit_failing();
+        exit_failing(&panicked(info));
     }));
+}
+
+/// What a panic says to the agent: its message (bounded) and where.
+fn panicked(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    let message: String = message.chars().take(200).collect();
+    match info.location() {
+        Some(at) => format!("hookrt panicked at {}:{}: {message}", at.file(), at.line()),
+        None => format!("hookrt panicked: {message}"),
+    }
 }
 
 /// A watchdog that ends the process with the failure's exit at `deadline`
@@ -313,7 +333,7 @@ fn fail_at_deadline(command: &str, deadline_ms: u64, deadline: Instant) {
     std::thread::spawn(move || {
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         eprintln!("{said}");
-        exit_failing();
+        exit_failing(&said);
     });
 }
 

@@ -258,4 +258,47 @@ mod tests {
             assert_eq!(Bridge::named(bridge.name()), Some(bridge));
         }
     }
+
+    /// Each agent's failure form, written out rather than read back from
+    /// the protocols: exit 2 blocks every gate, but Copilot CLI lets a
+    /// prompt through on any exit, so its prompt gate refuses in JSON and
+    /// exits 0; any other event exits 1 (shown, and the agent goes on).
+    #[test]
+    fn each_agents_failure_blocks_its_gates_and_lets_other_events_go_on() {
+        let reason = "the agent folder does not exist";
+        let said = format!("hookrt could not decide this, so it is refused: {reason}");
+        let in_json = [(
+            "copilot",
+            "userPromptSubmitted",
+            serde_json::json!({"decision": "block", "reason": said}),
+        )];
+        let mut refused_in_json = 0;
+        for bridge in Bridge::ALL {
+            assert!(!bridge.gates().is_empty(), "{bridge:?} has gates");
+            for gate in bridge.gates() {
+                let failure = bridge.failure(Some(gate), reason);
+                match in_json
+                    .iter()
+                    .find(|(a, g, _)| *a == bridge.name() && g == gate)
+                {
+                    Some((_, _, answer)) => {
+                        refused_in_json += 1;
+                        assert_eq!(failure.code, 0, "{bridge:?} {gate}");
+                        assert_eq!(failure.stdout.as_ref(), Some(answer), "{bridge:?} {gate}");
+                    }
+                    None => {
+                        assert_eq!(failure.code, 2, "{bridge:?} {gate}");
+                        assert_eq!(failure.stdout, None, "{bridge:?} {gate}");
+                    }
+                }
+            }
+            let other = bridge.failure(None, reason);
+            assert_eq!((other.code, other.stdout), (1, None), "{bridge:?}");
+        }
+        assert_eq!(
+            refused_in_json,
+            in_json.len(),
+            "each JSON refusal is some agent's gate"
+        );
+    }
 }

@@ -208,7 +208,7 @@ pub(crate) fn records_hold(
                 if second {
                     deliveries
                         .plans
-                        .insert(event_seq, (r.seq, event, plan_of(&body)));
+                        .insert(event_seq, (r.seq, event, plan_of(r, &body)?));
                 }
             }
             "resolution" => resolution_holds(conn, r, &body, event_seq, event)?,
@@ -230,17 +230,37 @@ pub(crate) fn records_hold(
     Ok(first_format)
 }
 
-/// The planned deliveries an event's entry records, in position order.
-fn plan_of(body: &Value) -> Vec<(String, String)> {
-    let list = |key: &str| -> Vec<String> {
+/// The planned deliveries an event's entry records, in position order: as
+/// many hooks as handlers, each a string (a hook planted in one list alone
+/// would otherwise be dropped by the pairing, unseen).
+fn plan_of(r: &Row, body: &Value) -> Result<Vec<(String, String)>, Break> {
+    let list = |key: &str| -> Result<Vec<String>, Break> {
         body[key]
             .as_array()
             .into_iter()
             .flatten()
-            .map(|v| v.as_str().unwrap_or_default().to_owned())
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| Break::Unreadable {
+                        seq: r.seq,
+                        why: format!("its `{key}` list holds {v}, not a name"),
+                    })
+            })
             .collect()
     };
-    list("hooks").into_iter().zip(list("handlers")).collect()
+    let (hooks, handlers) = (list("hooks")?, list("handlers")?);
+    if hooks.len() != handlers.len() {
+        return Err(Break::Unreadable {
+            seq: r.seq,
+            why: format!(
+                "its plan lists {} hook(s) and {} handler(s)",
+                hooks.len(),
+                handlers.len()
+            ),
+        });
+    }
+    Ok(hooks.into_iter().zip(handlers).collect())
 }
 
 /// An event's row says what its entry recorded: its kind, its digest

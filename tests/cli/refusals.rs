@@ -1,0 +1,92 @@
+//! `hookrt hook` when hookrt cannot decide, on every gate of every agent:
+//! a missing folder, a stale hook (never built here) and a panic each refuse
+//! the gate in the agent's own form. Exit 2 blocks a gate for every agent,
+//! except Copilot CLI's prompt gate, which Copilot lets through on any exit:
+//! there the refusal is its block JSON on stdout, exit 0. The forms are
+//! written out here, not read back from the protocols (a mutation of one
+//! agent's failure arm survived every test until this file).
+
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+
+use hookrt::front::bridge::Bridge;
+use serde_json::Value;
+
+use crate::common::{agent_fixture, repo, with_stdin};
+use crate::{hookrt, run, text};
+
+/// The fixtures' folder of each agent's inputs.
+fn fixtures(agent: &str) -> &str {
+    if agent == "claude-code" {
+        "claude"
+    } else {
+        agent
+    }
+}
+
+/// `hookrt hook --agent AGENT DIR --event EVENT` with `input`, `env` set.
+fn hook(agent: &str, dir: &Path, event: &str, input: &str, env: &[(&str, &str)]) -> Output {
+    let mut command = hookrt(&["hook", "--agent", agent, dir.to_str().unwrap()]);
+    command.args(["--event", event]).envs(env.iter().copied());
+    with_stdin(command, input)
+}
+
+#[test]
+fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prompt_in_json() {
+    let scratch = tempfile::tempdir().unwrap();
+    let missing = scratch.path().join("no-such-agent");
+    let stale = scratch.path().join("stale");
+    fs::create_dir_all(stale.join("hooks")).unwrap();
+    let src = fs::read_to_string(repo().join("example-hooks/testing/hooks/deny_all.rs")).unwrap();
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    fs::write(stale.join("hooks/gate.rs"), format!("{src}\n// {nonce}\n")).unwrap();
+    let built = repo().join("example-hooks/agent");
+    let out = run(&["build", built.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stale_said = format!("hookrt build {}", stale.display());
+    let causes: [(&str, &Path, &[(&str, &str)], &str); 3] = [
+        (
+            "a missing folder",
+            &missing,
+            &[],
+            "the agent folder does not exist",
+        ),
+        ("a stale hook", &stale, &[], &stale_said),
+        (
+            "a panic",
+            &built,
+            &[("HOOKRT_CLAUDE_HOOK_TEST_PANIC", "1")],
+            "HOOKRT_CLAUDE_HOOK_TEST_PANIC is set",
+        ),
+    ];
+    let mut copilot_prompts = 0;
+    for bridge in Bridge::ALL {
+        let agent = bridge.name();
+        for gate in bridge.gates() {
+            let input = agent_fixture(fixtures(agent), gate);
+            for (cause, dir, env, why) in &causes {
+                let out = hook(agent, dir, gate, &input, env);
+                let (said, err) = (text(&out.stdout), text(&out.stderr));
+                if (agent, *gate) == ("copilot", "userPromptSubmitted") {
+                    assert_eq!(out.status.code(), Some(0), "{cause}: {err}");
+                    let answer: Value = serde_json::from_str(said.trim())
+                        .unwrap_or_else(|e| panic!("{cause}: one JSON answer: {e}: {said}"));
+                    assert_eq!(answer["decision"], "block", "{cause}: {answer}");
+                    let reason = answer["reason"].as_str().unwrap_or_default();
+                    assert!(
+                        reason.starts_with("hookrt could not decide this, so it is refused: ")
+                            && reason.contains(why),
+                        "{cause}: {answer}"
+                    );
+                    copilot_prompts += 1;
+                } else {
+                    assert_eq!(out.status.code(), Some(2), "{agent} {gate}, {cause}: {err}");
+                    assert_eq!(said, "", "{agent} {gate}, {cause}: nothing on stdout");
+                    assert!(err.contains(why), "{agent} {gate}, {cause}: {err}");
+                }
+            }
+        }
+    }
+    assert_eq!(copilot_prompts, causes.len());
+}

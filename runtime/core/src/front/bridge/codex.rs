@@ -10,7 +10,10 @@
 use serde_json::{Map, Value};
 
 use super::claude::{Dialect, answer_in, claude_data, claude_refusal};
-use super::protocol::{CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit, Transcripts};
+use super::protocol::{
+    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
+    Transcripts,
+};
 use crate::delivery::record::Resolution;
 
 /// Every hook event of the pinned Codex (0.171.0: the input schemas its

@@ -12,7 +12,10 @@
 use serde_json::{Map, Value, json};
 
 use super::hook_input::{field, object_of, required_text};
-use super::protocol::{CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit, Transcripts};
+use super::protocol::{
+    CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
+    Transcripts,
+};
 use super::reply;
 use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};

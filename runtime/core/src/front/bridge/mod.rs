@@ -4,7 +4,7 @@
 //!
 //! - [`protocol`]: [`Protocol`], everything about one agent, the extension
 //!   point: a new agent is one module here holding its `Protocol` (named
-//!   `PROTOCOL`) and its name on the one line of `agents!` below
+//!   `PROTOCOL`), declared below and named on the one line of `agents!`
 //!   (docs/agents.md, "Adding an agent");
 //! - [`hook_input`]: a hook input read alike for every agent (unknown
 //!   events observed, subagents scoped, ids and sequences from a digest);
@@ -22,11 +22,19 @@ pub use agent::{Bridge, Failure};
 pub use hook_input::{BridgeError, BridgeEvent, Stamp};
 pub use protocol::Protocol;
 
-/// Declares each agent's module and lists its `PROTOCOL`, in order, for
-/// [`Bridge::ALL`]: the registry is the one line that calls it.
+// Each agent's module, declared as a plain `mod` so that tools following
+// the module tree see it (cargo-mutants does not look inside a macro's
+// call); one left out of the registry is dead code, which the build refuses.
+mod claude;
+mod codex;
+mod copilot;
+mod cursor;
+mod gemini;
+
+/// Lists each agent's `PROTOCOL`, in order, for [`Bridge::ALL`]: the
+/// registry is the one line that calls it.
 macro_rules! agents {
     ($($agent:ident),+ $(,)?) => {
-        $(mod $agent;)+
         /// Every agent's protocol, in the order the docs list them.
         const REGISTERED: [&Protocol; [$(stringify!($agent)),+].len()] =
             [$(&$agent::PROTOCOL),+];

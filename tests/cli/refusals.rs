@@ -32,6 +32,15 @@ fn hook(agent: &str, dir: &Path, event: &str, input: &str, env: &[(&str, &str)])
     with_stdin(command, input)
 }
 
+/// One way hookrt cannot decide: its name, the folder and environment
+/// that make it so, and what the refusal says.
+struct Cause<'a> {
+    name: &'a str,
+    dir: &'a Path,
+    env: &'a [(&'a str, &'a str)],
+    says: &'a str,
+}
+
 #[test]
 fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prompt_in_json() {
     let scratch = tempfile::tempdir().unwrap();
@@ -45,27 +54,38 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
     let out = run(&["build", built.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stale_said = format!("hookrt build {}", stale.display());
-    let causes: [(&str, &Path, &[(&str, &str)], &str); 3] = [
-        (
-            "a missing folder",
-            &missing,
-            &[],
-            "the agent folder does not exist",
-        ),
-        ("a stale hook", &stale, &[], &stale_said),
-        (
-            "a panic",
-            &built,
-            &[("HOOKRT_CLAUDE_HOOK_TEST_PANIC", "1")],
-            "HOOKRT_CLAUDE_HOOK_TEST_PANIC is set",
-        ),
+    let causes = [
+        Cause {
+            name: "a missing folder",
+            dir: &missing,
+            env: &[],
+            says: "the agent folder does not exist",
+        },
+        Cause {
+            name: "a stale hook",
+            dir: &stale,
+            env: &[],
+            says: &stale_said,
+        },
+        Cause {
+            name: "a panic",
+            dir: &built,
+            env: &[("HOOKRT_CLAUDE_HOOK_TEST_PANIC", "1")],
+            says: "HOOKRT_CLAUDE_HOOK_TEST_PANIC is set",
+        },
     ];
     let mut copilot_prompts = 0;
     for bridge in Bridge::ALL {
         let agent = bridge.name();
         for gate in bridge.gates() {
             let input = agent_fixture(fixtures(agent), gate);
-            for (cause, dir, env, why) in &causes {
+            for Cause {
+                name: cause,
+                dir,
+                env,
+                says: why,
+            } in &causes
+            {
                 let out = hook(agent, dir, gate, &input, env);
                 let (said, err) = (text(&out.stdout), text(&out.stderr));
                 if (agent, *gate) == ("copilot", "userPromptSubmitted") {

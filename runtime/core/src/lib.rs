@@ -83,7 +83,7 @@ pub mod journal {
     pub use crate::service::journal::{
         CallEvent, CoverageReadError, CoverageRecords, Voter, coverage_records,
     };
-    pub use crate::service::owner::{JournalLock, lock_path};
+    pub use crate::service::owner::JournalLock;
     pub use ed25519_dalek::SigningKey;
     pub use ed25519_dalek::VerifyingKey;
 }

@@ -361,7 +361,7 @@ impl Runtime {
     /// unlocked (any change to its hooks runs unreviewed): front ends warn
     /// (`hookrt check`, `serve`, `worker`). `None` when it is locked, or the
     /// lock was not enforced.
-    pub fn unlocked(&self) -> Option<&Path> {
+    pub(crate) fn unlocked(&self) -> Option<&Path> {
         self.unlocked.as_deref()
     }
 
@@ -524,7 +524,7 @@ impl Runtime {
 
     /// Replay mode from now on: fixed clocks and randomness for every new
     /// instance ([`Sandbox::pin`]); see [`crate::replay`].
-    pub fn pin(&self) {
+    pub(crate) fn pin(&self) {
         self.sandbox.pin();
     }
 

@@ -19,9 +19,9 @@ use crate::event::hashing::hash_parts;
 use crate::sandbox::outcome::Outcome;
 
 /// Kind emitted when a critical hook fails on an event of a turn.
-pub const TURN_FAILED: &str = "turn.failed";
+pub(crate) const TURN_FAILED: &str = "turn.failed";
 /// Kind emitted when a critical hook fails on `turn.failed` or outside a turn.
-pub const SESSION_FAILED: &str = "session.failed";
+pub(crate) const SESSION_FAILED: &str = "session.failed";
 
 /// The final failure of one delivery, without any event data.
 #[derive(Debug, Clone)]

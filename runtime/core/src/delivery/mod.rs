@@ -27,7 +27,7 @@ pub(crate) mod sink;
 pub(crate) mod threads;
 pub(crate) mod vote;
 
-pub use cascade::{Failure, SESSION_FAILED, TURN_FAILED, cascade_event, cascade_line};
+pub use cascade::{Failure, cascade_event, cascade_line};
 pub use decision::Vote;
 pub use edit::EditAccount;
 pub use retry::{Conclusion, Next, Retries, conclude, next};

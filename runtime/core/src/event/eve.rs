@@ -75,7 +75,7 @@ pub struct EveStream {
 
 /// Where an event took its place: its `coordinates.sequence` and ordinal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StreamPlace {
+pub(crate) struct StreamPlace {
     /// Its position in the stream.
     pub sequence: u64,
     /// Its ordinal in its step.

@@ -12,16 +12,16 @@ pub const WILDCARD: &str = "*";
 /// Prefix of a subscription that watches a decision or edit event without a
 /// say in it (`observe:actions.requested`): the hook's answer and its failure
 /// count for nothing, and it casts no vote.
-pub const OBSERVE_PREFIX: &str = "observe:";
+pub(crate) const OBSERVE_PREFIX: &str = "observe:";
 /// Prefix of a subscription that votes on a decision event and may also
 /// rewrite the requested call's input (`rewrite:actions.requested`,
 /// `rewrite:permission.requested`; world 0.3.0). A rewrite from a plain
 /// subscription is a malformed answer.
-pub const REWRITE_PREFIX: &str = "rewrite:";
+pub(crate) const REWRITE_PREFIX: &str = "rewrite:";
 /// The decision kinds whose calls' input a `rewrite:` subscription may rewrite.
 pub const REWRITABLE: [&str; 2] = ["actions.requested", "permission.requested"];
 /// Prefix of kinds an agent server defines itself.
-pub const CUSTOM_PREFIX: &str = "custom.";
+pub(crate) const CUSTOM_PREFIX: &str = "custom.";
 
 /// What an event lets a hook do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -52,7 +52,7 @@ pub enum GateRule {
 /// The kind whose stops the loop governor counts.
 pub const TURN_STOPPING: &str = "turn.stopping";
 /// The kind of a permission request (answered with a permission).
-pub const PERMISSION_REQUESTED: &str = "permission.requested";
+pub(crate) const PERMISSION_REQUESTED: &str = "permission.requested";
 
 /// What gate kind `kind` takes; `None` for a kind that is no gate.
 pub fn gate_rule(kind: &str) -> Option<GateRule> {
@@ -68,7 +68,7 @@ pub fn gate_rule(kind: &str) -> Option<GateRule> {
 /// `additionalContext`). On these, on tool approvals, permission requests
 /// and gates a hook's context is gathered; elsewhere (file edits, edits of
 /// the agent input, other observe kinds) no agent takes it and it is ignored.
-pub const CONTEXT_KINDS: [&str; 11] = [
+pub(crate) const CONTEXT_KINDS: [&str; 11] = [
     "session.started",
     "action.result",
     "subagent.started",
@@ -507,7 +507,7 @@ pub(crate) fn suggest(unknown: &str) -> Option<&'static str> {
 }
 
 /// "unknown event kind `x`" with a suggestion when there is one.
-pub fn unknown_kind_message(kind: &str) -> String {
+pub(crate) fn unknown_kind_message(kind: &str) -> String {
     match suggest(kind) {
         Some(s) => format!("unknown event kind `{kind}` (did you mean `{s}`?)"),
         None => format!(

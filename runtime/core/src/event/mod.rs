@@ -19,13 +19,13 @@ pub use answer::{Answer, CallAnswer, Gate, Permission, Reply};
 pub use clock::now_rfc3339;
 pub use data::Data;
 pub use envelope::{MAX_ATTEMPT, MAX_DATA_BYTES, MAX_ID_LEN, SCHEMA_VERSION, idempotency_key};
-pub use eve::{EveError, EveStream, StreamPlace};
+pub(crate) use eve::StreamPlace;
+pub use eve::{EveError, EveStream};
 pub use kind::{
-    CONTEXT_KINDS, CUSTOM_PREFIX, EventKind, GateRule, KINDS, OBSERVE_PREFIX, Origin,
-    PERMISSION_REQUESTED, REWRITABLE, REWRITE_PREFIX, TURN_STOPPING, WILDCARD, gate_rule,
+    EventKind, GateRule, KINDS, Origin, REWRITABLE, TURN_STOPPING, WILDCARD, gate_rule,
     handled_kind, is_known, is_subscribable, observed_kind, rewritten_kind, subscription_problem,
-    takes_context, unknown_kind_message,
+    takes_context,
 };
-pub use ordinal::{MAX_OPEN_STEPS, Ordinals};
+pub use ordinal::Ordinals;
 pub use recent::Recent;
 pub use transcript::Transcript;

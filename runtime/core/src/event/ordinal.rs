@@ -16,7 +16,7 @@ use crate::event::recent::Recent;
 /// ends its steps), the step untouched the longest is forgotten, bounding
 /// memory; every other step keeps counting. Keys of events counted after
 /// their step was forgotten may repeat earlier ones.
-pub const MAX_OPEN_STEPS: usize = 65_536;
+pub(crate) const MAX_OPEN_STEPS: usize = 65_536;
 
 /// Where an event is counted: agent, scope, session, turn, step. The agent is
 /// part of it, so one agent's events never move another's ordinals.

@@ -23,20 +23,17 @@ pub(crate) mod project;
 
 // Building, discovering, configuring, locking and naming hooks, beyond what
 // the crate root re-exports (`BuildOptions`, `Problems`, ...).
-pub use build::cargo::{HOOK_TARGET, HOOK_TOOLCHAIN};
 pub use build::cargo_lock::{CargoLockChange, CargoLockWrite, write_cargo_lock, write_cargo_locks};
-pub use build::component::{BuildEvent, BuiltHook, DEFAULT_SDK_DIR, SDK_REQ, build};
-pub use build::python::toolchain_dir as py_toolchain_dir;
-pub use build::toolchain::BUILD_TIMEOUT as SCRIPT_BUILD_TIMEOUT;
-pub use build::typescript::toolchain_dir as js_toolchain_dir;
+pub use build::component::{BuildEvent, BuiltHook, SDK_REQ, build};
 pub use cache::dir::default_cache_dir;
-pub use folder::config::{CONFIG_FILE, Config, Mode};
+pub use folder::config::{CONFIG_FILE, Config, Mode, OnUnscoped};
 pub use folder::discovery::{
     DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover,
 };
 pub use folder::plain::{PlainFileError, read as read_plain_file, replace as replace_file};
 pub use folder::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
 pub use folder::slug::{Slug, SlugError};
+pub use loaded::call::{Call, Services};
 pub use loaded::load::LoadedHook;
-pub use loaded::lock::{LOCK_FILE, Lock, LockPolicy, LockStatus, Pin, Review};
+pub use loaded::lock::{LOCK_FILE, Lock, LockPolicy, LockStatus, Pin};
 pub use project::{Project, ProjectError};

@@ -102,7 +102,7 @@ impl Buffer {
 /// The shared output budget of one store: the log import and both console
 /// streams draw from it.
 #[derive(Debug, Clone, Default)]
-pub struct Capture(Arc<Mutex<Buffer>>);
+pub(crate) struct Capture(Arc<Mutex<Buffer>>);
 
 impl Capture {
     /// A capture that keeps at most `limit` bytes.

@@ -35,7 +35,7 @@ pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Why the sandbox could not be set up.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     /// `HOOKRT_ALLOCATOR` holds something else than `auto` or `on-demand`.
     #[error(
         "cannot set up the Wasmtime sandbox: HOOKRT_ALLOCATOR={0:?} is not `auto` or `on-demand`"
@@ -162,7 +162,7 @@ impl Allocator {
 /// Most threads that deliver at once in one runtime (a service's workers are
 /// cut to this): the pooling allocator keeps a fresh-instance slot for each,
 /// so the pool is sized from it.
-pub const MAX_THREADS: usize = 64;
+pub(crate) const MAX_THREADS: usize = 64;
 
 /// Most hooks a runtime may have for the pool to be chosen.
 pub(crate) const POOL_MAX_HOOKS: usize = 200;

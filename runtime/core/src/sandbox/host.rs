@@ -53,7 +53,7 @@ impl wasmtime_wasi::HostMonotonicClock for PinnedClock {
 }
 
 /// The data of one hook's store.
-pub struct StoreData {
+pub(crate) struct StoreData {
     wasi: WasiCtx,
     table: ResourceTable,
     /// Where log lines and console output go.
@@ -205,7 +205,7 @@ impl wasmtime_wasi_http::WasiHttpView for StoreData {
 /// Enforces the memory and table limits and remembers whether one was hit
 /// during the current delivery. `memory_bytes` bounds each linear memory; a
 /// Rust hook has exactly one.
-pub struct Limiter {
+pub(crate) struct Limiter {
     memory_bytes: usize,
     table_elements: usize,
     instances: usize,

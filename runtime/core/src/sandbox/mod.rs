@@ -20,21 +20,15 @@ pub(crate) mod state;
 pub(crate) mod wit;
 
 // What an embedder or an auditor may read or tune of the sandbox.
-pub use capture::LogLine;
-pub use engine::{Allocator, MAX_THREADS, SandboxError, engine_config, engine_config_metered};
-pub use grant::exec::{
-    Confinement, ExecSetupError, Policy as ExecPolicy, Resolved as ExecProgram, Table as ExecTable,
-};
+pub use capture::{LogLine, Output};
+pub use engine::{Allocator, Sandbox, engine_config, engine_config_metered};
+pub use grant::exec::{Policy as ExecPolicy, Table as ExecTable};
 pub use grant::notify::{Notifier, Table as NotifyTable};
-pub use grant::read::{Policy as ReadPolicy, ReadSetupError, Table as ReadTable};
+pub use grant::read::{Policy as ReadPolicy, Table as ReadTable};
 pub use grant::registry::CAPABILITIES;
-pub use grant::secret::{
-    Policy as SecretPolicy, SourceError as SecretSourceError, Table as SecretTable,
-};
+pub use grant::secret::{Policy as SecretPolicy, Table as SecretTable};
 pub use grant::transcript::Table as TranscriptTable;
-pub use grant::write::{
-    Place as WritePlace, Policy as WritePolicy, Table as WriteTable, WriteSetupError,
-};
+pub use grant::write::{Place as WritePlace, Policy as WritePolicy, Table as WriteTable};
 pub use grant::{ALL as GRANTS, Grant, GrantTable};
 pub use grants::{DEFAULT_GRANTS, ImportAudit, Need};
 pub use http::MAX_RESPONSE_BYTES;
@@ -42,7 +36,7 @@ pub use limits::{
     DEFAULT_DEADLINE, DEFAULT_FUEL, DEFAULT_INSTANCES, DEFAULT_MEMORY_BYTES, Limits,
     MAX_COMPONENT_BYTES, Metering, PYTHON_INSTANCES,
 };
-pub use metrics::{Metrics, Series};
+pub use metrics::{Metrics, MetricsAccess, Series};
 pub use redaction::Redactor;
-pub use state::StateStore;
+pub use state::{StateAccess, StateStore};
 pub use wit::{NEWEST_VERSION, SUPPORTED_VERSIONS};

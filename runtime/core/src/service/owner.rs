@@ -14,7 +14,7 @@ use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// The lock file beside `journal`: `<journal>.lock`.
-pub fn lock_path(journal: &Path) -> PathBuf {
+pub(crate) fn lock_path(journal: &Path) -> PathBuf {
     let mut name = journal.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)

@@ -62,7 +62,7 @@ const MAX_EVENT_NAME: usize = 64;
 /// envelope's timestamp and what tells its id from another reading's of
 /// the same input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// The envelope's `timestamp` (RFC 3339, UTC).
     pub timestamp: String,
     /// The last part of the envelope's id (16 hex digits).

@@ -11,16 +11,17 @@
 //! - [`reply`]: what every agent's answer is made of;
 //! - `claude`, `codex`, `gemini`, `cursor`, `copilot`: each agent's
 //!   `Protocol` (crate-private: reached through [`Bridge`]);
-//! - [`agent`]: [`Bridge`], the registry and one way to speak to each.
+//! - `agent`: [`Bridge`], the registry and one way to speak to each.
 
-pub mod agent;
+mod agent;
 pub mod hook_input;
 pub mod protocol;
 pub mod reply;
 
 pub use agent::{Bridge, Failure};
-pub use hook_input::{BridgeError, BridgeEvent, Stamp};
-pub use protocol::Protocol;
+pub(crate) use hook_input::Stamp;
+pub use hook_input::{BridgeError, BridgeEvent};
+pub use protocol::{MapFn, Protocol, Transcripts};
 
 // Each agent's module, declared as a plain `mod` so that tools following
 // the module tree see it (cargo-mutants does not look inside a macro's

@@ -23,9 +23,9 @@ use crate::hooks::cache::dir::create_private_dir;
 use crate::hooks::problem::Problem;
 
 /// The Rust toolchain hooks are built with (rust-toolchain.toml pins the same).
-pub const HOOK_TOOLCHAIN: &str = "1.95.0";
+pub(crate) const HOOK_TOOLCHAIN: &str = "1.95.0";
 /// The compilation target of every hook.
-pub const HOOK_TARGET: &str = "wasm32-wasip2";
+pub(crate) const HOOK_TARGET: &str = "wasm32-wasip2";
 /// How long one cargo run (every stale Rust hook of a load, and their
 /// dependencies on a cold cache) may take before its whole process group is
 /// killed: a `build.rs` or proc macro that never ends would hang `hookrt

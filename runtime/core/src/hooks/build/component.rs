@@ -36,7 +36,7 @@ use crate::hooks::problem::Problem;
 /// The version requirement hooks use for `hookrt-sdk`.
 pub const SDK_REQ: &str = "0.4";
 /// The SDK this runtime was built next to; `HOOKRT_SDK_DIR` overrides it.
-pub const DEFAULT_SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guest-sdk");
+pub(crate) const DEFAULT_SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guest-sdk");
 
 /// Where and how hooks are built.
 #[derive(Debug, Clone)]

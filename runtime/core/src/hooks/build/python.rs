@@ -54,11 +54,6 @@ pub(crate) fn py_sdk_dir(sdk_dir: &Path) -> PathBuf {
     sdk_dir.join("python")
 }
 
-/// Where the Python toolchain is (the folder `scripts/py-toolchain` fills).
-pub fn toolchain_dir() -> PathBuf {
-    PY.dir()
-}
-
 /// One file of the hook, as the driver gets it.
 #[derive(Debug, serde::Serialize)]
 struct File {

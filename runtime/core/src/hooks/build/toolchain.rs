@@ -34,7 +34,7 @@ pub(crate) const LOCK_RECORD_FILE: &str = "hookrt-toolchain.sha256";
 /// How long one build may run before it is killed. A hook's top level runs
 /// during the build (pre-initialisation) without a fuel limit, so an endless
 /// loop there would hang `hookrt check` for ever.
-pub const BUILD_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const BUILD_TIMEOUT: Duration = Duration::from_secs(300);
 /// The most bytes of a driver's stderr kept for a problem (the rest is noise).
 const MAX_ERROR_BYTES: usize = 8 << 10;
 

@@ -47,11 +47,6 @@ pub(crate) fn ts_sdk_dir(sdk_dir: &Path) -> PathBuf {
     sdk_dir.join("ts")
 }
 
-/// Where the JS toolchain is (the folder `scripts/js-toolchain` fills).
-pub fn toolchain_dir() -> PathBuf {
-    JS.dir()
-}
-
 /// Builds one TS/JS hook; returns the component, written into `work` (a fresh
 /// folder the caller removes).
 pub(crate) fn build(

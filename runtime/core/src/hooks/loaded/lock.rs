@@ -73,7 +73,7 @@ pub enum LockStatus {
 /// What the lock pins of a hook before it is built: its own files and its
 /// effective settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Review {
+pub(crate) struct Review {
     /// [`Pin::files_sha256`].
     pub files_sha256: String,
     /// [`Pin::settings`].

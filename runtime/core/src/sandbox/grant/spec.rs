@@ -19,7 +19,7 @@ pub struct Grant {
     /// The interfaces it gates, `package/interface` without a version
     /// (`hookrt:hook/state`, `wasi:http/outgoing-handler`).
     pub interfaces: &'static [&'static str],
-    /// What it gives a hook, as `audit` prints it.
+    /// What it gives a hook, in a few words (for a listing of the grants).
     pub gives: &'static str,
     /// Whether a hook holds it unless `grants` says otherwise.
     pub default: bool,
@@ -30,9 +30,9 @@ pub struct Grant {
     /// Reads and checks its table in `hookrt.toml` (`None`: the grant was
     /// named in the list form, without a table); the problems say what is
     /// wrong, each in one sentence.
-    pub table: fn(Option<&toml::Value>) -> Result<GrantTable, Vec<String>>,
+    pub(crate) table: fn(Option<&toml::Value>) -> Result<GrantTable, Vec<String>>,
     /// Links its host functions (every world version that has them).
-    pub link: fn(&mut Linker<StoreData>) -> wasmtime::Result<()>,
+    pub(crate) link: fn(&mut Linker<StoreData>) -> wasmtime::Result<()>,
 }
 
 /// A grant's table as read: what its host functions need.

@@ -36,7 +36,7 @@ const SYSTEM_READ: &[&str] = &[
 
 /// How much of the sandbox this kernel gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Confinement {
+pub(crate) enum Confinement {
     /// Files and TCP (Landlock ABI 4 or later).
     Full,
     /// Files only (Landlock ABI 1 to 3): TCP is not refused.

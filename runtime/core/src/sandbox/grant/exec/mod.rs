@@ -17,8 +17,8 @@ pub(crate) mod table;
 
 use wasmtime::component::{HasSelf, Linker};
 
-pub use confine::Confinement;
-pub use policy::{ExecSetupError, Policy, Resolved};
+pub(crate) use confine::Confinement;
+pub use policy::Policy;
 pub use table::Table;
 
 use super::{Grant, GrantTable};

@@ -17,7 +17,7 @@ use crate::sandbox::wit::v0_4_0::hookrt::hook::exec::{ExecError, Output};
 
 /// Why a hook's `exec` table cannot be used on this host.
 #[derive(Debug, thiserror::Error)]
-pub enum ExecSetupError {
+pub(crate) enum ExecSetupError {
     /// A program could not be found or read.
     #[error("exec program `{name}` (`{path}`): {why}")]
     Program {
@@ -37,7 +37,7 @@ pub enum ExecSetupError {
 
 /// One program resolved at load.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// Its absolute, canonical path.
     pub path: PathBuf,
     /// The SHA-256 of the file, hex.

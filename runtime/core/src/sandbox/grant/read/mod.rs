@@ -18,7 +18,7 @@ use std::time::Instant;
 use wasmtime::component::{HasSelf, Linker};
 
 pub(crate) use policy::Access;
-pub use policy::{Policy, ReadSetupError};
+pub use policy::Policy;
 pub use table::Table;
 
 use super::{Grant, GrantTable};

@@ -29,7 +29,7 @@ pub(crate) const MAX_ENTRIES: usize = 10_000;
 /// Why a hook's `read` grant cannot be used on this host.
 #[derive(Debug, thiserror::Error)]
 #[error("the read grant cannot open the project folder {}: {why}", project.display())]
-pub struct ReadSetupError {
+pub(crate) struct ReadSetupError {
     /// The project folder.
     pub project: PathBuf,
     /// What failed.

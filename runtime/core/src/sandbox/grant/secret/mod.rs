@@ -20,7 +20,6 @@ use std::time::Instant;
 use wasmtime::component::{HasSelf, Linker};
 
 pub use policy::Policy;
-pub use source::SourceError;
 pub use table::Table;
 
 use super::{Grant, GrantTable};

@@ -29,7 +29,7 @@ impl std::fmt::Debug for Value {
 
 /// Why a secret's source refuses the hook at load.
 #[derive(Debug, thiserror::Error)]
-pub enum SourceError {
+pub(crate) enum SourceError {
     /// The file may be read or written by someone else than the user.
     #[error("secret `{name}`: {path} {why}; run `{fix}`")]
     Exposed {

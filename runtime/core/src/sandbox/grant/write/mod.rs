@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
 
+pub use policy::Policy;
 pub(crate) use policy::Writer;
-pub use policy::{Policy, WriteSetupError};
 pub use table::{Place, Table};
 
 use super::{Grant, GrantTable};

@@ -12,7 +12,7 @@ use crate::sandbox::wit::v0_4_0::hookrt::hook::write::WriteError;
 
 /// Why a hook's `write` table cannot be used in this project.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteSetupError {
+pub(crate) enum WriteSetupError {
     /// The project folder cannot be read.
     #[error("the project folder {0} cannot be read: {1}")]
     Project(PathBuf, String),

@@ -11,7 +11,7 @@
 use crate::error::TelemetryError;
 
 /// The service name when `OTEL_SERVICE_NAME` is not set.
-pub const DEFAULT_SERVICE_NAME: &str = "hookrt";
+pub(crate) const DEFAULT_SERVICE_NAME: &str = "hookrt";
 
 /// What the environment asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

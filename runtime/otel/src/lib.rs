@@ -28,9 +28,8 @@ use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
-pub use env::DEFAULT_SERVICE_NAME;
 pub use error::TelemetryError;
-pub use parents::{MAX_HELD, MAX_TRACES, TraceParents, parse_traceparent};
+pub use parents::TraceParents;
 pub use spans::SCOPE;
 
 /// The span export, started: wrap the service's observer with it, note the

@@ -17,7 +17,7 @@ use hookrt::Envelope;
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
 
 /// Notes held at most.
-pub const MAX_HELD: usize = 65_536;
+pub(crate) const MAX_HELD: usize = 65_536;
 
 /// The longest `prompt_id` taken as an attribute.
 const MAX_PROMPT_ID: usize = 128;
@@ -58,7 +58,7 @@ struct Held {
 }
 
 /// Sessions, and turns, whose Eve trace is remembered at most.
-pub const MAX_TRACES: usize = 4096;
+pub(crate) const MAX_TRACES: usize = 4096;
 
 impl TraceParents {
     /// Notes `envelope` as taken now, under the request's W3C `traceparent`
@@ -169,7 +169,7 @@ fn eve_trace(envelope: &Envelope) -> Option<SpanContext> {
 
 /// A W3C `traceparent` header (`00-<trace id>-<parent id>-<flags>`) as the
 /// remote span it names; `None` when it is not a valid one.
-pub fn parse_traceparent(header: &str) -> Option<SpanContext> {
+pub(crate) fn parse_traceparent(header: &str) -> Option<SpanContext> {
     let header = header.trim();
     let mut parts = header.split('-');
     let (version, trace, span, flags) =

@@ -27,7 +27,7 @@ use subtle::ConstantTimeEq;
 use crate::error::{ApiError, ServeError};
 
 /// The shortest token accepted: shorter ones are guessable.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub(crate) const MIN_TOKEN_LEN: usize = 16;
 
 /// What a caller may do: the agents it may send events for, and whether it
 /// may administer the server (reload, metrics).
@@ -56,7 +56,7 @@ impl Access {
     }
 
     /// The 403 for an event of `agent` this caller may not send.
-    pub fn refuse_agent(&self, agent: &str) -> ApiError {
+    pub(crate) fn refuse_agent(&self, agent: &str) -> ApiError {
         ApiError::new(
             StatusCode::FORBIDDEN,
             format!("this token may not send events of agent `{agent}`"),
@@ -66,7 +66,7 @@ impl Access {
     }
 
     /// Ok when it may administer the server, else the 403 naming `what`.
-    pub fn administer(&self, what: &str) -> Result<(), ApiError> {
+    pub(crate) fn administer(&self, what: &str) -> Result<(), ApiError> {
         if self.admin {
             return Ok(());
         }
@@ -235,7 +235,7 @@ impl Tokens {
 /// One token bucket per token (index; `tokens.len()` stands for
 /// unauthenticated callers with `--insecure-no-auth`).
 #[derive(Debug)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     rate: f64,
     burst: f64,
     buckets: Mutex<Vec<(f64, Instant)>>,
@@ -243,7 +243,7 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     /// `rate` requests per second, up to `burst` at once, for `keys` callers.
-    pub fn new(rate: f64, burst: f64, keys: usize) -> RateLimiter {
+    pub(crate) fn new(rate: f64, burst: f64, keys: usize) -> RateLimiter {
         let now = Instant::now();
         RateLimiter {
             rate,
@@ -253,7 +253,7 @@ impl RateLimiter {
     }
 
     /// Takes one request from `key`'s bucket, or says how many seconds to wait.
-    pub fn take(&self, key: usize) -> Result<(), u64> {
+    pub(crate) fn take(&self, key: usize) -> Result<(), u64> {
         if self.rate <= 0.0 {
             return Ok(());
         }

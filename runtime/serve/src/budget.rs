@@ -43,7 +43,7 @@ const UNIT: usize = 1024;
 
 /// The budget, and what was handed back to it until the next flush.
 #[derive(Debug)]
-pub struct Budget {
+pub(crate) struct Budget {
     permits: Arc<Semaphore>,
     units: u32,
     /// Taken by requests that ended, until a flush after them ends.
@@ -55,7 +55,7 @@ pub struct Budget {
 /// (given back after the next flush), since what the request gave the
 /// service may still be there.
 #[derive(Debug)]
-pub struct Charge {
+pub(crate) struct Charge {
     budget: Arc<Budget>,
     permit: Option<OwnedSemaphorePermit>,
 }
@@ -66,7 +66,7 @@ fn units(bytes: usize) -> u32 {
 
 impl Budget {
     /// A budget of `bytes`.
-    pub fn new(bytes: usize) -> Budget {
+    pub(crate) fn new(bytes: usize) -> Budget {
         let units = units(bytes).min(Semaphore::MAX_PERMITS as u32);
         Budget {
             permits: Arc::new(Semaphore::new(units as usize)),
@@ -77,12 +77,12 @@ impl Budget {
     }
 
     /// Bytes the budget holds in all.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.units as usize * UNIT
     }
 
     /// `bytes` of the budget now, or the 503 that says there is no room.
-    pub fn try_charge(self: &Arc<Self>, bytes: usize) -> Result<Charge, ApiError> {
+    pub(crate) fn try_charge(self: &Arc<Self>, bytes: usize) -> Result<Charge, ApiError> {
         let permit = self.try_permit(bytes)?;
         Ok(Charge {
             budget: self.clone(),
@@ -92,7 +92,7 @@ impl Budget {
 
     /// `bytes` of the budget (at most all of it), waiting for room behind
     /// the requests that wait already.
-    pub async fn charge(self: &Arc<Self>, bytes: usize) -> Charge {
+    pub(crate) async fn charge(self: &Arc<Self>, bytes: usize) -> Charge {
         let wanted = units(bytes).min(self.units);
         let permit = match wanted {
             0 => None,
@@ -130,7 +130,7 @@ impl Budget {
     /// Gives back what was handed, one `flush` after another, for ever:
     /// each flush proves every event taken before it began delivered, so
     /// what was handed before it is free once it ends.
-    pub async fn flushing<F, Fut>(self: Arc<Self>, flush: F)
+    pub(crate) async fn flushing<F, Fut>(self: Arc<Self>, flush: F)
     where
         F: Fn() -> Fut,
         Fut: Future<Output = ()>,
@@ -164,12 +164,12 @@ impl Budget {
 
 impl Charge {
     /// Bytes held.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.permit.as_ref().map_or(0, |p| p.num_permits() * UNIT)
     }
 
     /// Holds `bytes` more now, or says there is no room.
-    pub fn try_grow(&mut self, bytes: usize) -> Result<(), ApiError> {
+    pub(crate) fn try_grow(&mut self, bytes: usize) -> Result<(), ApiError> {
         if let Some(more) = self.budget.try_permit(bytes)? {
             match self.permit.as_mut() {
                 Some(mine) => mine.merge(more),
@@ -180,7 +180,7 @@ impl Charge {
     }
 
     /// Hands what is held to the ledger now, holding nothing after.
-    pub fn hand_over(&mut self) {
+    pub(crate) fn hand_over(&mut self) {
         if let Some(permit) = self.permit.take() {
             self.budget.hand(permit);
         }

@@ -41,13 +41,13 @@ impl ApiError {
     }
 
     /// The same error under a narrower stable code.
-    pub fn with_code(mut self, code: &'static str) -> ApiError {
+    pub(crate) fn with_code(mut self, code: &'static str) -> ApiError {
         self.code = code;
         self
     }
 
     /// 400: the request itself cannot be read.
-    pub fn bad_request(error: impl Into<String>, fix: impl Into<String>) -> ApiError {
+    pub(crate) fn bad_request(error: impl Into<String>, fix: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, error, fix)
     }
 

@@ -23,7 +23,7 @@ use crate::error::{ApiError, BoxError};
 
 /// Eve streams kept at most; past this the stream untouched the longest is
 /// forgotten (it starts again if its session sends more), never the others.
-pub const MAX_EVE_STREAMS: usize = 4096;
+pub(crate) const MAX_EVE_STREAMS: usize = 4096;
 
 /// Events one request may hold at most: the body is refused (413) before
 /// any of them is parsed when it holds more, so what a request costs is
@@ -193,7 +193,7 @@ pub(crate) fn body_type(content_type: Option<&str>, typed: bool) -> Result<BodyT
 
 impl Streams {
     /// Streams whose Eve readers start from what `journal` holds.
-    pub fn with_journal(journal: Option<std::path::PathBuf>) -> Streams {
+    pub(crate) fn with_journal(journal: Option<std::path::PathBuf>) -> Streams {
         Streams {
             journal,
             ..Streams::default()

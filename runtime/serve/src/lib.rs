@@ -53,14 +53,16 @@ use hookrt::journal::Journal;
 use hookrt::{BuildOptions, HookService, Runtime, ServiceOptions, Stats, Transport};
 use tokio::sync::RwLock;
 
-pub use auth::{Access, MIN_TOKEN_LEN, RateLimiter, Tokens};
+pub use auth::{Access, Tokens};
 pub use budget::{DEFAULT_MAX_IN_FLIGHT_BYTES, PARSE_WINDOW};
 pub use error::{ApiError, BoxError, ServeError};
-pub use ingest::{Format, Forward, MAX_EVE_STREAMS, MAX_ITEMS, Streams, Tap, Text};
-pub use metrics::ServerMetrics;
-pub use reload::{ReloadFailure, Reloader};
+pub use ingest::{Format, Forward, MAX_ITEMS, Streams, Tap, Text};
 pub use router::routes;
-pub use routes::AppState;
+
+use auth::RateLimiter;
+use metrics::ServerMetrics;
+use reload::Reloader;
+use routes::AppState;
 
 /// The default largest request body: 16 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;

@@ -22,7 +22,7 @@ use prometheus_client::registry::Registry;
 
 /// A delivery's labels.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct DeliveryLabels {
+pub(crate) struct DeliveryLabels {
     /// The hook id.
     pub hook: String,
     /// Its outcome (`ok`, `trap`, `deadline`, ...).
@@ -31,21 +31,21 @@ pub struct DeliveryLabels {
 
 /// A hook's label.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct HookLabels {
+pub(crate) struct HookLabels {
     /// The hook id.
     pub hook: String,
 }
 
 /// Why an event was refused.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ReasonLabels {
+pub(crate) struct ReasonLabels {
     /// `malformed`, `invalid`, `overloaded`, `shutting_down`, `journal`.
     pub reason: String,
 }
 
 /// How a decision or edit request ended.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct DecisionLabels {
+pub(crate) struct DecisionLabels {
     /// `decide` or `edit`.
     pub endpoint: String,
     /// `resolved`, `timed_out`, `failed`.
@@ -54,21 +54,21 @@ pub struct DecisionLabels {
 
 /// How a reload ended.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ResultLabels {
+pub(crate) struct ResultLabels {
     /// `ok` or `failed`.
     pub result: String,
 }
 
 /// Which cascade event hookrt raised.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct KindLabels {
+pub(crate) struct KindLabels {
     /// `turn.failed` or `session.failed`.
     pub kind: String,
 }
 
 /// How an event was held.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct EventLabels {
+pub(crate) struct EventLabels {
     /// `persisted` or `accepted`.
     pub durability: String,
     /// `true` for a re-submitted id.
@@ -88,7 +88,7 @@ fn fuel_histogram() -> Histogram {
 }
 
 /// Every metric the server exports.
-pub struct ServerMetrics {
+pub(crate) struct ServerMetrics {
     registry: Registry,
     /// Finished deliveries by hook and outcome.
     pub deliveries: Family<DeliveryLabels, Counter>,
@@ -122,7 +122,7 @@ pub struct ServerMetrics {
 
 impl ServerMetrics {
     /// The metrics, registered.
-    pub fn new() -> ServerMetrics {
+    pub(crate) fn new() -> ServerMetrics {
         let mut metrics = ServerMetrics {
             registry: Registry::default(),
             deliveries: Family::default(),
@@ -212,7 +212,7 @@ impl ServerMetrics {
 
     /// The counter of the events taken as `receipt` says (looked up the
     /// first time only: an event's labels were two strings a request).
-    pub fn event(&self, receipt: &Receipt) -> &Counter {
+    pub(crate) fn event(&self, receipt: &Receipt) -> &Counter {
         let persisted = receipt.durability == Durability::Persisted;
         let slot = 2 * usize::from(persisted) + usize::from(receipt.duplicate);
         self.events_by[slot].get_or_init(|| {
@@ -226,7 +226,7 @@ impl ServerMetrics {
     }
 
     /// Counts a reload.
-    pub fn reload(&self, result: &str) {
+    pub(crate) fn reload(&self, result: &str) {
         self.reloads
             .get_or_create(&ResultLabels {
                 result: result.to_owned(),
@@ -235,7 +235,7 @@ impl ServerMetrics {
     }
 
     /// Counts a refused event.
-    pub fn refuse(&self, reason: &str) {
+    pub(crate) fn refuse(&self, reason: &str) {
         self.refused
             .get_or_create(&ReasonLabels {
                 reason: reason.to_owned(),
@@ -244,7 +244,7 @@ impl ServerMetrics {
     }
 
     /// Counts a decision or edit request.
-    pub fn decision(&self, endpoint: &str, result: &str) {
+    pub(crate) fn decision(&self, endpoint: &str, result: &str) {
         self.decisions
             .get_or_create(&DecisionLabels {
                 endpoint: endpoint.to_owned(),
@@ -254,7 +254,7 @@ impl ServerMetrics {
     }
 
     /// The Prometheus text format of every metric.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let mut out = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
             tracing::warn!(target: "hookrt", "cannot encode metrics: {e}");

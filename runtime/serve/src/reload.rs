@@ -21,7 +21,7 @@ use crate::metrics::ServerMetrics;
 
 /// How reloads load the agent folder.
 #[derive(Debug)]
-pub struct Reloader {
+pub(crate) struct Reloader {
     agent_dir: PathBuf,
     build: BuildOptions,
     one_at_a_time: tokio::sync::Mutex<()>,
@@ -33,7 +33,7 @@ pub struct Reloader {
 /// What signed receipts say of the hooks deciding, and how to say it again
 /// after a reload.
 #[derive(Debug, Clone)]
-pub struct Receipts {
+pub(crate) struct Receipts {
     /// The components, settings and key.
     pub context: Arc<std::sync::RwLock<TrailContext>>,
     /// The trail's options (its key).
@@ -42,7 +42,7 @@ pub struct Receipts {
 
 /// Why a reload left the running hooks in place.
 #[derive(Debug)]
-pub enum ReloadFailure {
+pub(crate) enum ReloadFailure {
     /// The agent folder did not load: every problem, with its file.
     Problems(Problems),
     /// The server is shutting down.
@@ -51,7 +51,11 @@ pub enum ReloadFailure {
 
 impl Reloader {
     /// Reloads of `agent_dir` built with `build`.
-    pub fn new(agent_dir: PathBuf, build: BuildOptions, receipts: Option<Receipts>) -> Reloader {
+    pub(crate) fn new(
+        agent_dir: PathBuf,
+        build: BuildOptions,
+        receipts: Option<Receipts>,
+    ) -> Reloader {
         Reloader {
             agent_dir,
             build,
@@ -62,7 +66,7 @@ impl Reloader {
 
     /// Loads the agent folder again and swaps it into `service`; counts the
     /// result in `metrics`.
-    pub async fn reload(
+    pub(crate) async fn reload(
         &self,
         service: &hookrt::HookService,
         metrics: &ServerMetrics,
@@ -107,7 +111,7 @@ impl Reloader {
     }
 
     /// The agent folder reloads read.
-    pub fn agent_dir(&self) -> &Path {
+    pub(crate) fn agent_dir(&self) -> &Path {
         &self.agent_dir
     }
 }
@@ -115,7 +119,7 @@ impl Reloader {
 impl ReloadFailure {
     /// The answer to `POST /v1/admin/reload`: 422 naming each problem (its
     /// file relative to the agent folder), or 503.
-    pub fn to_api_error(&self, agent_dir: &Path) -> ApiError {
+    pub(crate) fn to_api_error(&self, agent_dir: &Path) -> ApiError {
         match self {
             ReloadFailure::ShuttingDown => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -143,7 +147,7 @@ impl ReloadFailure {
     }
 
     /// The problems as JSON (`file`, `kind`, `message`, `fix`).
-    pub fn problems(&self, agent_dir: &Path) -> Value {
+    pub(crate) fn problems(&self, agent_dir: &Path) -> Value {
         match self {
             ReloadFailure::ShuttingDown => json!([]),
             ReloadFailure::Problems(problems) => problems

@@ -40,7 +40,7 @@ use crate::tally::Tally;
 const RECEIPT_WINDOW: usize = 1024;
 
 /// What every handler shares.
-pub struct AppState {
+pub(crate) struct AppState {
     /// The service; `None` once shutdown has taken it.
     pub service: RwLock<Option<HookService>>,
     /// Ordinals and Eve streams across requests.

@@ -37,9 +37,9 @@ fn carries_credentials(url: &str) -> bool {
 /// A NATS token.
 pub const TOKEN_ENV: &str = "HOOKRT_NATS_TOKEN";
 /// A NATS user (with [`PASSWORD_ENV`]).
-pub const USER_ENV: &str = "HOOKRT_NATS_USER";
+pub(crate) const USER_ENV: &str = "HOOKRT_NATS_USER";
 /// The password of [`USER_ENV`].
-pub const PASSWORD_ENV: &str = "HOOKRT_NATS_PASSWORD";
+pub(crate) const PASSWORD_ENV: &str = "HOOKRT_NATS_PASSWORD";
 
 /// The connect options the environment's credentials make: a token
 /// ([`TOKEN_ENV`]), else a user and password ([`USER_ENV`],

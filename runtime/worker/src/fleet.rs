@@ -19,7 +19,7 @@ use crate::subject::partition_filter;
 use crate::{WorkerError, nats};
 
 /// The dead-letter stream.
-pub const DEAD_STREAM: &str = "HOOKRT_DEAD";
+pub(crate) const DEAD_STREAM: &str = "HOOKRT_DEAD";
 /// The dead-letter subjects' prefix: `hookrt.dead.<durable>`.
 pub(crate) const DEAD_PREFIX: &str = "hookrt.dead";
 /// How long the events stream remembers a `Nats-Msg-Id` to drop a duplicate.
@@ -47,18 +47,13 @@ impl Names {
         format!("{}-p{partition}", self.durable)
     }
 
-    /// Where this group's dead letters go.
-    pub fn dead_subject(&self) -> String {
-        dead_subject(&self.durable)
-    }
-
     /// The completion bucket.
-    pub fn done_bucket(&self) -> String {
+    pub(crate) fn done_bucket(&self) -> String {
         format!("hookrt-done-{}", self.durable)
     }
 
     /// The lease bucket.
-    pub fn lease_bucket(&self) -> String {
+    pub(crate) fn lease_bucket(&self) -> String {
         format!("hookrt-lease-{}", self.durable)
     }
 }

@@ -47,13 +47,15 @@ use hookrt::{Runtime, Transport};
 
 pub use async_nats::HeaderMap;
 use completion::Completion;
+pub use connect::TOKEN_ENV;
 use connect::connect;
-pub use connect::{PASSWORD_ENV, TOKEN_ENV, USER_ENV};
 pub use dead::{DeadMessage, RedriveResult, Redriven};
-pub use fleet::{DEAD_STREAM, Names};
+pub use fleet::Names;
 pub use partition::{Counts, Refused, accept, replyable};
-pub use publish::{Pending, Published, Publisher, REPLY_HEADER, REPLY_PREFIX};
-pub use subject::{DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_PARTITIONS};
+pub use publish::{Pending, Published, Publisher, REPLY_HEADER};
+pub use subject::{DEFAULT_PARTITIONS, DEFAULT_PREFIX};
+
+use subject::MAX_PARTITIONS;
 
 use partition::{Control, Shared};
 

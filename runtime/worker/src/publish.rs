@@ -19,7 +19,7 @@ pub const REPLY_HEADER: &str = "Hookrt-Reply-To";
 /// What a [`REPLY_HEADER`] must start with: the reply inboxes NATS clients
 /// make (`Client::new_inbox`). A worker answers nowhere else, so a
 /// publisher cannot make it write a KV key or a JetStream API subject.
-pub const REPLY_PREFIX: &str = "_INBOX.";
+pub(crate) const REPLY_PREFIX: &str = "_INBOX.";
 /// The JetStream header the stream dedups on.
 pub(crate) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 /// Deliveries a message had before it was re-driven from the dead letters:

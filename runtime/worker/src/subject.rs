@@ -15,7 +15,7 @@ pub const DEFAULT_PREFIX: &str = "hookrt.events";
 /// share a stream's work (each partition is owned by one worker at a time).
 pub const DEFAULT_PARTITIONS: u32 = 16;
 /// The most partitions: each is a consumer and a lease to keep.
-pub const MAX_PARTITIONS: u32 = 1024;
+pub(crate) const MAX_PARTITIONS: u32 = 1024;
 
 /// `text` as one subject token (and KV key token): `[A-Za-z0-9_-]` kept, any
 /// other byte written `=XX` (hex), so `.`, `*`, `>` and spaces can never

@@ -30,6 +30,10 @@ mod contracts;
 mod docs;
 #[path = "all/markdown.rs"]
 mod markdown;
+#[path = "architecture/paths.rs"]
+mod paths;
+
+use paths::{resolve_path, target_of};
 
 /// The library, bottom layer first (docs/README.md draws the same map).
 const RUNTIME: &[&str] = &[
@@ -56,6 +60,7 @@ const RUNTIME: &[&str] = &[
     "sandbox::redaction",
     "sandbox::capture",
     "sandbox::grant::setting",
+    "sandbox::grant::table",
     "sandbox::grant::exec::table",
     "sandbox::grant::exec::args",
     "sandbox::grant::exec::confine",
@@ -83,6 +88,7 @@ const RUNTIME: &[&str] = &[
     "sandbox::grant::notify::dbus",
     "sandbox::grant::notify::notifier",
     "sandbox::host",
+    "sandbox::grant::held",
     "sandbox::grant::spec",
     "sandbox::grant::exec",
     "sandbox::grant::http",
@@ -554,47 +560,4 @@ fn violations(src: &Path, order: &[&str]) -> Vec<String> {
         }
     }
     found
-}
-
-/// The module a `::`-path starting at `container` names, if it is one of ours.
-fn resolve_path(path: &str, container: &str, known: &[String]) -> Option<String> {
-    let mut segs: Vec<String> = Vec::new();
-    if !container.is_empty()
-        && !known
-            .iter()
-            .any(|k| k == path || k.starts_with(&format!("{path}::")))
-    {
-        segs.extend(container.split("::").map(str::to_owned));
-    }
-    segs.extend(
-        path.split("::")
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned),
-    );
-    module_named(&segs, known).map(|(m, _)| m)
-}
-
-/// The deepest module of ours that `segs` starts with, and how many
-/// segments name it.
-fn module_named(segs: &[String], known: &[String]) -> Option<(String, usize)> {
-    (1..=segs.len())
-        .rev()
-        .map(|n| (segs[..n].join("::"), n))
-        .find(|(m, _)| known.contains(m))
-}
-
-/// The module a reference lands in: a file module directly, or through a
-/// re-export of lib.rs or a folder's mod.rs.
-fn target_of(
-    segs: &[String],
-    known: &[String],
-    names: &BTreeMap<(String, String), String>,
-) -> Option<String> {
-    let (module, depth) = module_named(segs, known).unwrap_or((String::new(), 0));
-    if let Some(name) = segs.get(depth)
-        && let Some(target) = names.get(&(module.clone(), name.clone()))
-    {
-        return Some(target.clone());
-    }
-    (depth > 0).then_some(module)
 }

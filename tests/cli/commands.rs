@@ -1965,7 +1965,7 @@ fn audit_says_which_hooks_can_rewrite_block_or_keep_a_turn_going() {
         may,
         [
             "   may        block (prompt.submitted), continue turn (turn.stopping), block (compaction.requested), block (task.created), block (config.changed)",
-            "   may        rewrite input (actions.requested)",
+            "   may        rewrite input (actions.requested), rewrite input (permission.requested)",
         ],
         "{report}"
     );

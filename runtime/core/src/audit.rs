@@ -13,6 +13,19 @@ use crate::hooks::loaded::lock::{Lock, LockStatus};
 use crate::runtime::Runtime;
 use crate::sandbox::limits::{Limits, Metering};
 
+/// [`HookAudit::may`] as JSON: each grant's key and its lines.
+fn may_map<S: serde::Serializer>(
+    may: &[(&'static str, &'static str, Vec<String>)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(may.len()))?;
+    for (key, _, lines) in may {
+        map.serialize_entry(key, lines)?;
+    }
+    map.end()
+}
+
 /// One hook as an auditor sees it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct HookAudit {
@@ -45,27 +58,11 @@ pub struct HookAudit {
     pub imports: Vec<crate::sandbox::grants::ImportAudit>,
     /// The capabilities `hookrt.toml` grants it.
     pub grants: Vec<String>,
-    /// With the `exec` grant: each program it may run (path, argument
-    /// template, digest) and the rules of every run.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub may_run: Vec<String>,
-    /// With the `transcript` grant: which transcript it may read, and how much.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub may_read_transcript: Option<String>,
-    /// With the `write` grant: the one place it may write, and the caps.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub may_write: Vec<String>,
-    /// With the `secret` grant: each secret it may send (its source, the
-    /// origins it is bound to, where it goes), never a value.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub may_send: Vec<String>,
-    /// With the `read` grant: the folder it may read, its caps, and every
-    /// pattern refused.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub may_read: Vec<String>,
-    /// With the `notify` grant: where its notifications go, and their bounds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub may_notify: Vec<String>,
+    /// What each grant it holds lets it do, as the grant says it
+    /// (`may_run`, `may_read`, ...: the grant's key, its text label, one line
+    /// each), in the registry's order.
+    #[serde(flatten, serialize_with = "may_map")]
+    pub may: Vec<(&'static str, &'static str, Vec<String>)>,
     /// The limits in force per delivery.
     pub limits: Limits,
     /// Instance policy.
@@ -253,24 +250,7 @@ pub fn audit(rt: &Runtime) -> Audit {
             warnings: author_warnings(h),
             imports: h.import_audit.clone(),
             grants: h.settings.grants.iter().cloned().collect(),
-            may_run: h.exec.as_ref().map(|e| e.audit_lines()).unwrap_or_default(),
-            may_read_transcript: h.transcript.map(|t| t.audit_line()),
-            may_write: h
-                .write
-                .as_ref()
-                .map(|w| w.audit_lines())
-                .unwrap_or_default(),
-            may_send: h
-                .secret
-                .as_ref()
-                .map(|s| s.audit_lines())
-                .unwrap_or_default(),
-            may_read: h.read.as_ref().map(|r| r.audit_lines()).unwrap_or_default(),
-            may_notify: h
-                .notify
-                .as_ref()
-                .map(|n| n.audit_lines())
-                .unwrap_or_default(),
+            may: h.held.iter().map(|(_, held)| held.audit()).collect(),
             limits: h.settings.limits.clone(),
             instance: h.settings.instance,
             reuse_limit: h.settings.reuse_limit,
@@ -408,23 +388,10 @@ impl HookAudit {
         let _ = writeln!(s, "   scope      {}", h.scope);
         let _ = writeln!(s, "   grants     {}", h.grants.join(", "));
         h.write_imports(s);
-        for line in &h.may_run {
-            let _ = writeln!(s, "   may run    {line}");
-        }
-        if let Some(line) = &h.may_read_transcript {
-            let _ = writeln!(s, "   may read   {line}");
-        }
-        for line in &h.may_write {
-            let _ = writeln!(s, "   may write  {line}");
-        }
-        for line in &h.may_send {
-            let _ = writeln!(s, "   may send   {line}");
-        }
-        for line in &h.may_read {
-            let _ = writeln!(s, "   may read   {line}");
-        }
-        for line in &h.may_notify {
-            let _ = writeln!(s, "   may notify {line}");
+        for (_, label, lines) in &h.may {
+            for line in lines {
+                let _ = writeln!(s, "   {label:<10} {line}");
+            }
         }
         let _ = writeln!(s, "   limits     {}", h.limits_text());
         let policy = if h.critical {

@@ -586,7 +586,7 @@ impl Runtime {
 fn secret_values(hooks: &[LoadedHook]) -> Vec<(String, String)> {
     hooks
         .iter()
-        .flat_map(|h| h.secret.iter().flat_map(|s| s.values()))
+        .flat_map(|h| h.held.iter().flat_map(|(_, held)| held.masked()))
         .collect()
 }
 

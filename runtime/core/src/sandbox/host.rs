@@ -6,6 +6,7 @@
 //! import, and a resource limiter that records which limit a hook hit so the
 //! delivery's outcome can name it.
 
+use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -16,12 +17,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::sandbox::bounded::{Bounded, HasBounded};
 use crate::sandbox::capture::{Capture, Stream};
-use crate::sandbox::grant::exec::policy::Policy as ExecPolicy;
-use crate::sandbox::grant::notify::notifier::Bound as NotifyGrant;
-use crate::sandbox::grant::read::policy::Access as ReadAccess;
-use crate::sandbox::grant::secret::policy::Policy as SecretPolicy;
-use crate::sandbox::grant::transcript::tail::Reader as TranscriptReader;
-use crate::sandbox::grant::write::policy::Writer;
 use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
@@ -72,19 +67,9 @@ pub(crate) struct StoreData {
     pub(crate) metrics: MetricsAccess,
     http_ctx: wasmtime_wasi_http::WasiHttpCtx,
     http: HttpPolicy,
-    /// The hook's `exec` grant, when it holds one.
-    pub(crate) exec: Option<Arc<ExecPolicy>>,
-    /// The hook's `secret` grant, when it holds one.
-    pub(crate) secret: Option<Arc<SecretPolicy>>,
-    /// The hook's `transcript` grant for the running delivery, when it holds one.
-    pub(crate) transcript: Option<TranscriptReader>,
-    /// The hook's `write` grant for the running delivery, when it holds one.
-    pub(crate) write: Option<Writer>,
-    /// The hook's `read` grant, when it holds one.
-    pub(crate) read: Option<ReadAccess>,
-    /// The hook's `notify` grant, when it holds one, with where its rate
-    /// window is kept.
-    pub(crate) notify: Option<NotifyGrant>,
+    /// The hook's grants for the running delivery, each under its name
+    /// (`grant::held`): what their host functions act with.
+    pub(crate) grants: Armed,
     /// Replay mode ([`StoreData::pin`]): grants with an effect outside the
     /// run that a replay must not repeat (a notification) record it only.
     pub(crate) replay: bool,
@@ -121,12 +106,7 @@ impl StoreData {
             metrics,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http,
-            exec: None,
-            secret: None,
-            transcript: None,
-            write: None,
-            read: None,
-            notify: None,
+            grants: Armed::default(),
             replay: false,
         }
     }
@@ -338,4 +318,34 @@ pub(crate) fn link_wasi_inert(
         StoreData::sockets,
     )?;
     Ok(())
+}
+
+/// The grants' state in a store, each under its grant's name.
+#[derive(Default)]
+pub(crate) struct Armed(Vec<(&'static str, Box<dyn Any + Send>)>);
+
+impl Armed {
+    /// Puts `value` under `grant`, replacing what was there.
+    pub(crate) fn put<T: Any + Send>(&mut self, grant: &'static str, value: T) {
+        match self.0.iter_mut().find(|(g, _)| *g == grant) {
+            Some((_, slot)) => *slot = Box::new(value),
+            None => self.0.push((grant, Box::new(value))),
+        }
+    }
+
+    /// What `grant` holds, if it is armed with a `T`.
+    pub(crate) fn get<T: Any>(&self, grant: &str) -> Option<&T> {
+        self.0
+            .iter()
+            .find(|(g, _)| *g == grant)
+            .and_then(|(_, v)| v.downcast_ref())
+    }
+
+    /// What `grant` holds, if it is armed with a `T`, to count in.
+    pub(crate) fn get_mut<T: Any>(&mut self, grant: &str) -> Option<&mut T> {
+        self.0
+            .iter_mut()
+            .find(|(g, _)| *g == grant)
+            .and_then(|(_, v)| v.downcast_mut())
+    }
 }

@@ -22,13 +22,13 @@ pub(crate) mod wit;
 // What an embedder or an auditor may read or tune of the sandbox.
 pub use capture::{LogLine, Output};
 pub use engine::{Allocator, Sandbox, engine_config, engine_config_metered};
-pub use grant::exec::{Policy as ExecPolicy, Table as ExecTable};
-pub use grant::notify::{Notifier, Table as NotifyTable};
-pub use grant::read::{Policy as ReadPolicy, Table as ReadTable};
+pub use grant::exec::Table as ExecTable;
+pub use grant::notify::Table as NotifyTable;
+pub use grant::read::Table as ReadTable;
 pub use grant::registry::CAPABILITIES;
-pub use grant::secret::{Policy as SecretPolicy, Table as SecretTable};
+pub use grant::secret::Table as SecretTable;
 pub use grant::transcript::Table as TranscriptTable;
-pub use grant::write::{Place as WritePlace, Policy as WritePolicy, Table as WriteTable};
+pub use grant::write::{Place as WritePlace, Table as WriteTable};
 pub use grant::{ALL as GRANTS, Grant, GrantTable};
 pub use grants::{DEFAULT_GRANTS, ImportAudit, Need};
 pub use http::MAX_RESPONSE_BYTES;

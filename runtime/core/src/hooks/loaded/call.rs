@@ -18,9 +18,7 @@ use crate::hooks::loaded::load::{Bindings, Failed, LoadedHook, Warm};
 use crate::sandbox::capture::{LogLine, Output, RUNTIME_PREFIX};
 use crate::sandbox::engine::{self, Sandbox};
 use crate::sandbox::failure;
-use crate::sandbox::grant::read::Access as ReadAccess;
-use crate::sandbox::grant::transcript::Reader as TranscriptReader;
-use crate::sandbox::grant::write::Writer;
+use crate::sandbox::grant::held::Arming;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::limits::MAX_LOG_LINES_PER_MINUTE;
 use crate::sandbox::metrics::Metrics;
@@ -70,7 +68,7 @@ impl LoadedHook {
             Ok(ready) => ready,
             Err(failed) => return *failed,
         };
-        self.arm_grants(store.data_mut(), transcript);
+        self.arm_grants(store.data_mut(), services.state, transcript);
         // Instantiation already spent part of the budget; tell the hook what is
         // left (in replay mode the whole deadline, so every run reads the same;
         // a warm instance, armed just now, has it all).
@@ -173,10 +171,8 @@ impl LoadedHook {
             services.metrics.access(&self.id(), services.redactor),
             self.http_policy(services.redactor),
         );
-        store.data_mut().exec = self.exec.clone();
-        store.data_mut().secret = self.secret.clone();
-        store.data_mut().read = self.read.clone().map(ReadAccess::new);
-        store.data_mut().notify = self.notify.as_ref().map(|n| n.bind(services.state));
+        // Armed before instantiation too: what the hook's start may use.
+        self.arm_grants(store.data_mut(), services.state, None);
         engine::begin_delivery(&mut store, limits);
         match self.instantiate(&mut store) {
             Ok(b) => Ok((store, b, 0, false)),
@@ -193,17 +189,19 @@ impl LoadedHook {
         }
     }
 
-    /// Gives a store this delivery's grants: the transcript the event's
-    /// bridge named (the `transcript` grant reads nothing else), and read
-    /// and write counts from zero (their caps are per delivery, also for a
-    /// warm instance).
-    fn arm_grants(&self, data: &mut StoreData, transcript: Option<&Arc<Transcript>>) {
-        data.read = self.read.clone().map(ReadAccess::new);
-        data.transcript = self.transcript.map(|table| TranscriptReader {
-            table,
-            file: transcript.cloned(),
-        });
-        data.write = self.write.clone().map(|policy| Writer { policy, used: 0 });
+    /// Gives a store this delivery's grants, each as its grant arms it
+    /// (`grant::held`): the transcript the event's bridge named, counts
+    /// from zero (caps per delivery, also for a warm instance), ...
+    fn arm_grants(
+        &self,
+        data: &mut StoreData,
+        state: &Arc<StateStore>,
+        transcript: Option<&Arc<Transcript>>,
+    ) {
+        let arming = Arming { state, transcript };
+        for (_, held) in &self.held {
+            held.arm(data, &arming);
+        }
     }
 
     /// The context of one call: references into the hook, the envelope

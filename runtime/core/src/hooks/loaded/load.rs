@@ -19,19 +19,11 @@ use crate::hooks::cache::{artifact, dir};
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::folder::settings::HookSettings;
 use crate::hooks::folder::slug::Slug;
-use crate::hooks::loaded::granted::{
-    exec_policy, notify_policy, read_policy, secret_policy, transcript_table, write_policy,
-};
+use crate::hooks::loaded::granted::{self, HeldGrants};
 use crate::hooks::problem::Problem;
 use crate::hooks::project::{Project, ProjectError};
 use crate::sandbox::engine::{self, Prepared, Sandbox};
 use crate::sandbox::failure;
-use crate::sandbox::grant::exec::Policy as ExecPolicy;
-use crate::sandbox::grant::notify::Notifier;
-use crate::sandbox::grant::read::Policy as ReadPolicy;
-use crate::sandbox::grant::secret::Policy as SecretPolicy;
-use crate::sandbox::grant::transcript::Table as TranscriptTable;
-use crate::sandbox::grant::write::Policy as WritePolicy;
 use crate::sandbox::grants;
 use crate::sandbox::host::StoreData;
 use crate::sandbox::http::HttpPolicy;
@@ -80,19 +72,9 @@ pub struct LoadedHook {
     pub world_version: &'static str,
     /// Whose events it receives.
     pub scope: Scope,
-    /// Its `exec` grant resolved (programs and their digests), when it holds one.
-    pub exec: Option<Arc<ExecPolicy>>,
-    /// Its `transcript` grant's table, when it holds the grant.
-    pub transcript: Option<TranscriptTable>,
-    /// Its `write` grant resolved in the project folder, when it holds one.
-    pub write: Option<Arc<WritePolicy>>,
-    /// Its `secret` grant with each value read (or why it is not), when it
-    /// holds one.
-    pub secret: Option<Arc<SecretPolicy>>,
-    /// Its `read` grant (the project folder, opened), when it holds one.
-    pub read: Option<Arc<ReadPolicy>>,
-    /// Its `notify` grant (rate limit and session bus), when it holds one.
-    pub notify: Option<Arc<Notifier>>,
+    /// What each grant it holds keeps, resolved for this host (`exec`'s
+    /// programs and digests, `secret`'s values, ...), in the registry's order.
+    pub(crate) held: HeldGrants,
     pub(crate) pre: Prepared,
     pub(crate) config_json: String,
     pub(crate) warm: Mutex<Option<Warm>>,
@@ -180,12 +162,7 @@ impl LoadedHook {
         let config_json = serde_json::Value::Object(settings.config.clone()).to_string();
         let mut hook = LoadedHook {
             // The grants resolved for this host, before `settings` moves in.
-            exec: exec_policy(path, &settings, project)?,
-            read: read_policy(path, &settings, project)?,
-            secret: secret_policy(path, &settings)?,
-            write: write_policy(path, &settings, project)?,
-            transcript: transcript_table(&settings),
-            notify: notify_policy(&built.hook, &settings),
+            held: granted::held(&built.hook, &settings, project)?,
             slug: built.hook.slug.clone(),
             kind: built.hook.kind,
             source: path.clone(),
@@ -372,7 +349,7 @@ impl LoadedHook {
     /// `write`):
     /// then an event naming another folder is refused ([`Project::admits`]).
     pub(crate) fn uses_project(&self) -> bool {
-        self.exec.is_some() || self.read.is_some() || self.write.is_some()
+        self.held.iter().any(|(grant, _)| grant.needs_project)
     }
 
     /// The hook's id across scopes (`audit`, `subagents/researcher/audit`).

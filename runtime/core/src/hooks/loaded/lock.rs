@@ -121,17 +121,7 @@ fn pin_of(hook: &LoadedHook) -> Pin {
         component_sha256: hook.component_sha256.clone(),
         world: hook.world_version.to_owned(),
         grants: hook.settings.grants.iter().cloned().collect(),
-        programs: hook
-            .exec
-            .iter()
-            .flat_map(|e| e.programs())
-            .map(|(name, p)| {
-                (
-                    name.clone(),
-                    format!("sha256:{} {}", p.sha256, p.path.display()),
-                )
-            })
-            .collect(),
+        programs: hook.held.iter().flat_map(|(_, held)| held.pins()).collect(),
     }
 }
 

@@ -16,6 +16,8 @@ pub(crate) const GRANT: Grant = Grant {
     needs_lock: false,
     table: no_table,
     link,
+    needs_project: false,
+    resolve: None,
 };
 
 fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {

@@ -4,6 +4,7 @@
 //! and the registry that lists them (`registry`).
 
 pub(crate) mod exec;
+pub(crate) mod held;
 pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod metrics;
@@ -14,10 +15,12 @@ pub(crate) mod secret;
 pub(crate) mod setting;
 pub(crate) mod spec;
 pub(crate) mod state;
+pub(crate) mod table;
 pub(crate) mod transcript;
 pub(crate) mod write;
 
 pub use registry::ALL;
 pub(crate) use registry::{DESIGNED, Declared, gating, link, needing_lock};
-pub(crate) use spec::no_table;
-pub use spec::{Grant, GrantTable};
+pub use spec::Grant;
+pub use table::GrantTable;
+pub(crate) use table::no_table;

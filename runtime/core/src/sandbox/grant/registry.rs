@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use wasmtime::component::{HasSelf, Linker};
 
-use crate::sandbox::grant::spec::{Grant, GrantTable};
+use crate::sandbox::grant::spec::Grant;
+use crate::sandbox::grant::table::GrantTable;
 use crate::sandbox::grant::{
     exec, http, log, metrics, notify, read, secret, state, transcript, write,
 };
@@ -109,7 +110,7 @@ impl Declared {
                 continue;
             };
             match (grant.table)(value) {
-                Ok(GrantTable::Empty) => {}
+                Ok(t) if t.is_empty() => {}
                 Ok(t) => {
                     tables.insert(name.clone(), t);
                 }

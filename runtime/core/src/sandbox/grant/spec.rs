@@ -1,14 +1,11 @@
-//! What one grant is: a [`Grant`] (its name, the interfaces it gates, its
-//! audit line, its table and its linking) and what its table reads as.
+//! What one grant is: a [`Grant`] (its name, the interfaces it gates, what
+//! it gives, its table's reader, what it resolves to at load and its
+//! linking).
 
 use wasmtime::component::Linker;
 
-use crate::sandbox::grant::exec::table;
-use crate::sandbox::grant::notify::table as notify_table;
-use crate::sandbox::grant::read::table as read_table;
-use crate::sandbox::grant::secret::table as secret_table;
-use crate::sandbox::grant::transcript::table as transcript;
-use crate::sandbox::grant::write::table as write;
+use crate::sandbox::grant::held::Resolve;
+use crate::sandbox::grant::table::GrantTable;
 use crate::sandbox::host::StoreData;
 
 /// Everything about one grant.
@@ -33,33 +30,11 @@ pub struct Grant {
     pub(crate) table: fn(Option<&toml::Value>) -> Result<GrantTable, Vec<String>>,
     /// Links its host functions (every world version that has them).
     pub(crate) link: fn(&mut Linker<StoreData>) -> wasmtime::Result<()>,
-}
-
-/// A grant's table as read: what its host functions need.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(untagged)]
-pub enum GrantTable {
-    /// A grant without settings (`log = {}`, or named in the list form).
-    Empty,
-    /// The `exec` table.
-    Exec(table::Table),
-    /// The `secret` table.
-    Secret(secret_table::Table),
-    /// The `transcript` table.
-    Transcript(transcript::Table),
-    /// The `write` table.
-    Write(write::Table),
-    /// The `read` table.
-    Read(read_table::Table),
-    /// The `notify` table.
-    Notify(notify_table::Table),
-}
-
-/// A table for a grant that takes no settings: none, or `{}`.
-pub(crate) fn no_table(value: Option<&toml::Value>) -> Result<GrantTable, Vec<String>> {
-    match value {
-        None => Ok(GrantTable::Empty),
-        Some(toml::Value::Table(t)) if t.is_empty() => Ok(GrantTable::Empty),
-        Some(_) => Err(vec!["takes no settings: write it as `{}`".to_owned()]),
-    }
+    /// Whether what it resolves to acts on the project folder (`exec`,
+    /// `read`, `write`): a hook holding it needs one at load.
+    pub needs_project: bool,
+    /// What a hook holding it keeps once loaded, on this host (its table's
+    /// programs, places, values or bus): `None` for a grant whose host
+    /// functions need nothing of the hook's own (`log`, `state`, ...).
+    pub(crate) resolve: Option<Resolve>,
 }

@@ -15,12 +15,15 @@ pub(crate) mod policy;
 mod run;
 pub(crate) mod table;
 
+use std::sync::Arc;
+
 use wasmtime::component::{HasSelf, Linker};
 
 pub(crate) use confine::Confinement;
-pub use policy::Policy;
+pub(crate) use policy::Policy;
 pub use table::Table;
 
+use super::held::{self, Arming, Refusal, Resolving};
 use super::{Grant, GrantTable};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::v0_4_0;
@@ -33,9 +36,53 @@ pub(crate) const GRANT: Grant = Grant {
     gives: "runs the programs of its exec table, under the kernel sandbox",
     default: false,
     needs_lock: true,
-    table: |v| table::parse(v).map(GrantTable::Exec),
+    table: |v| table::parse(v).map(GrantTable::of),
     link,
+    needs_project: true,
+    resolve: Some(resolve),
 };
+
+/// The grant as a loaded hook holds it: its programs resolved.
+#[derive(Debug)]
+struct Loaded(Arc<Policy>);
+
+/// Resolves the table's programs for runs in the project folder, never one
+/// an event names.
+fn resolve(table: &GrantTable, at: &Resolving<'_>) -> Result<Option<Arc<dyn held::Held>>, Refusal> {
+    let (Some(table), Some(root)) = (table.get::<Table>(), at.project) else {
+        return Ok(None);
+    };
+    let policy = Policy::resolve(table, root).map_err(|e| {
+        Refusal::new(
+            e,
+            "install the program, or fix its `path` in the exec table",
+        )
+    })?;
+    Ok(Some(Arc::new(Loaded(Arc::new(policy)))))
+}
+
+impl held::Held for Loaded {
+    fn arm(&self, data: &mut StoreData, _: &Arming<'_>) {
+        data.grants.put(GRANT.name, self.0.clone());
+    }
+
+    fn audit(&self) -> (&'static str, &'static str, Vec<String>) {
+        ("may_run", "may run", self.0.audit_lines())
+    }
+
+    fn pins(&self) -> Vec<(String, String)> {
+        self.0
+            .programs()
+            .iter()
+            .map(|(name, p)| {
+                (
+                    name.clone(),
+                    format!("sha256:{} {}", p.sha256, p.path.display()),
+                )
+            })
+            .collect()
+    }
+}
 
 fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
     v0_4_0::hookrt::hook::exec::add_to_linker::<_, HasSelf<_>>(l, |s| s)
@@ -109,7 +156,7 @@ impl Policy {
 
 impl v0_4_0::hookrt::hook::exec::Host for StoreData {
     fn run(&mut self, program: String, args: Vec<(String, String)>) -> Result<Output, ExecError> {
-        let Some(policy) = self.exec.clone() else {
+        let Some(policy) = self.grants.get::<Arc<Policy>>(GRANT.name).cloned() else {
             return Err(ExecError::NotAllowed(
                 "this hook holds no exec grant".to_owned(),
             ));

@@ -49,7 +49,7 @@ pub(crate) struct Resolved {
 /// A hook's `exec` grant, ready: its table, its programs resolved, the
 /// project folder, and its runs in flight.
 #[derive(Debug)]
-pub struct Policy {
+pub(crate) struct Policy {
     pub(super) table: Table,
     pub(super) programs: BTreeMap<String, Resolved>,
     pub(super) project: PathBuf,

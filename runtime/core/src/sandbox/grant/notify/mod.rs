@@ -14,13 +14,15 @@ pub(crate) mod message;
 pub(crate) mod notifier;
 pub(crate) mod table;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
 
-pub use notifier::Notifier;
+pub(crate) use notifier::Notifier;
 pub use table::Table;
 
+use super::held::{self, Arming, Refusal, Resolving};
 use super::{Grant, GrantTable};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::v0_4_0;
@@ -38,9 +40,36 @@ pub(crate) const GRANT: Grant = Grant {
     gives: "shows desktop notifications through the session's notifier, rate-limited",
     default: false,
     needs_lock: false,
-    table: |v| table::parse(v).map(GrantTable::Notify),
+    table: |v| table::parse(v).map(GrantTable::of),
     link,
+    needs_project: false,
+    resolve: Some(resolve),
 };
+
+/// The grant as a loaded hook holds it: its notifier.
+#[derive(Debug)]
+struct Loaded(Arc<Notifier>);
+
+/// The notifier on the session bus hookrt's own environment names (never
+/// one an event or the hook could).
+fn resolve(table: &GrantTable, at: &Resolving<'_>) -> Result<Option<Arc<dyn held::Held>>, Refusal> {
+    Ok(table.get::<Table>().map(|table| {
+        Arc::new(Loaded(Arc::new(Notifier::from_environment(
+            table, at.hook_id,
+        )))) as Arc<dyn held::Held>
+    }))
+}
+
+impl held::Held for Loaded {
+    /// Bound to where its rate window is kept.
+    fn arm(&self, data: &mut StoreData, arming: &Arming<'_>) {
+        data.grants.put(GRANT.name, self.0.bind(arming.state));
+    }
+
+    fn audit(&self) -> (&'static str, &'static str, Vec<String>) {
+        ("may_notify", "may notify", self.0.audit_lines())
+    }
+}
 
 fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
     v0_4_0::hookrt::hook::notify::add_to_linker::<_, HasSelf<_>>(l, |s| s)
@@ -63,7 +92,7 @@ impl v0_4_0::hookrt::hook::notify::Host for StoreData {
         body: String,
         urgency: WitUrgency,
     ) -> Result<(), NotifyError> {
-        let Some(grant) = self.notify.clone() else {
+        let Some(grant) = self.grants.get::<notifier::Bound>(GRANT.name).cloned() else {
             return Err(NotifyError::Unavailable(
                 "this hook holds no notify grant".to_owned(),
             ));

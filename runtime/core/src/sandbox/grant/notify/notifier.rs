@@ -43,7 +43,7 @@ pub(crate) enum Refused {
 
 /// The `notify` grant of one hook, shared by its deliveries.
 #[derive(Debug)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     table: Table,
     hook: String,
     bus: Option<String>,

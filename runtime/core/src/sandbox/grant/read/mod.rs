@@ -13,14 +13,16 @@ mod deny;
 pub(crate) mod policy;
 pub(crate) mod table;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
 
 pub(crate) use policy::Access;
-pub use policy::Policy;
+pub(crate) use policy::Policy;
 pub use table::Table;
 
+use super::held::{self, Arming, Refusal, Resolving};
 use super::{Grant, GrantTable};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::v0_4_0;
@@ -33,9 +35,36 @@ pub(crate) const GRANT: Grant = Grant {
     gives: "reads the project folder, read-only, but what its deny patterns refuse",
     default: false,
     needs_lock: false,
-    table: |v| table::parse(v).map(GrantTable::Read),
+    table: |v| table::parse(v).map(GrantTable::of),
     link,
+    needs_project: true,
+    resolve: Some(resolve),
 };
+
+/// The grant as a loaded hook holds it: the project folder, opened.
+#[derive(Debug)]
+struct Loaded(Arc<Policy>);
+
+/// Opens the project folder for reads under the table.
+fn resolve(table: &GrantTable, at: &Resolving<'_>) -> Result<Option<Arc<dyn held::Held>>, Refusal> {
+    let (Some(table), Some(root)) = (table.get::<Table>(), at.project) else {
+        return Ok(None);
+    };
+    let policy = Policy::open(table, root)
+        .map_err(|e| Refusal::new(e, "check the project folder's permissions"))?;
+    Ok(Some(Arc::new(Loaded(Arc::new(policy)))))
+}
+
+impl held::Held for Loaded {
+    /// Its bytes are counted from zero each delivery.
+    fn arm(&self, data: &mut StoreData, _: &Arming<'_>) {
+        data.grants.put(GRANT.name, Access::new(self.0.clone()));
+    }
+
+    fn audit(&self) -> (&'static str, &'static str, Vec<String>) {
+        ("may_read", "may read", self.0.audit_lines())
+    }
+}
 
 fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
     v0_4_0::hookrt::hook::read::add_to_linker::<_, HasSelf<_>>(l, |s| s)
@@ -70,7 +99,7 @@ impl StoreData {
     ) -> Result<T, ReadError> {
         let start = Instant::now();
         let deadline = self.deadline;
-        let Some(access) = self.read.as_mut() else {
+        let Some(access) = self.grants.get_mut::<Access>(GRANT.name) else {
             return Err(ReadError::Denied(
                 "this hook holds no read grant".to_owned(),
             ));

@@ -38,7 +38,7 @@ pub(crate) struct ReadSetupError {
 
 /// A hook's `read` grant, ready.
 #[derive(Debug)]
-pub struct Policy {
+pub(crate) struct Policy {
     pub(super) table: Table,
     pub(super) project: PathBuf,
     /// The defaults, then the table's.

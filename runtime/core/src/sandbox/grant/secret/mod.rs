@@ -15,13 +15,15 @@ mod send;
 pub(crate) mod source;
 pub(crate) mod table;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
 
-pub use policy::Policy;
+pub(crate) use policy::Policy;
 pub use table::Table;
 
+use super::held::{self, Arming, Refusal, Resolving};
 use super::{Grant, GrantTable};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::v0_4_0;
@@ -34,9 +36,44 @@ pub(crate) const GRANT: Grant = Grant {
     gives: "sends requests carrying the secrets of its secret table, to their origins only",
     default: false,
     needs_lock: true,
-    table: |v| table::parse(v).map(GrantTable::Secret),
+    table: |v| table::parse(v).map(GrantTable::of),
     link,
+    needs_project: false,
+    resolve: Some(resolve),
 };
+
+/// The grant as a loaded hook holds it: each value read (or why it is not).
+#[derive(Debug)]
+struct Loaded(Arc<Policy>);
+
+/// Reads each value where the table says: a file others may read, or one
+/// that cannot be read, refuses the hook.
+fn resolve(table: &GrantTable, _: &Resolving<'_>) -> Result<Option<Arc<dyn held::Held>>, Refusal> {
+    let Some(table) = table.get::<Table>() else {
+        return Ok(None);
+    };
+    let policy = Policy::resolve(table).map_err(|e| {
+        Refusal::new(
+            e,
+            "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
+        )
+    })?;
+    Ok(Some(Arc::new(Loaded(Arc::new(policy)))))
+}
+
+impl held::Held for Loaded {
+    fn arm(&self, data: &mut StoreData, _: &Arming<'_>) {
+        data.grants.put(GRANT.name, self.0.clone());
+    }
+
+    fn audit(&self) -> (&'static str, &'static str, Vec<String>) {
+        ("may_send", "may send", self.0.audit_lines())
+    }
+
+    fn masked(&self) -> Vec<(String, String)> {
+        self.0.values()
+    }
+}
 
 fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
     v0_4_0::hookrt::hook::secret::add_to_linker::<_, HasSelf<_>>(l, |s| s)
@@ -44,7 +81,7 @@ fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
 
 impl v0_4_0::hookrt::hook::secret::Host for StoreData {
     fn send(&mut self, name: String, request: Request) -> Result<Response, SecretError> {
-        let Some(policy) = self.secret.clone() else {
+        let Some(policy) = self.grants.get::<Arc<Policy>>(GRANT.name).cloned() else {
             return Err(SecretError::Unknown(
                 "this hook holds no secret grant".to_owned(),
             ));

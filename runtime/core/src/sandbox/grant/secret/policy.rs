@@ -22,7 +22,7 @@ pub(crate) struct Ready {
 
 /// A hook's `secret` grant, ready: its secrets by name.
 #[derive(Debug)]
-pub struct Policy {
+pub(crate) struct Policy {
     pub(crate) secrets: BTreeMap<String, Ready>,
 }
 

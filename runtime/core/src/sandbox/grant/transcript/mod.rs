@@ -12,6 +12,7 @@
 pub(crate) mod table;
 pub(crate) mod tail;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
@@ -19,6 +20,7 @@ use wasmtime::component::{HasSelf, Linker};
 pub use table::Table;
 pub(crate) use tail::Reader;
 
+use super::held::{self, Arming, Refusal, Resolving};
 use super::{Grant, GrantTable};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::v0_4_0;
@@ -31,9 +33,36 @@ pub(crate) const GRANT: Grant = Grant {
     gives: "reads the tail of the session's transcript the agent names, only inside that agent's transcripts folder",
     default: false,
     needs_lock: false,
-    table: |v| table::parse(v).map(|t| t.map_or(GrantTable::Empty, GrantTable::Transcript)),
+    table: |v| table::parse(v).map(|t| t.map_or_else(GrantTable::empty, GrantTable::of)),
     link,
+    needs_project: false,
+    resolve: Some(resolve),
 };
+
+/// The grant as a loaded hook holds it: its table (the defaults when it is
+/// named without one).
+#[derive(Debug)]
+struct Loaded(Table);
+
+fn resolve(table: &GrantTable, _: &Resolving<'_>) -> Result<Option<Arc<dyn held::Held>>, Refusal> {
+    let table = table.get::<Table>().copied().unwrap_or_default();
+    Ok(Some(Arc::new(Loaded(table))))
+}
+
+impl held::Held for Loaded {
+    /// The transcript the event's bridge named: it reads nothing else.
+    fn arm(&self, data: &mut StoreData, arming: &Arming<'_>) {
+        let reader = Reader {
+            table: self.0,
+            file: arming.transcript.cloned(),
+        };
+        data.grants.put(GRANT.name, reader);
+    }
+
+    fn audit(&self) -> (&'static str, &'static str, Vec<String>) {
+        ("may_read_transcript", "may read", vec![self.0.audit_line()])
+    }
+}
 
 fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
     v0_4_0::hookrt::hook::transcript::add_to_linker::<_, HasSelf<_>>(l, |s| s)
@@ -42,7 +71,7 @@ fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
 impl v0_4_0::hookrt::hook::transcript::Host for StoreData {
     fn tail(&mut self, max_bytes: u64) -> Result<Vec<u8>, TranscriptError> {
         let start = Instant::now();
-        let Some(reader) = &self.transcript else {
+        let Some(reader) = self.grants.get::<Reader>(GRANT.name) else {
             return Err(TranscriptError::Denied(
                 "this hook holds no transcript grant".to_owned(),
             ));

@@ -13,14 +13,16 @@ mod open;
 pub(crate) mod policy;
 pub(crate) mod table;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
 
-pub use policy::Policy;
+pub(crate) use policy::Policy;
 pub(crate) use policy::Writer;
 pub use table::{Place, Table};
 
+use super::held::{self, Arming, Refusal, Resolving};
 use super::{Grant, GrantTable};
 use crate::sandbox::host::StoreData;
 use crate::sandbox::wit::v0_4_0;
@@ -33,9 +35,43 @@ pub(crate) const GRANT: Grant = Grant {
     gives: "appends to the one file, or writes files in the one folder, of its write table",
     default: false,
     needs_lock: true,
-    table: |v| table::parse(v).map(GrantTable::Write),
+    table: |v| table::parse(v).map(GrantTable::of),
     link,
+    needs_project: true,
+    resolve: Some(resolve),
 };
+
+/// The grant as a loaded hook holds it: its place in the project folder.
+#[derive(Debug)]
+struct Loaded(Arc<Policy>);
+
+/// Resolves the table's place for writes in the project folder, never one
+/// an event names.
+fn resolve(table: &GrantTable, at: &Resolving<'_>) -> Result<Option<Arc<dyn held::Held>>, Refusal> {
+    let (Some(table), Some(root)) = (table.get::<Table>(), at.project) else {
+        return Ok(None);
+    };
+    let policy = Policy::resolve(table, root)
+        .map_err(|e| Refusal::new(e, "check the project folder's permissions"))?;
+    Ok(Some(Arc::new(Loaded(Arc::new(policy)))))
+}
+
+impl held::Held for Loaded {
+    /// Its bytes are counted from zero each delivery.
+    fn arm(&self, data: &mut StoreData, _: &Arming<'_>) {
+        data.grants.put(
+            GRANT.name,
+            Writer {
+                policy: self.0.clone(),
+                used: 0,
+            },
+        );
+    }
+
+    fn audit(&self) -> (&'static str, &'static str, Vec<String>) {
+        ("may_write", "may write", self.0.audit_lines())
+    }
+}
 
 fn link(l: &mut Linker<StoreData>) -> wasmtime::Result<()> {
     v0_4_0::hookrt::hook::write::add_to_linker::<_, HasSelf<_>>(l, |s| s)
@@ -51,7 +87,7 @@ impl StoreData {
         op: impl FnOnce(&Policy, u64) -> Result<(), WriteError>,
     ) -> Result<(), WriteError> {
         let start = Instant::now();
-        let Some(writer) = self.write.as_mut() else {
+        let Some(writer) = self.grants.get_mut::<Writer>(GRANT.name) else {
             return Err(WriteError::Denied(
                 "this hook holds no write grant".to_owned(),
             ));

@@ -20,7 +20,7 @@ pub(crate) enum WriteSetupError {
 
 /// A hook's `write` grant, ready: its table and the project folder.
 #[derive(Debug)]
-pub struct Policy {
+pub(crate) struct Policy {
     table: Table,
     project: PathBuf,
 }

@@ -88,11 +88,14 @@ mod tests {
                 .unwrap_err()
                 .starts_with("a rewritten input that is not JSON")
         );
-        let huge = format!("{{\"a\":\"{}\"}}", "x".repeat(MAX_REWRITE_BYTES));
-        assert!(
-            RewriteChain::check(&before, &huge)
-                .unwrap_err()
-                .contains("above the 1048576-byte limit")
+        // The bound is inclusive: exactly MAX_REWRITE_BYTES passes, one more does not.
+        let sized = |n: usize| format!("{{\"a\":\"{}\"}}", "x".repeat(n - 8));
+        let at_bound = sized(MAX_REWRITE_BYTES);
+        assert_eq!(at_bound.len(), MAX_REWRITE_BYTES);
+        assert!(RewriteChain::check(&before, &at_bound).is_ok());
+        assert_eq!(
+            RewriteChain::check(&before, &sized(MAX_REWRITE_BYTES + 1)).unwrap_err(),
+            "a rewritten input of 1048577 bytes, above the 1048576-byte limit"
         );
     }
 }

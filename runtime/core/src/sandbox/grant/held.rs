@@ -43,6 +43,17 @@ impl Refusal {
     }
 }
 
+/// What a grant's resolution `made` keeps for the hook, as `held` wraps it
+/// (the policy shared by every delivery), or the refusal naming `fix`.
+pub(crate) fn kept<P, E: std::fmt::Display, H: Held + 'static>(
+    made: Result<P, E>,
+    fix: &'static str,
+    held: fn(Arc<P>) -> H,
+) -> Result<Option<Arc<dyn Held>>, Refusal> {
+    let policy = made.map_err(|e| Refusal::new(e, fix))?;
+    Ok(Some(Arc::new(held(Arc::new(policy)))))
+}
+
 /// What a delivery's store is armed with besides the hook's own grants.
 pub(crate) struct Arming<'a> {
     /// The runtime's state store (where a rate window is kept).

@@ -52,13 +52,11 @@ fn resolve(table: &GrantTable, at: &Resolving<'_>) -> Result<Option<Arc<dyn held
     let (Some(table), Some(root)) = (table.get::<Table>(), at.project) else {
         return Ok(None);
     };
-    let policy = Policy::resolve(table, root).map_err(|e| {
-        Refusal::new(
-            e,
-            "install the program, or fix its `path` in the exec table",
-        )
-    })?;
-    Ok(Some(Arc::new(Loaded(Arc::new(policy)))))
+    held::kept(
+        Policy::resolve(table, root),
+        "install the program, or fix its `path` in the exec table",
+        Loaded,
+    )
 }
 
 impl held::Held for Loaded {

@@ -52,13 +52,11 @@ fn resolve(table: &GrantTable, _: &Resolving<'_>) -> Result<Option<Arc<dyn held:
     let Some(table) = table.get::<Table>() else {
         return Ok(None);
     };
-    let policy = Policy::resolve(table).map_err(|e| {
-        Refusal::new(
-            e,
-            "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
-        )
-    })?;
-    Ok(Some(Arc::new(Loaded(Arc::new(policy)))))
+    held::kept(
+        Policy::resolve(table),
+        "make the secret's file the user's own, mode 0600, holding the value alone (docs/configuration.md, the `secret` grant)",
+        Loaded,
+    )
 }
 
 impl held::Held for Loaded {

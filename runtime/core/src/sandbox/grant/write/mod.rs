@@ -51,9 +51,11 @@ fn resolve(table: &GrantTable, at: &Resolving<'_>) -> Result<Option<Arc<dyn held
     let (Some(table), Some(root)) = (table.get::<Table>(), at.project) else {
         return Ok(None);
     };
-    let policy = Policy::resolve(table, root)
-        .map_err(|e| Refusal::new(e, "check the project folder's permissions"))?;
-    Ok(Some(Arc::new(Loaded(Arc::new(policy)))))
+    held::kept(
+        Policy::resolve(table, root),
+        "check the project folder's permissions",
+        Loaded,
+    )
 }
 
 impl held::Held for Loaded {

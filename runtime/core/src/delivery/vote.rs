@@ -256,3 +256,111 @@ fn describe(answer: &Answer) -> String {
         Answer::Permission(_) => "a permission answer".to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_for_the_wrong_number_of_calls_deny_every_call() {
+        let answer = Answer::Approvals(vec![Approval::Allow]);
+        let (vote, rewritten) = approval_vote(
+            "guard",
+            "actions.requested",
+            OnFailure::Abstain,
+            2,
+            Outcome::Ok,
+            answer,
+            false,
+            None,
+        );
+        let why = "policy hook `guard` answered 1 approval(s) for 2 requested call(s); denied because a malformed answer fails closed";
+        assert_eq!(vote.answer, vec![Approval::Deny(why.into()); 2]);
+        assert_eq!(vote.failure, Some(Outcome::Error));
+        assert!(rewritten.is_empty());
+    }
+
+    #[test]
+    fn a_gate_answer_the_kind_does_not_take_blocks_and_a_star_handler_only_passes() {
+        let vote = |handler: &str, rule, answer| {
+            let v = gate_vote(
+                "gate".into(),
+                handler,
+                OnFailure::Abstain,
+                rule,
+                Outcome::Ok,
+                answer,
+            );
+            (v.answer, v.failure)
+        };
+        let keep_going = || Answer::Gate(Gate::Continue("go on".into()));
+        // A continue to a prompt, which takes pass or block: blocked.
+        let why = "gate hook `gate` answered continue to a gate that takes pass or block; blocked because a malformed answer fails closed";
+        assert_eq!(
+            vote("prompt.submitted", GateRule::Block, keep_going()),
+            (Gate::Block(why.into()), Some(Outcome::Error))
+        );
+        // The same from a `*` handler observes: it never decides.
+        assert_eq!(
+            vote(kind::WILDCARD, GateRule::Block, keep_going()),
+            (Gate::Pass, Some(Outcome::Error))
+        );
+        // A block to a turn's stop, which takes pass or continue: the turn
+        // is let stop (a failed stop gate keeps nothing going).
+        assert_eq!(
+            vote(
+                "turn.stopping",
+                GateRule::Continue,
+                Answer::Gate(Gate::Block("no".into()))
+            ),
+            (Gate::Pass, Some(Outcome::Error))
+        );
+        // Answers the kind takes count as given.
+        assert_eq!(
+            vote("turn.stopping", GateRule::Continue, keep_going()),
+            (Gate::Continue("go on".into()), None)
+        );
+        assert_eq!(
+            vote(
+                "prompt.submitted",
+                GateRule::Block,
+                Answer::Gate(Gate::Block("no".into()))
+            ),
+            (Gate::Block("no".into()), None)
+        );
+    }
+
+    #[test]
+    fn a_malformed_permission_answer_denies_and_from_a_star_handler_abstains() {
+        let gate = || Answer::Gate(Gate::Pass);
+        let (vote, _) = permission_vote(
+            "ask",
+            "permission.requested",
+            OnFailure::Abstain,
+            Outcome::Ok,
+            gate(),
+            false,
+            None,
+        );
+        assert_eq!(
+            vote.answer,
+            Permission::Deny {
+                message: "permission hook `ask` answered pass to a permission request; denied because a malformed answer fails closed".into(),
+                interrupt: false,
+            }
+        );
+        let (vote, _) = permission_vote(
+            "ask",
+            kind::WILDCARD,
+            OnFailure::Deny,
+            Outcome::Ok,
+            gate(),
+            false,
+            None,
+        );
+        assert_eq!(
+            (vote.answer, vote.failure),
+            (Permission::Abstain, Some(Outcome::Error))
+        );
+    }
+}

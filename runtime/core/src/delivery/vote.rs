@@ -363,4 +363,27 @@ mod tests {
             (Permission::Abstain, Some(Outcome::Error))
         );
     }
+
+    #[test]
+    fn a_malformed_file_edit_answer_aborts_the_write_and_from_a_star_handler_does_not() {
+        let vote = |handler: &str| {
+            let v = file_edit_vote(
+                "editor".into(),
+                handler,
+                OnFailure::Abstain,
+                Outcome::Ok,
+                Answer::Gate(Gate::Pass),
+            );
+            (v.answer, v.failure)
+        };
+        let why = "file-edit hook `editor` answered pass to a file edit; the write is aborted because a malformed answer fails closed";
+        assert_eq!(
+            vote("file.edit_requested"),
+            (FileEdit::Failed(why.into()), Some(Outcome::Error))
+        );
+        assert_eq!(
+            vote(kind::WILDCARD),
+            (FileEdit::NotHandled, Some(Outcome::Error))
+        );
+    }
 }

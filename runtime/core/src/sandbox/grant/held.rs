@@ -2,8 +2,9 @@
 //! [`Grant`](super::Grant)'s `resolve` makes it from the hook's table on
 //! this host ([`Resolving`]); each delivery's store is armed with it
 //! ([`Held::arm`], kept in the store's `grants` under the grant's name,
-//! where the grant's host functions find it); `audit`, the lock and redaction read
-//! what it says of itself. No other module names a grant's own types.
+//! where the grant's host functions find it); `audit`, the lock and
+//! redaction read what it says of itself. No other module names a grant's
+//! own types.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -22,7 +23,7 @@ pub(crate) type Resolve = fn(&GrantTable, &Resolving<'_>) -> Result<Option<Arc<d
 pub(crate) struct Resolving<'a> {
     /// The project folder (for a grant that `needs_project`).
     pub project: Option<&'a Path>,
-    /// The hook's id (`hooks::folder::scope`).
+    /// The hook's id across scopes (`Scope::hook_id`).
     pub hook_id: &'a str,
 }
 

@@ -278,6 +278,24 @@ mod tests {
         assert_eq!(vote.answer, vec![Approval::Deny(why.into()); 2]);
         assert_eq!(vote.failure, Some(Outcome::Error));
         assert!(rewritten.is_empty());
+        // The same from a world 0.3.0 hook's call answers.
+        let answer = Answer::Calls(vec![crate::event::answer::CallAnswer {
+            approval: Approval::Allow,
+            rewrite: None,
+        }]);
+        let (vote, _) = approval_vote(
+            "guard",
+            "actions.requested",
+            OnFailure::Abstain,
+            2,
+            Outcome::Ok,
+            answer,
+            false,
+            None,
+        );
+        let why = "policy hook `guard` answered 1 call answer(s) for 2 requested call(s); denied because a malformed answer fails closed";
+        assert_eq!(vote.answer, vec![Approval::Deny(why.into()); 2]);
+        assert_eq!(vote.failure, Some(Outcome::Error));
     }
 
     #[test]

@@ -10,19 +10,11 @@ use hookrt::front::bridge::{Bridge, BridgeError};
 use hookrt::{EventClass, class_of};
 use serde_json::{Value, json};
 
-use crate::common::agent_fixture;
-
-/// The fixtures' folder of `bridge`.
-fn folder(bridge: Bridge) -> &'static str {
-    match bridge.name() {
-        "claude-code" => "claude",
-        other => other,
-    }
-}
+use crate::common::{agent_fixture, bridge_fixture};
 
 /// The envelope of `bridge`'s `event` fixture, read as its command hook does.
 fn read(bridge: Bridge, event: &str) -> hookrt::Envelope {
-    let input = agent_fixture(folder(bridge), event);
+    let input = bridge_fixture(bridge, event);
     bridge
         .read(bridge.name(), &input, Some(event), "command")
         .unwrap_or_else(|e| panic!("{} {event}: {e}", bridge.name()))

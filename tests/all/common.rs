@@ -164,6 +164,16 @@ pub(crate) fn claude_fixture(event: &str) -> String {
     agent_fixture("claude", event)
 }
 
+/// The hook input of registered agent `bridge`'s `event`, from its fixtures
+/// folder (`claude` for Claude Code, else the agent's name).
+pub(crate) fn bridge_fixture(bridge: hookrt::front::bridge::Bridge, event: &str) -> String {
+    let folder = match bridge.name() {
+        "claude-code" => "claude",
+        other => other,
+    };
+    agent_fixture(folder, event)
+}
+
 /// The hook input of `agent`'s `event` in `tests/fixtures/<agent>/` (the
 /// fixtures' README says where each comes from).
 pub(crate) fn agent_fixture(agent: &str, event: &str) -> String {

@@ -13,17 +13,8 @@ use std::process::Output;
 use hookrt::front::bridge::Bridge;
 use serde_json::Value;
 
-use crate::common::{agent_fixture, repo, with_stdin};
+use crate::common::{bridge_fixture, repo, with_stdin};
 use crate::{hookrt, run, text};
-
-/// The fixtures' folder of each agent's inputs.
-fn fixtures(agent: &str) -> &str {
-    if agent == "claude-code" {
-        "claude"
-    } else {
-        agent
-    }
-}
 
 /// `hookrt hook --agent AGENT DIR --event EVENT` with `input`, `env` set.
 fn hook(agent: &str, dir: &Path, event: &str, input: &str, env: &[(&str, &str)]) -> Output {
@@ -78,7 +69,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
     for bridge in Bridge::ALL {
         let agent = bridge.name();
         for gate in bridge.gates() {
-            let input = agent_fixture(fixtures(agent), gate);
+            let input = bridge_fixture(bridge, gate);
             for Cause {
                 name: cause,
                 dir,

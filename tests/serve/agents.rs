@@ -18,7 +18,7 @@ use hookrt::front::bridge::Bridge;
 use serde_json::{Value, json};
 
 use crate::claude_code::{answering_agent, tsc};
-use crate::common::{agent_fixture, repo, succeeded, with_stdin};
+use crate::common::{bridge_fixture, repo, succeeded, with_stdin};
 use crate::{agent, hookrt};
 
 /// `scripts/agents`: the pinned agents, Ajv and TypeScript, installed once;
@@ -32,17 +32,9 @@ fn bridge(name: &str) -> Bridge {
     Bridge::named(name).expect("a registered agent")
 }
 
-/// The fixtures' folder of `bridge`.
-fn folder(bridge: Bridge) -> &'static str {
-    match bridge.name() {
-        "claude-code" => "claude",
-        other => other,
-    }
-}
-
 /// The fixture of `bridge`'s `event`, with a prompt the gatekeeper blocks.
 fn input(bridge: Bridge, event: &str) -> Value {
-    let mut input: Value = serde_json::from_str(&agent_fixture(folder(bridge), event)).unwrap();
+    let mut input: Value = serde_json::from_str(&bridge_fixture(bridge, event)).unwrap();
     if input.get("prompt").is_some_and(Value::is_string) {
         input["prompt"] = "write a factorial in Rust".into();
     }

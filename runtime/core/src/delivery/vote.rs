@@ -263,39 +263,37 @@ mod tests {
 
     #[test]
     fn approvals_for_the_wrong_number_of_calls_deny_every_call() {
-        let answer = Answer::Approvals(vec![Approval::Allow]);
-        let (vote, rewritten) = approval_vote(
-            "guard",
-            "actions.requested",
-            OnFailure::Abstain,
-            2,
-            Outcome::Ok,
-            answer,
-            false,
-            None,
-        );
-        let why = "policy hook `guard` answered 1 approval(s) for 2 requested call(s); denied because a malformed answer fails closed";
-        assert_eq!(vote.answer, vec![Approval::Deny(why.into()); 2]);
-        assert_eq!(vote.failure, Some(Outcome::Error));
+        // Two calls requested; one answer given, as approvals (worlds
+        // 0.1.0-0.2.0) or as call answers (0.3.0).
+        let vote = |answer| {
+            let on = OnFailure::Abstain;
+            approval_vote(
+                "guard",
+                "actions.requested",
+                on,
+                2,
+                Outcome::Ok,
+                answer,
+                false,
+                None,
+            )
+        };
+        let denied = |what: &str| {
+            let why = format!(
+                "policy hook `guard` answered {what} for 2 requested call(s); denied because a malformed answer fails closed"
+            );
+            vec![Approval::Deny(why); 2]
+        };
+        let (v, rewritten) = vote(Answer::Approvals(vec![Approval::Allow]));
+        assert_eq!(v.answer, denied("1 approval(s)"));
+        assert_eq!(v.failure, Some(Outcome::Error));
         assert!(rewritten.is_empty());
-        // The same from a world 0.3.0 hook's call answers.
-        let answer = Answer::Calls(vec![crate::event::answer::CallAnswer {
+        let (v, _) = vote(Answer::Calls(vec![crate::event::answer::CallAnswer {
             approval: Approval::Allow,
             rewrite: None,
-        }]);
-        let (vote, _) = approval_vote(
-            "guard",
-            "actions.requested",
-            OnFailure::Abstain,
-            2,
-            Outcome::Ok,
-            answer,
-            false,
-            None,
-        );
-        let why = "policy hook `guard` answered 1 call answer(s) for 2 requested call(s); denied because a malformed answer fails closed";
-        assert_eq!(vote.answer, vec![Approval::Deny(why.into()); 2]);
-        assert_eq!(vote.failure, Some(Outcome::Error));
+        }]));
+        assert_eq!(v.answer, denied("1 call answer(s)"));
+        assert_eq!(v.failure, Some(Outcome::Error));
     }
 
     #[test]

@@ -18,26 +18,55 @@ use sha2::{Digest, Sha256};
 const PACKS: &[(&str, &str)] = &[("safe-shell", "pack_safe_shell")];
 
 fn main() {
-    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let guest = manifest.join("guest");
     let root = manifest.join("../..");
-    for watched in [guest.clone(), manifest.join("rules"), root.join("guest-sdk/src"), root.join("guest-sdk/macros"), root.join("guest-sdk/wit"), root.join("guest-sdk/Cargo.toml")] {
+    for watched in [
+        guest.clone(),
+        manifest.join("rules"),
+        root.join("guest-sdk/src"),
+        root.join("guest-sdk/macros"),
+        root.join("guest-sdk/wit"),
+        root.join("guest-sdk/Cargo.toml"),
+    ] {
         println!("cargo::rerun-if-changed={}", watched.display());
     }
     // OUT_DIR is <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out.
-    let target_dir = out.ancestors().nth(4).expect("OUT_DIR is inside the target dir").join("hookrt-packs");
+    let target_dir = out
+        .ancestors()
+        .nth(4)
+        .expect("OUT_DIR is inside the target dir")
+        .join("hookrt-packs");
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build
-        .args(["build", "--release", "--locked", "--quiet", "--target", "wasm32-wasip2", "--manifest-path"])
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--quiet",
+            "--target",
+            "wasm32-wasip2",
+            "--manifest-path",
+        ])
         .arg(guest.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target_dir);
     for var in [
-        "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET",
-        "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_PROFILE_RELEASE_DEBUG", "CARGO_INCREMENTAL",
-        "CARGO_BUILD_INCREMENTAL", "CARGO_LLVM_COV", "LLVM_PROFILE_FILE",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_PROFILE_RELEASE_DEBUG",
+        "CARGO_INCREMENTAL",
+        "CARGO_BUILD_INCREMENTAL",
+        "CARGO_LLVM_COV",
+        "LLVM_PROFILE_FILE",
     ] {
         build.env_remove(var);
     }
@@ -46,16 +75,30 @@ fn main() {
             build.env_remove(key);
         }
     }
-    let status = build.status().expect("cargo starts for the packs' components");
-    assert!(status.success(), "building the packs' components (runtime/packs/guest) failed: {status}");
-    let mut table = String::from("/// Each pack's name, component and the component's sha256 (hex).\npub(crate) static COMPONENTS: &[(&str, &[u8], &str)] = &[\n");
+    let status = build
+        .status()
+        .expect("cargo starts for the packs' components");
+    assert!(
+        status.success(),
+        "building the packs' components (runtime/packs/guest) failed: {status}"
+    );
+    let mut table = String::from(
+        "/// Each pack's name, component and the component's sha256 (hex).\npub(crate) static COMPONENTS: &[(&str, &[u8], &str)] = &[\n",
+    );
     for (name, krate) in PACKS {
-        let built = target_dir.join("wasm32-wasip2/release").join(format!("{krate}.wasm"));
+        let built = target_dir
+            .join("wasm32-wasip2/release")
+            .join(format!("{krate}.wasm"));
         let bytes = std::fs::read(&built).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
         let kept = out.join(format!("{name}.wasm"));
         write_if_changed(&kept, &bytes);
         let sha = hex::encode(Sha256::digest(&bytes));
-        writeln!(table, "    ({name:?}, include_bytes!({:?}), {sha:?}),", kept.display().to_string()).expect("writes to a String");
+        writeln!(
+            table,
+            "    ({name:?}, include_bytes!({:?}), {sha:?}),",
+            kept.display().to_string()
+        )
+        .expect("writes to a String");
     }
     table.push_str("];\n");
     write_if_changed(&out.join("components.rs"), table.as_bytes());

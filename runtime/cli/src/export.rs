@@ -11,7 +11,7 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use hookrt::hooks::{CONFIG_FILE, LOCK_FILE, Lock};
+use hookrt::hooks::{CONFIG_FILE, LOCK_FILE, Lock, SourceKind};
 use hookrt::{Runtime, Scope};
 
 /// Writes the components and configuration of `rt` into `out`.
@@ -27,7 +27,9 @@ pub(crate) fn write_prebuilt(rt: &Runtime, out: &Path) -> Result<()> {
             out.display()
         );
     }
-    for h in rt.hooks() {
+    // A pack ships inside hookrt: the `[packs.NAME]` of the copied
+    // hookrt.toml switches it on in OUT as well.
+    for h in rt.hooks().iter().filter(|h| h.kind != SourceKind::Pack) {
         let hooks = match &h.scope {
             Scope::Subagent(id) => out.join("subagents").join(id).join("hooks"),
             _ => out.join("hooks"),

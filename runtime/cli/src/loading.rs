@@ -134,7 +134,7 @@ fn built_by(hooks: &[hookrt::hooks::LoadedHook]) -> String {
             SourceKind::SingleFile | SourceKind::Crate => "cargo",
             SourceKind::TypeScript => "componentize-js",
             SourceKind::Python => "componentize-py",
-            SourceKind::Component => continue,
+            SourceKind::Component | SourceKind::Pack => continue,
         };
         match counts.iter_mut().find(|(b, _)| *b == builder) {
             Some((_, n)) => *n += 1,

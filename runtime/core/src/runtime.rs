@@ -19,6 +19,7 @@ use crate::hooks::build::component::{self, BuildEvent, BuildOptions, BuiltHook};
 use crate::hooks::cache::incremental::Incremental;
 use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
+use crate::hooks::folder::packs;
 use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::{self, LoadedHook};
 use crate::hooks::loaded::lock::{Lock, LockPolicy, Review};
@@ -52,7 +53,12 @@ pub fn check(agent_dir: &Path) -> Result<(Discovery, Config), Problems> {
     let discovered = discovery::discover(agent_dir);
     let config = Config::load(agent_dir);
     match (discovered, config) {
-        (Ok(d), Ok(c)) => {
+        (Ok(mut d), Ok(c)) => {
+            let reserved: Vec<Problem> = d.hooks.iter().filter_map(packs::reserved).collect();
+            Problems(reserved).into_result()?;
+            d.hooks.extend(c.pack_hooks());
+            d.hooks
+                .sort_by(|a, b| (&a.scope, &a.slug).cmp(&(&b.scope, &b.slug)));
             Problems(c.check_against(&d)).into_result()?;
             Ok((d, c))
         }

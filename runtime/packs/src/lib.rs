@@ -79,9 +79,15 @@ mod tests {
         for pack in ALL {
             assert!(pack.component().starts_with(b"\0asm"), "{}", pack.name);
             assert_eq!(pack.sha256().len(), 64);
-            assert!(root.join(pack.docs()).is_file(), "{} has no {}", pack.name, pack.docs());
+            assert!(
+                root.join(pack.docs()).is_file(),
+                "{} has no {}",
+                pack.name,
+                pack.docs()
+            );
             let example: toml::Table = toml::from_str(pack.example).expect("the example is TOML");
-            pack.expand(&example).expect("the example's settings are accepted");
+            pack.expand(&example)
+                .expect("the example's settings are accepted");
         }
     }
 }

@@ -3,8 +3,8 @@
 
 use hookrt_pack_rules::safe_shell::{Checker, Settings};
 
-use crate::settings::{SettingsError, hook_table, typed};
 use crate::Pack;
+use crate::settings::{SettingsError, hook_table, typed};
 
 pub(crate) static PACK: Pack = Pack {
     name: "safe-shell",
@@ -28,12 +28,15 @@ mod tests {
     use super::*;
 
     fn refused(text: &str) -> SettingsError {
-        PACK.expand(&toml::from_str(text).expect("TOML")).expect_err("refused")
+        PACK.expand(&toml::from_str(text).expect("TOML"))
+            .expect_err("refused")
     }
 
     #[test]
     fn settings_are_filled_in_and_each_wrong_one_is_named() {
-        let table = PACK.expand(&toml::Table::new()).expect("no settings is every default");
+        let table = PACK
+            .expand(&toml::Table::new())
+            .expect("no settings is every default");
         let config = table["config"].as_table().expect("config");
         assert_eq!(config["answer"].as_str(), Some("deny"));
         assert_eq!(table["on_failure"].as_str(), Some("deny"));
@@ -45,7 +48,15 @@ mod tests {
         assert_eq!(e.key.as_deref(), Some("allow"));
         assert!(e.message.contains("expected a sequence"), "{e}");
         let e = refused("disable = ['sudo']");
-        assert!(e.message.contains("unknown variant `sudo`") && e.message.contains("privilege-escalation"), "{e}");
-        assert!(refused("allow = ['(']").to_string().contains("`allow[0]` is not a regular expression"));
+        assert!(
+            e.message.contains("unknown variant `sudo`")
+                && e.message.contains("privilege-escalation"),
+            "{e}"
+        );
+        assert!(
+            refused("allow = ['(']")
+                .to_string()
+                .contains("`allow[0]` is not a regular expression")
+        );
     }
 }

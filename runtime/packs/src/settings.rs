@@ -62,7 +62,9 @@ pub(crate) fn typed<T: DeserializeOwned + Serialize>(
             let key = settings.iter().find_map(|(k, v)| {
                 let mut one = toml::Table::new();
                 one.insert(k.clone(), v.clone());
-                T::deserialize(toml::Value::Table(one)).is_err().then_some(k.as_str())
+                T::deserialize(toml::Value::Table(one))
+                    .is_err()
+                    .then_some(k.as_str())
             });
             return Err(SettingsError::new(key, e.to_string().trim()));
         }

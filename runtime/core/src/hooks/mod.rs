@@ -30,6 +30,7 @@ pub use folder::config::{CONFIG_FILE, Config, Mode, OnUnscoped};
 pub use folder::discovery::{
     DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover,
 };
+pub use folder::packs::{ALL as PACKS, Pack};
 pub use folder::plain::{PlainFileError, read as read_plain_file, replace as replace_file};
 pub use folder::settings::{HookSettings, InstancePolicy, OnFailure, RetryPolicy};
 pub use folder::slug::{Slug, SlugError};

@@ -19,17 +19,18 @@ pub enum Place {
 /// folder, or `None` when unknown) of a project at `root` (absolute, or
 /// `None` when the agent did not say).
 pub fn place(path: &str, cwd: Option<&str>, root: Option<&str>) -> Place {
-    let absolute = if path == "~" || path.starts_with("~/") || path == "$HOME" || path.starts_with("$HOME/") {
-        let rest = path.trim_start_matches('~').trim_start_matches("$HOME");
-        return Place::Outside(format!("~{}", normalize(rest)));
-    } else if path.starts_with('/') {
-        normalize(path)
-    } else {
-        match cwd {
-            Some(cwd) => normalize(&format!("{cwd}/{path}")),
-            None => return Place::Unknown,
-        }
-    };
+    let absolute =
+        if path == "~" || path.starts_with("~/") || path == "$HOME" || path.starts_with("$HOME/") {
+            let rest = path.trim_start_matches('~').trim_start_matches("$HOME");
+            return Place::Outside(format!("~{}", normalize(rest)));
+        } else if path.starts_with('/') {
+            normalize(path)
+        } else {
+            match cwd {
+                Some(cwd) => normalize(&format!("{cwd}/{path}")),
+                None => return Place::Unknown,
+            }
+        };
     if absolute.starts_with('~') {
         return Place::Outside(absolute);
     }
@@ -59,7 +60,11 @@ pub fn normalize(path: &str) -> String {
         }
     }
     let joined = parts.join("/");
-    if absolute { format!("/{joined}") } else { joined }
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 /// The folder a `cd ARG` in `cwd` leads to, `~` for the home, `None` when

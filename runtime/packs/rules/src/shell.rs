@@ -176,7 +176,9 @@ pub fn basename(word: &str) -> String {
 fn wrapper_len(name: &str, rest: &[Word]) -> Option<usize> {
     // Options of each wrapper that take a value as the next word.
     let valued: &[&str] = match name {
-        "sudo" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "-T"],
+        "sudo" => &[
+            "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "-T",
+        ],
         "doas" => &["-u", "-C"],
         "env" => &["-u", "-C", "-S", "--unset", "--chdir"],
         "nice" => &["-n", "--adjustment"],
@@ -327,7 +329,11 @@ impl Reader {
     fn end_command(&mut self, piped_next: bool) {
         self.end_word();
         let c = std::mem::take(&mut self.cur);
-        if !(c.words.is_empty() && c.assignments.is_empty() && c.redirects.is_empty() && c.nested.is_empty()) {
+        if !(c.words.is_empty()
+            && c.assignments.is_empty()
+            && c.redirects.is_empty()
+            && c.nested.is_empty())
+        {
             let mut c = c;
             c.piped = self.piped_next;
             self.line.commands.push(c);
@@ -366,7 +372,11 @@ impl Reader {
             }
             '|' => {
                 let pipe = self.peek(1) != Some('|');
-                let n = if self.peek(1).is_some_and(|n| n == '|' || n == '&') { 2 } else { 1 };
+                let n = if self.peek(1).is_some_and(|n| n == '|' || n == '&') {
+                    2
+                } else {
+                    1
+                };
                 self.end_command(pipe);
                 self.i += n;
             }
@@ -560,7 +570,11 @@ impl Reader {
                     .map_or(self.chars.len(), |p| self.i + p);
                 let text: String = self.chars[self.i..end].iter().collect();
                 self.i = end + 1;
-                let text = if strip { text.trim_start_matches('\t').to_owned() } else { text };
+                let text = if strip {
+                    text.trim_start_matches('\t').to_owned()
+                } else {
+                    text
+                };
                 if text == delimiter {
                     break;
                 }
@@ -634,7 +648,12 @@ mod tests {
         let l = parse(r#"cd 'my dir' && FOO=1 rm -rf "a b" | tee x\ y; echo done # rm -rf /"#);
         assert_eq!(
             words(&l),
-            [vec!["cd", "my dir"], vec!["rm", "-rf", "a b"], vec!["tee", "x y"], vec!["echo", "done"]]
+            [
+                vec!["cd", "my dir"],
+                vec!["rm", "-rf", "a b"],
+                vec!["tee", "x y"],
+                vec!["echo", "done"]
+            ]
         );
         assert_eq!(l.commands[1].assignments, ["FOO=1"]);
         assert!(l.commands[2].piped && !l.commands[3].piped);
@@ -651,7 +670,10 @@ mod tests {
         assert_eq!(l.all()[1].text(), "rm -rf /");
         assert!(l.commands[0].wrapped_by("sudo") && l.commands[0].name() == "bash");
         let l = parse("bash <<EOF\nrm -rf ~\nEOF\necho after");
-        assert_eq!(l.all().iter().map(|c| c.name()).collect::<Vec<_>>(), ["bash", "rm", "echo"]);
+        assert_eq!(
+            l.all().iter().map(|c| c.name()).collect::<Vec<_>>(),
+            ["bash", "rm", "echo"]
+        );
         let l = parse("eval \"git push --force\"");
         assert_eq!(l.all()[1].text(), "git push --force");
     }
@@ -661,7 +683,11 @@ mod tests {
         let l = parse("cat a 2>&1 >> /dev/sda < in");
         let c = &l.commands[0];
         assert_eq!(c.text(), "cat a");
-        let ops: Vec<(&str, &str)> = c.redirects.iter().map(|r| (r.op.as_str(), r.target.text.as_str())).collect();
+        let ops: Vec<(&str, &str)> = c
+            .redirects
+            .iter()
+            .map(|r| (r.op.as_str(), r.target.text.as_str()))
+            .collect();
         assert_eq!(ops, [(">>", "/dev/sda"), ("<", "in")]);
     }
 
@@ -670,10 +696,15 @@ mod tests {
         let l = parse("rm -rf $DIR/* ~/x");
         let w = &l.commands[0].words;
         assert!(w[2].dynamic && w[2].glob && !w[3].dynamic);
-        let deep = (0..10).fold("true".to_owned(), |s, _| format!("sh -c {}", shell_quote(&s)));
+        let deep = (0..10).fold("true".to_owned(), |s, _| {
+            format!("sh -c {}", shell_quote(&s))
+        });
         assert!(parse(&deep).any_opaque());
         // Wrappers with options and values are skipped to the program.
-        assert_eq!(parse("timeout -s KILL 5 nice -n 3 xargs -I{} rm -r {}").commands[0].name(), "rm");
+        assert_eq!(
+            parse("timeout -s KILL 5 nice -n 3 xargs -I{} rm -r {}").commands[0].name(),
+            "rm"
+        );
     }
 
     fn shell_quote(s: &str) -> String {

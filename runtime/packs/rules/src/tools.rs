@@ -14,17 +14,45 @@ pub enum Access {
 
 /// Shell tools: Claude Code's and Codex's `Bash`, Copilot's `bash`, Gemini's
 /// `run_shell_command`, Cursor's `shell`, Codex's `local_shell` and `exec_command`.
-const SHELL_TOOLS: &[&str] = &["bash", "shell", "run_shell_command", "local_shell", "exec_command", "run_shell"];
+const SHELL_TOOLS: &[&str] = &[
+    "bash",
+    "shell",
+    "run_shell_command",
+    "local_shell",
+    "exec_command",
+    "run_shell",
+];
 
 /// Tools that write the paths in their input; any other tool with a path
 /// is taken to read it.
 const WRITE_TOOLS: &[&str] = &[
-    "write", "edit", "multiedit", "notebookedit", "write_file", "replace", "edit_file", "create",
-    "str_replace", "str_replace_editor", "apply_patch", "delete", "delete_file", "move", "rename",
+    "write",
+    "edit",
+    "multiedit",
+    "notebookedit",
+    "write_file",
+    "replace",
+    "edit_file",
+    "create",
+    "str_replace",
+    "str_replace_editor",
+    "apply_patch",
+    "delete",
+    "delete_file",
+    "move",
+    "rename",
 ];
 
 /// Input fields that hold one path.
-const PATH_FIELDS: &[&str] = &["file_path", "path", "absolute_path", "notebook_path", "filePath", "target_file", "dir_path"];
+const PATH_FIELDS: &[&str] = &[
+    "file_path",
+    "path",
+    "absolute_path",
+    "notebook_path",
+    "filePath",
+    "target_file",
+    "dir_path",
+];
 
 /// The shell command of a call, if the tool is a shell: `{"command": "…"}`
 /// (or a list of words, Codex's `local_shell`), or the input as a string.
@@ -32,7 +60,10 @@ pub fn shell_command(tool: &str, input: &serde_json::Value) -> Option<String> {
     if !SHELL_TOOLS.contains(&tool.to_ascii_lowercase().as_str()) {
         return None;
     }
-    let command = input.get("command").or_else(|| input.get("cmd")).unwrap_or(input);
+    let command = input
+        .get("command")
+        .or_else(|| input.get("cmd"))
+        .unwrap_or(input);
     match command {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Array(words) => {
@@ -45,7 +76,11 @@ pub fn shell_command(tool: &str, input: &serde_json::Value) -> Option<String> {
 
 /// A word quoted for the shell reader when it needs it.
 fn quote(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,%".contains(c)) {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,%".contains(c))
+    {
         word.to_owned()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
@@ -59,7 +94,11 @@ pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)
     if SHELL_TOOLS.contains(&lower.as_str()) {
         return Vec::new();
     }
-    let access = if WRITE_TOOLS.contains(&lower.as_str()) { Access::Write } else { Access::Read };
+    let access = if WRITE_TOOLS.contains(&lower.as_str()) {
+        Access::Write
+    } else {
+        Access::Read
+    };
     let mut out = Vec::new();
     for field in PATH_FIELDS {
         if let Some(p) = input.get(field).and_then(|v| v.as_str()) {
@@ -67,16 +106,32 @@ pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)
         }
     }
     for list in ["paths", "files"] {
-        for p in input.get(list).and_then(|v| v.as_array()).into_iter().flatten() {
-            if let Some(p) = p.as_str().or_else(|| p.get("path").and_then(|v| v.as_str())) {
+        for p in input
+            .get(list)
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(p) = p
+                .as_str()
+                .or_else(|| p.get("path").and_then(|v| v.as_str()))
+            {
                 out.push((access, p.to_owned()));
             }
         }
     }
-    let patch = input.get("patch").or_else(|| input.get("input")).and_then(|v| v.as_str());
+    let patch = input
+        .get("patch")
+        .or_else(|| input.get("input"))
+        .and_then(|v| v.as_str());
     let patch = patch.or_else(|| (lower == "apply_patch").then(|| input.as_str()).flatten());
     for line in patch.into_iter().flat_map(str::lines) {
-        for marker in ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "] {
+        for marker in [
+            "*** Add File: ",
+            "*** Update File: ",
+            "*** Delete File: ",
+            "*** Move to: ",
+        ] {
             if let Some(p) = line.strip_prefix(marker) {
                 out.push((Access::Write, p.trim().to_owned()));
             }
@@ -92,13 +147,33 @@ mod tests {
 
     #[test]
     fn reads_every_agents_shell_and_file_tools() {
-        assert_eq!(shell_command("Bash", &json!({"command": "ls"})).as_deref(), Some("ls"));
-        assert_eq!(shell_command("run_shell_command", &json!({"command": "ls"})).as_deref(), Some("ls"));
-        assert_eq!(shell_command("local_shell", &json!({"command": ["bash", "-lc", "rm -rf /"]})).as_deref(), Some("bash -lc 'rm -rf /'"));
+        assert_eq!(
+            shell_command("Bash", &json!({"command": "ls"})).as_deref(),
+            Some("ls")
+        );
+        assert_eq!(
+            shell_command("run_shell_command", &json!({"command": "ls"})).as_deref(),
+            Some("ls")
+        );
+        assert_eq!(
+            shell_command(
+                "local_shell",
+                &json!({"command": ["bash", "-lc", "rm -rf /"]})
+            )
+            .as_deref(),
+            Some("bash -lc 'rm -rf /'")
+        );
         assert_eq!(shell_command("Read", &json!({"command": "ls"})), None);
-        assert_eq!(file_paths("Write", &json!({"file_path": "/p/.env"})), [(Access::Write, "/p/.env".to_owned())]);
-        assert_eq!(file_paths("read_file", &json!({"absolute_path": "/p/a"})), [(Access::Read, "/p/a".to_owned())]);
-        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n*** Delete File: .env\n*** End Patch";
+        assert_eq!(
+            file_paths("Write", &json!({"file_path": "/p/.env"})),
+            [(Access::Write, "/p/.env".to_owned())]
+        );
+        assert_eq!(
+            file_paths("read_file", &json!({"absolute_path": "/p/a"})),
+            [(Access::Read, "/p/a".to_owned())]
+        );
+        let patch =
+            "*** Begin Patch\n*** Update File: src/a.rs\n@@\n*** Delete File: .env\n*** End Patch";
         assert_eq!(file_paths("apply_patch", &json!({"input": patch})).len(), 2);
     }
 }

@@ -30,6 +30,7 @@ use crate::hooks::build::{confine, crate_inputs, python, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind, agent_dir_of};
+use crate::hooks::folder::packs;
 use crate::hooks::folder::plain;
 use crate::hooks::problem::Problem;
 
@@ -156,7 +157,7 @@ pub fn build(
     progress: &mut dyn FnMut(BuildEvent),
 ) -> (Vec<BuiltHook>, Vec<Problem>) {
     if opts.prebuilt {
-        return prebuilt(hooks);
+        return prebuilt(hooks, &opts.cache_dir);
     }
     // cargo runs in other folders: every path handed to it must be absolute.
     let opts = &BuildOptions {
@@ -387,7 +388,15 @@ fn plan(
             problems.push(problem);
             continue;
         }
-        let (out, ready) = if hook.kind == SourceKind::Component {
+        let (out, ready) = if let Some(pack) = packs::pack_of(hook) {
+            match packs::component_file(pack, &opts.cache_dir) {
+                Ok(file) => (file, true),
+                Err(e) => {
+                    problems.push(pack_problem(hook, &e));
+                    continue;
+                }
+            }
+        } else if hook.kind == SourceKind::Component {
             (hook.path.clone(), hook.path.is_file())
         } else {
             let out = components_dir.join(format!("{hash}.wasm"));
@@ -760,10 +769,23 @@ fn cached(component: &Path, key: &[u8]) -> bool {
 
 /// `prebuilt` mode: components are taken as they are; a source hook would
 /// need cargo, which this mode never starts.
-fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
+fn prebuilt(hooks: &[DiscoveredHook], cache_dir: &Path) -> (Vec<BuiltHook>, Vec<Problem>) {
     let mut built = Vec::new();
     let mut problems = Vec::new();
     for hook in hooks {
+        if let Some(pack) = packs::pack_of(hook) {
+            // A pack is a component shipped inside hookrt: nothing to compile.
+            match packs::component_file(pack, cache_dir) {
+                Ok(file) => built.push(BuiltHook {
+                    hook: hook.clone(),
+                    component: file,
+                    source_sha256: pack.sha256().to_owned(),
+                    compiled: false,
+                }),
+                Err(e) => problems.push(pack_problem(hook, &e)),
+            }
+            continue;
+        }
         if hook.kind != SourceKind::Component {
             problems.push(Problem::build(&hook.path,
                 "is a source hook, and this agent folder is loaded in `prebuilt` mode: nothing is compiled",
@@ -788,6 +810,18 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
     (built, problems)
 }
 
+/// A pack's component could not be written into the cache dir.
+fn pack_problem(hook: &DiscoveredHook, e: &std::io::Error) -> Problem {
+    Problem::build(
+        &hook.path,
+        format!(
+            "the pack `{}` cannot be written into the cache dir: {e}",
+            hook.slug
+        ),
+        "check that the cache dir (HOOKRT_CACHE_DIR, --cache-dir) is a private folder you can write",
+    )
+}
+
 /// The sha256 of a built hook's component. A component cargo or the JS
 /// toolchain built has its digest recorded beside it when it was installed
 /// (`<component>.sha256`), with a MAC under the cache's `key`, so only this
@@ -800,8 +834,9 @@ fn prebuilt(hooks: &[DiscoveredHook]) -> (Vec<BuiltHook>, Vec<Problem>) {
 /// component file (`hooks/cache/stamp.rs`, under the same key): while the
 /// file still matches it, the digest is taken without reading the component.
 pub(crate) fn component_digest(built: &BuiltHook, key: &[u8]) -> Result<String, Problem> {
-    // A `.wasm` hook's source digest was taken from its bytes in this very load.
-    if built.hook.kind == SourceKind::Component {
+    // A `.wasm` hook's source digest was taken from its bytes in this very
+    // load; a pack's is the digest of the bytes hookrt ships.
+    if matches!(built.hook.kind, SourceKind::Component | SourceKind::Pack) {
         return Ok(built.source_sha256.clone());
     }
     let unreadable = |e: std::io::Error| {

@@ -15,6 +15,7 @@ use crate::hooks::build::crate_inputs;
 use crate::hooks::cache::dir::{create_private_dir, write_private};
 use crate::hooks::cache::stamp;
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
+use crate::hooks::folder::packs;
 use crate::hooks::folder::plain::read_regular;
 use crate::hooks::problem::Problem;
 
@@ -24,8 +25,8 @@ pub(crate) fn source_hash(
     sdk: &str,
     toolchain: Option<&str>,
 ) -> std::io::Result<String> {
-    if hook.kind == SourceKind::Component {
-        return Ok(hex::encode(Sha256::digest(read_regular(&hook.path)?)));
+    if matches!(hook.kind, SourceKind::Component | SourceKind::Pack) {
+        return files_digest(hook);
     }
     let mut h = Sha256::new();
     own_files(&mut h, hook)?;
@@ -52,6 +53,10 @@ const SINGLE_FILE_TAG: &[u8] = b"hookrt single-file v1\0";
 /// component), not the SDK or toolchain: what `hookrt.lock` pins before
 /// anything is built, so a hookrt upgrade alone is no drift.
 pub(crate) fn files_digest(hook: &DiscoveredHook) -> std::io::Result<String> {
+    if let Some(pack) = packs::pack_of(hook) {
+        // A pack's files are its component as this hookrt ships it.
+        return Ok(pack.sha256().to_owned());
+    }
     if hook.kind == SourceKind::Component {
         // A component's files are the component: its digest is its sha256.
         return Ok(hex::encode(Sha256::digest(read_regular(&hook.path)?)));
@@ -67,6 +72,7 @@ fn own_files(h: &mut Sha256, hook: &DiscoveredHook) -> std::io::Result<()> {
         SourceKind::Component => {
             h.update(read_regular(&hook.path)?);
         }
+        SourceKind::Pack => h.update(files_digest(hook)?),
         SourceKind::SingleFile => {
             h.update(SINGLE_FILE_TAG);
             h.update(read_regular(&hook.path)?);

@@ -22,11 +22,10 @@ use serde::Deserialize;
 use crate::event::scope::Scope;
 use crate::hooks::folder::discovery::{DiscoveredHook, Discovery, SourceKind};
 use crate::hooks::folder::settings::{
-    HookSettings, InstancePolicy, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, OnFailureSetting,
+    HookSettings, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, RawSettings, apply,
 };
 use crate::hooks::folder::slug::Slug;
 use crate::hooks::problem::{Problem, Problems};
-use crate::sandbox::grant;
 use crate::sandbox::http::Entry;
 use crate::sandbox::limits::{self, PYTHON_INSTANCES};
 use crate::sandbox::redaction::Redactor;
@@ -36,33 +35,6 @@ pub const CONFIG_FILE: &str = "hookrt.toml";
 
 /// The lock file's name inside the agent folder (`hooks/loaded/lock.rs`).
 pub const LOCK_FILE: &str = "hookrt.lock";
-
-/// One table of per-hook keys, as written (`[defaults]` or `[hooks."slug"]`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSettings {
-    metering: Option<limits::Metering>,
-    fuel: Option<u64>,
-    deadline_ms: Option<u64>,
-    memory_mib: Option<u64>,
-    table_elements: Option<u64>,
-    instances: Option<u64>,
-    tables: Option<u64>,
-    memories: Option<u64>,
-    output_bytes: Option<u64>,
-    log_bytes_per_minute: Option<u64>,
-    instance: Option<InstancePolicy>,
-    reuse_limit: Option<u64>,
-    critical: Option<bool>,
-    max_attempts: Option<u64>,
-    backoff_ms: Option<u64>,
-    on_failure: Option<OnFailureSetting>,
-    name: Option<String>,
-    description: Option<String>,
-    config: Option<toml::Table>,
-    grants: Option<grant::Declared>,
-    http_allow: Option<Vec<String>>,
-}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,6 +63,9 @@ struct RawConfig {
     /// The loop governor of `turn.stopping`.
     #[serde(default)]
     governor: RawGovernor,
+    /// Packs switched on, by name, with their settings.
+    #[serde(default)]
+    packs: BTreeMap<String, toml::Table>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -174,6 +149,8 @@ pub struct Config {
     redactor: Redactor,
     /// `[redaction.patterns]` as written (name, regex).
     patterns: Vec<(String, String)>,
+    /// The hook table of each pack switched on, by its slug (`packs/NAME`).
+    packs: BTreeMap<Slug, RawSettings>,
 }
 
 impl Config {
@@ -224,6 +201,8 @@ impl Config {
             );
         }
         let aggregate = aggregate_slugs(path, &raw.aggregate, &mut problems);
+        let packs = super::packs::expand(path, raw.packs, &mut problems);
+        check_pack_tables(path, &packs, &scopes, &mut problems);
         let extra: Vec<(String, String)> = raw.redaction.patterns.into_iter().collect();
         let patterns = extra.clone();
         let redactor = Redactor::with(&extra).unwrap_or_else(|e| {
@@ -258,7 +237,17 @@ impl Config {
             max_continues: raw.governor.max_continues.unwrap_or(DEFAULT_MAX_CONTINUES),
             redactor,
             patterns,
+            packs,
         })
+    }
+
+    /// The hooks of the packs switched on (`packs/NAME`).
+    pub(crate) fn pack_hooks(&self) -> Vec<DiscoveredHook> {
+        let path = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
+        super::packs::hooks(&path, self.packs.keys())
     }
 
     /// Problems from slugs the configuration names that discovery did not find.
@@ -373,6 +362,13 @@ impl Config {
             s.limits.instances = PYTHON_INSTANCES;
         }
         apply(&mut s, &self.defaults);
+        if let Some(pack) = self
+            .packs
+            .get(slug)
+            .filter(|_| hook.kind == SourceKind::Pack)
+        {
+            apply(&mut s, pack);
+        }
         if let Some(own) = self.scopes.get(scope).and_then(|sc| sc.hooks.get(slug)) {
             apply(&mut s, own);
         }
@@ -424,73 +420,33 @@ fn parse_scope(
     }
 }
 
-fn apply(s: &mut HookSettings, raw: &RawSettings) {
-    let l = &mut s.limits;
-    if let Some(v) = raw.metering {
-        l.metering = v
-    }
-    if let Some(v) = raw.fuel {
-        l.fuel = v
-    }
-    if let Some(v) = raw.deadline_ms {
-        l.deadline_ms = v
-    }
-    if let Some(v) = raw.memory_mib {
-        l.memory_bytes = v << 20
-    }
-    if let Some(v) = raw.table_elements {
-        l.table_elements = v
-    }
-    if let Some(v) = raw.instances {
-        l.instances = v
-    }
-    if let Some(v) = raw.tables {
-        l.tables = v
-    }
-    if let Some(v) = raw.memories {
-        l.memories = v
-    }
-    if let Some(v) = raw.output_bytes {
-        l.output_bytes = v
-    }
-    if let Some(v) = raw.log_bytes_per_minute {
-        l.log_bytes_per_minute = v
-    }
-    if let Some(v) = raw.instance {
-        s.instance = v
-    }
-    if let Some(v) = raw.reuse_limit {
-        s.reuse_limit = v
-    }
-    if let Some(v) = raw.critical {
-        s.critical = v
-    }
-    if let Some(v) = raw.max_attempts {
-        s.retry.max_attempts = v as u32
-    }
-    if let Some(v) = raw.backoff_ms {
-        s.retry.backoff_ms = v
-    }
-    if let Some(v) = &raw.on_failure {
-        v.apply(s);
-    }
-    if let Some(v) = &raw.name {
-        s.name = Some(v.clone())
-    }
-    if let Some(v) = &raw.description {
-        s.description = Some(v.clone())
-    }
-    if let Some(v) = &raw.grants {
-        s.grants = v.names();
-        s.grant_tables = v.read("").0;
-    }
-    if let Some(v) = &raw.http_allow {
-        s.http_allow = v.clone();
-    }
-    if let Some(v) = &raw.config {
-        // A TOML table always has a JSON form (datetimes become strings).
-        if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(v) {
-            s.config = map;
+/// `[hooks."packs/NAME"]` tunes a pack's hook, but its `config` and grants
+/// are the pack's: they come from `[packs.NAME]`.
+fn check_pack_tables(
+    path: &Path,
+    packs: &BTreeMap<Slug, RawSettings>,
+    scopes: &BTreeMap<Scope, ScopeConfig>,
+    problems: &mut Vec<Problem>,
+) {
+    let own = scopes
+        .get(&Scope::Primary)
+        .into_iter()
+        .flat_map(|s| &s.hooks);
+    for (slug, raw) in own.filter(|(slug, _)| packs.contains_key(*slug)) {
+        let set = [
+            ("config", raw.config.is_some()),
+            ("grants", raw.grants.is_some()),
+            ("http_allow", raw.http_allow.is_some()),
+        ];
+        for (key, _) in set.into_iter().filter(|(_, set)| *set) {
+            let name = slug.as_str().trim_start_matches("packs/");
+            problems.push(Problem::config(
+                path,
+                format!(
+                    "[hooks.\"{slug}\"] sets `{key}`, which the pack derives from its settings"
+                ),
+                format!("set the pack's settings under [packs.{name}] (docs/packs/{name}.md)"),
+            ));
         }
     }
 }

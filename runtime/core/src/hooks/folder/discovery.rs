@@ -39,6 +39,9 @@ pub enum SourceKind {
     /// A `.py` file, or a package folder with `__init__.py`, built with the
     /// Python SDK and componentize-py.
     Python,
+    /// A rule pack shipped with hookrt, switched on by `[packs.NAME]` in
+    /// `hookrt.toml` (its source path is that file).
+    Pack,
 }
 
 /// A hook found on disk, not yet built or loaded.

@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::sandbox::grant::GrantTable;
+use crate::sandbox::grant::{self, GrantTable};
 use crate::sandbox::grants;
-use crate::sandbox::limits::Limits;
+use crate::sandbox::limits::{self, Limits};
 
 /// Whether a hook keeps its instance between deliveries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
@@ -222,3 +222,102 @@ pub(crate) const MAX_ATTEMPTS: u64 = 20;
 pub(crate) const DEFAULT_REUSE_LIMIT: u64 = 10_000;
 /// Highest `reuse_limit` accepted.
 pub(crate) const MAX_REUSE_LIMIT: u64 = 1_000_000_000;
+
+/// One table of per-hook keys, as written (`[defaults]` or `[hooks."slug"]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSettings {
+    pub(crate) metering: Option<limits::Metering>,
+    pub(crate) fuel: Option<u64>,
+    pub(crate) deadline_ms: Option<u64>,
+    pub(crate) memory_mib: Option<u64>,
+    pub(crate) table_elements: Option<u64>,
+    pub(crate) instances: Option<u64>,
+    pub(crate) tables: Option<u64>,
+    pub(crate) memories: Option<u64>,
+    pub(crate) output_bytes: Option<u64>,
+    pub(crate) log_bytes_per_minute: Option<u64>,
+    pub(crate) instance: Option<InstancePolicy>,
+    pub(crate) reuse_limit: Option<u64>,
+    pub(crate) critical: Option<bool>,
+    pub(crate) max_attempts: Option<u64>,
+    pub(crate) backoff_ms: Option<u64>,
+    pub(crate) on_failure: Option<OnFailureSetting>,
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) config: Option<toml::Table>,
+    pub(crate) grants: Option<grant::Declared>,
+    pub(crate) http_allow: Option<Vec<String>>,
+}
+
+/// Sets in `s` what `raw` writes, key by key.
+pub(crate) fn apply(s: &mut HookSettings, raw: &RawSettings) {
+    let l = &mut s.limits;
+    if let Some(v) = raw.metering {
+        l.metering = v
+    }
+    if let Some(v) = raw.fuel {
+        l.fuel = v
+    }
+    if let Some(v) = raw.deadline_ms {
+        l.deadline_ms = v
+    }
+    if let Some(v) = raw.memory_mib {
+        l.memory_bytes = v << 20
+    }
+    if let Some(v) = raw.table_elements {
+        l.table_elements = v
+    }
+    if let Some(v) = raw.instances {
+        l.instances = v
+    }
+    if let Some(v) = raw.tables {
+        l.tables = v
+    }
+    if let Some(v) = raw.memories {
+        l.memories = v
+    }
+    if let Some(v) = raw.output_bytes {
+        l.output_bytes = v
+    }
+    if let Some(v) = raw.log_bytes_per_minute {
+        l.log_bytes_per_minute = v
+    }
+    if let Some(v) = raw.instance {
+        s.instance = v
+    }
+    if let Some(v) = raw.reuse_limit {
+        s.reuse_limit = v
+    }
+    if let Some(v) = raw.critical {
+        s.critical = v
+    }
+    if let Some(v) = raw.max_attempts {
+        s.retry.max_attempts = v as u32
+    }
+    if let Some(v) = raw.backoff_ms {
+        s.retry.backoff_ms = v
+    }
+    if let Some(v) = &raw.on_failure {
+        v.apply(s);
+    }
+    if let Some(v) = &raw.name {
+        s.name = Some(v.clone())
+    }
+    if let Some(v) = &raw.description {
+        s.description = Some(v.clone())
+    }
+    if let Some(v) = &raw.grants {
+        s.grants = v.names();
+        s.grant_tables = v.read("").0;
+    }
+    if let Some(v) = &raw.http_allow {
+        s.http_allow = v.clone();
+    }
+    if let Some(v) = &raw.config {
+        // A TOML table always has a JSON form (datetimes become strings).
+        if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(v) {
+            s.config = map;
+        }
+    }
+}

@@ -50,8 +50,11 @@ pub struct Runtime {
 
 /// The static part of loading: discovery plus configuration, no building.
 pub fn check(agent_dir: &Path) -> Result<(Discovery, Config), Problems> {
-    let discovered = discovery::discover(agent_dir);
     let config = Config::load(agent_dir);
+    let discovered = match &config {
+        Ok(c) => discovery::discover_folder(agent_dir, c),
+        Err(_) => discovery::discover(agent_dir),
+    };
     match (discovered, config) {
         (Ok(mut d), Ok(c)) => {
             let reserved: Vec<Problem> = d.hooks.iter().filter_map(packs::reserved).collect();

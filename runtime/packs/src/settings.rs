@@ -66,7 +66,18 @@ pub(crate) fn typed<T: DeserializeOwned + Serialize>(
                     .is_err()
                     .then_some(k.as_str())
             });
-            return Err(SettingsError::new(key, e.to_string().trim()));
+            // toml ends its message with "in `key`" on a line of its own:
+            // the key is named already.
+            let message = e.to_string().replace('\n', " ");
+            let message = match key {
+                Some(k) => message
+                    .trim()
+                    .trim_end_matches(&format!("in `{k}`"))
+                    .trim()
+                    .to_owned(),
+                None => message.trim().to_owned(),
+            };
+            return Err(SettingsError::new(key, message));
         }
     };
     let table = toml::Table::try_from(&value)

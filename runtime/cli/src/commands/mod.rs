@@ -7,13 +7,14 @@ mod audit;
 mod build;
 mod check;
 pub(crate) mod hook;
+mod init;
 mod install;
 pub(crate) mod journal;
 pub(crate) mod keygen;
 #[cfg(test)]
 mod list;
 
-mod lock;
+pub(crate) mod lock;
 mod new;
 mod publish;
 mod run;
@@ -45,6 +46,8 @@ pub(crate) enum Command {
     Run(run::RunArgs),
     /// Write a new hook from a template: `hookrt new AGENT/hooks/SLUG --events KIND,...`.
     New(new::NewArgs),
+    /// Make a new agent folder with packs switched on: `hookrt init DIR --pack safe-shell,secrets` (docs/packs/).
+    Init(init::InitArgs),
     /// Replay a recorded session deterministically and compare with an expectation file.
     Test(test::TestArgs),
     /// Inspect a journal, or re-drive its dead letters.
@@ -84,6 +87,7 @@ impl Command {
             Command::Lock(args) => args.execute(loading),
             Command::Run(args) => args.execute(loading),
             Command::New(args) => args.execute(loading),
+            Command::Init(args) => args.execute(loading),
             Command::Test(args) => args.execute(loading),
             Command::Journal(cmd) => cmd.execute(),
             Command::Hook(args) => {

@@ -21,7 +21,7 @@ use crate::hooks::build::crate_inputs::CARGO_LOCK;
 use crate::hooks::build::digest::files_digest;
 use crate::hooks::cache::dir::BuildLock;
 use crate::hooks::folder::config::{Config, Mode};
-use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind, discover};
+use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind, discover_folder};
 use crate::hooks::folder::plain::read_regular;
 use crate::hooks::problem::{Problem, Problems};
 
@@ -53,8 +53,8 @@ pub fn write_cargo_locks(
     agent_dir: &Path,
     opts: &BuildOptions,
 ) -> Result<Vec<CargoLockWrite>, Problems> {
-    let discovery = discover(agent_dir)?;
     let config = Config::load(agent_dir)?;
+    let discovery = discover_folder(agent_dir, &config)?;
     let crates: Vec<&DiscoveredHook> = discovery
         .hooks
         .iter()

@@ -181,6 +181,79 @@ pub(crate) fn agent_fixture(agent: &str, event: &str) -> String {
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// An agent's shell-tool gate: its event, its fixture, where the command
+/// is in its input and where the decision is in its answer.
+pub(crate) struct ToolGate {
+    /// The fixture folder under `tests/fixtures/`.
+    pub folder: &'static str,
+    /// The hook event.
+    pub event: &'static str,
+    /// The JSON pointer of the shell command in the input.
+    pub command_at: &'static str,
+    /// The JSON pointer of the decision (`deny`, …) in the answer.
+    pub decision_at: &'static str,
+}
+
+/// The shell-tool gate of `bridge`.
+pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
+    let (folder, event, command_at, decision_at) = match bridge.name() {
+        "claude-code" => (
+            "claude",
+            "PreToolUse",
+            "/tool_input/command",
+            "/hookSpecificOutput/permissionDecision",
+        ),
+        "codex" => (
+            "codex",
+            "PreToolUse",
+            "/tool_input/command",
+            "/hookSpecificOutput/permissionDecision",
+        ),
+        "gemini" => ("gemini", "BeforeTool", "/tool_input/command", "/decision"),
+        "cursor" => ("cursor", "beforeShellExecution", "/command", "/permission"),
+        "copilot" => (
+            "copilot",
+            "preToolUse",
+            "/toolArgs/command",
+            "/permissionDecision",
+        ),
+        other => unreachable!("no tool gate written for {other}"),
+    };
+    ToolGate {
+        folder,
+        event,
+        command_at,
+        decision_at,
+    }
+}
+
+impl ToolGate {
+    /// The gate's fixture with `command` as its shell command.
+    pub(crate) fn input(&self, command: &str) -> serde_json::Value {
+        let mut input: serde_json::Value =
+            serde_json::from_str(&agent_fixture(self.folder, self.event))
+                .expect("the fixture is JSON");
+        *input
+            .pointer_mut(self.command_at)
+            .expect("the fixture has a command") = command.into();
+        input
+    }
+}
+
+/// The reason in `answer`, wherever the agent keeps it.
+pub(crate) fn answer_reason(answer: &serde_json::Value) -> String {
+    [
+        "/hookSpecificOutput/permissionDecisionReason",
+        "/reason",
+        "/agent_message",
+        "/permissionDecisionReason",
+    ]
+    .iter()
+    .find_map(|p| answer.pointer(p).and_then(serde_json::Value::as_str))
+    .unwrap_or_default()
+    .to_owned()
+}
+
 /// What `command` does with `input` on its stdin (stdout and stderr kept).
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
 pub(crate) fn with_stdin(mut command: Command, input: &str) -> Output {

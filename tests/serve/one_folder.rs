@@ -12,58 +12,21 @@ use hookrt::front::bridge::Bridge;
 use serde_json::{Value, json};
 
 use crate::agents::hook_answer;
-use crate::common::{agent_fixture, succeeded, with_stdin};
+use crate::common::{agent_fixture, answer_reason, succeeded, tool_gate, with_stdin};
 use crate::{Server, agent, hookrt};
 
 /// The tool gate of `bridge`, its fixture with `rm -rf build/` as the
 /// command, and where its deny is in the answer.
 fn dangerous(bridge: Bridge) -> (&'static str, Value, &'static str) {
-    let (folder, event, at, pointer) = match bridge.name() {
-        "claude-code" => (
-            "claude",
-            "PreToolUse",
-            "/tool_input/command",
-            "/hookSpecificOutput/permissionDecision",
-        ),
-        "codex" => (
-            "codex",
-            "PreToolUse",
-            "/tool_input/command",
-            "/hookSpecificOutput/permissionDecision",
-        ),
-        "gemini" => ("gemini", "BeforeTool", "/tool_input/command", "/decision"),
-        "cursor" => ("cursor", "beforeShellExecution", "/command", "/permission"),
-        "copilot" => (
-            "copilot",
-            "preToolUse",
-            "/toolArgs/command",
-            "/permissionDecision",
-        ),
-        other => unreachable!("no tool gate written for {other}"),
-    };
-    let mut input: Value = serde_json::from_str(&agent_fixture(folder, event)).unwrap();
-    *input.pointer_mut(at).unwrap() = "rm -rf build/".into();
+    let gate = tool_gate(bridge);
+    let mut input = gate.input("rm -rf build/");
     // The session tells the agents' events apart in the journal.
     for key in ["session_id", "sessionId", "conversation_id"] {
         if input.get(key).is_some() {
             input[key] = format!("one-folder-{}", bridge.name()).into();
         }
     }
-    (event, input, pointer)
-}
-
-/// The reason in `answer`, wherever the agent keeps it.
-fn reason(answer: &Value) -> String {
-    [
-        "/hookSpecificOutput/permissionDecisionReason",
-        "/reason",
-        "/agent_message",
-        "/permissionDecisionReason",
-    ]
-    .iter()
-    .find_map(|p| answer.pointer(p).and_then(Value::as_str))
-    .unwrap_or_default()
-    .to_owned()
+    (gate.event, input, gate.decision_at)
 }
 
 /// `hookrt hook --agent` on `input`: its answer (there is one: a deny).
@@ -107,8 +70,13 @@ fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
                 bridge.name()
             );
         }
-        assert_eq!(reason(&alone), reason(&served), "{}", bridge.name());
-        reasons.push(reason(&alone));
+        assert_eq!(
+            answer_reason(&alone),
+            answer_reason(&served),
+            "{}",
+            bridge.name()
+        );
+        reasons.push(answer_reason(&alone));
     }
     // The same reason, word for word, for every agent.
     assert!(

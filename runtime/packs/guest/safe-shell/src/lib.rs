@@ -31,26 +31,37 @@ impl Hook for SafeShell {
             .checker
             .as_ref()
             .ok_or_else(|| HookError::new("safe-shell was not configured"))?;
-        let cwd = event
-            .data_json()?
-            .get("cwd")
-            .and_then(|c| c.as_str())
-            .filter(|c| c.starts_with('/'))
-            .map(str::to_owned);
+        let json = event.data_json()?;
         Ok(data
             .actions
             .iter()
-            .map(|a| judge(checker, &a.tool, &a.input, cwd.as_deref()))
+            .map(|a| judge(checker, &a.tool, &a.input, &folder_of(&json, &a.input)))
             .collect())
     }
 }
 
+/// The folder the call runs in: the call's own `cwd` (Cursor's shell
+/// events), the event's (every other agent), or the first workspace root.
+/// An agent that names none runs its shell in the project: a stand-in
+/// root, so relative paths are inside and absolute ones outside.
+fn folder_of(data: &serde_json::Value, input: &serde_json::Value) -> String {
+    let absolute = |v: Option<&serde_json::Value>| {
+        v.and_then(|c| c.as_str())
+            .filter(|c| c.starts_with('/'))
+            .map(str::to_owned)
+    };
+    absolute(input.get("cwd"))
+        .or_else(|| absolute(data.get("cwd")))
+        .or_else(|| absolute(data.pointer("/workspace_roots/0")))
+        .unwrap_or_else(|| "/.project".to_owned())
+}
+
 /// The answer for one call.
-fn judge(checker: &Checker, tool: &str, input: &serde_json::Value, cwd: Option<&str>) -> Approval {
+fn judge(checker: &Checker, tool: &str, input: &serde_json::Value, cwd: &str) -> Approval {
     let Some(command) = tools::shell_command(tool, input) else {
         return Approval::Abstain;
     };
-    let found = checker.check(&command, cwd, cwd);
+    let found = checker.check(&command, Some(cwd), Some(cwd));
     if found.is_empty() {
         return Approval::Abstain;
     }

@@ -15,7 +15,11 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 /// Each pack: its name in `hookrt.toml`, its crate's name.
-const PACKS: &[(&str, &str)] = &[("safe-shell", "pack_safe_shell")];
+const PACKS: &[(&str, &str)] = &[
+    ("safe-shell", "pack_safe_shell"),
+    ("protect-paths", "pack_protect_paths"),
+    ("secrets", "pack_secrets"),
+];
 
 fn main() {
     let manifest =
@@ -39,6 +43,13 @@ fn main() {
         .nth(4)
         .expect("OUT_DIR is inside the target dir")
         .join("hookrt-packs");
+    build_components(&guest, &target_dir);
+    write_table(&target_dir, &out);
+}
+
+/// `cargo build` of the guest workspace for wasm32-wasip2 into `target_dir`,
+/// with none of the outer build's flags.
+fn build_components(guest: &Path, target_dir: &Path) {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build
@@ -53,7 +64,7 @@ fn main() {
         ])
         .arg(guest.join("Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target_dir);
+        .arg(target_dir);
     for var in [
         "RUSTFLAGS",
         "CARGO_ENCODED_RUSTFLAGS",
@@ -80,8 +91,13 @@ fn main() {
         .expect("cargo starts for the packs' components");
     assert!(
         status.success(),
-        "building the packs' components (runtime/packs/guest) failed: {status}"
+        "building the packs' components (runtime/packs/guest) failed: {status} (after adding a pack, \
+         `cargo update --workspace --offline --manifest-path runtime/packs/guest/Cargo.toml` updates its Cargo.lock)"
     );
+}
+
+/// Each pack's component copied into `out` and the table naming them.
+fn write_table(target_dir: &Path, out: &Path) {
     let mut table = String::from(
         "/// Each pack's name, component and the component's sha256 (hex).\npub(crate) static COMPONENTS: &[(&str, &[u8], &str)] = &[\n",
     );

@@ -10,7 +10,9 @@
 //! loads a pack as the hook `packs/<name>`, so `audit`, the lock and the
 //! trail see it like any other.
 
+mod protect_paths;
 mod safe_shell;
+mod secrets;
 mod settings;
 
 pub use settings::SettingsError;
@@ -31,7 +33,7 @@ pub struct Pack {
 }
 
 /// Every pack, by name.
-pub static ALL: &[&Pack] = &[&safe_shell::PACK];
+pub static ALL: &[&Pack] = &[&safe_shell::PACK, &protect_paths::PACK, &secrets::PACK];
 
 /// The pack named `name`.
 pub fn find(name: &str) -> Option<&'static Pack> {

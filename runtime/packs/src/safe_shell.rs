@@ -19,7 +19,7 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Settings, _) = typed(settings)?;
-    Checker::new(typed).map_err(|m| SettingsError::new(None, m))?;
+    Checker::new(typed).map_err(|e| SettingsError::new(Some(&e.key), e.message))?;
     Ok(hook_table(PACK.name, PACK.summary, config))
 }
 

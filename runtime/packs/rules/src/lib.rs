@@ -7,12 +7,44 @@
 //! reads, naming its key. Nothing here does I/O: the rules see a tool call's
 //! text and answer.
 
+mod glob;
 pub mod paths;
+pub mod protect_paths;
 pub mod safe_shell;
+pub mod secrets;
 pub mod shell;
 pub mod tools;
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
+
+/// A setting a pack cannot take: the key at fault and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// The key, as settings write it (`allow[0]`, `patterns.NAME`).
+    pub key: String,
+    /// What is wrong, naming the key.
+    pub message: String,
+}
+
+impl Invalid {
+    /// `key` is wrong: `message` says how.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Invalid {
+        Invalid {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Invalid {}
 
 /// What a pack answers on a call one of its rules catches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

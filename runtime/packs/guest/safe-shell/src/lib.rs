@@ -17,7 +17,7 @@ impl Hook for SafeShell {
     type Config = Settings;
 
     fn configure(&mut self, config: Settings) -> HookResult {
-        self.checker = Some(Checker::new(config).map_err(HookError::new)?);
+        self.checker = Some(Checker::new(config).map_err(|e| HookError::new(e.message))?);
         Ok(())
     }
 

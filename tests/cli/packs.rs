@@ -227,3 +227,59 @@ fn init_never_overwrites_and_names_the_packs_there_are() {
     );
     assert!(audit.contains("on failure of a decision: deny"), "{audit}");
 }
+
+#[test]
+fn the_packs_answer_every_agents_recorded_session_as_expected() {
+    let folder = crate::common::example("packs");
+    let (events, expect) = (folder.join("session.jsonl"), folder.join("expected.jsonl"));
+    let out = run(&[
+        "test",
+        folder.to_str().unwrap(),
+        "--events",
+        events.to_str().unwrap(),
+        "--expect",
+        expect.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // The expectation holds, for every agent, a call each gating pack
+    // denied, a blocked prompt and context about a secret in an output.
+    let expected = fs::read_to_string(&expect).unwrap();
+    let records: Vec<Value> = expected
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for agent in ["claude", "codex", "gemini", "cursor", "copilot"] {
+        let of_agent = || {
+            records
+                .iter()
+                .filter(|r| r["event"].as_str().unwrap_or("").starts_with(agent))
+        };
+        let deciders: Vec<&str> = of_agent()
+            .filter_map(|r| {
+                r.pointer("/resolution/tool_approval/calls/0/decided_by")
+                    .and_then(Value::as_str)
+            })
+            .collect();
+        for pack in ["packs/safe-shell", "packs/protect-paths"] {
+            assert!(
+                deciders.contains(&pack),
+                "{agent}: {pack} denied nothing: {deciders:?}"
+            );
+        }
+        assert!(
+            of_agent()
+                .any(|r| r.pointer("/resolution/gate/verdict/answer") == Some(&"block".into())),
+            "{agent}: no blocked prompt"
+        );
+        assert!(
+            of_agent()
+                .any(|r| r.pointer("/resolution/context/0/hook") == Some(&"packs/secrets".into())),
+            "{agent}: no context"
+        );
+    }
+}

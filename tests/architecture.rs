@@ -111,12 +111,14 @@ const RUNTIME: &[&str] = &[
     "hooks::folder::discovery",
     "hooks::folder::plain",
     "hooks::folder::settings",
+    "hooks::folder::packs",
     "hooks::folder::config",
     "hooks::cache::dir",
     "hooks::cache::stamp",
     "hooks::cache::artifact",
     "hooks::cache::incremental",
     "hooks::cache::start",
+    "hooks::cache::pack",
     "hooks::build::crate_inputs",
     "hooks::build::digest",
     "hooks::build::depinfo",
@@ -236,6 +238,7 @@ const CLI: &[&str] = &[
     "commands::install",
     "commands::build",
     "commands::lock",
+    "commands::init",
     "commands::run",
     "commands::new::scaffold",
     "commands::new::entry",
@@ -303,6 +306,25 @@ const WORKER: &[&str] = &[
 /// origins, then the spans made from them.
 const OTEL: &[&str] = &["error", "env", "parents", "spans"];
 
+/// The packs' rules (`hookrt-pack-rules`): the reading of paths, globs,
+/// shell commands and tools, then each pack's rules.
+const PACK_RULES: &[&str] = &[
+    "paths",
+    "glob",
+    "shell::command",
+    "shell::reader",
+    "shell",
+    "tools",
+    "safe_shell::rules",
+    "safe_shell",
+    "safe_shell::tests",
+    "protect_paths",
+    "secrets",
+];
+
+/// The packs (`hookrt-packs`): reading settings, then each pack.
+const PACKS: &[&str] = &["settings", "safe_shell", "protect_paths", "secrets"];
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -338,6 +360,12 @@ fn the_jetstream_worker_imports_only_from_earlier_modules() {
 #[test]
 fn the_telemetry_export_imports_only_from_earlier_modules() {
     check(&repo().join("runtime/otel/src"), OTEL);
+}
+
+#[test]
+fn the_packs_import_only_from_earlier_modules() {
+    check(&repo().join("runtime/packs/rules/src"), PACK_RULES);
+    check(&repo().join("runtime/packs/src"), PACKS);
 }
 
 /// Fails with every violation in `src`, given the modules' order.

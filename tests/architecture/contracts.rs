@@ -24,6 +24,9 @@ const SOURCES: &[&str] = &[
     "runtime/serve/src",
     "runtime/worker/src",
     "runtime/otel/src",
+    "runtime/packs/src",
+    "runtime/packs/rules/src",
+    "runtime/packs/guest",
     "guest-sdk/src",
     "guest-sdk/macros/src",
 ];

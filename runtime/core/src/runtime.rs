@@ -19,7 +19,6 @@ use crate::hooks::build::component::{self, BuildEvent, BuildOptions, BuiltHook};
 use crate::hooks::cache::incremental::Incremental;
 use crate::hooks::folder::config::{Config, Mode};
 use crate::hooks::folder::discovery::{self, Discovery};
-use crate::hooks::folder::packs;
 use crate::hooks::loaded::call::Services;
 use crate::hooks::loaded::load::{self, LoadedHook};
 use crate::hooks::loaded::lock::{Lock, LockPolicy, Review};
@@ -52,29 +51,21 @@ pub struct Runtime {
 pub fn check(agent_dir: &Path) -> Result<(Discovery, Config), Problems> {
     let config = Config::load(agent_dir);
     let discovered = match &config {
-        Ok(c) => discovery::discover_folder(agent_dir, c),
+        Ok(c) => c.discover(agent_dir),
         Err(_) => discovery::discover(agent_dir),
     };
     match (discovered, config) {
-        (Ok(mut d), Ok(c)) => {
-            let reserved: Vec<Problem> = d.hooks.iter().filter_map(packs::reserved).collect();
-            Problems(reserved).into_result()?;
-            d.hooks.extend(c.pack_hooks());
-            d.hooks
-                .sort_by(|a, b| (&a.scope, &a.slug).cmp(&(&b.scope, &b.slug)));
+        (Ok(d), Ok(c)) => {
             Problems(c.check_against(&d)).into_result()?;
             Ok((d, c))
         }
-        (d, c) => {
-            let mut all = Vec::new();
-            if let Err(p) = d {
-                all.extend(p.0);
-            }
-            if let Err(p) = c {
-                all.extend(p.0);
-            }
-            Err(Problems(all))
-        }
+        (d, c) => Err(Problems(
+            d.err()
+                .into_iter()
+                .chain(c.err())
+                .flat_map(|p| p.0)
+                .collect(),
+        )),
     }
 }
 

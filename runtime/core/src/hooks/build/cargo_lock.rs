@@ -21,7 +21,7 @@ use crate::hooks::build::crate_inputs::CARGO_LOCK;
 use crate::hooks::build::digest::files_digest;
 use crate::hooks::cache::dir::BuildLock;
 use crate::hooks::folder::config::{Config, Mode};
-use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind, discover_folder};
+use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::folder::plain::read_regular;
 use crate::hooks::problem::{Problem, Problems};
 
@@ -54,7 +54,7 @@ pub fn write_cargo_locks(
     opts: &BuildOptions,
 ) -> Result<Vec<CargoLockWrite>, Problems> {
     let config = Config::load(agent_dir)?;
-    let discovery = discover_folder(agent_dir, &config)?;
+    let discovery = config.discover(agent_dir)?;
     let crates: Vec<&DiscoveredHook> = discovery
         .hooks
         .iter()

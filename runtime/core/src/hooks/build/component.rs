@@ -28,7 +28,7 @@ use crate::hooks::build::depinfo::{self, Roots};
 use crate::hooks::build::digest::{Sdk, single_file_hash, source_hash};
 use crate::hooks::build::{confine, crate_inputs, python, typescript};
 use crate::hooks::cache::dir::{self, BuildLock, create_private_dir};
-use crate::hooks::cache::stamp;
+use crate::hooks::cache::{pack, stamp};
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind, agent_dir_of};
 use crate::hooks::folder::packs;
 use crate::hooks::folder::plain;
@@ -389,7 +389,7 @@ fn plan(
             continue;
         }
         let (out, ready) = if let Some(pack) = packs::pack_of(hook) {
-            match packs::component_file(pack, &opts.cache_dir) {
+            match pack::component_file(pack, &opts.cache_dir) {
                 Ok(file) => (file, true),
                 Err(e) => {
                     problems.push(pack_problem(hook, &e));
@@ -775,7 +775,7 @@ fn prebuilt(hooks: &[DiscoveredHook], cache_dir: &Path) -> (Vec<BuiltHook>, Vec<
     for hook in hooks {
         if let Some(pack) = packs::pack_of(hook) {
             // A pack is a component shipped inside hookrt: nothing to compile.
-            match packs::component_file(pack, cache_dir) {
+            match pack::component_file(pack, cache_dir) {
                 Ok(file) => built.push(BuiltHook {
                     hook: hook.clone(),
                     component: file,

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::event::scope::Scope;
-use crate::hooks::folder::discovery::{DiscoveredHook, Discovery, SourceKind};
+use crate::hooks::folder::discovery::{self, DiscoveredHook, Discovery, SourceKind};
 use crate::hooks::folder::settings::{
     HookSettings, MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_REUSE_LIMIT, RawSettings, apply,
 };
@@ -241,13 +241,35 @@ impl Config {
         })
     }
 
-    /// The hooks of the packs switched on (`packs/NAME`).
-    pub(crate) fn pack_hooks(&self) -> Vec<DiscoveredHook> {
+    /// The agent folder's hooks: its own ([`discovery::discover`]) and those
+    /// of the packs it switches on. A folder of packs needs no `hooks/`
+    /// folder (`hookrt init` writes none): without one it has no own hooks.
+    pub(crate) fn discover(&self, agent_dir: &Path) -> Result<Discovery, Problems> {
+        let packs_only = !self.packs.is_empty()
+            && agent_dir.is_dir()
+            && !agent_dir.join(discovery::HOOKS_DIR).exists();
+        if packs_only {
+            return self.with_packs(Discovery::default());
+        }
+        self.with_packs(discovery::discover(agent_dir)?)
+    }
+
+    /// `discovery` with the hooks of the packs switched on (`packs/NAME`),
+    /// in slug order; a hook of the folder's own in `hooks/packs/` is refused.
+    fn with_packs(&self, mut discovery: Discovery) -> Result<Discovery, Problems> {
+        let reserved = discovery.hooks.iter().filter_map(super::packs::reserved);
+        Problems(reserved.collect()).into_result()?;
         let path = self
             .path
             .clone()
             .unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
-        super::packs::hooks(&path, self.packs.keys())
+        discovery
+            .hooks
+            .extend(super::packs::hooks(&path, self.packs.keys()));
+        discovery
+            .hooks
+            .sort_by(|a, b| (&a.scope, &a.slug).cmp(&(&b.scope, &b.slug)));
+        Ok(discovery)
     }
 
     /// Problems from slugs the configuration names that discovery did not find.

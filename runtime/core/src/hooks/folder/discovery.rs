@@ -108,22 +108,6 @@ pub(crate) fn agent_dir_of(source: &Path) -> PathBuf {
         .to_path_buf()
 }
 
-/// [`discover`], but a folder whose `hookrt.toml` switches on packs needs
-/// no `hooks/` folder (`hookrt init` writes none): without one it has no
-/// hooks of its own.
-pub(crate) fn discover_folder(
-    agent_dir: &Path,
-    config: &crate::hooks::folder::config::Config,
-) -> Result<Discovery, Problems> {
-    let packs_only = !config.pack_hooks().is_empty()
-        && agent_dir.is_dir()
-        && !agent_dir.join(HOOKS_DIR).exists();
-    if packs_only {
-        return Ok(Discovery::default());
-    }
-    discover(agent_dir)
-}
-
 /// Finds every hook of the agent folder: `hooks/**` (primary scope) and
 /// `subagents/<id>/hooks/**` (subagent `id`), or every problem that prevents it.
 pub fn discover(agent_dir: &Path) -> Result<Discovery, Problems> {

@@ -6,12 +6,11 @@
 //! may not take a `packs/` slug.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
 use crate::event::scope::Scope;
-use crate::hooks::cache::dir::{create_private_dir, write_private};
 use crate::hooks::folder::discovery::{DiscoveredHook, SourceKind};
 use crate::hooks::folder::settings::RawSettings;
 use crate::hooks::folder::slug::Slug;
@@ -120,16 +119,4 @@ pub(crate) fn reserved(hook: &DiscoveredHook) -> Option<Problem> {
             format!("move the hook out of hooks/{PACKS_DIR}/ (a pack is switched on with [packs.NAME] in hookrt.toml)"),
         )
     })
-}
-
-/// The pack's component in the private cache dir (`packs/<sha256>.wasm`),
-/// written there unless the file holds the shipped bytes already.
-pub(crate) fn component_file(pack: &Pack, cache_dir: &Path) -> std::io::Result<PathBuf> {
-    let dir = cache_dir.join(PACKS_DIR);
-    let file = dir.join(format!("{}.wasm", pack.sha256()));
-    if std::fs::read(&file).ok().as_deref() != Some(pack.component()) {
-        create_private_dir(&dir)?;
-        write_private(&file, pack.component())?;
-    }
-    Ok(file)
 }

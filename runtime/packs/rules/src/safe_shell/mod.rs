@@ -11,56 +11,10 @@ use crate::paths;
 use crate::shell::{self, Simple};
 use crate::{Answer, Invalid};
 
-/// One rule of the pack, by the name `disable` takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rule {
-    /// A recursive delete (`rm -r`, `find -delete`) of the project itself,
-    /// of anything outside it, or of a path only known when it runs.
-    RecursiveDelete,
-    /// A download piped or substituted into a shell or interpreter.
-    PipeToShell,
-    /// `git push --force` (`-f`, `+refspec`); `--force-with-lease` passes.
-    ForcePush,
-    /// Git hooks skipped: `--no-verify`, `commit -n`, `core.hooksPath`, `HUSKY=0`.
-    NoVerify,
-    /// `chmod` giving every user write access (`777`, `o+w`).
-    WorldWritable,
-    /// `sudo`, `su`, `doas`, `pkexec`, setuid bits.
-    PrivilegeEscalation,
-    /// A secret file or the environment sent by a network tool.
-    Exfiltration,
-    /// Writing a disk device, making a file system, a fork bomb.
-    DiskWipe,
-}
+mod rules;
 
-impl Rule {
-    /// Every rule, in the order findings are reported.
-    pub const ALL: [Rule; 8] = [
-        Rule::RecursiveDelete,
-        Rule::PipeToShell,
-        Rule::ForcePush,
-        Rule::NoVerify,
-        Rule::WorldWritable,
-        Rule::PrivilegeEscalation,
-        Rule::Exfiltration,
-        Rule::DiskWipe,
-    ];
-
-    /// The rule's name as settings write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Rule::RecursiveDelete => "recursive-delete",
-            Rule::PipeToShell => "pipe-to-shell",
-            Rule::ForcePush => "force-push",
-            Rule::NoVerify => "no-verify",
-            Rule::WorldWritable => "world-writable",
-            Rule::PrivilegeEscalation => "privilege-escalation",
-            Rule::Exfiltration => "exfiltration",
-            Rule::DiskWipe => "disk-wipe",
-        }
-    }
-}
+pub use rules::Rule;
+use rules::{fork_bomb, pipeline_rules, recursive_delete, simple_rules};
 
 /// `[packs.safe-shell]` in `hookrt.toml`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,10 +53,6 @@ pub struct Checker {
     allow: Vec<Regex>,
     deny: Vec<(String, Regex)>,
 }
-
-mod rules;
-
-use rules::{fork_bomb, pipeline_rules, recursive_delete, simple_rules};
 
 impl Checker {
     /// Compiles the settings' expressions, or says which one is wrong.

@@ -2,7 +2,7 @@
 //! redirections, here-documents and nested substitutions, as a POSIX shell
 //! splits them (`super` says what it yields).
 
-use super::{Line, MAX_DEPTH, Redirect, Simple, Word, is_assignment};
+use super::command::{Line, MAX_DEPTH, Redirect, Simple, Word, is_assignment};
 
 /// The reader of one command line.
 pub(super) struct Reader {

@@ -181,6 +181,7 @@ pub(crate) fn agent_fixture(agent: &str, event: &str) -> String {
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
 /// An agent's shell-tool gate: its event, its fixture, where the command
 /// is in its input and where the decision is in its answer.
 pub(crate) struct ToolGate {
@@ -194,6 +195,7 @@ pub(crate) struct ToolGate {
     pub decision_at: &'static str,
 }
 
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
 /// The shell-tool gate of `bridge`.
 pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
     let (folder, event, command_at, decision_at) = match bridge.name() {
@@ -227,6 +229,7 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
     }
 }
 
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
 impl ToolGate {
     /// The gate's fixture with `command` as its shell command.
     pub(crate) fn input(&self, command: &str) -> serde_json::Value {
@@ -240,6 +243,7 @@ impl ToolGate {
     }
 }
 
+#[allow(dead_code, reason = "tests/all runs the library, not the command")]
 /// The reason in `answer`, wherever the agent keeps it.
 pub(crate) fn answer_reason(answer: &serde_json::Value) -> String {
     [

@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn the_written_configuration_switches_on_each_pack_and_parses() {
-        let packs: Vec<&Pack> = PACKS.iter().copied().collect();
+        let packs: Vec<&Pack> = PACKS.to_vec();
         let text = config_text(&packs);
         for pack in &packs {
             assert!(

@@ -320,10 +320,17 @@ const PACK_RULES: &[&str] = &[
     "safe_shell::tests",
     "protect_paths",
     "secrets",
+    "budget",
 ];
 
 /// The packs (`hookrt-packs`): reading settings, then each pack.
-const PACKS: &[&str] = &["settings", "safe_shell", "protect_paths", "secrets"];
+const PACKS: &[&str] = &[
+    "settings",
+    "safe_shell",
+    "protect_paths",
+    "secrets",
+    "budget",
+];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

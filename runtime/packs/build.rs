@@ -19,6 +19,7 @@ const PACKS: &[(&str, &str)] = &[
     ("safe-shell", "pack_safe_shell"),
     ("protect-paths", "pack_protect_paths"),
     ("secrets", "pack_secrets"),
+    ("budget", "pack_budget"),
 ];
 
 fn main() {

@@ -283,3 +283,48 @@ fn the_packs_answer_every_agents_recorded_session_as_expected() {
         );
     }
 }
+
+#[test]
+fn the_budget_counts_a_session_across_processes_and_refuses_the_call_over_it() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("agent");
+    assert!(init(&dir, "budget").status.success());
+    let config = dir.join("hookrt.toml");
+    let text_before = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!("{text_before}tool_calls_per_session = 2\n"),
+    )
+    .unwrap();
+    assert!(run(&["lock", dir.to_str().unwrap()]).status.success());
+    let bridge = Bridge::ALL
+        .iter()
+        .copied()
+        .find(|b| b.name() == "claude-code")
+        .unwrap();
+    let gate = tool_gate(bridge);
+    // Each call is its own `hookrt hook` process, as the agent runs it.
+    let call = |session: &str, n: usize| {
+        let mut input = gate.input("ls -la");
+        input["session_id"] = session.into();
+        input["tool_use_id"] = format!("toolu_{n}").into();
+        answer(bridge, &dir, gate.event, &input)
+    };
+    for n in 0..2 {
+        let reply = call("budget-a", n);
+        assert_eq!(reply.pointer(gate.decision_at), None, "call {n}: {reply}");
+    }
+    let over = call("budget-a", 2);
+    assert_eq!(
+        over.pointer(gate.decision_at).and_then(Value::as_str),
+        Some("deny"),
+        "{over}"
+    );
+    assert!(
+        answer_reason(&over)
+            .contains("made 2 tool calls, the most `tool_calls_per_session` allows"),
+        "{over}"
+    );
+    // Another session has a budget of its own.
+    assert_eq!(call("budget-b", 3).pointer(gate.decision_at), None);
+}

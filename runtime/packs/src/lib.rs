@@ -10,6 +10,7 @@
 //! loads a pack as the hook `packs/<name>`, so `audit`, the lock and the
 //! trail see it like any other.
 
+mod budget;
 mod protect_paths;
 mod safe_shell;
 mod secrets;
@@ -33,7 +34,12 @@ pub struct Pack {
 }
 
 /// Every pack, by name.
-pub static ALL: &[&Pack] = &[&safe_shell::PACK, &protect_paths::PACK, &secrets::PACK];
+pub static ALL: &[&Pack] = &[
+    &safe_shell::PACK,
+    &protect_paths::PACK,
+    &secrets::PACK,
+    &budget::PACK,
+];
 
 /// The pack named `name`.
 pub fn find(name: &str) -> Option<&'static Pack> {

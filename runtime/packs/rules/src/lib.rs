@@ -7,6 +7,7 @@
 //! reads, naming its key. Nothing here does I/O: the rules see a tool call's
 //! text and answer.
 
+pub mod budget;
 mod glob;
 pub mod paths;
 pub mod protect_paths;

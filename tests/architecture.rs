@@ -321,6 +321,8 @@ const PACK_RULES: &[&str] = &[
     "protect_paths",
     "secrets",
     "budget",
+    "format_on_edit",
+    "tests_at_stop",
 ];
 
 /// The packs (`hookrt-packs`): reading settings, then each pack.
@@ -330,6 +332,8 @@ const PACKS: &[&str] = &[
     "protect_paths",
     "secrets",
     "budget",
+    "format_on_edit",
+    "tests_at_stop",
 ];
 
 fn repo() -> PathBuf {

@@ -20,6 +20,8 @@ const PACKS: &[(&str, &str)] = &[
     ("protect-paths", "pack_protect_paths"),
     ("secrets", "pack_secrets"),
     ("budget", "pack_budget"),
+    ("format-on-edit", "pack_format_on_edit"),
+    ("tests-at-stop", "pack_tests_at_stop"),
 ];
 
 fn main() {

@@ -85,6 +85,7 @@ fn an_event_of_its_own_keeps_the_inputs_fields_and_a_failed_tool_is_an_error_res
         failed.data.value(),
         &json!({"call_id": "toolu_01FAIL23DEF456GHI789JKL0", "tool": "Bash", "status": "error",
                 "error": "Command exited with non-zero status code 1", "is_interrupt": false,
+                "input": {"command": "npm test"},
                 "cwd": "/Users/alice/src/hookrt", "permission_mode": "default",
                 "prompt_id": "6f1c2d4e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
                 "bridge": {"agent": "claude-code", "event": "PostToolUseFailure", "transport": "command"}})

@@ -8,6 +8,7 @@ use crate::settings::{SettingsError, hook_table, typed};
 pub(crate) static PACK: Pack = Pack {
     name: "budget",
     summary: "Caps the tool calls one session may make, in all and per minute, so a runaway agent stops instead of looping",
+    required: "",
     example: r#"# tool_calls_per_session = 500  # 0: no cap
 # tool_calls_per_minute = 60    # 0: no cap
 # answer = "deny"               # or "ask"

@@ -11,10 +11,12 @@
 //! trail see it like any other.
 
 mod budget;
+mod format_on_edit;
 mod protect_paths;
 mod safe_shell;
 mod secrets;
 mod settings;
+mod tests_at_stop;
 
 pub use settings::SettingsError;
 
@@ -27,7 +29,10 @@ pub struct Pack {
     pub name: &'static str,
     /// One line: what it does.
     pub summary: &'static str,
-    /// What it takes, for `hookrt init`'s commented settings: TOML lines.
+    /// The settings it cannot go without, which `hookrt init` writes as
+    /// they are (TOML lines; empty when every setting has a default).
+    pub required: &'static str,
+    /// What else it takes, for `hookrt init`'s commented settings: TOML lines.
     pub example: &'static str,
     /// Checks `[packs.NAME]` and gives the hook's table.
     expand: fn(&toml::Table) -> Result<toml::Table, SettingsError>,
@@ -39,6 +44,8 @@ pub static ALL: &[&Pack] = &[
     &protect_paths::PACK,
     &secrets::PACK,
     &budget::PACK,
+    &format_on_edit::PACK,
+    &tests_at_stop::PACK,
 ];
 
 /// The pack named `name`.
@@ -93,9 +100,17 @@ mod tests {
                 pack.name,
                 pack.docs()
             );
-            let example: toml::Table = toml::from_str(pack.example).expect("the example is TOML");
-            pack.expand(&example)
-                .expect("the example's settings are accepted");
+            // What `hookrt init` writes, its commented settings switched on.
+            let uncommented: String = pack
+                .example
+                .lines()
+                .filter(|l| l.starts_with("# ") && l.contains(" = "))
+                .map(|l| format!("{}\n", l[2..].split("  #").next().unwrap_or_default()))
+                .collect();
+            let written = format!("{}{uncommented}", pack.required);
+            let settings: toml::Table = toml::from_str(&written).expect("init writes TOML");
+            pack.expand(&settings)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{written}", pack.name));
         }
     }
 }

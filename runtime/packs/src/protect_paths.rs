@@ -9,6 +9,7 @@ use crate::settings::{SettingsError, hook_table, typed};
 pub(crate) static PACK: Pack = Pack {
     name: "protect-paths",
     summary: "Refuses reads, writes and deletes of the paths its globs name (by default .env files, keys and credentials, and writes into .git), in file tools and shell commands",
+    required: "",
     example: r#"# read = [".env", ".env.*", "*.pem", "*.key", "~/.ssh/**", "~/.aws/**"]  # may not be read (nor written)
 # write = [".git/**", "deploy/**"]  # may not be written, edited, moved onto or deleted
 # delete = ["migrations/**"]       # may not be deleted

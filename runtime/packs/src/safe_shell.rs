@@ -9,6 +9,7 @@ use crate::settings::{SettingsError, hook_table, typed};
 pub(crate) static PACK: Pack = Pack {
     name: "safe-shell",
     summary: "Refuses destructive and exfiltrating shell commands: recursive deletes outside the project, downloads piped into a shell, force pushes, skipped git hooks, world-writable files, sudo, secrets sent over the network, disk wipes",
+    required: "",
     example: r#"# answer = "deny"                    # or "ask": a human decides
 # disable = ["privilege-escalation"]  # rules switched off, by name
 # allow = ['^git push --force origin my-scratch-branch$']  # commands let through

@@ -9,6 +9,7 @@ use crate::settings::{SettingsError, hook_table, typed};
 pub(crate) static PACK: Pack = Pack {
     name: "secrets",
     summary: "Keeps secrets (cloud, git host, chat and payment tokens, API keys, private keys) out of tool calls and prompts, and tells the model not to repeat one a tool printed",
+    required: "",
     example: r#"# input = "deny"     # a secret in a tool call's input: "deny", "ask", "context" or "off"
 # output = "context"  # in a tool's output: "context" (the model is told) or "off"
 # prompt = "deny"     # in a prompt: "deny" (blocked), "context" or "off"

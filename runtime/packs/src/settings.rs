@@ -97,3 +97,12 @@ pub(crate) fn hook_table(pack: &str, summary: &str, config: toml::Table) -> toml
     t.insert("config".into(), config.into());
     t
 }
+
+/// The `grants` table of a hook that runs programs: `log` and the `exec`
+/// table given (in `hookrt.toml`'s own syntax, checked as any hook's is).
+pub(crate) fn exec_grant(exec: toml::Table) -> toml::Table {
+    let mut grants = toml::Table::new();
+    grants.insert("log".into(), toml::Table::new().into());
+    grants.insert("exec".into(), exec.into());
+    grants
+}

@@ -149,8 +149,8 @@ fn config_text(packs: &[&Pack]) -> String {
     );
     for pack in packs {
         text.push_str(&format!(
-            "\n# {}\n[packs.{}]\n{}",
-            pack.summary, pack.name, pack.example
+            "\n# {}\n[packs.{}]\n{}{}",
+            pack.summary, pack.name, pack.required, pack.example
         ));
     }
     text

@@ -8,12 +8,14 @@
 //! text and answer.
 
 pub mod budget;
+pub mod format_on_edit;
 mod glob;
 pub mod paths;
 pub mod protect_paths;
 pub mod safe_shell;
 pub mod secrets;
 pub mod shell;
+pub mod tests_at_stop;
 pub mod tools;
 
 use std::fmt;

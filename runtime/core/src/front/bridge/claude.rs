@@ -192,10 +192,10 @@ fn tool_call(
             let response = text("tool_response");
             let failed = response.get("success") == Some(&Value::Bool(false));
             let status = if failed { "error" } else { "ok" };
-            json!({"call_id": call_id, "tool": tool, "status": status, "output": response})
+            json!({"call_id": call_id, "tool": tool, "status": status, "output": response, "input": text("tool_input")})
         }
         _ => {
-            json!({"call_id": call_id, "tool": tool, "status": "error", "error": text("error"), "is_interrupt": text("is_interrupt")})
+            json!({"call_id": call_id, "tool": tool, "status": "error", "error": text("error"), "is_interrupt": text("is_interrupt"), "input": text("tool_input")})
         }
     };
     Ok(Mapped {

@@ -30,6 +30,8 @@ mod contracts;
 mod docs;
 #[path = "all/markdown.rs"]
 mod markdown;
+#[path = "architecture/packs.rs"]
+mod packs;
 #[path = "architecture/paths.rs"]
 mod paths;
 
@@ -306,36 +308,6 @@ const WORKER: &[&str] = &[
 /// origins, then the spans made from them.
 const OTEL: &[&str] = &["error", "env", "parents", "spans"];
 
-/// The packs' rules (`hookrt-pack-rules`): the reading of paths, globs,
-/// shell commands and tools, then each pack's rules.
-const PACK_RULES: &[&str] = &[
-    "paths",
-    "glob",
-    "shell::command",
-    "shell::reader",
-    "shell",
-    "tools",
-    "safe_shell::rules",
-    "safe_shell",
-    "safe_shell::tests",
-    "protect_paths",
-    "secrets",
-    "budget",
-    "format_on_edit",
-    "tests_at_stop",
-];
-
-/// The packs (`hookrt-packs`): reading settings, then each pack.
-const PACKS: &[&str] = &[
-    "settings",
-    "safe_shell",
-    "protect_paths",
-    "secrets",
-    "budget",
-    "format_on_edit",
-    "tests_at_stop",
-];
-
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -371,12 +343,6 @@ fn the_jetstream_worker_imports_only_from_earlier_modules() {
 #[test]
 fn the_telemetry_export_imports_only_from_earlier_modules() {
     check(&repo().join("runtime/otel/src"), OTEL);
-}
-
-#[test]
-fn the_packs_import_only_from_earlier_modules() {
-    check(&repo().join("runtime/packs/rules/src"), PACK_RULES);
-    check(&repo().join("runtime/packs/src"), PACKS);
 }
 
 /// Fails with every violation in `src`, given the modules' order.

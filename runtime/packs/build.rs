@@ -22,6 +22,8 @@ const PACKS: &[(&str, &str)] = &[
     ("budget", "pack_budget"),
     ("format-on-edit", "pack_format_on_edit"),
     ("tests-at-stop", "pack_tests_at_stop"),
+    ("notify", "pack_notify"),
+    ("notify-webhook", "pack_notify_webhook"),
 ];
 
 fn main() {

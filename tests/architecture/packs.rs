@@ -18,6 +18,7 @@ const PACK_RULES: &[&str] = &[
     "budget",
     "format_on_edit",
     "tests_at_stop",
+    "notify",
 ];
 
 /// The packs (`hookrt-packs`): reading settings, then each pack.
@@ -29,6 +30,8 @@ const PACKS: &[&str] = &[
     "budget",
     "format_on_edit",
     "tests_at_stop",
+    "notify",
+    "notify_webhook",
 ];
 
 #[test]

@@ -416,3 +416,72 @@ fn format_on_edit_and_tests_at_stop_run_their_programs_under_the_exec_grant() {
     fs::write(project.join("fixed"), "").unwrap();
     assert_eq!(hook(stop).trim(), "", "passing tests let the turn end");
 }
+
+#[test]
+fn notify_sends_each_notification_to_the_webhook_with_the_hosts_token_and_no_words_of_the_model() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (project, dir) = (scratch.path().join("project"), scratch.path().join("agent"));
+    fs::create_dir_all(&project).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    let (origin, requests) =
+        crate::receiver::receiver(|_| "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".into());
+    fs::write(
+        dir.join("hookrt.toml"),
+        format!("[packs.notify-webhook]\non = [\"stop\", \"notification\"]\nurl = \"{origin}/hookrt-topic\"\ntoken_env = \"PACK_NTFY_TOKEN\"\n"),
+    )
+    .unwrap();
+    assert!(run(&["lock", dir.to_str().unwrap()]).status.success());
+    let token = "tk_0123456789abcdef";
+    let hook = |input: Value| {
+        let mut command = hookrt(&[
+            "hook",
+            "--agent",
+            "claude-code",
+            dir.to_str().unwrap(),
+            "--require-lock",
+        ]);
+        command.current_dir(&project).env("PACK_NTFY_TOKEN", token);
+        let out = with_stdin(command, &input.to_string());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains(token), "the token is masked");
+    };
+    let mut stop: Value = serde_json::from_str(&crate::common::claude_fixture("Stop")).unwrap();
+    stop["cwd"] = project.display().to_string().into();
+    stop["last_assistant_message"] = "the password is hunter2".into();
+    hook(stop);
+    let sent = requests
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the webhook got the stop");
+    assert!(sent.starts_with("POST /hookrt-topic "), "{sent}");
+    assert!(
+        sent.contains(&format!("authorization: Bearer {token}"))
+            || sent.contains(&format!("Authorization: Bearer {token}")),
+        "{sent}"
+    );
+    assert!(
+        sent.ends_with("claude-code: turn complete: The agent is waiting for you"),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains("hunter2"),
+        "the model's words are never sent"
+    );
+    let mut note: Value =
+        serde_json::from_str(&crate::common::claude_fixture("Notification")).unwrap();
+    note["cwd"] = project.display().to_string().into();
+    hook(note.clone());
+    let sent = requests
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the webhook got the notification");
+    assert!(sent.contains(note["message"].as_str().unwrap()), "{sent}");
+    // `permission` is not among `on`: nothing is sent.
+    let mut asks: Value =
+        serde_json::from_str(&crate::common::claude_fixture("PermissionRequest")).unwrap();
+    asks["cwd"] = project.display().to_string().into();
+    hook(asks);
+    assert!(
+        requests
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .is_err()
+    );
+}

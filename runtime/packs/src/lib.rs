@@ -12,6 +12,8 @@
 
 mod budget;
 mod format_on_edit;
+mod notify;
+mod notify_webhook;
 mod protect_paths;
 mod safe_shell;
 mod secrets;
@@ -46,6 +48,8 @@ pub static ALL: &[&Pack] = &[
     &budget::PACK,
     &format_on_edit::PACK,
     &tests_at_stop::PACK,
+    &notify::PACK,
+    &notify_webhook::PACK,
 ];
 
 /// The pack named `name`.

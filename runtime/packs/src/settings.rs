@@ -58,14 +58,18 @@ pub(crate) fn typed<T: DeserializeOwned + Serialize>(
         Ok(v) => v,
         Err(e) => {
             // serde names no key for a value of the wrong type: each key alone
-            // finds it (every setting has a default).
+            // finds it (a key alone misses only the required ones).
+            let missing = |e: &toml::de::Error| e.to_string().contains("missing field `");
             let key = settings.iter().find_map(|(k, v)| {
                 let mut one = toml::Table::new();
                 one.insert(k.clone(), v.clone());
                 T::deserialize(toml::Value::Table(one))
-                    .is_err()
+                    .is_err_and(|e| !missing(&e))
                     .then_some(k.as_str())
             });
+            // Else a required setting not written.
+            let text = e.to_string();
+            let key = key.or_else(|| text.split("missing field `").nth(1)?.split('`').next());
             // toml ends its message with "in `key`" on a line of its own:
             // the key is named already.
             let message = e.to_string().replace('\n', " ");

@@ -10,6 +10,7 @@
 pub mod budget;
 pub mod format_on_edit;
 mod glob;
+pub mod notify;
 pub mod paths;
 pub mod protect_paths;
 pub mod safe_shell;

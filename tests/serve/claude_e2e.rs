@@ -185,10 +185,6 @@ pub(crate) fn claude_session(
     allowed: &[&str],
     env: &[(&str, &str)],
 ) -> Session {
-    let claude =
-        claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
-    let model = StandIn::start("/v1/messages", model);
-    let home = tempfile::tempdir().unwrap();
     let settings = project.path().join(".claude/settings.json");
     let mut args = vec!["claude", "install"];
     args.extend(install);
@@ -196,6 +192,36 @@ pub(crate) fn claude_session(
     // Installed as the agent will run the hooks (install loads the folder
     // to learn which events its hooks take: an exec program on `PATH`).
     succeeded(hookrt(&args).envs(env.iter().copied()));
+    run_claude(prompt, model, project, &[], allowed, env)
+}
+
+/// [`claude_session`] with no settings written: the hooks are the plugin's
+/// at `plugin` (`--plugin-dir`).
+pub(crate) fn claude_plugin_session(
+    prompt: &str,
+    model: crate::standin::Answer,
+    project: tempfile::TempDir,
+    plugin: &std::path::Path,
+    allowed: &[&str],
+) -> Session {
+    let dir = plugin.to_str().unwrap();
+    run_claude(prompt, model, project, &["--plugin-dir", dir], allowed, &[])
+}
+
+/// `claude -p prompt` with `extra` arguments in `project`, offline against
+/// the stand-in answering by `model`.
+fn run_claude(
+    prompt: &str,
+    model: crate::standin::Answer,
+    project: tempfile::TempDir,
+    extra: &[&str],
+    allowed: &[&str],
+    env: &[(&str, &str)],
+) -> Session {
+    let claude =
+        claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
+    let model = StandIn::start("/v1/messages", model);
+    let home = tempfile::tempdir().unwrap();
     let installer = hookrt(&[]);
     let child = Command::new(claude)
         .args([
@@ -205,8 +231,9 @@ pub(crate) fn claude_session(
             "stream-json",
             "--verbose",
             "--include-hook-events",
-            "--allowedTools",
         ])
+        .args(extra)
+        .arg("--allowedTools")
         .args(allowed)
         .current_dir(project.path())
         .env_clear()

@@ -28,6 +28,7 @@ mod notify_bus;
 mod one_folder;
 mod openapi;
 mod otel;
+mod plugin_e2e;
 mod ported_e2e;
 mod pressure;
 mod prometheus;

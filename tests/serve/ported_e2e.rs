@@ -69,13 +69,13 @@ fn tools_path() -> String {
 const PROJECT: &str = "hookrt-project-";
 
 /// A project folder the stand-in can find.
-fn project() -> tempfile::TempDir {
+pub(crate) fn project() -> tempfile::TempDir {
     tempfile::Builder::new().prefix(PROJECT).tempdir().unwrap()
 }
 
 /// The project folder Claude Code names to the model (its working
 /// directory): the path around [`PROJECT`] in the request.
-fn workdir(request: &Value) -> String {
+pub(crate) fn workdir(request: &Value) -> String {
     let text = request.to_string();
     let at = text
         .find(PROJECT)
@@ -92,7 +92,7 @@ fn workdir(request: &Value) -> String {
 
 /// The next scripted call of `steps` (id, tool, input) the conversation
 /// does not hold yet, or "Done.".
-fn next(request: &Value, steps: Vec<(&str, &str, Value)>) -> Vec<Value> {
+pub(crate) fn next(request: &Value, steps: Vec<(&str, &str, Value)>) -> Vec<Value> {
     let conversation = request["messages"].to_string();
     match steps
         .into_iter()
@@ -121,7 +121,7 @@ fn write_unformatted(request: &Value) -> (&'static str, String) {
 }
 
 /// Every hook Claude Code ran succeeded.
-fn all_hooks_succeeded(s: &Session) {
+pub(crate) fn all_hooks_succeeded(s: &Session) {
     let failed: Vec<String> = s
         .lines
         .iter()

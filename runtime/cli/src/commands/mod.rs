@@ -16,6 +16,7 @@ mod list;
 
 pub(crate) mod lock;
 mod new;
+mod package;
 mod publish;
 mod run;
 mod serve;
@@ -60,6 +61,8 @@ pub(crate) enum Command {
     ClaudeHook(ClaudeArgs),
     /// Make hookrt the hook of an agent's events its hooks take, in its own hook configuration (docs/agents.md).
     Install(InstallArgs),
+    /// Write a locked agent folder as a plugin of the agent's plugin system: `hookrt package --agent claude-code DIR --out OUT` (docs/packs/).
+    Package(package::PackageArgs),
     /// Set Claude Code up to run hookrt: `hookrt claude install DIR` (docs/claude-code.md).
     #[command(subcommand, name = aliases::CLAUDE)]
     Claude(ClaudeCommand),
@@ -96,6 +99,7 @@ impl Command {
             }
             Command::ClaudeHook(args) => Command::Hook(HookArgs::from(&args)).execute(loading),
             Command::Install(args) => install::install(&args, &loading),
+            Command::Package(args) => args.execute(loading),
             // `install --agent claude-code`, in install.rs.
             Command::Claude(cmd) => install::claude(cmd, &loading),
             Command::Serve(args) => args.execute(loading),

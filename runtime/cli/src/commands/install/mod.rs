@@ -20,6 +20,7 @@ mod file;
 mod merge;
 mod needed;
 mod pin;
+pub(crate) mod plugin;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -53,6 +53,14 @@ impl Pinned {
         })
     }
 
+    /// The lock in the agent folder, required: what a plugin's hooks run with.
+    pub(super) fn required() -> Pinned {
+        Pinned {
+            lock: None,
+            required: true,
+        }
+    }
+
     /// The command hook's arguments for the lock.
     pub(super) fn args(&self) -> Vec<String> {
         let mut args = Vec::new();

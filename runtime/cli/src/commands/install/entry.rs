@@ -73,21 +73,13 @@ pub(super) struct Transport {
     pub(super) record: Option<String>,
 }
 
-/// `text` quoted for a POSIX shell; a leading `${NAME}` (a plugin's
-/// `${CLAUDE_PLUGIN_ROOT}`) stays outside single quotes, in double ones, so
-/// the shell expands it.
+/// `text` quoted for a POSIX shell.
 fn quoted(text: &str) -> String {
-    let plain = |t: &str| {
-        t.chars()
+    if !text.is_empty()
+        && text
+            .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c))
-    };
-    if let Some((var, rest)) = text.strip_prefix("${").and_then(|t| t.split_once('}')) {
-        if !var.is_empty() && var.chars().all(|c| c.is_ascii_uppercase() || c == '_') && plain(rest)
-        {
-            return format!("\"${{{var}}}\"{rest}");
-        }
-    }
-    if !text.is_empty() && plain(text) {
+    {
         text.to_owned()
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))

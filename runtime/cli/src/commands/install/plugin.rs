@@ -35,7 +35,7 @@ pub(crate) fn package(
     hookrt: &str,
     loading: Loading,
 ) -> Result<ExitCode> {
-    let Some(bridge) = Bridge::named(&agent) else {
+    let Some(bridge) = Bridge::named(agent) else {
         bail!(
             "no agent `{}`: give --agent one of {}",
             agent,

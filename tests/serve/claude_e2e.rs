@@ -210,7 +210,7 @@ pub(crate) fn claude_plugin_session(
 
 /// `claude -p prompt` with `extra` arguments in `project`, offline against
 /// the stand-in answering by `model`.
-fn run_claude(
+pub(crate) fn run_claude(
     prompt: &str,
     model: crate::standin::Answer,
     project: tempfile::TempDir,

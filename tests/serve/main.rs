@@ -23,6 +23,7 @@ mod fleet_trust;
 mod front_ends;
 mod gemini;
 mod jetstream;
+mod newcomer;
 #[path = "../cli/notify_bus.rs"]
 mod notify_bus;
 mod one_folder;

@@ -13,12 +13,12 @@ use crate::hookrt;
 use crate::ported_e2e::{all_hooks_succeeded, next, project, workdir};
 
 /// What `config.txt` holds: a key the secrets pack knows (AWS's example).
-fn config_text() -> String {
+pub(crate) fn config_text() -> String {
     format!("AWS_ACCESS_KEY_ID={}{}\n", "AKIA", "IOSFODNN7EXAMPLE")
 }
 
 /// Reads `config.txt`, then tries to delete the home folder, then is done.
-fn read_then_delete(request: &Value) -> (&'static str, String) {
+pub(crate) fn read_then_delete(request: &Value) -> (&'static str, String) {
     if request["tools"].as_array().is_none_or(|t| t.is_empty()) {
         return reply(request, vec![json!({"type": "text", "text": "ok"})]);
     }

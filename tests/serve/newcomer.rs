@@ -251,11 +251,10 @@ fn a_changed_archive_or_signature_stops_the_installer_before_anything_is_install
     std::fs::write(&archive, &original).unwrap();
     // A SHA256SUMS rewritten to match a changed archive: its signature no longer does.
     let sums = std::fs::read_to_string(out.join("SHA256SUMS")).unwrap();
-    std::fs::write(
-        out.join("SHA256SUMS"),
-        sums.replacen(|c: char| c.is_ascii_hexdigit(), "0", 1),
-    )
-    .unwrap();
+    let other = if sums.starts_with('0') { "1" } else { "0" };
+    let forged = sums.replacen(|c: char| c.is_ascii_hexdigit(), other, 1);
+    assert_ne!(forged, sums);
+    std::fs::write(out.join("SHA256SUMS"), forged).unwrap();
     let refused = install();
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(
@@ -264,4 +263,76 @@ fn a_changed_archive_or_signature_stops_the_installer_before_anything_is_install
         "{said}"
     );
     assert!(!home.join(".local/bin/hookrt").exists());
+}
+
+#[test]
+fn npm_installs_the_packed_tarballs_with_no_install_script_and_runs_hookrt() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (out, home) = (scratch.path().join("release"), scratch.path().join("home"));
+    let project = scratch.path().join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    dist(scratch.path(), &out, "http://127.0.0.1:9");
+    let tarballs: Vec<PathBuf> = std::fs::read_dir(out.join("npm"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        tarballs.len(),
+        2,
+        "the meta-package and this platform's: {tarballs:?}"
+    );
+    std::fs::write(
+        project.join("package.json"),
+        r#"{"name": "newcomer", "version": "1.0.0", "private": true}"#,
+    )
+    .unwrap();
+    // As Claude Code installs a plugin's dependencies: no install script runs, nothing is fetched.
+    let npm = Command::new("npm")
+        .args([
+            "install",
+            "--offline",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+        ])
+        .args(&tarballs)
+        .current_dir(&project)
+        .env("HOME", &home)
+        .output()
+        .expect("npm runs");
+    assert!(
+        npm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&npm.stderr)
+    );
+    let bin = project.join("node_modules/.bin/hookrt");
+    let agent = project.join("agent");
+    let ran = Command::new(&bin)
+        .arg("init")
+        .arg(&agent)
+        .args(["--pack", "safe-shell"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ran.stdout).contains("locked 1 hook(s)"));
+    let version = Command::new(&bin).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("hookrt {}", env!("CARGO_PKG_VERSION"))
+    );
+    // Without this platform's package (`--omit=optional` elsewhere) the launcher says what is missing.
+    std::fs::remove_dir_all(project.join("node_modules/hookrt-linux-x64")).unwrap();
+    let missing = Command::new(&bin).arg("--version").output().unwrap();
+    assert!(!missing.status.success());
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("is not installed beside hookrt"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Writes the npm packages of a release (scripts/dist): `hookrt-OS-CPU`,
+holding this platform's binary (`os` and `cpu` set, so npm installs it
+only there), and `hookrt`, the launcher with every platform package as an
+optional dependency (the esbuild/biome pattern: no install script, which
+`npm ci --ignore-scripts` would not run anyway). Each is packed with
+`npm pack` into OUT when npm is here, else left as a folder.
+
+    pack.py VERSION BINARY OUT
+"""
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+version, binary, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+here = Path(__file__).resolve().parent
+node_os = {"Linux": "linux", "Darwin": "darwin"}.get(platform.system(), platform.system().lower())
+node_cpu = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
+# The platform packages a release of this version holds: only this one is built so far.
+platforms = {f"{node_os}-{node_cpu}": f"hookrt-{node_os}-{node_cpu}"}
+common = {"version": version, "license": "Apache-2.0", "repository": "https://github.com/hookrt/hookrt"}
+
+out.mkdir(parents=True, exist_ok=True)
+stage = out / "stage"
+shutil.rmtree(stage, ignore_errors=True)
+
+plat = stage / platforms[f"{node_os}-{node_cpu}"]
+(plat / "bin").mkdir(parents=True)
+shutil.copy2(binary, plat / "bin" / "hookrt")
+os.chmod(plat / "bin" / "hookrt", 0o755)
+(plat / "package.json").write_text(json.dumps({
+    "name": plat.name, **common,
+    "description": f"The hookrt binary for {node_os} {node_cpu} (installed by the hookrt package)",
+    "os": [node_os], "cpu": [node_cpu], "files": ["bin/hookrt"],
+}, indent=2) + "\n")
+
+meta = stage / "hookrt"
+(meta / "bin").mkdir(parents=True)
+launcher = (here / "hookrt.js").read_text()
+launcher = launcher.replace("@PLATFORMS@", json.dumps(platforms)).replace("@VERSION@", version)
+(meta / "bin" / "hookrt.js").write_text(launcher)
+os.chmod(meta / "bin" / "hookrt.js", 0o755)
+(meta / "package.json").write_text(json.dumps({
+    "name": "hookrt", **common,
+    "description": "A WebAssembly-sandboxed hook runtime for AI agents: its hookrt command",
+    "bin": {"hookrt": "bin/hookrt.js"},
+    "files": ["bin/hookrt.js"],
+    "optionalDependencies": {name: version for name in platforms.values()},
+    "engines": {"node": ">=18"},
+}, indent=2) + "\n")
+for src in ("LICENSE", "README.md"):
+    root = here.parent.parent / src
+    for pkg in (plat, meta):
+        shutil.copy2(root, pkg / src)
+
+if shutil.which("npm"):
+    for pkg in (plat, meta):
+        subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(out), str(pkg)],
+                       check=True, stdout=subprocess.DEVNULL)
+    shutil.rmtree(stage)
+    print(f"npm packages: {', '.join(sorted(p.name for p in out.glob('*.tgz')))}", file=sys.stderr)
+else:
+    print(f"npm is not here: the npm packages are folders in {stage}", file=sys.stderr)

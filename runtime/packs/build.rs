@@ -24,6 +24,7 @@ const PACKS: &[(&str, &str)] = &[
     ("tests-at-stop", "pack_tests_at_stop"),
     ("notify", "pack_notify"),
     ("notify-webhook", "pack_notify_webhook"),
+    ("audit-log", "pack_audit_log"),
 ];
 
 fn main() {

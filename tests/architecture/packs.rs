@@ -19,6 +19,7 @@ const PACK_RULES: &[&str] = &[
     "format_on_edit",
     "tests_at_stop",
     "notify",
+    "audit_log",
 ];
 
 /// The packs (`hookrt-packs`): reading settings, then each pack.
@@ -32,6 +33,7 @@ const PACKS: &[&str] = &[
     "tests_at_stop",
     "notify",
     "notify_webhook",
+    "audit_log",
 ];
 
 #[test]

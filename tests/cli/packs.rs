@@ -527,3 +527,62 @@ fn package_refuses_an_unlocked_folder_a_used_out_and_agents_without_a_plugin_for
         fs::read(dir.join("hookrt.lock")).unwrap()
     );
 }
+
+#[test]
+fn audit_log_writes_a_line_per_event_with_secrets_masked_and_no_prompt_text() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (project, dir) = (scratch.path().join("project"), scratch.path().join("agent"));
+    fs::create_dir_all(&project).unwrap();
+    assert!(init(&dir, "audit-log").status.success());
+    let key = format!("{}{}", "AKIA", "IOSFODNN7EXAMPLE");
+    let mut count = 0;
+    for bridge in Bridge::ALL {
+        let gate = tool_gate(bridge);
+        let mut input = gate.input(&format!("aws --key {key} s3 ls"));
+        for field in ["cwd", "workspace_roots"] {
+            if input.get(field).is_some_and(Value::is_string) {
+                input[field] = project.display().to_string().into();
+            }
+        }
+        if input.get("workspace_roots").is_some() {
+            input["workspace_roots"] = serde_json::json!([project.display().to_string()]);
+        }
+        let mut command = hookrt(&[
+            "hook",
+            "--agent",
+            bridge.name(),
+            dir.to_str().unwrap(),
+            "--require-lock",
+        ]);
+        command.args(["--event", gate.event]).current_dir(&project);
+        let out = with_stdin(command, &input.to_string());
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            bridge.name(),
+            text(&out.stderr)
+        );
+        count += 1;
+    }
+    let log = fs::read_to_string(project.join(".hookrt/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), count, "{log}");
+    for (line, bridge) in lines.iter().zip(Bridge::ALL) {
+        assert_eq!(line["agent"].as_str(), Some(bridge.name()), "{line}");
+        assert_eq!(line["kind"], "actions.requested");
+        assert_eq!(
+            line["calls"][0]["command"], "aws --key [redacted:aws-access-key] s3 ls",
+            "{line}"
+        );
+    }
+    assert!(!log.contains(&key), "the key is masked");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &fs::metadata(project.join(".hookrt/audit.jsonl"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(mode & 0o077, 0, "the log is the user's only");
+}

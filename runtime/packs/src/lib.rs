@@ -10,6 +10,7 @@
 //! loads a pack as the hook `packs/<name>`, so `audit`, the lock and the
 //! trail see it like any other.
 
+mod audit_log;
 mod budget;
 mod format_on_edit;
 mod notify;
@@ -50,6 +51,7 @@ pub static ALL: &[&Pack] = &[
     &tests_at_stop::PACK,
     &notify::PACK,
     &notify_webhook::PACK,
+    &audit_log::PACK,
 ];
 
 /// The pack named `name`.

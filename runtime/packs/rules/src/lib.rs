@@ -7,6 +7,7 @@
 //! reads, naming its key. Nothing here does I/O: the rules see a tool call's
 //! text and answer.
 
+pub mod audit_log;
 pub mod budget;
 pub mod format_on_edit;
 mod glob;

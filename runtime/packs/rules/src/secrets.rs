@@ -213,6 +213,27 @@ impl Scanner {
         self.names(&hits)
     }
 
+    /// `text` (its first [`SCAN_LIMIT`] bytes) with every match of every
+    /// detector replaced by `[redacted:NAME]`: for short texts written
+    /// where others read them (the audit log), not for scanning.
+    pub fn mask(&self, text: &str) -> String {
+        let mut out = cut(text, SCAN_LIMIT).to_owned();
+        for (name, _, re) in &self.detectors {
+            let marker = format!("[redacted:{name}]");
+            out = re
+                .replace_all(&out, |c: &regex::Captures<'_>| {
+                    let m = c.get(0).map_or("", |m| m.as_str());
+                    if name == "openai-key" && !openai(m) {
+                        m.to_owned()
+                    } else {
+                        marker.clone()
+                    }
+                })
+                .into_owned();
+        }
+        out
+    }
+
     /// Marks in `hits` the detectors that match `text`.
     fn scan(&self, text: &str, hits: &mut [bool]) {
         for ((name, fixed, re), hit) in self.detectors.iter().zip(hits.iter_mut()) {

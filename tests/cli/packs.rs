@@ -494,11 +494,24 @@ fn package_refuses_an_unlocked_folder_a_used_out_and_agents_without_a_plugin_for
     let (d, out) = (dir.to_str().unwrap(), scratch.path().join("plugin"));
     let o = out.to_str().unwrap();
     let package = |agent: &str| run(&["package", "--agent", agent, d, "--out", o]);
-    let said = text(&package("codex").stderr);
+    let said = text(&package("gemini").stderr);
     assert!(
-        said.contains("a plugin for codex is not written yet"),
+        said.contains(
+            "a plugin for gemini is not written yet (plugins: claude-code, codex, cursor)"
+        ),
         "{said}"
     );
+    let said = text(
+        &run(&[
+            "package", "--agent", "codex", d, "--out", o, "--name", "../x",
+        ])
+        .stderr,
+    );
+    assert!(
+        said.contains("--name `../x` is not a plugin name"),
+        "{said}"
+    );
+    assert!(!out.exists());
     fs::create_dir_all(&out).unwrap();
     fs::write(out.join("keep.txt"), "mine").unwrap();
     let said = text(&package("claude-code").stderr);

@@ -208,6 +208,22 @@ pub(crate) fn claude_plugin_session(
     run_claude(prompt, model, project, &["--plugin-dir", dir], allowed, &[])
 }
 
+/// The pinned `claude`, with the environment of hookrt's tests, a `PATH`,
+/// no telemetry, and `env` (`HOME` among them).
+pub(crate) fn claude_command(env: &[(&str, &str)]) -> Command {
+    let claude =
+        claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
+    let mut command = Command::new(claude);
+    command
+        .env_clear()
+        .envs(hookrt(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .envs(env.iter().copied());
+    command
+}
+
 /// `claude -p prompt` with `extra` arguments in `project`, offline against
 /// the stand-in answering by `model`.
 pub(crate) fn run_claude(
@@ -218,12 +234,10 @@ pub(crate) fn run_claude(
     allowed: &[&str],
     env: &[(&str, &str)],
 ) -> Session {
-    let claude =
-        claude_code_dir().join("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude");
     let model = StandIn::start("/v1/messages", model);
     let home = tempfile::tempdir().unwrap();
-    let installer = hookrt(&[]);
-    let child = Command::new(claude)
+    let home_env = [("HOME", home.path().to_str().unwrap())];
+    let child = claude_command(&home_env)
         .args([
             "-p",
             prompt,
@@ -236,14 +250,8 @@ pub(crate) fn run_claude(
         .arg("--allowedTools")
         .args(allowed)
         .current_dir(project.path())
-        .env_clear()
-        .envs(installer.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
         .env("ANTHROPIC_BASE_URL", &model.url)
         .env("ANTHROPIC_API_KEY", "sk-ant-standin-0000")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .envs(env.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -89,19 +89,41 @@ const EVENTS: [&str; 6] = [
 ];
 
 /// What one `codex exec` session did: its stderr, the requests the model
-/// got, and the work folder.
-struct Session {
+/// got, the work folder and the `CODEX_HOME` it ran with.
+pub(crate) struct Session {
     stderr: String,
     requests: Vec<Value>,
     work: tempfile::TempDir,
+    home: tempfile::TempDir,
 }
 
-/// Runs a whole session in a fresh work folder holding `build/`, with
-/// `hookrt hook --agent codex agent` as the hook of every event.
-fn session(agent: &Path) -> Session {
+impl Session {
+    /// The `CODEX_HOME` the session ran with.
+    pub(crate) fn codex_home(&self) -> std::path::PathBuf {
+        self.home.path().join("codex")
+    }
+}
+
+/// How hookrt is Codex's hook in a session.
+pub(crate) enum Hooked<'a> {
+    /// `hookrt hook --agent codex FOLDER` in `$CODEX_HOME/hooks.json`.
+    Settings(&'a Path),
+    /// A plugin installed from a local marketplace: `codex plugin
+    /// marketplace add ROOT`, then `codex plugin add ID`.
+    Plugin { marketplace: &'a Path, id: &'a str },
+}
+
+/// The `codex` binary of the pinned package.
+fn codex_bin() -> std::path::PathBuf {
     let codex = agents_dir()
         .join("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
     assert!(codex.is_file(), "no codex binary at {}", codex.display());
+    codex
+}
+
+/// Runs a whole session in a fresh work folder holding `build/`, with
+/// hookrt as the hook of every event as `hooked` says.
+pub(crate) fn session(hooked: &Hooked) -> Session {
     let model = StandIn::start("/v1/responses", responses);
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -131,6 +153,69 @@ fn session(agent: &Path) -> Session {
         ),
     )
     .unwrap();
+    let env = hookrt(&[]);
+    let codex = || {
+        let mut c = Command::new(codex_bin());
+        c.current_dir(work.path())
+            .env_clear()
+            .envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("CODEX_HOME", &codex_home)
+            .env("OPENAI_API_KEY", "dummy")
+            .stdin(Stdio::null());
+        c
+    };
+    match hooked {
+        Hooked::Settings(agent) => write_hooks(&codex_home, agent),
+        Hooked::Plugin { marketplace, id } => {
+            let root = marketplace.to_str().unwrap();
+            for args in [
+                &["plugin", "marketplace", "add", root][..],
+                &["plugin", "add", id][..],
+            ] {
+                let out = codex().args(args).output().expect("codex runs");
+                assert!(
+                    out.status.success(),
+                    "codex {args:?}: {}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+    let child = codex()
+        .args([
+            "exec",
+            "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--color",
+            "never",
+            "clean up, then make the file",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("codex runs");
+    let out = within(child, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "codex exec failed: {stderr}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    Session {
+        stderr,
+        requests: model.requests(),
+        work,
+        home,
+    }
+}
+
+/// `$CODEX_HOME/hooks.json` with `hookrt hook --agent codex agent` as the
+/// hook of every event of [`EVENTS`].
+fn write_hooks(codex_home: &Path, agent: &Path) {
     // Codex runs the command with `$SHELL -lc`.
     let command = format!(
         "{} hook --agent codex {}",
@@ -160,41 +245,6 @@ fn session(agent: &Path) -> Session {
         json!({"hooks": hooks}).to_string(),
     )
     .unwrap();
-    let env = hookrt(&[]);
-    let child = Command::new(codex)
-        .args([
-            "exec",
-            "--dangerously-bypass-hook-trust",
-            "--skip-git-repo-check",
-            "--ephemeral",
-            "--color",
-            "never",
-            "clean up, then make the file",
-        ])
-        .current_dir(work.path())
-        .env_clear()
-        .envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("CODEX_HOME", &codex_home)
-        .env("OPENAI_API_KEY", "dummy")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("codex runs");
-    let out = within(child, Duration::from_secs(120));
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "codex exec failed: {stderr}\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    Session {
-        stderr,
-        requests: model.requests(),
-        work,
-    }
 }
 
 /// The output the model got for call `id`, from the first request that
@@ -213,7 +263,7 @@ fn output_of(s: &Session, id: &str) -> String {
 
 /// What every session must show: the delete denied and said why, the touch
 /// run, every hook fired and succeeded.
-fn check(s: &Session, what: &str) {
+pub(crate) fn check(s: &Session, what: &str) {
     let w = s.work.path();
     assert!(w.join("build").is_dir(), "{what}: rm -rf build was denied");
     assert!(
@@ -277,7 +327,7 @@ fn the_real_codex_is_gated_by_hookrt() {
         .hook("agent/hooks/policy", "policy")
         .hook("agent/hooks/audit.rs", "audit.rs");
     succeeded(&mut hookrt(&["build", agent.path().to_str().unwrap()]));
-    let plain = session(agent.path());
+    let plain = session(&Hooked::Settings(agent.path()));
     check(&plain, "policy");
     assert!(
         !plain.work.path().join("rewritten.txt").exists(),
@@ -293,7 +343,7 @@ fn the_real_codex_is_gated_by_hookrt() {
         .hook("testing/hooks/rewriter.rs", "rewriter.rs")
         .config("[hooks.\"rewriter\"]\nconfig = { suffix = \" rewritten.txt\", allow = true }\n");
     succeeded(&mut hookrt(&["build", rewriting.path().to_str().unwrap()]));
-    let rewritten = session(rewriting.path());
+    let rewritten = session(&Hooked::Settings(rewriting.path()));
     check(&rewritten, "rewriter");
     assert!(
         rewritten.work.path().join("rewritten.txt").exists(),

@@ -1,6 +1,7 @@
-//! `hookrt package --agent claude-code DIR --out OUT`: an agent folder as a
-//! plugin of the agent's own plugin system (`install/plugin.rs` writes it,
-//! with the entries `install` writes).
+//! `hookrt package --agent AGENT DIR --out OUT [--marketplace NAME]`: an
+//! agent folder as a plugin of the agent's own plugin system (Claude Code,
+//! Codex, Cursor; `install/plugin/` writes it, with the entries `install`
+//! writes).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use crate::loading::Loading;
 /// Arguments of `hookrt package`.
 #[derive(clap::Args)]
 pub(crate) struct PackageArgs {
-    /// The agent whose plugin to write (claude-code).
+    /// The agent whose plugin to write: claude-code, codex or cursor.
     #[arg(long)]
     pub agent: String,
     /// The agent folder, locked (`hookrt lock DIR`).
@@ -23,6 +24,10 @@ pub(crate) struct PackageArgs {
     /// The plugin's name.
     #[arg(long, default_value = "hookrt")]
     pub name: String,
+    /// Write a marketplace of this name into OUT, listing the plugin in
+    /// `OUT/plugins/<name>/` (Codex installs plugins from one only).
+    #[arg(long, value_name = "NAME")]
+    pub marketplace: Option<String>,
     /// The hookrt the plugin's hooks run: `hookrt` found on the agent's
     /// `PATH` (the default), or an absolute path.
     #[arg(long, default_value = "hookrt")]
@@ -36,6 +41,7 @@ impl PackageArgs {
             &self.dir,
             &self.out,
             &self.name,
+            self.marketplace.as_deref(),
             &self.hookrt,
             loading,
         )

@@ -73,8 +73,20 @@ pub(super) struct Transport {
     pub(super) record: Option<String>,
 }
 
-/// `text` quoted for a POSIX shell.
+/// `text` quoted for a POSIX shell. A plugin's root, `${VAR}/rest` with
+/// `rest` of safe characters, is double-quoted: the shell expands the
+/// variable (where the agent sets it rather than writes its value in) and
+/// splits nothing.
 fn quoted(text: &str) -> String {
+    if let Some((var, rest)) = text.strip_prefix("${").and_then(|t| t.split_once('}'))
+        && !var.is_empty()
+        && var.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+    {
+        return format!("\"{text}\"");
+    }
     if !text.is_empty()
         && text
             .chars()
@@ -242,5 +254,8 @@ mod tests {
         assert_eq!(quoted("/a/b-c_d.e"), "/a/b-c_d.e");
         assert_eq!(quoted("/my agents/it's"), "'/my agents/it'\\''s'");
         assert_eq!(quoted("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(quoted("${PLUGIN_ROOT}/agent"), "\"${PLUGIN_ROOT}/agent\"");
+        assert_eq!(quoted("${X}/$(id)"), "'${X}/$(id)'");
+        assert_eq!(quoted("${x}/a"), "'${x}/a'");
     }
 }

@@ -1,20 +1,26 @@
 //! An agent folder as a plugin of the agent's own plugin system (`hookrt
-//! package`, `commands/package.rs`). For Claude Code:
-//! `OUT/.claude-plugin/plugin.json`, `OUT/hooks/hooks.json` (hookrt's
-//! entry on every event the folder's hooks take, as `install` writes them,
-//! the folder named through `${CLAUDE_PLUGIN_ROOT}` and its lock required)
-//! and `OUT/agent/` (the folder's `hookrt.toml`, `hookrt.lock`, `hooks/`
-//! and `subagents/`). `claude --plugin-dir OUT`, or a marketplace listing
-//! OUT, loads it. The folder must be locked: the plugin runs what was
-//! reviewed, or nothing.
+//! package`, `commands/package.rs`). One file per agent's format
+//! (`claude_code.rs`, `codex.rs`, `cursor.rs`): where its manifest and its
+//! marketplace lie, and the variable its hooks name the plugin's root by.
+//! Shared here: `hooks/hooks.json` (hookrt's entry on every event the
+//! folder's hooks take, as `install` writes them, the folder named through
+//! the root variable and its lock required) and `agent/` (the folder's
+//! `hookrt.toml`, `hookrt.lock`, `hooks/` and `subagents/`, plain files
+//! only). With `--marketplace NAME`, OUT is a marketplace of the agent's
+//! listing the plugin in `OUT/plugins/<name>/`. The folder must be locked:
+//! the plugin runs what was reviewed, or nothing.
 
-use std::path::Path;
+mod claude_code;
+mod codex;
+mod cursor;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
 use hookrt::hooks::{CONFIG_FILE, LOCK_FILE};
-use serde_json::json;
+use serde_json::{Map, Value};
 
 use super::entry::{Agent, Transport};
 use super::merge::merge;
@@ -25,13 +31,57 @@ use crate::loading::Loading;
 /// Where the agent folder lies inside the plugin.
 const FOLDER: &str = "agent";
 
+/// The agents whose plugins hookrt writes.
+const FORMATS: [&Format; 3] = [&claude_code::FORMAT, &codex::FORMAT, &cursor::FORMAT];
+
+/// One agent's plugin format.
+pub(super) struct Format {
+    /// The agent's bridge name.
+    agent: &'static str,
+    /// Its name for people.
+    title: &'static str,
+    /// The manifest, relative to the plugin's root.
+    manifest: &'static str,
+    /// The marketplace file, relative to the marketplace's root.
+    marketplace: &'static str,
+    /// The variable a hook's command names the plugin's root by.
+    root: &'static str,
+    /// `hooks/hooks.json` before hookrt's entries are merged in.
+    hooks: fn() -> Map<String, Value>,
+    /// The manifest.
+    manifest_json: fn(&Named) -> Value,
+    /// The marketplace file listing the plugin at `./plugins/<name>`.
+    marketplace_json: fn(&Named, &str) -> Value,
+    /// How to try the plugin (or the marketplace) written at a path.
+    try_it: fn(&Named, &Path, Option<&str>) -> String,
+}
+
+/// What the manifest and the marketplace say of the plugin.
+pub(super) struct Named {
+    name: String,
+    version: &'static str,
+    description: &'static str,
+}
+
+impl Named {
+    fn new(name: &str) -> Named {
+        Named {
+            name: name.to_owned(),
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Hooks run by hookrt: each one a WebAssembly component in a sandbox, its grants audited, the folder locked",
+        }
+    }
+}
+
 /// Writes the plugin of `agent` for the folder `dir` into `out`, named
-/// `name`, its hooks running `hookrt`.
+/// `name`, its hooks running `hookrt`; in a marketplace named
+/// `marketplace` when one is given.
 pub(crate) fn package(
     agent: &str,
     dir: &Path,
     out: &Path,
     name: &str,
+    marketplace: Option<&str>,
     hookrt: &str,
     loading: Loading,
 ) -> Result<ExitCode> {
@@ -42,12 +92,22 @@ pub(crate) fn package(
             Bridge::names()
         );
     };
-    if bridge.name() != "claude-code" {
+    let Some(format) = FORMATS.iter().find(|f| f.agent == bridge.name()) else {
         bail!(
-            "a plugin for {} is not written yet; `hookrt install --agent {} DIR` puts hookrt into its settings",
+            "a plugin for {} is not written yet (plugins: {}); `hookrt install --agent {} DIR` puts hookrt into its settings",
             bridge.name(),
+            FORMATS.map(|f| f.agent).join(", "),
             bridge.name()
         );
+    };
+    for (what, text) in
+        std::iter::once(("--name", name)).chain(marketplace.map(|m| ("--marketplace", m)))
+    {
+        if !is_plugin_name(text) {
+            bail!(
+                "{what} `{text}` is not a plugin name: lower-case letters, digits and `-`, starting with a letter"
+            );
+        }
     }
     let dir = std::fs::canonicalize(dir)
         .with_context(|| format!("the agent folder {} does not exist", dir.display()))?;
@@ -60,35 +120,51 @@ pub(crate) fn package(
     }
     let only = needed(&loading, &dir, bridge)?;
     empty_or_new(out)?;
-    copy_folder(&dir, &out.join(FOLDER))?;
+    let named = Named::new(name);
+    let root: PathBuf = match marketplace {
+        Some(m) => {
+            write_json(
+                &out.join(format.marketplace),
+                &(format.marketplace_json)(&named, m),
+            )?;
+            out.join("plugins").join(name)
+        }
+        None => out.to_owned(),
+    };
+    copy_folder(&dir, &root.join(FOLDER))?;
     let agent = Agent::of(bridge).only(only);
     let transport = Transport {
         hookrt: hookrt.to_owned(),
-        dir: format!("${{CLAUDE_PLUGIN_ROOT}}/{FOLDER}"),
+        dir: format!("${{{}}}/{FOLDER}", format.root),
         http: None,
         lock: Pinned::required(),
         record: None,
     };
-    let mut hooks = json!({"description": "hookrt: the agent folder in agent/, sandboxed, gating every event its hooks take"});
+    let mut hooks = Value::Object((format.hooks)());
     merge(&mut hooks, &agent, &transport)?;
-    write_json(&out.join("hooks/hooks.json"), &hooks)?;
-    let manifest = json!({
-        "name": name,
-        "version": env!("CARGO_PKG_VERSION"),
-        "description": "Hooks run by hookrt: each one a WebAssembly component in a sandbox, its grants audited, the folder locked",
-        "author": {"name": "hookrt"},
-        "license": "Apache-2.0",
-    });
-    write_json(&out.join(".claude-plugin/plugin.json"), &manifest)?;
+    write_json(&root.join("hooks/hooks.json"), &hooks)?;
+    write_json(&root.join(format.manifest), &(format.manifest_json)(&named))?;
     println!(
-        "wrote the Claude Code plugin {} in {}: hooks on {} event(s), the folder in {}/{FOLDER}; try it with `claude --plugin-dir {}`",
+        "wrote the {} plugin {} in {}: hooks on {} event(s), the folder in {}/{FOLDER}; {}",
+        format.title,
         name,
-        out.display(),
+        root.display(),
         agent.installed().count(),
-        out.display(),
-        out.display()
+        root.display(),
+        (format.try_it)(&named, out, marketplace)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A name every agent's plugin system takes (Cursor's is the narrowest:
+/// lower-case, digits, `-` and `.`, no `.` at either end).
+fn is_plugin_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !name.ends_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// OUT must not exist, or be an empty folder: nothing is overwritten.
@@ -143,11 +219,26 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+fn write_json(path: &Path, value: &Value) -> Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     std::fs::write(path, format!("{}\n", serde_json::to_string_pretty(value)?))
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_names_are_what_every_agent_takes() {
+        for good in ["hookrt", "team-policy", "a1"] {
+            assert!(is_plugin_name(good), "{good}");
+        }
+        for bad in ["", "Hookrt", "-x", "x-", "a b", "a/b", "../x", "a.b", "1a"] {
+            assert!(!is_plugin_name(bad), "{bad}");
+        }
+    }
 }

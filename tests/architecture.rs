@@ -237,6 +237,7 @@ const CLI: &[&str] = &[
     "commands::install::entry",
     "commands::install::merge",
     "commands::install::needed",
+    "commands::install::plugin::format",
     "commands::install::plugin::claude_code",
     "commands::install::plugin::codex",
     "commands::install::plugin::cursor",

@@ -58,6 +58,7 @@ mod lock;
 mod notify;
 mod notify_bus;
 mod notify_template;
+mod package;
 mod packs;
 mod ported;
 mod ported_exec;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::{Format, Named};
+use super::format::{Format, Named};
 
 pub(super) static FORMAT: Format = Format {
     agent: "cursor",

@@ -13,6 +13,7 @@
 mod claude_code;
 mod codex;
 mod cursor;
+mod format;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,58 +21,20 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
 use hookrt::hooks::{CONFIG_FILE, LOCK_FILE};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::entry::{Agent, Transport};
 use super::merge::merge;
 use super::needed::needed;
 use super::pin::Pinned;
 use crate::loading::Loading;
+use format::{Format, Named};
 
 /// Where the agent folder lies inside the plugin.
 const FOLDER: &str = "agent";
 
 /// The agents whose plugins hookrt writes.
 const FORMATS: [&Format; 3] = [&claude_code::FORMAT, &codex::FORMAT, &cursor::FORMAT];
-
-/// One agent's plugin format.
-pub(super) struct Format {
-    /// The agent's bridge name.
-    agent: &'static str,
-    /// Its name for people.
-    title: &'static str,
-    /// The manifest, relative to the plugin's root.
-    manifest: &'static str,
-    /// The marketplace file, relative to the marketplace's root.
-    marketplace: &'static str,
-    /// The variable a hook's command names the plugin's root by.
-    root: &'static str,
-    /// `hooks/hooks.json` before hookrt's entries are merged in.
-    hooks: fn() -> Map<String, Value>,
-    /// The manifest.
-    manifest_json: fn(&Named) -> Value,
-    /// The marketplace file listing the plugin at `./plugins/<name>`.
-    marketplace_json: fn(&Named, &str) -> Value,
-    /// How to try the plugin (or the marketplace) written at a path.
-    try_it: fn(&Named, &Path, Option<&str>) -> String,
-}
-
-/// What the manifest and the marketplace say of the plugin.
-pub(super) struct Named {
-    name: String,
-    version: &'static str,
-    description: &'static str,
-}
-
-impl Named {
-    fn new(name: &str) -> Named {
-        Named {
-            name: name.to_owned(),
-            version: env!("CARGO_PKG_VERSION"),
-            description: "Hooks run by hookrt: each one a WebAssembly component in a sandbox, its grants audited, the folder locked",
-        }
-    }
-}
 
 /// Writes the plugin of `agent` for the folder `dir` into `out`, named
 /// `name`, its hooks running `hookrt`; in a marketplace named

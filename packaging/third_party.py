@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Prints THIRD-PARTY.md: every crate compiled into the hookrt binary
-(hookrt-cli's dependency graph on this platform, as `cargo metadata`
-resolves it) with its version, licence and source, for the release
-archives (scripts/dist)."""
+(hookrt-cli's dependency graph for a target, this platform's unless one is
+given, as `cargo metadata` resolves it) with its version, licence and
+source, for the release archives (scripts/dist).
+
+    third_party.py [TARGET]
+"""
 
 import json
 import subprocess
+import sys
 
-host = next(l.split(": ", 1)[1] for l in subprocess.run(
+host = sys.argv[1] if len(sys.argv) > 1 else next(l.split(": ", 1)[1] for l in subprocess.run(
     ["rustc", "-vV"], check=True, capture_output=True, text=True).stdout.splitlines()
     if l.startswith("host: "))
 meta = json.loads(subprocess.run(

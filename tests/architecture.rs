@@ -39,6 +39,11 @@ use paths::{resolve_path, target_of};
 
 /// The library, bottom layer first (docs/README.md draws the same map).
 const RUNTIME: &[&str] = &[
+    // platform/: what differs between operating systems; imports no layer.
+    "platform::rules",
+    "platform::linux",
+    "platform::other",
+    "platform",
     // event/: the vocabulary and the records every layer speaks; no Wasmtime.
     "event::kind",
     "event::data",

@@ -1,43 +1,60 @@
 #!/usr/bin/env python3
-"""Writes the npm packages of a release (scripts/dist): `hookrt-OS-CPU`,
-holding this platform's binary (`os` and `cpu` set, so npm installs it
-only there), and `hookrt`, the launcher with every platform package as an
-optional dependency (the esbuild/biome pattern: no install script, which
-`npm ci --ignore-scripts` would not run anyway). Each is packed with
-`npm pack` into OUT when npm is here, else left as a folder.
+"""Writes the npm packages of a release (scripts/dist): `hookrt-OS-CPU`
+for each platform built, holding its binary (`os` and `cpu` set, so npm
+installs it only there), and `hookrt`, the launcher with every platform
+package as an optional dependency (the esbuild/biome pattern: no install
+script, which `npm ci --ignore-scripts` would not run anyway). Each is
+packed with `npm pack` into OUT when npm is here, else left as a folder.
 
-    pack.py VERSION BINARY OUT
+    pack.py VERSION OUT TARGET=BINARY...
 """
 
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-version, binary, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+# Rust's target triples as npm's `os` and `cpu`.
+NODE = {
+    "x86_64-unknown-linux-gnu": ("linux", "x64"),
+    "aarch64-unknown-linux-gnu": ("linux", "arm64"),
+    "x86_64-apple-darwin": ("darwin", "x64"),
+    "aarch64-apple-darwin": ("darwin", "arm64"),
+}
+
+version, out = sys.argv[1], Path(sys.argv[2])
+binaries = {}
+for arg in sys.argv[3:]:
+    target, _, binary = arg.partition("=")
+    if target not in NODE or not binary:
+        sys.exit(f"pack.py: `{arg}` is not TARGET=BINARY with a target of {', '.join(NODE)}")
+    binaries[target] = Path(binary)
+if not binaries:
+    sys.exit("pack.py: no TARGET=BINARY given")
 here = Path(__file__).resolve().parent
-node_os = {"Linux": "linux", "Darwin": "darwin"}.get(platform.system(), platform.system().lower())
-node_cpu = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
-# The platform packages a release of this version holds: only this one is built so far.
-platforms = {f"{node_os}-{node_cpu}": f"hookrt-{node_os}-{node_cpu}"}
+# The platform packages this release holds.
+platforms = {"-".join(NODE[t]): "hookrt-" + "-".join(NODE[t]) for t in binaries}
 common = {"version": version, "license": "Apache-2.0", "repository": "https://github.com/hookrt/hookrt"}
 
 out.mkdir(parents=True, exist_ok=True)
 stage = out / "stage"
 shutil.rmtree(stage, ignore_errors=True)
 
-plat = stage / platforms[f"{node_os}-{node_cpu}"]
-(plat / "bin").mkdir(parents=True)
-shutil.copy2(binary, plat / "bin" / "hookrt")
-os.chmod(plat / "bin" / "hookrt", 0o755)
-(plat / "package.json").write_text(json.dumps({
-    "name": plat.name, **common,
-    "description": f"The hookrt binary for {node_os} {node_cpu} (installed by the hookrt package)",
-    "os": [node_os], "cpu": [node_cpu], "files": ["bin/hookrt"],
-}, indent=2) + "\n")
+packages = []
+for target, binary in binaries.items():
+    node_os, node_cpu = NODE[target]
+    plat = stage / f"hookrt-{node_os}-{node_cpu}"
+    (plat / "bin").mkdir(parents=True)
+    shutil.copy2(binary, plat / "bin" / "hookrt")
+    os.chmod(plat / "bin" / "hookrt", 0o755)
+    (plat / "package.json").write_text(json.dumps({
+        "name": plat.name, **common,
+        "description": f"The hookrt binary for {node_os} {node_cpu} (installed by the hookrt package)",
+        "os": [node_os], "cpu": [node_cpu], "files": ["bin/hookrt"],
+    }, indent=2) + "\n")
+    packages.append(plat)
 
 meta = stage / "hookrt"
 (meta / "bin").mkdir(parents=True)
@@ -53,13 +70,14 @@ os.chmod(meta / "bin" / "hookrt.js", 0o755)
     "optionalDependencies": {name: version for name in platforms.values()},
     "engines": {"node": ">=18"},
 }, indent=2) + "\n")
+packages.append(meta)
 for src in ("LICENSE", "README.md"):
     root = here.parent.parent / src
-    for pkg in (plat, meta):
+    for pkg in packages:
         shutil.copy2(root, pkg / src)
 
 if shutil.which("npm"):
-    for pkg in (plat, meta):
+    for pkg in packages:
         subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(out), str(pkg)],
                        check=True, stdout=subprocess.DEVNULL)
     shutil.rmtree(stage)

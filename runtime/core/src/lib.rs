@@ -10,6 +10,7 @@
 //!
 //! | layer | folder | what lives there |
 //! |---|---|---|
+//! | 0 | `platform/` | what differs between operating systems (the kernel sandbox), one module per platform |
 //! | 1 | `event/` | kinds (the vocabulary), the envelope, scopes, answers |
 //! | 2 | `sandbox/` | the Wasmtime engine, limits, the store and host imports (log, state, metrics, http), capture, redaction, grants, one module per world version |
 //! | 3 | `hooks/` | the agent folder (slugs, discovery, `hookrt.toml`), the cache dir (stamps, artifacts, start records), building sources into components, loaded hooks (load, call, the lock, the registry) |
@@ -52,6 +53,7 @@ pub mod delivery;
 pub mod event;
 pub mod front;
 pub mod hooks;
+mod platform;
 pub mod replay;
 mod runtime;
 pub mod sandbox;

@@ -54,6 +54,23 @@ const PATH_FIELDS: &[&str] = &[
     "dir_path",
 ];
 
+/// The folder a call runs in, from the event's `data` and the call's
+/// `input`: the call's own `cwd` (Cursor's shell events), the event's
+/// (every other agent), or the first workspace root.
+/// An agent that names none runs its shell in the project: a stand-in
+/// root, so relative paths are inside and absolute ones outside.
+pub fn call_folder(data: &serde_json::Value, input: &serde_json::Value) -> String {
+    let absolute = |v: Option<&serde_json::Value>| {
+        v.and_then(|c| c.as_str())
+            .filter(|c| c.starts_with('/'))
+            .map(str::to_owned)
+    };
+    absolute(input.get("cwd"))
+        .or_else(|| absolute(data.get("cwd")))
+        .or_else(|| absolute(data.pointer("/workspace_roots/0")))
+        .unwrap_or_else(|| "/.project".to_owned())
+}
+
 /// The shell command of a call, if the tool is a shell: `{"command": "…"}`
 /// (or a list of words, Codex's `local_shell`), or the input as a string.
 pub fn shell_command(tool: &str, input: &serde_json::Value) -> Option<String> {
@@ -144,6 +161,18 @@ pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_call_runs_in_its_own_folder_then_the_events_then_the_workspaces() {
+        let data = json!({"cwd": "/p", "workspace_roots": ["/w"]});
+        assert_eq!(call_folder(&data, &json!({"cwd": "/c"})), "/c");
+        assert_eq!(call_folder(&data, &json!({"cwd": "rel"})), "/p");
+        assert_eq!(
+            call_folder(&json!({"workspace_roots": ["/w"]}), &json!({})),
+            "/w"
+        );
+        assert_eq!(call_folder(&json!({}), &json!({})), "/.project");
+    }
 
     #[test]
     fn reads_every_agents_shell_and_file_tools() {

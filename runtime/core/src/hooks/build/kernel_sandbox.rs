@@ -1,5 +1,5 @@
-//! The kernel sandbox of a cargo build (Linux Landlock): what cargo, rustc,
-//! build scripts and proc macros may open at all.
+//! The kernel sandbox of a cargo build (Linux Landlock, `crate::platform`):
+//! what cargo, rustc, build scripts and proc macros may open at all.
 //!
 //! The dep-info check (`depinfo.rs`) sees what the compiler read, not what
 //! build code read (a `build.rs` copying a host file into `OUT_DIR` shows
@@ -22,14 +22,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, path_beneath_rules,
-};
-
-/// The newest Landlock ABI asked for; an older kernel grants what it has
-/// (best effort), one without Landlock nothing.
-const LANDLOCK_ABI: ABI = ABI::V5;
+use crate::platform::Rules;
 
 /// System folders the build's tools read and run from: the loader and
 /// libraries, the C toolchain build scripts link host code with, TLS roots
@@ -64,27 +57,10 @@ pub(crate) fn confine(cmd: &mut Command, read: &[&Path], write: &[&Path]) -> std
             .chain(write.iter().map(|p| p.to_path_buf()))
             .collect(),
     );
-    let ruleset = rules(&read, &write).map_err(std::io::Error::other)?;
-    let mut ruleset: Option<RulesetCreated> = Some(ruleset);
-    // SAFETY: the closure runs in the forked child before exec; it only
-    // makes the two system calls of `restrict_self` (no_new_privs, then
-    // landlock_restrict_self) on a ruleset made before the fork.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(cmd, move || {
-            if let Some(r) = ruleset.take() {
-                r.restrict_self().map_err(std::io::Error::other)?;
-            }
-            Ok(())
-        });
-    }
-    Ok(())
-}
-
-fn rules(read: &[PathBuf], write: &[PathBuf]) -> Result<RulesetCreated, landlock::RulesetError> {
-    Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(LANDLOCK_ABI))?
-        .create()?
-        .add_rules(path_beneath_rules(read, AccessFs::from_read(LANDLOCK_ABI)))?
-        .add_rules(path_beneath_rules(write, AccessFs::from_all(LANDLOCK_ABI)))
+    let rules = Rules {
+        read,
+        trees: write,
+        ..Rules::default()
+    };
+    crate::platform::confine(cmd, &rules)
 }

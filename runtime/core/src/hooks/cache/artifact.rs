@@ -205,12 +205,12 @@ fn cached(
     Ok(Some(component))
 }
 
-/// Maps the open artifact `file` as code, through `/proc/self/fd` so that
+/// Maps the open artifact `file` as code, through a path of the open file
+/// (`/proc/self/fd` on Linux, `crate::platform`) so that
 /// Wasmtime opens the very file whose stamp was checked, not whatever its
 /// name points to by then; `None` where that is not possible.
 fn mapped(engine: &Engine, file: &std::fs::File, len: u64) -> Option<Component> {
-    use std::os::fd::AsRawFd;
-    let fd = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let fd = crate::platform::path_of_open(file)?;
     // SAFETY: `file` is open, and its stamp (a MAC under the cache's private
     // key) says it holds bytes whose MAC was checked, which only `store`
     // writes for this engine's own `precompile_component` output.
@@ -240,19 +240,11 @@ fn read_in(component: &Component) {
     let range = component.image_range();
     let len = range.end as usize - range.start as usize;
     // SAFETY: the range is the artifact's mapping, alive while `component`
-    // is; MADV_POPULATE_READ only reads it, as a load would, and changes
-    // neither its contents nor its protection.
-    let rc = unsafe {
-        libc::madvise(
-            range.start as *mut libc::c_void,
-            len,
-            libc::MADV_POPULATE_READ,
-        )
-    };
-    if rc != 0 {
+    // is.
+    let rc = unsafe { crate::platform::read_in(range.start, len) };
+    if let Err(e) = rc {
         tracing::debug!(
-            "cannot read the mapped artifact in at load ({}); its pages are read on first use",
-            std::io::Error::last_os_error()
+            "cannot read the mapped artifact in at load ({e}); its pages are read on first use"
         );
     }
 }

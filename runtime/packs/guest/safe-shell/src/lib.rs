@@ -35,25 +35,9 @@ impl Hook for SafeShell {
         Ok(data
             .actions
             .iter()
-            .map(|a| judge(checker, &a.tool, &a.input, &folder_of(&json, &a.input)))
+            .map(|a| judge(checker, &a.tool, &a.input, &tools::call_folder(&json, &a.input)))
             .collect())
     }
-}
-
-/// The folder the call runs in: the call's own `cwd` (Cursor's shell
-/// events), the event's (every other agent), or the first workspace root.
-/// An agent that names none runs its shell in the project: a stand-in
-/// root, so relative paths are inside and absolute ones outside.
-fn folder_of(data: &serde_json::Value, input: &serde_json::Value) -> String {
-    let absolute = |v: Option<&serde_json::Value>| {
-        v.and_then(|c| c.as_str())
-            .filter(|c| c.starts_with('/'))
-            .map(str::to_owned)
-    };
-    absolute(input.get("cwd"))
-        .or_else(|| absolute(data.get("cwd")))
-        .or_else(|| absolute(data.pointer("/workspace_roots/0")))
-        .unwrap_or_else(|| "/.project".to_owned())
 }
 
 /// The answer for one call.

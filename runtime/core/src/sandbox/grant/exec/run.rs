@@ -208,7 +208,7 @@ fn watch(
     let pgid = child.id() as i32;
     // Readable once the program exits: a poll wakes then, not at its next
     // tick (without it, on a kernel before 5.3, the tick finds the exit).
-    let exit = pidfd(pgid);
+    let exit = crate::platform::pidfd(pgid);
     let mut exited = None;
     loop {
         let open: Vec<usize> = (0..streams.len())
@@ -275,20 +275,6 @@ fn watch(
             streams.iter_mut().for_each(|s| s.fd = None);
         }
     }
-}
-
-/// A descriptor that becomes readable when process `pid` (our child, not
-/// reaped yet) exits; `None` where the kernel has no `pidfd_open`.
-fn pidfd(pid: i32) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: pidfd_open(2) takes a pid and flags and returns a new
-    // descriptor or -1; it reads no memory of ours.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    // SAFETY: a descriptor the call just opened, owned by nothing else.
-    i32::try_from(fd)
-        .ok()
-        .filter(|fd| *fd >= 0)
-        .map(|fd| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// Kills every process of group `pgid`, again while some are left (one

@@ -19,9 +19,7 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Settings, _) = typed(settings)?;
-    typed
-        .check()
-        .map_err(|e| SettingsError::new(Some(&e.key), e.message))?;
+    typed.check()?;
     let mut write = toml::Table::new();
     write.insert("file".into(), typed.file.clone().into());
     write.insert("max_write_bytes".into(), 65_536.into());

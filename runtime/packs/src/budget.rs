@@ -18,9 +18,7 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Settings, _) = typed(settings)?;
-    typed
-        .check()
-        .map_err(|e| SettingsError::new(Some(&e.key), e.message))?;
+    typed.check()?;
     let mut table = hook_table(PACK.name, PACK.summary, config);
     // Each session's count is kept in the hook's own state.
     table.insert(

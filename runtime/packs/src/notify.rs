@@ -17,9 +17,7 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Settings, _) = typed(settings)?;
-    typed
-        .check()
-        .map_err(|e| SettingsError::new(Some(&e.key), e.message))?;
+    typed.check()?;
     let mut notify = toml::Table::new();
     notify.insert(
         "per_minute".into(),

@@ -19,8 +19,7 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Webhook, _) = typed(settings)?;
-    let invalid = |e: hookrt_pack_rules::Invalid| SettingsError::new(Some(&e.key), e.message);
-    typed.check().map_err(invalid)?;
+    typed.check()?;
     let mut secret = toml::Table::new();
     if let Some(env) = &typed.token_env {
         secret.insert("env".into(), env.clone().into());
@@ -28,10 +27,7 @@ fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     if let Some(file) = &typed.token_file {
         secret.insert("file".into(), file.clone().into());
     }
-    secret.insert(
-        "origins".into(),
-        vec![origin(&typed.url).map_err(invalid)?].into(),
-    );
+    secret.insert("origins".into(), vec![origin(&typed.url)?].into());
     secret.insert("header".into(), typed.header.clone().into());
     secret.insert("prefix".into(), typed.prefix.clone().into());
     let mut secrets = toml::Table::new();

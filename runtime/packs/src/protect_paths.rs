@@ -21,6 +21,6 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Settings, _) = typed(settings)?;
-    Checker::new(typed).map_err(|e| SettingsError::new(Some(&e.key), e.message))?;
+    Checker::new(typed)?;
     Ok(hook_table(PACK.name, PACK.summary, config))
 }

@@ -21,7 +21,7 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Settings, _) = typed(settings)?;
-    Scanner::new(typed).map_err(|e| SettingsError::new(Some(&e.key), e.message))?;
+    Scanner::new(typed)?;
     Ok(hook_table(PACK.name, PACK.summary, config))
 }
 

@@ -37,6 +37,13 @@ impl SettingsError {
     }
 }
 
+/// A rule's refusal of its settings, naming the key.
+impl From<hookrt_pack_rules::Invalid> for SettingsError {
+    fn from(e: hookrt_pack_rules::Invalid) -> SettingsError {
+        SettingsError::new(Some(&e.key), e.message)
+    }
+}
+
 impl fmt::Display for SettingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.key {

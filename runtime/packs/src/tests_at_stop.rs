@@ -22,9 +22,7 @@ pub(crate) static PACK: Pack = Pack {
 
 fn expand(settings: &toml::Table) -> Result<toml::Table, SettingsError> {
     let (typed, config): (Settings, _) = typed(settings)?;
-    typed
-        .check()
-        .map_err(|e| SettingsError::new(Some(&e.key), e.message))?;
+    typed.check()?;
     let mut program = toml::Table::new();
     program.insert("path".into(), typed.command[0].clone().into());
     program.insert("args".into(), typed.command[1..].to_vec().into());

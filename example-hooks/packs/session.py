@@ -13,6 +13,7 @@ HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent.parent / "tests" / "fixtures"
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+PATCH = "*** Begin Patch\n*** Update File: deploy/prod.yaml\n@@\n-replicas: 3\n+replicas: 0\n*** End Patch\n"
 
 
 def fixture(agent, event):
@@ -45,6 +46,8 @@ def sessions():
         ("PreToolUse", [("/tool_name", "Write"), ("/tool_input", {"file_path": "/Users/alice/src/hookrt/deploy/prod.yaml", "content": "replicas: 0\n"})]),
         ("UserPromptSubmit", [("/prompt", f"deploy with the key {AWS} please")]),
         ("PostToolUse", [("/tool_response", {"stdout": f"token={GITHUB}\n", "stderr": ""})]),
+        ("Notification", []),
+        ("Stop", []),
     ]
     codex = [
         ("PreToolUse", [("/tool_input/command", "git push --force origin main")]),
@@ -52,12 +55,17 @@ def sessions():
         ("PreToolUse", [("/tool_input/command", "rm -rf /tmp/hookrt-scratch")]),
         ("UserPromptSubmit", [("/prompt", f"use {GITHUB} to push")]),
         ("PostToolUse", [("/tool_response", f"AWS_ACCESS_KEY_ID={AWS}\n")]),
+        # A patch as Codex's hooks see it: `apply_patch`, `{"command": PATCH}`.
+        ("PreToolUse", [("/tool_name", "apply_patch"), ("/tool_input", {"command": PATCH})]),
+        ("Stop", []),
     ]
     gemini = [
         ("BeforeTool", [("/tool_input/command", "rm -rf ~/")]),
         ("BeforeTool", [("/tool_name", "read_file"), ("/tool_input", {"absolute_path": "/home/dev/proj/.env"})]),
         ("BeforeAgent", [("/prompt", f"the key is {AWS}")]),
         ("AfterTool", [("/tool_response/llmContent", f"Output: {GITHUB}")]),
+        ("Notification", []),
+        ("AfterAgent", []),
     ]
     cursor = [
         ("beforeShellExecution", [("/command", "chmod -R 777 .")]),
@@ -65,6 +73,7 @@ def sessions():
         ("beforeReadFile", [("/file_path", "/home/alice/src/app/.env")]),
         ("beforeSubmitPrompt", [("/prompt", f"here is my token {GITHUB}")]),
         ("afterShellExecution", [("/output", f"{AWS}\n")]),
+        ("stop", []),
     ]
     copilot = [
         ("preToolUse", [("/toolArgs/command", "sudo rm -rf /")]),
@@ -72,6 +81,8 @@ def sessions():
         ("preToolUse", [("/toolArgs/command", "ls -la")]),
         ("userPromptSubmitted", [("/prompt", f"key {AWS}")]),
         ("postToolUse", [("/toolResult/textResultForLlm", f"{GITHUB}\n")]),
+        ("notification", []),
+        ("agentStop", []),
     ]
     yield from (line("claude-code", e, "claude", c) for e, c in claude)
     yield from (line("codex", e, "codex", c) for e, c in codex)

@@ -60,6 +60,7 @@ mod notify_bus;
 mod notify_template;
 mod package;
 mod packs;
+mod packs_exec;
 mod ported;
 mod ported_exec;
 mod read;

@@ -281,7 +281,23 @@ fn the_packs_answer_every_agents_recorded_session_as_expected() {
                 .any(|r| r.pointer("/resolution/context/0/hook") == Some(&"packs/secrets".into())),
             "{agent}: no context"
         );
+        // The turn's end reaches `notify`, which a replay records without showing.
+        assert!(
+            of_agent().any(|r| r["hook"] == "packs/notify"
+                && r["kind"] == "turn.stopping"
+                && r.pointer("/logs/0/fields/outcome")
+                    == Some(&"not shown: a replay records it only".into())),
+            "{agent}: no notification at the turn's end"
+        );
     }
+    // A patch as Codex's hooks send it (`apply_patch`, `{"command": PATCH}`)
+    // is read for the files it writes.
+    assert!(
+        expected.contains(
+            "protect-paths: `apply_patch` of `deploy/prod.yaml` is refused: it matches `deploy/**` in `write`"
+        ),
+        "no refused patch"
+    );
 }
 
 #[test]
@@ -327,94 +343,6 @@ fn the_budget_counts_a_session_across_processes_and_refuses_the_call_over_it() {
     );
     // Another session has a budget of its own.
     assert_eq!(call("budget-b", 3).pointer(gate.decision_at), None);
-}
-
-/// Writes an executable script.
-fn script(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-#[test]
-fn format_on_edit_and_tests_at_stop_run_their_programs_under_the_exec_grant() {
-    let scratch = tempfile::tempdir().unwrap();
-    let (project, tools, dir) = (
-        scratch.path().join("project"),
-        scratch.path().join("tools"),
-        scratch.path().join("agent"),
-    );
-    for d in [&project, &tools, &dir] {
-        fs::create_dir_all(d).unwrap();
-    }
-    // A formatter that upper-cases the one file, and tests that fail until a marker is there.
-    script(
-        &tools.join("fmt.sh"),
-        r#"content=$(cat "$1") && printf '%s\n' "$content" | tr a-z A-Z > "$1""#,
-    );
-    script(
-        &tools.join("tests.sh"),
-        "if [ -e fixed ]; then echo ok; else echo '2 tests failed: parse, eval'; exit 1; fi",
-    );
-    let t = tools.display();
-    fs::write(
-        dir.join("hookrt.toml"),
-        format!("[packs.format-on-edit]\nformatters = {{ txt = [\"{t}/fmt.sh\", \"{{file}}\"] }}\nread = [\"{t}\"]\n\n[packs.tests-at-stop]\ncommand = [\"{t}/tests.sh\"]\nread = [\"{t}\"]\n"),
-    )
-    .unwrap();
-    // Programs run only from a locked folder.
-    let unlocked = crate::hookrt_in(
-        &project,
-        &["check", dir.to_str().unwrap(), "--require-lock"],
-    );
-    assert!(!unlocked.status.success());
-    assert!(run(&["lock", dir.to_str().unwrap()]).status.success());
-    let hook = |input: Value| {
-        let mut command = hookrt(&[
-            "hook",
-            "--agent",
-            "claude-code",
-            dir.to_str().unwrap(),
-            "--require-lock",
-        ]);
-        command.current_dir(&project);
-        let out = with_stdin(command, &input.to_string());
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        text(&out.stdout)
-    };
-    let notes = project.join("notes.txt");
-    fs::write(&notes, "hello\n").unwrap();
-    let mut wrote: Value =
-        serde_json::from_str(&crate::common::claude_fixture("PostToolUse")).unwrap();
-    wrote["cwd"] = project.display().to_string().into();
-    wrote["tool_name"] = "Write".into();
-    wrote["tool_input"] =
-        serde_json::json!({"file_path": notes.display().to_string(), "content": "hello\n"});
-    hook(wrote.clone());
-    assert_eq!(fs::read_to_string(&notes).unwrap(), "HELLO\n", "formatted");
-    let other = project.join("notes.md");
-    fs::write(&other, "hello\n").unwrap();
-    wrote["tool_input"]["file_path"] = other.display().to_string().into();
-    wrote["tool_response"]["filePath"] = other.display().to_string().into();
-    hook(wrote);
-    assert_eq!(
-        fs::read_to_string(&other).unwrap(),
-        "hello\n",
-        "no formatter for .md"
-    );
-    let mut stop: Value = serde_json::from_str(&crate::common::claude_fixture("Stop")).unwrap();
-    stop["cwd"] = project.display().to_string().into();
-    let failing: Value = serde_json::from_str(&hook(stop.clone())).unwrap();
-    assert_eq!(failing["decision"].as_str(), Some("block"), "{failing}");
-    assert!(
-        failing["reason"]
-            .as_str()
-            .unwrap()
-            .contains("2 tests failed: parse, eval"),
-        "{failing}"
-    );
-    fs::write(project.join("fixed"), "").unwrap();
-    assert_eq!(hook(stop).trim(), "", "passing tests let the turn end");
 }
 
 #[test]

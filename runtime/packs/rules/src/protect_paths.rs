@@ -378,6 +378,7 @@ mod tests {
             read | read_file {"file_path": "/p/sub/.env"}
             delete | delete_file {"target_file": "/p/.git/HEAD"}
             write | apply_patch {"input": "*** Begin Patch\n*** Update File: .env\n@@\n-A=1"}
+            write | apply_patch {"command": "*** Begin Patch\n*** Add File: keys/new.pem\n+x"}
             delete | apply_patch "*** Begin Patch\n*** Delete File: config/app.key\n*** End Patch"
             delete | apply_patch {"input": "*** Update File: a.pem\n*** Move to: b.txt\n@@"}
             - | Edit {"file_path": "/p/src/main.rs"}

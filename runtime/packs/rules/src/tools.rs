@@ -24,7 +24,8 @@ const SHELL_TOOLS: &[&str] = &[
 ];
 
 /// Tools that write the paths in their input; any other tool with a path
-/// is taken to read it.
+/// is taken to read it. Cursor's are `Write`, `StrReplace`, `Edit`,
+/// `TabWrite` and `Delete`.
 const WRITE_TOOLS: &[&str] = &[
     "write",
     "edit",
@@ -36,6 +37,8 @@ const WRITE_TOOLS: &[&str] = &[
     "create",
     "str_replace",
     "str_replace_editor",
+    "strreplace",
+    "tabwrite",
     "apply_patch",
     "delete",
     "delete_file",
@@ -137,11 +140,17 @@ pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)
             }
         }
     }
+    // Codex's hooks see `apply_patch` as `{"command": PATCH}`; its function
+    // form takes `{"input": PATCH}`; a freeform call may be the bare text.
     let patch = input
         .get("patch")
         .or_else(|| input.get("input"))
         .and_then(|v| v.as_str());
-    let patch = patch.or_else(|| (lower == "apply_patch").then(|| input.as_str()).flatten());
+    let patch = patch.or_else(|| {
+        (lower == "apply_patch")
+            .then(|| input.as_str().or_else(|| input.get("command")?.as_str()))
+            .flatten()
+    });
     for line in patch.into_iter().flat_map(str::lines) {
         for marker in [
             "*** Add File: ",
@@ -204,5 +213,15 @@ mod tests {
         let patch =
             "*** Begin Patch\n*** Update File: src/a.rs\n@@\n*** Delete File: .env\n*** End Patch";
         assert_eq!(file_paths("apply_patch", &json!({"input": patch})).len(), 2);
+        // As Codex's hooks see it (`tool_input: {"command": PATCH}`).
+        assert_eq!(
+            file_paths("apply_patch", &json!({"command": patch})).len(),
+            2
+        );
+        assert!(file_paths("Write", &json!({"command": patch})).is_empty());
+        assert_eq!(
+            file_paths("StrReplace", &json!({"file_path": "/p/.git/config"})),
+            [(Access::Write, "/p/.git/config".to_owned())]
+        );
     }
 }

@@ -115,15 +115,19 @@ fn cursor_data(
             json!({"actions": [{"call_id": call_id, "tool": tool, "input": input}]}),
         )
     };
-    let result = |tool: Value, status: &str, output: Value| {
+    // A result carries the call's input beside its output, as every agent's does.
+    let result = |tool: Value, input: Value, status: &str, output: Value| {
         (
             Some(call_id.clone()),
-            json!({"call_id": call_id, "tool": tool, "status": status, "output": output}),
+            json!({"call_id": call_id, "tool": tool, "input": input, "status": status, "output": output}),
         )
     };
     let named_tool = || required_text(fields, "tool_name", event);
+    let input = || object_of(text("tool_input"));
+    let shell = || json!({"command": text("command"), "cwd": text("cwd")});
+    let result_json = || object_of(text("result_json"));
     let (step, data) = match event {
-        "preToolUse" => call(named_tool()?, object_of(text("tool_input"))),
+        "preToolUse" => call(named_tool()?, input()),
         "beforeMCPExecution" => {
             let mut input = object_of(text("tool_input"));
             if let Some(obj) = input.as_object_mut() {
@@ -153,10 +157,10 @@ fn cursor_data(
                 json!({"file_path": text("file_path"), "content": text("content"), "attachments": text("attachments")}),
             )
         }
-        "postToolUse" => result(named_tool()?, "ok", text("tool_output")),
-        "postToolUseFailure" => result(named_tool()?, "error", text("error")),
-        "afterShellExecution" => result(json!("shell"), "ok", text("output")),
-        "afterMCPExecution" => result(named_tool()?, "ok", object_of(text("result_json"))),
+        "postToolUse" => result(named_tool()?, input(), "ok", text("tool_output")),
+        "postToolUseFailure" => result(named_tool()?, input(), "error", text("error")),
+        "afterShellExecution" => result(json!("shell"), shell(), "ok", text("output")),
+        "afterMCPExecution" => result(named_tool()?, input(), "ok", result_json()),
         "beforeSubmitPrompt" => (
             None,
             json!({"prompt": text("prompt"), "attachments": text("attachments")}),

@@ -25,7 +25,7 @@ fn every_hook_event_of_the_pinned_claude_code_maps_to_its_kind() {
             (e.to_string(), env.kind)
         })
         .collect();
-    // HOOK_EVENTS of @anthropic-ai/claude-agent-sdk 0.3.333, in its order
+    // HOOK_EVENTS of @anthropic-ai/claude-agent-sdk 0.3.337, in its order
     // (docs/adr/0003-claude-code-bridge.md).
     let expected = [
         ("PreToolUse", "actions.requested"),
@@ -39,6 +39,7 @@ fn every_hook_event_of_the_pinned_claude_code_maps_to_its_kind() {
         ("SessionEnd", "session.completed"),
         ("Stop", "turn.stopping"),
         ("StopFailure", "custom.claude.stop_failure"),
+        ("Interrupt", "custom.claude.interrupt"),
         ("SubagentStart", "custom.claude.subagent_start"),
         ("SubagentStop", "turn.stopping"),
         ("PreCompact", "compaction.requested"),

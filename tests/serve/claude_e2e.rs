@@ -1,5 +1,5 @@
 //! The real Claude Code (the `claude` binary of the pinned
-//! `@anthropic-ai/claude-agent-sdk-linux-x64` 0.3.333, installed by
+//! `@anthropic-ai/claude-agent-sdk-linux-x64` 0.3.337, installed by
 //! `scripts/claude-code`) running whole `claude -p` sessions offline against
 //! a loopback stand-in of the Messages API that answers with scripted tool
 //! calls, with hookrt as the hook of every event (`hookrt claude install`),

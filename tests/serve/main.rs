@@ -13,6 +13,7 @@ mod agents;
 mod auth;
 mod cascade;
 mod claude_code;
+mod claude_inputs;
 mod claude_e2e;
 mod cluster;
 mod codex_e2e;

@@ -18,8 +18,8 @@ use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
 
 /// Every hook event of the pinned Claude Code (`HOOK_EVENTS` of
-/// `@anthropic-ai/claude-agent-sdk` 0.3.333, in its order) and its kind.
-pub(super) const CLAUDE_EVENTS: [(&str, &str); 34] = [
+/// `@anthropic-ai/claude-agent-sdk` 0.3.337, in its order) and its kind.
+pub(super) const CLAUDE_EVENTS: [(&str, &str); 35] = [
     ("PreToolUse", "actions.requested"),
     ("PostToolUse", "action.result"),
     ("PostToolUseFailure", "action.result"),
@@ -31,6 +31,7 @@ pub(super) const CLAUDE_EVENTS: [(&str, &str); 34] = [
     ("SessionEnd", "session.completed"),
     ("Stop", "turn.stopping"),
     ("StopFailure", "custom.claude.stop_failure"),
+    ("Interrupt", "custom.claude.interrupt"),
     ("SubagentStart", "custom.claude.subagent_start"),
     ("SubagentStop", "turn.stopping"),
     ("PreCompact", "compaction.requested"),

@@ -14,6 +14,7 @@ mod auth;
 mod cascade;
 mod claude_code;
 mod claude_inputs;
+mod claude_unreachable;
 mod claude_e2e;
 mod cluster;
 mod codex_e2e;

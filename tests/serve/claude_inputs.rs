@@ -66,7 +66,10 @@ fn the_bridges_events_are_the_pinned_packages_and_every_input_fixture_is_its_hoo
     // one, and a fixture field it does not know are each refused.
     let mut extra = events.clone();
     extra.push("NoSuchEvent");
-    assert!(type_check(&checks(&extra, &fixtures)).is_err(), "an extra event");
+    assert!(
+        type_check(&checks(&extra, &fixtures)).is_err(),
+        "an extra event"
+    );
     assert!(
         type_check(&checks(&events[1..], &fixtures)).is_err(),
         "a missing event"

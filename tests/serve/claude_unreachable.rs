@@ -19,8 +19,10 @@ fn touch(request: &Value) -> (&'static str, String) {
     let blocks = if request["messages"].to_string().contains("toolu_touch") {
         vec![json!({"type": "text", "text": "Done."})]
     } else {
-        vec![json!({"type": "tool_use", "id": "toolu_touch", "name": "Bash",
-                    "input": {"command": "touch made.txt", "description": "as scripted"}})]
+        vec![
+            json!({"type": "tool_use", "id": "toolu_touch", "name": "Bash",
+                    "input": {"command": "touch made.txt", "description": "as scripted"}}),
+        ]
     };
     reply(request, blocks)
 }

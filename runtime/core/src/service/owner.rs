@@ -8,10 +8,27 @@
 //! SIGKILL included, so a crash never leaves a stale lock. The owner writes
 //! its pid into the lock file; a refused starter names it. The journal
 //! (next layer up) turns a [`Refusal`] into its `JournalError`.
+//!
+//! A child process inherits the lock's descriptor between `fork` and `exec`
+//! (where it is closed): a service that starts again on the same journal in
+//! the same process, while another thread is starting a program, can find
+//! the lock held a moment after its last owner let go. A lock held under this
+//! process's own pid with no live owner here is that, and is waited for
+//! (briefly); a second live owner in the process is refused at once.
 
+use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The lock files (canonical paths) this process holds through a live
+/// [`JournalLock`].
+static OWNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// How long a lock held by a descriptor a child inherited is waited for.
+const INHERITED_WAIT: Duration = Duration::from_secs(2);
 
 /// The lock file beside `journal`: `<journal>.lock`.
 pub(crate) fn lock_path(journal: &Path) -> PathBuf {
@@ -34,7 +51,22 @@ pub(crate) enum Refusal {
 /// Held while a service owns a journal; dropping it releases the lock.
 #[derive(Debug)]
 pub struct JournalLock {
-    _file: File,
+    file: File,
+    /// The lock file's canonical path, in [`OWNED`] while this lives.
+    owned: PathBuf,
+}
+
+impl Drop for JournalLock {
+    fn drop(&mut self) {
+        owned().remove(&self.owned);
+    }
+}
+
+/// [`OWNED`], whatever a panicking holder left.
+fn owned() -> std::sync::MutexGuard<'static, BTreeSet<PathBuf>> {
+    OWNED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl JournalLock {
@@ -53,29 +85,47 @@ impl JournalLock {
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                // Best effort: the holder may not have written its pid yet.
-                let _ = file.read_to_string(&mut holder);
-                let holder = holder.trim();
-                return Err(Refusal::Locked {
-                    lock: path,
-                    holder: if holder.is_empty() {
-                        "unknown pid".to_owned()
-                    } else {
-                        format!("pid {holder}")
-                    },
-                });
+        let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let inherited_until = Instant::now() + INHERITED_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    // Best effort: the holder may not have written its pid yet.
+                    let _ = file
+                        .rewind()
+                        .and_then(|()| file.read_to_string(&mut holder));
+                    let holder = holder.trim();
+                    let inherited =
+                        holder == std::process::id().to_string() && !owned().contains(&canonical);
+                    if inherited && Instant::now() < inherited_until {
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
+                    return Err(Refusal::Locked {
+                        lock: path,
+                        holder: if holder.is_empty() {
+                            "unknown pid".to_owned()
+                        } else {
+                            format!("pid {holder}")
+                        },
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(io(e)),
             }
-            Err(TryLockError::Error(e)) => return Err(io(e)),
         }
+        owned().insert(canonical.clone());
+        let lock = JournalLock {
+            file,
+            owned: canonical,
+        };
+        let mut file = &lock.file;
         file.set_len(0).map_err(io)?;
         file.rewind().map_err(io)?;
         write!(file, "{}", std::process::id()).map_err(io)?;
         file.flush().map_err(io)?;
-        Ok(JournalLock { _file: file })
+        Ok(lock)
     }
 }
 
@@ -138,4 +188,40 @@ pub(crate) fn check_whole(path: &Path) -> Result<(), Refusal> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_owner_in_this_process_is_refused_naming_this_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("journal.db");
+        let _first = JournalLock::try_acquire(&journal).unwrap();
+        match JournalLock::try_acquire(&journal) {
+            Err(Refusal::Locked { holder, .. }) => {
+                assert_eq!(holder, format!("pid {}", std::process::id()));
+            }
+            other => panic!("a second live owner is refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lock_left_on_a_descriptor_a_child_inherited_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("journal.db");
+        let first = JournalLock::try_acquire(&journal).unwrap();
+        // A duplicate of the descriptor, as a child holds it between `fork`
+        // and `exec`: the lock outlives its owner until the copy closes.
+        let inherited = first.file.try_clone().unwrap();
+        drop(first);
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(inherited);
+        });
+        let again = JournalLock::try_acquire(&journal);
+        closer.join().unwrap();
+        assert!(again.is_ok(), "{again:?}");
+    }
 }

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::glob::{Glob, compile};
 use crate::paths::{self, Place};
 use crate::shell::{self, Line, Simple, Word};
-use crate::tools::{self, Access};
+use crate::tools::{self, Access, PatchOp};
 use crate::{Answer, Invalid};
 
 /// `[packs.protect-paths]` in `hookrt.toml`; every key has a default.
@@ -155,11 +155,17 @@ impl Checker {
         }
         let lower = tool.to_ascii_lowercase();
         let deletes = ["delete", "delete_file", "move", "rename"].contains(&lower.as_str());
-        let removed = patch_removals(input);
+        let removed: Vec<&str> = tools::patch_text(tool, input)
+            .map(tools::patch_files)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(op, _)| *op == PatchOp::Removes)
+            .map(|(_, p)| p)
+            .collect();
         for (access, path) in tools::file_paths(tool, input) {
             let act = match access {
                 Access::Read => Act::Read,
-                Access::Write if deletes || removed.contains(&path) => Act::Delete,
+                Access::Write if deletes || removed.contains(&path.as_str()) => Act::Delete,
                 Access::Write => Act::Write,
             };
             let place = paths::place(&path, cwd, root);
@@ -239,6 +245,22 @@ fn path_of(w: &Word) -> Option<&str> {
     (known && !t.is_empty() && t != "-").then_some(t)
 }
 
+/// The files a patch given to `apply_patch` names (Codex applies one a shell
+/// command runs: `apply_patch 'PATCH'`, or its here-document), and what it
+/// does to each; the patch's text itself is no path.
+fn patched<'a>(c: &'a Simple, ops: &[&'a Word]) -> Vec<(Act, &'a str)> {
+    let texts = ops.iter().map(|w| w.text.as_str());
+    let fed = c.redirects.iter().filter(|r| r.op.starts_with("<<"));
+    texts
+        .chain(fed.map(|r| r.target.text.as_str()))
+        .flat_map(tools::patch_files)
+        .map(|(op, p)| match op {
+            PatchOp::Writes => (Act::Write, p),
+            PatchOp::Removes => (Act::Delete, p),
+        })
+        .collect()
+}
+
 /// The paths one command names, and what it does with each.
 fn roles(c: &Simple) -> Vec<(Act, &str)> {
     let mut out: Vec<(Act, &Word)> = Vec::new();
@@ -298,13 +320,19 @@ fn roles(c: &Simple) -> Vec<(Act, &str)> {
         }
         _ => Act::Read,
     };
-    // `cd`'s folder is followed, not read; `echo`'s words are text.
-    if !["cd", "dd", "echo", "printf"].contains(&name.as_str()) {
+    let patched = if name == "apply_patch" {
+        patched(c, &ops)
+    } else {
+        Vec::new()
+    };
+    // `cd`'s folder is followed, not read; `echo`'s words are text, and so is a patch.
+    if !["cd", "dd", "echo", "printf", "apply_patch"].contains(&name.as_str()) {
         out.extend(ops.iter().map(|w| (act, *w)));
     }
     let mut paths: Vec<(Act, &str)> = out
         .into_iter()
         .filter_map(|(a, w)| Some((a, path_of(w)?)))
+        .chain(patched)
         .collect();
     if name == "dd" {
         for p in ops.into_iter().filter_map(path_of) {
@@ -313,29 +341,6 @@ fn roles(c: &Simple) -> Vec<(Act, &str)> {
         }
     }
     paths
-}
-
-/// The paths a patch deletes or moves away: `*** Delete File:` lines and
-/// `*** Update File:` lines followed by `*** Move to:`.
-fn patch_removals(input: &serde_json::Value) -> Vec<String> {
-    let patch = ["patch", "input"]
-        .iter()
-        .find_map(|k| input.get(k).and_then(|v| v.as_str()))
-        .or(input.as_str())
-        .unwrap_or_default();
-    let mut out = Vec::new();
-    let mut updated = None;
-    for line in patch.lines() {
-        if let Some(p) = line.strip_prefix("*** Delete File: ") {
-            out.push(p.trim().to_owned());
-        } else if line.starts_with("*** Move to: ") {
-            out.extend(updated.take());
-        }
-        updated = line
-            .strip_prefix("*** Update File: ")
-            .map(|p| p.trim().to_owned());
-    }
-    out
 }
 
 #[cfg(test)]
@@ -380,6 +385,7 @@ mod tests {
             write | apply_patch {"input": "*** Begin Patch\n*** Update File: .env\n@@\n-A=1"}
             write | apply_patch {"command": "*** Begin Patch\n*** Add File: keys/new.pem\n+x"}
             delete | apply_patch "*** Begin Patch\n*** Delete File: config/app.key\n*** End Patch"
+            delete | apply_patch {"command": "*** Begin Patch\n*** Delete File: config/app.key\n*** End Patch"}
             delete | apply_patch {"input": "*** Update File: a.pem\n*** Move to: b.txt\n@@"}
             - | Edit {"file_path": "/p/src/main.rs"}
             - | Read {"file_path": "/p/.env.example"}
@@ -422,6 +428,10 @@ mod tests {
             delete | $ git rm config/prod.key
             delete | $ git -C . mv .env x
             delete | $ shred -u deploy.pem
+            delete | $ apply_patch '*** Begin Patch\n*** Delete File: config/app.key\n*** End Patch'
+            write | $ apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: .env\n@@\n-A=1\n*** End Patch\nEOF
+            delete | $ bash -lc "apply_patch '*** Begin Patch\n*** Update File: a.pem\n*** Move to: b.txt\n@@\n*** End Patch'"
+            - | $ apply_patch '*** Begin Patch\n*** Add File: src/new.rs\n+fn x() {}\n*** End Patch'
             delete | $ find . -name x | xargs rm -f id_ed25519
             read write delete | $ rm .env; cat .env .env; cat .env > .env.local
             - | $ cat README.md

@@ -107,6 +107,59 @@ fn quote(word: &str) -> String {
     }
 }
 
+/// What a patch does to a file it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchOp {
+    /// Adds or updates it (or moves a file to it).
+    Writes,
+    /// Deletes it, or moves it away.
+    Removes,
+}
+
+/// A patch's text in a file tool's input: `{"patch": PATCH}` or `{"input":
+/// PATCH}` (Codex's function form), and for `apply_patch` also the bare
+/// text (its freeform form) and `{"command": PATCH}`, as Codex's hooks see it.
+pub fn patch_text<'a>(tool: &str, input: &'a serde_json::Value) -> Option<&'a str> {
+    let field = |k: &str| input.get(k).and_then(|v| v.as_str());
+    field("patch").or_else(|| field("input")).or_else(|| {
+        tool.eq_ignore_ascii_case("apply_patch")
+            .then(|| input.as_str().or_else(|| field("command")))
+            .flatten()
+    })
+}
+
+/// The files a patch (Codex's `apply_patch` format) names in its `*** …
+/// File:` lines, and what it does to each: an added or updated file, and
+/// the target of a `*** Move to:`, is written; a deleted file, and one
+/// moved away, removed.
+pub fn patch_files(patch: &str) -> Vec<(PatchOp, &str)> {
+    let mut out = Vec::new();
+    let mut updated = None;
+    for line in patch.lines() {
+        let moved = line.strip_prefix("*** Move to: ").map(str::trim);
+        if let Some(to) = moved {
+            // The file updated just before moves away.
+            out.extend(updated.take().map(|from| (PatchOp::Removes, from)));
+            out.push((PatchOp::Writes, to));
+        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            out.push((PatchOp::Removes, p.trim()));
+        } else if let Some(p) = line.strip_prefix("*** Add File: ") {
+            out.push((PatchOp::Writes, p.trim()));
+        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
+            out.push((PatchOp::Writes, p.trim()));
+        }
+        updated = line.strip_prefix("*** Update File: ").map(str::trim);
+    }
+    // A file moved away is removed, not also written.
+    let removed: Vec<&str> = out
+        .iter()
+        .filter(|(op, _)| *op == PatchOp::Removes)
+        .map(|(_, p)| *p)
+        .collect();
+    out.retain(|(op, p)| *op == PatchOp::Removes || !removed.contains(p));
+    out
+}
+
 /// The paths a file tool's call names, and what it does with them. A
 /// patch (Codex's `apply_patch`) names its files in `*** … File:` lines.
 pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)> {
@@ -140,28 +193,8 @@ pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)
             }
         }
     }
-    // Codex's hooks see `apply_patch` as `{"command": PATCH}`; its function
-    // form takes `{"input": PATCH}`; a freeform call may be the bare text.
-    let patch = input
-        .get("patch")
-        .or_else(|| input.get("input"))
-        .and_then(|v| v.as_str());
-    let patch = patch.or_else(|| {
-        (lower == "apply_patch")
-            .then(|| input.as_str().or_else(|| input.get("command")?.as_str()))
-            .flatten()
-    });
-    for line in patch.into_iter().flat_map(str::lines) {
-        for marker in [
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-        ] {
-            if let Some(p) = line.strip_prefix(marker) {
-                out.push((Access::Write, p.trim().to_owned()));
-            }
-        }
+    for (_, p) in patch_text(tool, input).map(patch_files).unwrap_or_default() {
+        out.push((Access::Write, p.to_owned()));
     }
     out
 }
@@ -219,6 +252,18 @@ mod tests {
             2
         );
         assert!(file_paths("Write", &json!({"command": patch})).is_empty());
+        let moved = "*** Begin Patch\n*** Add File: n.rs\n+x\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n*** Delete File: c.rs\n*** End Patch";
+        assert_eq!(
+            patch_files(moved),
+            [
+                (PatchOp::Writes, "n.rs"),
+                (PatchOp::Removes, "a.rs"),
+                (PatchOp::Writes, "b.rs"),
+                (PatchOp::Removes, "c.rs"),
+            ]
+        );
+        assert_eq!(patch_text("Write", &json!({"command": moved})), None);
+        assert_eq!(patch_text("apply_patch", &json!(moved)), Some(moved));
         assert_eq!(
             file_paths("StrReplace", &json!({"file_path": "/p/.git/config"})),
             [(Access::Write, "/p/.git/config".to_owned())]

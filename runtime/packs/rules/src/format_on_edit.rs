@@ -180,6 +180,13 @@ mod tests {
         );
         assert_eq!(w("edit", json!({"path": "c.py"})).as_deref(), Some("c.py"));
         assert_eq!(w("Read", json!({"file_path": "d.rs"})), None);
+        // A deleted file, and one a patch moves away, is not formatted.
+        assert_eq!(w("delete_file", json!({"target_file": "f.rs"})), None);
+        let moved = "*** Begin Patch\n*** Update File: g.rs\n*** Move to: h.rs\n*** End Patch";
+        assert_eq!(
+            w("apply_patch", json!({"command": moved})).as_deref(),
+            Some("h.rs")
+        );
         assert_eq!(
             written_file("Edit", None, Some(&json!({"filePath": "/p/e.rs"}))).as_deref(),
             Some("/p/e.rs")

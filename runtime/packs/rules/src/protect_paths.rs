@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::glob::{Glob, compile};
 use crate::paths::{self, Place};
 use crate::shell::{self, Line, Simple, Word};
-use crate::tools::{self, Access, PatchOp};
+use crate::tools::{self, Access};
 use crate::{Answer, Invalid};
 
 /// `[packs.protect-paths]` in `hookrt.toml`; every key has a default.
@@ -79,6 +79,16 @@ enum Act {
     Read,
     Write,
     Delete,
+}
+
+impl From<Access> for Act {
+    fn from(access: Access) -> Act {
+        match access {
+            Access::Read => Act::Read,
+            Access::Write => Act::Write,
+            Access::Delete => Act::Delete,
+        }
+    }
 }
 
 /// The lists of the settings, the first three in the order of [`Act`].
@@ -151,23 +161,11 @@ impl Checker {
         let mut out = Vec::new();
         if let Some(command) = tools::shell_command(tool, input) {
             let line = shell::parse(&command);
-            self.walk(&line, cwd.map(str::to_owned), root, &mut out);
+            let patching = runs_patcher(&line);
+            self.walk(&line, cwd.map(str::to_owned), root, patching, &mut out);
         }
-        let lower = tool.to_ascii_lowercase();
-        let deletes = ["delete", "delete_file", "move", "rename"].contains(&lower.as_str());
-        let removed: Vec<&str> = tools::patch_text(tool, input)
-            .map(tools::patch_files)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(op, _)| *op == PatchOp::Removes)
-            .map(|(_, p)| p)
-            .collect();
         for (access, path) in tools::file_paths(tool, input) {
-            let act = match access {
-                Access::Read => Act::Read,
-                Access::Write if deletes || removed.contains(&path.as_str()) => Act::Delete,
-                Access::Write => Act::Write,
-            };
+            let act = Act::from(access);
             let place = paths::place(&path, cwd, root);
             self.judge(act, &place, &format!("`{tool}` of"), &mut out);
         }
@@ -176,8 +174,17 @@ impl Checker {
     }
 
     /// Judges every command of `line` and of the lines nested in it, each
-    /// nested line starting in the folder its command runs in.
-    fn walk(&self, line: &Line, mut cwd: Option<String>, root: Option<&str>, out: &mut Found) {
+    /// nested line starting in the folder its command runs in. When the
+    /// command runs a patcher (`patching`), the files every patch text of it
+    /// names are judged too.
+    fn walk(
+        &self,
+        line: &Line,
+        mut cwd: Option<String>,
+        root: Option<&str>,
+        patching: bool,
+        out: &mut Found,
+    ) {
         for c in &line.commands {
             let name = c.name();
             if name == "cd" {
@@ -195,8 +202,12 @@ impl Checker {
                 };
                 self.judge(act, &place, &format!("{who} {}", act.ing()), out);
             }
+            for (act, path) in patched(c).into_iter().filter(|_| patching) {
+                let place = paths::place(path, cwd.as_deref(), root);
+                self.judge(act, &place, &format!("a patch {}", act.ing()), out);
+            }
             for n in &c.nested {
-                self.walk(n, cwd.clone(), root, out);
+                self.walk(n, cwd.clone(), root, patching, out);
             }
         }
     }
@@ -245,19 +256,32 @@ fn path_of(w: &Word) -> Option<&str> {
     (known && !t.is_empty() && t != "-").then_some(t)
 }
 
-/// The files a patch given to `apply_patch` names (Codex applies one a shell
-/// command runs: `apply_patch 'PATCH'`, or its here-document), and what it
-/// does to each; the patch's text itself is no path.
-fn patched<'a>(c: &'a Simple, ops: &[&'a Word]) -> Vec<(Act, &'a str)> {
-    let texts = ops.iter().map(|w| w.text.as_str());
+/// The programs that apply a patch they are given: Codex runs `apply_patch`
+/// and `applypatch` itself when a shell command names them, and a patch
+/// may reach one as an argument, a here-document or piped in.
+const PATCHERS: &[&str] = &["apply_patch", "applypatch"];
+
+/// Whether `line`, or a line nested in it, runs a patcher.
+fn runs_patcher(line: &Line) -> bool {
+    line.commands
+        .iter()
+        .any(|c| PATCHERS.contains(&c.name().as_str()) || c.nested.iter().any(runs_patcher))
+}
+
+/// The files the patch texts of `c` name (its assignments, its words and
+/// what it feeds in: here-documents and here-strings), and what a patch
+/// does to each: judged in a command line that runs a patcher, wherever the
+/// patch comes from (`echo 'PATCH' | apply_patch`, `P='PATCH'; apply_patch "$P"`).
+fn patched(c: &Simple) -> Vec<(Act, &str)> {
+    let words = c.words.iter().map(|w| w.text.as_str());
     let fed = c.redirects.iter().filter(|r| r.op.starts_with("<<"));
-    texts
+    c.assignments
+        .iter()
+        .map(String::as_str)
+        .chain(words)
         .chain(fed.map(|r| r.target.text.as_str()))
         .flat_map(tools::patch_files)
-        .map(|(op, p)| match op {
-            PatchOp::Writes => (Act::Write, p),
-            PatchOp::Removes => (Act::Delete, p),
-        })
+        .map(|(access, p)| (Act::from(access), p))
         .collect()
 }
 
@@ -320,19 +344,15 @@ fn roles(c: &Simple) -> Vec<(Act, &str)> {
         }
         _ => Act::Read,
     };
-    let patched = if name == "apply_patch" {
-        patched(c, &ops)
-    } else {
-        Vec::new()
-    };
-    // `cd`'s folder is followed, not read; `echo`'s words are text, and so is a patch.
-    if !["cd", "dd", "echo", "printf", "apply_patch"].contains(&name.as_str()) {
+    // `cd`'s folder is followed, not read; `echo`'s words are text, and so is
+    // a patcher's patch (its files are judged apart, [`patched`]).
+    let text_only = ["cd", "dd", "echo", "printf"].contains(&name.as_str());
+    if !text_only && !PATCHERS.contains(&name.as_str()) {
         out.extend(ops.iter().map(|w| (act, *w)));
     }
     let mut paths: Vec<(Act, &str)> = out
         .into_iter()
         .filter_map(|(a, w)| Some((a, path_of(w)?)))
-        .chain(patched)
         .collect();
     if name == "dd" {
         for p in ops.into_iter().filter_map(path_of) {
@@ -432,6 +452,11 @@ mod tests {
             write | $ apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: .env\n@@\n-A=1\n*** End Patch\nEOF
             delete | $ bash -lc "apply_patch '*** Begin Patch\n*** Update File: a.pem\n*** Move to: b.txt\n@@\n*** End Patch'"
             - | $ apply_patch '*** Begin Patch\n*** Add File: src/new.rs\n+fn x() {}\n*** End Patch'
+            delete | $ applypatch '*** Begin Patch\n*** Delete File: config/app.key\n*** End Patch'
+            delete | $ printf '%s' '*** Begin Patch\n*** Delete File: config/app.key\n*** End Patch' | apply_patch
+            write | $ P='*** Begin Patch\n*** Update File: .env\n@@\n*** End Patch'; apply_patch "$P"
+            write | $ cat <<'EOF' | bash -c apply_patch\n*** Begin Patch\n*** Add File: .git/hooks/post-merge\n+x\n*** End Patch\nEOF
+            - | $ echo '*** Delete File: config/app.key'
             delete | $ find . -name x | xargs rm -f id_ed25519
             read write delete | $ rm .env; cat .env .env; cat .env > .env.local
             - | $ cat README.md

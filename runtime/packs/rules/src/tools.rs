@@ -8,8 +8,10 @@
 pub enum Access {
     /// Reads it (or lists or searches it).
     Read,
-    /// Writes, edits, creates, moves or deletes it.
+    /// Writes, edits or creates it (or moves a file to it).
     Write,
+    /// Deletes it, or moves it away.
+    Delete,
 }
 
 /// Shell tools: Claude Code's and Codex's `Bash`, Copilot's `bash`, Gemini's
@@ -24,8 +26,8 @@ const SHELL_TOOLS: &[&str] = &[
 ];
 
 /// Tools that write the paths in their input; any other tool with a path
-/// is taken to read it. Cursor's are `Write`, `StrReplace`, `Edit`,
-/// `TabWrite` and `Delete`.
+/// is taken to read it (unless it deletes them, [`DELETE_TOOLS`]). Cursor's
+/// are `Write`, `StrReplace`, `Edit`, `TabWrite` and `Delete`.
 const WRITE_TOOLS: &[&str] = &[
     "write",
     "edit",
@@ -40,11 +42,10 @@ const WRITE_TOOLS: &[&str] = &[
     "strreplace",
     "tabwrite",
     "apply_patch",
-    "delete",
-    "delete_file",
-    "move",
-    "rename",
 ];
+
+/// Tools that delete the paths in their input, or move them away.
+const DELETE_TOOLS: &[&str] = &["delete", "delete_file", "move", "rename"];
 
 /// Input fields that hold one path.
 const PATH_FIELDS: &[&str] = &[
@@ -107,15 +108,6 @@ fn quote(word: &str) -> String {
     }
 }
 
-/// What a patch does to a file it names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatchOp {
-    /// Adds or updates it (or moves a file to it).
-    Writes,
-    /// Deletes it, or moves it away.
-    Removes,
-}
-
 /// A patch's text in a file tool's input: `{"patch": PATCH}` or `{"input":
 /// PATCH}` (Codex's function form), and for `apply_patch` also the bare
 /// text (its freeform form) and `{"command": PATCH}`, as Codex's hooks see it.
@@ -131,32 +123,27 @@ pub fn patch_text<'a>(tool: &str, input: &'a serde_json::Value) -> Option<&'a st
 /// The files a patch (Codex's `apply_patch` format) names in its `*** …
 /// File:` lines, and what it does to each: an added or updated file, and
 /// the target of a `*** Move to:`, is written; a deleted file, and one
-/// moved away, removed.
-pub fn patch_files(patch: &str) -> Vec<(PatchOp, &str)> {
+/// moved away, deleted.
+pub fn patch_files(patch: &str) -> Vec<(Access, &str)> {
     let mut out = Vec::new();
+    // An updated file is written, unless the next line moves it away.
     let mut updated = None;
     for line in patch.lines() {
-        let moved = line.strip_prefix("*** Move to: ").map(str::trim);
-        if let Some(to) = moved {
-            // The file updated just before moves away.
-            out.extend(updated.take().map(|from| (PatchOp::Removes, from)));
-            out.push((PatchOp::Writes, to));
-        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
-            out.push((PatchOp::Removes, p.trim()));
-        } else if let Some(p) = line.strip_prefix("*** Add File: ") {
-            out.push((PatchOp::Writes, p.trim()));
-        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
-            out.push((PatchOp::Writes, p.trim()));
+        if let Some(to) = line.strip_prefix("*** Move to: ") {
+            out.extend(updated.take().map(|from| (Access::Delete, from)));
+            out.push((Access::Write, to.trim()));
+            continue;
         }
-        updated = line.strip_prefix("*** Update File: ").map(str::trim);
+        out.extend(updated.take().map(|p| (Access::Write, p)));
+        if let Some(p) = line.strip_prefix("*** Update File: ") {
+            updated = Some(p.trim());
+        } else if let Some(p) = line.strip_prefix("*** Add File: ") {
+            out.push((Access::Write, p.trim()));
+        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            out.push((Access::Delete, p.trim()));
+        }
     }
-    // A file moved away is removed, not also written.
-    let removed: Vec<&str> = out
-        .iter()
-        .filter(|(op, _)| *op == PatchOp::Removes)
-        .map(|(_, p)| *p)
-        .collect();
-    out.retain(|(op, p)| *op == PatchOp::Removes || !removed.contains(p));
+    out.extend(updated.map(|p| (Access::Write, p)));
     out
 }
 
@@ -167,7 +154,9 @@ pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)
     if SHELL_TOOLS.contains(&lower.as_str()) {
         return Vec::new();
     }
-    let access = if WRITE_TOOLS.contains(&lower.as_str()) {
+    let access = if DELETE_TOOLS.contains(&lower.as_str()) {
+        Access::Delete
+    } else if WRITE_TOOLS.contains(&lower.as_str()) {
         Access::Write
     } else {
         Access::Read
@@ -193,8 +182,8 @@ pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)
             }
         }
     }
-    for (_, p) in patch_text(tool, input).map(patch_files).unwrap_or_default() {
-        out.push((Access::Write, p.to_owned()));
+    for (access, p) in patch_text(tool, input).map(patch_files).unwrap_or_default() {
+        out.push((access, p.to_owned()));
     }
     out
 }
@@ -256,10 +245,10 @@ mod tests {
         assert_eq!(
             patch_files(moved),
             [
-                (PatchOp::Writes, "n.rs"),
-                (PatchOp::Removes, "a.rs"),
-                (PatchOp::Writes, "b.rs"),
-                (PatchOp::Removes, "c.rs"),
+                (Access::Write, "n.rs"),
+                (Access::Delete, "a.rs"),
+                (Access::Write, "b.rs"),
+                (Access::Delete, "c.rs"),
             ]
         );
         assert_eq!(patch_text("Write", &json!({"command": moved})), None);

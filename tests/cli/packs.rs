@@ -17,10 +17,20 @@ pub(crate) fn init(dir: &Path, packs: &str) -> std::process::Output {
     run(&["init", dir.to_str().unwrap(), "--pack", packs])
 }
 
-/// What `hookrt hook --agent` answers on `input`, parsed (`Null` when it says nothing).
-fn answer(bridge: Bridge, dir: &Path, event: &str, input: &Value) -> Value {
+/// What `hookrt hook --agent` answers on `input`, parsed (`Null` when it
+/// says nothing), run in `project` when given, as the agent runs it there.
+pub(crate) fn answer_in(
+    project: Option<&Path>,
+    bridge: Bridge,
+    dir: &Path,
+    event: &str,
+    input: &Value,
+) -> Value {
     let mut command = hookrt(&["hook", "--agent", bridge.name(), dir.to_str().unwrap()]);
     command.args(["--event", event, "--require-lock"]);
+    if let Some(project) = project {
+        command.current_dir(project);
+    }
     let out = with_stdin(command, &input.to_string());
     assert!(
         out.status.success(),
@@ -34,6 +44,11 @@ fn answer(bridge: Bridge, dir: &Path, event: &str, input: &Value) -> Value {
     } else {
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{}: {e}: {stdout}", bridge.name()))
     }
+}
+
+/// [`answer_in`] from the tests' own folder.
+fn answer(bridge: Bridge, dir: &Path, event: &str, input: &Value) -> Value {
+    answer_in(None, bridge, dir, event, input)
 }
 
 #[test]

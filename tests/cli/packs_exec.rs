@@ -9,8 +9,8 @@ use std::path::Path;
 use hookrt::front::bridge::Bridge;
 use serde_json::{Value, json};
 
-use crate::common::{agent_fixture, with_stdin};
-use crate::{hookrt, run, text};
+use crate::common::agent_fixture;
+use crate::run;
 
 /// Writes an executable script.
 fn script(path: &Path, body: &str) {
@@ -144,22 +144,7 @@ fn format_on_edit_and_tests_at_stop_run_their_programs_on_every_agents_recorded_
         let project = scratch.path().join(format!("project-{agent}"));
         fs::create_dir_all(&project).unwrap();
         let hook = |(event, input): &(&str, Value)| {
-            let mut command = hookrt(&["hook", "--agent", agent, dir.to_str().unwrap()]);
-            command
-                .args(["--event", event, "--require-lock"])
-                .current_dir(&project);
-            let out = with_stdin(command, &input.to_string());
-            assert!(
-                out.status.success(),
-                "{agent} {event}: {}",
-                text(&out.stderr)
-            );
-            let stdout = text(&out.stdout);
-            if stdout.trim().is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{agent}: {e}: {stdout}"))
-            }
+            crate::packs::answer_in(Some(&project), bridge, &dir, event, input)
         };
         let notes = project.join("notes.txt");
         fs::write(&notes, "hello\n").unwrap();

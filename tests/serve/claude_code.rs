@@ -323,11 +323,6 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
         );
     }
 
-    let claude = claude_code_dir();
-    let checks = tempfile::Builder::new()
-        .prefix("answers-")
-        .tempdir_in(&claude)
-        .unwrap();
     let mut ts = String::from(
         "import type { SyncHookJSONOutput } from \"@anthropic-ai/claude-agent-sdk\";\n\nexport const answers: SyncHookJSONOutput[] = [\n",
     );
@@ -335,20 +330,12 @@ fn every_answer_type_checks_as_claude_codes_own_hook_output() {
         ts.push_str(&format!("  // {what}\n  {answer},\n"));
     }
     ts.push_str("];\n");
-    let file = checks.path().join("answers.ts");
-    std::fs::write(&file, &ts).unwrap();
-    let out = tsc(&claude, &file);
-    assert!(
-        out.status.success(),
-        "an answer is not a SyncHookJSONOutput:\n{}{}\n{ts}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if let Err(said) = type_check(&ts) {
+        panic!("an answer is not a SyncHookJSONOutput:\n{said}\n{ts}");
+    }
     // The check can fail: a field Claude Code does not know is refused.
     let wrong = ts.replace("\"permissionDecision\"", "\"permission_decision\"");
-    std::fs::write(&file, wrong).unwrap();
-    let out = tsc(&claude, &file);
-    assert!(!out.status.success(), "tsc took a misspelt field");
+    assert!(type_check(&wrong).is_err(), "tsc took a misspelt field");
 }
 
 /// The example policy, a rewriter that allows, and a gatekeeper that adds
@@ -363,6 +350,28 @@ pub(crate) fn answering_agent() -> TempAgent {
             "[hooks.\"rewriter\"]\nconfig = { suffix = \" --dry-run\", allow = true }\n\
              [hooks.\"gatekeeper\"]\nconfig = { context = \"from hookrt\", block_word = \"factorial\", keep_going = \"go on\", deny_tool = \"Bash\" }\n",
         )
+}
+
+/// `tsc --strict` on the TypeScript `ts`, in a folder under the pinned
+/// package's (so its imports resolve); what it said, when it fails.
+pub(crate) fn type_check(ts: &str) -> Result<(), String> {
+    let claude = claude_code_dir();
+    let checks = tempfile::Builder::new()
+        .prefix("checks-")
+        .tempdir_in(&claude)
+        .unwrap();
+    let file = checks.path().join("checks.ts");
+    std::fs::write(&file, ts).unwrap();
+    let out = tsc(&claude, &file);
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
 
 /// `tsc --strict` on `file`, against the packages installed in `claude`.

@@ -5,29 +5,8 @@
 //! changes an input's fields, fails here until the bridge and the fixtures
 //! follow it.
 
-use crate::claude_code::{claude_code_dir, tsc};
+use crate::claude_code::type_check;
 use crate::common::claude_fixture;
-
-/// `tsc` on `ts` in a folder under the package's; its output, when it fails.
-fn type_check(ts: &str) -> Result<(), String> {
-    let claude = claude_code_dir();
-    let checks = tempfile::Builder::new()
-        .prefix("inputs-")
-        .tempdir_in(&claude)
-        .unwrap();
-    let file = checks.path().join("inputs.ts");
-    std::fs::write(&file, ts).unwrap();
-    let out = tsc(&claude, &file);
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
 
 /// The TypeScript that holds the bridge's events to `HOOK_EVENTS` (same
 /// names, same order) and each of `fixtures` to `HookInput`.

@@ -129,7 +129,7 @@ fn cursor_data(
     let (step, data) = match event {
         "preToolUse" => call(named_tool()?, input()),
         "beforeMCPExecution" => {
-            let mut input = object_of(text("tool_input"));
+            let mut input = input();
             if let Some(obj) = input.as_object_mut() {
                 for server in ["url", "command"] {
                     if let Some(v) = fields.get(server) {

@@ -291,6 +291,7 @@ mod fable {
         ],
         event_field: Some("event"),
         session_fields: &["session"],
+        id_field: None,
         subagent_fields: None,
         kept: &[],
         dropped: &[],
@@ -303,7 +304,7 @@ mod fable {
         refusal,
         silence: Silence::Nothing,
         refuses_in_json: &["promptIn"],
-        install: Install {
+        install: Some(Install {
             shape: Shape::Flat,
             project: ".fable/hooks.json",
             user: ".fable/hooks.json",
@@ -317,7 +318,8 @@ mod fable {
             name: None,
             timeout: ("timeout", TimeUnit::Seconds),
             fail_closed: Some(FailClosed::Flag("failClosed")),
-        },
+        }),
+        signature: None,
         openapi: OpenApi {
             operation_id: "fableHook",
             input_schema: "FableHookInput",

@@ -219,6 +219,12 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
             "/toolArgs/command",
             "/permissionDecision",
         ),
+        "anthropic-inference" => (
+            "anthropic-inference",
+            "tool_call",
+            "/messages/0/content/1/input/command",
+            "/action",
+        ),
         other => unreachable!("no tool gate written for {other}"),
     };
     ToolGate {
@@ -251,6 +257,7 @@ pub(crate) fn answer_reason(answer: &serde_json::Value) -> String {
         "/reason",
         "/agent_message",
         "/permissionDecisionReason",
+        "/deny_reason",
     ]
     .iter()
     .find_map(|p| answer.pointer(p).and_then(serde_json::Value::as_str))

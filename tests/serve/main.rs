@@ -24,6 +24,7 @@ mod endpoints;
 mod fleet_trust;
 mod front_ends;
 mod gemini;
+mod inference;
 mod jetstream;
 mod newcomer;
 #[path = "../cli/notify_bus.rs"]

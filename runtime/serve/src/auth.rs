@@ -153,27 +153,7 @@ impl Tokens {
     /// Tokens from a file, which must be its owner's alone (mode 0600 or
     /// stricter): a tokens file others can read hands out every token.
     pub fn from_file(path: &Path) -> Result<Tokens, ServeError> {
-        let unreadable = |source| ServeError::TokensFile {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut file = std::fs::File::open(path).map_err(unreadable)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = file.metadata().map_err(unreadable)?.permissions().mode();
-            if mode & 0o077 != 0 {
-                return Err(ServeError::BadToken(format!(
-                    "the tokens file {} can be read by its group or others (mode {:o}); make it its owner's alone: chmod 600 {}",
-                    path.display(),
-                    mode & 0o777,
-                    path.display()
-                )));
-            }
-        }
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut file, &mut text).map_err(unreadable)?;
-        Tokens::parse(&text)
+        Tokens::parse(&read_private(path, "tokens file")?)
     }
 
     /// How many tokens are configured.
@@ -230,6 +210,34 @@ impl Tokens {
         self.find(presented.trim())
             .ok_or_else(|| unauthorized("unknown bearer token"))
     }
+}
+
+/// The text of a file of secrets (`what`: tokens, webhook secrets), which
+/// must be its owner's alone (mode 0600 or stricter): one others can read
+/// hands out every secret in it.
+pub(crate) fn read_private(path: &Path, what: &'static str) -> Result<String, ServeError> {
+    let unreadable = |source| ServeError::SecretsFile {
+        what,
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = file.metadata().map_err(unreadable)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            return Err(ServeError::BadToken(format!(
+                "the {what} {} can be read by its group or others (mode {:o}); make it its owner's alone: chmod 600 {}",
+                path.display(),
+                mode & 0o777,
+                path.display()
+            )));
+        }
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(unreadable)?;
+    Ok(text)
 }
 
 /// One token bucket per token (index; `tokens.len()` stands for

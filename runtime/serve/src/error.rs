@@ -115,9 +115,11 @@ pub enum ServeError {
          configure tokens to listen there"
     )]
     InsecureNotLoopback(SocketAddr),
-    /// The tokens file could not be read.
-    #[error("cannot read the tokens file {path}: {source}")]
-    TokensFile {
+    /// A file of secrets (tokens, webhook secrets) could not be read.
+    #[error("cannot read the {what} {path}: {source}")]
+    SecretsFile {
+        /// What it holds.
+        what: &'static str,
         /// The file.
         path: PathBuf,
         /// Why.

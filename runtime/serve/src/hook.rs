@@ -84,7 +84,7 @@ pub(crate) async fn agent_hook(
     let observed = class_of(&envelope.kind) == EventClass::Observe;
     if observed && !takes_context(&envelope.kind) {
         return match service.emit(envelope).await {
-            Ok(_) | Err(EmitError::Conflict { .. }) => axum::Json(json!({})).into_response(),
+            Ok(_) | Err(EmitError::Conflict { .. }) => axum::Json(door.silence()).into_response(),
             Err(e) => door.refuse(gate, refused(&e)),
         };
     }
@@ -105,10 +105,22 @@ impl Door<'_> {
         agent: Option<String>,
     ) -> Result<(Access, BridgeEvent), Response> {
         let (bridge, state) = (self.bridge, self.state);
-        // The gate the hook entry serves, before anything is read.
-        let gate = bridge.gate_served(named, None);
+        // A signed source proves itself with its body's signature, read
+        // below; the others with a token, before the body is read.
+        let signed = bridge.protocol().signature.is_some();
+        // The gate the hook entry serves, before anything is read. A signed
+        // source's frames are gates (but for a type a later protocol may
+        // add), each refused with the same verdict: refused before it is
+        // read, a frame is refused as a gate.
+        let gate = bridge
+            .gate_served(named, None)
+            .or_else(|| bridge.gates().first().copied().filter(|_| signed));
         let refuse = |e: ApiError| self.refuse(gate, e);
-        let access = state.admit(headers).map_err(refuse)?;
+        let access = match signed {
+            true => state.admit_signed(),
+            false => state.admit(headers),
+        }
+        .map_err(refuse)?;
         match state.body_type(headers).map_err(refuse)? {
             BodyType::Json => {}
             _ => {
@@ -120,9 +132,15 @@ impl Door<'_> {
             }
         }
         let (body, mut charge) = state.read(headers, body).await.map_err(refuse)?;
+        let sent = match signed {
+            true => Some(state.signed(headers, &body).map_err(refuse)?),
+            false => None,
+        };
         state.charge_parse(&mut charge, &body).map_err(refuse)?;
         let text = String::from_utf8_lossy(&body);
-        let gate = bridge.gate_served(named, Some(&text));
+        let gate = bridge
+            .gate_served(named, Some(&text))
+            .or(gate.filter(|_| signed));
         if let Some((path, redactor)) = &state.record {
             let name = agent.as_deref();
             let recorded = Recorded::new(bridge, name, named, "http", &text, redactor);
@@ -131,7 +149,12 @@ impl Door<'_> {
             }
         }
         let agent = agent.unwrap_or_else(|| bridge.name().to_owned());
-        match bridge.read(&agent, &text, named, "http") {
+        let read = match sent {
+            // When the source says it sent it: its retry is the same event.
+            Some(sent) => bridge.read_sent_at(&agent, &text, named, "http", sent),
+            None => bridge.read(&agent, &text, named, "http"),
+        };
+        match read {
             Ok(event) => Ok((access, event)),
             Err(e) => {
                 state.metrics.refuse("malformed");
@@ -143,6 +166,12 @@ impl Door<'_> {
                 Err(self.refuse(gate, e))
             }
         }
+    }
+
+    /// What the agent is answered when there is nothing to say: its own
+    /// no-opinion form, else `{}`.
+    fn silence(&self) -> serde_json::Value {
+        self.bridge.no_opinion().unwrap_or_else(|| json!({}))
     }
 
     /// A gate's refusal in the agent's words (a 200 the agent blocks on),
@@ -178,7 +207,8 @@ impl Door<'_> {
                 answer, resolution, ..
             }) => {
                 self.state.metrics.decision(endpoint, "resolved");
-                let mut response = axum::Json(answer.unwrap_or_else(|| json!({}))).into_response();
+                let mut response =
+                    axum::Json(answer.unwrap_or_else(|| self.silence())).into_response();
                 // A signed receipt rides in a header: the body is the agent's.
                 if let Some(envelope) = receipt_of
                     && let Some(resolution) = &resolution
@@ -199,7 +229,7 @@ impl Door<'_> {
                     // late, and nothing is the safe answer (a stop is let
                     // stop).
                     tracing::warn!(event = %name, "hooks did not answer within the budget ({} ms); answered nothing", budget.as_millis());
-                    return axum::Json(json!({})).into_response();
+                    return axum::Json(self.silence()).into_response();
                 }
                 self.refuse(gate, timed_out(budget))
             }

@@ -35,6 +35,7 @@ mod router;
 mod routes;
 mod slots;
 mod tally;
+mod webhooks;
 
 /// Unit tests count what parsing allocates (`cost.rs`).
 #[cfg(test)]
@@ -58,6 +59,7 @@ pub use budget::{DEFAULT_MAX_IN_FLIGHT_BYTES, PARSE_WINDOW};
 pub use error::{ApiError, BoxError, ServeError};
 pub use ingest::{Format, Forward, MAX_ITEMS, Streams, Tap, Text};
 pub use router::routes;
+pub use webhooks::{TOLERANCE_SECS, WebhookSecrets};
 
 use auth::RateLimiter;
 use metrics::ServerMetrics;
@@ -136,6 +138,10 @@ pub struct ServeOptions {
     /// the folder's redaction patterns, to this recording
     /// (`hookrt::front::record`).
     pub record: Option<PathBuf>,
+    /// The secrets a signed source's requests are checked with (Anthropic's
+    /// inference hooks, `Protocol::signature`); `None`: its route refuses
+    /// every request.
+    pub webhook_secrets: Option<WebhookSecrets>,
 }
 
 impl ServeOptions {
@@ -164,6 +170,7 @@ impl ServeOptions {
             tap: None,
             agents: Bridge::ALL.to_vec(),
             record: None,
+            webhook_secrets: None,
         }
     }
 }
@@ -220,7 +227,9 @@ pub async fn serve(
     )
     .await?;
     let journal = options.journal.as_deref().map(open_journal).transpose()?;
-    let keys = tokens.as_ref().map_or(1, |t| t.len());
+    // One bucket per token (or the one of a server without), and one for
+    // signed sources' requests.
+    let keys = tokens.as_ref().map_or(1, |t| t.len()) + 1;
     let state = Arc::new(AppState {
         durability: service.durability(),
         service: RwLock::new(Some(service)),
@@ -239,6 +248,7 @@ pub async fn serve(
         forward: options.forward.clone(),
         tap: options.tap.clone(),
         record,
+        webhook_secrets: options.webhook_secrets.clone(),
     });
     reload_on_hangup(state.clone())?;
     let flusher = tokio::spawn(give_back_once_delivered(state.clone()));

@@ -77,6 +77,8 @@ pub(crate) struct AppState {
     /// Where the agent routes record their inputs, and what masks them
     /// (the folder's redaction patterns when serve started).
     pub record: Option<(std::path::PathBuf, hookrt::sandbox::Redactor)>,
+    /// What signed sources' requests are checked with (`webhooks.rs`).
+    pub webhook_secrets: Option<crate::webhooks::WebhookSecrets>,
 }
 
 pub(crate) type Shared = Arc<AppState>;
@@ -101,6 +103,36 @@ impl AppState {
             too_many(wait)
         })?;
         Ok(access)
+    }
+
+    /// Takes one request from the bucket of signed sources' requests (their
+    /// signature is checked once the body is read, [`AppState::signed`]):
+    /// they may send their own events, nothing else.
+    pub(crate) fn admit_signed(&self) -> Result<Access, ApiError> {
+        let key = self.tokens.as_ref().map_or(1, |t| t.len());
+        self.limiter.take(key).map_err(|wait| {
+            self.metrics.rate_limited.inc();
+            too_many(wait)
+        })?;
+        Ok(Access {
+            agents: None,
+            admin: false,
+        })
+    }
+
+    /// When `headers` sign `body` with a configured webhook secret, when
+    /// the source says it sent it (after the Unix epoch), else the 401
+    /// saying why.
+    pub(crate) fn signed(&self, headers: &HeaderMap, body: &[u8]) -> Result<Duration, ApiError> {
+        let Some(secrets) = &self.webhook_secrets else {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "this server has no webhook secret: a signed source's route refuses every request",
+                "start hookrt serve with --webhook-secrets FILE holding the source's `whsec_` secret (docs/serve.md#signed-sources)",
+            )
+            .with_code("bad_signature"));
+        };
+        secrets.verify(headers, body).map(Duration::from_secs)
     }
 
     /// What the request's Content-Type says its body is: JSON or NDJSON,

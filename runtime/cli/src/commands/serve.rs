@@ -84,6 +84,11 @@ pub(crate) struct ServeArgs {
     /// Serve without authentication (only on a loopback address).
     #[arg(long)]
     pub insecure_no_auth: bool,
+    /// File of Standard Webhooks secrets (`whsec_…`, one per line; two
+    /// while one is rotated) that signed sources' requests are checked with:
+    /// Anthropic's inference hooks, POSTing to /v1/anthropic-inference.
+    #[arg(long, value_name = "FILE")]
+    pub webhook_secrets: Option<PathBuf>,
     /// How long /v1/decide and /v1/edit wait for hooks before failing closed.
     #[arg(long, default_value = "2000", value_name = "MS")]
     pub decide_timeout_ms: u64,
@@ -170,6 +175,11 @@ fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitCode>
     options.build = Some(build);
     options.journal = args.journal.clone();
     options.insecure_no_auth = args.insecure_no_auth;
+    options.webhook_secrets = args
+        .webhook_secrets
+        .as_deref()
+        .map(hookrt_serve::WebhookSecrets::from_file)
+        .transpose()?;
     options.decide_timeout = Duration::from_millis(args.decide_timeout_ms);
     options.max_body_bytes = args.max_body_bytes;
     options.max_connections = args.max_connections;

@@ -3,9 +3,15 @@
 
 /// The current UTC time as RFC 3339 with milliseconds.
 pub fn now_rfc3339() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    rfc3339(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default(),
+    )
+}
+
+/// The UTC time `now` after the Unix epoch as RFC 3339 with milliseconds.
+pub fn rfc3339(now: std::time::Duration) -> String {
     let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

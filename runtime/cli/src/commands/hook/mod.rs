@@ -66,7 +66,8 @@ pub(crate) struct ClaudeArgs {
 pub(crate) struct HookArgs {
     /// The agent folder whose hooks run (build it first: `hookrt build DIR`).
     pub dir: PathBuf,
-    /// The agent whose hook this is: claude-code, codex, gemini, cursor or copilot.
+    /// The agent whose hook this is: claude-code, codex, gemini, cursor or copilot
+    /// (or anthropic-inference: an inference hook's frame, to test one by hand).
     #[arg(long, value_name = "AGENT")]
     pub agent: String,
     /// The event, for agents whose input does not name it (the hook entry

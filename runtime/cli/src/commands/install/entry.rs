@@ -30,13 +30,21 @@ pub(super) struct Agent {
 }
 
 impl Agent {
-    /// Every event of `bridge`.
-    pub(super) fn of(bridge: Bridge) -> Agent {
-        Agent {
+    /// Every event of `bridge`; an error where no file names hookrt for
+    /// it (an inference hook, set in an admin console).
+    pub(super) fn of(bridge: Bridge) -> anyhow::Result<Agent> {
+        let Some(install) = &bridge.protocol().install else {
+            anyhow::bail!(
+                "{} are not set in a file hookrt can write: point them at `hookrt serve`'s route {} (docs/agents.md)",
+                bridge.protocol().label,
+                bridge.route()
+            );
+        };
+        Ok(Agent {
             bridge,
-            install: &bridge.protocol().install,
+            install,
             only: None,
-        }
+        })
     }
 
     /// Only the events in `only` (all when `None`).
@@ -227,7 +235,7 @@ pub(super) fn is_ours(hook: &Value, agent: &Agent) -> bool {
     };
     let agents = || Bridge::ALL.into_iter().chain([agent.bridge]);
     let line = agents()
-        .filter_map(|b| match b.protocol().install.command {
+        .filter_map(|b| match b.protocol().install.as_ref()?.command {
             CommandForm::Line(key) => Some(key),
             CommandForm::Args => None,
         })
@@ -239,7 +247,7 @@ pub(super) fn is_ours(hook: &Value, agent: &Agent) -> bool {
         });
     let http = hook["url"].as_str().is_some_and(|u| {
         agents()
-            .filter(|b| b.protocol().install.http_hooks)
+            .filter(|b| b.protocol().install.as_ref().is_some_and(|i| i.http_hooks))
             .any(|b| u.contains(&b.route()))
     });
     args || line || http

@@ -108,13 +108,14 @@ fn agent(name: &str) -> Result<Bridge> {
 
 fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitCode> {
     let lock = &loading.lock;
+    let agent = Agent::of(bridge)?;
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
     let only = match place.all_events {
         true => None,
         false => needed::needed(loading, &dir, bridge)?,
     };
-    let agent = Agent::of(bridge).only(only);
+    let agent = agent.only(only);
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
     let target = target(&agent, place, &cwd)?;
     let file = target.path();
@@ -240,7 +241,7 @@ mod tests {
 
     #[test]
     fn a_merge_keeps_the_users_hooks_and_replaces_hookrts_own() {
-        let claude = Agent::of(agent("claude-code").unwrap());
+        let claude = Agent::of(agent("claude-code").unwrap()).unwrap();
         let mut s = json!({
             "model": "opus",
             "hooks": {
@@ -280,7 +281,7 @@ mod tests {
 
     #[test]
     fn flat_files_keep_the_users_hooks_and_take_the_agents_units() {
-        let cursor = Agent::of(agent("cursor").unwrap());
+        let cursor = Agent::of(agent("cursor").unwrap()).unwrap();
         let mut s =
             json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "./audit.sh"}]}});
         assert_eq!(merge(&mut s, &cursor, &command()).unwrap(), 1);
@@ -294,7 +295,7 @@ mod tests {
         let once = s.clone();
         merge(&mut s, &cursor, &command()).unwrap();
         assert_eq!(s, once, "a second run changes nothing");
-        let copilot = Agent::of(agent("copilot").unwrap());
+        let copilot = Agent::of(agent("copilot").unwrap()).unwrap();
         let mut s = json!({});
         merge(&mut s, &copilot, &command()).unwrap();
         assert_eq!(s["version"], 1);
@@ -303,7 +304,7 @@ mod tests {
             "/usr/bin/hookrt hook --agent copilot --event preToolUse /agent --deadline-ms 10000"
         );
         assert_eq!(s["hooks"]["preToolUse"][0]["timeoutSec"], 15);
-        let gemini = Agent::of(agent("gemini").unwrap());
+        let gemini = Agent::of(agent("gemini").unwrap()).unwrap();
         let mut s = json!({"hooksConfig": {"enabled": true}});
         merge(&mut s, &gemini, &command()).unwrap();
         assert_eq!(s["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 15_000);
@@ -312,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_users_empty_list_or_group_is_kept_as_it_was() {
-        let claude = Agent::of(agent("claude-code").unwrap());
+        let claude = Agent::of(agent("claude-code").unwrap()).unwrap();
         let mut s = json!({"hooks": {
             "Custom": [],
             "Stop": [{"matcher": "", "hooks": []}],
@@ -326,7 +327,7 @@ mod tests {
             s["hooks"].get("Retired").is_none(),
             "emptied of hookrt's: gone"
         );
-        let cursor = Agent::of(agent("cursor").unwrap());
+        let cursor = Agent::of(agent("cursor").unwrap()).unwrap();
         let mut s = json!({"version": 1, "hooks": {"custom": []}});
         merge(&mut s, &cursor, &command()).unwrap();
         assert_eq!(s["hooks"]["custom"], json!([]));
@@ -343,6 +344,7 @@ mod tests {
         ],
         event_field: None,
         session_fields: &["session"],
+        id_field: None,
         subagent_fields: None,
         kept: &[],
         dropped: &[],
@@ -361,7 +363,7 @@ mod tests {
         refusal: |_, reason| json!({"deny": reason}),
         silence: hookrt::front::bridge::protocol::Silence::Nothing,
         refuses_in_json: &[],
-        install: Install {
+        install: Some(Install {
             shape: Shape::Grouped,
             project: ".fable/settings.json",
             user: ".fable/settings.json",
@@ -378,7 +380,8 @@ mod tests {
                 hookrt::front::bridge::protocol::TimeUnit::Milliseconds,
             ),
             fail_closed: Some(FailClosed::Word("onError", "deny")),
-        },
+        }),
+        signature: None,
         openapi: hookrt::front::bridge::protocol::OpenApi {
             operation_id: "fableHook",
             input_schema: "FableHookInput",
@@ -387,7 +390,7 @@ mod tests {
 
     #[test]
     fn an_agent_defined_in_one_protocol_is_installed_as_it_says() {
-        let fable = Agent::of(Bridge::of(&FABLE));
+        let fable = Agent::of(Bridge::of(&FABLE)).unwrap();
         let mut s = json!({});
         merge(&mut s, &fable, &command()).unwrap();
         let step = &s["hooks"]["beforeStep"][0];
@@ -418,7 +421,7 @@ mod tests {
 
     #[test]
     fn settings_that_are_not_hooks_are_refused_not_overwritten() {
-        let claude = Agent::of(agent("claude-code").unwrap());
+        let claude = Agent::of(agent("claude-code").unwrap()).unwrap();
         for bad in [
             json!([]),
             json!({"hooks": []}),
@@ -429,7 +432,7 @@ mod tests {
                 "{bad}"
             );
         }
-        let cursor = Agent::of(agent("cursor").unwrap());
+        let cursor = Agent::of(agent("cursor").unwrap()).unwrap();
         assert!(merge(&mut json!({"version": 2}), &cursor, &command()).is_err());
     }
 }

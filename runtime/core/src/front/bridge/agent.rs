@@ -113,6 +113,26 @@ impl Bridge {
         read(self.0, agent, input, event, transport)
     }
 
+    /// [`Bridge::read`] of an input its source says it sent at `sent`
+    /// (after the Unix epoch; a signed source's verified timestamp): the
+    /// envelope's timestamp is that, not when it was read, so a source that
+    /// names its events ([`Protocol::id_field`]) and sends one again (a
+    /// retry) sends the very same event, decided once.
+    pub fn read_sent_at(
+        self,
+        agent: &str,
+        input: &str,
+        event: Option<&str>,
+        transport: &str,
+        sent: std::time::Duration,
+    ) -> Result<BridgeEvent, BridgeError> {
+        let stamp = Stamp {
+            timestamp: crate::event::clock::rfc3339(sent),
+            ..Stamp::now()
+        };
+        read_stamped(self.0, agent, input, event, transport, stamp)
+    }
+
     /// [`Bridge::read`] stamped as `stamp` says (a replayed recording).
     pub(crate) fn read_stamped(
         self,
@@ -161,11 +181,14 @@ impl Bridge {
 
     /// What a command hook prints when there is nothing to say: nothing,
     /// or `{}` where the agent would read anything else on stderr or stdout
-    /// as a message (Gemini CLI).
+    /// as a message (Gemini CLI), or the allow of a source every answer of
+    /// which must be a verdict (Anthropic's inference hooks).
     pub fn no_opinion(self) -> Option<Value> {
         match self.0.silence {
             Silence::Nothing => None,
-            Silence::EmptyObject => Some(Value::Object(Default::default())),
+            Silence::Json(text) => Some(
+                serde_json::from_str(text).expect("a protocol's silence is JSON (unit-tested)"),
+            ),
         }
     }
 
@@ -244,17 +267,16 @@ mod tests {
         for bridge in Bridge::ALL {
             let p = bridge.protocol();
             let known = |e: &&str| bridge.events().iter().any(|(name, _)| name == e);
-            let install = &p.install;
-            for list in [
-                p.gates,
-                p.context_events,
-                install.tool_events,
-                install.not_installed,
-                install.command_only,
-            ] {
+            let installed = p
+                .install
+                .iter()
+                .flat_map(|i| [i.tool_events, i.not_installed, i.command_only]);
+            for list in [p.gates, p.context_events].into_iter().chain(installed) {
                 assert!(list.iter().all(known), "{bridge:?}: {list:?}");
             }
             assert!(p.refuses_in_json.iter().all(|g| bridge.is_gate(g)));
+            // A silence given as JSON text parses (`no_opinion` relies on it).
+            let _ = bridge.no_opinion();
             assert_eq!(Bridge::named(bridge.name()), Some(bridge));
         }
     }
@@ -262,16 +284,22 @@ mod tests {
     /// Each agent's failure form, written out rather than read back from
     /// the protocols: exit 2 blocks every gate, but Copilot CLI lets a
     /// prompt through on any exit, so its prompt gate refuses in JSON and
-    /// exits 0; any other event exits 1 (shown, and the agent goes on).
+    /// exits 0 (as an inference hook's frames do: a verdict is the only
+    /// answer); any other event exits 1 (shown, and the agent goes on).
     #[test]
     fn each_agents_failure_blocks_its_gates_and_lets_other_events_go_on() {
         let reason = "the agent folder does not exist";
         let said = format!("hookrt could not decide this, so it is refused: {reason}");
-        let in_json = [(
-            "copilot",
-            "userPromptSubmitted",
-            serde_json::json!({"decision": "block", "reason": said}),
-        )];
+        let verdict = serde_json::json!({"action": "deny", "deny_reason": said});
+        let in_json = [
+            (
+                "copilot",
+                "userPromptSubmitted",
+                serde_json::json!({"decision": "block", "reason": said}),
+            ),
+            ("anthropic-inference", "prompt", verdict.clone()),
+            ("anthropic-inference", "tool_call", verdict),
+        ];
         let mut refused_in_json = 0;
         for bridge in Bridge::ALL {
             assert!(!bridge.gates().is_empty(), "{bridge:?} has gates");

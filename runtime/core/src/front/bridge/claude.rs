@@ -65,6 +65,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     events: &CLAUDE_EVENTS,
     event_field: Some("hook_event_name"),
     session_fields: &["session_id"],
+    id_field: None,
     subagent_fields: Some(("agent_id", "agent_type")),
     kept: &[
         "cwd",
@@ -88,7 +89,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     refusal: claude_refusal,
     silence: Silence::Nothing,
     refuses_in_json: &[],
-    install: Install {
+    install: Some(Install {
         shape: Shape::Grouped,
         project: ".claude/settings.json",
         user: ".claude/settings.json",
@@ -112,7 +113,8 @@ pub(super) static PROTOCOL: Protocol = Protocol {
         name: None,
         timeout: ("timeout", TimeUnit::Seconds),
         fail_closed: Some(FailClosed::Word("onFailure", "block")),
-    },
+    }),
+    signature: None,
     openapi: OpenApi {
         operation_id: "claudeCode",
         input_schema: "ClaudeHookInput",

@@ -45,6 +45,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     events: &CODEX_EVENTS,
     event_field: Some("hook_event_name"),
     session_fields: &["session_id"],
+    id_field: None,
     subagent_fields: Some(("agent_id", "agent_type")),
     kept: &["cwd", "permission_mode", "model", "agent_id", "agent_type"],
     dropped: &["transcript_path", "agent_transcript_path"],
@@ -62,7 +63,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     refusal: claude_refusal,
     silence: Silence::Nothing,
     refuses_in_json: &[],
-    install: Install {
+    install: Some(Install {
         shape: Shape::Grouped,
         project: ".codex/hooks.json",
         user: "hooks.json",
@@ -76,7 +77,8 @@ pub(super) static PROTOCOL: Protocol = Protocol {
         name: None,
         timeout: ("timeout", TimeUnit::Seconds),
         fail_closed: None,
-    },
+    }),
+    signature: None,
     openapi: OpenApi {
         operation_id: "codexHook",
         input_schema: "CodexHookInput",

@@ -56,6 +56,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     events: &COPILOT_EVENTS,
     event_field: None,
     session_fields: &["sessionId", "session_id"],
+    id_field: None,
     subagent_fields: Some(("agentId", "agentName")),
     kept: &["cwd"],
     dropped: &["timestamp", "transcriptPath", "transcript_path", "hookName"],
@@ -74,7 +75,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     // Copilot lets a prompt through on a failing exit: its block goes as
     // JSON, exit 0.
     refuses_in_json: &["userPromptSubmitted"],
-    install: Install {
+    install: Some(Install {
         shape: Shape::Flat,
         project: ".github/hooks/hookrt.json",
         user: "hooks/hookrt.json",
@@ -88,7 +89,8 @@ pub(super) static PROTOCOL: Protocol = Protocol {
         name: None,
         timeout: ("timeoutSec", TimeUnit::Seconds),
         fail_closed: None,
-    },
+    }),
+    signature: None,
     openapi: OpenApi {
         operation_id: "copilotHook",
         input_schema: "CopilotHookInput",

@@ -58,6 +58,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     events: &CURSOR_EVENTS,
     event_field: Some("hook_event_name"),
     session_fields: &["conversation_id", "session_id"],
+    id_field: None,
     subagent_fields: Some(("subagent_type", "subagent_type")),
     kept: &["workspace_roots", "model", "cursor_version"],
     dropped: &["transcript_path", "user_email"],
@@ -74,7 +75,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     refusal: cursor_refusal,
     silence: Silence::Nothing,
     refuses_in_json: &[],
-    install: Install {
+    install: Some(Install {
         shape: Shape::Flat,
         project: ".cursor/hooks.json",
         user: ".cursor/hooks.json",
@@ -88,7 +89,8 @@ pub(super) static PROTOCOL: Protocol = Protocol {
         name: None,
         timeout: ("timeout", TimeUnit::Seconds),
         fail_closed: Some(FailClosed::Flag("failClosed")),
-    },
+    }),
+    signature: None,
     openapi: OpenApi {
         operation_id: "cursorHook",
         input_schema: "CursorHookInput",

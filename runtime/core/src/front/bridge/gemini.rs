@@ -42,6 +42,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     events: &GEMINI_EVENTS,
     event_field: Some("hook_event_name"),
     session_fields: &["session_id"],
+    id_field: None,
     subagent_fields: None,
     kept: &["cwd"],
     dropped: &["transcript_path", "timestamp"],
@@ -56,9 +57,9 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     context_events: &GEMINI_CONTEXT_EVENTS,
     answer: gemini_answer,
     refusal: gemini_refusal,
-    silence: Silence::EmptyObject,
+    silence: Silence::Json("{}"),
     refuses_in_json: &[],
-    install: Install {
+    install: Some(Install {
         shape: Shape::Grouped,
         project: ".gemini/settings.json",
         user: ".gemini/settings.json",
@@ -74,7 +75,8 @@ pub(super) static PROTOCOL: Protocol = Protocol {
         name: Some("hookrt"),
         timeout: ("timeout", TimeUnit::Milliseconds),
         fail_closed: None,
-    },
+    }),
+    signature: None,
     openapi: OpenApi {
         operation_id: "geminiHook",
         input_schema: "GeminiHookInput",

@@ -15,6 +15,9 @@
 //!   where it was read: agents send each input once, never retry a hook,
 //!   and send the very same input again for a new event (a second stop of
 //!   a turn a hook kept going), so the same input twice is two events;
+//!   a source that names each event once and again on a retry (an
+//!   inference hook's `request_id`, [`Protocol::id_field`]) has its event
+//!   id made of that name instead, so a retry or a replay is one event;
 //! - every event's data names where it came from, `bridge: {agent, event,
 //!   transport}`, so one journal shows one trail across agents.
 
@@ -111,6 +114,18 @@ pub(crate) fn read_stamped(
     let Value::Object(mut fields) = serde_json::from_str::<Value>(input)? else {
         return Err(shape("the input must be a JSON object".into()));
     };
+    // Read before the session, which may fall back to it.
+    let given_id = match protocol.id_field {
+        Some(f) => Some(
+            fields
+                .get(f)
+                .and_then(Value::as_str)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+                .ok_or_else(|| shape(format!("`{f}` is missing")))?,
+        ),
+        None => None,
+    };
     let (event, session) = event_and_session(protocol, &mut fields, event)?;
     let transcript = named_transcript(protocol, &fields);
     for f in protocol.dropped {
@@ -157,12 +172,20 @@ pub(crate) fn read_stamped(
         ordinal: None,
         subagent,
     };
-    let envelope_id = format!(
-        "{}-{}-{}",
-        protocol.word,
-        hex::encode(&id.digest[..8]),
-        stamp.reading
-    );
+    let envelope_id = match given_id {
+        // The source's own id: the same on a retry, so one event.
+        Some(given) => format!(
+            "{}-{}",
+            protocol.word,
+            hex::encode(&Sha256::digest(given.as_bytes())[..12])
+        ),
+        None => format!(
+            "{}-{}-{}",
+            protocol.word,
+            hex::encode(&id.digest[..8]),
+            stamp.reading
+        ),
+    };
     let mut envelope =
         Envelope::draft(envelope_id, mapped.kind, stamp.timestamp, coordinates, data);
     envelope.validate()?;

@@ -10,7 +10,9 @@
 //!   events observed, subagents scoped, ids and sequences from a digest);
 //! - [`reply`]: what every agent's answer is made of;
 //! - `claude`, `codex`, `gemini`, `cursor`, `copilot`: each agent's
-//!   `Protocol` (crate-private: reached through [`Bridge`]);
+//!   `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
+//!   Anthropic's inference hooks, a plane rather than an agent, spoken to
+//!   the same way;
 //! - `agent`: [`Bridge`], the registry and one way to speak to each.
 
 mod agent;
@@ -21,7 +23,8 @@ pub mod reply;
 pub use agent::{Bridge, Failure};
 pub(crate) use hook_input::Stamp;
 pub use hook_input::{BridgeError, BridgeEvent};
-pub use protocol::{MapFn, Protocol, Transcripts};
+pub use inference::{MAX_DENY_REASON, MAX_REFERENCE_ID};
+pub use protocol::{MapFn, Protocol, Signature, Transcripts};
 
 // Each agent's module, declared as a plain `mod` so that tools following
 // the module tree see it (cargo-mutants does not look inside a macro's
@@ -31,6 +34,7 @@ mod codex;
 mod copilot;
 mod cursor;
 mod gemini;
+mod inference;
 
 /// Lists each agent's `PROTOCOL`, in order, for [`Bridge::ALL`]: the
 /// registry is the one line that calls it.
@@ -43,4 +47,4 @@ macro_rules! agents {
 }
 
 // The registry: one name per agent, in the order the docs list them.
-agents![claude, codex, gemini, cursor, copilot];
+agents![claude, codex, gemini, cursor, copilot, inference];

@@ -34,6 +34,12 @@ pub struct Protocol {
     pub event_field: Option<&'static str>,
     /// The input fields holding the session id, the first present wins.
     pub session_fields: &'static [&'static str],
+    /// The input field holding an id the source gives each event once and
+    /// again on a retry (Anthropic's `request_id`): the event's id is made
+    /// of it, so a retried or replayed input is the same event, decided
+    /// once. `None`: each reading is an event of its own (agents never
+    /// retry a hook, and send the very same input for a new event).
+    pub id_field: Option<&'static str>,
     /// The fields naming a subagent (its id, its type) when the input comes
     /// from inside one.
     pub subagent_fields: Option<(&'static str, &'static str)>,
@@ -66,8 +72,13 @@ pub struct Protocol {
     /// The gates a failed command hook refuses in JSON on stdout, exiting
     /// 0, because the agent lets them through on a failing exit.
     pub refuses_in_json: &'static [&'static str],
-    /// Where and how `hookrt install` writes the agent's hook entries.
-    pub install: Install,
+    /// Where and how `hookrt install` writes the agent's hook entries;
+    /// `None` where no file names hookrt (an inference hook is set in the
+    /// organisation's admin console): `install` says where instead.
+    pub install: Option<Install>,
+    /// How a request to the agent's route proves who sent it, when not
+    /// with hookrt's bearer token: `None` for the agents' own hooks.
+    pub signature: Option<Signature>,
     /// The agent's route in docs/openapi.json.
     pub openapi: OpenApi,
 }
@@ -107,14 +118,26 @@ pub type MapFn = fn(
     id: &Reading,
 ) -> Result<Mapped, Missing>;
 
-/// What a command hook prints when there is nothing to say.
+/// What a command hook prints, and an HTTP route answers, when there is
+/// nothing to say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Silence {
-    /// Nothing.
+    /// Nothing (over HTTP, `{}`).
     Nothing,
-    /// `{}`: the agent would read anything else (a warning on stderr, an
-    /// empty stdout) as a message (Gemini CLI).
-    EmptyObject,
+    /// This JSON: `{}` where the agent would read anything else (a warning
+    /// on stderr, an empty stdout) as a message (Gemini CLI), an allow
+    /// where every answer must be a verdict (Anthropic's inference hooks).
+    Json(&'static str),
+}
+
+/// How a source signs its requests to its route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signature {
+    /// Standard Webhooks (standardwebhooks.com): `webhook-id`,
+    /// `webhook-timestamp` and `webhook-signature` headers, HMAC-SHA256
+    /// of `id.timestamp.body` under a `whsec_` secret; the id is the
+    /// input's [`Protocol::id_field`].
+    StandardWebhooks,
 }
 
 /// Where and how an agent's hook configuration names hookrt.

@@ -95,7 +95,7 @@ pub(crate) fn package(
         None => out.to_owned(),
     };
     copy_folder(&dir, &root.join(FOLDER))?;
-    let agent = Agent::of(bridge).only(only);
+    let agent = Agent::of(bridge)?.only(only);
     let transport = Transport {
         hookrt: hookrt.to_owned(),
         dir: format!("${{{}}}/{FOLDER}", format.root),

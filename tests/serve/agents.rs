@@ -619,6 +619,9 @@ fn an_event_a_newer_release_adds_is_answered_with_no_opinion_by_every_agent() {
         let input = match bridge.name() {
             "copilot" => json!({"sessionId": "s", "widget": 7}),
             "cursor" => json!({"hook_event_name": "beforeWidget", "conversation_id": "s"}),
+            "anthropic-inference" => {
+                json!({"type": "widget", "request_id": "req_w", "session_id": "s", "messages": []})
+            }
             _ => json!({"hook_event_name": "BeforeWidget", "session_id": "s"}),
         };
         let answer = command_answer(bridge, &example, "beforeWidget", &input);

@@ -1,8 +1,10 @@
 //! One hook folder, every agent: the example agent's policy decides the
 //! same dangerous call (`rm -rf build/`) the same way whichever of the five
-//! agents asks, over each agent's way in (Claude Code's and Copilot CLI's
-//! `http` hooks; Codex's, Gemini CLI's and Cursor's command hooks, each
-//! once on its own and once forwarding to the same `hookrt serve`), and the
+//! agents asks, or Anthropic's inference hook (a tool-call frame, signed),
+//! over each one's way in (Claude Code's and Copilot CLI's `http` hooks;
+//! Codex's, Gemini CLI's and Cursor's command hooks, each once on its own
+//! and once forwarding to the same `hookrt serve`; the inference hook's
+//! frame once through `hookrt hook`, once POSTed to its route), and the
 //! service's journal holds one trail across them: each event with the agent
 //! and the event it came from, each delivery of it, each resolution.
 
@@ -41,7 +43,19 @@ fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
     succeeded(&mut hookrt(&["build", dir.to_str().unwrap()]));
     let journal_dir = tempfile::tempdir().unwrap();
     let journal = journal_dir.path().join("journal.db");
-    let server = Server::start(&dir, &["--journal", journal.to_str().unwrap()]);
+    let secrets = journal_dir.path().join("webhook-secrets");
+    std::fs::write(&secrets, crate::inference::SECRET).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let server = Server::start(
+        &dir,
+        &[
+            "--journal",
+            journal.to_str().unwrap(),
+            "--webhook-secrets",
+            secrets.to_str().unwrap(),
+        ],
+    );
     let url = format!("http://{}", server.addr);
     let mut reasons = Vec::new();
     for bridge in Bridge::ALL {
@@ -56,6 +70,22 @@ fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
                     &format!("/v1/{}?event={event}", bridge.name()),
                     "application/json",
                     input.to_string().as_bytes(),
+                );
+                assert_eq!(reply.status, 200, "{}: {}", bridge.name(), reply.body);
+                reply.json()
+            }
+            // Anthropic's inference hook: its frame, signed as Anthropic
+            // signs it.
+            "anthropic-inference" => {
+                let sent = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs();
+                let reply = crate::inference::post_frame(
+                    &server.addr,
+                    &input,
+                    crate::inference::SECRET,
+                    sent,
                 );
                 assert_eq!(reply.status, 200, "{}: {}", bridge.name(), reply.body);
                 reply.json()

@@ -36,6 +36,8 @@ fn check(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), Str
             "additionalProperties",
             "items",
             "oneOf",
+            "maxLength",
+            "pattern",
         ];
         assert!(
             known.contains(&key.as_str()) || NOTES.contains(&key.as_str()),
@@ -81,6 +83,20 @@ fn check(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), Str
         if !types.iter().any(|t| fits(t)) {
             return Err(format!("{at}: {value} is not {types:?}"));
         }
+    }
+    if let (Some(max), Some(text)) = (
+        schema.get("maxLength").and_then(Value::as_u64),
+        value.as_str(),
+    ) && text.chars().count() as u64 > max
+    {
+        return Err(format!("{at}: longer than {max} characters"));
+    }
+    if let (Some(pattern), Some(text)) = (
+        schema.get("pattern").and_then(Value::as_str),
+        value.as_str(),
+    ) && !regex::Regex::new(pattern).unwrap().is_match(text)
+    {
+        return Err(format!("{at}: `{text}` does not match {pattern}"));
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
         && !allowed.contains(value)
@@ -165,8 +181,13 @@ fn the_document_describes_every_route_and_no_other() {
     for (method, path) in &routes {
         let op = &doc["paths"][path][method.to_lowercase()];
         let open = op["security"] == json!([]);
+        // A signed source's route refuses with a 200 deny: its caller reads
+        // an error status as "let it through".
+        let signed = Bridge::ALL
+            .iter()
+            .any(|b| b.route() == *path && b.protocol().signature.is_some());
         let reply = request(&server.addr, method, path, &[], b"");
-        let expected = if open { 200 } else { 401 };
+        let expected = if open || signed { 200 } else { 401 };
         assert_eq!(reply.status, expected, "{method} {path}: {}", reply.body);
         assert!(
             op["responses"][expected.to_string()].is_object(),
@@ -327,6 +348,11 @@ fn real_answers_are_valid_against_the_documented_schemas() {
         "/v1/admin/reload",
         &post(&server, "/v1/admin/reload", JSON, b""),
     );
+    // Anthropic's inference hook: unsigned, a deny saying so.
+    let frame = crate::common::agent_fixture("anthropic-inference", "tool_call");
+    let unsigned = post(&server, "/v1/anthropic-inference", JSON, frame.as_bytes());
+    assert_eq!(unsigned.json()["action"], "deny", "{}", unsigned.body);
+    seen.check("POST", "/v1/anthropic-inference", &unsigned);
     // Claude Code's hook inputs: a gate's deny, nothing to say, a broken
     // input, the same input twice (two events), too big, not JSON.
     let claude = crate::common::claude_fixture;
@@ -523,7 +549,12 @@ fn real_answers_are_valid_against_the_documented_schemas() {
     ]
     .map(String::from)
     .into_iter()
-    .chain(Bridge::ALL.map(|b| format!("POST {}", b.route())))
+    .chain(
+        Bridge::ALL
+            .iter()
+            .filter(|b| b.protocol().signature.is_none())
+            .map(|b| format!("POST {}", b.route())),
+    )
     .map(|route| format!("{route} 503"))
     .collect();
     assert_eq!(unseen, unready.into_iter().collect::<Vec<_>>());

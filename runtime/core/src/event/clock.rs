@@ -11,7 +11,7 @@ pub fn now_rfc3339() -> String {
 }
 
 /// The UTC time `now` after the Unix epoch as RFC 3339 with milliseconds.
-pub fn rfc3339(now: std::time::Duration) -> String {
+pub(crate) fn rfc3339(now: std::time::Duration) -> String {
     let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

@@ -228,8 +228,22 @@ pub struct PromptSubmitted {
     /// Where the prompt came from, when the agent says (e.g. `user`).
     #[serde(default)]
     pub source: Option<String>,
+    /// The conversation before it, oldest first, where the source sends it
+    /// (Anthropic's inference hooks do). May hold secrets: do not log it.
+    #[serde(default)]
+    pub history: Option<Vec<PriorMessage>>,
 }
 kind!(PromptSubmitted => "prompt.submitted");
+
+/// One message of the conversation before a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorMessage {
+    /// Who wrote it: `user` or `assistant`.
+    pub role: String,
+    /// Its text: text blocks, attachments' extracted text, tool results and
+    /// tool calls, joined by blank lines.
+    pub text: String,
+}
 
 /// `message.completed`: the model finished a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

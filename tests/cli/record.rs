@@ -279,7 +279,11 @@ fn the_agents_page_shows_real_inputs_and_the_envelope_they_become() {
             .unwrap_or_else(|e| panic!("{agent}: {e}"));
         assert_eq!(read.envelope.kind, "actions.requested", "{agent}");
     }
-    assert_eq!(blocks.len(), 6, "five agents and one envelope");
+    assert_eq!(
+        blocks.len(),
+        7,
+        "five agents, the inference hook and one envelope"
+    );
     let claude = &blocks[0].1;
     let envelope = Recorded::parse(claude, 1, Bridge::named("claude-code"), None)
         .and_then(|r| r.event(1))

@@ -2,7 +2,10 @@
 //! a missing folder, a stale hook (never built here) and a panic each refuse
 //! the gate in the agent's own form. Exit 2 blocks a gate for every agent,
 //! except Copilot CLI's prompt gate, which Copilot lets through on any exit:
-//! there the refusal is its block JSON on stdout, exit 0. The forms are
+//! there the refusal is its block JSON on stdout, exit 0; and an inference
+//! hook's frames, which only a verdict answers: a deny on stdout, exit 0
+//! (`hookrt hook --agent anthropic-inference` decides a saved frame by
+//! hand; Anthropic itself posts to `hookrt serve`). The forms are
 //! written out here, not read back from the protocols (a mutation of one
 //! agent's failure arm survived every test until this file).
 
@@ -65,7 +68,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
             says: "HOOKRT_CLAUDE_HOOK_TEST_PANIC is set",
         },
     ];
-    let mut copilot_prompts = 0;
+    let (mut copilot_prompts, mut frames) = (0, 0);
     for bridge in Bridge::ALL {
         let agent = bridge.name();
         for gate in bridge.gates() {
@@ -91,6 +94,18 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                         "{cause}: {answer}"
                     );
                     copilot_prompts += 1;
+                } else if agent == "anthropic-inference" {
+                    assert_eq!(out.status.code(), Some(0), "{gate}, {cause}: {err}");
+                    let answer: Value = serde_json::from_str(said.trim())
+                        .unwrap_or_else(|e| panic!("{cause}: one JSON verdict: {e}: {said}"));
+                    assert_eq!(answer["action"], "deny", "{cause}: {answer}");
+                    let reason = answer["deny_reason"].as_str().unwrap_or_default();
+                    assert!(
+                        reason.starts_with("hookrt could not decide this, so it is refused: ")
+                            && reason.contains(why),
+                        "{gate}, {cause}: {answer}"
+                    );
+                    frames += 1;
                 } else {
                     assert_eq!(out.status.code(), Some(2), "{agent} {gate}, {cause}: {err}");
                     assert_eq!(said, "", "{agent} {gate}, {cause}: nothing on stdout");
@@ -100,4 +115,5 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
         }
     }
     assert_eq!(copilot_prompts, causes.len());
+    assert_eq!(frames, 2 * causes.len(), "both frames, each cause");
 }

@@ -234,6 +234,27 @@ fn signed_frames_get_the_policys_verdict_and_a_retry_is_the_same_event() {
         prompt["data"]["bridge"],
         json!({"agent": "anthropic-inference", "event": "prompt", "transport": "http"})
     );
+
+    // The auditor's proof of coverage knows the plane: the frame's call,
+    // decided by the policy, flagged for nothing.
+    let out = hookrt(&["audit", "coverage", journal.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let session = &report["sessions"][0];
+    assert_eq!(session["agent"], "anthropic-inference", "{report}");
+    let call = &session["calls"][0];
+    assert_eq!(
+        call["call_id"], "toolu_01HiJkLmNoPqRsTuVwXyZaBc",
+        "{report}"
+    );
+    assert_eq!(
+        (&call["verdict"], &call["decided_by"], &call["flags"]),
+        (&json!("deny"), &json!("policy"), &json!([])),
+        "{report}"
+    );
+    assert_eq!(report["summary"]["flagged"], 0, "{report}");
 }
 
 #[test]

@@ -18,6 +18,7 @@ __all__ = [
     "DATA",
     "Usage",
     "RequestedAction",
+    "PriorMessage",
     "SessionStarted",
     "SessionCompleted",
     "SessionFailed",
@@ -157,12 +158,25 @@ class MessageReceived:
 
 
 @dataclass
+class PriorMessage:
+    """One message of the conversation before a prompt."""
+
+    # Who wrote it: user or assistant.
+    role: str
+    # Its text: text blocks, attachments' extracted text, tool results and calls.
+    text: str
+
+
+@dataclass
 class PromptSubmitted:
     """prompt.submitted (gate) - a user prompt, before the model sees it; answer PASS or Block."""
 
     # May hold secrets - do not log it.
     prompt: str
     source: str | None = None
+    # The conversation before it, oldest first, where the source sends it
+    # (Anthropic's inference hooks do). May hold secrets - do not log it.
+    history: list[PriorMessage] | None = None
 
 
 @dataclass

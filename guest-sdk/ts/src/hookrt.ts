@@ -79,6 +79,12 @@ export interface AgentInput {
 }
 
 /** One tool call the model asked for. */
+/** One message of the conversation before a prompt (Anthropic's inference hooks send them). */
+export interface PriorMessage {
+  role: string;
+  text: string;
+}
+
 export interface RequestedAction {
   call_id: string;
   tool: string;
@@ -129,7 +135,7 @@ export interface EventDataMap {
     before_content?: string;
     global_storage: boolean;
   };
-  "prompt.submitted": { prompt: string; source?: string };
+  "prompt.submitted": { prompt: string; source?: string; history?: PriorMessage[] };
   "turn.stopping": { continued: boolean; last_message?: string };
   "permission.requested": { tool: string; input: unknown; call_id?: string; suggestions?: unknown };
   "task.created": { task_id: string; subject: string; description?: string };

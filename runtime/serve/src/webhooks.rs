@@ -190,7 +190,7 @@ mod tests {
         let ok = |h: &HeaderMap, body: &str, now| secrets.verify_at(h, body.as_bytes(), now);
         assert_eq!(
             ok(&headers(ID, TIMESTAMP, SIGNATURE), BODY, TIMESTAMP).unwrap(),
-            ID
+            TIMESTAMP
         );
         // One of several signatures is enough.
         let several = format!("v1,bm90IGl0 {SIGNATURE} v2,whatever");

@@ -225,7 +225,7 @@ pub const KINDS: &[EventKind] = &[
     EventKind::hookrt(
         "prompt.submitted",
         Gate,
-        &["prompt", "source?"],
+        &["prompt", "source?", "history?"],
         "a user prompt is submitted, before the model sees it",
     ),
     EventKind::hookrt(

@@ -166,6 +166,15 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    if bridge.protocol().signature.is_some() && args.http.is_some() {
+        eprintln!(
+            "hookrt hook: {} reach `hookrt serve` signed by their source, on {}: `hookrt hook --agent {}` decides a frame here, without --http",
+            bridge.protocol().label,
+            bridge.route(),
+            bridge.name()
+        );
+        return ExitCode::from(2);
+    }
     let started = Instant::now();
     let deadline = started + Duration::from_millis(args.deadline_ms);
     let command = format!("hookrt hook --agent {}", bridge.name());

@@ -115,17 +115,7 @@ pub(crate) fn read_stamped(
         return Err(shape("the input must be a JSON object".into()));
     };
     // Read before the session, which may fall back to it.
-    let given_id = match protocol.id_field {
-        Some(f) => Some(
-            fields
-                .get(f)
-                .and_then(Value::as_str)
-                .filter(|v| !v.is_empty())
-                .map(str::to_owned)
-                .ok_or_else(|| shape(format!("`{f}` is missing")))?,
-        ),
-        None => None,
-    };
+    let given_id = given_id(protocol, &fields).map_err(shape)?;
     let (event, session) = event_and_session(protocol, &mut fields, event)?;
     let transcript = named_transcript(protocol, &fields);
     for f in protocol.dropped {
@@ -172,20 +162,7 @@ pub(crate) fn read_stamped(
         ordinal: None,
         subagent,
     };
-    let envelope_id = match given_id {
-        // The source's own id: the same on a retry, so one event.
-        Some(given) => format!(
-            "{}-{}",
-            protocol.word,
-            hex::encode(&Sha256::digest(given.as_bytes())[..12])
-        ),
-        None => format!(
-            "{}-{}-{}",
-            protocol.word,
-            hex::encode(&id.digest[..8]),
-            stamp.reading
-        ),
-    };
+    let envelope_id = envelope_id(protocol, given_id.as_deref(), &id.digest, &stamp);
     let mut envelope =
         Envelope::draft(envelope_id, mapped.kind, stamp.timestamp, coordinates, data);
     envelope.validate()?;
@@ -196,6 +173,41 @@ pub(crate) fn read_stamped(
         name: event,
         envelope,
     })
+}
+
+/// The id the source gives the input's event ([`Protocol::id_field`]),
+/// where it names one; what is missing when it must and does not.
+fn given_id(protocol: &Protocol, fields: &Map<String, Value>) -> Result<Option<String>, String> {
+    let Some(f) = protocol.id_field else {
+        return Ok(None);
+    };
+    match fields.get(f).and_then(Value::as_str) {
+        Some(id) if !id.is_empty() => Ok(Some(id.to_owned())),
+        _ => Err(format!("`{f}` is missing")),
+    }
+}
+
+/// The envelope's id: of the source's own id when it gives one (the same
+/// on a retry, so one event), else of the input's digest and this reading.
+fn envelope_id(
+    protocol: &Protocol,
+    given: Option<&str>,
+    digest: &[u8; 32],
+    stamp: &Stamp,
+) -> String {
+    match given {
+        Some(given) => format!(
+            "{}-{}",
+            protocol.word,
+            hex::encode(&Sha256::digest(given.as_bytes())[..12])
+        ),
+        None => format!(
+            "{}-{}-{}",
+            protocol.word,
+            hex::encode(&digest[..8]),
+            stamp.reading
+        ),
+    }
 }
 
 /// Longest transcript path taken from an input.

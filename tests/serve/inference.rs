@@ -315,6 +315,19 @@ fn a_frame_not_signed_with_the_secret_or_too_old_is_denied_and_reaches_no_hook()
         assert!(reason.contains(says), "{says}: {reason}");
         assert_eq!(reply.header("connection"), Some("close"), "{says}");
     }
+    // With `on_failure=source` a refusal is its status: Anthropic's own
+    // failure handling decides. What hooks decide is a verdict still.
+    let left = request(
+        &server.addr,
+        "POST",
+        "/v1/anthropic-inference?on_failure=source",
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(
+        (left.status, left.json()["code"].as_str()),
+        (401, Some("bad_signature"))
+    );
     let (clean, _) = server.terminate();
     assert!(clean);
     assert_eq!(

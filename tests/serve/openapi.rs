@@ -353,6 +353,20 @@ fn real_answers_are_valid_against_the_documented_schemas() {
     let unsigned = post(&server, "/v1/anthropic-inference", JSON, frame.as_bytes());
     assert_eq!(unsigned.json()["action"], "deny", "{}", unsigned.body);
     seen.check("POST", "/v1/anthropic-inference", &unsigned);
+    // Left to Anthropic's failure handling: the error status itself.
+    let to_source = post(
+        &server,
+        "/v1/anthropic-inference?on_failure=source",
+        JSON,
+        frame.as_bytes(),
+    );
+    assert_eq!(
+        to_source.json()["code"],
+        "bad_signature",
+        "{}",
+        to_source.body
+    );
+    seen.check("POST", "/v1/anthropic-inference", &to_source);
     // Claude Code's hook inputs: a gate's deny, nothing to say, a broken
     // input, the same input twice (two events), too big, not JSON.
     let claude = crate::common::claude_fixture;
@@ -549,12 +563,7 @@ fn real_answers_are_valid_against_the_documented_schemas() {
     ]
     .map(String::from)
     .into_iter()
-    .chain(
-        Bridge::ALL
-            .iter()
-            .filter(|b| b.protocol().signature.is_none())
-            .map(|b| format!("POST {}", b.route())),
-    )
+    .chain(Bridge::ALL.map(|b| format!("POST {}", b.route())))
     .map(|route| format!("{route} 503"))
     .collect();
     assert_eq!(unseen, unready.into_iter().collect::<Vec<_>>());

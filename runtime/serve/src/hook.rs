@@ -40,9 +40,14 @@ use crate::tally::{explain, status_of};
 struct Door<'a> {
     state: &'a AppState,
     bridge: Bridge,
+    /// A signed source's `?on_failure=source`: a refusal is its error
+    /// status, so the source's own failure handling decides (Anthropic's
+    /// "Block the request" or "Allow the request"), not a deny.
+    to_source: bool,
 }
 
-/// `POST /v1/<agent>[?event=NAME][&agent=ID][&budget_ms=MS][&receipt=true]`:
+/// `POST /v1/<agent>[?event=NAME][&agent=ID][&budget_ms=MS][&receipt=true]`
+/// (and, for a signed source, `[&on_failure=source]`):
 /// one agent's hook input over HTTP. The metrics' endpoint label is the
 /// agent's name, and so is the agent name hooks see when the request names
 /// none.
@@ -58,6 +63,8 @@ pub(crate) async fn agent_hook(
     let door = Door {
         state: &state,
         bridge,
+        to_source: bridge.protocol().signature.is_some()
+            && param("on_failure").as_deref() == Some("source"),
     };
     let named = param("event");
     let agent = param("agent");
@@ -177,7 +184,7 @@ impl Door<'_> {
     /// A gate's refusal in the agent's words (a 200 the agent blocks on),
     /// or, for any other event, the error.
     fn refuse(&self, gate: Option<&str>, e: ApiError) -> Response {
-        let Some(name) = gate else {
+        let Some(name) = gate.filter(|_| !self.to_source) else {
             return e.into_response();
         };
         self.state.metrics.decision(self.bridge.name(), "failed");

@@ -196,6 +196,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::gemini",
     "front::bridge::cursor",
     "front::bridge::copilot",
+    "front::bridge::inference",
     "front::bridge",
     "front::bridge::agent",
     "front::record",
@@ -282,6 +283,7 @@ const CLI: &[&str] = &[
 const SERVE: &[&str] = &[
     "error",
     "auth",
+    "webhooks",
     "metrics",
     "cost",
     "budget",

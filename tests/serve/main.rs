@@ -40,6 +40,7 @@ mod receipts;
 #[path = "../cli/receiver.rs"]
 mod receiver;
 mod reload;
+mod schema_check;
 mod standin;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -14,10 +14,8 @@
 //!   digest of the input, and the event id from that digest and when and
 //!   where it was read: agents send each input once, never retry a hook,
 //!   and send the very same input again for a new event (a second stop of
-//!   a turn a hook kept going), so the same input twice is two events;
-//!   a source that names each event once and again on a retry (an
-//!   inference hook's `request_id`, [`Protocol::id_field`]) has its event
-//!   id made of that name instead, so a retry or a replay is one event;
+//!   a turn a hook kept going), so the same input twice is two events
+//!   (but where the source names its events: [`Protocol::id_field`]);
 //! - every event's data names where it came from, `bridge: {agent, event,
 //!   transport}`, so one journal shows one trail across agents.
 

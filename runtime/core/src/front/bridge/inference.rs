@@ -13,12 +13,10 @@
 //! message, one verdict for all).
 //!
 //! A verdict cannot rewrite, ask or add context: a rewritten or asked call
-//! is denied (nothing runs that the hooks did not let run as it is), context
-//! is dropped. An unknown `type` is observed and allowed, as the protocol
-//! asks. `request_id` (the `webhook-id`) names the event: a retry is the
-//! same event, decided once. There is no file to install: the endpoint is
-//! set in claude.ai's admin settings (docs/agents.md, "Anthropic inference
-//! hooks").
+//! is denied, context dropped; an unknown `type` is observed and allowed.
+//! `request_id` (the `webhook-id`) names the event: a retry is the same
+//! event. No file is installed: the endpoint is set in claude.ai's admin
+//! settings (docs/agents.md, "Anthropic inference hooks").
 
 use serde_json::{Map, Value, json};
 

@@ -82,30 +82,27 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
             {
                 let out = hook(agent, dir, gate, &input, env);
                 let (said, err) = (text(&out.stdout), text(&out.stderr));
-                if (agent, *gate) == ("copilot", "userPromptSubmitted") {
-                    assert_eq!(out.status.code(), Some(0), "{cause}: {err}");
+                // The refusals in JSON, exit 0: where the verdict is and its word.
+                let in_json = match (agent, *gate) {
+                    ("copilot", "userPromptSubmitted") => Some(("decision", "block", "reason")),
+                    ("anthropic-inference", _) => Some(("action", "deny", "deny_reason")),
+                    _ => None,
+                };
+                if let Some((verdict_at, word, reason_at)) = in_json {
+                    assert_eq!(out.status.code(), Some(0), "{agent} {gate}, {cause}: {err}");
                     let answer: Value = serde_json::from_str(said.trim())
                         .unwrap_or_else(|e| panic!("{cause}: one JSON answer: {e}: {said}"));
-                    assert_eq!(answer["decision"], "block", "{cause}: {answer}");
-                    let reason = answer["reason"].as_str().unwrap_or_default();
+                    assert_eq!(answer[verdict_at], word, "{cause}: {answer}");
+                    let reason = answer[reason_at].as_str().unwrap_or_default();
                     assert!(
                         reason.starts_with("hookrt could not decide this, so it is refused: ")
                             && reason.contains(why),
-                        "{cause}: {answer}"
+                        "{agent} {gate}, {cause}: {answer}"
                     );
-                    copilot_prompts += 1;
-                } else if agent == "anthropic-inference" {
-                    assert_eq!(out.status.code(), Some(0), "{gate}, {cause}: {err}");
-                    let answer: Value = serde_json::from_str(said.trim())
-                        .unwrap_or_else(|e| panic!("{cause}: one JSON verdict: {e}: {said}"));
-                    assert_eq!(answer["action"], "deny", "{cause}: {answer}");
-                    let reason = answer["deny_reason"].as_str().unwrap_or_default();
-                    assert!(
-                        reason.starts_with("hookrt could not decide this, so it is refused: ")
-                            && reason.contains(why),
-                        "{gate}, {cause}: {answer}"
-                    );
-                    frames += 1;
+                    match agent {
+                        "copilot" => copilot_prompts += 1,
+                        _ => frames += 1,
+                    }
                 } else {
                     assert_eq!(out.status.code(), Some(2), "{agent} {gate}, {cause}: {err}");
                     assert_eq!(said, "", "{agent} {gate}, {cause}: nothing on stdout");

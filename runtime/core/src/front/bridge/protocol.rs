@@ -127,6 +127,8 @@ pub enum Silence {
     /// This JSON: `{}` where the agent would read anything else (a warning
     /// on stderr, an empty stdout) as a message (Gemini CLI), an allow
     /// where every answer must be a verdict (Anthropic's inference hooks).
+    /// It must parse: `Bridge::no_opinion` panics on a protocol whose text
+    /// does not (a mistake in static data; the registry's test reads each).
     Json(&'static str),
 }
 

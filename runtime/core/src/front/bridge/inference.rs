@@ -35,10 +35,10 @@ pub(super) const INFERENCE_EVENTS: [(&str, &str); 2] = [
 pub(super) const INFERENCE_GATES: [&str; 2] = ["prompt", "tool_call"];
 
 /// The longest `deny_reason` Anthropic shows (it cuts a longer one).
-pub const MAX_DENY_REASON: usize = 500;
+const MAX_DENY_REASON: usize = 500;
 
 /// The longest `reference_id` Anthropic keeps (it drops a longer one).
-pub const MAX_REFERENCE_ID: usize = 50;
+const MAX_REFERENCE_ID: usize = 50;
 
 /// How an inference hook's frame reads.
 pub(super) static PROTOCOL: Protocol = Protocol {

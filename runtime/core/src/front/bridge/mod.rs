@@ -23,7 +23,6 @@ pub mod reply;
 pub use agent::{Bridge, Failure};
 pub(crate) use hook_input::Stamp;
 pub use hook_input::{BridgeError, BridgeEvent};
-pub use inference::{MAX_DENY_REASON, MAX_REFERENCE_ID};
 pub use protocol::{MapFn, Protocol, Signature, Transcripts};
 
 // Each agent's module, declared as a plain `mod` so that tools following

@@ -55,7 +55,7 @@ pub(crate) fn signature(secret: &str, id: &str, timestamp: u64, body: &[u8]) -> 
 }
 
 /// Now, in Unix seconds.
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -64,7 +64,7 @@ fn now() -> u64 {
 
 /// A server over the example agent that checks signatures with
 /// [`SECRET`], journaling into `dir`.
-fn signed_server(dir: &Path, journal: &Path) -> Server {
+pub(crate) fn signed_server(dir: &Path, journal: &Path) -> Server {
     let secrets = dir.join("webhook-secrets");
     std::fs::write(
         &secrets,

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::agents::hook_answer;
 use crate::common::{agent_fixture, answer_reason, succeeded, tool_gate, with_stdin};
-use crate::{Server, agent, hookrt};
+use crate::{agent, hookrt};
 
 /// The tool gate of `bridge`, its fixture with `rm -rf build/` as the
 /// command, and where its deny is in the answer.
@@ -43,19 +43,8 @@ fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
     succeeded(&mut hookrt(&["build", dir.to_str().unwrap()]));
     let journal_dir = tempfile::tempdir().unwrap();
     let journal = journal_dir.path().join("journal.db");
-    let secrets = journal_dir.path().join("webhook-secrets");
-    std::fs::write(&secrets, crate::inference::SECRET).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let server = Server::start(
-        &dir,
-        &[
-            "--journal",
-            journal.to_str().unwrap(),
-            "--webhook-secrets",
-            secrets.to_str().unwrap(),
-        ],
-    );
+    // The example agent, checking inference frames' signatures too.
+    let server = crate::inference::signed_server(journal_dir.path(), &journal);
     let url = format!("http://{}", server.addr);
     let mut reasons = Vec::new();
     for bridge in Bridge::ALL {
@@ -77,10 +66,7 @@ fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
             // Anthropic's inference hook: its frame, signed as Anthropic
             // signs it.
             "anthropic-inference" => {
-                let sent = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_secs();
+                let sent = crate::inference::now();
                 let reply = crate::inference::post_frame(
                     &server.addr,
                     &input,

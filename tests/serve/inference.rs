@@ -65,6 +65,11 @@ pub(crate) fn now() -> u64 {
 /// A server over the example agent that checks signatures with
 /// [`SECRET`], journaling into `dir`.
 pub(crate) fn signed_server(dir: &Path, journal: &Path) -> Server {
+    signed_server_with(dir, journal, &[])
+}
+
+/// [`signed_server`] with `extra` arguments.
+fn signed_server_with(dir: &Path, journal: &Path, extra: &[&str]) -> Server {
     let secrets = dir.join("webhook-secrets");
     std::fs::write(
         &secrets,
@@ -82,7 +87,10 @@ pub(crate) fn signed_server(dir: &Path, journal: &Path) -> Server {
             journal.to_str().unwrap(),
             "--webhook-secrets",
             secrets.to_str().unwrap(),
-        ],
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
     )
 }
 
@@ -347,4 +355,44 @@ fn a_frame_not_signed_with_the_secret_or_too_old_is_denied_and_reaches_no_hook()
             .contains("no webhook secret"),
         "{v}"
     );
+}
+
+#[test]
+fn forged_frames_spend_none_of_the_signed_sources_rate_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.db");
+    // One request in the bucket, refilled once in ~17 minutes.
+    let server = signed_server_with(
+        dir.path(),
+        &journal,
+        &["--rate-limit", "0.001", "--rate-burst", "1"],
+    );
+    let other = "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    for i in 0..5 {
+        let forged = verdict(&post_frame(
+            &server.addr,
+            &frame("prompt", &format!("req_f{i}")),
+            other,
+            now(),
+        ));
+        assert!(
+            forged["deny_reason"].as_str().unwrap().contains("matches"),
+            "{forged}"
+        );
+    }
+    // Anthropic's own frame still has its one request.
+    let real = verdict(&post_frame(
+        &server.addr,
+        &frame("prompt", "req_real"),
+        SECRET,
+        now(),
+    ));
+    assert_eq!(real, json!({"action": "allow"}));
+    let limited = verdict(&post_frame(
+        &server.addr,
+        &frame("prompt", "req_next"),
+        SECRET,
+        now(),
+    ));
+    assert_eq!(limited["action"], "deny", "the bucket holds: {limited}");
 }

@@ -123,11 +123,13 @@ impl Door<'_> {
             .gate_served(named, None)
             .or_else(|| bridge.gates().first().copied().filter(|_| signed));
         let refuse = |e: ApiError| self.refuse(gate, e);
-        let access = match signed {
-            true => state.admit_signed(),
-            false => state.admit(headers),
-        }
-        .map_err(refuse)?;
+        // A token is checked (and its bucket charged) before the body is
+        // read; a signature after, so a forged request spends nothing of
+        // the signed source's rate limit.
+        let tokened = (!signed)
+            .then(|| state.admit(headers))
+            .transpose()
+            .map_err(refuse)?;
         match state.body_type(headers).map_err(refuse)? {
             BodyType::Json => {}
             _ => {
@@ -142,6 +144,10 @@ impl Door<'_> {
         let sent = match signed {
             true => Some(state.signed(headers, &body).map_err(refuse)?),
             false => None,
+        };
+        let access = match tokened {
+            Some(access) => access,
+            None => state.admit_signed().map_err(refuse)?,
         };
         state.charge_parse(&mut charge, &body).map_err(refuse)?;
         let text = String::from_utf8_lossy(&body);

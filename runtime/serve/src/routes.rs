@@ -105,9 +105,9 @@ impl AppState {
         Ok(access)
     }
 
-    /// Takes one request from the bucket of signed sources' requests (their
-    /// signature is checked once the body is read, [`AppState::signed`]):
-    /// they may send their own events, nothing else.
+    /// Takes one request from the bucket of signed sources' requests, once
+    /// their signature held ([`AppState::signed`]): they may send their own
+    /// events, nothing else.
     pub(crate) fn admit_signed(&self) -> Result<Access, ApiError> {
         let key = self.tokens.as_ref().map_or(1, |t| t.len());
         self.limiter.take(key).map_err(|wait| {

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use hookrt::front::bridge::Bridge;
-use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install};
+use hookrt::front::bridge::protocol::{CommandForm, FailClosed, Install, Shape};
 use serde_json::{Map, Value, json};
 
 use super::pin::Pinned;
@@ -118,7 +118,13 @@ impl Transport {
                 .fold(String::new(), |line, a| line + " " + a)
         );
         let command_only = agent.install.command_only;
+        let plugin = matches!(agent.install.shape, Shape::Plugin(_));
         match (&self.http, agent.route()) {
+            (Some(url), None) if plugin => format!(
+                "the plugin posts to {url}{}, token from ${TOKEN_ENV}",
+                agent.bridge.route()
+            ),
+            _ if plugin => format!("the plugin runs {command}"),
             (Some(url), None) => format!("{command} --http {url}, token from ${TOKEN_ENV}"),
             (Some(url), Some(route)) if command_only.is_empty() => {
                 format!("{url}{route}, token from ${TOKEN_ENV}")
@@ -154,6 +160,15 @@ impl Transport {
             args.extend(["--record".to_owned(), file.clone()]);
         }
         args
+    }
+
+    /// The command hook as argv, for an agent whose input names its event
+    /// (a plugin runs it for every event).
+    pub(super) fn argv(&self, agent: &Agent) -> Vec<String> {
+        debug_assert!(agent.bridge.protocol().event_field.is_some());
+        std::iter::once(self.hookrt.clone())
+            .chain(self.args(agent, ""))
+            .collect()
     }
 
     /// The command hook of `event` as a shell command line.

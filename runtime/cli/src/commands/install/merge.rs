@@ -14,6 +14,12 @@ use super::entry::{Agent, Transport, is_ours};
 /// hookrt's earlier ones and keeping every other; returns how many other
 /// hook entries there are.
 pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<usize> {
+    if let Shape::Plugin(_) = agent.install.shape {
+        bail!(
+            "{} takes a plugin of hookrt's, not hook settings",
+            agent.bridge.name()
+        );
+    }
     let Some(root) = settings.as_object_mut() else {
         bail!("the settings are not a JSON object");
     };
@@ -44,7 +50,8 @@ pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) 
                 group.insert("hooks".into(), json!([hook]));
                 Value::Object(group)
             }
-            Shape::Flat => hook,
+            // (A plugin is refused above.)
+            Shape::Flat | Shape::Plugin(_) => hook,
         };
         hooks
             .entry(event)
@@ -78,7 +85,7 @@ fn drop_ours(hooks: &mut Map<String, Value>, agent: &Agent) -> Result<usize> {
                 kept += list.len();
                 !list.is_empty() || held == 0
             }),
-            Shape::Flat => {
+            Shape::Flat | Shape::Plugin(_) => {
                 entries.retain(|h| !is_ours(h, agent));
                 kept += entries.len();
             }

@@ -15,6 +15,7 @@
 //! mode and owner kept, replaced atomically); `--dry-run` prints the diff.
 //! Each agent's file and shape, and the rest: docs/agents.md#set-up.
 
+mod agent_plugin;
 mod entry;
 mod file;
 mod merge;
@@ -27,6 +28,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use hookrt::front::bridge::Bridge;
+use hookrt::front::bridge::protocol::Shape;
 use serde_json::{Value, json};
 
 use crate::loading::Loading;
@@ -46,7 +48,8 @@ pub(crate) enum ClaudeCommand {
 /// `hookrt install`'s arguments.
 #[derive(clap::Args)]
 pub(crate) struct InstallArgs {
-    /// The agent whose hooks hookrt becomes: claude-code, codex, gemini, cursor or copilot.
+    /// The agent whose hooks hookrt becomes: claude-code, codex, gemini, cursor, copilot,
+    /// opencode or kilo.
     #[arg(long, value_name = "AGENT")]
     pub agent: String,
     #[command(flatten)]
@@ -122,11 +125,6 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     let pinned = Pinned::of(lock, &dir, &cwd, place.http.is_some())?;
     let found = target.read()?;
     let old = found.text.clone();
-    let mut settings: Value = match &old {
-        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
-            .with_context(|| format!("{} is not JSON; fix it or move it away", file.display()))?,
-        _ => json!({}),
-    };
     let transport = Transport {
         hookrt: std::env::current_exe()
             .context("cannot tell where this hookrt binary is")?
@@ -147,9 +145,18 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     };
     let project = !place.user && place.settings.is_none();
     warn_if_editable(bridge.protocol().label, &dir, &pinned, &cwd, project);
-    let kept = merge(&mut settings, &agent, &transport)
-        .with_context(|| format!("{}: cannot merge hookrt's hooks", file.display()))?;
-    let new = format!("{}\n", serde_json::to_string_pretty(&settings)?);
+    let (new, kept) = match agent.install.shape {
+        Shape::Plugin(_) => {
+            let text = agent_plugin::render(&agent, &transport, old.as_deref())
+                .with_context(|| file.display().to_string())?;
+            (text, None)
+        }
+        Shape::Grouped | Shape::Flat => {
+            let (text, kept) = merged(old.as_deref(), &agent, &transport)
+                .with_context(|| file.display().to_string())?;
+            (text, Some(kept))
+        }
+    };
     let old = old.unwrap_or_default();
     if place.dry_run {
         let diff = similar::TextDiff::from_lines(&old, &new);
@@ -165,12 +172,25 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
         return Ok(ExitCode::SUCCESS);
     }
     target.write(found, new.as_bytes())?;
-    println!(
-        "{}: {}; {kept} other hook entries kept",
-        file.display(),
-        done(&agent, &transport)
-    );
+    let kept = kept.map_or(String::new(), |k| format!("; {k} other hook entries kept"));
+    println!("{}: {}{kept}", file.display(), done(&agent, &transport));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The settings `old` with hookrt's entries merged in, as the file's new
+/// text, and how many other hook entries it keeps.
+fn merged(old: Option<&str>, agent: &Agent, transport: &Transport) -> Result<(String, usize)> {
+    let mut settings: Value = match old {
+        Some(text) if !text.trim().is_empty() => {
+            serde_json::from_str(text).context("not JSON; fix it or move it away")?
+        }
+        _ => json!({}),
+    };
+    let kept = merge(&mut settings, agent, transport).context("cannot merge hookrt's hooks")?;
+    Ok((
+        format!("{}\n", serde_json::to_string_pretty(&settings)?),
+        kept,
+    ))
 }
 
 /// What install did for `agent`: which events hookrt is the hook of, and how.

@@ -9,8 +9,8 @@
 //! - [`hook_input`]: a hook input read alike for every agent (unknown
 //!   events observed, subagents scoped, ids and sequences from a digest);
 //! - [`reply`]: what every agent's answer is made of;
-//! - `claude`, `codex`, `gemini`, `cursor`, `copilot`: each agent's
-//!   `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
+//! - `claude`, `codex`, `gemini`, `cursor`, `copilot`, `opencode`, `kilo`:
+//!   each agent's `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
 //!   Anthropic's inference hooks, a plane rather than an agent, spoken to
 //!   the same way;
 //! - `agent`: [`Bridge`], the registry and one way to speak to each.
@@ -34,6 +34,8 @@ mod copilot;
 mod cursor;
 mod gemini;
 mod inference;
+mod kilo;
+mod opencode;
 
 /// Lists each agent's `PROTOCOL`, in order, for [`Bridge::ALL`]: the
 /// registry is the one line that calls it.
@@ -46,4 +48,6 @@ macro_rules! agents {
 }
 
 // The registry: one name per agent, in the order the docs list them.
-agents![claude, codex, gemini, cursor, copilot, inference];
+agents![
+    claude, codex, gemini, cursor, copilot, opencode, kilo, inference
+];

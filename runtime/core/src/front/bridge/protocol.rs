@@ -182,6 +182,11 @@ pub enum Shape {
     Grouped,
     /// `{version: 1, hooks.<event>: [entry]}` (Cursor, Copilot CLI).
     Flat,
+    /// A plugin file of the agent's own, this text with its `SETTINGS`
+    /// line filled in (OpenCode, Kilo CLI: they have no hook
+    /// configuration); of [`Install`]'s fields, only the files and the
+    /// timeout apply.
+    Plugin(&'static str),
 }
 
 /// How a hook entry names the command it runs.

@@ -169,6 +169,8 @@ pub(crate) fn claude_fixture(event: &str) -> String {
 pub(crate) fn bridge_fixture(bridge: hookrt::front::bridge::Bridge, event: &str) -> String {
     let folder = match bridge.name() {
         "claude-code" => "claude",
+        // Kilo CLI runs hookrt's OpenCode plugin: the same inputs.
+        "kilo" => "opencode",
         other => other,
     };
     agent_fixture(folder, event)

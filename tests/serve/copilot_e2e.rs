@@ -45,7 +45,7 @@ const EVENTS: [&str; 6] = [
 /// What the model "says" next, as chat completions (streamed when asked):
 /// the first scripted `bash` call the conversation does not hold yet, then
 /// a final message (so a repeated request gets the same answer).
-fn completions(request: &Value) -> (&'static str, String) {
+pub(crate) fn completions(request: &Value) -> (&'static str, String) {
     let conversation = request["messages"].to_string();
     let offered = request["tools"]
         .as_array()
@@ -271,7 +271,7 @@ fn check(s: &Session, what: &str) {
 
 /// The example policy and audit; with `rewriter`, a rewriter that appends
 /// ` rewritten.txt` to every shell command and allows it.
-fn agent(rewriter: bool) -> TempAgent {
+pub(crate) fn agent(rewriter: bool) -> TempAgent {
     let agent = TempAgent::new()
         .hook("agent/hooks/policy", "policy")
         .hook("agent/hooks/audit.rs", "audit.rs");

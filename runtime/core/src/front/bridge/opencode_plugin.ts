@@ -155,9 +155,9 @@ export const Hookrt: Plugin = async (ctx) => {
       const prompt = output.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n")
       const a = await ask("chat.message", {
         sessionID: input.sessionID,
-        messageID: input.messageID,
-        agent: input.agent,
-        model: input.model,
+        messageID: output.message.id,
+        agent: output.message.agent,
+        model: output.message.model,
         prompt,
       })
       if (a.decision === "deny") {

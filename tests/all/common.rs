@@ -221,6 +221,12 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
             "/toolArgs/command",
             "/permissionDecision",
         ),
+        "opencode" | "kilo" => (
+            "opencode",
+            "tool.execute.before",
+            "/args/command",
+            "/decision",
+        ),
         "anthropic-inference" => (
             "anthropic-inference",
             "tool_call",

@@ -499,3 +499,85 @@ fn install_hooks_only_the_events_the_folders_hooks_take() {
         text(&out.stderr)
     );
 }
+
+/// OpenCode and Kilo CLI have no hook settings: `install` writes hookrt's
+/// plugin whole, its `SETTINGS` line naming the command (or the server),
+/// the hooks the folder's hooks take and the gates; a second run changes
+/// nothing; a file of that name that is not hookrt's plugin is refused,
+/// left as it was; `--user` writes under `$XDG_CONFIG_HOME`.
+#[test]
+fn opencodes_plugin_is_written_whole_and_a_strangers_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = bare_agent(dir.path());
+    fs::copy(
+        crate::common::example("testing/hooks/allow_all.rs"),
+        agent.join("hooks/allow_all.rs"),
+    )
+    .unwrap();
+    let a = agent.to_str().unwrap();
+    let settings = |text: &str| -> Value {
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("const SETTINGS: Settings = "))
+            .expect("a SETTINGS line");
+        serde_json::from_str(line).unwrap()
+    };
+    let plugin = dir.path().join(".opencode/plugins/hookrt.ts");
+    let out = install_in(dir.path(), &["install", "--agent", "opencode", a]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("the plugin runs hookrt hook --agent opencode"));
+    let written = fs::read_to_string(&plugin).unwrap();
+    let s = settings(&written);
+    // allow_all votes on `actions.requested`: OpenCode's tool gate.
+    assert_eq!(s["events"], serde_json::json!(["tool.execute.before"]));
+    assert_eq!(
+        s["gates"],
+        serde_json::json!(["tool.execute.before", "permission.ask", "chat.message"])
+    );
+    let command: Vec<&str> = s["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(command[1..5], ["hook", "--agent", "opencode", a]);
+    assert_eq!((&s["url"], &s["timeoutMs"]), (&Value::Null, &15_000.into()));
+    assert_eq!(mode(&plugin), 0o600);
+    let again = install_in(dir.path(), &["install", "--agent", "opencode", a]);
+    assert!(text(&again.stdout).contains("already up to date"));
+    // Over HTTP: the plugin posts to the agent's route.
+    let http = [
+        "install",
+        "--agent",
+        "opencode",
+        a,
+        "--http",
+        "http://127.0.0.1:7700/",
+    ];
+    assert!(install_in(dir.path(), &http).status.success());
+    let s = settings(&fs::read_to_string(&plugin).unwrap());
+    assert_eq!(s["url"], "http://127.0.0.1:7700/v1/opencode");
+    assert_eq!(s["timeoutMs"], 10_000);
+    // A stranger's file is left as it was.
+    fs::write(&plugin, "export const Mine = async () => ({})\n").unwrap();
+    let out = install_in(dir.path(), &["install", "--agent", "opencode", a]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("is not hookrt's plugin"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(&plugin).unwrap(),
+        "export const Mine = async () => ({})\n"
+    );
+    // Kilo CLI: the same plugin in its own folder; --user under XDG_CONFIG_HOME.
+    let config = dir.path().join("xdg");
+    let mut user = hookrt(&["install", "--agent", "kilo", a, "--user"]);
+    user.current_dir(dir.path()).env("XDG_CONFIG_HOME", &config);
+    let out = prompt(user);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let kilo = fs::read_to_string(config.join("kilo/plugins/hookrt.ts")).unwrap();
+    assert_eq!(settings(&kilo)["command"][3], "kilo");
+    assert_eq!(kilo.lines().next(), written.lines().next());
+}

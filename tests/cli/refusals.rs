@@ -5,7 +5,9 @@
 //! there the refusal is its block JSON on stdout, exit 0; and an inference
 //! hook's frames, which only a verdict answers: a deny on stdout, exit 0
 //! (`hookrt hook --agent anthropic-inference` decides a saved frame by
-//! hand; Anthropic itself posts to `hookrt serve`). The forms are
+//! hand; Anthropic itself posts to `hookrt serve`); and hookrt's OpenCode
+//! and Kilo CLI plugin, which reads every answer on stdout: a deny there,
+//! exit 0 (the plugin throws it). The forms are
 //! written out here, not read back from the protocols (a mutation of one
 //! agent's failure arm survived every test until this file).
 
@@ -68,7 +70,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
             says: "HOOKRT_CLAUDE_HOOK_TEST_PANIC is set",
         },
     ];
-    let (mut copilot_prompts, mut frames) = (0, 0);
+    let (mut copilot_prompts, mut frames, mut plugin) = (0, 0, 0);
     for bridge in Bridge::ALL {
         let agent = bridge.name();
         for gate in bridge.gates() {
@@ -86,6 +88,8 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                 let in_json = match (agent, *gate) {
                     ("copilot", "userPromptSubmitted") => Some(("decision", "block", "reason")),
                     ("anthropic-inference", _) => Some(("action", "deny", "deny_reason")),
+                    // hookrt's plugin reads every answer on stdout.
+                    ("opencode" | "kilo", _) => Some(("decision", "deny", "reason")),
                     _ => None,
                 };
                 if let Some((verdict_at, word, reason_at)) = in_json {
@@ -101,6 +105,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                     );
                     match agent {
                         "copilot" => copilot_prompts += 1,
+                        "opencode" | "kilo" => plugin += 1,
                         _ => frames += 1,
                     }
                 } else {
@@ -113,4 +118,9 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
     }
     assert_eq!(copilot_prompts, causes.len());
     assert_eq!(frames, 2 * causes.len(), "both frames, each cause");
+    assert_eq!(
+        plugin,
+        2 * 3 * causes.len(),
+        "both agents' three gates, each cause"
+    );
 }

@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use hookrt::front::bridge::Bridge;
+use hookrt::front::bridge::protocol::Shape;
 use serde_json::{Value, json};
 
 use crate::claude_code::{answering_agent, tsc};
@@ -105,6 +106,18 @@ fn calls(bridge: Bridge) -> Vec<(&'static str, &'static str, Value)> {
                 "ask",
                 "preToolUse",
                 set("preToolUse", &["toolName"], "web_fetch"),
+            ),
+        ],
+        "opencode" | "kilo" => vec![
+            (
+                "deny",
+                "tool.execute.before",
+                set("tool.execute.before", &["args", "command"], "rm -rf /"),
+            ),
+            (
+                "ask",
+                "tool.execute.before",
+                set("tool.execute.before", &["tool"], "webfetch"),
             ),
         ],
         "claude-code" => unreachable!("claude_code.rs checks Claude Code's answers"),
@@ -610,6 +623,41 @@ fn every_answer_to_cursor_type_checks_as_its_documented_output() {
     );
 }
 
+#[test]
+fn every_answer_to_opencode_type_checks_as_hookrts_plugin_reads_it() {
+    let agents = agents_dir();
+    let (example, answering) = folders();
+    for name in ["opencode", "kilo"] {
+        let answers = answers(bridge(name), &example, answering.path());
+        assert_has(
+            bridge(name),
+            &answers,
+            &[
+                (&["decision"], Some("deny")),
+                (&["decision"], Some("allow")),
+                (&["decision"], Some("ask")),
+                (&["args"], None),
+                (&["context"], None),
+            ],
+        );
+        // The plugin's own `Answer`, from the plugin as `install` ships it.
+        let plugin = agents.join(format!("answers-{name}.ts"));
+        let install = bridge(name).protocol().install.as_ref().unwrap();
+        let Shape::Plugin(text) = install.shape else {
+            panic!("{name} is installed as a plugin")
+        };
+        std::fs::write(&plugin, text).unwrap();
+        type_check(
+            &agents,
+            &format!("import type {{ Answer }} from \"../answers-{name}.js\";"),
+            &answers,
+            |_| "Answer",
+            ("\"decision\"", "\"decisoin\""),
+        );
+        std::fs::remove_file(&plugin).unwrap();
+    }
+}
+
 /// An event a newer release of each agent adds is delivered (observed) and
 /// answered with the agent's "no opinion", exit 0: never a hook error.
 #[test]
@@ -618,6 +666,7 @@ fn an_event_a_newer_release_adds_is_answered_with_no_opinion_by_every_agent() {
     for bridge in Bridge::ALL {
         let input = match bridge.name() {
             "copilot" => json!({"sessionId": "s", "widget": 7}),
+            "opencode" | "kilo" => json!({"hook": "widget.added", "sessionID": "s"}),
             "cursor" => json!({"hook_event_name": "beforeWidget", "conversation_id": "s"}),
             "anthropic-inference" => {
                 json!({"type": "widget", "request_id": "req_w", "session_id": "s", "messages": []})

@@ -1,9 +1,10 @@
 //! One hook folder, every agent: the example agent's policy decides the
-//! same dangerous call (`rm -rf build/`) the same way whichever of the five
-//! agents asks, or Anthropic's inference hook (a tool-call frame, signed),
-//! over each one's way in (Claude Code's and Copilot CLI's `http` hooks;
-//! Codex's, Gemini CLI's and Cursor's command hooks, each once on its own
-//! and once forwarding to the same `hookrt serve`; the inference hook's
+//! same dangerous call (`rm -rf build/`) the same way whichever of the
+//! seven agents asks, or Anthropic's inference hook (a tool-call frame,
+//! signed), over each one's way in (Claude Code's and Copilot CLI's `http`
+//! hooks; Codex's, Gemini CLI's and Cursor's command hooks, and hookrt's
+//! OpenCode and Kilo CLI plugin's input, each once on its own and once
+//! forwarding to the same `hookrt serve`; the inference hook's
 //! frame once through `hookrt hook`, once POSTed to its route), and the
 //! service's journal holds one trail across them: each event with the agent
 //! and the event it came from, each delivery of it, each resolution.
@@ -23,7 +24,7 @@ fn dangerous(bridge: Bridge) -> (&'static str, Value, &'static str) {
     let gate = tool_gate(bridge);
     let mut input = gate.input("rm -rf build/");
     // The session tells the agents' events apart in the journal.
-    for key in ["session_id", "sessionId", "conversation_id"] {
+    for key in ["session_id", "sessionId", "conversation_id", "sessionID"] {
         if input.get(key).is_some() {
             input[key] = format!("one-folder-{}", bridge.name()).into();
         }

@@ -152,8 +152,7 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
             (text, None)
         }
         Shape::Grouped | Shape::Flat => {
-            let (text, kept) = merged(old.as_deref(), &agent, &transport)
-                .with_context(|| file.display().to_string())?;
+            let (text, kept) = merged(old.as_deref(), &agent, &transport, &file)?;
             (text, Some(kept))
         }
     };
@@ -177,16 +176,21 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// The settings `old` with hookrt's entries merged in, as the file's new
-/// text, and how many other hook entries it keeps.
-fn merged(old: Option<&str>, agent: &Agent, transport: &Transport) -> Result<(String, usize)> {
+/// The settings `old` (of `file`) with hookrt's entries merged in, as the
+/// file's new text, and how many other hook entries it keeps.
+fn merged(
+    old: Option<&str>,
+    agent: &Agent,
+    transport: &Transport,
+    file: &Path,
+) -> Result<(String, usize)> {
     let mut settings: Value = match old {
-        Some(text) if !text.trim().is_empty() => {
-            serde_json::from_str(text).context("not JSON; fix it or move it away")?
-        }
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+            .with_context(|| format!("{} is not JSON; fix it or move it away", file.display()))?,
         _ => json!({}),
     };
-    let kept = merge(&mut settings, agent, transport).context("cannot merge hookrt's hooks")?;
+    let kept = merge(&mut settings, agent, transport)
+        .with_context(|| format!("{}: cannot merge hookrt's hooks", file.display()))?;
     Ok((
         format!("{}\n", serde_json::to_string_pretty(&settings)?),
         kept,

@@ -32,8 +32,10 @@ interface Settings {
 
 const SETTINGS: Settings = {"command":[],"url":null,"tokenEnv":"HOOKRT_TOKEN","budgetMs":8000,"events":[],"gates":[],"timeoutMs":15000}
 
-/** hookrt's answer (`front/bridge/opencode.rs`, `opencode_answer`). */
-interface Answer {
+/** hookrt's answer (`front/bridge/opencode.rs`, `opencode_answer`);
+ * exported for the tests' type check only (a type is no value OpenCode
+ * would take for a plugin). */
+export interface Answer {
   decision?: "allow" | "deny" | "ask"
   reason?: string
   args?: Record<string, unknown>

@@ -64,6 +64,11 @@ fn each_agents_tool_call_reaches_the_policy_in_the_same_shape() {
         (Bridge::named("codex").unwrap(), "PreToolUse", "Bash"),
         (Bridge::named("copilot").unwrap(), "preToolUse", "bash"),
         (
+            Bridge::named("opencode").unwrap(),
+            "tool.execute.before",
+            "bash",
+        ),
+        (
             Bridge::named("cursor").unwrap(),
             "beforeShellExecution",
             "shell",

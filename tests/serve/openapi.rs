@@ -457,7 +457,12 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
     let fixture = crate::common::agent_fixture;
     let rm = |agent: &str, event: &str| {
         let mut v: Value = serde_json::from_str(&fixture(agent, event)).unwrap();
-        for path in ["/tool_input/command", "/toolArgs/command", "/command"] {
+        for path in [
+            "/tool_input/command",
+            "/toolArgs/command",
+            "/command",
+            "/args/command",
+        ] {
             if let Some(c) = v.pointer_mut(path) {
                 *c = "rm -rf /".into();
             }
@@ -497,6 +502,24 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
             ("?event=preToolUse", rm("copilot", "preToolUse")),
             ("?event=sessionEnd", fixture("copilot", "sessionEnd")),
             ("?event=postToolUse", r#"{"sessionId":"s"}"#.into()),
+        ),
+        (
+            "/v1/opencode",
+            ("", rm("opencode", "tool.execute.before")),
+            ("", fixture("opencode", "session.idle")),
+            (
+                "",
+                r#"{"hook":"tool.execute.after","sessionID":"s"}"#.into(),
+            ),
+        ),
+        (
+            "/v1/kilo",
+            ("", rm("opencode", "tool.execute.before")),
+            ("", fixture("opencode", "session.created")),
+            (
+                "",
+                r#"{"hook":"tool.execute.after","sessionID":"s"}"#.into(),
+            ),
         ),
     ]
 }

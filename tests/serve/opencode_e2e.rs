@@ -269,6 +269,26 @@ fn check(s: &Session, what: &str, rewrites: bool, record: &Path) {
         );
     }
     eprintln!("{what}: denied, ran, rewritten: {rewrites}; hooks {seen:?}");
+    // OpenCode's own time for each tool call, from its JSON events (printed
+    // for `scripts/bench opencode`, never asserted).
+    for event in s
+        .events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let state = &event["part"]["state"];
+        if event["type"] == "tool_use" {
+            let took = state["time"]["end"]
+                .as_i64()
+                .zip(state["time"]["start"].as_i64());
+            eprintln!(
+                "{what}: tool {} {}: {} ms",
+                event["part"]["tool"],
+                state["status"],
+                took.map_or(-1, |(end, start)| end - start)
+            );
+        }
+    }
 }
 
 #[test]

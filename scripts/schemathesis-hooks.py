@@ -59,7 +59,7 @@ def _float_integers(envelope):
     return any(isinstance(p.get(k), float) for p in places for k in INTEGERS)
 
 
-AGENT_IDS = ("session_id", "sessionId", "conversation_id", "generation_id", "turn_id", "tool_use_id")
+AGENT_IDS = ("session_id", "sessionId", "conversation_id", "generation_id", "turn_id", "tool_use_id", "taskId")
 COPILOT_TOOL_RESULTS = ("postToolUse", "postToolUseFailure")
 
 
@@ -78,12 +78,30 @@ def _copilot_without_tool(case, query):
     )
 
 
+def _cline_without_call(case, query):
+    """Cline's `PostToolUse` needs its `tool_result` with a `name` (and an
+    `id` of at most 256 bytes, the step): the event
+    is the query's, so the body's schema cannot say so (a gate without its
+    call is refused with a 200 cancel instead)."""
+    body = case.body
+    result = body.get("tool_result") if isinstance(body, dict) else None
+    return (
+        case.path == "/v1/cline"
+        and query.get("event") == "PostToolUse"
+        and not (
+            isinstance(result, dict)
+            and isinstance(result.get("name"), str)
+            and not _too_long(result.get("id"))
+        )
+    )
+
+
 @schemathesis.hook
 def filter_case(context, case):
     query = case.query or {}
     if _claude_too_long(case.body, query):
         return False
-    if _copilot_without_tool(case, query):
+    if _copilot_without_tool(case, query) or _cline_without_call(case, query):
         return False
     fmt = query.get("format")
     if fmt == "eve":

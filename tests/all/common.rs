@@ -227,6 +227,12 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
             "/args/command",
             "/decision",
         ),
+        "cline" => (
+            "cline",
+            "PreToolUse",
+            "/tool_call/input/commands/0",
+            "/cancel",
+        ),
         "anthropic-inference" => (
             "anthropic-inference",
             "tool_call",
@@ -245,6 +251,16 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
 
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
 impl ToolGate {
+    /// Whether `answer` denies the call: the agent's `deny` there, or
+    /// Cline's `cancel: true`.
+    pub(crate) fn denies(&self, answer: &serde_json::Value) -> bool {
+        match answer.pointer(self.decision_at) {
+            Some(serde_json::Value::String(word)) => word == "deny",
+            Some(serde_json::Value::Bool(cancel)) => *cancel,
+            _ => false,
+        }
+    }
+
     /// The gate's fixture with `command` as its shell command.
     pub(crate) fn input(&self, command: &str) -> serde_json::Value {
         let mut input: serde_json::Value =
@@ -266,6 +282,7 @@ pub(crate) fn answer_reason(answer: &serde_json::Value) -> String {
         "/agent_message",
         "/permissionDecisionReason",
         "/deny_reason",
+        "/errorMessage",
     ]
     .iter()
     .find_map(|p| answer.pointer(p).and_then(serde_json::Value::as_str))

@@ -581,3 +581,78 @@ fn opencodes_plugin_is_written_whole_and_a_strangers_file_is_refused() {
     assert_eq!(settings(&kilo)["command"][3], "kilo");
     assert_eq!(kilo.lines().next(), written.lines().next());
 }
+
+/// Cline runs a file per event: `install` writes hookrt's `#!/bin/sh`
+/// script per event the folder's hooks take into `.cline/hooks/`, beside
+/// the user's own hook of the event, removes its script of an event no
+/// longer taken, and refuses a `<Event>.sh` that is not its own.
+#[test]
+fn clines_scripts_are_written_per_event_and_removed_when_no_longer_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = bare_agent(dir.path());
+    let a = agent.to_str().unwrap();
+    let hooks = dir.path().join(".cline/hooks");
+    fs::create_dir_all(&hooks).unwrap();
+    fs::write(hooks.join("PreToolUse"), "#!/bin/sh\necho '{}'\n").unwrap();
+    let out = install_in(
+        dir.path(),
+        &["install", "--agent", "cline", a, "--all-events"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cline = hookrt::front::bridge::Bridge::named("cline").unwrap();
+    let names = || -> Vec<String> {
+        let mut n: Vec<String> = fs::read_dir(&hooks)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names().len(), cline.events().len() + 1, "{:?}", names());
+    let script = fs::read_to_string(hooks.join("PreToolUse.sh")).unwrap();
+    assert!(script.starts_with("#!/bin/sh\n# hookrt: "), "{script}");
+    assert!(
+        script.contains(&format!(
+            "hook --agent cline --event PreToolUse {a} --deadline-ms 10000"
+        )),
+        "{script}"
+    );
+    let sh = Command::new("sh")
+        .arg("-n")
+        .arg(hooks.join("PreToolUse.sh"))
+        .status()
+        .unwrap();
+    assert!(sh.success(), "the script parses");
+    // The folder's hooks take tool calls only: the other scripts go, the user's stays.
+    fs::copy(
+        crate::common::example("testing/hooks/allow_all.rs"),
+        agent.join("hooks/allow_all.rs"),
+    )
+    .unwrap();
+    let out = install_in(dir.path(), &["install", "--agent", "cline", a]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(names(), ["PreToolUse", "PreToolUse.sh"]);
+    let again = install_in(dir.path(), &["install", "--agent", "cline", a]);
+    assert!(
+        text(&again.stdout).contains("already up to date"),
+        "{}",
+        text(&again.stdout)
+    );
+    // A stranger's `<Event>.sh` is refused, left as it was.
+    fs::write(hooks.join("PostToolUse.sh"), "#!/bin/sh\necho mine\n").unwrap();
+    let out = install_in(
+        dir.path(),
+        &["install", "--agent", "cline", a, "--all-events"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("is not hookrt's"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(hooks.join("PostToolUse.sh")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    assert_eq!(names(), ["PostToolUse.sh", "PreToolUse", "PreToolUse.sh"]);
+}

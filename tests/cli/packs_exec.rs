@@ -106,6 +106,17 @@ fn inputs(bridge: Bridge, project: &Path, file: &str) -> Inputs {
             ),
             stop: with("opencode", "session.idle", json!({"cwd": p})),
         },
+        // Cline's editor names the file it wrote under `path`.
+        "cline" => Inputs {
+            wrote: with(
+                "cline",
+                "PostToolUse",
+                json!({"workspaceRoots": [p], "tool_result": {"id": "call_1", "name": "editor",
+                    "input": {"command": "create", "path": abs, "file_text": "hello\n"},
+                    "output": format!("File created: {abs}")}}),
+            ),
+            stop: with("cline", "TaskComplete", json!({"workspaceRoots": [p]})),
+        },
         other => unreachable!("no inputs written for {other}"),
     }
 }
@@ -175,9 +186,10 @@ fn format_on_edit_and_tests_at_stop_run_their_programs_on_every_agents_recorded_
         hook(&inputs(bridge, &project, "notes.md").wrote);
         assert_eq!(fs::read_to_string(&other).unwrap(), "hello\n", "{agent}");
         let failing = hook(&given.stop);
-        // OpenCode's `session.idle` comes once the turn is over: nothing
-        // can keep it going (docs/agents.md), so hookrt says nothing.
-        if matches!(agent, "opencode" | "kilo") {
+        // OpenCode's `session.idle` and Cline's `TaskComplete` come once
+        // the turn is over: nothing can keep it going (docs/agents.md), so
+        // hookrt says nothing.
+        if matches!(agent, "opencode" | "kilo" | "cline") {
             assert_eq!(failing, Value::Null, "{agent}: no turn to keep going");
             continue;
         }

@@ -7,7 +7,8 @@
 //! (`hookrt hook --agent anthropic-inference` decides a saved frame by
 //! hand; Anthropic itself posts to `hookrt serve`); and hookrt's OpenCode
 //! and Kilo CLI plugin, which reads every answer on stdout: a deny there,
-//! exit 0 (the plugin throws it). The forms are
+//! exit 0 (the plugin throws it); and Cline, which reads no exit code: its
+//! cancel on stdout, exit 0. The forms are
 //! written out here, not read back from the protocols (a mutation of one
 //! agent's failure arm survived every test until this file).
 
@@ -90,13 +91,19 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                     ("anthropic-inference", _) => Some(("action", "deny", "deny_reason")),
                     // hookrt's plugin reads every answer on stdout.
                     ("opencode" | "kilo", _) => Some(("decision", "deny", "reason")),
+                    // Cline reads no exit code: its cancel, on stdout.
+                    ("cline", _) => Some(("cancel", "", "errorMessage")),
                     _ => None,
                 };
                 if let Some((verdict_at, word, reason_at)) = in_json {
                     assert_eq!(out.status.code(), Some(0), "{agent} {gate}, {cause}: {err}");
                     let answer: Value = serde_json::from_str(said.trim())
                         .unwrap_or_else(|e| panic!("{cause}: one JSON answer: {e}: {said}"));
-                    assert_eq!(answer[verdict_at], word, "{cause}: {answer}");
+                    let verdict = match word {
+                        "" => serde_json::json!(true),
+                        word => serde_json::json!(word),
+                    };
+                    assert_eq!(answer[verdict_at], verdict, "{cause}: {answer}");
                     let reason = answer[reason_at].as_str().unwrap_or_default();
                     assert!(
                         reason.starts_with("hookrt could not decide this, so it is refused: ")
@@ -105,7 +112,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                     );
                     match agent {
                         "copilot" => copilot_prompts += 1,
-                        "opencode" | "kilo" => plugin += 1,
+                        "opencode" | "kilo" | "cline" => plugin += 1,
                         _ => frames += 1,
                     }
                 } else {
@@ -120,7 +127,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
     assert_eq!(frames, 2 * causes.len(), "both frames, each cause");
     assert_eq!(
         plugin,
-        2 * 3 * causes.len(),
-        "both agents' three gates, each cause"
+        (2 * 3 + 1) * causes.len(),
+        "OpenCode's and Kilo's three gates and Cline's one, each cause"
     );
 }

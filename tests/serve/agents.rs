@@ -120,6 +120,18 @@ fn calls(bridge: Bridge) -> Vec<(&'static str, &'static str, Value)> {
                 set("tool.execute.before", &["tool"], "webfetch"),
             ),
         ],
+        "cline" => vec![
+            ("deny", "PreToolUse", {
+                let mut i = input(bridge, "PreToolUse");
+                i["tool_call"]["input"] = json!({"commands": ["rm -rf /"]});
+                i
+            }),
+            (
+                "ask",
+                "PreToolUse",
+                set("PreToolUse", &["tool_call", "name"], "web_search"),
+            ),
+        ],
         "claude-code" => unreachable!("claude_code.rs checks Claude Code's answers"),
         other => unreachable!("no tool calls written for {other}"),
     }
@@ -667,6 +679,7 @@ fn an_event_a_newer_release_adds_is_answered_with_no_opinion_by_every_agent() {
         let input = match bridge.name() {
             "copilot" => json!({"sessionId": "s", "widget": 7}),
             "opencode" | "kilo" => json!({"hook": "widget.added", "sessionID": "s"}),
+            "cline" => json!({"taskId": "s", "hookName": "widget"}),
             "cursor" => json!({"hook_event_name": "beforeWidget", "conversation_id": "s"}),
             "anthropic-inference" => {
                 json!({"type": "widget", "request_id": "req_w", "session_id": "s", "messages": []})

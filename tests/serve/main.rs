@@ -16,6 +16,7 @@ mod claude_code;
 mod claude_e2e;
 mod claude_inputs;
 mod claude_unreachable;
+mod cline_e2e;
 mod cluster;
 mod codex_e2e;
 mod copilot_e2e;

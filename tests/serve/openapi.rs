@@ -462,6 +462,7 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
             "/toolArgs/command",
             "/command",
             "/args/command",
+            "/tool_call/input/commands/0",
         ] {
             if let Some(c) = v.pointer_mut(path) {
                 *c = "rm -rf /".into();
@@ -511,6 +512,12 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
                 "",
                 r#"{"hook":"tool.execute.after","sessionID":"s"}"#.into(),
             ),
+        ),
+        (
+            "/v1/cline",
+            ("?event=PreToolUse", rm("cline", "PreToolUse")),
+            ("?event=TaskComplete", fixture("cline", "TaskComplete")),
+            ("?event=PostToolUse", r#"{"taskId":"s"}"#.into()),
         ),
         (
             "/v1/kilo",

@@ -52,10 +52,19 @@ impl Hook for Rewriter {
             .actions
             .iter()
             .map(|a| {
-                let command = a.input["command"].as_str().unwrap_or_default();
-                context::add(format!("saw `{command}`"));
                 let mut input = a.input.clone();
-                input["command"] = format!("{command}{}", self.config.suffix).into();
+                // Cline's shell tool takes a list of commands: each is rewritten.
+                if let Some(list) = input.get_mut("commands").and_then(|c| c.as_array_mut()) {
+                    for c in list.iter_mut() {
+                        let command = c.as_str().unwrap_or_default().to_owned();
+                        context::add(format!("saw `{command}`"));
+                        *c = format!("{command}{}", self.config.suffix).into();
+                    }
+                } else {
+                    let command = a.input["command"].as_str().unwrap_or_default();
+                    context::add(format!("saw `{command}`"));
+                    input["command"] = format!("{command}{}", self.config.suffix).into();
+                }
                 if self.config.not_object {
                     input = serde_json::json!([input]);
                 }

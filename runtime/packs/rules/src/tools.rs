@@ -14,8 +14,9 @@ pub enum Access {
     Delete,
 }
 
-/// Shell tools: Claude Code's and Codex's `Bash`, Copilot's `bash`, Gemini's
-/// `run_shell_command`, Cursor's `shell`, Codex's `local_shell` and `exec_command`.
+/// Shell tools: Claude Code's and Codex's `Bash`, Copilot's and OpenCode's
+/// `bash`, Gemini's `run_shell_command`, Cursor's `shell`, Codex's
+/// `local_shell` and `exec_command`, Cline's `run_commands`.
 const SHELL_TOOLS: &[&str] = &[
     "bash",
     "shell",
@@ -23,11 +24,13 @@ const SHELL_TOOLS: &[&str] = &[
     "local_shell",
     "exec_command",
     "run_shell",
+    "run_commands",
 ];
 
 /// Tools that write the paths in their input; any other tool with a path
 /// is taken to read it (unless it deletes them, [`DELETE_TOOLS`]). Cursor's
-/// are `Write`, `StrReplace`, `Edit`, `TabWrite` and `Delete`.
+/// are `Write`, `StrReplace`, `Edit`, `TabWrite` and `Delete`; Cline's
+/// `editor`.
 const WRITE_TOOLS: &[&str] = &[
     "write",
     "edit",
@@ -42,6 +45,7 @@ const WRITE_TOOLS: &[&str] = &[
     "strreplace",
     "tabwrite",
     "apply_patch",
+    "editor",
 ];
 
 /// Tools that delete the paths in their input, or move them away.
@@ -59,7 +63,8 @@ const PATH_FIELDS: &[&str] = &[
 ];
 
 /// The folder a call runs in, from the event's `data` and the call's
-/// `input`: the call's own `cwd` (Cursor's shell events), the event's
+/// `input`: the call's own `cwd` (Cursor's shell events) or `workdir`
+/// (OpenCode's `bash`), the event's
 /// (every other agent), or the first workspace root.
 /// An agent that names none runs its shell in the project: a stand-in
 /// root, so relative paths are inside and absolute ones outside.
@@ -70,16 +75,23 @@ pub fn call_folder(data: &serde_json::Value, input: &serde_json::Value) -> Strin
             .map(str::to_owned)
     };
     absolute(input.get("cwd"))
+        .or_else(|| absolute(input.get("workdir")))
         .or_else(|| absolute(data.get("cwd")))
         .or_else(|| absolute(data.pointer("/workspace_roots/0")))
         .unwrap_or_else(|| "/.project".to_owned())
 }
 
 /// The shell command of a call, if the tool is a shell: `{"command": "…"}`
-/// (or a list of words, Codex's `local_shell`), or the input as a string.
+/// (or a list of words, Codex's `local_shell`), Cline's `{"commands": […]}`
+/// (its lines, one script), or the input as a string.
 pub fn shell_command(tool: &str, input: &serde_json::Value) -> Option<String> {
     if !SHELL_TOOLS.contains(&tool.to_ascii_lowercase().as_str()) {
         return None;
+    }
+    // Cline's `run_commands`: whole command lines, run one after another.
+    if let Some(lines) = input.get("commands").and_then(|c| c.as_array()) {
+        let lines: Vec<&str> = lines.iter().filter_map(|l| l.as_str()).collect();
+        return (!lines.is_empty()).then(|| lines.join("\n"));
     }
     let command = input
         .get("command")
@@ -197,6 +209,7 @@ mod tests {
     fn a_call_runs_in_its_own_folder_then_the_events_then_the_workspaces() {
         let data = json!({"cwd": "/p", "workspace_roots": ["/w"]});
         assert_eq!(call_folder(&data, &json!({"cwd": "/c"})), "/c");
+        assert_eq!(call_folder(&data, &json!({"workdir": "/o"})), "/o");
         assert_eq!(call_folder(&data, &json!({"cwd": "rel"})), "/p");
         assert_eq!(
             call_folder(&json!({"workspace_roots": ["/w"]}), &json!({})),
@@ -207,6 +220,19 @@ mod tests {
 
     #[test]
     fn reads_every_agents_shell_and_file_tools() {
+        // Cline's `run_commands`: its commands, one script.
+        assert_eq!(
+            shell_command("run_commands", &json!({"commands": ["cd a", "rm -rf b"]})).as_deref(),
+            Some("cd a\nrm -rf b")
+        );
+        assert_eq!(
+            shell_command("run_commands", &json!({"commands": []})),
+            None
+        );
+        assert_eq!(
+            file_paths("editor", &json!({"path": "/p/a.rs", "new_text": "x"})),
+            vec![(Access::Write, "/p/a.rs".to_owned())]
+        );
         assert_eq!(
             shell_command("Bash", &json!({"command": "ls"})).as_deref(),
             Some("ls")

@@ -10,9 +10,17 @@ use hookrt_sdk::prelude::*;
 const NETWORK_TOOLS: &[&str] = &["http_fetch", "curl", "webfetch", "websearch"];
 const NETWORK_PREFIX: &str = "web_";
 /// Tools whose input is a shell command, as each agent names them (lowercased):
-/// Claude Code's and Codex's `Bash`, Copilot CLI's `bash`, Gemini CLI's
-/// `run_shell_command`, Cursor's `shell` (hookrt's name for its shell events).
-const SHELL_TOOLS: &[&str] = &["run_shell", "shell", "bash", "exec", "run_shell_command"];
+/// Claude Code's and Codex's `Bash`, Copilot CLI's and OpenCode's `bash`, Gemini
+/// CLI's `run_shell_command`, Cursor's `shell` (hookrt's name for its shell
+/// events), Cline's `run_commands` (a list of commands).
+const SHELL_TOOLS: &[&str] = &[
+    "run_shell",
+    "shell",
+    "bash",
+    "exec",
+    "run_shell_command",
+    "run_commands",
+];
 
 #[derive(Default)]
 pub struct Policy;
@@ -46,7 +54,9 @@ fn approval(action: &RequestedAction) -> Approval {
     let lower = action.tool.to_ascii_lowercase();
     let tool = lower.as_str();
     if SHELL_TOOLS.contains(&tool)
-        && shell_command(&action.input).is_some_and(is_recursive_force_rm)
+        && shell_commands(&action.input)
+            .into_iter()
+            .any(is_recursive_force_rm)
     {
         return Approval::deny(
             "recursive forced delete (rm -rf) is not allowed by the policy hook; delete specific paths instead",
@@ -61,12 +71,18 @@ fn approval(action: &RequestedAction) -> Approval {
     Approval::Abstain
 }
 
-/// The command text of a shell tool input: `{"command": "..."}` or a bare string.
-fn shell_command(input: &serde_json::Value) -> Option<&str> {
+/// The command texts of a shell tool input: `{"command": "..."}`, Cline's
+/// `{"commands": ["...", ...]}`, or a bare string.
+fn shell_commands(input: &serde_json::Value) -> Vec<&str> {
+    if let Some(list) = input.get("commands").and_then(|c| c.as_array()) {
+        return list.iter().filter_map(|c| c.as_str()).collect();
+    }
     input
         .get("command")
         .and_then(|c| c.as_str())
         .or_else(|| input.as_str())
+        .into_iter()
+        .collect()
 }
 
 /// True for `rm` with both recursive and force flags, in any spelling (`-rf`, `-fr`,

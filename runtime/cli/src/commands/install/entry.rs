@@ -119,7 +119,12 @@ impl Transport {
         );
         let command_only = agent.install.command_only;
         let plugin = matches!(agent.install.shape, Shape::Plugin(_));
+        let scripts = agent.install.shape == Shape::Scripts;
         match (&self.http, agent.route()) {
+            (Some(url), None) if scripts => {
+                format!("each script runs {command} --http {url}, token from ${TOKEN_ENV}")
+            }
+            _ if scripts => format!("each script runs {command}"),
             (Some(url), None) if plugin => format!(
                 "the plugin posts to {url}{}, token from ${TOKEN_ENV}",
                 agent.bridge.route()
@@ -172,7 +177,7 @@ impl Transport {
     }
 
     /// The command hook of `event` as a shell command line.
-    fn command_line(&self, agent: &Agent, event: &str) -> String {
+    pub(super) fn command_line(&self, agent: &Agent, event: &str) -> String {
         std::iter::once(self.hookrt.as_str())
             .chain(self.args(agent, event).iter().map(String::as_str))
             .map(quoted)

@@ -82,6 +82,28 @@ impl SettingsFile {
         }
     }
 
+    /// The file `name` inside this one, taken as a folder (an agent that
+    /// reads a file per event).
+    pub(super) fn child(&self, name: &str) -> Result<SettingsFile> {
+        SettingsFile::under(&self.base, &self.rel_path.join(name))
+    }
+
+    /// Removes the file `found` read, if there was one; the folder is
+    /// synced.
+    pub(super) fn remove(&self, found: Found) -> Result<()> {
+        let (Some(dir), Some(_)) = (found.dir, found.text) else {
+            return Ok(());
+        };
+        // SAFETY: the name is NUL-terminated and `dir` is open.
+        if unsafe { libc::unlinkat(dir.as_raw_fd(), self.name().as_ptr(), 0) } != 0 {
+            return Err(std::io::Error::last_os_error())
+                .with_context(|| format!("cannot remove {}", self.path().display()));
+        }
+        File::from(dir)
+            .sync_all()
+            .with_context(|| format!("cannot sync the folder of {}", self.path().display()))
+    }
+
     /// The file's whole path, for messages.
     pub(super) fn path(&self) -> PathBuf {
         self.base.join(&self.rel_path)

@@ -50,8 +50,8 @@ pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) 
                 group.insert("hooks".into(), json!([hook]));
                 Value::Object(group)
             }
-            // (A plugin is refused above.)
-            Shape::Flat | Shape::Plugin(_) => hook,
+            // (A plugin or scripts are refused above.)
+            Shape::Flat | Shape::Plugin(_) | Shape::Scripts => hook,
         };
         hooks
             .entry(event)
@@ -85,7 +85,7 @@ fn drop_ours(hooks: &mut Map<String, Value>, agent: &Agent) -> Result<usize> {
                 kept += list.len();
                 !list.is_empty() || held == 0
             }),
-            Shape::Flat | Shape::Plugin(_) => {
+            Shape::Flat | Shape::Plugin(_) | Shape::Scripts => {
                 entries.retain(|h| !is_ours(h, agent));
                 kept += entries.len();
             }

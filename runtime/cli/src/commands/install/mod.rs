@@ -16,6 +16,7 @@
 //! Each agent's file and shape, and the rest: docs/agents.md#set-up.
 
 mod agent_plugin;
+mod agent_scripts;
 mod entry;
 mod file;
 mod merge;
@@ -49,7 +50,7 @@ pub(crate) enum ClaudeCommand {
 #[derive(clap::Args)]
 pub(crate) struct InstallArgs {
     /// The agent whose hooks hookrt becomes: claude-code, codex, gemini, cursor, copilot,
-    /// opencode or kilo.
+    /// opencode, kilo or cline.
     #[arg(long, value_name = "AGENT")]
     pub agent: String,
     #[command(flatten)]
@@ -110,7 +111,6 @@ fn agent(name: &str) -> Result<Bridge> {
 }
 
 fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitCode> {
-    let lock = &loading.lock;
     let agent = Agent::of(bridge)?;
     let dir = std::fs::canonicalize(&place.dir)
         .with_context(|| format!("the agent folder {} does not exist", place.dir.display()))?;
@@ -121,10 +121,7 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     let agent = agent.only(only);
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
     let target = target(&agent, place, &cwd)?;
-    let file = target.path();
-    let pinned = Pinned::of(lock, &dir, &cwd, place.http.is_some())?;
-    let found = target.read()?;
-    let old = found.text.clone();
+    let pinned = Pinned::of(&loading.lock, &dir, &cwd, place.http.is_some())?;
     let transport = Transport {
         hookrt: std::env::current_exe()
             .context("cannot tell where this hookrt binary is")?
@@ -145,25 +142,26 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     };
     let project = !place.user && place.settings.is_none();
     warn_if_editable(bridge.protocol().label, &dir, &pinned, &cwd, project);
+    if agent.install.shape == Shape::Scripts {
+        return scripts(&agent, &transport, &target, place.dry_run);
+    }
+    let file = target.path();
+    let found = target.read()?;
+    let old = found.text.clone();
     let (new, kept) = match agent.install.shape {
         Shape::Plugin(_) => {
             let text = agent_plugin::render(&agent, &transport, old.as_deref())
                 .with_context(|| file.display().to_string())?;
             (text, None)
         }
-        Shape::Grouped | Shape::Flat => {
+        Shape::Grouped | Shape::Flat | Shape::Scripts => {
             let (text, kept) = merged(old.as_deref(), &agent, &transport, &file)?;
             (text, Some(kept))
         }
     };
     let old = old.unwrap_or_default();
     if place.dry_run {
-        let diff = similar::TextDiff::from_lines(&old, &new);
-        let name = file.display().to_string();
-        print!(
-            "{}",
-            diff.unified_diff().context_radius(3).header(&name, &name)
-        );
+        print_diff(&file, &old, &new);
         return Ok(ExitCode::SUCCESS);
     }
     if old == new {
@@ -173,6 +171,48 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     target.write(found, new.as_bytes())?;
     let kept = kept.map_or(String::new(), |k| format!("; {k} other hook entries kept"));
     println!("{}: {}{kept}", file.display(), done(&agent, &transport));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `old` to `new` of `file` as a unified diff, on stdout.
+fn print_diff(file: &Path, old: &str, new: &str) {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let name = file.display().to_string();
+    print!(
+        "{}",
+        diff.unified_diff().context_radius(3).header(&name, &name)
+    );
+}
+
+/// Writes `agent`'s script per event into `folder` (removing hookrt's old
+/// ones), or with `dry_run` prints each change as a diff.
+fn scripts(
+    agent: &Agent,
+    transport: &Transport,
+    folder: &SettingsFile,
+    dry_run: bool,
+) -> Result<ExitCode> {
+    let planned = agent_scripts::plan(agent, transport, folder)?;
+    let changed: Vec<_> = planned.into_iter().filter(|s| !s.unchanged()).collect();
+    let place = folder.path();
+    if dry_run {
+        for s in &changed {
+            let old = s.found.text.as_deref().unwrap_or_default();
+            print_diff(&s.file.path(), old, s.new.as_deref().unwrap_or_default());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if changed.is_empty() {
+        println!("{}: already up to date", place.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for s in changed {
+        match &s.new {
+            Some(text) => s.file.write(s.found, text.as_bytes())?,
+            None => s.file.remove(s.found)?,
+        }
+    }
+    println!("{}: {}", place.display(), done(agent, transport));
     Ok(ExitCode::SUCCESS)
 }
 

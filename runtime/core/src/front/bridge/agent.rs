@@ -285,7 +285,8 @@ mod tests {
     /// the protocols: exit 2 blocks every gate, but Copilot CLI lets a
     /// prompt through on any exit, so its prompt gate refuses in JSON and
     /// exits 0 (as an inference hook's frames do: a verdict is the only
-    /// answer, and hookrt's OpenCode plugin's gates: it reads stdout); any
+    /// answer, hookrt's OpenCode plugin's gates: it reads stdout, and
+    /// Cline's, which reads no exit code); any
     /// other event exits 1 (shown, and the agent goes on).
     #[test]
     fn each_agents_failure_blocks_its_gates_and_lets_other_events_go_on() {
@@ -303,12 +304,15 @@ mod tests {
         ];
         // hookrt's plugin reads every answer on stdout: it throws a deny.
         let deny = serde_json::json!({"decision": "deny", "reason": said});
+        // Cline reads no exit code: its cancel.
+        let cancel = serde_json::json!({"cancel": true, "errorMessage": said});
         let in_json: Vec<_> = in_json
             .into_iter()
             .chain(["opencode", "kilo"].into_iter().flat_map(|agent| {
                 ["tool.execute.before", "permission.ask", "chat.message"]
                     .map(|gate| (agent, gate, deny.clone()))
             }))
+            .chain([("cline", "PreToolUse", cancel)])
             .collect();
         let mut refused_in_json = 0;
         for bridge in Bridge::ALL {

@@ -9,8 +9,8 @@
 //! - [`hook_input`]: a hook input read alike for every agent (unknown
 //!   events observed, subagents scoped, ids and sequences from a digest);
 //! - [`reply`]: what every agent's answer is made of;
-//! - `claude`, `codex`, `gemini`, `cursor`, `copilot`, `opencode`, `kilo`:
-//!   each agent's `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
+//! - `claude`, `codex`, `gemini`, `cursor`, `copilot`, `opencode`, `kilo`,
+//!   `cline`: each agent's `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
 //!   Anthropic's inference hooks, a plane rather than an agent, spoken to
 //!   the same way;
 //! - `agent`: [`Bridge`], the registry and one way to speak to each.
@@ -29,6 +29,7 @@ pub use protocol::{MapFn, Protocol, Signature, Transcripts};
 // the module tree see it (cargo-mutants does not look inside a macro's
 // call); one left out of the registry is dead code, which the build refuses.
 mod claude;
+mod cline;
 mod codex;
 mod copilot;
 mod cursor;
@@ -49,5 +50,5 @@ macro_rules! agents {
 
 // The registry: one name per agent, in the order the docs list them.
 agents![
-    claude, codex, gemini, cursor, copilot, opencode, kilo, inference
+    claude, codex, gemini, cursor, copilot, opencode, kilo, cline, inference
 ];

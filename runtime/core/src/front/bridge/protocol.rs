@@ -187,6 +187,11 @@ pub enum Shape {
     /// configuration); of [`Install`]'s fields, only the files and the
     /// timeout apply.
     Plugin(&'static str),
+    /// A `#!/bin/sh` script per event, `<Event>.sh` in the folder the
+    /// files name, that `exec`s the command hook (Cline: it runs a file
+    /// named after each event); of [`Install`]'s fields, only the folders
+    /// apply.
+    Scripts,
 }
 
 /// How a hook entry names the command it runs.

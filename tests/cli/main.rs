@@ -53,6 +53,7 @@ mod exec;
 mod forgery;
 mod ingest;
 mod install;
+mod install_files;
 mod journal;
 mod lock;
 mod notify;

@@ -57,6 +57,16 @@ pub(crate) fn bare_agent(under: &Path) -> std::path::PathBuf {
     agent
 }
 
+/// Gives `agent` a hook that votes on tool calls (`allow_all`): the only
+/// kind it takes, `actions.requested`.
+pub(crate) fn votes_on_tool_calls(agent: &Path) {
+    fs::copy(
+        crate::common::example("testing/hooks/allow_all.rs"),
+        agent.join("hooks/allow_all.rs"),
+    )
+    .unwrap();
+}
+
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a NUL-terminated path.
@@ -465,11 +475,7 @@ fn a_fifo_planted_where_hookrt_reads_a_file_fails_at_once_naming_it() {
 fn install_hooks_only_the_events_the_folders_hooks_take() {
     let dir = tempfile::tempdir().unwrap();
     let agent = bare_agent(dir.path());
-    fs::copy(
-        crate::common::example("testing/hooks/allow_all.rs"),
-        agent.join("hooks/allow_all.rs"),
-    )
-    .unwrap();
+    votes_on_tool_calls(&agent);
     let settings = dir.path().join("settings.json");
     let (a, s) = (agent.to_str().unwrap(), settings.to_str().unwrap());
     let events = |extra: &[&str]| -> Vec<String> {

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::install::{bare_agent, install_in, mode, prompt};
+use crate::install::{bare_agent, install_in, mode, prompt, votes_on_tool_calls};
 use crate::{hookrt, text};
 
 /// OpenCode and Kilo CLI have no hook settings: `install` writes hookrt's
@@ -20,11 +20,7 @@ use crate::{hookrt, text};
 fn opencodes_plugin_is_written_whole_and_a_strangers_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let agent = bare_agent(dir.path());
-    fs::copy(
-        crate::common::example("testing/hooks/allow_all.rs"),
-        agent.join("hooks/allow_all.rs"),
-    )
-    .unwrap();
+    votes_on_tool_calls(&agent);
     let a = agent.to_str().unwrap();
     let settings = |text: &str| -> Value {
         let line = text
@@ -96,7 +92,8 @@ fn opencodes_plugin_is_written_whole_and_a_strangers_file_is_refused() {
 /// Cline runs a file per event: `install` writes hookrt's `#!/bin/sh`
 /// script per event the folder's hooks take into `.cline/hooks/`, beside
 /// the user's own hook of the event, removes its script of an event no
-/// longer taken, and refuses a `<Event>.sh` that is not its own.
+/// longer taken, and refuses a `<Event>.sh` that is not its own where it
+/// needs the name.
 #[test]
 fn clines_scripts_are_written_per_event_and_removed_when_no_longer_needed() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,11 +132,7 @@ fn clines_scripts_are_written_per_event_and_removed_when_no_longer_needed() {
         .unwrap();
     assert!(sh.success(), "the script parses");
     // The folder's hooks take tool calls only: the other scripts go, the user's stays.
-    fs::copy(
-        crate::common::example("testing/hooks/allow_all.rs"),
-        agent.join("hooks/allow_all.rs"),
-    )
-    .unwrap();
+    votes_on_tool_calls(&agent);
     let out = install_in(dir.path(), &["install", "--agent", "cline", a]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(names(), ["PreToolUse", "PreToolUse.sh"]);
@@ -149,8 +142,11 @@ fn clines_scripts_are_written_per_event_and_removed_when_no_longer_needed() {
         "{}",
         text(&again.stdout)
     );
-    // A stranger's `<Event>.sh` is refused, left as it was.
+    // A stranger's `<Event>.sh` of an event hookrt does not take is theirs;
+    // of one it takes, refused, left as it was.
     fs::write(hooks.join("PostToolUse.sh"), "#!/bin/sh\necho mine\n").unwrap();
+    let out = install_in(dir.path(), &["install", "--agent", "cline", a]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     let out = install_in(
         dir.path(),
         &["install", "--agent", "cline", a, "--all-events"],

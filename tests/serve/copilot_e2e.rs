@@ -224,14 +224,7 @@ fn session(transport: &Transport) -> Session {
 
 /// The tool message the model got for call `id`.
 fn output_of(s: &Session, id: &str) -> String {
-    s.requests
-        .iter()
-        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-        .map(|m| match &m["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
+    crate::standin::tool_output(&s.requests, id)
         .unwrap_or_else(|| panic!("no output of {id} reached the model: {:?}", s.requests))
 }
 

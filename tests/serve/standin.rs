@@ -89,6 +89,19 @@ fn serve(stream: TcpStream, path: &str, answer: Answer, kept: &Mutex<Vec<Value>>
     let _ = out.flush();
 }
 
+/// The content of the `tool` message answering call `id` among the chat
+/// completions `requests` a stand-in kept, if one reached the model.
+pub(crate) fn tool_output(requests: &[Value], id: &str) -> Option<String> {
+    requests
+        .iter()
+        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+}
+
 /// The output of `child` (read as it comes: a full pipe would stop it),
 /// killed past `limit` (a session that loops).
 pub(crate) fn within(mut child: std::process::Child, limit: Duration) -> std::process::Output {

@@ -17,6 +17,16 @@ use super::entry::{
 /// The line of the plugin's text that `install` fills in.
 const SETTINGS_LINE: &str = "const SETTINGS: Settings = ";
 
+/// The first line of a file that is not hookrt's, cut for a message.
+pub(super) fn first_line(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(80)
+        .collect()
+}
+
 /// The plugin text of `agent` for `transport`, to replace `old` (the
 /// file's text, if there is one); an error when `old` is not hookrt's.
 pub(super) fn render(agent: &Agent, transport: &Transport, old: Option<&str>) -> Result<String> {
@@ -25,13 +35,7 @@ pub(super) fn render(agent: &Agent, transport: &Transport, old: Option<&str>) ->
     };
     let first = template.lines().next().unwrap_or_default();
     if let Some(old) = old.filter(|o| !o.trim().is_empty() && !o.starts_with(first)) {
-        let head: String = old
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .take(80)
-            .collect();
+        let head = first_line(old);
         bail!(
             "this file is not hookrt's plugin (it begins `{head}`): move it away or give --settings another file"
         );

@@ -10,6 +10,7 @@
 
 use anyhow::{Result, bail};
 
+use super::agent_plugin::first_line;
 use super::entry::{Agent, Transport};
 use super::file::{Found, SettingsFile};
 
@@ -33,7 +34,8 @@ impl Script {
 
 /// The script of every event of `agent` in `folder`: hookrt's for each it
 /// installs, none for the rest (an old one of hookrt's goes); an error
-/// naming a file of that name that is not hookrt's.
+/// naming a file of that name that is not hookrt's where hookrt needs the
+/// name (another event's is left alone).
 pub(super) fn plan(
     agent: &Agent,
     transport: &Transport,
@@ -45,20 +47,19 @@ pub(super) fn plan(
     for (event, _) in agent.bridge.events() {
         let file = folder.child(&format!("{event}.sh"))?;
         let found = file.read()?;
+        let wanted = installed.contains(event);
         if let Some(old) = found.text.as_deref().filter(|t| !is_ours(t)) {
-            let head: String = old
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .chars()
-                .take(80)
-                .collect();
+            // Someone else's script of an event hookrt does not take: theirs.
+            if !wanted {
+                continue;
+            }
+            let head = first_line(old);
             bail!(
                 "{} is not hookrt's (it begins `{head}`): {label} runs every hook file of an event, so put yours under another name (`{event}`, `{event}.py`) and run install again",
                 file.path().display()
             );
         }
-        let new = installed.contains(event).then(|| {
+        let new = wanted.then(|| {
             format!(
                 "#!/bin/sh\n{MARK}{label}'s {event} hook, written by `hookrt install --agent {}`; each install rewrites it.\nexec {}\n",
                 agent.bridge.name(),

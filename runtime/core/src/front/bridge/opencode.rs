@@ -23,11 +23,11 @@ use crate::delivery::record::Resolution;
 use crate::event::answer::{Gate, Permission};
 
 /// The plugin `install` writes (its `SETTINGS` line filled in).
-pub(super) const PLUGIN: &str = include_str!("opencode_plugin.ts");
+const PLUGIN: &str = include_str!("opencode_plugin.ts");
 
 /// Every plugin hook and bus event of the pinned OpenCode the plugin hands
 /// to hookrt, and its kind.
-pub(super) const OPENCODE_EVENTS: [(&str, &str); 7] = [
+const OPENCODE_EVENTS: [(&str, &str); 7] = [
     ("session.created", "session.started"),
     ("chat.message", "prompt.submitted"),
     ("tool.execute.before", "actions.requested"),
@@ -39,15 +39,17 @@ pub(super) const OPENCODE_EVENTS: [(&str, &str); 7] = [
 
 /// The hooks that gate something: the plugin throws when hookrt cannot
 /// answer one (a thrown `chat.message` keeps the prompt from the model).
-pub(super) const OPENCODE_GATES: [&str; 3] =
-    ["tool.execute.before", "permission.ask", "chat.message"];
+const OPENCODE_GATES: [&str; 3] = ["tool.execute.before", "permission.ask", "chat.message"];
 
 /// The hooks whose output takes context: a prompt's parts (a synthetic
 /// text part the model reads with the prompt) and a tool's output.
-pub(super) const OPENCODE_CONTEXT_EVENTS: [&str; 2] = ["chat.message", "tool.execute.after"];
+const OPENCODE_CONTEXT_EVENTS: [&str; 2] = ["chat.message", "tool.execute.after"];
 
 /// How the input of hookrt's OpenCode plugin reads.
-pub(super) static PROTOCOL: Protocol = Protocol {
+pub(super) static PROTOCOL: Protocol = OPENCODE;
+
+/// OpenCode's protocol as a value, for Kilo CLI's to start from.
+pub(super) const OPENCODE: Protocol = Protocol {
     agent: "opencode",
     label: "OpenCode",
     word: "opencode",
@@ -69,21 +71,7 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     // The plugin reads every answer on stdout; a failing exit is hookrt
     // failing, which it refuses too.
     refuses_in_json: &OPENCODE_GATES,
-    install: Some(Install {
-        shape: Shape::Plugin(PLUGIN),
-        project: ".opencode/plugins/hookrt.ts",
-        user: "opencode/plugins/hookrt.ts",
-        home_env: Some(("XDG_CONFIG_HOME", ".config")),
-        tool_events: &[],
-        not_installed: &[],
-        http_hooks: false,
-        command_only: &[],
-        command: CommandForm::Args,
-        typed: false,
-        name: None,
-        timeout: ("timeoutMs", TimeUnit::Milliseconds),
-        fail_closed: None,
-    }),
+    install: Some(INSTALL),
     signature: None,
     openapi: OpenApi {
         operation_id: "opencodeHook",
@@ -91,8 +79,26 @@ pub(super) static PROTOCOL: Protocol = Protocol {
     },
 };
 
+/// Where `install` writes the plugin for OpenCode (Kilo CLI: the same, in
+/// its own folders).
+pub(super) const INSTALL: Install = Install {
+    shape: Shape::Plugin(PLUGIN),
+    project: ".opencode/plugins/hookrt.ts",
+    user: "opencode/plugins/hookrt.ts",
+    home_env: Some(("XDG_CONFIG_HOME", ".config")),
+    tool_events: &[],
+    not_installed: &[],
+    http_hooks: false,
+    command_only: &[],
+    command: CommandForm::Args,
+    typed: false,
+    name: None,
+    timeout: ("timeoutMs", TimeUnit::Milliseconds),
+    fail_closed: None,
+};
+
 /// The kind and data of an OpenCode hook from the plugin's input.
-pub(super) fn opencode_data(
+fn opencode_data(
     event: &str,
     kind: &str,
     fields: &Map<String, Value>,
@@ -149,7 +155,7 @@ pub(super) fn opencode_data(
 /// What the plugin reads back after hook `name`: `{decision, reason}`
 /// (`allow`, `deny`; `ask` on `permission.ask`), the rewritten `args`,
 /// the `context` to add; `None` when there is nothing to say.
-pub(super) fn opencode_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
+fn opencode_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
     let mut out = Map::new();
     let mut decide = |decision: &str, reason: &str| {
@@ -190,6 +196,6 @@ pub(super) fn opencode_answer(name: &str, resolution: Option<&Resolution>) -> Op
 }
 
 /// The answer that refuses gate `name`: a deny, which the plugin throws.
-pub(super) fn opencode_refusal(_name: &str, reason: &str) -> Value {
+fn opencode_refusal(_name: &str, reason: &str) -> Value {
     json!({"decision": "deny", "reason": reply::refused(reason)})
 }

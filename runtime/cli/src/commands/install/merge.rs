@@ -14,9 +14,9 @@ use super::entry::{Agent, Transport, is_ours};
 /// hookrt's earlier ones and keeping every other; returns how many other
 /// hook entries there are.
 pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) -> Result<usize> {
-    if let Shape::Plugin(_) = agent.install.shape {
+    if let Shape::Plugin(_) | Shape::Scripts = agent.install.shape {
         bail!(
-            "{} takes a plugin of hookrt's, not hook settings",
+            "{} takes files of hookrt's, not hook settings",
             agent.bridge.name()
         );
     }

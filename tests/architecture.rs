@@ -199,6 +199,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::opencode",
     "front::bridge::kilo",
     "front::bridge::cline",
+    "front::bridge::openhands",
     "front::bridge::inference",
     "front::bridge",
     "front::bridge::agent",

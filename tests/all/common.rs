@@ -227,6 +227,12 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
             "/args/command",
             "/decision",
         ),
+        "openhands" => (
+            "openhands",
+            "PreToolUse",
+            "/tool_input/command",
+            "/decision",
+        ),
         "cline" => (
             "cline",
             "PreToolUse",

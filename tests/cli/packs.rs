@@ -437,7 +437,7 @@ fn audit_log_writes_a_line_per_event_with_secrets_masked_and_no_prompt_text() {
     for bridge in Bridge::ALL {
         let gate = tool_gate(bridge);
         let mut input = gate.input(&format!("aws --key {key} s3 ls"));
-        for field in ["cwd", "workspace_roots"] {
+        for field in ["cwd", "workspace_roots", "working_dir"] {
             if input.get(field).is_some_and(Value::is_string) {
                 input[field] = project.display().to_string().into();
             }

@@ -106,6 +106,18 @@ fn inputs(bridge: Bridge, project: &Path, file: &str) -> Inputs {
             ),
             stop: with("opencode", "session.idle", json!({"cwd": p})),
         },
+        // OpenHands' file_editor names the file it wrote under `path`; a
+        // denied Stop keeps it working.
+        "openhands" => Inputs {
+            wrote: with(
+                "openhands",
+                "PostToolUse",
+                json!({"working_dir": p, "tool_name": "file_editor",
+                    "tool_input": {"command": "create", "path": abs, "file_text": "hello\n", "kind": "FileEditorAction"},
+                    "tool_response": {"is_error": false, "kind": "FileEditorObservation"}}),
+            ),
+            stop: with("openhands", "Stop", json!({"working_dir": p})),
+        },
         // Cline's editor names the file it wrote under `path`.
         "cline" => Inputs {
             wrote: with(

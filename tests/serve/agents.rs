@@ -120,6 +120,18 @@ fn calls(bridge: Bridge) -> Vec<(&'static str, &'static str, Value)> {
                 set("tool.execute.before", &["tool"], "webfetch"),
             ),
         ],
+        "openhands" => vec![
+            (
+                "deny",
+                "PreToolUse",
+                set("PreToolUse", &["tool_input", "command"], "rm -rf /"),
+            ),
+            (
+                "ask",
+                "PreToolUse",
+                set("PreToolUse", &["tool_name"], "webfetch"),
+            ),
+        ],
         "cline" => vec![
             ("deny", "PreToolUse", {
                 let mut i = input(bridge, "PreToolUse");
@@ -680,6 +692,7 @@ fn an_event_a_newer_release_adds_is_answered_with_no_opinion_by_every_agent() {
             "copilot" => json!({"sessionId": "s", "widget": 7}),
             "opencode" | "kilo" => json!({"hook": "widget.added", "sessionID": "s"}),
             "cline" => json!({"taskId": "s", "hookName": "widget"}),
+            "openhands" => json!({"event_type": "BeforeWidget", "session_id": "s"}),
             "cursor" => json!({"hook_event_name": "beforeWidget", "conversation_id": "s"}),
             "anthropic-inference" => {
                 json!({"type": "widget", "request_id": "req_w", "session_id": "s", "messages": []})

@@ -33,6 +33,7 @@ mod notify_bus;
 mod one_folder;
 mod openapi;
 mod opencode_e2e;
+mod openhands_e2e;
 mod otel;
 mod plugin_e2e;
 mod ported_e2e;

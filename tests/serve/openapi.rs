@@ -514,6 +514,15 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
             ),
         ),
         (
+            "/v1/openhands",
+            ("", rm("openhands", "PreToolUse")),
+            ("", fixture("openhands", "SessionEnd")),
+            (
+                "",
+                r#"{"event_type":"PostToolUse","session_id":"s"}"#.into(),
+            ),
+        ),
+        (
             "/v1/cline",
             ("?event=PreToolUse", rm("cline", "PreToolUse")),
             ("?event=TaskComplete", fixture("cline", "TaskComplete")),

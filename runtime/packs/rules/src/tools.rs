@@ -16,7 +16,8 @@ pub enum Access {
 
 /// Shell tools: Claude Code's and Codex's `Bash`, Copilot's and OpenCode's
 /// `bash`, Gemini's `run_shell_command`, Cursor's `shell`, Codex's
-/// `local_shell` and `exec_command`, Cline's `run_commands`.
+/// `local_shell` and `exec_command`, Cline's `run_commands`, OpenHands'
+/// `terminal`.
 const SHELL_TOOLS: &[&str] = &[
     "bash",
     "shell",
@@ -25,12 +26,14 @@ const SHELL_TOOLS: &[&str] = &[
     "exec_command",
     "run_shell",
     "run_commands",
+    "terminal",
 ];
 
 /// Tools that write the paths in their input; any other tool with a path
 /// is taken to read it (unless it deletes them, [`DELETE_TOOLS`]). Cursor's
 /// are `Write`, `StrReplace`, `Edit`, `TabWrite` and `Delete`; Cline's
-/// `editor`.
+/// `editor`; OpenHands' `file_editor` (its `view` reads, but is taken to
+/// write: a protected path is refused either way).
 const WRITE_TOOLS: &[&str] = &[
     "write",
     "edit",
@@ -46,6 +49,7 @@ const WRITE_TOOLS: &[&str] = &[
     "tabwrite",
     "apply_patch",
     "editor",
+    "file_editor",
 ];
 
 /// Tools that delete the paths in their input, or move them away.

@@ -12,7 +12,7 @@ const NETWORK_PREFIX: &str = "web_";
 /// Tools whose input is a shell command, as each agent names them (lowercased):
 /// Claude Code's and Codex's `Bash`, Copilot CLI's and OpenCode's `bash`, Gemini
 /// CLI's `run_shell_command`, Cursor's `shell` (hookrt's name for its shell
-/// events), Cline's `run_commands` (a list of commands).
+/// events), Cline's `run_commands` (a list of commands), OpenHands' `terminal`.
 const SHELL_TOOLS: &[&str] = &[
     "run_shell",
     "shell",
@@ -20,6 +20,7 @@ const SHELL_TOOLS: &[&str] = &[
     "exec",
     "run_shell_command",
     "run_commands",
+    "terminal",
 ];
 
 #[derive(Default)]

@@ -10,7 +10,7 @@
 //!   events observed, subagents scoped, ids and sequences from a digest);
 //! - [`reply`]: what every agent's answer is made of;
 //! - `claude`, `codex`, `gemini`, `cursor`, `copilot`, `opencode`, `kilo`,
-//!   `cline`: each agent's `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
+//!   `cline`, `openhands`: each agent's `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
 //!   Anthropic's inference hooks, a plane rather than an agent, spoken to
 //!   the same way;
 //! - `agent`: [`Bridge`], the registry and one way to speak to each.
@@ -37,6 +37,7 @@ mod gemini;
 mod inference;
 mod kilo;
 mod opencode;
+mod openhands;
 
 /// Lists each agent's `PROTOCOL`, in order, for [`Bridge::ALL`]: the
 /// registry is the one line that calls it.
@@ -50,5 +51,5 @@ macro_rules! agents {
 
 // The registry: one name per agent, in the order the docs list them.
 agents![
-    claude, codex, gemini, cursor, copilot, opencode, kilo, cline, inference
+    claude, codex, gemini, cursor, copilot, opencode, kilo, cline, openhands, inference
 ];

@@ -23,19 +23,12 @@ use crate::agents::agents_dir;
 use crate::common::succeeded;
 use crate::copilot_e2e::agent;
 use crate::hookrt;
-use crate::standin::{StandIn, within};
-
-/// The command the task asks for, between these marks in its prompt.
-const MARKS: (&str, &str) = ("<<", ">>");
+use crate::standin::{StandIn, asked_command, asking, within};
 
 /// What the model "says" next: the prompt's command as one `run_commands`
 /// call until a tool result is in the conversation, then that it is done.
 fn completions(request: &Value) -> (&'static str, String) {
-    let conversation = request["messages"].to_string();
-    let command = conversation
-        .split_once(MARKS.0)
-        .and_then(|(_, rest)| rest.split_once(MARKS.1))
-        .map(|(c, _)| c.to_owned());
+    let command = asked_command(request);
     let offered = request["tools"]
         .as_array()
         .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "run_commands"));
@@ -124,10 +117,7 @@ fn task(agent: &Path, command: &str) -> Task {
             .args(["--record", record.to_str().unwrap()])
             .current_dir(p),
     );
-    let prompt = format!(
-        "Please run exactly this command: {}{command}{}",
-        MARKS.0, MARKS.1
-    );
+    let prompt = asking(command);
     let mut run = Command::new(&cline);
     run.args(["--json", "-c", p.to_str().unwrap(), &prompt])
         .current_dir(p)

@@ -20,10 +20,7 @@ use serde_json::{Value, json};
 use crate::common::succeeded;
 use crate::copilot_e2e::agent;
 use crate::hookrt;
-use crate::standin::{StandIn, tool_output, within};
-
-/// The command the task asks for, between these marks in its prompt.
-const MARKS: (&str, &str) = ("<<", ">>");
+use crate::standin::{StandIn, asked_command, asking, tool_output, within};
 
 /// The venv `scripts/agents-openhands` installs.
 fn openhands_dir() -> PathBuf {
@@ -34,11 +31,7 @@ fn openhands_dir() -> PathBuf {
 /// answer): the prompt's command as one `terminal` call until a tool
 /// result is in the conversation, then `finish`.
 fn completions(request: &Value) -> (&'static str, String) {
-    let conversation = request["messages"].to_string();
-    let command = conversation
-        .split_once(MARKS.0)
-        .and_then(|(_, rest)| rest.split_once(MARKS.1))
-        .map(|(c, _)| c.to_owned());
+    let command = asked_command(request);
     let offered = |name: &str| {
         request["tools"]
             .as_array()
@@ -94,10 +87,7 @@ fn task(agent: &Path, command: &str) -> Task {
             .args(["--record", record.to_str().unwrap()])
             .current_dir(p),
     );
-    let prompt = format!(
-        "Please run exactly this command: {}{command}{}",
-        MARKS.0, MARKS.1
-    );
+    let prompt = asking(command);
     let mut run = Command::new(&openhands);
     run.args([
         "--headless",

@@ -89,6 +89,20 @@ fn serve(stream: TcpStream, path: &str, answer: Answer, kept: &Mutex<Vec<Value>>
     let _ = out.flush();
 }
 
+/// A task's prompt asking the model for `command`: a stand-in's answer
+/// reads it back with [`asked_command`].
+pub(crate) fn asking(command: &str) -> String {
+    format!("Please run exactly this command: <<{command}>>")
+}
+
+/// The command the conversation of chat completions `request` was asked
+/// for ([`asking`]), wherever the agent put the prompt.
+pub(crate) fn asked_command(request: &Value) -> Option<String> {
+    let conversation = request["messages"].to_string();
+    let (_, rest) = conversation.split_once("<<")?;
+    rest.split_once(">>").map(|(command, _)| command.to_owned())
+}
+
 /// The content of the `tool` message answering call `id` among the chat
 /// completions `requests` a stand-in kept, if one reached the model.
 pub(crate) fn tool_output(requests: &[Value], id: &str) -> Option<String> {

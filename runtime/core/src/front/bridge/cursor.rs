@@ -207,9 +207,7 @@ fn cursor_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
                 Some(("deny", why)) => Some(("deny", why)),
                 _ if call.input.is_some() && !rewrites => Some((
                     "deny",
-                    format!(
-                        "hookrt's hooks allowed this only rewritten, and Cursor takes no rewrite on {name}: denied"
-                    ),
+                    reply::rewrite_refused(&format!("Cursor takes no rewrite on {name}")),
                 )),
                 Some(("ask", question)) if read => Some(("deny", reply::cannot_ask(&question))),
                 decision => decision,

@@ -149,7 +149,7 @@ fn openhands_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value
                 // OpenHands takes no input back: a rewritten call does not run.
                 _ if call.input.is_some() => decide(
                     "deny",
-                    "hookrt's hooks allowed this only rewritten, and OpenHands takes no rewritten input: denied",
+                    &reply::rewrite_refused("OpenHands takes no rewritten input"),
                 ),
                 Some((decision, why)) => decide(decision, &why),
                 None => {}

@@ -28,6 +28,14 @@ pub(crate) fn cannot_ask(question: &str) -> String {
     )
 }
 
+/// The reason of a deny that stands in for an allow the hooks gave only
+/// with a rewritten input, where the agent takes none (`why` says where:
+/// "Cursor takes no rewrite on beforeShellExecution"): nothing runs other
+/// than the hooks let run.
+pub(crate) fn rewrite_refused(why: &str) -> String {
+    format!("hookrt's hooks allowed this only rewritten, and {why}: denied")
+}
+
 /// A tool call's verdict in the words every agent reads (`allow`, `ask`,
 /// `deny`) and its reason; `None` when every hook abstained.
 pub fn tool_decision(call: &CallDecision) -> Option<(&'static str, String)> {

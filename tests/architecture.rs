@@ -200,7 +200,9 @@ const RUNTIME: &[&str] = &[
     "front::bridge::kilo",
     "front::bridge::cline",
     "front::bridge::openhands",
+    "front::bridge::antigravity",
     "front::bridge::inference",
+    "front::bridge::mcp",
     "front::bridge",
     "front::bridge::agent",
     "front::record",
@@ -278,6 +280,7 @@ const CLI: &[&str] = &[
     "commands::audit::coverage",
     "commands::audit",
     "commands::serve",
+    "commands::mcp",
     "commands::worker",
     "commands::publish",
     "commands::list",
@@ -300,6 +303,7 @@ const SERVE: &[&str] = &[
     "routes",
     "decide",
     "hook",
+    "mcp",
     "router",
     "slots",
     "idle",
@@ -326,6 +330,10 @@ const WORKER: &[&str] = &[
 /// The OpenTelemetry export (`hookrt-otel`): the environment, the events'
 /// origins, then the spans made from them.
 const OTEL: &[&str] = &["error", "env", "parents", "spans"];
+
+/// The MCP interceptor server (`hookrt-mcp`): the interceptors offered,
+/// one invocation, then the server over both transports.
+const MCP: &[&str] = &["interceptors", "invoke", "server"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -357,6 +365,11 @@ fn the_http_server_imports_only_from_earlier_modules() {
 #[test]
 fn the_jetstream_worker_imports_only_from_earlier_modules() {
     check(&repo().join("runtime/worker/src"), WORKER);
+}
+
+#[test]
+fn the_mcp_interceptor_server_imports_only_from_earlier_modules() {
+    check(&repo().join("runtime/mcp/src"), MCP);
 }
 
 #[test]

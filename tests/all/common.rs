@@ -177,9 +177,11 @@ pub(crate) fn bridge_fixture(bridge: hookrt::front::bridge::Bridge, event: &str)
 }
 
 /// The hook input of `agent`'s `event` in `tests/fixtures/<agent>/` (the
-/// fixtures' README says where each comes from).
+/// fixtures' README says where each comes from; an event's `/` and `:`, as
+/// in the MCP interceptors' `tools/call:rewrite`, are `_` in its name).
 pub(crate) fn agent_fixture(agent: &str, event: &str) -> String {
-    let path = repo().join(format!("tests/fixtures/{agent}/{event}.json"));
+    let file = event.replace(['/', ':'], "_");
+    let path = repo().join(format!("tests/fixtures/{agent}/{file}.json"));
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -239,12 +241,19 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
             "/tool_call/input/commands/0",
             "/cancel",
         ),
+        "antigravity" => (
+            "antigravity",
+            "PreToolUse",
+            "/toolCall/args/CommandLine",
+            "/decision",
+        ),
         "anthropic-inference" => (
             "anthropic-inference",
             "tool_call",
             "/messages/0/content/1/input/command",
             "/action",
         ),
+        "mcp" => ("mcp", "tools/call", "/payload/arguments/command", "/valid"),
         other => unreachable!("no tool gate written for {other}"),
     };
     ToolGate {
@@ -257,11 +266,12 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
 
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
 impl ToolGate {
-    /// Whether `answer` denies the call: the agent's `deny` there, or
-    /// Cline's `cancel: true`.
+    /// Whether `answer` denies the call: the agent's `deny` there, Cline's
+    /// `cancel: true`, or an MCP validation's `valid: false`.
     pub(crate) fn denies(&self, answer: &serde_json::Value) -> bool {
         match answer.pointer(self.decision_at) {
             Some(serde_json::Value::String(word)) => word == "deny",
+            Some(serde_json::Value::Bool(valid)) if self.decision_at == "/valid" => !*valid,
             Some(serde_json::Value::Bool(cancel)) => *cancel,
             _ => false,
         }
@@ -289,6 +299,7 @@ pub(crate) fn answer_reason(answer: &serde_json::Value) -> String {
         "/permissionDecisionReason",
         "/deny_reason",
         "/errorMessage",
+        "/messages/0/message",
     ]
     .iter()
     .find_map(|p| answer.pointer(p).and_then(serde_json::Value::as_str))

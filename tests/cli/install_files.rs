@@ -1,15 +1,18 @@
-//! `hookrt install` for the agents that have no hook settings to merge
-//! into: OpenCode and Kilo CLI (hookrt's plugin, one file, written whole)
-//! and Cline (a `#!/bin/sh` script per event). Each file is hookrt's alone;
-//! a file of that name that is not is refused and left as it was.
+//! `hookrt install` for the agents whose hook files are not a `hooks`
+//! object: OpenCode and Kilo CLI (hookrt's plugin, one file, written
+//! whole) and Cline (a `#!/bin/sh` script per event), each file hookrt's
+//! alone (a file of that name that is not is refused and left as it was);
+//! and Antigravity CLI, whose file maps hook names to events (hookrt's
+//! entries under a name of its own, the user's names left as they are).
 
 use std::fs;
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::common::{agent_fixture, repo, with_stdin};
 use crate::install::{bare_agent, install_in, mode, prompt, votes_on_tool_calls};
-use crate::{hookrt, text};
+use crate::{hookrt, run, text};
 
 /// OpenCode and Kilo CLI have no hook settings: `install` writes hookrt's
 /// plugin whole, its `SETTINGS` line naming the command (or the server),
@@ -162,4 +165,115 @@ fn clines_scripts_are_written_per_event_and_removed_when_no_longer_needed() {
         "#!/bin/sh\necho mine\n"
     );
     assert_eq!(names(), ["PostToolUse.sh", "PreToolUse", "PreToolUse.sh"]);
+}
+
+/// Antigravity CLI's `hooks.json` maps hook names to events: `install`
+/// puts hookrt's entries under the name `hookrt`, switched on, a matcher
+/// group on each tool event and a bare entry on the others, and leaves the
+/// user's names as they are; a second run changes nothing. The gate's
+/// entry, run as agy runs it (a shell line, in the file's folder), denies
+/// `rm -rf` in agy's words and prints nothing on a call no hook minds:
+/// agy denies a call on `{}`.
+#[test]
+fn antigravitys_hooks_go_under_a_name_of_hookrts_and_the_users_names_stay() {
+    let agent = repo().join("example-hooks/agent");
+    let built = run(&["build", agent.to_str().unwrap()]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let a = agent.to_str().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let file = project.path().join(".agents/hooks.json");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let mine = json!({
+        "my-linter-hook": {"PostToolUse": [{"matcher": "run_command",
+            "hooks": [{"type": "command", "command": "./scripts/lint.sh", "timeout": 10}]}]},
+        "reminder": {"enabled": false, "PreInvocation": [{"type": "command", "command": "./r.sh"}]}
+    });
+    fs::write(&file, serde_json::to_string_pretty(&mine).unwrap()).unwrap();
+    let install = |extra: &[&str]| {
+        let mut args = vec!["install", "--agent", "antigravity", a, "--all-events"];
+        args.extend_from_slice(extra);
+        install_in(project.path(), &args)
+    };
+    let out = install(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("2 other hook entries kept"),
+        "{}",
+        text(&out.stdout)
+    );
+    let written = fs::read_to_string(&file).unwrap();
+    let v: Value = serde_json::from_str(&written).unwrap();
+    for name in ["my-linter-hook", "reminder"] {
+        assert_eq!(v[name], mine[name], "the user's `{name}` stays");
+    }
+    let ours = v["hookrt"].as_object().expect("hookrt's name");
+    assert_eq!(ours["enabled"], true);
+    let bridge = hookrt::front::bridge::Bridge::named("antigravity").unwrap();
+    for (event, _) in bridge.events() {
+        let entries = ours[*event].as_array().expect("every event");
+        assert_eq!(entries.len(), 1, "{event}");
+        let entry = match *event {
+            "PreToolUse" | "PostToolUse" => {
+                assert_eq!(entries[0]["matcher"], "*", "{event}");
+                entries[0]["hooks"][0].clone()
+            }
+            _ => {
+                assert!(entries[0].get("hooks").is_none(), "{event}: flat");
+                entries[0].clone()
+            }
+        };
+        assert_eq!(entry["type"], "command");
+        assert_eq!(entry["timeout"], 15);
+        let line = entry["command"].as_str().unwrap();
+        assert!(
+            line.contains(&format!("hook --agent antigravity --event {event} ")),
+            "{line}"
+        );
+    }
+    let again = install(&[]);
+    assert!(text(&again.stdout).contains("already up to date"));
+    assert_eq!(fs::read_to_string(&file).unwrap(), written);
+
+    // The gate's entry, as agy runs it: a shell line in the file's folder.
+    let line = ours["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let gate = |command: &str| {
+        let mut input: Value =
+            serde_json::from_str(&agent_fixture("antigravity", "PreToolUse")).unwrap();
+        input["toolCall"]["args"]["CommandLine"] = command.into();
+        let mut sh = Command::new("sh");
+        sh.args(["-c", &line])
+            .current_dir(file.parent().unwrap())
+            .envs(hookrt(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))));
+        let out = with_stdin(sh, &input.to_string());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout).trim().to_owned()
+    };
+    let denied: Value = serde_json::from_str(&gate("rm -rf build/")).unwrap();
+    assert_eq!(denied["decision"], "deny", "{denied}");
+    assert!(
+        denied["reason"]
+            .as_str()
+            .unwrap()
+            .contains("recursive forced delete")
+    );
+    assert_eq!(gate("ls -la"), "", "no opinion is nothing, never `{{}}`");
+
+    // With the folder's hooks needing tool calls only, hookrt's other
+    // events go; the user's names stay.
+    let tools_only = tempfile::tempdir().unwrap();
+    let only = bare_agent(tools_only.path());
+    votes_on_tool_calls(&only);
+    let out = install_in(
+        project.path(),
+        &["install", "--agent", "antigravity", only.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let names: Vec<&String> = v["hookrt"].as_object().unwrap().keys().collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(v["hookrt"]["PreToolUse"].is_array() && v["hookrt"]["enabled"] == true);
+    assert_eq!(v["my-linter-hook"], mine["my-linter-hook"]);
 }

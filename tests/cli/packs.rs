@@ -442,7 +442,7 @@ fn audit_log_writes_a_line_per_event_with_secrets_masked_and_no_prompt_text() {
                 input[field] = project.display().to_string().into();
             }
         }
-        for roots in ["workspace_roots", "workspaceRoots"] {
+        for roots in ["workspace_roots", "workspaceRoots", "workspacePaths"] {
             if input.get(roots).is_some() {
                 input[roots] = serde_json::json!([project.display().to_string()]);
             }

@@ -129,17 +129,28 @@ fn inputs(bridge: Bridge, project: &Path, file: &str) -> Inputs {
             ),
             stop: with("cline", "TaskComplete", json!({"workspaceRoots": [p]})),
         },
+        // Antigravity CLI's write_to_file names its file `TargetFile`; the
+        // project is the first workspace folder.
+        "antigravity" => Inputs {
+            wrote: with(
+                "antigravity",
+                "PostToolUse",
+                json!({"workspacePaths": [p], "toolCall": {"name": "write_to_file",
+                    "args": {"TargetFile": abs, "CodeContent": "hello\n", "Overwrite": true}}}),
+            ),
+            stop: with("antigravity", "Stop", json!({"workspacePaths": [p]})),
+        },
         other => unreachable!("no inputs written for {other}"),
     }
 }
 
 /// What keeps a turn going in `answer`, wherever the agent reads it: the
-/// block's reason (Claude Code, Codex, Gemini CLI, Copilot CLI) or the
-/// follow-up message (Cursor).
+/// block's reason (Claude Code, Codex, Gemini CLI, Copilot CLI; OpenHands'
+/// deny, Antigravity CLI's continue) or the follow-up message (Cursor).
 fn keeps_going(answer: &Value) -> Option<&str> {
     let blocked = matches!(
         answer.get("decision").and_then(Value::as_str),
-        Some("block" | "deny")
+        Some("block" | "deny" | "continue")
     );
     if blocked {
         return answer.get("reason").and_then(Value::as_str);

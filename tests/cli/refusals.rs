@@ -8,7 +8,10 @@
 //! hand; Anthropic itself posts to `hookrt serve`); and hookrt's OpenCode
 //! and Kilo CLI plugin, which reads every answer on stdout: a deny there,
 //! exit 0 (the plugin throws it); and Cline, which reads no exit code: its
-//! cancel on stdout, exit 0. The forms are
+//! cancel on stdout, exit 0; and Antigravity CLI, which shows no stderr:
+//! its deny with the reason on stdout, exit 0; and the MCP interceptors,
+//! whose every answer is an invocation's result body: an invalid call, a
+//! mutator's failure. The forms are
 //! written out here, not read back from the protocols (a mutation of one
 //! agent's failure arm survived every test until this file).
 
@@ -17,7 +20,7 @@ use std::path::Path;
 use std::process::Output;
 
 use hookrt::front::bridge::Bridge;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::{bridge_fixture, repo, with_stdin};
 use crate::{hookrt, run, text};
@@ -71,7 +74,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
             says: "HOOKRT_CLAUDE_HOOK_TEST_PANIC is set",
         },
     ];
-    let (mut copilot_prompts, mut frames, mut plugin) = (0, 0, 0);
+    let (mut copilot_prompts, mut frames, mut on_stdout) = (0, 0, 0);
     for bridge in Bridge::ALL {
         let agent = bridge.name();
         for gate in bridge.gates() {
@@ -85,26 +88,37 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
             {
                 let out = hook(agent, dir, gate, &input, env);
                 let (said, err) = (text(&out.stdout), text(&out.stderr));
-                // The refusals in JSON, exit 0: where the verdict is and its word.
-                let in_json = match (agent, *gate) {
-                    ("copilot", "userPromptSubmitted") => Some(("decision", "block", "reason")),
-                    ("anthropic-inference", _) => Some(("action", "deny", "deny_reason")),
+                // The refusals in JSON, exit 0: where the verdict is, what
+                // it says (`None`: any text), where the reason is.
+                let (deny, block) = (json!("deny"), json!("block"));
+                let (yes, no) = (json!(true), json!(false));
+                let in_json: Option<(&str, Option<&Value>, &str)> = match (agent, *gate) {
+                    ("copilot", "userPromptSubmitted") => Some(("/decision", Some(&block), "/reason")),
+                    ("anthropic-inference", _) => Some(("/action", Some(&deny), "/deny_reason")),
                     // hookrt's plugin reads every answer on stdout.
-                    ("opencode" | "kilo", _) => Some(("decision", "deny", "reason")),
+                    ("opencode" | "kilo", _) => Some(("/decision", Some(&deny), "/reason")),
                     // Cline reads no exit code: its cancel, on stdout.
-                    ("cline", _) => Some(("cancel", "", "errorMessage")),
+                    ("cline", _) => Some(("/cancel", Some(&yes), "/errorMessage")),
+                    // Antigravity CLI shows no stderr: its deny, with the reason.
+                    ("antigravity", _) => Some(("/decision", Some(&deny), "/reason")),
+                    // An MCP validation's invalid call; the mutator's failure.
+                    ("mcp", "tools/call") => Some(("/valid", Some(&no), "/messages/0/message")),
+                    ("mcp", _) => Some(("/failed", None, "/failed")),
                     _ => None,
                 };
-                if let Some((verdict_at, word, reason_at)) = in_json {
+                if let Some((verdict_at, verdict, reason_at)) = in_json {
                     assert_eq!(out.status.code(), Some(0), "{agent} {gate}, {cause}: {err}");
                     let answer: Value = serde_json::from_str(said.trim())
                         .unwrap_or_else(|e| panic!("{cause}: one JSON answer: {e}: {said}"));
-                    let verdict = match word {
-                        "" => serde_json::json!(true),
-                        word => serde_json::json!(word),
-                    };
-                    assert_eq!(answer[verdict_at], verdict, "{cause}: {answer}");
-                    let reason = answer[reason_at].as_str().unwrap_or_default();
+                    let found = answer.pointer(verdict_at);
+                    match verdict {
+                        Some(v) => assert_eq!(found, Some(v), "{cause}: {answer}"),
+                        None => assert!(found.is_some_and(Value::is_string), "{cause}: {answer}"),
+                    }
+                    let reason = answer
+                        .pointer(reason_at)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
                     assert!(
                         reason.starts_with("hookrt could not decide this, so it is refused: ")
                             && reason.contains(why),
@@ -112,7 +126,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                     );
                     match agent {
                         "copilot" => copilot_prompts += 1,
-                        "opencode" | "kilo" | "cline" => plugin += 1,
+                        "opencode" | "kilo" | "cline" | "antigravity" | "mcp" => on_stdout += 1,
                         _ => frames += 1,
                     }
                 } else {
@@ -126,8 +140,8 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
     assert_eq!(copilot_prompts, causes.len());
     assert_eq!(frames, 2 * causes.len(), "both frames, each cause");
     assert_eq!(
-        plugin,
-        (2 * 3 + 1) * causes.len(),
-        "OpenCode's and Kilo's three gates and Cline's one, each cause"
+        on_stdout,
+        (2 * 3 + 1 + 1 + 2) * causes.len(),
+        "OpenCode's and Kilo's three gates, Cline's one, Antigravity CLI's one and the MCP interceptors' two, each cause"
     );
 }

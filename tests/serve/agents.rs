@@ -1,9 +1,10 @@
-//! Every answer hookrt gives Codex, Gemini CLI, Cursor and Copilot CLI,
+//! Every answer hookrt gives Codex, Gemini CLI, Cursor, Copilot CLI and Antigravity CLI,
 //! checked against the agent's own published artifacts: Codex's JSON
 //! Schemas (as its pinned binary embeds them; validated with Ajv), Gemini
 //! CLI's `types.d.ts` (`@google/gemini-cli-core`) and Copilot CLI's SDK
-//! `types.d.ts` (checked with `tsc --strict`), and for Cursor, which
-//! publishes none, types written after its docs (`tests/agents/cursor-hooks.d.ts`).
+//! `types.d.ts` (checked with `tsc --strict`), and for Cursor and
+//! Antigravity CLI, which publish none, types written after their docs
+//! (`tests/agents/cursor-hooks.d.ts`, `tests/agents/antigravity-hooks.d.ts`).
 //!
 //! The answers: each event's fixture through `hookrt hook --agent NAME`
 //! with the example agent (its policy denies `rm -rf`, asks before network
@@ -142,6 +143,18 @@ fn calls(bridge: Bridge) -> Vec<(&'static str, &'static str, Value)> {
                 "ask",
                 "PreToolUse",
                 set("PreToolUse", &["tool_call", "name"], "web_search"),
+            ),
+        ],
+        "antigravity" => vec![
+            (
+                "deny",
+                "PreToolUse",
+                set("PreToolUse", &["toolCall", "args", "CommandLine"], "rm -rf /"),
+            ),
+            (
+                "ask",
+                "PreToolUse",
+                set("PreToolUse", &["toolCall", "name"], "web_search"),
             ),
         ],
         "claude-code" => unreachable!("claude_code.rs checks Claude Code's answers"),
@@ -648,6 +661,44 @@ fn every_answer_to_cursor_type_checks_as_its_documented_output() {
 }
 
 #[test]
+fn every_answer_to_antigravity_type_checks_as_its_documented_output() {
+    let agents = agents_dir();
+    let (example, answering) = folders();
+    let answers = answers(bridge("antigravity"), &example, answering.path());
+    assert_has(
+        bridge("antigravity"),
+        &answers,
+        &[
+            (&["decision"], Some("deny")),
+            (&["decision"], Some("force_ask")),
+            (&["decision"], Some("allow")),
+            (&["decision"], Some("continue")),
+        ],
+    );
+    // `{}` denies a call: an answer to PreToolUse always decides.
+    for a in answers.iter().filter(|a| a.event == "PreToolUse") {
+        assert!(a.json["decision"].is_string(), "{}: {}", a.what, a.json);
+    }
+    let type_of = |event: &str| match event {
+        "PreToolUse" => "PreToolUseOutput",
+        "Stop" => "StopOutput",
+        "PostToolUse" => "PostToolUseOutput",
+        _ => "InvocationOutput",
+    };
+    let types = repo().join("tests/agents/antigravity-hooks.js");
+    type_check(
+        &agents,
+        &format!(
+            "import type {{ PreToolUseOutput, StopOutput, PostToolUseOutput, InvocationOutput }} from \"{}\";",
+            types.display()
+        ),
+        &answers,
+        type_of,
+        ("\"decision\"", "\"decisions\""),
+    );
+}
+
+#[test]
 fn every_answer_to_opencode_type_checks_as_hookrts_plugin_reads_it() {
     let agents = agents_dir();
     let (example, answering) = folders();
@@ -693,6 +744,8 @@ fn an_event_a_newer_release_adds_is_answered_with_no_opinion_by_every_agent() {
             "opencode" | "kilo" => json!({"hook": "widget.added", "sessionID": "s"}),
             "cline" => json!({"taskId": "s", "hookName": "widget"}),
             "openhands" => json!({"event_type": "BeforeWidget", "session_id": "s"}),
+            "antigravity" => json!({"conversationId": "s", "workspacePaths": []}),
+            "mcp" => json!({"hook": "resources/read", "sessionId": "s", "payload": {}}),
             "cursor" => json!({"hook_event_name": "beforeWidget", "conversation_id": "s"}),
             "anthropic-inference" => {
                 json!({"type": "widget", "request_id": "req_w", "session_id": "s", "messages": []})

@@ -27,6 +27,7 @@ mod front_ends;
 mod gemini;
 mod inference;
 mod jetstream;
+mod mcp;
 mod newcomer;
 #[path = "../cli/notify_bus.rs"]
 mod notify_bus;

@@ -1,13 +1,16 @@
 //! One hook folder, every agent: the example agent's policy decides the
 //! same dangerous call (`rm -rf build/`) the same way whichever of the
-//! eight agents asks, or Anthropic's inference hook (a tool-call frame,
-//! signed), over each one's way in (Claude Code's and Copilot CLI's `http`
-//! hooks; Codex's, Gemini CLI's, Cursor's and Cline's command hooks, and
-//! hookrt's OpenCode and Kilo CLI plugin's input, each once on its own and once
-//! forwarding to the same `hookrt serve`; the inference hook's
-//! frame once through `hookrt hook`, once POSTed to its route), and the
-//! service's journal holds one trail across them: each event with the agent
-//! and the event it came from, each delivery of it, each resolution.
+//! ten agents asks, Anthropic's inference hook (a tool-call frame, signed)
+//! or an MCP host's `tools/call` (through hookrt's MCP interceptors), over
+//! each one's way in (Claude Code's and Copilot CLI's `http` hooks;
+//! Codex's, Gemini CLI's, Cursor's, Cline's, OpenHands' and Antigravity
+//! CLI's command hooks, and hookrt's OpenCode and Kilo CLI plugin's input,
+//! each once on its own and once forwarding to the same `hookrt serve`;
+//! the inference hook's frame once through `hookrt hook`, once POSTed to
+//! its route; the MCP invocation's input once through `hookrt hook`, once
+//! invoked by a real MCP client on `/mcp`), and the service's journal holds
+//! one trail across them: each event with the agent and the event it came
+//! from, each delivery of it, each resolution.
 
 use std::path::Path;
 
@@ -30,6 +33,7 @@ fn dangerous(bridge: Bridge) -> (&'static str, Value, crate::common::ToolGate) {
         "conversation_id",
         "sessionID",
         "taskId",
+        "conversationId",
     ] {
         if input.get(key).is_some() {
             input[key] = format!("one-folder-{}", bridge.name()).into();
@@ -42,6 +46,39 @@ fn dangerous(bridge: Bridge) -> (&'static str, Value, crate::common::ToolGate) {
 fn command(bridge: Bridge, event: &str, input: &Value, extra: &[&str], dir: &Path) -> Value {
     hook_answer(bridge, dir, event, input, extra)
         .unwrap_or_else(|| panic!("{} {event}: no answer", bridge.name()))
+}
+
+/// The validator's result for the call in the MCP plane's `input`, invoked
+/// by rmcp's client over streamable HTTP on `hookrt serve` at `addr`.
+fn invoke_over_mcp(addr: &str, input: &Value) -> Value {
+    use rmcp::ServiceExt;
+    use rmcp::model::{ClientRequest, CustomRequest, CustomResult, ServerResult};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let params = json!({"name": "hookrt", "event": "tools/call", "phase": "request",
+        "payload": input["payload"], "context": {"sessionId": input["sessionId"]}});
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio.block_on(async {
+        let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
+            .auth_header(crate::TOKEN);
+        let client = ()
+            .serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .unwrap();
+        let request = CustomRequest::new("interceptor/invoke", Some(params));
+        let reply = client
+            .peer()
+            .send_request(ClientRequest::CustomRequest(request))
+            .await;
+        client.cancel().await.unwrap();
+        match reply {
+            Ok(ServerResult::CustomResult(CustomResult(v))) => v,
+            other => panic!("mcp: {other:?}"),
+        }
+    })
 }
 
 #[test]
@@ -83,6 +120,9 @@ fn one_folder_denies_the_same_call_for_every_agent_and_keeps_one_trail() {
                 assert_eq!(reply.status, 200, "{}: {}", bridge.name(), reply.body);
                 reply.json()
             }
+            // An MCP host's `tools/call`, invoked by a real MCP client on
+            // the server's `/mcp`.
+            "mcp" => invoke_over_mcp(&server.addr, &input),
             _ => command(bridge, event, &input, &["--http", &url], &dir),
         };
         for answer in [&alone, &served] {
@@ -204,4 +244,26 @@ fn a_forwarding_hook_fails_closed_on_a_gate_when_the_service_is_gone() {
         &stop.to_string(),
     );
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// A command hook forwarding to `hookrt serve` answers what it answers on
+/// its own, silence included: where an agent reads nothing as "no
+/// opinion" the forward prints nothing for the route's `{}` (Antigravity
+/// CLI denies a call on `{}`), and where it reads `{}` (Gemini CLI) `{}`.
+#[test]
+fn a_forwarding_hook_answers_a_call_no_hook_minds_as_the_command_does() {
+    let dir = agent();
+    succeeded(&mut hookrt(&["build", dir.to_str().unwrap()]));
+    let server = crate::Server::start(&dir, &[]);
+    let url = format!("http://{}", server.addr);
+    let forwarding = Bridge::ALL
+        .into_iter()
+        .filter(|b| b.protocol().signature.is_none());
+    for bridge in forwarding {
+        let gate = tool_gate(bridge);
+        let input = gate.input("ls -la");
+        let alone = hook_answer(bridge, &dir, gate.event, &input, &[]);
+        let forwarded = hook_answer(bridge, &dir, gate.event, &input, &["--http", &url]);
+        assert_eq!(alone, forwarded, "{}", bridge.name());
+    }
 }

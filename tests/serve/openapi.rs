@@ -463,6 +463,8 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
             "/command",
             "/args/command",
             "/tool_call/input/commands/0",
+            "/toolCall/args/CommandLine",
+            "/payload/arguments/command",
         ] {
             if let Some(c) = v.pointer_mut(path) {
                 *c = "rm -rf /".into();
@@ -527,6 +529,21 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
             ("?event=PreToolUse", rm("cline", "PreToolUse")),
             ("?event=TaskComplete", fixture("cline", "TaskComplete")),
             ("?event=PostToolUse", r#"{"taskId":"s"}"#.into()),
+        ),
+        (
+            "/v1/antigravity",
+            ("?event=PreToolUse", rm("antigravity", "PreToolUse")),
+            ("?event=Stop", fixture("antigravity", "Stop")),
+            ("?event=PostToolUse", r#"{"stepIdx":3}"#.into()),
+        ),
+        (
+            "/v1/mcp",
+            ("", rm("mcp", "tools/call")),
+            ("", fixture("mcp", "tools/call:response")),
+            (
+                "",
+                r#"{"hook":"tools/call:response","sessionId":"s"}"#.into(),
+            ),
         ),
         (
             "/v1/kilo",

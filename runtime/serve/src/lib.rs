@@ -11,7 +11,8 @@
 //! bodies in flight may hold), `ingest`, `tally`,
 //! `parsing` (a batch's events parsed one at a time within the budget),
 //! `reload` (hot reload on SIGHUP and `POST /v1/admin/reload`), `routes`,
-//! `decide` (`/v1/decide`, `/v1/edit`), `hook`, `router`, `slots` (the
+//! `decide` (`/v1/decide`, `/v1/edit`), `hook`, `mcp` (`/mcp`, the MCP
+//! interceptors over the server's hook service), `router`, `slots` (the
 //! connection cap, held only by authenticated connections), `idle` (idle
 //! connections closed),
 //! `connections` (the accept loop), then this file. The endpoints are
@@ -28,6 +29,7 @@ mod error;
 mod hook;
 mod idle;
 mod ingest;
+mod mcp;
 mod metrics;
 mod parsing;
 mod reload;
@@ -142,6 +144,10 @@ pub struct ServeOptions {
     /// inference hooks, `Protocol::signature`); `None`: its route refuses
     /// every request.
     pub webhook_secrets: Option<WebhookSecrets>,
+    /// Whether the MCP interceptors on `/mcp` block what the hooks refuse
+    /// (`Active`) or only report it (`Audit`: the invoker never blocks on
+    /// them, a shadow rollout; `hookrt serve --mcp-audit`).
+    pub mcp_mode: hookrt_mcp::Mode,
 }
 
 impl ServeOptions {
@@ -171,6 +177,7 @@ impl ServeOptions {
             agents: Bridge::ALL.to_vec(),
             record: None,
             webhook_secrets: None,
+            mcp_mode: hookrt_mcp::Mode::Active,
         }
     }
 }
@@ -253,7 +260,7 @@ pub async fn serve(
     reload_on_hangup(state.clone())?;
     let flusher = tokio::spawn(give_back_once_delivered(state.clone()));
     on_listen(addr);
-    let app = router::router(state.clone(), &options.agents);
+    let app = router::router(state.clone(), &options.agents, options.mcp_mode);
     let bounds = connections::Bounds {
         max_connections: options.max_connections,
         header_timeout: options.header_timeout,

@@ -10,6 +10,7 @@ use hookrt::front::bridge::Bridge;
 use crate::decide::{decide, edit};
 use crate::error::ApiError;
 use crate::hook::agent_hook;
+use crate::mcp;
 use crate::routes::{Shared, events, healthz, metrics, readyz, reload};
 
 /// The endpoints that are no agent's, `(method, path)`.
@@ -26,6 +27,9 @@ const ENDPOINTS: &[(&str, &str)] = &[
 /// Every endpoint, `(method, path)`: [`ENDPOINTS`], then `POST` on each
 /// agent's route (`/v1/<agent>`). The router is built from this list, and
 /// `tests/serve/openapi.rs` checks it against docs/openapi.json both ways.
+/// Beside them the router serves `/mcp`, the MCP interceptors' streamable
+/// HTTP endpoint, whose protocol is MCP's own rather than this document's
+/// (`mcp.rs`; docs/serve.md, "MCP interceptors").
 pub fn routes() -> Vec<(&'static str, String)> {
     ENDPOINTS
         .iter()
@@ -48,11 +52,19 @@ fn handler(path: &str) -> MethodRouter<Shared> {
     }
 }
 
-/// The router over `state`, with a route for each of `agents`.
-pub(crate) fn router(state: Shared, agents: &[Bridge]) -> Router {
+/// The router over `state`, with a route for each of `agents`, and the MCP
+/// interceptors' endpoint in `mcp_mode`.
+pub(crate) fn router(state: Shared, agents: &[Bridge], mcp_mode: hookrt_mcp::Mode) -> Router {
     let router = ENDPOINTS.iter().fold(Router::new(), |router, (_, path)| {
         router.route(path, handler(path))
     });
+    let interceptors = Router::new()
+        .route_service(mcp::PATH, mcp::service(&state, mcp_mode))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            mcp::admit,
+        ));
+    let router = router.merge(interceptors);
     let router = agents.iter().fold(router, |router, &bridge| {
         router.route(
             &bridge.route(),
@@ -67,7 +79,8 @@ pub(crate) fn router(state: Shared, agents: &[Bridge]) -> Router {
         .collect::<Vec<_>>()
         .join(", ");
     let not_found = format!(
-        "POST /v1/events, /v1/decide, /v1/edit, {agent_routes} or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json)"
+        "POST /v1/events, /v1/decide, /v1/edit, {agent_routes} or /v1/admin/reload; GET /healthz, /readyz or /metrics (docs/serve.md, docs/openapi.json); MCP at {}",
+        mcp::PATH
     );
     router
         .method_not_allowed_fallback(|| async {

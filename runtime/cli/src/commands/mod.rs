@@ -15,6 +15,7 @@ pub(crate) mod keygen;
 mod list;
 
 pub(crate) mod lock;
+mod mcp;
 mod new;
 mod package;
 mod publish;
@@ -68,6 +69,8 @@ pub(crate) enum Command {
     Claude(ClaudeCommand),
     /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
     Serve(serve::ServeArgs),
+    /// Serve the hooks as MCP interceptors of tools/call over stdio (SEP-2624, a draft; docs/agents.md).
+    Mcp(mcp::McpArgs),
     /// Run the hooks as one worker of a JetStream fleet, or list and re-drive
     /// the fleet's dead letters (docs/worker.md).
     Worker(worker::WorkerCommand),
@@ -103,6 +106,7 @@ impl Command {
             // `install --agent claude-code`, in install.rs.
             Command::Claude(cmd) => install::claude(cmd, &loading),
             Command::Serve(args) => args.execute(loading),
+            Command::Mcp(args) => args.execute(loading),
             Command::Worker(cmd) => cmd.execute(loading),
             Command::Publish(args) => args.execute(),
             Command::Keygen(args) => args.execute(),

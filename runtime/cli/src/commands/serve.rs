@@ -139,6 +139,10 @@ pub(crate) struct ServeArgs {
     /// Print one JSON line per delivery on stdout (as `hookrt run` does).
     #[arg(long)]
     pub print_deliveries: bool,
+    /// Offer the MCP interceptors on /mcp in `audit` mode: the invoker
+    /// records what the hooks decide and blocks nothing (a shadow rollout).
+    #[arg(long)]
+    pub mcp_audit: bool,
     /// Append each input the agent routes take, as the agent sent it and
     /// masked by the folder's redaction patterns, to this recording (`hookrt
     /// test --agent AGENT --events FILE` replays it).
@@ -199,6 +203,9 @@ fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitCode>
     options.trail = args.trail.options()?;
     options.print_deliveries = args.print_deliveries;
     options.record = args.record.clone();
+    if args.mcp_audit {
+        options.mcp_mode = hookrt_mcp::Mode::Audit;
+    }
     let hooks = rt.hooks().len();
     if let Some(w) = rt.unlocked_warning() {
         tracing::warn!("{w}");

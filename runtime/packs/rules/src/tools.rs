@@ -17,7 +17,7 @@ pub enum Access {
 /// Shell tools: Claude Code's and Codex's `Bash`, Copilot's and OpenCode's
 /// `bash`, Gemini's `run_shell_command`, Cursor's `shell`, Codex's
 /// `local_shell` and `exec_command`, Cline's `run_commands`, OpenHands'
-/// `terminal`.
+/// `terminal`, Antigravity CLI's `run_command`.
 const SHELL_TOOLS: &[&str] = &[
     "bash",
     "shell",
@@ -27,13 +27,15 @@ const SHELL_TOOLS: &[&str] = &[
     "run_shell",
     "run_commands",
     "terminal",
+    "run_command",
 ];
 
 /// Tools that write the paths in their input; any other tool with a path
 /// is taken to read it (unless it deletes them, [`DELETE_TOOLS`]). Cursor's
 /// are `Write`, `StrReplace`, `Edit`, `TabWrite` and `Delete`; Cline's
 /// `editor`; OpenHands' `file_editor` (its `view` reads, but is taken to
-/// write: a protected path is refused either way).
+/// write: a protected path is refused either way); Antigravity CLI's
+/// `write_to_file`, `replace_file_content` and `multi_replace_file_content`.
 const WRITE_TOOLS: &[&str] = &[
     "write",
     "edit",
@@ -50,12 +52,15 @@ const WRITE_TOOLS: &[&str] = &[
     "apply_patch",
     "editor",
     "file_editor",
+    "write_to_file",
+    "replace_file_content",
+    "multi_replace_file_content",
 ];
 
 /// Tools that delete the paths in their input, or move them away.
 const DELETE_TOOLS: &[&str] = &["delete", "delete_file", "move", "rename"];
 
-/// Input fields that hold one path.
+/// Input fields that hold one path (Antigravity CLI's are PascalCase).
 const PATH_FIELDS: &[&str] = &[
     "file_path",
     "path",
@@ -64,11 +69,14 @@ const PATH_FIELDS: &[&str] = &[
     "filePath",
     "target_file",
     "dir_path",
+    "TargetFile",
+    "AbsolutePath",
+    "DirectoryPath",
 ];
 
 /// The folder a call runs in, from the event's `data` and the call's
-/// `input`: the call's own `cwd` (Cursor's shell events) or `workdir`
-/// (OpenCode's `bash`), the event's
+/// `input`: the call's own `cwd` (Cursor's shell events), `workdir`
+/// (OpenCode's `bash`) or `Cwd` (Antigravity CLI's `run_command`), the event's
 /// (every other agent), or the first workspace root.
 /// An agent that names none runs its shell in the project: a stand-in
 /// root, so relative paths are inside and absolute ones outside.
@@ -80,6 +88,7 @@ pub fn call_folder(data: &serde_json::Value, input: &serde_json::Value) -> Strin
     };
     absolute(input.get("cwd"))
         .or_else(|| absolute(input.get("workdir")))
+        .or_else(|| absolute(input.get("Cwd")))
         .or_else(|| absolute(data.get("cwd")))
         .or_else(|| absolute(data.pointer("/workspace_roots/0")))
         .unwrap_or_else(|| "/.project".to_owned())
@@ -87,7 +96,8 @@ pub fn call_folder(data: &serde_json::Value, input: &serde_json::Value) -> Strin
 
 /// The shell command of a call, if the tool is a shell: `{"command": "…"}`
 /// (or a list of words, Codex's `local_shell`), Cline's `{"commands": […]}`
-/// (its lines, one script), or the input as a string.
+/// (its lines, one script), Antigravity CLI's `{"CommandLine": "…"}`, or
+/// the input as a string.
 pub fn shell_command(tool: &str, input: &serde_json::Value) -> Option<String> {
     if !SHELL_TOOLS.contains(&tool.to_ascii_lowercase().as_str()) {
         return None;
@@ -100,6 +110,7 @@ pub fn shell_command(tool: &str, input: &serde_json::Value) -> Option<String> {
     let command = input
         .get("command")
         .or_else(|| input.get("cmd"))
+        .or_else(|| input.get("CommandLine"))
         .unwrap_or(input);
     match command {
         serde_json::Value::String(s) => Some(s.clone()),

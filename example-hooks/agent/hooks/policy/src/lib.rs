@@ -12,7 +12,8 @@ const NETWORK_PREFIX: &str = "web_";
 /// Tools whose input is a shell command, as each agent names them (lowercased):
 /// Claude Code's and Codex's `Bash`, Copilot CLI's and OpenCode's `bash`, Gemini
 /// CLI's `run_shell_command`, Cursor's `shell` (hookrt's name for its shell
-/// events), Cline's `run_commands` (a list of commands), OpenHands' `terminal`.
+/// events), Cline's `run_commands` (a list of commands), OpenHands' `terminal`,
+/// Antigravity CLI's `run_command` (its `CommandLine`).
 const SHELL_TOOLS: &[&str] = &[
     "run_shell",
     "shell",
@@ -21,6 +22,7 @@ const SHELL_TOOLS: &[&str] = &[
     "run_shell_command",
     "run_commands",
     "terminal",
+    "run_command",
 ];
 
 #[derive(Default)]
@@ -73,13 +75,15 @@ fn approval(action: &RequestedAction) -> Approval {
 }
 
 /// The command texts of a shell tool input: `{"command": "..."}`, Cline's
-/// `{"commands": ["...", ...]}`, or a bare string.
+/// `{"commands": ["...", ...]}`, Antigravity CLI's `{"CommandLine": "..."}`, or
+/// a bare string.
 fn shell_commands(input: &serde_json::Value) -> Vec<&str> {
     if let Some(list) = input.get("commands").and_then(|c| c.as_array()) {
         return list.iter().filter_map(|c| c.as_str()).collect();
     }
     input
         .get("command")
+        .or_else(|| input.get("CommandLine"))
         .and_then(|c| c.as_str())
         .or_else(|| input.as_str())
         .into_iter()

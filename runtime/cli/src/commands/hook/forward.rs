@@ -70,6 +70,23 @@ pub(super) fn forward(
     agent: Option<&str>,
     input: &str,
     deadline: Duration,
+) -> Result<Option<Value>, String> {
+    let answer = post(url, bridge, event, agent, input, deadline)?;
+    // The route says "nothing" as `{}`; where the agent's command hook says
+    // it by printing nothing, so does this one (Antigravity CLI denies a
+    // call on `{}`).
+    let silent = answer.as_object().is_some_and(|o| o.is_empty()) && bridge.no_opinion().is_none();
+    Ok((!silent).then_some(answer))
+}
+
+/// The POST of [`forward`]: the route's JSON answer.
+fn post(
+    url: &str,
+    bridge: Bridge,
+    event: Option<&str>,
+    agent: Option<&str>,
+    input: &str,
+    deadline: Duration,
 ) -> Result<Value, String> {
     let started = Instant::now();
     let (authority, prefix) = split(url)?;

@@ -284,7 +284,9 @@ fn decide_input(
             Duration::from_millis(args.deadline_ms),
         ) {
             Ok(answer) => {
-                println!("{answer}");
+                if let Some(answer) = answer {
+                    println!("{answer}");
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => fail(&e),

@@ -154,7 +154,7 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
                 .with_context(|| file.display().to_string())?;
             (text, None)
         }
-        Shape::Grouped | Shape::Flat | Shape::Scripts => {
+        Shape::Grouped | Shape::Flat | Shape::Named(_) | Shape::Scripts => {
             let (text, kept) = merged(old.as_deref(), &agent, &transport, &file)?;
             (text, Some(kept))
         }

@@ -10,9 +10,12 @@
 //!   events observed, subagents scoped, ids and sequences from a digest);
 //! - [`reply`]: what every agent's answer is made of;
 //! - `claude`, `codex`, `gemini`, `cursor`, `copilot`, `opencode`, `kilo`,
-//!   `cline`, `openhands`: each agent's `Protocol` (crate-private: reached through [`Bridge`]); `inference`,
+//!   `cline`, `openhands`, `antigravity`: each agent's `Protocol`
+//!   (crate-private: reached through [`Bridge`]); `inference`,
 //!   Anthropic's inference hooks, a plane rather than an agent, spoken to
-//!   the same way;
+//!   the same way; [`mcp`], MCP interceptors, another plane (public: its
+//!   event names and payload reading serve the interceptor server,
+//!   `hookrt-mcp`);
 //! - `agent`: [`Bridge`], the registry and one way to speak to each.
 
 mod agent;
@@ -28,6 +31,7 @@ pub use protocol::{MapFn, Protocol, Signature, Transcripts};
 // Each agent's module, declared as a plain `mod` so that tools following
 // the module tree see it (cargo-mutants does not look inside a macro's
 // call); one left out of the registry is dead code, which the build refuses.
+mod antigravity;
 mod claude;
 mod cline;
 mod codex;
@@ -36,6 +40,7 @@ mod cursor;
 mod gemini;
 mod inference;
 mod kilo;
+pub mod mcp;
 mod opencode;
 mod openhands;
 
@@ -51,5 +56,16 @@ macro_rules! agents {
 
 // The registry: one name per agent, in the order the docs list them.
 agents![
-    claude, codex, gemini, cursor, copilot, opencode, kilo, cline, openhands, inference
+    claude,
+    codex,
+    gemini,
+    cursor,
+    copilot,
+    opencode,
+    kilo,
+    cline,
+    openhands,
+    antigravity,
+    inference,
+    mcp
 ];

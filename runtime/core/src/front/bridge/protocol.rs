@@ -192,6 +192,11 @@ pub enum Shape {
     /// named after each event); of [`Install`]'s fields, only the folders
     /// apply.
     Scripts,
+    /// `{<name>: {enabled: true, <Event>: [...]}}`: the file maps hook
+    /// names to their events (Antigravity CLI), and hookrt's entries live
+    /// under this name of its own, a matcher group on a tool event, a
+    /// bare entry on any other; the user's names are left as they are.
+    Named(&'static str),
 }
 
 /// How a hook entry names the command it runs.

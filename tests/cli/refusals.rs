@@ -93,7 +93,9 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                 let (deny, block) = (json!("deny"), json!("block"));
                 let (yes, no) = (json!(true), json!(false));
                 let in_json: Option<(&str, Option<&Value>, &str)> = match (agent, *gate) {
-                    ("copilot", "userPromptSubmitted") => Some(("/decision", Some(&block), "/reason")),
+                    ("copilot", "userPromptSubmitted") => {
+                        Some(("/decision", Some(&block), "/reason"))
+                    }
                     ("anthropic-inference", _) => Some(("/action", Some(&deny), "/deny_reason")),
                     // hookrt's plugin reads every answer on stdout.
                     ("opencode" | "kilo", _) => Some(("/decision", Some(&deny), "/reason")),

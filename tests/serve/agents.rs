@@ -149,7 +149,11 @@ fn calls(bridge: Bridge) -> Vec<(&'static str, &'static str, Value)> {
             (
                 "deny",
                 "PreToolUse",
-                set("PreToolUse", &["toolCall", "args", "CommandLine"], "rm -rf /"),
+                set(
+                    "PreToolUse",
+                    &["toolCall", "args", "CommandLine"],
+                    "rm -rf /",
+                ),
             ),
             (
                 "ask",

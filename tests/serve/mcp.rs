@@ -10,11 +10,11 @@
 use std::path::Path;
 
 use rmcp::ErrorData;
+use rmcp::ServiceExt;
 use rmcp::model::{ClientRequest, CustomRequest, CustomResult, ServerResult};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
 use crate::claude_code::answering_agent;
@@ -66,7 +66,10 @@ async fn the_policy_decides(client: &Client, rewritten: bool) {
         json!(["tools/call"]),
         "{caps}"
     );
-    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("hookrt"));
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("hookrt")
+    );
     let listed = ask(client, "interceptors/list", json!({})).await.unwrap();
     let names: Vec<(&str, &str)> = listed["interceptors"]
         .as_array()
@@ -74,22 +77,34 @@ async fn the_policy_decides(client: &Client, rewritten: bool) {
         .iter()
         .map(|i| (i["name"].as_str().unwrap(), i["type"].as_str().unwrap()))
         .collect();
-    assert_eq!(names, [("hookrt", "validation"), ("hookrt-rewrite", "mutation")]);
+    assert_eq!(
+        names,
+        [("hookrt", "validation"), ("hookrt-rewrite", "mutation")]
+    );
     let none = ask(client, "interceptors/list", json!({"event": "prompts/get"})).await;
     assert_eq!(none.unwrap(), json!({"interceptors": []}));
 
-    let denied = ask(client, "interceptor/invoke", call("hookrt", "rm -rf build/"))
-        .await
-        .unwrap();
+    let denied = ask(
+        client,
+        "interceptor/invoke",
+        call("hookrt", "rm -rf build/"),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         (&denied["interceptor"], &denied["type"], &denied["phase"]),
         (&json!("hookrt"), &json!("validation"), &json!("request"))
     );
-    assert_eq!((&denied["valid"], &denied["severity"]), (&json!(false), &json!("error")));
+    assert_eq!(
+        (&denied["valid"], &denied["severity"]),
+        (&json!(false), &json!("error"))
+    );
     let why = denied["messages"][0]["message"].as_str().unwrap();
     assert!(why.contains("recursive forced delete"), "{denied}");
     // The draft's other spelling of the method answers the same.
-    let ls = ask(client, "interceptors/invoke", call("hookrt", "ls -la")).await.unwrap();
+    let ls = ask(client, "interceptors/invoke", call("hookrt", "ls -la"))
+        .await
+        .unwrap();
     assert_eq!(ls["valid"], !rewritten, "{ls}");
     assert_eq!(ls.get("messages").is_some(), rewritten, "{ls}");
     let seen = ask(
@@ -100,10 +115,18 @@ async fn the_policy_decides(client: &Client, rewritten: bool) {
     )
     .await
     .unwrap();
-    assert_eq!((&seen["valid"], &seen["phase"]), (&json!(true), &json!("response")));
+    assert_eq!(
+        (&seen["valid"], &seen["phase"]),
+        (&json!(true), &json!("response"))
+    );
 
-    let unknown = ask(client, "interceptor/invoke", call("nope", "ls")).await.unwrap_err();
-    assert_eq!((unknown.code.0, unknown.message.as_ref()), (-32602, "Interceptor 'nope' not found"));
+    let unknown = ask(client, "interceptor/invoke", call("nope", "ls"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (unknown.code.0, unknown.message.as_ref()),
+        (-32602, "Interceptor 'nope' not found")
+    );
     let unhooked = ask(
         client,
         "interceptor/invoke",
@@ -138,8 +161,14 @@ fn journaled(path: &Path) -> Vec<(String, String, String, String)> {
         Ok((
             r.get(0)?,
             e["kind"].as_str().unwrap_or_default().to_owned(),
-            e["data"]["bridge"]["event"].as_str().unwrap_or_default().to_owned(),
-            e["data"]["bridge"]["transport"].as_str().unwrap_or_default().to_owned(),
+            e["data"]["bridge"]["event"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            e["data"]["bridge"]["transport"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
         ))
     })
     .unwrap()
@@ -194,7 +223,11 @@ fn an_mcp_client_over_stdio_is_answered_by_the_folders_hooks_and_each_invocation
     let calls = session["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 2, "{session}");
     assert_eq!(
-        (&calls[0]["tool"], &calls[0]["verdict"], &calls[0]["decided_by"]),
+        (
+            &calls[0]["tool"],
+            &calls[0]["verdict"],
+            &calls[0]["decided_by"]
+        ),
         (&json!("run_command"), &json!("deny"), &json!("policy")),
         "{session}"
     );
@@ -229,10 +262,10 @@ fn an_mcp_client_over_streamable_http_needs_the_servers_token_and_its_rewrites_c
     assert!(other.body.contains("agent `mcp`"), "{}", other.body);
     tokio().block_on(async {
         let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header(TOKEN);
-        let client = ()
-            .serve(StreamableHttpClientTransport::from_config(config))
-            .await
-            .expect("the MCP client initializes over streamable HTTP");
+        let client =
+            ().serve(StreamableHttpClientTransport::from_config(config))
+                .await
+                .expect("the MCP client initializes over streamable HTTP");
         the_policy_decides(&client, true).await;
         // The rewriting hook's rewrite comes back from the mutator, in the
         // payload's own shape.
@@ -247,7 +280,9 @@ fn an_mcp_client_over_streamable_http_needs_the_servers_token_and_its_rewrites_c
         );
         assert_eq!(rewritten["payload"]["params"]["name"], "run_command");
         // The validator refuses a call the hooks let run only rewritten.
-        let as_is = ask(&client, "interceptor/invoke", call("hookrt", "ls")).await.unwrap();
+        let as_is = ask(&client, "interceptor/invoke", call("hookrt", "ls"))
+            .await
+            .unwrap();
         assert_eq!(as_is["valid"], false, "{as_is}");
         assert!(
             as_is["messages"][0]["message"]
@@ -257,10 +292,17 @@ fn an_mcp_client_over_streamable_http_needs_the_servers_token_and_its_rewrites_c
             "{as_is}"
         );
         // The mutator cannot refuse but by failing: the draft's error.
-        let failed = ask(&client, "interceptor/invoke", call("hookrt-rewrite", "rm -rf /"))
-            .await
-            .unwrap_err();
-        assert_eq!((failed.code.0, failed.message.as_ref()), (-32603, "Interceptor execution failed"));
+        let failed = ask(
+            &client,
+            "interceptor/invoke",
+            call("hookrt-rewrite", "rm -rf /"),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            (failed.code.0, failed.message.as_ref()),
+            (-32603, "Interceptor execution failed")
+        );
         let reason = failed.data.unwrap()["reason"].as_str().unwrap().to_owned();
         assert!(reason.contains("recursive forced delete"), "{reason}");
         client.cancel().await.unwrap();

@@ -64,10 +64,7 @@ fn invoke_over_mcp(addr: &str, input: &Value) -> Value {
     tokio.block_on(async {
         let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
             .auth_header(crate::TOKEN);
-        let client = ()
-            .serve(StreamableHttpClientTransport::from_config(config))
-            .await
-            .unwrap();
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
         let request = CustomRequest::new("interceptor/invoke", Some(params));
         let reply = client
             .peer()

@@ -78,9 +78,9 @@ pub struct Invocation {
 impl Invocation {
     /// The invocation `params` ask for; an error says what is wrong.
     pub fn read(params: Option<&Value>) -> Result<Invocation, InvokeError> {
-        let params = params
-            .and_then(Value::as_object)
-            .ok_or_else(|| InvokeError::Params("`interceptor/invoke` takes an object of params".into()))?;
+        let params = params.and_then(Value::as_object).ok_or_else(|| {
+            InvokeError::Params("`interceptor/invoke` takes an object of params".into())
+        })?;
         let text = |key: &str| -> Result<&str, InvokeError> {
             params
                 .get(key)
@@ -93,7 +93,9 @@ impl Invocation {
         let event = text("event")?;
         let phase = text("phase")?;
         let phase = Phase::named(phase).ok_or_else(|| {
-            InvokeError::Params(format!("`phase` is `{phase}`; it is `request` or `response`"))
+            InvokeError::Params(format!(
+                "`phase` is `{phase}`; it is `request` or `response`"
+            ))
         })?;
         let hook = interceptor.hook(event, phase).ok_or_else(|| {
             InvokeError::Params(format!(
@@ -108,7 +110,9 @@ impl Invocation {
         let timeout = match params.get("timeoutMs") {
             None | Some(Value::Null) => None,
             Some(ms) => Some(Duration::from_millis(ms.as_u64().ok_or_else(|| {
-                InvokeError::Params(format!("`timeoutMs` is not a whole number of milliseconds: {ms}"))
+                InvokeError::Params(format!(
+                    "`timeoutMs` is not a whole number of milliseconds: {ms}"
+                ))
             })?)),
         };
         let field = |key: &str| params.get(key).cloned().unwrap_or(Value::Null);
@@ -203,17 +207,39 @@ mod tests {
     #[test]
     fn an_invocation_names_an_interceptor_offered_on_an_event_it_is_hooked_on() {
         let call = json!({"name": "echo", "arguments": {"note": "hi"}});
-        let ok = invoke(json!({"name": "hookrt", "event": "tools/call", "phase": "request", "payload": call}));
+        let ok = invoke(
+            json!({"name": "hookrt", "event": "tools/call", "phase": "request", "payload": call}),
+        );
         assert_eq!(ok.unwrap().hook, "tools/call");
-        let unknown = invoke(json!({"name": "nope", "event": "tools/call", "phase": "request", "payload": {}}));
-        assert_eq!(unknown.unwrap_err(), InvokeError::Params("Interceptor 'nope' not found".into()));
-        let unhooked = invoke(json!({"name": "hookrt-rewrite", "event": "tools/call", "phase": "response", "payload": {}}));
+        let unknown = invoke(
+            json!({"name": "nope", "event": "tools/call", "phase": "request", "payload": {}}),
+        );
+        assert_eq!(
+            unknown.unwrap_err(),
+            InvokeError::Params("Interceptor 'nope' not found".into())
+        );
+        let unhooked = invoke(
+            json!({"name": "hookrt-rewrite", "event": "tools/call", "phase": "response", "payload": {}}),
+        );
         assert_eq!(unhooked.unwrap_err().code(), -32602);
-        let other = invoke(json!({"name": "hookrt", "event": "resources/read", "phase": "request", "payload": {}}));
-        assert!(other.unwrap_err().message().contains("not hooked on `resources/read`"));
-        let no_payload = invoke(json!({"name": "hookrt", "event": "tools/call", "phase": "request"}));
-        assert_eq!(no_payload.unwrap_err(), InvokeError::Params("`payload` is missing".into()));
-        let bad_timeout = invoke(json!({"name": "hookrt", "event": "tools/call", "phase": "request", "payload": {}, "timeoutMs": -1}));
+        let other = invoke(
+            json!({"name": "hookrt", "event": "resources/read", "phase": "request", "payload": {}}),
+        );
+        assert!(
+            other
+                .unwrap_err()
+                .message()
+                .contains("not hooked on `resources/read`")
+        );
+        let no_payload =
+            invoke(json!({"name": "hookrt", "event": "tools/call", "phase": "request"}));
+        assert_eq!(
+            no_payload.unwrap_err(),
+            InvokeError::Params("`payload` is missing".into())
+        );
+        let bad_timeout = invoke(
+            json!({"name": "hookrt", "event": "tools/call", "phase": "request", "payload": {}, "timeoutMs": -1}),
+        );
         assert_eq!(bad_timeout.unwrap_err().code(), -32602);
         assert_eq!(Invocation::read(None).unwrap_err().code(), -32602);
     }
@@ -230,16 +256,29 @@ mod tests {
             assert_eq!(same["modified"], false);
             assert_eq!(same["payload"], payload);
             let changed = m
-                .result(Some(json!({"modified": true, "arguments": {"note": "HI"}})), took)
+                .result(
+                    Some(json!({"modified": true, "arguments": {"note": "HI"}})),
+                    took,
+                )
                 .unwrap();
             assert_eq!(
                 (&changed["type"], &changed["phase"], &changed["interceptor"]),
-                (&json!("mutation"), &json!("request"), &json!("hookrt-rewrite"))
+                (
+                    &json!("mutation"),
+                    &json!("request"),
+                    &json!("hookrt-rewrite")
+                )
             );
-            assert_eq!(call_params(&changed["payload"])["arguments"], json!({"note": "HI"}));
+            assert_eq!(
+                call_params(&changed["payload"])["arguments"],
+                json!({"note": "HI"})
+            );
             assert_eq!(call_params(&changed["payload"])["name"], "echo");
             let failed = m.result(Some(json!({"failed": "no"})), took).unwrap_err();
-            assert_eq!((failed.code(), failed.data().unwrap()["reason"].clone()), (-32603, json!("no")));
+            assert_eq!(
+                (failed.code(), failed.data().unwrap()["reason"].clone()),
+                (-32603, json!("no"))
+            );
         }
         let v = invoke(json!({"name": "hookrt", "event": "tools/call", "phase": "request", "payload": {"name": "echo", "arguments": {"note": "HI"}}, "context": {"sessionId": "s1"}})).unwrap();
         assert_eq!(v.result(None, took).unwrap()["valid"], true);
@@ -251,12 +290,18 @@ mod tests {
             v.result(Some(body), took).unwrap()
         };
         let same = rewriting(json!({"note": "HI"}));
-        assert_eq!((same["valid"].clone(), same.get("messages")), (json!(true), None));
+        assert_eq!(
+            (same["valid"].clone(), same.get("messages")),
+            (json!(true), None)
+        );
         let other = rewriting(json!({"note": "HI!"}));
         assert_eq!(other["valid"], false);
         assert!(other.get("arguments").is_none(), "{other}");
         assert_eq!(v.hook_input("mcp-1")["sessionId"], "s1");
-        let bare = invoke(json!({"name": "hookrt", "event": "tools/call", "phase": "response", "payload": {}})).unwrap();
+        let bare = invoke(
+            json!({"name": "hookrt", "event": "tools/call", "phase": "response", "payload": {}}),
+        )
+        .unwrap();
         assert_eq!(bare.hook_input("mcp-1")["sessionId"], "mcp-1");
         assert_eq!(bare.hook_input("mcp-1")["hook"], "tools/call:response");
     }

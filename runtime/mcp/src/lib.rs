@@ -15,10 +15,8 @@
 //! - [`server`]: the MCP server (`initialize` advertises the interceptors
 //!   extension), over stdio or as a tower service for streamable HTTP.
 //!
-//! Decisions go through [`hookrt::front::decide`] with any
-//! [`Resolver`](hookrt::front::decide::Resolver): the service of `hookrt
-//! serve` (one journal with every agent's hooks) or the one `hookrt mcp`
-//! starts.
+//! Decisions go through [`hookrt::front::decide`] with any `Resolver`: the
+//! service of `hookrt serve` (one journal for every agent) or `hookrt mcp`'s.
 
 pub mod interceptors;
 pub mod invoke;

@@ -30,7 +30,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::interceptors::{EVENT, EXTENSION, Mode, list};
-use crate::invoke::{InvokeError, Invocation};
+use crate::invoke::{Invocation, InvokeError};
 
 /// The interceptor server of one MCP session.
 pub struct Interceptors<R> {
@@ -90,16 +90,23 @@ impl<R: Resolver + Send + Sync + 'static> Interceptors<R> {
         let budget = invocation
             .timeout
             .map_or(self.budget, |t| self.budget.min(t.mul_f64(0.8)));
-        let answer = match decide(&*self.resolver, envelope, budget).await.told(bridge, &name) {
+        let answer = match decide(&*self.resolver, envelope, budget)
+            .await
+            .told(bridge, &name)
+        {
             Ok(told) => told.answer,
             Err(why) => {
                 let reason = match why {
                     Undecided::Duplicate => {
-                        "this event's id was taken before; its decision is not made again".to_owned()
+                        "this event's id was taken before; its decision is not made again"
+                            .to_owned()
                     }
                     Undecided::Refused(e) => e.to_string(),
                     Undecided::TimedOut(b) => {
-                        format!("hooks did not decide within the budget ({} ms)", b.as_millis())
+                        format!(
+                            "hooks did not decide within the budget ({} ms)",
+                            b.as_millis()
+                        )
                     }
                 };
                 match gate {
@@ -155,7 +162,9 @@ impl<R: Resolver + Send + Sync + 'static> ServerHandler for Interceptors<R> {
                 .map_err(|e| ErrorData::new(ErrorCode(e.code()), e.message(), e.data())),
             other => Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                format!("hookrt's interceptor server has no method `{other}` (it answers interceptors/list and interceptor/invoke)"),
+                format!(
+                    "hookrt's interceptor server has no method `{other}` (it answers interceptors/list and interceptor/invoke)"
+                ),
                 None,
             )),
         }

@@ -5,8 +5,6 @@
 //! (a token bound to agents must name `mcp`) and rate limits like every
 //! other endpoint; bodies bounded by the server's limit.
 
-use std::future::Future;
-
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -27,16 +25,11 @@ const AGENT: &str = "mcp";
 pub(crate) struct Served(pub(crate) Shared);
 
 impl Resolver for Served {
-    fn resolve(
-        &self,
-        envelope: Envelope,
-    ) -> impl Future<Output = Result<ResolveReply, EmitError>> + Send {
-        async move {
-            let guard = self.0.service.read().await;
-            match guard.as_ref() {
-                Some(service) => service.resolve(envelope).await,
-                None => Err(EmitError::ShuttingDown(envelope.id)),
-            }
+    async fn resolve(&self, envelope: Envelope) -> Result<ResolveReply, EmitError> {
+        let guard = self.0.service.read().await;
+        match guard.as_ref() {
+            Some(service) => service.resolve(envelope).await,
+            None => Err(EmitError::ShuttingDown(envelope.id)),
         }
     }
 }

@@ -35,8 +35,6 @@ pub(crate) struct McpArgs {
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub drain_timeout: u64,
     #[command(flatten)]
-    pub threads: crate::args::ThreadsArgs,
-    #[command(flatten)]
     pub trail: crate::args::TrailArgs,
 }
 
@@ -54,8 +52,8 @@ fn serve(mut rt: Runtime, args: &McpArgs) -> Result<ExitCode> {
     if let Some(w) = rt.unlocked_warning() {
         tracing::warn!("{w}");
     }
+    // One delivery thread: a session's invocations come one at a time.
     let options = ServiceOptions {
-        threads: args.threads.count(),
         trail: args.trail.options()?,
         ..ServiceOptions::default()
     };

@@ -37,9 +37,7 @@ pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) 
         Shape::Named(name) => (name, other_names(root, name)),
         _ => ("hooks", 0),
     };
-    let hooks = root
-        .entry(key)
-        .or_insert_with(|| Value::Object(Map::new()));
+    let hooks = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
     let Some(hooks) = hooks.as_object_mut() else {
         bail!("`{key}` is not an object");
     };

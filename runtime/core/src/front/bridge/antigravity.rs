@@ -1,25 +1,21 @@
 //! The Antigravity CLI bridge (`agy`, Google's; its hooks as documented at
 //! antigravity.google/docs/hooks, read December 2026, for agy 1.1.10 and
-//! later). **From its documentation**: agy is a closed binary installed by
-//! a script from Google's site, on no registry this project can pin, so no
-//! test runs it (ADR 0005, as Cursor).
+//! later). **From its documentation**: agy is a closed binary on no registry
+//! this project can pin, so no test runs it (ADR 0005, as Cursor).
 //!
-//! agy reads `hooks.json` (`.agents/` in a workspace, `~/.gemini/config/`
-//! for the user) mapping hook *names* to their events: `PreToolUse` and
-//! `PostToolUse` take matcher groups, `PreInvocation`, `PostInvocation`
-//! and `Stop` a flat list of handlers. Its input does not name the event
-//! (the command line does: `--event`), its fields are camelCase
-//! (`conversationId`, `workspacePaths`, `toolCall: {name, args}` with
-//! PascalCase `args`: `run_command`'s `CommandLine`), and a tool call has no
-//! id: `stepIdx` names the step, before and after the call.
+//! agy's `hooks.json` (`.agents/`, `~/.gemini/config/`) maps hook *names*
+//! to events: `PreToolUse` and `PostToolUse` take matcher groups, the others
+//! a flat list. Its input does not name the event (the entry's `--event`
+//! does), its fields are camelCase (`toolCall: {name, args}`, `args`
+//! PascalCase: `run_command`'s `CommandLine`), and a call has no id:
+//! `stepIdx` names the step, before and after the call.
 //!
 //! `PreToolUse` fails closed on anything but exit 0 with one known answer
-//! or nothing: `{}`, an unknown field or decision, a failing exit or a
-//! timeout deny the call. So hookrt prints nothing when it has no opinion
-//! (never `{}`), and refuses in JSON with a reason the model reads.
+//! or nothing: `{}`, an unknown field, a failing exit or a timeout deny the
+//! call. So hookrt prints nothing when it has no opinion (never `{}`), and
+//! refuses in JSON with a reason the model reads.
 //!
-//! Its input, its answers and what it cannot express, in full:
-//! docs/agents.md, "Antigravity CLI (`front/bridge/antigravity.rs`)".
+//! In full: docs/agents.md, "Antigravity CLI (`front/bridge/antigravity.rs`)".
 
 use serde_json::{Map, Value, json};
 

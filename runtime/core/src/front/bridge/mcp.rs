@@ -1,30 +1,22 @@
-//! MCP interceptors (SEP-2624, "Interceptors for Model Context Protocol",
-//! draft of 2026-07-17, formerly SEP-1763): a plane rather than an agent.
-//! An MCP host or gateway invokes interceptors around the messages it
-//! sends and receives; hookrt's interceptor server (`hookrt-mcp`, over
-//! stdio with `hookrt mcp` and streamable HTTP on `hookrt serve`'s `/mcp`)
-//! offers two on `tools/call`, and hands each `interceptor/invoke` to the
-//! folder's hooks as one input of this protocol:
-//!
+//! MCP interceptors (SEP-2624, a draft of 2026-07-17, formerly SEP-1763):
+//! a plane rather than an agent. hookrt's interceptor server (`hookrt-mcp`:
+//! `hookrt mcp` over stdio, `hookrt serve`'s `/mcp`) hands each
+//! `interceptor/invoke` to the hooks as one input of this protocol,
 //! `{"hook", "interceptor", "phase", "sessionId", "payload", "config",
-//! "context"}`: the invocation's own fields, `hook` naming the event
-//! (`tools/call` for the validator `hookrt` on a request,
-//! `tools/call:rewrite` for the mutator `hookrt-rewrite`,
-//! `tools/call:response` for the validator on a response) and `sessionId`
-//! the invocation's `context.sessionId`, else the MCP session's.
+//! "context"}`: `hook` is [`VALIDATE`] (the validator `hookrt` on a
+//! `tools/call` request), [`REWRITE`] (the mutator `hookrt-rewrite`) or
+//! [`RESPONSE`] (the validator on a response); `sessionId` the invoker's
+//! `context.sessionId`, else the MCP session's.
 //!
-//! The answers are the bodies of the invocation's results, which the
-//! server completes (`interceptor`, `type`, `phase`, the payload): a
-//! validation `{"valid": false, "severity": "error", "messages"}` (with
-//! the `arguments` the hooks would run, when they let it run only
-//! rewritten), a mutation `{"modified": true, "arguments"}`, or `{"failed": reason}`
-//! where the mutator must not produce a payload at all (the server answers
-//! the JSON-RPC error "Interceptor execution failed", which halts a chain
-//! that does not fail open). Nothing to say is a valid call, an unmodified
-//! payload.
+//! The answers are the bodies of the invocations' results, which the
+//! server completes: `{"valid": false, "severity": "error", "messages"}`
+//! (with the `arguments` the hooks would run, when they let the call run
+//! only rewritten), `{"modified": true, "arguments"}`, or `{"failed":
+//! reason}` where the mutator must fail ("Interceptor execution failed").
+//! Nothing to say is a valid call, an unmodified payload.
 //!
-//! Its input, its answers and what it cannot express, in full:
-//! docs/agents.md, "MCP interceptors (`front/bridge/mcp.rs`)".
+//! In full: docs/agents.md, "MCP interceptors (`front/bridge/mcp.rs`)";
+//! ADR 0011.
 
 use serde_json::{Map, Value, json};
 
@@ -111,7 +103,10 @@ fn mcp_data(
             let params = call_params(payload);
             let tool = params.get("name").filter(|n| n.is_string());
             let tool = tool.cloned().ok_or_else(|| missing("payload.name"))?;
-            let input = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            let input = params
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             json!({"actions": [{"call_id": call_id, "tool": tool, "input": input}]})
         }
         RESPONSE => {

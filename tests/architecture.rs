@@ -200,6 +200,7 @@ const RUNTIME: &[&str] = &[
     "front::bridge::kilo",
     "front::bridge::cline",
     "front::bridge::openhands",
+    "front::bridge::goose",
     "front::bridge::antigravity",
     "front::bridge::inference",
     "front::bridge::mcp",
@@ -331,8 +332,7 @@ const WORKER: &[&str] = &[
 /// origins, then the spans made from them.
 const OTEL: &[&str] = &["error", "env", "parents", "spans"];
 
-/// The MCP interceptor server (`hookrt-mcp`): the interceptors offered,
-/// one invocation, then the server over both transports.
+/// The MCP interceptor server (`hookrt-mcp`): offered, invoked, served.
 const MCP: &[&str] = &["interceptors", "invoke", "server"];
 
 fn repo() -> PathBuf {

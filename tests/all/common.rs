@@ -241,6 +241,7 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
             "/tool_call/input/commands/0",
             "/cancel",
         ),
+        "goose" => ("goose", "PreToolUse", "/tool_input/command", "/decision"),
         "antigravity" => (
             "antigravity",
             "PreToolUse",
@@ -266,11 +267,11 @@ pub(crate) fn tool_gate(bridge: hookrt::front::bridge::Bridge) -> ToolGate {
 
 #[allow(dead_code, reason = "tests/all runs the library, not the command")]
 impl ToolGate {
-    /// Whether `answer` denies the call: the agent's `deny` there, Cline's
-    /// `cancel: true`, or an MCP validation's `valid: false`.
+    /// Whether `answer` denies the call: the agent's `deny` there (goose's
+    /// `block`), Cline's `cancel: true`, or an MCP validation's `valid: false`.
     pub(crate) fn denies(&self, answer: &serde_json::Value) -> bool {
         match answer.pointer(self.decision_at) {
-            Some(serde_json::Value::String(word)) => word == "deny",
+            Some(serde_json::Value::String(word)) => word == "deny" || word == "block",
             Some(serde_json::Value::Bool(valid)) if self.decision_at == "/valid" => !*valid,
             Some(serde_json::Value::Bool(cancel)) => *cancel,
             _ => false,

@@ -2025,6 +2025,14 @@ fn install_writes_each_agents_own_file_keeping_the_users_hooks_and_its_gate_deni
             ("/permission", "deny"),
         ),
         (
+            "goose",
+            ".agents/plugins/hookrt/hooks/hooks.json",
+            serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "^developer__shell$", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}]}}),
+            "PreToolUse",
+            ("tool_input", "command"),
+            ("/decision", "block"),
+        ),
+        (
             "copilot",
             ".github/hooks/hookrt.json",
             serde_json::json!({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./guard.sh"}]}}),

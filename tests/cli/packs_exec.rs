@@ -129,6 +129,17 @@ fn inputs(bridge: Bridge, project: &Path, file: &str) -> Inputs {
             ),
             stop: with("cline", "TaskComplete", json!({"workspaceRoots": [p]})),
         },
+        // goose's developer__write names its file under `path`; goose hands
+        // over no output.
+        "goose" => Inputs {
+            wrote: with(
+                "goose",
+                "PostToolUse",
+                json!({"working_dir": p, "tool_name": "developer__write",
+                    "tool_input": {"path": abs, "content": "hello\n"}}),
+            ),
+            stop: with("goose", "Stop", json!({"working_dir": p})),
+        },
         // Antigravity CLI's write_to_file names its file `TargetFile`; the
         // project is the first workspace folder.
         "antigravity" => Inputs {

@@ -8,7 +8,8 @@
 //! hand; Anthropic itself posts to `hookrt serve`); and hookrt's OpenCode
 //! and Kilo CLI plugin, which reads every answer on stdout: a deny there,
 //! exit 0 (the plugin throws it); and Cline, which reads no exit code: its
-//! cancel on stdout, exit 0; and Antigravity CLI, which shows no stderr:
+//! cancel on stdout, exit 0; goose, which blocks on its block on stdout
+//! whatever the exit code; and Antigravity CLI, which shows no stderr:
 //! its deny with the reason on stdout, exit 0; and the MCP interceptors,
 //! whose every answer is an invocation's result body: an invalid call, a
 //! mutator's failure. The forms are
@@ -101,6 +102,8 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                     ("opencode" | "kilo", _) => Some(("/decision", Some(&deny), "/reason")),
                     // Cline reads no exit code: its cancel, on stdout.
                     ("cline", _) => Some(("/cancel", Some(&yes), "/errorMessage")),
+                    // goose blocks on a block on stdout whatever the exit code.
+                    ("goose", _) => Some(("/decision", Some(&block), "/reason")),
                     // Antigravity CLI shows no stderr: its deny, with the reason.
                     ("antigravity", _) => Some(("/decision", Some(&deny), "/reason")),
                     // An MCP validation's invalid call; the mutator's failure.
@@ -128,7 +131,9 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
                     );
                     match agent {
                         "copilot" => copilot_prompts += 1,
-                        "opencode" | "kilo" | "cline" | "antigravity" | "mcp" => on_stdout += 1,
+                        "opencode" | "kilo" | "cline" | "goose" | "antigravity" | "mcp" => {
+                            on_stdout += 1
+                        }
                         _ => frames += 1,
                     }
                 } else {
@@ -143,7 +148,7 @@ fn every_gate_of_every_agent_refuses_when_hookrt_cannot_decide_and_copilots_prom
     assert_eq!(frames, 2 * causes.len(), "both frames, each cause");
     assert_eq!(
         on_stdout,
-        (2 * 3 + 1 + 1 + 2) * causes.len(),
-        "OpenCode's and Kilo's three gates, Cline's one, Antigravity CLI's one and the MCP interceptors' two, each cause"
+        (2 * 3 + 1 + 1 + 1 + 2) * causes.len(),
+        "OpenCode's and Kilo's three gates, Cline's, goose's and Antigravity CLI's one and the MCP interceptors' two, each cause"
     );
 }

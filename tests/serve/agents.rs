@@ -1,10 +1,11 @@
-//! Every answer hookrt gives Codex, Gemini CLI, Cursor, Copilot CLI and Antigravity CLI,
+//! Every answer hookrt gives Codex, Gemini CLI, Cursor, Copilot CLI, goose and Antigravity CLI,
 //! checked against the agent's own published artifacts: Codex's JSON
 //! Schemas (as its pinned binary embeds them; validated with Ajv), Gemini
 //! CLI's `types.d.ts` (`@google/gemini-cli-core`) and Copilot CLI's SDK
-//! `types.d.ts` (checked with `tsc --strict`), and for Cursor and
-//! Antigravity CLI, which publish none, types written after their docs
-//! (`tests/agents/cursor-hooks.d.ts`, `tests/agents/antigravity-hooks.d.ts`).
+//! `types.d.ts` (checked with `tsc --strict`), and for Cursor, Antigravity
+//! CLI and goose, which publish none, types written after their docs or
+//! source (`tests/agents/cursor-hooks.d.ts`, `antigravity-hooks.d.ts`,
+//! `goose-hooks.d.ts`).
 //!
 //! The answers: each event's fixture through `hookrt hook --agent NAME`
 //! with the example agent (its policy denies `rm -rf`, asks before network
@@ -143,6 +144,18 @@ fn calls(bridge: Bridge) -> Vec<(&'static str, &'static str, Value)> {
                 "ask",
                 "PreToolUse",
                 set("PreToolUse", &["tool_call", "name"], "web_search"),
+            ),
+        ],
+        "goose" => vec![
+            (
+                "deny",
+                "PreToolUse",
+                set("PreToolUse", &["tool_input", "command"], "rm -rf /"),
+            ),
+            (
+                "ask",
+                "PreToolUse",
+                set("PreToolUse", &["tool_name"], "web_fetch"),
             ),
         ],
         "antigravity" => vec![
@@ -665,6 +678,42 @@ fn every_answer_to_cursor_type_checks_as_its_documented_output() {
 }
 
 #[test]
+fn every_answer_to_goose_type_checks_as_its_source_reads_it() {
+    let agents = agents_dir();
+    let (example, answering) = folders();
+    let answers = answers(bridge("goose"), &example, answering.path());
+    assert_has(
+        bridge("goose"),
+        &answers,
+        &[
+            (&["decision"], Some("block")),
+            (&["decision"], Some("allow")),
+            (&["reason"], None),
+        ],
+    );
+    // goose reads an answer on PreToolUse and Stop only.
+    for a in &answers {
+        assert!(
+            ["PreToolUse", "Stop"].contains(&a.event.as_str()),
+            "{}: {}",
+            a.what,
+            a.json
+        );
+    }
+    let types = repo().join("tests/agents/goose-hooks.js");
+    type_check(
+        &agents,
+        &format!(
+            "import type {{ HookResponse }} from \"{}\";",
+            types.display()
+        ),
+        &answers,
+        |_| "HookResponse",
+        ("\"decision\"", "\"decisions\""),
+    );
+}
+
+#[test]
 fn every_answer_to_antigravity_type_checks_as_its_documented_output() {
     let agents = agents_dir();
     let (example, answering) = folders();
@@ -748,6 +797,7 @@ fn an_event_a_newer_release_adds_is_answered_with_no_opinion_by_every_agent() {
             "opencode" | "kilo" => json!({"hook": "widget.added", "sessionID": "s"}),
             "cline" => json!({"taskId": "s", "hookName": "widget"}),
             "openhands" => json!({"event_type": "BeforeWidget", "session_id": "s"}),
+            "goose" => json!({"event": "BeforeWidget", "session_id": "s"}),
             "antigravity" => json!({"conversationId": "s", "workspacePaths": []}),
             "mcp" => json!({"hook": "resources/read", "sessionId": "s", "payload": {}}),
             "cursor" => json!({"hook_event_name": "beforeWidget", "conversation_id": "s"}),

@@ -525,6 +525,12 @@ fn other_agents() -> Vec<(&'static str, Sent, Sent, Sent)> {
             ),
         ),
         (
+            "/v1/goose",
+            ("", rm("goose", "PreToolUse")),
+            ("", fixture("goose", "SessionEnd")),
+            ("", r#"{"event":"PostToolUse","session_id":"s"}"#.into()),
+        ),
+        (
             "/v1/cline",
             ("?event=PreToolUse", rm("cline", "PreToolUse")),
             ("?event=TaskComplete", fixture("cline", "TaskComplete")),

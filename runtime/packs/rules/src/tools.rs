@@ -1,7 +1,8 @@
 //! Every agent's tools as the packs read them: which tool runs a shell
 //! command and what the command is, which reads or writes files and which
 //! paths. Tool names differ between agents (docs/agents.md, "What hooks
-//! see"); they are compared without case.
+//! see"); they are compared without case, an extension's or MCP server's
+//! tool by its own name (goose's `developer__shell` is a `shell`).
 
 /// What a tool call does with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +75,14 @@ const PATH_FIELDS: &[&str] = &[
     "DirectoryPath",
 ];
 
+/// A tool's own name, lowercased: what follows the last `__` of an
+/// extension's or MCP server's tool (goose's `developer__shell`, Claude
+/// Code's `mcp__fs__write_file`), else the whole name.
+fn own_name(tool: &str) -> String {
+    let own = tool.rsplit_once("__").map_or(tool, |(_, own)| own);
+    own.to_ascii_lowercase()
+}
+
 /// The folder a call runs in, from the event's `data` and the call's
 /// `input`: the call's own `cwd` (Cursor's shell events), `workdir`
 /// (OpenCode's `bash`) or `Cwd` (Antigravity CLI's `run_command`), the event's
@@ -99,7 +108,7 @@ pub fn call_folder(data: &serde_json::Value, input: &serde_json::Value) -> Strin
 /// (its lines, one script), Antigravity CLI's `{"CommandLine": "…"}`, or
 /// the input as a string.
 pub fn shell_command(tool: &str, input: &serde_json::Value) -> Option<String> {
-    if !SHELL_TOOLS.contains(&tool.to_ascii_lowercase().as_str()) {
+    if !SHELL_TOOLS.contains(&own_name(tool).as_str()) {
         return None;
     }
     // Cline's `run_commands`: whole command lines, run one after another.
@@ -177,7 +186,7 @@ pub fn patch_files(patch: &str) -> Vec<(Access, &str)> {
 /// The paths a file tool's call names, and what it does with them. A
 /// patch (Codex's `apply_patch`) names its files in `*** … File:` lines.
 pub fn file_paths(tool: &str, input: &serde_json::Value) -> Vec<(Access, String)> {
-    let lower = tool.to_ascii_lowercase();
+    let lower = own_name(tool);
     if SHELL_TOOLS.contains(&lower.as_str()) {
         return Vec::new();
     }
@@ -235,6 +244,27 @@ mod tests {
 
     #[test]
     fn reads_every_agents_shell_and_file_tools() {
+        // goose's extension tools, Antigravity CLI's PascalCase arguments.
+        assert_eq!(
+            shell_command("developer__shell", &json!({"command": "ls"})).as_deref(),
+            Some("ls")
+        );
+        assert_eq!(
+            file_paths(
+                "developer__write",
+                &json!({"path": "/p/a.rs", "content": "x"})
+            ),
+            vec![(Access::Write, "/p/a.rs".to_owned())]
+        );
+        assert_eq!(
+            shell_command("run_command", &json!({"CommandLine": "ls", "Cwd": "/p"})).as_deref(),
+            Some("ls")
+        );
+        assert_eq!(
+            file_paths("write_to_file", &json!({"TargetFile": "/p/a.rs"})),
+            vec![(Access::Write, "/p/a.rs".to_owned())]
+        );
+        assert_eq!(call_folder(&json!({}), &json!({"Cwd": "/c"})), "/c");
         // Cline's `run_commands`: its commands, one script.
         assert_eq!(
             shell_command("run_commands", &json!({"commands": ["cd a", "rm -rf b"]})).as_deref(),

@@ -13,7 +13,8 @@ const NETWORK_PREFIX: &str = "web_";
 /// Claude Code's and Codex's `Bash`, Copilot CLI's and OpenCode's `bash`, Gemini
 /// CLI's `run_shell_command`, Cursor's `shell` (hookrt's name for its shell
 /// events), Cline's `run_commands` (a list of commands), OpenHands' `terminal`,
-/// Antigravity CLI's `run_command` (its `CommandLine`).
+/// Antigravity CLI's `run_command` (its `CommandLine`), goose's `developer__shell`
+/// (by its own name, after the extension's).
 const SHELL_TOOLS: &[&str] = &[
     "run_shell",
     "shell",
@@ -53,8 +54,10 @@ impl Policy {
 
 /// The policy's answer for one call.
 fn approval(action: &RequestedAction) -> Approval {
-    // Tool names differ in case between agents (`bash`, Claude Code's `Bash`).
-    let lower = action.tool.to_ascii_lowercase();
+    // Tool names differ in case between agents (`bash`, Claude Code's `Bash`);
+    // an extension's tool is named after it (goose's `developer__shell`).
+    let own = action.tool.rsplit_once("__").map_or(action.tool.as_str(), |(_, own)| own);
+    let lower = own.to_ascii_lowercase();
     let tool = lower.as_str();
     if SHELL_TOOLS.contains(&tool)
         && shell_commands(&action.input)

@@ -10,7 +10,7 @@
 //!   events observed, subagents scoped, ids and sequences from a digest);
 //! - [`reply`]: what every agent's answer is made of;
 //! - `claude`, `codex`, `gemini`, `cursor`, `copilot`, `opencode`, `kilo`,
-//!   `cline`, `openhands`, `antigravity`: each agent's `Protocol`
+//!   `cline`, `openhands`, `goose`, `antigravity`: each agent's `Protocol`
 //!   (crate-private: reached through [`Bridge`]); `inference`,
 //!   Anthropic's inference hooks, a plane rather than an agent, spoken to
 //!   the same way; [`mcp`], MCP interceptors, another plane (public: its
@@ -38,6 +38,7 @@ mod codex;
 mod copilot;
 mod cursor;
 mod gemini;
+mod goose;
 mod inference;
 mod kilo;
 pub mod mcp;
@@ -65,6 +66,7 @@ agents![
     kilo,
     cline,
     openhands,
+    goose,
     antigravity,
     inference,
     mcp

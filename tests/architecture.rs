@@ -256,6 +256,7 @@ const CLI: &[&str] = &[
     "commands::install::plugin::claude_code",
     "commands::install::plugin::codex",
     "commands::install::plugin::cursor",
+    "commands::install::plugin::goose",
     "commands::install::plugin",
     "commands::install",
     "commands::package",
@@ -311,10 +312,9 @@ const SERVE: &[&str] = &[
     "connections",
 ];
 
-/// The JetStream worker (`hookrt worker`): connecting, subjects, the shared JetStream
-/// objects, publishing, completion marks, leases, dead letters, a
-/// partition's standing pull, the worker's sink of the event loop, then the
-/// per-partition consumer that uses them all.
+/// The JetStream worker (`hookrt worker`): connecting, subjects, the shared
+/// JetStream objects, publishing, completion marks, leases, dead letters, a
+/// partition's pull, the worker's sink, then the partition's consumer.
 const WORKER: &[&str] = &[
     "connect",
     "subject",

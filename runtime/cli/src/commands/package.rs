@@ -13,7 +13,7 @@ use crate::loading::Loading;
 /// Arguments of `hookrt package`.
 #[derive(clap::Args)]
 pub(crate) struct PackageArgs {
-    /// The agent whose plugin to write: claude-code, codex or cursor.
+    /// The agent whose plugin to write: claude-code, codex, cursor or goose (Open Plugins).
     #[arg(long)]
     pub agent: String,
     /// The agent folder, locked (`hookrt lock DIR`).

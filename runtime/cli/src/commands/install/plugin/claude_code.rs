@@ -7,17 +7,19 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::format::{Format, Named};
+use super::format::{Format, Marketplace, Named};
 
 pub(super) static FORMAT: Format = Format {
     agent: "claude-code",
     title: "Claude Code",
     manifest: ".claude-plugin/plugin.json",
-    marketplace: ".claude-plugin/marketplace.json",
+    marketplace: Some(Marketplace {
+        file: ".claude-plugin/marketplace.json",
+        json: marketplace_json,
+    }),
     root: "CLAUDE_PLUGIN_ROOT",
     hooks,
     manifest_json,
-    marketplace_json,
     try_it,
 };
 

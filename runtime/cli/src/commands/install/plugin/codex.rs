@@ -10,17 +10,19 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::format::{Format, Named};
+use super::format::{Format, Marketplace, Named};
 
 pub(super) static FORMAT: Format = Format {
     agent: "codex",
     title: "Codex",
     manifest: ".codex-plugin/plugin.json",
-    marketplace: ".agents/plugins/marketplace.json",
+    marketplace: Some(Marketplace {
+        file: ".agents/plugins/marketplace.json",
+        json: marketplace_json,
+    }),
     root: "PLUGIN_ROOT",
     hooks: Map::new,
     manifest_json,
-    marketplace_json,
     try_it,
 };
 

@@ -8,17 +8,19 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::format::{Format, Named};
+use super::format::{Format, Marketplace, Named};
 
 pub(super) static FORMAT: Format = Format {
     agent: "cursor",
     title: "Cursor",
     manifest: ".cursor-plugin/plugin.json",
-    marketplace: ".cursor-plugin/marketplace.json",
+    marketplace: Some(Marketplace {
+        file: ".cursor-plugin/marketplace.json",
+        json: marketplace_json,
+    }),
     root: "CURSOR_PLUGIN_ROOT",
     hooks: Map::new,
     manifest_json,
-    marketplace_json,
     try_it,
 };
 

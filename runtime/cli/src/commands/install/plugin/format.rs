@@ -1,5 +1,5 @@
 //! What one agent's plugin format is (`plugin/claude_code.rs`,
-//! `plugin/codex.rs`, `plugin/cursor.rs` each give one), and what its
+//! `plugin/codex.rs`, `plugin/cursor.rs`, `plugin/goose.rs` each give one), and what its
 //! manifest and marketplace say of the plugin.
 
 use std::path::Path;
@@ -14,18 +14,24 @@ pub(super) struct Format {
     pub(super) title: &'static str,
     /// The manifest, relative to the plugin's root.
     pub(super) manifest: &'static str,
-    /// The marketplace file, relative to the marketplace's root.
-    pub(super) marketplace: &'static str,
+    /// The agent's marketplace, where it has one.
+    pub(super) marketplace: Option<Marketplace>,
     /// The variable a hook's command names the plugin's root by.
     pub(super) root: &'static str,
     /// `hooks/hooks.json` before hookrt's entries are merged in.
     pub(super) hooks: fn() -> Map<String, Value>,
     /// The manifest.
     pub(super) manifest_json: fn(&Named) -> Value,
-    /// The marketplace file listing the plugin at `./plugins/<name>`.
-    pub(super) marketplace_json: fn(&Named, &str) -> Value,
     /// How to try the plugin (or the marketplace) written at a path.
     pub(super) try_it: fn(&Named, &Path, Option<&str>) -> String,
+}
+
+/// An agent's marketplace: a folder listing plugins it installs from.
+pub(super) struct Marketplace {
+    /// The marketplace file, relative to the marketplace's root.
+    pub(super) file: &'static str,
+    /// The marketplace file listing the plugin at `./plugins/<name>`.
+    pub(super) json: fn(&Named, &str) -> Value,
 }
 
 /// What the manifest and the marketplace say of the plugin.

@@ -1,6 +1,6 @@
 //! An agent folder as a plugin of the agent's own plugin system (`hookrt
 //! package`, `commands/package.rs`). One file per agent's format
-//! (`claude_code.rs`, `codex.rs`, `cursor.rs`): where its manifest and its
+//! (`claude_code.rs`, `codex.rs`, `cursor.rs`, `goose.rs`): where its manifest and its
 //! marketplace lie, and the variable its hooks name the plugin's root by.
 //! Shared here: `hooks/hooks.json` (hookrt's entry on every event the
 //! folder's hooks take, as `install` writes them, the folder named through
@@ -14,6 +14,7 @@ mod claude_code;
 mod codex;
 mod cursor;
 mod format;
+mod goose;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,7 +35,12 @@ use format::{Format, Named};
 const FOLDER: &str = "agent";
 
 /// The agents whose plugins hookrt writes.
-const FORMATS: [&Format; 3] = [&claude_code::FORMAT, &codex::FORMAT, &cursor::FORMAT];
+const FORMATS: [&Format; 4] = [
+    &claude_code::FORMAT,
+    &codex::FORMAT,
+    &cursor::FORMAT,
+    &goose::FORMAT,
+];
 
 /// Writes the plugin of `agent` for the folder `dir` into `out`, named
 /// `name`, its hooks running `hookrt`; in a marketplace named
@@ -84,15 +90,17 @@ pub(crate) fn package(
     let only = needed(&loading, &dir, bridge)?;
     empty_or_new(out)?;
     let named = Named::new(name);
-    let root: PathBuf = match marketplace {
-        Some(m) => {
-            write_json(
-                &out.join(format.marketplace),
-                &(format.marketplace_json)(&named, m),
-            )?;
+    let root: PathBuf = match (marketplace, &format.marketplace) {
+        (Some(m), Some(listing)) => {
+            write_json(&out.join(listing.file), &(listing.json)(&named, m))?;
             out.join("plugins").join(name)
         }
-        None => out.to_owned(),
+        (Some(_), None) => bail!(
+            "{} has no marketplace to list a plugin in: leave out --marketplace ({})",
+            format.title,
+            (format.try_it)(&named, out, None)
+        ),
+        (None, _) => out.to_owned(),
     };
     copy_folder(&dir, &root.join(FOLDER))?;
     let agent = Agent::of(bridge)?.only(only);

@@ -46,7 +46,7 @@ pub(super) fn merge(settings: &mut Value, agent: &Agent, transport: &Transport) 
         let hook = transport.hook(agent, event);
         let tool_event = agent.install.tool_events.contains(&event);
         // A name's tool events take groups, its others bare entries.
-        let grouped = shape == Shape::Grouped || (shape == Shape::Named(key) && tool_event);
+        let grouped = shape == Shape::Grouped || (matches!(shape, Shape::Named(_)) && tool_event);
         let entry = match grouped {
             true => {
                 let mut group = Map::new();
@@ -98,8 +98,7 @@ fn other_names(root: &Map<String, Value>, ours: &str) -> usize {
 }
 
 /// Drops hookrt's entries from every event of `hooks` (`settings[key]`;
-/// also under events
-/// this release no longer has), keeping the user's: a group or an event's
+/// also under events this release no longer has), keeping the user's: a group or an event's
 /// list goes only when hookrt's were all it held (a user's empty one stays
 /// as it was); returns how many hook entries of the user's there are.
 fn drop_ours(hooks: &mut Map<String, Value>, key: &str, agent: &Agent) -> Result<usize> {

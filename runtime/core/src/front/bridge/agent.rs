@@ -313,6 +313,30 @@ mod tests {
                     .map(|gate| (agent, gate, deny.clone()))
             }))
             .chain([("cline", "PreToolUse", cancel)])
+            // goose blocks on its block on stdout whatever the exit code;
+            // Antigravity CLI shows no stderr: its deny, with the reason.
+            .chain([
+                (
+                    "goose",
+                    "PreToolUse",
+                    serde_json::json!({"decision": "block", "reason": said}),
+                ),
+                ("antigravity", "PreToolUse", deny.clone()),
+            ])
+            // Every answer of the MCP interceptors is a result's body.
+            .chain([
+                (
+                    "mcp",
+                    "tools/call",
+                    serde_json::json!({"valid": false, "severity": "error",
+                        "messages": [{"message": said, "severity": "error"}]}),
+                ),
+                (
+                    "mcp",
+                    "tools/call:rewrite",
+                    serde_json::json!({"failed": said}),
+                ),
+            ])
             .collect();
         let mut refused_in_json = 0;
         for bridge in Bridge::ALL {

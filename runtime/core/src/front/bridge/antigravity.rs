@@ -26,7 +26,6 @@ use super::protocol::{
 };
 use super::reply;
 use crate::delivery::record::Resolution;
-use crate::event::answer::Gate;
 
 /// Every documented hook event of agy and its kind (`SessionStart` and
 /// prompt hooks exist but are not documented: not taken).
@@ -163,42 +162,25 @@ fn antigravity_data(
     })
 }
 
+/// agy's words: an ask is `force_ask` (`ask` would take an earlier "Always
+/// Allow": a hook's question goes to the human every time); its docs give
+/// no way to change a call; `continue` keeps a stop going (the reason is the
+/// system message the agent reads next).
+const ANTIGRAVITY_WORDS: reply::Decisions = reply::Decisions {
+    deny: "deny",
+    ask: Some("force_ask"),
+    allow: "allow",
+    keep_going: "continue",
+    no_rewrite: "Antigravity CLI takes no rewritten input",
+};
+
 /// What agy reads back after event `name`: on `PreToolUse` a `decision`
 /// (`allow`, `deny`, `force_ask`) with its `reason`; on `Stop`
 /// `{"decision": "continue", "reason"}`; `None` when there is nothing to
 /// say (agy takes no context hookrt can give).
 fn antigravity_answer(_name: &str, resolution: Option<&Resolution>) -> Option<Value> {
-    let decide =
-        |decision: &str, reason: &str| Some(json!({"decision": decision, "reason": reason}));
-    match resolution? {
-        Resolution::ToolApproval(t) => {
-            let call = t.calls.first()?;
-            match reply::tool_decision(call) {
-                Some(("deny", why)) => decide("deny", &why),
-                // `ask` would take an earlier "Always Allow"; a hook's
-                // question is put to the human every time.
-                Some(("ask", question)) => decide("force_ask", &question),
-                // Its documentation gives no way to change the call: a
-                // rewritten call does not run.
-                _ if call.input.is_some() => decide(
-                    "deny",
-                    &reply::rewrite_refused("Antigravity CLI takes no rewritten input"),
-                ),
-                Some((decision, why)) => decide(decision, &why),
-                None => None,
-            }
-        }
-        // A stop kept going: the reason is the system message the agent
-        // reads next (any other decision lets it stop).
-        Resolution::Gate(g) => match &g.verdict {
-            Gate::Block(reason) | Gate::Continue(reason) => decide("continue", reason),
-            Gate::Pass => None,
-        },
-        Resolution::Permission(_)
-        | Resolution::FileEdit(_)
-        | Resolution::Edit(_)
-        | Resolution::Context(_) => None,
-    }
+    let (decision, reason) = reply::decision(&ANTIGRAVITY_WORDS, resolution?)?;
+    Some(json!({"decision": decision, "reason": reason}))
 }
 
 /// The answer that refuses gate `name`: its deny (a failing exit denies

@@ -27,7 +27,6 @@ use super::protocol::{
 };
 use super::reply;
 use crate::delivery::record::Resolution;
-use crate::event::answer::Gate;
 
 /// Every hook event of goose 1.50 (`HookEvent::from_name`) and its kind.
 const GOOSE_EVENTS: [(&str, &str); 12] = [
@@ -149,38 +148,23 @@ fn goose_data(
     })
 }
 
+/// goose's words: `block` for a deny, an ask (it asks no one from a hook),
+/// a rewrite (it takes no input back) and a stop kept going (the reason
+/// goes to the model).
+const GOOSE_WORDS: reply::Decisions = reply::Decisions {
+    deny: "block",
+    ask: None,
+    allow: "allow",
+    keep_going: "block",
+    no_rewrite: "goose takes no rewritten input",
+};
+
 /// What goose reads back after event `name`: `{"decision": "block" |
 /// "allow", "reason"}` on `PreToolUse` and `Stop`; `None` when there is
 /// nothing to say.
 fn goose_answer(_name: &str, resolution: Option<&Resolution>) -> Option<Value> {
-    let decide =
-        |decision: &str, reason: &str| Some(json!({"decision": decision, "reason": reason}));
-    match resolution? {
-        Resolution::ToolApproval(t) => {
-            let call = t.calls.first()?;
-            match reply::tool_decision(call) {
-                Some(("deny", why)) => decide("block", &why),
-                // goose asks no one from a hook.
-                Some(("ask", question)) => decide("block", &reply::cannot_ask(&question)),
-                // goose takes no input back: a rewritten call does not run.
-                _ if call.input.is_some() => decide(
-                    "block",
-                    &reply::rewrite_refused("goose takes no rewritten input"),
-                ),
-                Some((_, why)) => decide("allow", &why),
-                None => None,
-            }
-        }
-        // A stop kept going: goose hands the reason to the model.
-        Resolution::Gate(g) => match &g.verdict {
-            Gate::Block(reason) | Gate::Continue(reason) => decide("block", reason),
-            Gate::Pass => None,
-        },
-        Resolution::Permission(_)
-        | Resolution::FileEdit(_)
-        | Resolution::Edit(_)
-        | Resolution::Context(_) => None,
-    }
+    let (decision, reason) = reply::decision(&GOOSE_WORDS, resolution?)?;
+    Some(json!({"decision": decision, "reason": reason}))
 }
 
 /// The answer that refuses gate `name`: its block, with the reason.

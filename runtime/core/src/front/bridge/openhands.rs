@@ -19,7 +19,6 @@ use super::protocol::{
 };
 use super::reply;
 use crate::delivery::record::Resolution;
-use crate::event::answer::Gate;
 
 /// Every hook event of the pinned OpenHands (any other key in its file
 /// stops it) and its kind.
@@ -129,42 +128,26 @@ fn openhands_data(
     })
 }
 
+/// OpenHands' words: `deny` for a deny, an ask (`--headless` asks no one),
+/// a rewrite (it takes no input back), a blocked prompt and a stop kept
+/// going (the reason is the next user message).
+const OPENHANDS_WORDS: reply::Decisions = reply::Decisions {
+    deny: "deny",
+    ask: None,
+    allow: "allow",
+    keep_going: "deny",
+    no_rewrite: "OpenHands takes no rewritten input",
+};
+
 /// What OpenHands reads back after event `name`: `decision` (`allow`,
 /// `deny`) with `reason`, `additionalContext`; `None` when there is
 /// nothing to say.
 fn openhands_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
     let mut out = Map::new();
-    let mut decide = |decision: &str, reason: &str| {
+    if let Some((decision, reason)) = reply::decision(&OPENHANDS_WORDS, resolution) {
         out.insert("decision".into(), json!(decision));
         out.insert("reason".into(), json!(reason));
-    };
-    match resolution {
-        Resolution::ToolApproval(t) => {
-            let call = t.calls.first()?;
-            match reply::tool_decision(call) {
-                Some(("deny", why)) => decide("deny", &why),
-                // `--headless` asks no one: a deny naming the question.
-                Some(("ask", question)) => decide("deny", &reply::cannot_ask(&question)),
-                // OpenHands takes no input back: a rewritten call does not run.
-                _ if call.input.is_some() => decide(
-                    "deny",
-                    &reply::rewrite_refused("OpenHands takes no rewritten input"),
-                ),
-                Some((decision, why)) => decide(decision, &why),
-                None => {}
-            }
-        }
-        // A blocked prompt, and a stop kept going (the reason is the next
-        // user message), are both its deny.
-        Resolution::Gate(g) => match &g.verdict {
-            Gate::Block(reason) | Gate::Continue(reason) => decide("deny", reason),
-            Gate::Pass => {}
-        },
-        Resolution::Permission(_)
-        | Resolution::FileEdit(_)
-        | Resolution::Edit(_)
-        | Resolution::Context(_) => {}
     }
     let takes_context = OPENHANDS_CONTEXT_EVENTS.contains(&name);
     reply::add_context(&mut out, "additionalContext", resolution, takes_context);

@@ -60,6 +60,56 @@ pub(crate) fn context_text(resolution: &Resolution) -> Option<String> {
     (!pieces.is_empty()).then(|| pieces.join("\n\n"))
 }
 
+/// The words of an agent that answers `{"decision", "reason"}` (OpenHands,
+/// goose, Antigravity CLI): what it calls a deny, an ask, an allow and a
+/// turn kept going, and why it takes no rewrite.
+pub(crate) struct Decisions {
+    /// A deny's word (`deny`, `block`).
+    pub(crate) deny: &'static str,
+    /// An ask's word where the agent asks; `None`: a deny naming the question.
+    pub(crate) ask: Option<&'static str>,
+    /// An allow's word.
+    pub(crate) allow: &'static str,
+    /// The word that blocks a prompt, or keeps a turn going at a stop.
+    pub(crate) keep_going: &'static str,
+    /// Why a rewritten call is denied (`"goose takes no rewritten input"`).
+    pub(crate) no_rewrite: &'static str,
+}
+
+/// The decision and its reason in `words` for `resolution`; `None` when
+/// there is nothing to say. A rewrite is a deny: nothing runs other than
+/// the hooks let run.
+pub(crate) fn decision(
+    words: &Decisions,
+    resolution: &Resolution,
+) -> Option<(&'static str, String)> {
+    match resolution {
+        Resolution::ToolApproval(t) => {
+            let call = t.calls.first()?;
+            match tool_decision(call) {
+                Some(("deny", why)) => Some((words.deny, why)),
+                Some(("ask", question)) => Some(match words.ask {
+                    Some(ask) => (ask, question),
+                    None => (words.deny, cannot_ask(&question)),
+                }),
+                _ if call.input.is_some() => Some((words.deny, rewrite_refused(words.no_rewrite))),
+                Some((_, why)) => Some((words.allow, why)),
+                None => None,
+            }
+        }
+        Resolution::Gate(g) => match &g.verdict {
+            Gate::Block(reason) | Gate::Continue(reason) => {
+                Some((words.keep_going, reason.clone()))
+            }
+            Gate::Pass => None,
+        },
+        Resolution::Permission(_)
+        | Resolution::FileEdit(_)
+        | Resolution::Edit(_)
+        | Resolution::Context(_) => None,
+    }
+}
+
 /// Whether hooks kept the turn going.
 pub(crate) fn continued(resolution: &Resolution) -> bool {
     matches!(resolution, Resolution::Gate(g) if matches!(g.verdict, Gate::Continue(_)))

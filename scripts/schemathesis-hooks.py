@@ -59,7 +59,7 @@ def _float_integers(envelope):
     return any(isinstance(p.get(k), float) for p in places for k in INTEGERS)
 
 
-AGENT_IDS = ("session_id", "sessionId", "conversation_id", "generation_id", "turn_id", "tool_use_id", "taskId")
+AGENT_IDS = ("session_id", "sessionId", "conversation_id", "generation_id", "turn_id", "tool_use_id", "taskId", "tool_call_id")
 COPILOT_TOOL_RESULTS = ("postToolUse", "postToolUseFailure")
 
 

@@ -194,6 +194,26 @@ fn an_mcp_client_over_stdio_is_answered_by_the_folders_hooks_and_each_invocation
         the_policy_decides(&client, false).await;
         client.cancel().await.unwrap();
     });
+    // `--audit`: both described in `audit` mode, a shadow rollout; the
+    // verdict is the same, the invoker only records it.
+    let audit = hookrt(&["mcp", dir.to_str().unwrap(), "--audit"]);
+    tokio().block_on(async {
+        let child = TokioChildProcess::new(tokio::process::Command::from(audit)).unwrap();
+        let client = ().serve(child).await.expect("hookrt mcp --audit initializes");
+        let listed = ask(&client, "interceptors/list", json!({})).await.unwrap();
+        for i in listed["interceptors"].as_array().unwrap() {
+            assert_eq!(i["mode"], "audit", "{i}");
+        }
+        let denied = ask(
+            &client,
+            "interceptor/invoke",
+            call("hookrt", "rm -rf build/"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(denied["valid"], false, "{denied}");
+        client.cancel().await.unwrap();
+    });
     let events = journaled(&journal);
     let mcp: Vec<_> = events.iter().filter(|e| e.0 == "mcp").collect();
     // rm -rf, ls and the response: each an event (the unreadable call, the

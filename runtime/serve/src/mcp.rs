@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use hookrt::front::decide::Resolver;
 use hookrt::{EmitError, Envelope, ResolveReply};
 
-use crate::routes::{AppState, Shared};
+use crate::routes::Shared;
 
 /// The path of the endpoint.
 pub(crate) const PATH: &str = "/mcp";
@@ -50,12 +50,11 @@ pub(crate) async fn admit(State(state): State<Shared>, request: Request, next: N
 
 /// The endpoint's service over `state`.
 pub(crate) fn service(state: &Shared, mode: hookrt_mcp::Mode) -> hookrt_mcp::HttpService<Served> {
-    let limits: &AppState = state;
     hookrt_mcp::http_service(
         std::sync::Arc::new(Served(state.clone())),
-        limits.decide_timeout,
+        state.decide_timeout,
         mode,
-        limits.max_body_bytes,
+        state.max_body_bytes,
         // `admit` checks the caller (and, without tokens, that it is a
         // program on loopback): any `Host` the server answers is taken.
         true,

@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::{field, object_of};
+use super::hook_input::{field, first_of, object_of};
 use super::protocol::{
     CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
     Transcripts,
@@ -100,11 +100,7 @@ fn antigravity_data(
     let text = |k: &str| field(fields, k);
     // The project: the first workspace folder (the hook itself runs in
     // the folder of hooks.json; the packs read `cwd`).
-    let cwd = fields
-        .get("workspacePaths")
-        .and_then(|r| r.get(0))
-        .cloned()
-        .unwrap_or(Value::Null);
+    let cwd = first_of(fields, "workspacePaths");
     let call = fields.get("toolCall").filter(|c| c.is_object());
     // No call id: the step's index names the call before and after it.
     // (Numbers may come as text; a step is a `u64`, anything else
@@ -179,12 +175,11 @@ const ANTIGRAVITY_WORDS: reply::Decisions = reply::Decisions {
 /// `{"decision": "continue", "reason"}`; `None` when there is nothing to
 /// say (agy takes no context hookrt can give).
 fn antigravity_answer(_name: &str, resolution: Option<&Resolution>) -> Option<Value> {
-    let (decision, reason) = reply::decision(&ANTIGRAVITY_WORDS, resolution?)?;
-    Some(json!({"decision": decision, "reason": reason}))
+    reply::decided(&ANTIGRAVITY_WORDS, resolution?).map(Value::Object)
 }
 
 /// The answer that refuses gate `name`: its deny (a failing exit denies
 /// too, but agy shows no stderr, so the reason goes in the deny).
 fn antigravity_refusal(_name: &str, reason: &str) -> Value {
-    json!({"decision": "deny", "reason": reply::refused(reason)})
+    reply::decision_refusal(&ANTIGRAVITY_WORDS, reason)
 }

@@ -175,10 +175,7 @@ fn tool_call(
     id: &Reading,
 ) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
-    let call_id = fields
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .map_or_else(|| id.stand_in("call"), str::to_owned);
+    let call_id = id.call_id(fields.get("tool_use_id"));
     let tool = required_text(fields, "tool_name", event)?;
     let data = match event {
         "PreToolUse" | "PreSkillShellCommand" => {

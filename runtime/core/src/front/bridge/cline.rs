@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::hook_input::field;
+use super::hook_input::{field, first_of};
 use super::protocol::{
     CommandForm, Install, Mapped, Missing, OpenApi, Protocol, Reading, Shape, Silence, TimeUnit,
 };
@@ -105,11 +105,7 @@ fn cline_data(
         field,
     };
     // The project: the first workspace root (the packs read `cwd`).
-    let cwd = fields
-        .get("workspaceRoots")
-        .and_then(|r| r.get(0))
-        .cloned()
-        .unwrap_or(Value::Null);
+    let cwd = first_of(fields, "workspaceRoots");
     let call = |block: &'static str| -> Result<(String, Value, Value), Missing> {
         let call = fields
             .get(block)
@@ -117,10 +113,7 @@ fn cline_data(
             .ok_or_else(|| missing(block))?;
         let tool = call.get("name").filter(|n| n.is_string()).cloned();
         let tool = tool.ok_or_else(|| missing("name"))?;
-        let call_id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .map_or_else(|| id.stand_in("call"), str::to_owned);
+        let call_id = id.call_id(call.get("id"));
         Ok((
             call_id,
             tool,

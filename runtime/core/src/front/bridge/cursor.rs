@@ -107,10 +107,7 @@ fn cursor_data(
     id: &Reading,
 ) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
-    let call_id = fields
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .map_or_else(|| id.stand_in("call"), str::to_owned);
+    let call_id = id.call_id(fields.get("tool_use_id"));
     let call = |tool: Value, input: Value| {
         (
             Some(call_id.clone()),

@@ -106,12 +106,7 @@ fn goose_data(
     let text = |k: &str| field(fields, k);
     // The project (the packs read `cwd`).
     let cwd = text("working_dir");
-    let call_id = || {
-        fields
-            .get("tool_call_id")
-            .and_then(Value::as_str)
-            .map_or_else(|| id.stand_in("call"), str::to_owned)
-    };
+    let call_id = || id.call_id(fields.get("tool_call_id"));
     let mut step = None;
     let data = match event {
         "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
@@ -163,11 +158,10 @@ const GOOSE_WORDS: reply::Decisions = reply::Decisions {
 /// "allow", "reason"}` on `PreToolUse` and `Stop`; `None` when there is
 /// nothing to say.
 fn goose_answer(_name: &str, resolution: Option<&Resolution>) -> Option<Value> {
-    let (decision, reason) = reply::decision(&GOOSE_WORDS, resolution?)?;
-    Some(json!({"decision": decision, "reason": reason}))
+    reply::decided(&GOOSE_WORDS, resolution?).map(Value::Object)
 }
 
 /// The answer that refuses gate `name`: its block, with the reason.
 fn goose_refusal(_name: &str, reason: &str) -> Value {
-    json!({"decision": "block", "reason": reply::refused(reason)})
+    reply::decision_refusal(&GOOSE_WORDS, reason)
 }

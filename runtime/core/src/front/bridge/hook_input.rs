@@ -293,6 +293,16 @@ pub fn field(fields: &Map<String, Value>, key: &str) -> Value {
     fields.get(key).cloned().unwrap_or(Value::Null)
 }
 
+/// The first value of the list under `key` (an agent's workspace
+/// folders: the project), or null.
+pub(crate) fn first_of(fields: &Map<String, Value>, key: &str) -> Value {
+    fields
+        .get(key)
+        .and_then(|list| list.get(0))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 /// The text field `key` an event needs, or what it lacks.
 pub fn required_text(
     fields: &Map<String, Value>,

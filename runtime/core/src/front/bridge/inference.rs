@@ -116,10 +116,7 @@ fn inference_data(
             let actions: Vec<Value> = blocks(asked)
                 .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
                 .map(|b| {
-                    let call_id = b
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .map_or_else(|| id.stand_in("call"), str::to_owned);
+                    let call_id = id.call_id(b.get("id"));
                     let mut action = json!({
                         "call_id": call_id,
                         "tool": b.get("tool_name").and_then(Value::as_str).unwrap_or(""),

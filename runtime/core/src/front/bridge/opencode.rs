@@ -105,12 +105,7 @@ fn opencode_data(
     id: &Reading,
 ) -> Result<Mapped, Missing> {
     let text = |k: &str| field(fields, k);
-    let call_id = || {
-        fields
-            .get("callID")
-            .and_then(Value::as_str)
-            .map_or_else(|| id.stand_in("call"), str::to_owned)
-    };
+    let call_id = || id.call_id(fields.get("callID"));
     let input = || match fields.get("args") {
         Some(args @ Value::Object(_)) => args.clone(),
         _ => json!({}),

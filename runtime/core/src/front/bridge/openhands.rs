@@ -144,11 +144,7 @@ const OPENHANDS_WORDS: reply::Decisions = reply::Decisions {
 /// nothing to say.
 fn openhands_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value> {
     let resolution = resolution?;
-    let mut out = Map::new();
-    if let Some((decision, reason)) = reply::decision(&OPENHANDS_WORDS, resolution) {
-        out.insert("decision".into(), json!(decision));
-        out.insert("reason".into(), json!(reason));
-    }
+    let mut out = reply::decided(&OPENHANDS_WORDS, resolution).unwrap_or_default();
     let takes_context = OPENHANDS_CONTEXT_EVENTS.contains(&name);
     reply::add_context(&mut out, "additionalContext", resolution, takes_context);
     (!out.is_empty()).then_some(Value::Object(out))
@@ -156,5 +152,5 @@ fn openhands_answer(name: &str, resolution: Option<&Resolution>) -> Option<Value
 
 /// The answer that refuses gate `name`: its deny (exit 2 blocks too).
 fn openhands_refusal(_name: &str, reason: &str) -> Value {
-    json!({"decision": "deny", "reason": reply::refused(reason)})
+    reply::decision_refusal(&OPENHANDS_WORDS, reason)
 }

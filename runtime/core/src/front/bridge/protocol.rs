@@ -284,4 +284,13 @@ impl Reading<'_> {
     pub fn stand_in(&self, prefix: &str) -> String {
         format!("{prefix}-{}", hex::encode(&self.digest[..8]))
     }
+
+    /// A tool call's id: the text the agent gives (`given`, the field its
+    /// input names the call by), else a stand-in `call-…` of the input's
+    /// digest.
+    pub fn call_id(&self, given: Option<&Value>) -> String {
+        given
+            .and_then(Value::as_str)
+            .map_or_else(|| self.stand_in("call"), str::to_owned)
+    }
 }

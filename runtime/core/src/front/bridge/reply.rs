@@ -76,38 +76,43 @@ pub(crate) struct Decisions {
     pub(crate) no_rewrite: &'static str,
 }
 
-/// The decision and its reason in `words` for `resolution`; `None` when
-/// there is nothing to say. A rewrite is a deny: nothing runs other than
-/// the hooks let run.
-pub(crate) fn decision(
-    words: &Decisions,
-    resolution: &Resolution,
-) -> Option<(&'static str, String)> {
-    match resolution {
+/// `{"decision", "reason"}` in `words` for `resolution`; `None` when there
+/// is nothing to say. A rewrite is a deny: nothing runs other than the
+/// hooks let run.
+pub(crate) fn decided(words: &Decisions, resolution: &Resolution) -> Option<Map<String, Value>> {
+    let (decision, reason) = match resolution {
         Resolution::ToolApproval(t) => {
             let call = t.calls.first()?;
             match tool_decision(call) {
-                Some(("deny", why)) => Some((words.deny, why)),
-                Some(("ask", question)) => Some(match words.ask {
+                Some(("deny", why)) => (words.deny, why),
+                Some(("ask", question)) => match words.ask {
                     Some(ask) => (ask, question),
                     None => (words.deny, cannot_ask(&question)),
-                }),
-                _ if call.input.is_some() => Some((words.deny, rewrite_refused(words.no_rewrite))),
-                Some((_, why)) => Some((words.allow, why)),
-                None => None,
+                },
+                _ if call.input.is_some() => (words.deny, rewrite_refused(words.no_rewrite)),
+                Some((_, why)) => (words.allow, why),
+                None => return None,
             }
         }
         Resolution::Gate(g) => match &g.verdict {
-            Gate::Block(reason) | Gate::Continue(reason) => {
-                Some((words.keep_going, reason.clone()))
-            }
-            Gate::Pass => None,
+            Gate::Block(reason) | Gate::Continue(reason) => (words.keep_going, reason.clone()),
+            Gate::Pass => return None,
         },
         Resolution::Permission(_)
         | Resolution::FileEdit(_)
         | Resolution::Edit(_)
-        | Resolution::Context(_) => None,
-    }
+        | Resolution::Context(_) => return None,
+    };
+    let mut out = Map::new();
+    out.insert("decision".into(), json!(decision));
+    out.insert("reason".into(), json!(reason));
+    Some(out)
+}
+
+/// The refusal of a gate hookrt could not decide (`reason` says why), in
+/// `words`: their deny.
+pub(crate) fn decision_refusal(words: &Decisions, reason: &str) -> Value {
+    json!({"decision": words.deny, "reason": refused(reason)})
 }
 
 /// Whether hooks kept the turn going.

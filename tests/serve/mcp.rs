@@ -261,7 +261,7 @@ fn an_mcp_client_over_streamable_http_needs_the_servers_token_and_its_rewrites_c
     let server = Server::with_tokens(
         folder.path(),
         &format!("{TOKEN} admin\n{bound} agent=someone-else\n"),
-        &["--decide-timeout-ms", "30000"],
+        &["--decide-timeout-ms", "30000", "--body-timeout-ms", "300"],
     );
     let url = format!("http://{}/mcp", server.addr);
     // No token, a token bound to other agents: refused before MCP is spoken.
@@ -280,6 +280,17 @@ fn an_mcp_client_over_streamable_http_needs_the_servers_token_and_its_rewrites_c
     );
     assert_eq!(other.status, 403, "{}", other.body);
     assert!(other.body.contains("agent `mcp`"), "{}", other.body);
+    // A body that stops coming is cut at the server's body timeout, as on
+    // every route (the MCP server would wait for it).
+    let auth = format!("Bearer {TOKEN}");
+    let cut = crate::request_cut(
+        &server.addr,
+        "/mcp",
+        &[accept, json, ("Authorization", &auth)],
+        b"{\"jsonrpc\":",
+        100,
+    );
+    assert_eq!(cut.status, 408, "{}", cut.body);
     tokio().block_on(async {
         let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header(TOKEN);
         let client =

@@ -2,9 +2,10 @@
 //! service) over the server's own hook service, so an MCP host or
 //! gateway's `tools/call` is decided by the same hooks as the agents'
 //! routes and lands in the same journal. Behind the server's bearer tokens
-//! (a token bound to agents must name `mcp`) and rate limits like every
-//! other endpoint; bodies bounded by the server's limit.
+//! (a token bound to agents must name `mcp`), rate limits, body limit, body
+//! timeout and in-flight budget, like every other endpoint.
 
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -45,7 +46,22 @@ pub(crate) async fn admit(State(state): State<Shared>, request: Request, next: N
     if !access.may_send(AGENT) {
         return access.refuse_agent(AGENT).into_response();
     }
-    next.run(request).await
+    // The body as every route reads it: within the server's limit and body
+    // timeout, charged to the bodies in flight (and what it costs parsed)
+    // while the MCP server takes it.
+    let (parts, body) = request.into_parts();
+    let (bytes, mut charge) = match state.read(&parts.headers, body).await {
+        Ok(read) => read,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = state.charge_parse(&mut charge, &bytes) {
+        return e.into_response();
+    }
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    drop(charge);
+    response
 }
 
 /// The endpoint's service over `state`.

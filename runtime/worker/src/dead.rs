@@ -109,10 +109,14 @@ fn header(headers: Option<&HeaderMap>, name: &str) -> Option<String> {
         .map(|v| v.as_str().to_owned())
 }
 
+/// How often the reading consumer is asked for in all.
+const READER_TRIES: u32 = 8;
+
 /// A consumer reading `durable`'s dead letters. For a few seconds after a
-/// node of a cluster dies the server may place it on that node, and the
-/// request times out: it is asked again (three tries in all), since the
-/// next placement is another node's.
+/// node of a cluster dies the server may place it on that node (each
+/// placement a draw among the stream's peers), and the request times out:
+/// it is asked again, [`READER_TRIES`] times in all (three were not enough:
+/// one run in ten of the cluster test drew the dead node three times).
 async fn reader(
     stream: &jetstream::stream::Stream,
     durable: &str,
@@ -129,9 +133,10 @@ async fn reader(
             .await;
         match made {
             Ok(consumer) => return Ok(consumer),
-            Err(e) if tries < 3 => {
+            Err(e) if tries < READER_TRIES => {
                 tracing::debug!(target: "hookrt", tries, "reading the dead letters failed, asked again: {e}");
                 tries += 1;
+                tokio::time::sleep(Duration::from_millis(250)).await;
             }
             Err(e) => return Err(WorkerError::nats("cannot read the dead letters", e)),
         }

@@ -4,7 +4,8 @@
 //! finished.
 //!
 //! For each message: parse the envelope (malformed: dead letter, `+TERM`);
-//! number the attempt from JetStream's delivery count; on a redelivery, read
+//! number the attempt from JetStream's delivery count (raised above the
+//! attempt this task last ran the message at); on a redelivery, read
 //! the event's completion mark and leave out what it lists (observe events;
 //! a decision or edit event runs whole, its answer needs every hook); run
 //! the rest through the library's event loop ([`crate::sink`]); answer a `Hookrt-Reply-To`; then either store the mark and nak
@@ -115,12 +116,18 @@ pub(crate) async fn consume(
 ) {
     let valid = || Instant::now() < *ctl.valid_until.lock().unwrap_or_else(|e| e.into_inner());
     let stopping = || ctl.stop.load(Ordering::Relaxed);
-    // The stream sequence of the last message this task's ack the server
-    // confirmed. A JetStream cluster whose consumer leader dies may not have
-    // replicated that ack to the new leader, which then hands the message
-    // back after later ones: it finished, so it is acked again, not run out
-    // of order (one message is in flight, so everything up to it finished).
+    // A JetStream cluster whose consumer leader dies may not have
+    // replicated what the old leader knew to the new one, which then hands
+    // a message back after later ones, or at a delivery count it had:
+    // - `acked_through`: the stream sequence of the last message whose ack
+    //   the server confirmed;
+    // - `last`: the sequence and attempt of the last message this task ran.
+    // A message at or below the first, or below the second (the consumer
+    // has one message in flight, so a later one was handed out only once it
+    // ended), finished: it is acked again, not run out of order. The last
+    // one coming back runs at a higher attempt than it ran at.
     let mut acked_through: u64 = 0;
+    let mut last: Option<(u64, u32)> = None;
     while !stopping() {
         if !valid() {
             // The renewal is late (a busy machine): take nothing until it
@@ -160,12 +167,20 @@ pub(crate) async fn consume(
                 break;
             }
             let seq = message.info().map_or(0, |i| i.stream_sequence);
-            if seq > 0 && seq <= acked_through {
-                tracing::debug!(target: "hookrt", partition, seq, "a message acked before came back (a cluster's ack not replicated): acked again");
+            if seq > 0 && (seq <= acked_through || last.is_some_and(|(s, _)| seq < s)) {
+                tracing::debug!(target: "hookrt", partition, seq, "a message that finished came back (a cluster's ack not replicated): acked again");
                 finish(&shared, &message, Ending::Ack, partition).await;
                 continue;
             }
-            let ending = match handle(&shared, &message, partition).await {
+            let received = match Received::of(&message) {
+                Ok(r) => r.after(last.filter(|(s, _)| *s == seq).map(|(_, a)| a)),
+                Err(e) => {
+                    tracing::warn!(target: "hookrt", partition, "message not handled, to be redelivered: {e}");
+                    continue;
+                }
+            };
+            last = Some((seq, received.attempt));
+            let ending = match handle(&shared, &message, &received, partition).await {
                 Ok(ending) => ending,
                 Err(e) => {
                     tracing::warn!(target: "hookrt", partition, "message not finished, to be redelivered: {e}");
@@ -226,8 +241,10 @@ async fn finish(shared: &Shared, message: &Message, ending: Ending, partition: u
 struct Received {
     /// JetStream's delivery count (1 on the first).
     delivered: u32,
-    /// The deliveries a re-driven message had before (`Hookrt-Attempt-Base`).
-    base: u32,
+    /// This delivery's attempt: the delivery count after the deliveries a
+    /// re-driven message had before (`Hookrt-Attempt-Base`), or one above
+    /// the attempt this worker last ran the message at, when higher.
+    attempt: u32,
     /// Its place in the events stream.
     seq: u64,
     stream: String,
@@ -238,16 +255,37 @@ impl Received {
         let info = message
             .info()
             .map_err(|e| WorkerError::nats("a message has no JetStream info", e))?;
+        let delivered = u32::try_from(info.delivered.max(1)).unwrap_or(u32::MAX);
+        // Set by a re-drive; a publisher's own is capped like any attempt.
+        let base = header(message, ATTEMPT_BASE_HEADER)
+            .and_then(|b| b.parse::<u32>().ok())
+            .unwrap_or(0)
+            .min(hookrt::event::MAX_ATTEMPT);
         Ok(Received {
-            delivered: info.delivered.max(1) as u32,
-            // Set by a re-drive; a publisher's own is capped like any attempt.
-            base: header(message, ATTEMPT_BASE_HEADER)
-                .and_then(|b| b.parse::<u32>().ok())
-                .unwrap_or(0)
-                .min(hookrt::event::MAX_ATTEMPT),
+            delivered,
+            // Never the publisher's own `attempt` (a high one would skip
+            // retries), and never wrapping.
+            attempt: base.saturating_add(delivered),
             seq: info.stream_sequence,
             stream: info.stream.to_owned(),
         })
+    }
+
+    /// This delivery, when this task last ran the same message at attempt
+    /// `ran`: at least one attempt above.
+    fn after(mut self, ran: Option<u32>) -> Received {
+        if let Some(ran) = ran
+            && self.attempt <= ran
+        {
+            tracing::info!(target: "hookrt", seq = self.seq, ran, delivered = self.delivered, "a message came back at a delivery count it had (a cluster's new consumer leader): run at a higher attempt");
+            self.attempt = ran.saturating_add(1);
+        }
+        self
+    }
+
+    /// Whether some of the message's deliveries may have run before.
+    fn is_repeat(&self) -> bool {
+        self.attempt > 1
     }
 }
 
@@ -264,22 +302,23 @@ fn header(message: &Message, name: &str) -> Option<String> {
 /// otherwise the reply, and for what failed for good a completion mark, the
 /// dead letter and the cascade. Returns how the message ends; the caller
 /// acks or naks it.
-async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<Ending, WorkerError> {
-    let received = Received::of(message)?;
+async fn handle(
+    shared: &Shared,
+    message: &Message,
+    received: &Received,
+    partition: u32,
+) -> Result<Ending, WorkerError> {
     let mut envelope = match accept(&shared.names, &message.subject, &message.payload) {
         Ok(e) => e,
         Err(refused) => {
             let reason = refused.to_string();
-            return bury_malformed(shared, message, &received, &reason).await;
+            return bury_malformed(shared, message, received, &reason).await;
         }
     };
-    // The attempt: JetStream's delivery count, after the deliveries a
-    // re-driven message had before; never the publisher's own `attempt`
-    // (a high one would skip retries), and never wrapping.
-    envelope.attempt = received.base.saturating_add(received.delivered);
+    envelope.attempt = received.attempt;
     // A decision or edit event runs whole: its answer needs every hook.
     let observe = class_of(&envelope.kind) == EventClass::Observe;
-    let mut finished = if (received.delivered > 1 || received.base > 0) && observe {
+    let mut finished = if received.is_repeat() && observe {
         shared.completion.finished(&envelope).await?
     } else {
         completion::Done::new()
@@ -317,7 +356,7 @@ async fn handle(shared: &Shared, message: &Message, partition: u32) -> Result<En
         let _ = shared.client.publish(to, answer.to_string().into()).await;
     }
     if !ran.failed.is_empty() {
-        bury_failures(shared, message, &envelope, ran.failed, &received).await?;
+        bury_failures(shared, message, &envelope, ran.failed, received).await?;
     }
     Ok(Ending::Ack)
 }
@@ -383,8 +422,7 @@ async fn bury_malformed(
     reason: &str,
 ) -> Result<Ending, WorkerError> {
     tracing::warn!(target: "hookrt", subject = %message.subject, "malformed message: {reason}");
-    let attempt = received.base + received.delivered;
-    bury(shared, message, received, reason, attempt, None).await?;
+    bury(shared, message, received, reason, received.attempt, None).await?;
     Ok(Ending::Term)
 }
 

@@ -6,15 +6,13 @@
 //! (`contracts`): typed errors, SQL in the journal, no figures in comments,
 //! short module docs, short files.
 //!
-//! Each crate's order is written below, a module of a nested folder by its
-//! whole path (`hooks::folder::slug`). A new module fails this test until it
-//! is given a place in its layer and in the map: that is where a reader
-//! learns the design. A folder's `mod.rs` that only declares and re-exports
-//! needs no place.
-//! References are found in `use crate::…`, `crate::…` paths, `super::…` and
-//! `self::…` in folder modules; names re-exported by `lib.rs` or a `mod.rs`
-//! are traced to the module that defines them, so a re-export cannot hide an
-//! arrow. Unit-test modules (`#[cfg(test)] mod tests`) are not counted.
+//! Each crate's order is below, a nested module by its whole path
+//! (`hooks::folder::slug`): a new module fails this test until it has a
+//! place in its layer and in the map (a `mod.rs` that only declares and
+//! re-exports needs none). References are `use crate::…`, `crate::…`,
+//! `super::…` and `self::…` paths; a name re-exported by `lib.rs` or a
+//! `mod.rs` is traced to its module, so a re-export cannot hide an arrow.
+//! Unit-test modules (`#[cfg(test)] mod tests`) are not counted.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -240,6 +238,7 @@ const CLI: &[&str] = &[
     "retention",
     "loading",
     "export",
+    "resident",
     "commands::check",
     "commands::hook::forward",
     "commands::hook::one_shot",
@@ -282,6 +281,7 @@ const CLI: &[&str] = &[
     "commands::audit::coverage",
     "commands::audit",
     "commands::serve",
+    "commands::service",
     "commands::mcp",
     "commands::worker",
     "commands::publish",
@@ -309,12 +309,12 @@ const SERVE: &[&str] = &[
     "router",
     "slots",
     "idle",
+    "listener",
     "connections",
 ];
 
-/// The JetStream worker (`hookrt worker`): connecting, subjects, the shared
-/// JetStream objects, publishing, completion marks, leases, dead letters, a
-/// partition's pull, the worker's sink, then the partition's consumer.
+/// The JetStream worker (`hookrt worker`): connecting, subjects, JetStream's
+/// objects, publishing, marks, leases, dead letters, pull, sink, consumer.
 const WORKER: &[&str] = &[
     "connect",
     "subject",

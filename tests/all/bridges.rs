@@ -463,7 +463,7 @@ fn an_agent_defined_in_one_protocol_has_its_route_on_the_server() {
         async {
             let _ = stopped.await;
         },
-        move |addr| tell.send(addr).unwrap(),
+        move |bound| tell.send(bound.tcp().unwrap()).unwrap(),
     ));
     let addr = listening.recv().unwrap();
     let rm = json!({"event": "beforeStep", "session": "s1", "tool": "bash", "args": {"command": "rm -rf build/"}});

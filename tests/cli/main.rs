@@ -70,6 +70,7 @@ mod record;
 mod refusals;
 mod sdk_grants;
 mod secret;
+mod service;
 mod supervisor;
 mod templates;
 mod trail;

@@ -55,6 +55,35 @@ pub(crate) struct TrailArgs {
     pub no_trail: bool,
 }
 
+/// The trail of the resident service's journal (`hookrt service run`),
+/// which always has a journal: [`TrailArgs`] without its `requires`.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct ServiceTrailArgs {
+    /// Sign the trail's head with this Ed25519 key (`hookrt keygen`) every
+    /// `--checkpoint-every` entries and when the service stops.
+    #[arg(long, value_name = "FILE")]
+    pub signing_key: Option<std::path::PathBuf>,
+    /// Trail entries between two signed checkpoints.
+    #[arg(long, default_value_t = hookrt::journal::DEFAULT_CHECKPOINT_EVERY, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub checkpoint_every: u64,
+    /// Keep no trail (no hash chain) in the journal.
+    #[arg(long, conflicts_with = "signing_key")]
+    pub no_trail: bool,
+}
+
+impl ServiceTrailArgs {
+    /// The options, the key read from its file.
+    pub(crate) fn options(&self) -> anyhow::Result<hookrt::journal::TrailOptions> {
+        TrailArgs {
+            signing_key: self.signing_key.clone(),
+            checkpoint_every: self.checkpoint_every,
+            no_trail: self.no_trail,
+        }
+        .options()
+    }
+}
+
 impl TrailArgs {
     /// The options, the key read from its file.
     pub(crate) fn options(&self) -> anyhow::Result<hookrt::journal::TrailOptions> {

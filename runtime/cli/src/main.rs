@@ -6,6 +6,7 @@ mod args;
 mod commands;
 mod export;
 mod loading;
+mod resident;
 mod retention;
 
 use std::path::PathBuf;

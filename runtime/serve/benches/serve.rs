@@ -162,7 +162,7 @@ impl Server {
                 let _ = stopped.await;
             };
             hookrt_serve::serve(runtime, options, shutdown, move |a| {
-                let _ = listening.send(a);
+                let _ = listening.send(a.tcp().expect("a TCP address"));
             })
             .await
             .unwrap();

@@ -1,23 +1,23 @@
 //! The server's connections: accepted up to a cap, each request's head read
 //! within a deadline, idle ones closed, refused callers' ones closed after
-//! the answer, all closed gracefully at shutdown.
-//!
-//! `axum::serve` runs hyper without a timer (half a request holds its
-//! connection for ever) and accepts without bound. Here:
+//! the answer, all closed gracefully at shutdown. (`axum::serve` runs hyper
+//! without a timer, so half a request holds its connection, and accepts
+//! without bound.) Here:
 //! - at most `max_connections` are open at once, and only authenticated
 //!   ones hold their slot for good (`slots.rs`): a newcomer past the cap
 //!   takes the slot of a connection without a token, else waits in the
 //!   kernel's backlog until one closes;
-//! - a request head (request line and headers) not in within
-//!   `header_timeout` closes its connection (hyper's `header_read_timeout`,
-//!   which runs from the previous answer on);
+//! - a request head not in within `header_timeout` closes its connection
+//!   (hyper's `header_read_timeout`, from the previous answer on);
 //! - a connection with no request in flight that moved no byte for
 //!   `idle_timeout` is closed (`idle.rs`);
 //! - a 401, 403, 429 or 503 is sent with `Connection: close` and ends its
 //!   connection: a refused caller opens a new one to try again, and cannot
 //!   keep one open on refusals;
 //! - a body slower than the body timeout is answered 408 by the routes
-//!   (`AppState::read`).
+//!   (`AppState::read`);
+//! - with an idle exit, the server stops once no connection was open for
+//!   that long (`hookrt service`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -29,12 +29,12 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, watch};
 use tower_service::Service;
 
 use crate::error::closes;
 use crate::idle::{Activity, Watched};
+use crate::listener::{Listener, Stream};
 use crate::slots::Slots;
 
 /// How connections are bounded.
@@ -46,17 +46,23 @@ pub(crate) struct Bounds {
     pub header_timeout: Duration,
     /// How long a connection with no request in flight may stay silent.
     pub idle_timeout: Duration,
+    /// Stop serving once no connection was open for this long.
+    pub idle_exit: Option<Duration>,
 }
+
+/// How long a retiring server still accepts what was in its backlog.
+const BACKLOG_DRAIN: Duration = Duration::from_millis(200);
 
 /// Whether a request's headers authenticate it (a valid token).
 pub(crate) type Trusts = Arc<dyn Fn(&HeaderMap) -> bool + Send + Sync>;
 
-/// Serves `router` on `listener` within `bounds` until `shutdown` resolves;
-/// then stops accepting, lets each connection finish its request in flight,
-/// and returns once all are closed. `trusts` says which requests make their
+/// Serves `router` on `listener` within `bounds` until `shutdown` resolves
+/// (or the idle exit passes with no connection open); then stops
+/// accepting, lets each connection finish its request in flight, and
+/// returns once all are closed. `trusts` says which requests make their
 /// connection hold its slot for good.
 pub(crate) async fn serve(
-    listener: TcpListener,
+    listener: Listener,
     router: Router,
     bounds: Bounds,
     trusts: Trusts,
@@ -70,9 +76,11 @@ pub(crate) async fn serve(
         let _ = stop_tx.send(true);
     });
     let mut stopping = stop_rx.clone();
-    let open = |stream: TcpStream, peer: std::net::SocketAddr, permit: OwnedSemaphorePermit| {
+    // Set once the idle exit passed: until then, the backlog is served.
+    let mut retiring: Option<tokio::time::Instant> = None;
+    let open = |stream: Stream, peer: std::net::IpAddr, permit: OwnedSemaphorePermit| {
         let connection = Connection {
-            slot: slots.hold(permit, peer.ip()),
+            slot: slots.hold(permit, peer),
             router: router.clone(),
             trusts: trusts.clone(),
             bounds,
@@ -120,6 +128,15 @@ pub(crate) async fn serve(
                 }
             },
             _ = stopped(&mut stopping) => break,
+            () = idle_exit(&open_tx, bounds.idle_exit), if retiring.is_none() => {
+                // No new client finds the socket from now on; those that
+                // connected before are in the backlog, and served.
+                tracing::info!(target: "hookrt", "no connection for the idle exit's time: stopping");
+                listener.retire();
+                retiring = Some(tokio::time::Instant::now() + BACKLOG_DRAIN);
+                continue;
+            }
+            () = tokio::time::sleep_until(retiring.unwrap_or_else(tokio::time::Instant::now)), if retiring.is_some() => break,
         };
         open(stream, peer, permit);
     }
@@ -139,7 +156,7 @@ struct Connection {
 impl Connection {
     /// Serves the connection's requests until it closes, idles out, is
     /// closed to make room, or shutdown has let its request finish.
-    async fn run(self, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+    async fn run(self, stream: Stream, mut stop: watch::Receiver<bool>) {
         let Connection {
             mut slot,
             router,
@@ -200,6 +217,26 @@ impl Connection {
             _ = conn.as_mut() => {}
             _ = &mut slot.evicted => {}
         }
+    }
+}
+
+/// Resolves once no connection has been open for `after` (never without
+/// one): `open` has a receiver per open connection, besides the loop's.
+async fn idle_exit(open: &watch::Sender<()>, after: Option<Duration>) {
+    let Some(after) = after else {
+        return std::future::pending().await;
+    };
+    let mut quiet_since = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep_until(quiet_since + after).await;
+        if open.receiver_count() <= 1 {
+            return;
+        }
+        // Connections are open: wait for them to close, then a full span.
+        while open.receiver_count() > 1 {
+            tokio::time::sleep(Duration::from_millis(100).min(after)).await;
+        }
+        quiet_since = tokio::time::Instant::now();
     }
 }
 

@@ -136,6 +136,14 @@ pub enum ServeError {
         /// Why.
         source: std::io::Error,
     },
+    /// The Unix socket could not be bound.
+    #[error("cannot listen on the Unix socket {path}: {source}")]
+    BindSocket {
+        /// The socket's path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The budget of bodies in flight cannot hold one body of the largest size.
     #[error(
         "--max-in-flight-bytes {budget} cannot hold one body of --max-body-bytes and its parse window: \

@@ -14,8 +14,8 @@
 //! `decide` (`/v1/decide`, `/v1/edit`), `hook`, `mcp` (`/mcp`, the MCP
 //! interceptors over the server's hook service), `router`, `slots` (the
 //! connection cap, held only by authenticated connections), `idle` (idle
-//! connections closed),
-//! `connections` (the accept loop), then this file. The endpoints are
+//! connections closed), `listener` (TCP, or a Unix socket for its owner
+//! only), `connections` (the accept loop), then this file. The endpoints are
 //! described in `docs/openapi.json`.
 
 #![warn(missing_docs)]
@@ -29,6 +29,7 @@ mod error;
 mod hook;
 mod idle;
 mod ingest;
+mod listener;
 mod mcp;
 mod metrics;
 mod parsing;
@@ -60,10 +61,12 @@ pub use auth::{Access, Tokens};
 pub use budget::{DEFAULT_MAX_IN_FLIGHT_BYTES, PARSE_WINDOW};
 pub use error::{ApiError, BoxError, ServeError};
 pub use ingest::{Format, Forward, MAX_ITEMS, Streams, Tap, Text};
+pub use listener::Bound;
 pub use router::routes;
 pub use webhooks::{TOLERANCE_SECS, WebhookSecrets};
 
 use auth::RateLimiter;
+use listener::Listener;
 use metrics::ServerMetrics;
 use reload::Reloader;
 use routes::AppState;
@@ -84,6 +87,13 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct ServeOptions {
     /// Where to listen (port 0: any free port; see `on_listen`).
     pub listen: SocketAddr,
+    /// Listen on a new Unix socket at this path instead (mode 0600, in a
+    /// folder the caller made private): only its owner's connections are
+    /// served, so no token is asked (`hookrt service`).
+    pub socket: Option<PathBuf>,
+    /// Stop once no connection was open for this long (the resident
+    /// service exits when idle); `None`: never.
+    pub idle_exit: Option<Duration>,
     /// Commit every event to this journal before hooks see it (`persisted`).
     pub journal: Option<PathBuf>,
     /// Accepted bearer tokens.
@@ -155,6 +165,8 @@ impl ServeOptions {
     pub fn new(listen: SocketAddr, tokens: Tokens) -> ServeOptions {
         ServeOptions {
             listen,
+            socket: None,
+            idle_exit: None,
             journal: None,
             tokens,
             insecure_no_auth: false,
@@ -184,19 +196,20 @@ impl ServeOptions {
 
 /// Serves `runtime` until `shutdown` resolves, then stops taking requests,
 /// lets running ones finish, and shuts the service down within the drain
-/// timeout. `on_listen` is told the bound address once the server listens.
+/// timeout (or once no connection was open for `idle_exit`). `on_listen`
+/// is told where the server listens once it does.
 /// SIGHUP (and `POST /v1/admin/reload`) loads the runtime's agent folder
 /// again and swaps the new hooks in (docs/serve.md#hot-reload).
 pub async fn serve(
     mut runtime: Runtime,
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    on_listen: impl FnOnce(SocketAddr),
+    on_listen: impl FnOnce(&Bound),
 ) -> Result<Stats, ServeError> {
     check_options(&options)?;
+    let listener = bind(&options).await?;
     let tokens = (!options.tokens.is_empty()).then_some(options.tokens);
-    let listener = bind(options.listen).await?;
-    let addr = listener.local_addr()?;
+    let bound = listener.bound()?;
     runtime.set_transport(Transport {
         kind: "http".into(),
         detail: None,
@@ -259,12 +272,13 @@ pub async fn serve(
     });
     reload_on_hangup(state.clone())?;
     let flusher = tokio::spawn(give_back_once_delivered(state.clone()));
-    on_listen(addr);
+    on_listen(&bound);
     let app = router::router(state.clone(), &options.agents, options.mcp_mode);
     let bounds = connections::Bounds {
         max_connections: options.max_connections,
         header_timeout: options.header_timeout,
         idle_timeout: options.idle_timeout,
+        idle_exit: options.idle_exit,
     };
     take_connections(listener, app, &state, bounds, shutdown).await;
     flusher.abort();
@@ -275,11 +289,19 @@ pub async fn serve(
     })
 }
 
-/// The listener on `addr`; an address in use or refused names itself.
-async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeError> {
-    tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })
+/// The listener `options` ask for: the Unix socket, else the address; one
+/// in use or refused names itself.
+async fn bind(options: &ServeOptions) -> Result<Listener, ServeError> {
+    match &options.socket {
+        #[cfg(unix)]
+        Some(path) => Listener::unix(path),
+        #[cfg(not(unix))]
+        Some(path) => Err(ServeError::BindSocket {
+            path: path.clone(),
+            source: std::io::Error::other("Unix sockets need a Unix system"),
+        }),
+        None => Listener::tcp(options.listen).await,
+    }
 }
 
 /// The journal's reader for the routes that read it (`/v1/journal/...`).
@@ -291,7 +313,7 @@ fn open_journal(path: &std::path::Path) -> Result<Mutex<Journal>, ServeError> {
 /// Serves `app` on `listener`'s connections until `shutdown`, which
 /// marks the state stopping; returns once running requests finished.
 async fn take_connections(
-    listener: tokio::net::TcpListener,
+    listener: Listener,
     app: axum::Router,
     state: &Arc<AppState>,
     bounds: connections::Bounds,
@@ -309,10 +331,15 @@ async fn take_connections(
 }
 
 /// Refuses options that cannot serve safely: no tokens unless
-/// `insecure_no_auth`, and that only on a loopback address; an in-flight
-/// budget smaller than one request and its parse window.
+/// `insecure_no_auth`, and that only on a loopback address (a Unix socket
+/// serves its owner alone, and needs none); an in-flight budget smaller
+/// than one request and its parse window.
 fn check_options(options: &ServeOptions) -> Result<(), ServeError> {
-    match (options.tokens.is_empty(), options.insecure_no_auth) {
+    let owner_only = options.socket.is_some();
+    match (
+        options.tokens.is_empty() && !owner_only,
+        options.insecure_no_auth,
+    ) {
         (true, false) => return Err(ServeError::NoTokens),
         (true, true) if !options.listen.ip().is_loopback() => {
             return Err(ServeError::InsecureNotLoopback(options.listen));

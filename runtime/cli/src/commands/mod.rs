@@ -21,6 +21,7 @@ mod package;
 mod publish;
 mod run;
 mod serve;
+mod service;
 mod test;
 mod worker;
 
@@ -69,6 +70,10 @@ pub(crate) enum Command {
     Claude(ClaudeCommand),
     /// Serve the hooks over HTTP: POST events, decisions and edits (docs/serve.md).
     Serve(serve::ServeArgs),
+    /// The resident service of an agent folder for this user, which `hookrt
+    /// hook --service` starts on demand: run, status, stop, logs (docs/service.md).
+    #[command(subcommand)]
+    Service(service::ServiceCommand),
     /// Serve the hooks as MCP interceptors of tools/call over stdio (SEP-2624, a draft; docs/agents.md).
     Mcp(mcp::McpArgs),
     /// Run the hooks as one worker of a JetStream fleet, or list and re-drive
@@ -96,16 +101,14 @@ impl Command {
             Command::Init(args) => args.execute(loading),
             Command::Test(args) => args.execute(loading),
             Command::Journal(cmd) => cmd.execute(),
-            Command::Hook(args) => {
-                let options = loading.options(&args.dir);
-                Ok(hook::hook(&args, options))
-            }
+            Command::Hook(args) => Ok(hook::hook(&args, loading)),
             Command::ClaudeHook(args) => Command::Hook(HookArgs::from(&args)).execute(loading),
             Command::Install(args) => install::install(&args, &loading),
             Command::Package(args) => args.execute(loading),
             // `install --agent claude-code`, in install.rs.
             Command::Claude(cmd) => install::claude(cmd, &loading),
             Command::Serve(args) => args.execute(loading),
+            Command::Service(cmd) => cmd.execute(loading),
             Command::Mcp(args) => args.execute(loading),
             Command::Worker(cmd) => cmd.execute(loading),
             Command::Publish(args) => args.execute(),

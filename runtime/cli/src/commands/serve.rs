@@ -236,9 +236,9 @@ fn serve(rt: Runtime, args: &ServeArgs, build: BuildOptions) -> Result<ExitCode>
         rt,
         options,
         hookrt_serve::shutdown_signal(),
-        |addr| {
+        |bound| {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "listening on http://{addr} ({hooks} hook(s))");
+            let _ = writeln!(out, "listening on {bound} ({hooks} hook(s))");
             let _ = out.flush();
         },
     ));

@@ -25,7 +25,7 @@ pub(crate) mod project;
 // the crate root re-exports (`BuildOptions`, `Problems`, ...).
 pub use build::cargo_lock::{CargoLockChange, CargoLockWrite, write_cargo_lock, write_cargo_locks};
 pub use build::component::{BuildEvent, BuiltHook, SDK_REQ, build};
-pub use cache::dir::default_cache_dir;
+pub use cache::dir::{create_private_dir, default_cache_dir};
 pub use folder::config::{CONFIG_FILE, Config, Mode, OnUnscoped};
 pub use folder::discovery::{
     DiscoveredHook, Discovery, MAX_ENTRIES, MAX_HOOKS, SourceKind, discover,

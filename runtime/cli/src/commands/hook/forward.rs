@@ -1,8 +1,10 @@
-//! `hookrt hook --agent NAME --http URL`: the command hook as a thin client
-//! of a running `hookrt serve`. It POSTs the agent's hook input to the
-//! agent's route (`URL/v1/<agent>`) and hands back the answer, so agents
-//! whose hooks are commands only (Codex, Gemini CLI, Cursor) share one
-//! service, its warm hooks and its journal with the agents that speak HTTP.
+//! `hookrt hook --agent NAME --http URL` (or `--service`): the command hook
+//! as a thin client of a running `hookrt serve` (or of the folder's resident
+//! service, started on demand: `crate::resident`). It POSTs the agent's hook
+//! input to the agent's route (`/v1/<agent>`) and hands back the answer, so
+//! agents whose hooks are commands only (Codex, Gemini CLI, Cursor) share
+//! one service, its warm hooks and its journal with the agents that speak
+//! HTTP. It loads no Wasmtime and compiles no pattern.
 //!
 //! Plain `http://` only (a `hookrt serve` on loopback or a private network;
 //! hookrt serve speaks no TLS): an HTTP/1.1 request over one connection,
@@ -12,10 +14,13 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use hookrt::front::bridge::Bridge;
 use serde_json::Value;
+
+use crate::resident::Place;
 
 /// The environment variable holding the bearer token.
 const TOKEN_ENV: &str = "HOOKRT_TOKEN";
@@ -61,17 +66,26 @@ fn encoded(value: &str) -> String {
         .collect()
 }
 
-/// The answer `hookrt serve` at `url` gives `bridge`'s hook `input`, within
-/// `deadline`: `event` and `agent` go in the query when given.
+/// Where the input goes: a `hookrt serve` at a URL, or the resident
+/// service of the agent folder (`--service`, `crate::resident`).
+pub(super) enum Target<'a> {
+    /// `--http URL`.
+    Http(&'a str),
+    /// `--service`: the service's place, started when none listens.
+    Service(&'a Place),
+}
+
+/// The answer the target gives `bridge`'s hook `input`, within `deadline`
+/// (from `started`): `event` and `agent` go in the query when given.
 pub(super) fn forward(
-    url: &str,
+    target: &Target<'_>,
     bridge: Bridge,
     event: Option<&str>,
     agent: Option<&str>,
     input: &str,
     deadline: Duration,
 ) -> Result<Option<Value>, String> {
-    let answer = post(url, bridge, event, agent, input, deadline)?;
+    let answer = post(target, bridge, event, agent, input, deadline)?;
     // The route says "nothing" as `{}`; where the agent's command hook says
     // it by printing nothing, so does this one (Antigravity CLI denies a
     // call on `{}`).
@@ -81,7 +95,7 @@ pub(super) fn forward(
 
 /// The POST of [`forward`]: the route's JSON answer.
 fn post(
-    url: &str,
+    target: &Target<'_>,
     bridge: Bridge,
     event: Option<&str>,
     agent: Option<&str>,
@@ -89,7 +103,6 @@ fn post(
     deadline: Duration,
 ) -> Result<Value, String> {
     let started = Instant::now();
-    let (authority, prefix) = split(url)?;
     // Leave the route room to answer a gate's refusal before we give up.
     let budget = deadline.mul_f64(0.8);
     let mut query = vec![format!("budget_ms={}", budget.as_millis())];
@@ -99,65 +112,124 @@ fn post(
     if let Some(agent) = agent {
         query.push(format!("agent={}", encoded(agent)));
     }
-    let path = format!("{prefix}/v1/{}?{}", bridge.name(), query.join("&"));
-    let address = authority
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {authority}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{authority} resolves to no address"))?;
+    let route = format!("/v1/{}?{}", bridge.name(), query.join("&"));
     let left = |what: &str| {
         deadline
             .checked_sub(started.elapsed())
             .filter(|d| !d.is_zero())
             .ok_or_else(|| format!("no time left to {what} (--deadline-ms)"))
     };
-    let mut stream = TcpStream::connect_timeout(&address, left("connect")?)
-        .map_err(|e| format!("cannot reach hookrt serve at {url}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    // Writing and reading share what is left of the deadline.
-    let rest = left("send")?;
-    stream
-        .set_write_timeout(Some(rest))
-        .and_then(|()| stream.set_read_timeout(Some(rest)))
-        .map_err(|e| format!("cannot set timeouts: {e}"))?;
-    let token = std::env::var(TOKEN_ENV)
-        .ok()
-        .filter(|t| !t.is_empty())
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{token}Connection: close\r\n\r\n",
-        input.len()
-    );
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(input.as_bytes()))
-        .map_err(|e| format!("cannot send the input to {url}: {e}"))?;
-    let mut reply = Vec::new();
-    stream
-        .take(MAX_ANSWER_BYTES)
-        .read_to_end(&mut reply)
-        .map_err(|e| format!("no answer from {url} in time: {e}"))?;
-    let text = String::from_utf8_lossy(&reply);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("{url} answered no HTTP response"))?;
-    let status = head.split_whitespace().nth(1).unwrap_or("");
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        return Err(format!(
-            "{url} answered a chunked body: is it hookrt serve?"
-        ));
+    match target {
+        Target::Http(url) => {
+            let (authority, prefix) = split(url)?;
+            let address = authority
+                .to_socket_addrs()
+                .map_err(|e| format!("cannot resolve {authority}: {e}"))?
+                .next()
+                .ok_or_else(|| format!("{authority} resolves to no address"))?;
+            let stream = TcpStream::connect_timeout(&address, left("connect")?)
+                .map_err(|e| format!("cannot reach hookrt serve at {url}: {e}"))?;
+            let _ = stream.set_nodelay(true);
+            let token = std::env::var(TOKEN_ENV)
+                .ok()
+                .filter(|t| !t.is_empty())
+                .map(|t| format!("Authorization: Bearer {t}\r\n"))
+                .unwrap_or_default();
+            let exchange = Exchange {
+                host: &authority,
+                path: &format!("{prefix}{route}"),
+                token: &token,
+                server: &format!("hookrt serve at {url}"),
+            };
+            exchange.run(stream, input, left("send")?)
+        }
+        Target::Service(place) => {
+            let stream = place.connect_or_start(started + left("connect")?)?;
+            let server = format!("the service on {}", place.socket.display());
+            let exchange = Exchange {
+                host: "localhost",
+                path: &route,
+                token: "",
+                server: &server,
+            };
+            exchange.run(stream, input, left("send")?)
+        }
     }
-    if status != "200" {
-        return Err(format!(
-            "hookrt serve at {url} answered {status}: {}",
-            body.trim()
-        ));
+}
+
+/// One request and its answer over a connected stream.
+struct Exchange<'a> {
+    host: &'a str,
+    path: &'a str,
+    /// The `Authorization` header line, or nothing.
+    token: &'a str,
+    /// Who answers, for messages.
+    server: &'a str,
+}
+
+impl Exchange<'_> {
+    /// Sends `input` and reads the JSON answer, both within `rest`.
+    fn run<S: Read + Write + Timeouts>(
+        &self,
+        mut stream: S,
+        input: &str,
+        rest: Duration,
+    ) -> Result<Value, String> {
+        let server = self.server;
+        stream
+            .timeouts(rest)
+            .map_err(|e| format!("cannot set timeouts: {e}"))?;
+        let head = format!(
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
+            self.path,
+            self.host,
+            input.len(),
+            self.token,
+        );
+        stream
+            .write_all(head.as_bytes())
+            .and_then(|()| stream.write_all(input.as_bytes()))
+            .map_err(|e| format!("cannot send the input to {server}: {e}"))?;
+        let mut reply = Vec::new();
+        stream
+            .take(MAX_ANSWER_BYTES)
+            .read_to_end(&mut reply)
+            .map_err(|e| format!("no answer from {server} in time: {e}"))?;
+        let text = String::from_utf8_lossy(&reply);
+        let (head, body) = text
+            .split_once("\r\n\r\n")
+            .ok_or_else(|| format!("{server} answered no HTTP response"))?;
+        let status = head.split_whitespace().nth(1).unwrap_or("");
+        if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            return Err(format!("{server} answered a chunked body: is it hookrt?"));
+        }
+        if status != "200" {
+            return Err(format!("{server} answered {status}: {}", body.trim()));
+        }
+        serde_json::from_str(body).map_err(|e| format!("{server} answered no JSON: {e}"))
     }
-    serde_json::from_str(body).map_err(|e| format!("{url} answered no JSON: {e}"))
+}
+
+/// A stream whose reads and writes time out.
+trait Timeouts {
+    fn timeouts(&self, after: Duration) -> std::io::Result<()>;
+}
+
+impl Timeouts for TcpStream {
+    fn timeouts(&self, after: Duration) -> std::io::Result<()> {
+        self.set_write_timeout(Some(after))?;
+        self.set_read_timeout(Some(after))
+    }
+}
+
+impl Timeouts for UnixStream {
+    fn timeouts(&self, after: Duration) -> std::io::Result<()> {
+        self.set_write_timeout(Some(after))?;
+        self.set_read_timeout(Some(after))
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hookrt::BuildOptions;
+
+use crate::loading::Loading;
+use crate::resident::Place;
 use hookrt::front::bridge::{Bridge, BridgeEvent, Failure};
 use hookrt::front::decide::{Told, Undecided, decide};
 use hookrt::front::record::{self, Recorded};
@@ -59,6 +62,10 @@ pub(crate) struct ClaudeArgs {
     /// recording (`hookrt test --agent claude-code --events FILE` replays it).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Decide through the folder's resident service (started on demand,
+    /// its journal and trail kept; docs/service.md).
+    #[arg(long)]
+    pub service: bool,
 }
 
 /// `hookrt hook`'s arguments.
@@ -85,8 +92,13 @@ pub(crate) struct HookArgs {
     /// Forward the input to a running `hookrt serve` at this URL
     /// (`http://127.0.0.1:7700`) instead of running the hooks here: one
     /// service and one journal for every agent (token from `$HOOKRT_TOKEN`).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "service")]
     pub http: Option<String>,
+    /// Decide through the folder's resident service for this user, started
+    /// on demand: its hooks stay warm, and its journal keeps the trail,
+    /// receipts and coverage (`hookrt service status DIR`; docs/service.md).
+    #[arg(long)]
+    pub service: bool,
     /// Append each input, as the agent sent it and masked by the folder's
     /// redaction patterns, to this recording before deciding it (`hookrt
     /// test --agent AGENT --events FILE` replays it). A recording that
@@ -105,6 +117,7 @@ impl From<&ClaudeArgs> for HookArgs {
             name: Some(a.agent.clone()),
             deadline_ms: a.deadline_ms,
             http: None,
+            service: a.service,
             record: a.record.clone(),
         }
     }
@@ -157,7 +170,7 @@ fn set_failure(bridge: Bridge, gate: Option<&'static str>) {
     }
 }
 
-pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
+pub(crate) fn hook(args: &HookArgs, loading: Loading) -> ExitCode {
     let Some(bridge) = Bridge::named(&args.agent) else {
         eprintln!(
             "hookrt hook: no agent `{}`: give --agent one of {}",
@@ -198,14 +211,16 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
         record(args, path, bridge, input);
     }
     // The decision runs in a child: however it ends, this process answers.
-    match supervisor::fork(deadline) {
-        Ok(Side::Child) => {}
-        Ok(Side::Parent(Ended::Answered(answer, code))) => {
+    // A forward runs no hook here: no child.
+    let forwards = args.http.is_some() || args.service;
+    match (!forwards).then(|| supervisor::fork(deadline)) {
+        None | Some(Ok(Side::Child)) => {}
+        Some(Ok(Side::Parent(Ended::Answered(answer, code)))) => {
             supervisor::print(&answer);
             return ExitCode::from(code);
         }
-        Ok(Side::Parent(Ended::Failed(why))) => return fail(&command, bridge, gate, &why),
-        Err(e) => {
+        Some(Ok(Side::Parent(Ended::Failed(why)))) => return fail(&command, bridge, gate, &why),
+        Some(Err(e)) => {
             let why = format!("cannot start the process that decides: {e}");
             return fail(&command, bridge, gate, &why);
         }
@@ -219,7 +234,7 @@ pub(crate) fn hook(args: &HookArgs, opts: BuildOptions) -> ExitCode {
     }
     supervisor::crash_for_test();
     match read {
-        Ok(input) => decide_input(args, opts, bridge, &command, gate, &input, deadline),
+        Ok(input) => decide_input(args, loading, bridge, &command, gate, &input, deadline),
         Err(e) => fail(
             &command,
             bridge,
@@ -253,11 +268,11 @@ fn record(args: &HookArgs, path: &Path, bridge: Bridge, input: &str) {
     }
 }
 
-/// Decides `input` (forwarded with `--http`, else here) and answers, by
-/// `deadline`; `gate` is the one the raw input serves.
+/// Decides `input` (forwarded with `--http` or `--service`, else here) and
+/// answers, by `deadline`; `gate` is the one the raw input serves.
 fn decide_input(
     args: &HookArgs,
-    opts: BuildOptions,
+    loading: Loading,
     bridge: Bridge,
     command: &str,
     gate: Option<&str>,
@@ -274,9 +289,21 @@ fn decide_input(
             MAX_PARSED_BYTES >> 20
         ));
     }
-    if let Some(url) = &args.http {
+    let place;
+    let target = match &args.http {
+        Some(url) => Some(forward::Target::Http(url)),
+        None if args.service => {
+            place = match Place::of(&args.dir, &loading) {
+                Ok(p) => p,
+                Err(e) => return fail(&e),
+            };
+            Some(forward::Target::Service(&place))
+        }
+        None => None,
+    };
+    if let Some(target) = target {
         return match forward::forward(
-            url,
+            &target,
             bridge,
             args.event.as_deref(),
             args.name.as_deref(),
@@ -307,7 +334,7 @@ fn decide_input(
         deadline_ms: args.deadline_ms,
     };
     let left = deadline.saturating_duration_since(Instant::now());
-    door.run(&args.dir, opts, &event, left)
+    door.run(&args.dir, loading.options(&args.dir), &event, left)
         .unwrap_or_else(|why| door.fail(&why))
 }
 

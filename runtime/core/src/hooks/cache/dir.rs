@@ -97,7 +97,7 @@ pub(crate) fn unsafe_dir(dir: &Path) -> Option<String> {
 /// temp dir's `hookrt-cache-<uid>`) is found out on the descriptor and
 /// refused, never used. An existing folder of ours is left as it is: it may
 /// be one the operator chose.
-pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::DirBuilder::new()

@@ -337,3 +337,17 @@ pub(crate) fn succeeded(command: &mut Command) -> Output {
     );
     out
 }
+
+#[allow(dead_code, reason = "tests/cli copies folders; tests/all does not")]
+/// Copies the folder `from` to `to`, files and folders (links followed).
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{hookrt_command, repo, succeeded};
+use crate::common::{copy_tree, hookrt_command, repo, succeeded};
 
 /// Deliveries the example agent's Rust hooks plan for one copy of the
 /// transcript, and the gate's (one `*` handler on each of its 38 events).
@@ -67,18 +67,6 @@ fn stream(path: &Path, copies: usize) -> Vec<String> {
     }
     fs::write(path, out).unwrap();
     ids
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to.join(e.file_name()));
-        } else {
-            fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 /// A small deterministic generator, so a failing run can be reproduced.

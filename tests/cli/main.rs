@@ -71,6 +71,7 @@ mod refusals;
 mod sdk_grants;
 mod secret;
 mod service;
+mod service_kills;
 mod supervisor;
 mod templates;
 mod trail;

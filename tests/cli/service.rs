@@ -14,17 +14,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{claude_fixture, repo, with_stdin};
+use crate::common::{claude_fixture, copy_tree, repo, with_stdin};
 use crate::{hookrt, text};
 
 /// A user's private folders for services, and the services started in
 /// them, stopped at the end.
-struct Home {
+pub(crate) struct Home {
     dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["run", "state"] {
             fs::create_dir(dir.path().join(sub)).unwrap();
@@ -33,12 +33,17 @@ impl Home {
         Home { dir }
     }
 
+    /// The user's folder.
+    pub(crate) fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
     fn run_dir(&self) -> PathBuf {
         self.dir.path().join("run")
     }
 
     /// `hookrt ARGS` as this user.
-    fn hookrt(&self, args: &[&str]) -> Command {
+    pub(crate) fn hookrt(&self, args: &[&str]) -> Command {
         let mut c = hookrt(args);
         c.env("XDG_RUNTIME_DIR", self.run_dir())
             .env("HOOKRT_STATE_DIR", self.dir.path().join("state"))
@@ -49,9 +54,14 @@ impl Home {
     /// The example agent's `PreToolUse` hook through the service, running
     /// `command`.
     fn gate(&self, command: &str, extra: &[&str]) -> Output {
+        self.gate_input(&pre_tool_use(command, self.dir.path()), extra)
+    }
+
+    /// The gate with `input` on stdin, run to its end.
+    pub(crate) fn gate_input(&self, input: &str, extra: &[&str]) -> Output {
         let mut args = vec!["hook", "--agent", "claude-code", "--service", agent()];
         args.extend(extra);
-        with_stdin(self.hookrt(&args), &pre_tool_use(command, self.dir.path()))
+        with_stdin(self.hookrt(&args), input)
     }
 
     /// `hookrt service status`'s lines.
@@ -64,7 +74,7 @@ impl Home {
     }
 
     /// What `service status` says of `field` (socket, journal, log).
-    fn path(&self, field: &str) -> PathBuf {
+    pub(crate) fn path(&self, field: &str) -> PathBuf {
         let (_, said) = self.status();
         let line = said.lines().find(|l| l.starts_with(field)).unwrap();
         PathBuf::from(line[field.len()..].trim())
@@ -81,11 +91,14 @@ impl Home {
 
 impl Drop for Home {
     fn drop(&mut self) {
-        let _ = self.hookrt(&["service", "stop", agent()]).output();
+        let copy = self.dir.path().join("agent");
+        for dir in [agent(), copy.to_str().unwrap()] {
+            let _ = self.hookrt(&["service", "stop", dir]).output();
+        }
     }
 }
 
-fn agent() -> &'static str {
+pub(crate) fn agent() -> &'static str {
     static AGENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     AGENT.get_or_init(|| {
         repo()
@@ -97,7 +110,7 @@ fn agent() -> &'static str {
 }
 
 /// Claude Code's `PreToolUse` of a Bash `command`, in `cwd`.
-fn pre_tool_use(command: &str, cwd: &Path) -> String {
+pub(crate) fn pre_tool_use(command: &str, cwd: &Path) -> String {
     let mut input: Value = serde_json::from_str(&claude_fixture("PreToolUse")).unwrap();
     input["tool_input"]["command"] = command.into();
     input["cwd"] = cwd.to_str().unwrap().into();
@@ -324,6 +337,113 @@ fn an_idle_service_exits_and_the_next_event_starts_it_again() {
     let status = by_hand.wait().unwrap();
     assert!(status.success(), "{status}");
     assert!(!home.status().0);
+    assert!(!home.path("socket").exists());
+    assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
+}
+
+#[test]
+fn a_changed_folder_is_loaded_before_the_next_event_and_one_that_does_not_load_fails_the_gate() {
+    let home = Home::new();
+    let agent = home.dir.path().join("agent");
+    copy_tree(&repo().join("example-hooks/agent"), &agent);
+    let built = home
+        .hookrt(&["build", agent.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let gate = |command: &str| {
+        with_stdin(
+            home.hookrt(&[
+                "hook",
+                "--agent",
+                "claude-code",
+                "--service",
+                agent.to_str().unwrap(),
+            ]),
+            &pre_tool_use(command, home.dir.path()),
+        )
+    };
+    assert_eq!(decision(&gate("rm -rf build/")), "deny");
+    // The policy hook removed: the next event is decided without it.
+    let config = fs::read_to_string(agent.join("hookrt.toml")).unwrap();
+    let (before, rest) = config.split_once("[hooks.policy]").unwrap();
+    let after = &rest[rest.find("\n[hooks.").unwrap()..];
+    fs::remove_dir_all(agent.join("hooks/policy")).unwrap();
+    fs::write(agent.join("hookrt.toml"), format!("{before}{after}")).unwrap();
+    let allowed = gate("rm -rf build/");
+    assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed.stderr));
+    assert!(
+        !text(&allowed.stdout).contains("deny"),
+        "{}",
+        text(&allowed.stdout)
+    );
+    // A folder that no longer loads: the gate fails closed (a deny in
+    // Claude Code's words), naming why.
+    fs::write(agent.join("hookrt.toml"), "[hooks.x\n").unwrap();
+    let broken = gate("npm test");
+    assert_eq!(decision(&broken), "deny");
+    assert!(
+        text(&broken.stdout).contains("changed and does not load")
+            && text(&broken.stdout).contains("hookrt.toml: invalid configuration"),
+        "{}",
+        text(&broken.stdout)
+    );
+    // Fixed, it answers again; an unchanged folder is not loaded again.
+    fs::write(agent.join("hookrt.toml"), format!("{before}{after}")).unwrap();
+    for _ in 0..3 {
+        let out = gate("rm -rf build/");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let (_, said) = {
+        let out = home
+            .hookrt(&["service", "logs", agent.to_str().unwrap(), "-n", "1000"])
+            .output()
+            .unwrap();
+        (out.status, text(&out.stdout))
+    };
+    assert_eq!(
+        said.matches("the agent folder changed").count(),
+        3,
+        "{said}"
+    );
+    let out = home
+        .hookrt(&["service", "stop", agent.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_service_whose_binary_is_replaced_retires_and_the_next_event_starts_the_new_ones() {
+    let home = Home::new();
+    // The service runs a copy of the binary, which an upgrade replaces.
+    let bin = home.root().join("hookrt");
+    fs::copy(crate::common::hookrt_bin(), &bin).unwrap();
+    let like = home.hookrt(&[]);
+    let envs = like.get_envs().filter_map(|(k, v)| Some((k, v?)));
+    let mut service = Command::new(&bin)
+        .args(["service", "run", agent()])
+        .envs(envs)
+        .current_dir(home.root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !home.status().0 {
+        assert!(Instant::now() < deadline, "the service never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
+    let next = home.root().join("hookrt.next");
+    fs::copy(crate::common::hookrt_bin(), &next).unwrap();
+    fs::rename(&next, &bin).unwrap();
+    // It retires within its check's half second (and its drain).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while service.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the replaced service still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(!home.path("socket").exists());
     assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
 }

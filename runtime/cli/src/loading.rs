@@ -20,6 +20,9 @@ pub(crate) struct Loading {
     pub enforce_lock: bool,
     pub lock: hookrt::hooks::LockPolicy,
     pub project: Option<PathBuf>,
+    /// Never build: a stale hook is a problem naming `hookrt build DIR`
+    /// (the resident service, which a client waits for).
+    pub cached_only: bool,
 }
 
 impl Loading {
@@ -41,6 +44,7 @@ impl Loading {
         opts.enforce_lock = self.enforce_lock;
         opts.lock = self.lock;
         opts.project = self.project;
+        opts.cached_only = self.cached_only;
         opts
     }
 

@@ -70,6 +70,7 @@ impl Globals {
                 required: self.require_lock,
             },
             project: self.project_dir,
+            cached_only: false,
         }
     }
 }

@@ -155,7 +155,8 @@ impl Place {
     /// A connection to the service, started first when none listens, by
     /// `deadline`.
     pub(crate) fn connect_or_start(&self, deadline: Instant) -> Result<UnixStream, String> {
-        self.prepare()?;
+        // The run folder only: the state folder is the service's.
+        hookrt::hooks::create_private_dir(&self.run).map_err(|e| e.to_string())?;
         if let Some(s) = self.connect()? {
             return Ok(s);
         }
@@ -165,6 +166,7 @@ impl Place {
             return Ok(s);
         }
         self.remove_stale()?;
+        self.prepare()?;
         let mut child = self.spawn()?;
         loop {
             if let Some(s) = self.connect()? {

@@ -103,7 +103,7 @@ async fn resolve(
         let body = fail_closed_body(&envelope, refusal.code, &refusal.error, &refusal.fix);
         return Ok((refusal.status, axum::Json(body)).into_response());
     }
-    let guard = state.service.read().await;
+    let guard = state.hooks().await?;
     let service = guard.as_ref().ok_or_else(unavailable)?;
     let timeout = state.decide_timeout;
     state.tap(&envelope, &headers);

@@ -78,7 +78,10 @@ pub(crate) async fn agent_hook(
     if !access.may_send(&envelope.coordinates.agent) {
         return door.refuse(gate, access.refuse_agent(&envelope.coordinates.agent));
     }
-    let guard = state.service.read().await;
+    let guard = match state.hooks().await {
+        Ok(guard) => guard,
+        Err(e) => return door.refuse(gate, e),
+    };
     let Some(service) = guard.as_ref() else {
         return door.refuse(gate, unavailable());
     };

@@ -62,6 +62,7 @@ pub use budget::{DEFAULT_MAX_IN_FLIGHT_BYTES, PARSE_WINDOW};
 pub use error::{ApiError, BoxError, ServeError};
 pub use ingest::{Format, Forward, MAX_ITEMS, Streams, Tap, Text};
 pub use listener::Bound;
+pub use reload::Fingerprint;
 pub use router::routes;
 pub use webhooks::{TOLERANCE_SECS, WebhookSecrets};
 
@@ -94,6 +95,12 @@ pub struct ServeOptions {
     /// Stop once no connection was open for this long (the resident
     /// service exits when idle); `None`: never.
     pub idle_exit: Option<Duration>,
+    /// Before handing an event to the hooks, load the agent folder again
+    /// when it (or its lock) changed since this fingerprint, taken before
+    /// the runtime was loaded; a changed folder that does not load fails
+    /// the event's gate (the resident service: no event is answered by a
+    /// policy older than the folder). `None`: reload on SIGHUP only.
+    pub follow_changes: Option<Fingerprint>,
     /// Commit every event to this journal before hooks see it (`persisted`).
     pub journal: Option<PathBuf>,
     /// Accepted bearer tokens.
@@ -167,6 +174,7 @@ impl ServeOptions {
             listen,
             socket: None,
             idle_exit: None,
+            follow_changes: None,
             journal: None,
             tokens,
             insecure_no_auth: false,
@@ -259,7 +267,7 @@ pub async fn serve(
         limiter: RateLimiter::new(options.rate_limit, options.rate_burst.max(1.0), keys),
         journal,
         receipts: receipts.as_ref().map(|r| r.context.clone()),
-        reloader: Reloader::new(agent_dir, build, receipts),
+        reloader: Reloader::new(agent_dir, build, receipts, options.follow_changes.clone()),
         decide_timeout: options.decide_timeout,
         max_body_bytes: options.max_body_bytes,
         body_timeout: options.body_timeout,

@@ -6,10 +6,13 @@
 //! finish on them), events after it by the new ones. A folder that does not
 //! load changes nothing; the answer names each problem and its file.
 //!
-//! One reload runs at a time; a second waits for the first.
+//! One reload runs at a time; a second waits for the first. A server that
+//! follows its folder (`ServeOptions::follow_changes`, the resident
+//! service) also reloads before an event when the folder's [`Fingerprint`]
+//! changed, and refuses the event when the changed folder does not load.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::StatusCode;
 use hookrt::journal::{TrailContext, TrailOptions};
@@ -28,6 +31,63 @@ pub(crate) struct Reloader {
     /// What signed receipts name (the components and settings deciding),
     /// kept up to date with the hooks.
     receipts: Option<Receipts>,
+    /// The folder's fingerprint as last loaded, when it is followed.
+    follows: Option<Mutex<Fingerprint>>,
+}
+
+/// The entries of a followed folder its fingerprint reads at most: past
+/// them a change goes unseen until a reload is asked for.
+const MAX_FOLLOWED_ENTRIES: usize = 10_000;
+
+/// What a folder (and a lock outside it) is, as far as a reload cares:
+/// each entry's path, type, size, inode and modification time, hashed.
+/// Any edit, a file added, removed or replaced (a rename gives a new inode)
+/// changes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint([u8; 32]);
+
+impl Fingerprint {
+    /// The fingerprint of `dir` and of `lock`, when the lock lies outside.
+    pub fn of(dir: &Path, lock: Option<&Path>) -> Fingerprint {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new();
+        let mut note = |path: &Path, meta: std::io::Result<std::fs::Metadata>| {
+            hash.update(path.as_os_str().as_encoded_bytes());
+            match meta {
+                Ok(m) => {
+                    hash.update(format!("{:?}", m.file_type()));
+                    hash.update(m.len().to_le_bytes());
+                    if let Ok(at) = m.modified()
+                        && let Ok(since) = at.duration_since(std::time::UNIX_EPOCH)
+                    {
+                        hash.update(since.as_nanos().to_le_bytes());
+                    }
+                    #[cfg(unix)]
+                    hash.update(std::os::unix::fs::MetadataExt::ino(&m).to_le_bytes());
+                }
+                Err(e) => hash.update(e.kind().to_string()),
+            }
+            hash.update([0]);
+        };
+        let walk = walkdir::WalkDir::new(dir)
+            .follow_links(false)
+            .sort_by_file_name()
+            .into_iter()
+            .take(MAX_FOLLOWED_ENTRIES);
+        for entry in walk {
+            match entry {
+                Ok(e) => note(e.path(), e.metadata().map_err(std::io::Error::from)),
+                Err(e) => note(
+                    e.path().unwrap_or(dir),
+                    Err(std::io::Error::other(e.to_string())),
+                ),
+            }
+        }
+        if let Some(lock) = lock.filter(|l| !l.starts_with(dir)) {
+            note(lock, std::fs::symlink_metadata(lock));
+        }
+        Fingerprint(hash.finalize().into())
+    }
 }
 
 /// What signed receipts say of the hooks deciding, and how to say it again
@@ -51,16 +111,47 @@ pub(crate) enum ReloadFailure {
 
 impl Reloader {
     /// Reloads of `agent_dir` built with `build`.
+    /// `follows`: the folder's fingerprint before the running hooks were
+    /// loaded, to follow its changes from.
     pub(crate) fn new(
         agent_dir: PathBuf,
         build: BuildOptions,
         receipts: Option<Receipts>,
+        follows: Option<Fingerprint>,
     ) -> Reloader {
         Reloader {
             agent_dir,
             build,
             one_at_a_time: tokio::sync::Mutex::new(()),
             receipts,
+            follows: follows.map(Mutex::new),
+        }
+    }
+
+    /// When the folder is followed and changed since its last load: loads
+    /// it again and swaps it into `service` before the event goes on; a
+    /// changed folder that does not load refuses the event (503), and the
+    /// next event tries again. The fingerprint is taken before the load,
+    /// so a change during it is seen by the next event.
+    pub(crate) async fn follow(
+        &self,
+        service: &hookrt::HookService,
+        metrics: &ServerMetrics,
+    ) -> Result<(), ApiError> {
+        let Some(seen) = &self.follows else {
+            return Ok(());
+        };
+        let now = Fingerprint::of(&self.agent_dir, self.build.lock.file.as_deref());
+        if *seen.lock().unwrap_or_else(PoisonError::into_inner) == now {
+            return Ok(());
+        }
+        tracing::info!(target: "hookrt", "the agent folder changed: loading it again before the event");
+        match self.reload(service, metrics).await {
+            Ok(_) => {
+                *seen.lock().unwrap_or_else(PoisonError::into_inner) = now;
+                Ok(())
+            }
+            Err(failure) => Err(failure.refusal(&self.agent_dir)),
         }
     }
 
@@ -144,6 +235,29 @@ impl ReloadFailure {
                 .with_code("reload_failed")
             }
         }
+    }
+
+    /// The refusal of an event whose followed folder changed and did not
+    /// load: no hook of the old folder decides it.
+    fn refusal(&self, agent_dir: &Path) -> ApiError {
+        let ReloadFailure::Problems(problems) = self else {
+            return self.to_api_error(agent_dir);
+        };
+        let named: Vec<String> = problems
+            .0
+            .iter()
+            .map(|p| format!("{}: {}", relative(&p.path, agent_dir), p.message))
+            .collect();
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the agent folder {} changed and does not load, so no hook decides this event: {}",
+                agent_dir.display(),
+                named.join("; ")
+            ),
+            "fix each problem (`hookrt check DIR` lists them): the next event loads the folder again",
+        )
+        .with_code("folder_changed")
     }
 
     /// The problems as JSON (`file`, `kind`, `message`, `fix`).

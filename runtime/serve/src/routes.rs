@@ -233,6 +233,20 @@ impl AppState {
         charge.try_grow(cost)
     }
 
+    /// The service an event goes to (`None` once shutdown took it), once
+    /// the folder's changes are followed where the server follows them
+    /// (`Reloader::follow`): a changed folder that does not load refuses
+    /// the event.
+    pub(crate) async fn hooks(
+        &self,
+    ) -> Result<tokio::sync::RwLockReadGuard<'_, Option<HookService>>, ApiError> {
+        let guard = self.service.read().await;
+        if let Some(service) = guard.as_ref() {
+            self.reloader.follow(service, &self.metrics).await?;
+        }
+        Ok(guard)
+    }
+
     /// Tells the tap, if any, that `envelope` is taken under `headers`' W3C
     /// `traceparent`.
     pub(crate) fn tap(&self, envelope: &Envelope, headers: &HeaderMap) {
@@ -362,7 +376,7 @@ pub(crate) async fn events(
     if let Some(forward) = &state.forward {
         return forwarded(&state, &access, forward.as_ref(), &format, texts, parsing).await;
     }
-    let guard = state.service.read().await;
+    let guard = state.hooks().await?;
     let service = guard.as_ref().ok_or_else(unavailable)?;
     let mut tally = Tally::new(&texts);
     let mut pending: Vec<(usize, PendingReceipt)> = Vec::new();

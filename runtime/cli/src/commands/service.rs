@@ -18,6 +18,9 @@ use hookrt_serve::{ServeOptions, Tokens};
 use crate::loading::Loading;
 use crate::resident::{self, Place};
 
+/// How often the service looks whether its binary was replaced.
+const REPLACED_EVERY: Duration = Duration::from_millis(500);
+
 /// How long the service waits for the start lock when run by hand.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 
@@ -116,8 +119,19 @@ impl RunArgs {
             place.remove_stale().map_err(anyhow::Error::msg)?;
             Some(lock)
         };
+        // Never built here: a client waits for the service within its
+        // deadline (a stale hook is a problem naming `hookrt build DIR`).
+        let loading = Loading {
+            cached_only: true,
+            ..loading
+        };
         let build = loading.clone().options(&place.dir);
-        loading.loaded(&place.dir, |rt| self.serve(rt, &place, build, lock))
+        // Taken before the load: a change during it is followed at the
+        // first event.
+        let fingerprint = hookrt_serve::Fingerprint::of(&place.dir, build.lock.file.as_deref());
+        loading.loaded(&place.dir, |rt| {
+            self.serve(rt, &place, (build, fingerprint), lock)
+        })
     }
 
     /// Serves `rt`; the start lock, when held here, is let go once the
@@ -126,7 +140,7 @@ impl RunArgs {
         &self,
         rt: Runtime,
         place: &Place,
-        build: BuildOptions,
+        (build, fingerprint): (BuildOptions, hookrt_serve::Fingerprint),
         lock: Option<std::fs::File>,
     ) -> Result<ExitCode> {
         let mut options = ServeOptions::new(([127, 0, 0, 1], 0).into(), Tokens::default());
@@ -134,6 +148,7 @@ impl RunArgs {
         options.idle_exit = Some(Duration::from_secs(self.idle_exit.max(1)));
         options.journal = Some(place.journal.clone());
         options.build = Some(build);
+        options.follow_changes = Some(fingerprint);
         options.decide_timeout = Duration::from_millis(self.decide_timeout_ms);
         options.threads = usize::from(self.threads);
         options.trail = self.trail.options()?;
@@ -149,7 +164,7 @@ impl RunArgs {
         let stats = tokio.block_on(hookrt_serve::serve(
             rt,
             options,
-            hookrt_serve::shutdown_signal(),
+            until_replaced(),
             |bound| {
                 // The pid `hookrt service stop` signals; written once the
                 // socket is there.
@@ -171,6 +186,33 @@ impl RunArgs {
         }
         Summary::of_stats(&stats?, Durability::Persisted).write(&mut std::io::stdout().lock())?;
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Resolves at ctrl-c or SIGTERM, or once the binary this service runs is
+/// replaced at its path (an upgrade): the service retires, and the next
+/// event starts the new binary's.
+async fn until_replaced() {
+    use std::os::unix::fs::MetadataExt;
+    let exe = std::env::current_exe().ok();
+    let identity =
+        |path: &std::path::Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let started = exe.as_deref().and_then(identity);
+    let replaced = async {
+        let (Some(exe), Some(started)) = (exe.as_deref(), started) else {
+            return std::future::pending().await;
+        };
+        loop {
+            tokio::time::sleep(REPLACED_EVERY).await;
+            if identity(exe) != Some(started) {
+                tracing::info!(target: "hookrt", "{} was replaced: stopping, so the next event starts the new one", exe.display());
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        () = hookrt_serve::shutdown_signal() => {}
+        () = replaced => {}
     }
 }
 

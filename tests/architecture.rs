@@ -6,7 +6,7 @@
 //! (`contracts`): typed errors, SQL in the journal, no figures in comments,
 //! short module docs, short files.
 //!
-//! Each crate's order is below, a nested module by its whole path
+//! Each crate's order is in `architecture/layers.rs`, a nested module by its whole path
 //! (`hooks::folder::slug`): a new module fails this test until it has a
 //! place in its layer and in the map (a `mod.rs` that only declares and
 //! re-exports needs none). References are `use crate::…`, `crate::…`,
@@ -26,6 +26,8 @@ mod checker;
 mod contracts;
 #[path = "architecture/docs.rs"]
 mod docs;
+#[path = "architecture/layers.rs"]
+mod layers;
 #[path = "all/markdown.rs"]
 mod markdown;
 #[path = "architecture/packs.rs"]
@@ -33,307 +35,8 @@ mod packs;
 #[path = "architecture/paths.rs"]
 mod paths;
 
+use layers::{CLI, CLIENT, MCP, OTEL, RUNTIME, SDK, SERVE, WORKER};
 use paths::{resolve_path, target_of};
-
-/// The library, bottom layer first (docs/README.md draws the same map).
-const RUNTIME: &[&str] = &[
-    // platform/: what differs between operating systems; imports no layer.
-    "platform::rules",
-    "platform::linux",
-    "platform::other",
-    "platform",
-    // event/: the vocabulary and the records every layer speaks; no Wasmtime.
-    "event::kind",
-    "event::data",
-    "event::transcript",
-    "event::clock",
-    "event::hashing",
-    "event::envelope",
-    "event::recent",
-    "event::ordinal",
-    "event::eve",
-    "event::scope",
-    "event::answer",
-    // sandbox/: the one owner of Wasmtime and of everything a hook can import.
-    "sandbox::wit::v0_4_0",
-    "sandbox::wit::v0_3_0",
-    "sandbox::wit::v0_2_0",
-    "sandbox::wit::v0_1_0",
-    "sandbox::wit",
-    "sandbox::outcome",
-    "sandbox::limits",
-    "sandbox::redaction",
-    "sandbox::capture",
-    "sandbox::grant::setting",
-    "sandbox::grant::table",
-    "sandbox::grant::exec::table",
-    "sandbox::grant::exec::args",
-    "sandbox::grant::exec::confine",
-    "sandbox::grant::exec::run",
-    "sandbox::grant::exec::policy",
-    "sandbox::grant::write::table",
-    "sandbox::grant::write::open",
-    "sandbox::grant::write::policy",
-    "sandbox::grant::transcript::table",
-    "sandbox::grant::transcript::tail",
-    "sandbox::grant::read::deny",
-    "sandbox::grant::read::table",
-    "sandbox::grant::read::policy",
-    "sandbox::http",
-    "sandbox::egress",
-    "sandbox::grant::secret::table",
-    "sandbox::grant::secret::source",
-    "sandbox::grant::secret::send",
-    "sandbox::grant::secret::policy",
-    "sandbox::bounded",
-    "sandbox::state",
-    "sandbox::metrics",
-    "sandbox::grant::notify::table",
-    "sandbox::grant::notify::message",
-    "sandbox::grant::notify::dbus",
-    "sandbox::grant::notify::notifier",
-    "sandbox::host",
-    "sandbox::grant::held",
-    "sandbox::grant::spec",
-    "sandbox::grant::exec",
-    "sandbox::grant::http",
-    "sandbox::grant::log",
-    "sandbox::grant::metrics",
-    "sandbox::grant::secret",
-    "sandbox::grant::read",
-    "sandbox::grant::notify",
-    "sandbox::grant::state",
-    "sandbox::grant::transcript",
-    "sandbox::grant::write",
-    "sandbox::grant::registry",
-    "sandbox::grants",
-    "sandbox::failure",
-    "sandbox::engine",
-    // hooks/: an agent folder to loaded hooks; folders in the order they use each other.
-    "hooks::problem",
-    "hooks::project",
-    "hooks::folder::slug",
-    "hooks::folder::discovery",
-    "hooks::folder::plain",
-    "hooks::folder::settings",
-    "hooks::folder::packs",
-    "hooks::folder::config",
-    "hooks::cache::dir",
-    "hooks::cache::stamp",
-    "hooks::cache::artifact",
-    "hooks::cache::incremental",
-    "hooks::cache::start",
-    "hooks::cache::pack",
-    "hooks::build::crate_inputs",
-    "hooks::build::digest",
-    "hooks::build::depinfo",
-    "hooks::build::kernel_sandbox",
-    "hooks::build::cargo",
-    "hooks::build::toolchain",
-    "hooks::build::typescript",
-    "hooks::build::python",
-    "hooks::build::confine",
-    "hooks::build::component",
-    "hooks::build::cargo_lock",
-    "hooks::loaded::granted",
-    "hooks::loaded::load",
-    "hooks::loaded::lock",
-    "hooks::loaded::call",
-    "hooks::loaded::registry",
-    // delivery/: one event through its hooks.
-    "delivery::decision",
-    "delivery::context",
-    "delivery::rewrite",
-    "delivery::governor",
-    "delivery::threads",
-    "delivery::edit",
-    "delivery::record",
-    "delivery::cascade",
-    "delivery::vote",
-    "delivery::run",
-    "delivery::deliver",
-    "delivery::retry",
-    "delivery::sink",
-    "delivery::dispatch",
-    // the facade.
-    "runtime",
-    "audit",
-    "replay",
-    // service/: the runtime in the background.
-    "service::owner",
-    "service::journal",
-    "service::journal::keys",
-    "service::journal::trail",
-    "service::journal::verdict",
-    "service::journal::records",
-    "service::journal::verify",
-    "service::journal::receipt",
-    "service::journal::migrate",
-    "service::journal::write",
-    "service::journal::inspect",
-    "service::journal::recover",
-    "service::journal::retention",
-    "service::journal::coverage",
-    "service::report",
-    "service::work",
-    "service::lanes",
-    "service::sink",
-    "service::acker",
-    "service::dispatcher",
-    "service::writer",
-    "service::api",
-    // front/: what every front end shares.
-    "front::input",
-    "front::line",
-    "front::summary",
-    "front::bridge::protocol",
-    "front::bridge::hook_input",
-    "front::bridge::reply",
-    "front::bridge::claude",
-    "front::bridge::codex",
-    "front::bridge::gemini",
-    "front::bridge::cursor",
-    "front::bridge::copilot",
-    "front::bridge::opencode",
-    "front::bridge::kilo",
-    "front::bridge::cline",
-    "front::bridge::openhands",
-    "front::bridge::goose",
-    "front::bridge::antigravity",
-    "front::bridge::inference",
-    "front::bridge::mcp",
-    "front::bridge",
-    "front::bridge::agent",
-    "front::record",
-    "front::decide",
-];
-
-/// The guest SDK.
-const SDK: &[&str] = &[
-    "error",
-    "agent_input",
-    "events",
-    "eve",
-    "event",
-    "exec",
-    "read",
-    "notify",
-    "response",
-    "secret",
-    "idempotency",
-    "log",
-    "metrics",
-    "state",
-    "transcript",
-    "write",
-    "context",
-    "define_hook",
-    "hook",
-];
-
-/// The `hookrt` command.
-const CLI: &[&str] = &[
-    "commands::aliases",
-    "args",
-    "retention",
-    "loading",
-    "export",
-    "resident",
-    "commands::check",
-    "commands::hook::forward",
-    "commands::hook::one_shot",
-    "commands::hook::supervisor",
-    "commands::hook",
-    "commands::install::file",
-    "commands::install::pin",
-    "commands::install::entry",
-    "commands::install::merge",
-    "commands::install::agent_plugin",
-    "commands::install::agent_scripts",
-    "commands::install::needed",
-    "commands::install::plugin::format",
-    "commands::install::plugin::claude_code",
-    "commands::install::plugin::codex",
-    "commands::install::plugin::cursor",
-    "commands::install::plugin::goose",
-    "commands::install::plugin",
-    "commands::install",
-    "commands::package",
-    "commands::build",
-    "commands::lock",
-    "commands::init",
-    "commands::run",
-    "commands::new::scaffold",
-    "commands::new::entry",
-    "commands::new::recipe",
-    "commands::new::rust",
-    "commands::new::ts",
-    "commands::new::py",
-    "commands::new::notify",
-    "commands::new",
-    "commands::test",
-    "commands::keygen",
-    "commands::journal::verify",
-    "commands::journal",
-    "commands::audit::coverage::report",
-    "commands::audit::coverage::gather",
-    "commands::audit::coverage::text",
-    "commands::audit::coverage",
-    "commands::audit",
-    "commands::serve",
-    "commands::service",
-    "commands::mcp",
-    "commands::worker",
-    "commands::publish",
-    "commands::list",
-    "commands",
-    "main",
-];
-
-/// The HTTP server (`hookrt serve`).
-const SERVE: &[&str] = &[
-    "error",
-    "auth",
-    "webhooks",
-    "metrics",
-    "cost",
-    "budget",
-    "ingest",
-    "tally",
-    "parsing",
-    "reload",
-    "routes",
-    "decide",
-    "hook",
-    "mcp",
-    "router",
-    "slots",
-    "idle",
-    "listener",
-    "connections",
-];
-
-/// The JetStream worker (`hookrt worker`): connecting, subjects, JetStream's
-/// objects, publishing, marks, leases, dead letters, pull, sink, consumer.
-const WORKER: &[&str] = &[
-    "connect",
-    "subject",
-    "fleet",
-    "publish",
-    "completion",
-    "lease",
-    "dead",
-    "pull",
-    "sink",
-    "partition",
-];
-
-/// The OpenTelemetry export (`hookrt-otel`): the environment, the events'
-/// origins, then the spans made from them.
-const OTEL: &[&str] = &["error", "env", "parents", "spans"];
-
-/// The MCP interceptor server (`hookrt-mcp`): offered, invoked, served.
-const MCP: &[&str] = &["interceptors", "invoke", "server"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -370,6 +73,11 @@ fn the_jetstream_worker_imports_only_from_earlier_modules() {
 #[test]
 fn the_mcp_interceptor_server_imports_only_from_earlier_modules() {
     check(&repo().join("runtime/mcp/src"), MCP);
+}
+
+#[test]
+fn the_thin_client_imports_only_from_earlier_modules() {
+    check(&repo().join("runtime/client/src"), CLIENT);
 }
 
 #[test]

@@ -351,3 +351,19 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+#[allow(dead_code, reason = "the crash tests draw from it; tests/all does not")]
+/// A small deterministic generator, so a failing run can be reproduced.
+pub(crate) struct Lcg(pub u64);
+
+#[allow(dead_code, reason = "the crash tests draw from it; tests/all does not")]
+impl Lcg {
+    /// The next number below `below`.
+    pub(crate) fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}

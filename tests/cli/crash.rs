@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{copy_tree, hookrt_command, repo, succeeded};
+use crate::common::{Lcg, copy_tree, hookrt_command, repo, succeeded};
 
 /// Deliveries the example agent's Rust hooks plan for one copy of the
 /// transcript, and the gate's (one `*` handler on each of its 38 events).
@@ -67,18 +67,6 @@ fn stream(path: &Path, copies: usize) -> Vec<String> {
     }
     fs::write(path, out).unwrap();
     ids
-}
-
-/// A small deterministic generator, so a failing run can be reproduced.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
 }
 
 /// What one crash run proved, as `docs/reliability.md` reports it.

@@ -80,6 +80,15 @@ impl Home {
         PathBuf::from(line[field.len()..].trim())
     }
 
+    /// Waits for a service started by hand to listen.
+    fn wait_listening(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.status().0 {
+            assert!(Instant::now() < deadline, "the service never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The running service's pid.
     fn pid(&self) -> i32 {
         let (running, said) = self.status();
@@ -320,11 +329,7 @@ fn an_idle_service_exits_and_the_next_event_starts_it_again() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !home.status().0 {
-        assert!(Instant::now() < deadline, "the service never listened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    home.wait_listening();
     assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
     // A second by hand while it runs is refused.
     let second = home.hookrt(&["service", "run", agent()]).output().unwrap();
@@ -429,11 +434,7 @@ fn a_service_whose_binary_is_replaced_retires_and_the_next_event_starts_the_new_
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !home.status().0 {
-        assert!(Instant::now() < deadline, "the service never listened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    home.wait_listening();
     assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
     let next = home.root().join("hookrt.next");
     fs::copy(crate::common::hookrt_bin(), &next).unwrap();
@@ -446,4 +447,42 @@ fn a_service_whose_binary_is_replaced_retires_and_the_next_event_starts_the_new_
     }
     assert!(!home.path("socket").exists());
     assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
+}
+
+/// `hookrt-hook`, the thin client, built beside `hookrt`.
+fn thin_client() -> PathBuf {
+    crate::common::hookrt_bin().with_file_name("hookrt-hook")
+}
+
+#[test]
+fn the_thin_client_reaches_the_same_service_and_answers_the_same() {
+    let home = Home::new();
+    let through_hookrt = home.gate("rm -rf build/", &[]);
+    let pid = home.pid();
+    let like = home.hookrt(&[]);
+    let mut thin = Command::new(thin_client());
+    thin.args(["--agent", "claude-code", agent()])
+        .envs(like.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(home.root());
+    let through_thin = with_stdin(thin, &pre_tool_use("rm -rf build/", home.root()));
+    assert_eq!(decision(&through_thin), "deny");
+    assert_eq!(text(&through_thin.stdout), text(&through_hookrt.stdout));
+    assert_eq!(home.pid(), pid, "the same service (same key) answered both");
+    // Without a `hookrt` beside it, it cannot start a service: the gate
+    // fails closed, saying so.
+    home.hookrt(&["service", "stop", agent()]).output().unwrap();
+    let alone = home.root().join("alone");
+    fs::create_dir(&alone).unwrap();
+    fs::copy(thin_client(), alone.join("hookrt-hook")).unwrap();
+    let mut thin = Command::new(alone.join("hookrt-hook"));
+    thin.args(["--agent", "claude-code", agent()])
+        .envs(like.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(home.root());
+    let out = with_stdin(thin, &pre_tool_use("npm test", home.root()));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("starts the service with the `hookrt` beside it"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -14,6 +14,7 @@ use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::common::Lcg;
 use crate::service::{Home, pre_tool_use};
 use crate::text;
 
@@ -23,18 +24,6 @@ fn kills(default: usize) -> usize {
         .ok()
         .and_then(|k| k.parse().ok())
         .unwrap_or(default)
-}
-
-/// A small deterministic generator, so a failing run can be reproduced.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
 }
 
 /// The call `i` of the stream: a denied `rm -rf` or an unremarkable test run.

@@ -1,6 +1,9 @@
 //! `hookrt claude-hook` as Claude Code runs it: one process per event, three
 //! hooks (audit, policy, metrics) loaded from the cache, one `PreToolUse`
-//! decided. Goal: at most 15 ms a process (docs/performance.md).
+//! decided; beside it, in the same run, the same event through the resident
+//! service (`hookrt hook --service` and the thin client `hookrt-hook`, the
+//! service warm, its journal keeping the trail) and `true`, the floor of any
+//! process (docs/performance.md, "The resident service").
 //! Run: `scripts/bench claude_hook`.
 
 use std::io::Write;
@@ -35,6 +38,41 @@ fn claude_hook(c: &mut Criterion) {
     c.bench_function("claude_hook/3_cached_hooks_one_pretooluse", |b| {
         b.iter(once)
     });
+    // The service's places, private to this run.
+    let home = tempfile::tempdir().unwrap();
+    let run = home.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let dir = agent.path().to_str().unwrap();
+    let through = |program: &str, args: &[&str]| {
+        let mut child = Command::new(program)
+            .args(args)
+            .env("HOOKRT_CACHE_DIR", &cache)
+            .env("XDG_RUNTIME_DIR", &run)
+            .env("HOOKRT_STATE_DIR", home.path().join("state"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // `true` leaves without reading it.
+        let _ = child.stdin.take().unwrap().write_all(&input);
+        assert!(child.wait().unwrap().success());
+    };
+    let service = ["hook", "--agent", "claude-code", "--service", dir];
+    let thin = env!("CARGO_BIN_EXE_hookrt-hook");
+    // The first event starts the service.
+    through(bin, &service);
+    c.bench_function("claude_hook/service/hookrt_hook_service", |b| {
+        b.iter(|| through(bin, &service))
+    });
+    c.bench_function("claude_hook/service/hookrt-hook", |b| {
+        b.iter(|| through(thin, &["--agent", "claude-code", dir]))
+    });
+    c.bench_function("claude_hook/service/true", |b| {
+        b.iter(|| through("true", &[]))
+    });
+    through(bin, &["service", "stop", dir]);
 }
 
 criterion_group! {

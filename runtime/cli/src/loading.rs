@@ -26,6 +26,17 @@ pub(crate) struct Loading {
 }
 
 impl Loading {
+    /// What a resident service loading this way is keyed by.
+    pub(crate) fn identity(&self) -> hookrt_client::place::Identity {
+        hookrt_client::place::Identity {
+            project: self.project.clone(),
+            lock: self.lock.file.clone(),
+            require_lock: self.lock.required,
+            prebuilt: self.prebuilt,
+            cache_dir: self.cache_dir.clone(),
+        }
+    }
+
     /// The same, with `hookrt.lock` not enforced (lock and audit read drift).
     pub(crate) fn without_lock(self) -> Loading {
         Loading {

@@ -6,7 +6,6 @@ mod args;
 mod commands;
 mod export;
 mod loading;
-mod resident;
 mod retention;
 
 use std::path::PathBuf;

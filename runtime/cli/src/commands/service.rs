@@ -3,7 +3,7 @@
 //! --service` starts it on demand; `run` is what it starts (or a person, in
 //! the foreground): `hookrt serve` on a private Unix socket, the journal
 //! and its trail in the user's state folder, exiting after an idle time.
-//! Its place (socket, journal, log) is `crate::resident`'s.
+//! Its place (socket, journal, log) is `hookrt_client::place`'s.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,7 +16,7 @@ use hookrt::{BuildOptions, Durability, Runtime};
 use hookrt_serve::{ServeOptions, Tokens};
 
 use crate::loading::Loading;
-use crate::resident::{self, Place};
+use hookrt_client::place::{self, Place};
 
 /// How often the service looks whether its binary was replaced.
 const REPLACED_EVERY: Duration = Duration::from_millis(500);
@@ -82,14 +82,15 @@ impl ServiceCommand {
         match self {
             ServiceCommand::Run(args) => args.execute(loading),
             ServiceCommand::Status(args) => {
-                status(&Place::of(&args.dir, &loading).map_err(anyhow::Error::msg)?)
+                status(&Place::of(&args.dir, &loading.identity()).map_err(anyhow::Error::msg)?)
             }
             ServiceCommand::Stop(args) => {
-                stop(&Place::of(&args.dir, &loading).map_err(anyhow::Error::msg)?)
+                stop(&Place::of(&args.dir, &loading.identity()).map_err(anyhow::Error::msg)?)
             }
             ServiceCommand::Logs(args) => {
-                let place = Place::of(&args.dir, &loading).map_err(anyhow::Error::msg)?;
-                println!("{}", resident::tail(&place.log, args.lines));
+                let place =
+                    Place::of(&args.dir, &loading.identity()).map_err(anyhow::Error::msg)?;
+                println!("{}", place::tail(&place.log, args.lines));
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -98,7 +99,7 @@ impl ServiceCommand {
 
 impl RunArgs {
     fn execute(self, loading: Loading) -> Result<ExitCode> {
-        let place = Place::of(&self.dir, &loading).map_err(anyhow::Error::msg)?;
+        let place = Place::of(&self.dir, &loading.identity()).map_err(anyhow::Error::msg)?;
         place.prepare().map_err(anyhow::Error::msg)?;
         // By hand: the start lock, as a client takes it, so no client
         // starts a second service meanwhile.

@@ -17,29 +17,31 @@
 //! in a child whose death by a signal (an abort, a stack overflow, the OOM
 //! killer) the parent answers as the gate's failure (`supervisor.rs`).
 
-mod forward;
 mod one_shot;
 mod supervisor;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hookrt::BuildOptions;
 
+use hookrt_client::answering::{
+    answered, exit_failing, fail, fail_at_deadline, fail_on_panic, may_answer, past_deadline,
+    set_failure,
+};
+use hookrt_client::forward;
+use hookrt_client::input::{MAX_INPUT_BYTES, read_input};
+use hookrt_client::place::Place;
+
 use crate::loading::Loading;
-use crate::resident::Place;
-use hookrt::front::bridge::{Bridge, BridgeEvent, Failure};
+use hookrt::front::bridge::{Bridge, BridgeEvent};
 use hookrt::front::decide::{Told, Undecided, decide};
 use hookrt::front::record::{self, Recorded};
 
 use one_shot::OneShot;
 use supervisor::{Ended, Side};
 
-/// Largest input read: tool inputs can carry whole files.
-const MAX_INPUT_BYTES: u64 = 16 << 20;
 /// What an input may cost once parsed (the estimate `hookrt serve` charges
 /// its bodies by): a dense input parses to many times its text's size
 /// (docs/performance.md) before any hook runs, and a process killed for
@@ -123,53 +125,6 @@ impl From<&ClaudeArgs> for HookArgs {
     }
 }
 
-/// Whom a failure now (a panic, the watchdog) answers: the agent, and the
-/// gate refused until the input shows it is no gate (a failure before that
-/// fails closed too).
-static FAILURE: Mutex<Option<(Bridge, Option<&'static str>)>> = Mutex::new(None);
-
-/// Set by whichever answers first, the decision or a failure (a panic,
-/// the watchdog): the agent reads one answer, never two.
-static ANSWERING: AtomicBool = AtomicBool::new(false);
-
-/// Whether this thread may answer: false once another began to.
-fn may_answer() -> bool {
-    !ANSWERING.swap(true, Ordering::SeqCst)
-}
-
-/// Ends the process as `FAILURE` says, `why` the reason: the agent's
-/// refusal, if it needs one in JSON, on stdout, and the exit code.
-fn exit_failing(why: &str) -> ! {
-    let failing = FAILURE
-        .lock()
-        .map(|f| *f)
-        .unwrap_or_else(|e| *e.into_inner());
-    let Failure { stdout, code } = match failing {
-        Some((bridge, gate)) => bridge.failure(gate, why),
-        None => Failure {
-            stdout: None,
-            code: 2,
-        },
-    };
-    if !may_answer() {
-        // The answer is being written: the process ends with it, or, if
-        // writing it failed (a panic while printing), as the failure.
-        std::thread::sleep(Duration::from_secs(1));
-        std::process::exit(code.into());
-    }
-    if let Some(out) = stdout {
-        println!("{out}");
-    }
-    std::process::exit(code.into());
-}
-
-fn set_failure(bridge: Bridge, gate: Option<&'static str>) {
-    match FAILURE.lock() {
-        Ok(mut slot) => *slot = Some((bridge, gate)),
-        Err(e) => *e.into_inner() = Some((bridge, gate)),
-    }
-}
-
 pub(crate) fn hook(args: &HookArgs, loading: Loading) -> ExitCode {
     let Some(bridge) = Bridge::named(&args.agent) else {
         eprintln!(
@@ -194,7 +149,7 @@ pub(crate) fn hook(args: &HookArgs, loading: Loading) -> ExitCode {
     // Until the input is read, fail as the agent's first gate would.
     set_failure(bridge, bridge.gates().first().copied());
     fail_on_panic(&command);
-    let read = supervisor::read_input(MAX_INPUT_BYTES, deadline);
+    let read = read_input(MAX_INPUT_BYTES, deadline);
     if read
         .as_ref()
         .is_err_and(|e| e.kind() == std::io::ErrorKind::TimedOut)
@@ -293,7 +248,7 @@ fn decide_input(
     let target = match &args.http {
         Some(url) => Some(forward::Target::Http(url)),
         None if args.service => {
-            place = match Place::of(&args.dir, &loading) {
+            place = match Place::of(&args.dir, &loading.identity()) {
                 Ok(p) => p,
                 Err(e) => return fail(&e),
             };
@@ -310,12 +265,7 @@ fn decide_input(
             input,
             Duration::from_millis(args.deadline_ms),
         ) {
-            Ok(answer) => {
-                if let Some(answer) = answer {
-                    println!("{answer}");
-                }
-                ExitCode::SUCCESS
-            }
+            Ok(answer) => answered(answer.as_ref()),
             Err(e) => fail(&e),
         };
     }
@@ -336,49 +286,6 @@ fn decide_input(
     let left = deadline.saturating_duration_since(Instant::now());
     door.run(&args.dir, loading.options(&args.dir), &event, left)
         .unwrap_or_else(|why| door.fail(&why))
-}
-
-/// Makes a panic on any thread end the process with the failure's exit,
-/// after the usual message: never Rust's 101, which agents do not block on.
-fn fail_on_panic(command: &str) {
-    let report = std::panic::take_hook();
-    let said = command.to_owned();
-    std::panic::set_hook(Box::new(move |info| {
-        report(info);
-        eprintln!("{said}: hookrt failed; the tool call is blocked if one was pending");
-        exit_failing(&panicked(info));
-    }));
-}
-
-/// What a panic says to the agent: its message (bounded) and where.
-fn panicked(info: &std::panic::PanicHookInfo<'_>) -> String {
-    let payload = info.payload();
-    let message = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("no message");
-    let message: String = message.chars().take(200).collect();
-    match info.location() {
-        Some(at) => format!("hookrt panicked at {}:{}: {message}", at.file(), at.line()),
-        None => format!("hookrt panicked: {message}"),
-    }
-}
-
-/// A watchdog that ends the process with the failure's exit at `deadline`
-/// (`--deadline-ms` after it started), whatever it is doing then.
-fn fail_at_deadline(command: &str, deadline_ms: u64, deadline: Instant) {
-    let said = past_deadline(command, deadline_ms);
-    std::thread::spawn(move || {
-        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
-        eprintln!("{said}");
-        exit_failing(&said);
-    });
-}
-
-/// What a command past its deadline says.
-fn past_deadline(command: &str, deadline_ms: u64) -> String {
-    format!("{command}: no decision within --deadline-ms ({deadline_ms} ms); failing closed")
 }
 
 /// The command door answering one event.
@@ -448,23 +355,4 @@ impl CommandDoor<'_> {
     fn fail(&self, why: &str) -> ExitCode {
         fail(self.command, self.bridge, self.gate, why)
     }
-}
-
-/// Fails closed for a gate (the agent's refusal), open for the rest.
-fn fail(command: &str, bridge: Bridge, gate: Option<&str>, why: &str) -> ExitCode {
-    if !may_answer() {
-        // A failure is being answered, and ends the process.
-        loop {
-            std::thread::park();
-        }
-    }
-    eprintln!("{command}: {why}");
-    if gate.is_some() {
-        eprintln!("{command}: blocked because hookrt could not decide on it");
-    }
-    let Failure { stdout, code } = bridge.failure(gate, why);
-    if let Some(out) = stdout {
-        println!("{out}");
-    }
-    ExitCode::from(code)
 }

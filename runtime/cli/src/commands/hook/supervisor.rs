@@ -7,7 +7,7 @@
 //! agents let a tool call run when its hook dies by a signal.
 
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// What the child may print: an answer holds at most the tool input it
@@ -32,58 +32,6 @@ pub(super) enum Ended {
     Answered(Vec<u8>, u8),
     /// Anything else (a signal, a stray exit code, a broken answer): why.
     Failed(String),
-}
-
-/// Reads at most `max` bytes of stdin, giving up at `deadline`: the
-/// process has no thread before the fork, so no watchdog reads for it.
-pub(super) fn read_input(max: u64, deadline: Instant) -> io::Result<String> {
-    String::from_utf8(read_within(0, max, deadline)?).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        )
-    })
-}
-
-/// Reads `fd` to its end, at most `max` bytes, giving up at `deadline`
-/// (`TimedOut`).
-fn read_within(fd: RawFd, max: u64, deadline: Instant) -> io::Result<Vec<u8>> {
-    let mut input = Vec::new();
-    let mut chunk = vec![0u8; 64 << 10];
-    while (input.len() as u64) < max {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: one valid pollfd, for the length given.
-        match unsafe { libc::poll(&raw mut poll, 1, ms) } {
-            0 => return Err(io::Error::from(io::ErrorKind::TimedOut)),
-            n if n < 0 => match io::Error::last_os_error() {
-                e if e.kind() == io::ErrorKind::Interrupted => continue,
-                e => return Err(e),
-            },
-            _ => {}
-        }
-        let want = usize::try_from(max - input.len() as u64)
-            .unwrap_or(usize::MAX)
-            .min(chunk.len());
-        // SAFETY: `chunk` holds at least `want` writable bytes.
-        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), want) };
-        match usize::try_from(n) {
-            Ok(0) => break,
-            Ok(n) => input.extend_from_slice(&chunk[..n]),
-            Err(_) => match io::Error::last_os_error() {
-                e if e.kind() == io::ErrorKind::Interrupted => {}
-                // No stdin at all reads as an empty one (as std's does).
-                e if e.raw_os_error() == Some(libc::EBADF) => break,
-                e => return Err(e),
-            },
-        }
-    }
-    Ok(input)
 }
 
 /// Forks: the child returns [`Side::Child`] with its stdout on a pipe to
@@ -131,7 +79,8 @@ fn become_child(write: &OwnedFd) -> io::Result<()> {
 
 /// Reads the child's answer and reaps it, killing it past the deadline.
 fn supervise(child: libc::pid_t, read: OwnedFd, deadline: Instant) -> Ended {
-    let answer = read_within(read.as_raw_fd(), MAX_ANSWER_BYTES + 1, deadline + GRACE);
+    let answer =
+        hookrt_client::input::read_within(read.as_raw_fd(), MAX_ANSWER_BYTES + 1, deadline + GRACE);
     // Past the deadline, or printing more than an answer: the child may
     // never end by itself.
     if !answer

@@ -1,6 +1,6 @@
-//! `hookrt hook --agent NAME --http URL` (or `--service`): the command hook
-//! as a thin client of a running `hookrt serve` (or of the folder's resident
-//! service, started on demand: `crate::resident`). It POSTs the agent's hook
+//! `hookrt hook --agent NAME --http URL` (or `--service`, or `hookrt-hook`):
+//! the command hook as a thin client of a running `hookrt serve` (or of the
+//! folder's resident service, started on demand: `crate::place`). It POSTs the agent's hook
 //! input to the agent's route (`/v1/<agent>`) and hands back the answer, so
 //! agents whose hooks are commands only (Codex, Gemini CLI, Cursor) share
 //! one service, its warm hooks and its journal with the agents that speak
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use hookrt::front::bridge::Bridge;
 use serde_json::Value;
 
-use crate::resident::Place;
+use crate::place::Place;
 
 /// The environment variable holding the bearer token.
 const TOKEN_ENV: &str = "HOOKRT_TOKEN";
@@ -68,7 +68,7 @@ fn encoded(value: &str) -> String {
 
 /// Where the input goes: a `hookrt serve` at a URL, or the resident
 /// service of the agent folder (`--service`, `crate::resident`).
-pub(super) enum Target<'a> {
+pub enum Target<'a> {
     /// `--http URL`.
     Http(&'a str),
     /// `--service`: the service's place, started when none listens.
@@ -77,7 +77,7 @@ pub(super) enum Target<'a> {
 
 /// The answer the target gives `bridge`'s hook `input`, within `deadline`
 /// (from `started`): `event` and `agent` go in the query when given.
-pub(super) fn forward(
+pub fn forward(
     target: &Target<'_>,
     bridge: Bridge,
     event: Option<&str>,

@@ -1,5 +1,6 @@
 //! The resident service's place, and how a command hook reaches it
-//! (`hookrt hook --service`, `hookrt service`; docs/service.md, ADR 0012).
+//! (`hookrt-hook`, `hookrt hook --service`, `hookrt service`;
+//! docs/service.md, ADR 0012).
 //!
 //! One service per user and *loading*: the agent folder, the project folder
 //! and the flags that decide how the folder loads (lock, cache, prebuilt),
@@ -28,11 +29,25 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::loading::Loading;
+/// What decides how a folder loads, besides the folder: the global flags
+/// a service is keyed by (and started with).
+#[derive(Debug, Clone, Default)]
+pub struct Identity {
+    /// `--project-dir` (else the working directory).
+    pub project: Option<PathBuf>,
+    /// `--lock FILE`.
+    pub lock: Option<PathBuf>,
+    /// `--require-lock`.
+    pub require_lock: bool,
+    /// `--prebuilt`.
+    pub prebuilt: bool,
+    /// `--cache-dir` (or `$HOOKRT_CACHE_DIR`).
+    pub cache_dir: Option<PathBuf>,
+}
 
 /// Where one service lives.
 #[derive(Debug, Clone)]
-pub(crate) struct Place {
+pub struct Place {
     /// The agent folder, canonical.
     pub dir: PathBuf,
     /// What it is keyed by, as `hookrt service run`'s global flags.
@@ -54,14 +69,14 @@ pub(crate) struct Place {
 }
 
 impl Place {
-    /// The place of the service loading `dir` as `loading` asks.
-    pub(crate) fn of(dir: &Path, loading: &Loading) -> Result<Place, String> {
+    /// The place of the service loading `dir` as `identity` asks.
+    pub fn of(dir: &Path, identity: &Identity) -> Result<Place, String> {
         let canonical = |p: &Path, what: &str| {
             p.canonicalize()
                 .map_err(|e| format!("the {what} {} cannot be used: {e}", p.display()))
         };
         let dir = canonical(dir, "agent folder")?;
-        let project = match &loading.project {
+        let project = match &identity.project {
             Some(p) => canonical(p, "project folder")?,
             None => canonical(
                 &std::env::current_dir()
@@ -70,16 +85,16 @@ impl Place {
             )?,
         };
         let mut flags: Vec<OsString> = vec!["--project-dir".into(), project.into()];
-        if let Some(lock) = &loading.lock.file {
+        if let Some(lock) = &identity.lock {
             flags.extend(["--lock".into(), canonical(lock, "lock")?.into()]);
         }
-        if let Some(cache) = &loading.cache_dir {
+        if let Some(cache) = &identity.cache_dir {
             flags.extend(["--cache-dir".into(), cache.clone().into()]);
         }
-        if loading.lock.required {
+        if identity.require_lock {
             flags.push("--require-lock".into());
         }
-        if loading.prebuilt {
+        if identity.prebuilt {
             flags.push("--prebuilt".into());
         }
         let mut hash = Sha256::new();
@@ -107,7 +122,7 @@ impl Place {
     /// Makes (or checks) the run and state folders: real folders of this
     /// user's, 0700 when made, writable by nobody else
     /// (`hookrt::hooks::create_private_dir`, as the build cache's).
-    pub(crate) fn prepare(&self) -> Result<(), String> {
+    pub fn prepare(&self) -> Result<(), String> {
         for dir in [&self.run, &self.state] {
             hookrt::hooks::create_private_dir(dir).map_err(|e| e.to_string())?;
         }
@@ -117,7 +132,7 @@ impl Place {
     /// A connection to the running service, or `None` when none listens
     /// (no socket, or a stale one). A socket that is not this user's is
     /// refused.
-    pub(crate) fn connect(&self) -> Result<Option<UnixStream>, String> {
+    pub fn connect(&self) -> Result<Option<UnixStream>, String> {
         let meta = match std::fs::symlink_metadata(&self.socket) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -154,7 +169,7 @@ impl Place {
 
     /// A connection to the service, started first when none listens, by
     /// `deadline`.
-    pub(crate) fn connect_or_start(&self, deadline: Instant) -> Result<UnixStream, String> {
+    pub fn connect_or_start(&self, deadline: Instant) -> Result<UnixStream, String> {
         // The run folder only: the state folder is the service's.
         hookrt::hooks::create_private_dir(&self.run).map_err(|e| e.to_string())?;
         if let Some(s) = self.connect()? {
@@ -192,7 +207,7 @@ impl Place {
     }
 
     /// Holds the start lock until dropped, waiting for it by `deadline`.
-    pub(crate) fn start_lock(&self, deadline: Instant) -> Result<File, String> {
+    pub fn start_lock(&self, deadline: Instant) -> Result<File, String> {
         let file = File::options()
             .create(true)
             .truncate(false)
@@ -223,7 +238,7 @@ impl Place {
     }
 
     /// Removes a socket nobody listens on (the start lock held).
-    pub(crate) fn remove_stale(&self) -> Result<(), String> {
+    pub fn remove_stale(&self) -> Result<(), String> {
         match std::fs::remove_file(&self.socket) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -237,8 +252,7 @@ impl Place {
     /// Starts `hookrt service run` for this place, detached: a session of
     /// its own, no terminal, its output appended to its log.
     fn spawn(&self) -> Result<std::process::Child, String> {
-        let exe =
-            std::env::current_exe().map_err(|e| format!("cannot tell which hookrt runs: {e}"))?;
+        let exe = hookrt_exe()?;
         let log = File::options()
             .create(true)
             .append(true)
@@ -273,8 +287,27 @@ impl Place {
     }
 }
 
+/// The `hookrt` that runs the service: this process's binary, or the
+/// `hookrt` beside it when this is the thin client (`hookrt-hook`).
+fn hookrt_exe() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot tell which hookrt runs: {e}"))?;
+    if exe.file_stem().is_some_and(|n| n == "hookrt") {
+        return Ok(exe);
+    }
+    let beside = exe.with_file_name("hookrt");
+    if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(format!(
+            "{} starts the service with the `hookrt` beside it, and {} is not there",
+            exe.display(),
+            beside.display()
+        ))
+    }
+}
+
 /// This process's effective uid.
-pub(crate) fn euid() -> u32 {
+pub fn euid() -> u32 {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() }
 }
@@ -325,7 +358,7 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
 }
 
 /// The last `lines` lines of the file at `path` (a log).
-pub(crate) fn tail(path: &Path, lines: usize) -> String {
+pub fn tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read(path).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
     let all: Vec<&str> = text.lines().collect();

@@ -486,3 +486,42 @@ fn the_thin_client_reaches_the_same_service_and_answers_the_same() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn install_with_service_writes_entries_that_reach_the_service() {
+    let home = Home::new();
+    let settings = home.root().join("settings.json");
+    let out = home
+        .hookrt(&[
+            "install",
+            "--agent",
+            "claude-code",
+            agent(),
+            "--service",
+            "--settings",
+            settings.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    let entry = &v["hooks"]["PreToolUse"][0]["hooks"][0];
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(args.contains(&"--service"), "{args:?}");
+    // Run as Claude Code runs it: the first event starts the service.
+    assert!(!home.status().0);
+    let like = home.hookrt(&[]);
+    let mut command = Command::new(entry["command"].as_str().unwrap());
+    command
+        .args(&args)
+        .envs(like.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(home.root());
+    let out = with_stdin(command, &pre_tool_use("rm -rf build/", home.root()));
+    assert_eq!(decision(&out), "deny");
+    assert!(home.status().0, "the entry started the service");
+}

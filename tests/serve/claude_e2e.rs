@@ -358,6 +358,70 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
     );
     check(&by_http, "http");
     replayed(agent.path(), &by_http_rec, "http");
+
+    // Through the resident service (`install --service`): the first event
+    // starts it, and the journal it keeps holds the session's trail.
+    let user = tempfile::tempdir().unwrap();
+    let run = user.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let state = user.path().join("state");
+    let env = [
+        ("XDG_RUNTIME_DIR", run.to_str().unwrap()),
+        ("HOOKRT_STATE_DIR", state.to_str().unwrap()),
+    ];
+    let by_service = session(&[dir, "--service"], &env);
+    check(&by_service, "service");
+    // The service of the session's project: its journal verifies and
+    // holds every call the session made, the delete denied by the policy.
+    let in_project = |args: &[&str]| {
+        let out = hookrt(args)
+            .envs(env)
+            .current_dir(by_service.project.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let status = in_project(&["service", "status", dir]);
+    let journal = status
+        .lines()
+        .find_map(|l| l.strip_prefix("journal"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let verified = in_project(&["journal", "verify", &journal]);
+    assert!(verified.contains("the trail holds"), "{verified}");
+    let coverage: Value =
+        serde_json::from_str(&in_project_any(&journal, &env, by_service.project.path())).unwrap();
+    let denied = coverage["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["calls"].as_array().unwrap().iter())
+        .any(|c| c["verdict"] == "deny" && c["decided_by"] == "policy");
+    assert!(denied, "the journal holds the denied delete: {coverage}");
+    in_project(&["service", "stop", dir]);
+}
+
+/// `hookrt audit coverage --json` of `journal`, whatever it flags (exit 1
+/// names calls every hook abstained on).
+fn in_project_any(journal: &str, env: &[(&str, &str)], project: &std::path::Path) -> String {
+    let out = hookrt(&["audit", "coverage", journal, "--json"])
+        .envs(env.iter().copied())
+        .current_dir(project)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The session Claude Code sent, as recorded (`--record`), turned into a

@@ -102,6 +102,17 @@ impl Session {
     pub(crate) fn codex_home(&self) -> std::path::PathBuf {
         self.home.path().join("codex")
     }
+
+    /// `hookrt ARGS` as the session's hooks ran: its work folder (the
+    /// project) and its user's service folders; what it printed.
+    fn hookrt_as_its_hooks(&self, args: &[&str]) -> std::process::Output {
+        hookrt(args)
+            .current_dir(self.work.path())
+            .env("XDG_RUNTIME_DIR", self.home.path().join("run"))
+            .env("HOOKRT_STATE_DIR", self.home.path().join("state"))
+            .output()
+            .unwrap()
+    }
 }
 
 /// How hookrt is Codex's hook in a session.
@@ -111,6 +122,8 @@ pub(crate) enum Hooked<'a> {
     /// A plugin installed from a local marketplace: `codex plugin
     /// marketplace add ROOT`, then `codex plugin add ID`.
     Plugin { marketplace: &'a Path, id: &'a str },
+    /// `hookrt hook --agent codex --service FOLDER`: the resident service.
+    Service(&'a Path),
 }
 
 /// The `codex` binary of the pinned package.
@@ -130,6 +143,10 @@ pub(crate) fn session(hooked: &Hooked) -> Session {
     std::fs::create_dir(work.path().join("build")).unwrap();
     let codex_home = home.path().join("codex");
     std::fs::create_dir(&codex_home).unwrap();
+    // The user's folders for a resident service (`Hooked::Service`).
+    let run = home.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
@@ -163,11 +180,14 @@ pub(crate) fn session(hooked: &Hooked) -> Session {
             .env("HOME", home.path())
             .env("CODEX_HOME", &codex_home)
             .env("OPENAI_API_KEY", "dummy")
+            .env("XDG_RUNTIME_DIR", &run)
+            .env("HOOKRT_STATE_DIR", home.path().join("state"))
             .stdin(Stdio::null());
         c
     };
     match hooked {
-        Hooked::Settings(agent) => write_hooks(&codex_home, agent),
+        Hooked::Settings(agent) => write_hooks(&codex_home, agent, ""),
+        Hooked::Service(agent) => write_hooks(&codex_home, agent, " --service"),
         Hooked::Plugin { marketplace, id } => {
             let root = marketplace.to_str().unwrap();
             for args in [
@@ -215,10 +235,10 @@ pub(crate) fn session(hooked: &Hooked) -> Session {
 
 /// `$CODEX_HOME/hooks.json` with `hookrt hook --agent codex agent` as the
 /// hook of every event of [`EVENTS`].
-fn write_hooks(codex_home: &Path, agent: &Path) {
+fn write_hooks(codex_home: &Path, agent: &Path, flags: &str) {
     // Codex runs the command with `$SHELL -lc`.
     let command = format!(
-        "{} hook --agent codex {}",
+        "{} hook --agent codex{flags} {}",
         quoted(&crate::common::hookrt_bin()),
         quoted(agent)
     );
@@ -359,5 +379,35 @@ fn the_real_codex_is_gated_by_hookrt() {
         "the rewriter's context reached the model: {:?}",
         rewritten.requests.last()
     );
+
+    // Through the resident service: the first event starts it, and the
+    // journal it keeps verifies and holds the denied delete.
+    let served = session(&Hooked::Service(agent.path()));
+    check(&served, "service");
+    let dir = agent.path().to_str().unwrap();
+    let status = served.hookrt_as_its_hooks(&["service", "status", dir]);
+    assert!(status.status.success(), "the session's service runs");
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    let journal = status
+        .lines()
+        .find_map(|l| l.strip_prefix("journal"))
+        .unwrap()
+        .trim();
+    let verified = served.hookrt_as_its_hooks(&["journal", "verify", journal]);
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+    let coverage = served.hookrt_as_its_hooks(&["audit", "coverage", journal, "--json"]);
+    let coverage: Value = serde_json::from_slice(&coverage.stdout).unwrap();
+    let denied = coverage["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["calls"].as_array().unwrap().iter())
+        .any(|c| c["verdict"] == "deny" && c["decided_by"] == "policy");
+    assert!(denied, "the journal holds the denied delete: {coverage}");
+    served.hookrt_as_its_hooks(&["service", "stop", dir]);
     eprintln!("codex e2e took {:?}", started.elapsed());
 }

@@ -1,10 +1,10 @@
 //! `hookrt hook --agent NAME --http URL` (or `--service`, or `hookrt-hook`):
-//! the command hook as a thin client of a running `hookrt serve` (or of the
-//! folder's resident service, started on demand: `crate::place`). It POSTs the agent's hook
-//! input to the agent's route (`/v1/<agent>`) and hands back the answer, so
-//! agents whose hooks are commands only (Codex, Gemini CLI, Cursor) share
-//! one service, its warm hooks and its journal with the agents that speak
-//! HTTP. It loads no Wasmtime and compiles no pattern.
+//! the command hook as a thin client of a running `hookrt serve`, or of the
+//! folder's resident service (started on demand: `crate::place`). It POSTs
+//! the agent's hook input to the agent's route (`/v1/<agent>`) and hands
+//! back the answer, so agents whose hooks are commands only (Codex, Gemini
+//! CLI, Cursor) share one service, its warm hooks and its journal with the
+//! agents that speak HTTP. It loads no Wasmtime and compiles no pattern.
 //!
 //! Plain `http://` only (a `hookrt serve` on loopback or a private network;
 //! hookrt serve speaks no TLS): an HTTP/1.1 request over one connection,
@@ -67,7 +67,7 @@ fn encoded(value: &str) -> String {
 }
 
 /// Where the input goes: a `hookrt serve` at a URL, or the resident
-/// service of the agent folder (`--service`, `crate::resident`).
+/// service of the agent folder (`--service`, `crate::place`).
 pub enum Target<'a> {
     /// `--http URL`.
     Http(&'a str),

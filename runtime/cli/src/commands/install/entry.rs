@@ -76,6 +76,8 @@ pub(super) struct Transport {
     pub(super) hookrt: String,
     pub(super) dir: String,
     pub(super) http: Option<String>,
+    /// `--service`: each command hook through the resident service.
+    pub(super) service: bool,
     pub(super) lock: Pinned,
     /// The command hooks' `--record FILE`.
     pub(super) record: Option<String>,
@@ -109,8 +111,9 @@ fn quoted(text: &str) -> String {
 impl Transport {
     pub(super) fn describe(&self, agent: &Agent) -> String {
         let command = format!(
-            "hookrt hook --agent {} {}{}",
+            "hookrt hook --agent {}{} {}{}",
             agent.bridge.name(),
+            if self.service { " --service" } else { "" },
             self.dir,
             self.lock
                 .args()
@@ -159,6 +162,9 @@ impl Transport {
         ]);
         if let Some(url) = self.http.as_ref().filter(|_| !agent.install.http_hooks) {
             args.extend(["--http".to_owned(), url.clone()]);
+        }
+        if self.service {
+            args.push("--service".to_owned());
         }
         args.extend(self.lock.args());
         if let Some(file) = &self.record {

@@ -67,6 +67,11 @@ pub(crate) struct Where {
     /// Code and Copilot CLI, whose hooks can be `http`).
     #[arg(long, value_name = "URL")]
     pub http: Option<String>,
+    /// Run each command hook through the folder's resident service
+    /// (`hookrt hook --service`: one warm hookrt per user and project,
+    /// started on demand, keeping a journal with its trail; docs/service.md).
+    #[arg(long, conflicts_with = "http")]
+    pub service: bool,
     /// Write the project's file in the working folder (the default).
     #[arg(long, conflicts_with_all = ["user", "settings"])]
     pub project: bool,
@@ -132,6 +137,7 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
             .http
             .as_ref()
             .map(|u| u.trim_end_matches('/').to_owned()),
+        service: place.service,
         lock: pinned.clone(),
         record: place
             .record
@@ -298,6 +304,7 @@ mod tests {
             hookrt: "/usr/bin/hookrt".into(),
             dir: "/agent".into(),
             http: None,
+            service: false,
             lock: Pinned::default(),
             record: None,
         }
@@ -332,6 +339,7 @@ mod tests {
         let once = s.clone();
         let http = Transport {
             http: Some("http://127.0.0.1:7700".into()),
+            service: false,
             ..command()
         };
         merge(&mut s, &claude, &http).unwrap();
@@ -470,6 +478,7 @@ mod tests {
         );
         let http = Transport {
             http: Some("http://127.0.0.1:7700".into()),
+            service: false,
             ..command()
         };
         merge(&mut s, &fable, &http).unwrap();

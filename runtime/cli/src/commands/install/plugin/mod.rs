@@ -108,6 +108,7 @@ pub(crate) fn package(
         hookrt: hookrt.to_owned(),
         dir: format!("${{{}}}/{FOLDER}", format.root),
         http: None,
+        service: false,
         lock: Pinned::required(),
         record: None,
     };

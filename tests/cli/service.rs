@@ -136,7 +136,17 @@ fn decision(out: &Output) -> Value {
 fn the_first_event_starts_the_service_which_answers_as_a_process_per_event_and_keeps_the_trail() {
     let home = Home::new();
     assert!(!home.status().0, "nothing runs before the first event");
+    // A log past its bound from earlier starts is set aside at this one.
+    let log = home.path("log");
+    fs::create_dir_all(log.parent().unwrap()).unwrap();
+    fs::set_permissions(log.parent().unwrap(), fs::Permissions::from_mode(0o700)).unwrap();
+    fs::write(&log, "x".repeat(5 << 20)).unwrap();
     let denied = home.gate("rm -rf build/", &[]);
+    assert_eq!(
+        fs::metadata(log.with_extension("log.1")).unwrap().len(),
+        5 << 20
+    );
+    assert!(fs::metadata(&log).unwrap().len() < 1 << 20);
     assert_eq!(decision(&denied), "deny");
     // The process per event gives the same answer.
     let one_shot = with_stdin(

@@ -45,6 +45,9 @@ pub struct Identity {
     pub cache_dir: Option<PathBuf>,
 }
 
+/// The size past which a service's log is set aside at its next start.
+const MAX_LOG_BYTES: u64 = 4 << 20;
+
 /// Where one service lives.
 #[derive(Debug, Clone)]
 pub struct Place {
@@ -253,6 +256,11 @@ impl Place {
     /// its own, no terminal, its output appended to its log.
     fn spawn(&self) -> Result<std::process::Child, String> {
         let exe = hookrt_exe()?;
+        // Each start appends; past its bound the log starts again, the
+        // previous one kept beside it.
+        if std::fs::symlink_metadata(&self.log).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+            let _ = std::fs::rename(&self.log, self.log.with_extension("log.1"));
+        }
         let log = File::options()
             .create(true)
             .append(true)

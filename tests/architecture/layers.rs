@@ -289,6 +289,7 @@ pub(crate) const WORKER: &[&str] = &[
     "lease",
     "dead",
     "pull",
+    "received",
     "sink",
     "partition",
 ];

@@ -30,6 +30,11 @@ pub(crate) fn key(envelope: &Envelope) -> String {
     format!("done.{}", hex::encode(&envelope.digest()[..20]))
 }
 
+/// The key a decision's answer is kept under: `decided.<digest>`.
+pub(crate) fn decided_key(envelope: &Envelope) -> String {
+    format!("decided.{}", hex::encode(&envelope.digest()[..20]))
+}
+
 /// A mark as stored.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Mark {

@@ -13,9 +13,8 @@
 //! is malformed, or outlives `max_deliver` goes to the dead letters
 //! ([`dead`]), which can be listed and re-driven.
 //!
-//! Modules, in layer order (`tests/architecture.rs`): `connect`, `subject`, `fleet`,
-//! `publish`, `completion`, `lease`, `dead`, `pull`, `sink`, `partition`, then this
-//! file.
+//! Modules, in layer order (`tests/architecture.rs`): `connect`, `subject`, `fleet`, `publish`,
+//! `completion`, `lease`, `dead`, `pull`, `received`, `sink`, `partition`, then this file.
 //! This package is apart from the `hookrt` library so that an embedder of
 //! the library brings no NATS client.
 
@@ -29,6 +28,7 @@ mod lease;
 mod partition;
 mod publish;
 mod pull;
+mod received;
 mod sink;
 mod subject;
 

@@ -7,7 +7,8 @@
 //! number the attempt from JetStream's delivery count (raised above the
 //! attempt this task last ran the message at); on a redelivery, read
 //! the event's completion mark and leave out what it lists (observe events;
-//! a decision or edit event runs whole, its answer needs every hook); run
+//! a decision or edit event runs whole, its answer needs every hook, and
+//! one answered before is answered again as first kept); run
 //! the rest through the library's event loop ([`crate::sink`]); answer a `Hookrt-Reply-To`; then either store the mark and nak
 //! with the hook's backoff (a failed delivery with retries left), or store
 //! the mark, bury what failed for good, raise the failure cascade for a
@@ -28,8 +29,9 @@ use hookrt::{Delivery, Durability, Envelope, EventClass, Outcome, Runtime, class
 use crate::completion::{self, Completion};
 use crate::dead::{self, Burial};
 use crate::fleet::Names;
-use crate::publish::{ATTEMPT_BASE_HEADER, Publisher, REPLY_HEADER, REPLY_PREFIX};
+use crate::publish::{Publisher, REPLY_HEADER, REPLY_PREFIX};
 use crate::pull::Pull;
+use crate::received::{Received, header};
 use crate::sink::{Failed, Finished, Ran, Verdicts};
 use crate::subject::{subject_of, token};
 use crate::{Source, WorkerError};
@@ -237,66 +239,6 @@ async fn finish(shared: &Shared, message: &Message, ending: Ending, partition: u
     }
 }
 
-/// Where a message came from and how often it was delivered.
-struct Received {
-    /// JetStream's delivery count (1 on the first).
-    delivered: u32,
-    /// This delivery's attempt: the delivery count after the deliveries a
-    /// re-driven message had before (`Hookrt-Attempt-Base`), or one above
-    /// the attempt this worker last ran the message at, when higher.
-    attempt: u32,
-    /// Its place in the events stream.
-    seq: u64,
-    stream: String,
-}
-
-impl Received {
-    fn of(message: &Message) -> Result<Received, WorkerError> {
-        let info = message
-            .info()
-            .map_err(|e| WorkerError::nats("a message has no JetStream info", e))?;
-        let delivered = u32::try_from(info.delivered.max(1)).unwrap_or(u32::MAX);
-        // Set by a re-drive; a publisher's own is capped like any attempt.
-        let base = header(message, ATTEMPT_BASE_HEADER)
-            .and_then(|b| b.parse::<u32>().ok())
-            .unwrap_or(0)
-            .min(hookrt::event::MAX_ATTEMPT);
-        Ok(Received {
-            delivered,
-            // Never the publisher's own `attempt` (a high one would skip
-            // retries), and never wrapping.
-            attempt: base.saturating_add(delivered),
-            seq: info.stream_sequence,
-            stream: info.stream.to_owned(),
-        })
-    }
-
-    /// This delivery, when this task last ran the same message at attempt
-    /// `ran`: at least one attempt above.
-    fn after(mut self, ran: Option<u32>) -> Received {
-        if let Some(ran) = ran
-            && self.attempt <= ran
-        {
-            tracing::info!(target: "hookrt", seq = self.seq, ran, delivered = self.delivered, "a message came back at a delivery count it had (a cluster's new consumer leader): run at a higher attempt");
-            self.attempt = ran.saturating_add(1);
-        }
-        self
-    }
-
-    /// Whether some of the message's deliveries may have run before.
-    fn is_repeat(&self) -> bool {
-        self.attempt > 1
-    }
-}
-
-fn header(message: &Message, name: &str) -> Option<String> {
-    message
-        .headers
-        .as_ref()
-        .and_then(|h| h.get(name))
-        .map(|v| v.as_str().to_owned())
-}
-
 /// One message: its envelope's deliveries run (those not finished before),
 /// then, when a delivery has attempts left, a completion mark and a retry;
 /// otherwise the reply, and for what failed for good a completion mark, the
@@ -318,6 +260,14 @@ async fn handle(
     envelope.attempt = received.attempt;
     // A decision or edit event runs whole: its answer needs every hook.
     let observe = class_of(&envelope.kind) == EventClass::Observe;
+    // Where its answer goes, and where the answer is kept: a decision
+    // answered before (its worker died between the answer and the ack) runs
+    // again, at-least-once, but is answered as it was the first time (hooks
+    // keep state, and a second run could decide otherwise).
+    let reply_to = header(message, REPLY_HEADER).filter(|to| !observe && replyable(to));
+    let kept = reply_to
+        .as_ref()
+        .map(|_| completion::decided_key(&envelope));
     let mut finished = if received.is_repeat() && observe {
         shared.completion.finished(&envelope).await?
     } else {
@@ -345,20 +295,42 @@ async fn handle(
         shared.counts.retried.fetch_add(1, Ordering::Relaxed);
         return Ok(Ending::Retry(wait));
     }
-    if let Some(to) = header(message, REPLY_HEADER)
-        && !observe
-        && replyable(&to)
-    {
-        let answer = serde_json::json!({
-            "receipt": { "event_id": envelope.id, "durability": "persisted", "seq": received.seq, "duplicate": false },
-            "resolution": ran.resolution,
-        });
-        let _ = shared.client.publish(to, answer.to_string().into()).await;
+    if let Some(key) = &kept {
+        // Kept before it is told: the first answer kept is the one told,
+        // whichever worker ran the event first.
+        let resolution =
+            serde_json::to_string(&ran.resolution).map_err(|e| WorkerError::Encode {
+                event_id: envelope.id.clone(),
+                source: e,
+            })?;
+        let answered = shared.completion.get_or_create(key, &resolution).await?;
+        reply(shared, reply_to.as_deref(), &envelope, received, answered).await;
     }
     if !ran.failed.is_empty() {
         bury_failures(shared, message, &envelope, ran.failed, received).await?;
     }
     Ok(Ending::Ack)
+}
+
+/// Publishes a decision's `resolution` (its JSON text, as kept) to `to`.
+async fn reply(
+    shared: &Shared,
+    to: Option<&str>,
+    envelope: &Envelope,
+    received: &Received,
+    resolution: String,
+) {
+    let Some(to) = to else { return };
+    let resolution: serde_json::Value =
+        serde_json::from_str(&resolution).unwrap_or(serde_json::Value::Null);
+    let answer = serde_json::json!({
+        "receipt": { "event_id": envelope.id, "durability": "persisted", "seq": received.seq, "duplicate": false },
+        "resolution": resolution,
+    });
+    let _ = shared
+        .client
+        .publish(to.to_owned(), answer.to_string().into())
+        .await;
 }
 
 /// Why a consumed message is not delivered: its dead letter's reason.

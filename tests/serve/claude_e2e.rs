@@ -372,32 +372,48 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
     ];
     let by_service = session(&[dir, "--service"], &env);
     check(&by_service, "service");
-    // The service of the session's project: its journal verifies and
-    // holds every call the session made, the delete denied by the policy.
-    let in_project = |args: &[&str]| {
-        let out = hookrt(args)
-            .envs(env)
-            .current_dir(by_service.project.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let status = in_project(&["service", "status", dir]);
-    let journal = status
+    // The service of the session's project, reached as its hooks reached it.
+    service_kept_the_deny(
+        |args| {
+            hookrt(args)
+                .envs(env)
+                .current_dir(by_service.project.path())
+                .output()
+                .unwrap()
+        },
+        dir,
+    );
+}
+
+/// The resident service a session's hooks went through (`as_hooks` runs
+/// `hookrt ARGS` as they ran: their project, their user's folders): it
+/// runs, its journal verifies and shows the policy's deny of the delete in
+/// `audit coverage` (exit 1 names calls every hook abstained on); then it
+/// is stopped.
+pub(crate) fn service_kept_the_deny(as_hooks: impl Fn(&[&str]) -> std::process::Output, dir: &str) {
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let status = as_hooks(&["service", "status", dir]);
+    assert!(status.status.success(), "the session's service runs");
+    let journal = said(&status)
         .lines()
         .find_map(|l| l.strip_prefix("journal"))
         .unwrap()
         .trim()
         .to_owned();
-    let verified = in_project(&["journal", "verify", &journal]);
-    assert!(verified.contains("the trail holds"), "{verified}");
-    let coverage: Value =
-        serde_json::from_str(&in_project_any(&journal, &env, by_service.project.path())).unwrap();
+    let verified = as_hooks(&["journal", "verify", &journal]);
+    assert!(
+        verified.status.success() && said(&verified).contains("the trail holds"),
+        "{}{}",
+        said(&verified),
+        String::from_utf8_lossy(&verified.stderr)
+    );
+    let coverage = as_hooks(&["audit", "coverage", &journal, "--json"]);
+    assert!(
+        matches!(coverage.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&coverage.stderr)
+    );
+    let coverage: Value = serde_json::from_slice(&coverage.stdout).unwrap();
     let denied = coverage["sessions"]
         .as_array()
         .unwrap()
@@ -405,23 +421,7 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
         .flat_map(|s| s["calls"].as_array().unwrap().iter())
         .any(|c| c["verdict"] == "deny" && c["decided_by"] == "policy");
     assert!(denied, "the journal holds the denied delete: {coverage}");
-    in_project(&["service", "stop", dir]);
-}
-
-/// `hookrt audit coverage --json` of `journal`, whatever it flags (exit 1
-/// names calls every hook abstained on).
-fn in_project_any(journal: &str, env: &[(&str, &str)], project: &std::path::Path) -> String {
-    let out = hookrt(&["audit", "coverage", journal, "--json"])
-        .envs(env.iter().copied())
-        .current_dir(project)
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    as_hooks(&["service", "stop", dir]);
 }
 
 /// The session Claude Code sent, as recorded (`--record`), turned into a

@@ -384,30 +384,9 @@ fn the_real_codex_is_gated_by_hookrt() {
     // journal it keeps verifies and holds the denied delete.
     let served = session(&Hooked::Service(agent.path()));
     check(&served, "service");
-    let dir = agent.path().to_str().unwrap();
-    let status = served.hookrt_as_its_hooks(&["service", "status", dir]);
-    assert!(status.status.success(), "the session's service runs");
-    let status = String::from_utf8_lossy(&status.stdout).into_owned();
-    let journal = status
-        .lines()
-        .find_map(|l| l.strip_prefix("journal"))
-        .unwrap()
-        .trim();
-    let verified = served.hookrt_as_its_hooks(&["journal", "verify", journal]);
-    assert!(
-        verified.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verified.stderr)
+    crate::claude_e2e::service_kept_the_deny(
+        |args| served.hookrt_as_its_hooks(args),
+        agent.path().to_str().unwrap(),
     );
-    let coverage = served.hookrt_as_its_hooks(&["audit", "coverage", journal, "--json"]);
-    let coverage: Value = serde_json::from_slice(&coverage.stdout).unwrap();
-    let denied = coverage["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["calls"].as_array().unwrap().iter())
-        .any(|c| c["verdict"] == "deny" && c["decided_by"] == "policy");
-    assert!(denied, "the journal holds the denied delete: {coverage}");
-    served.hookrt_as_its_hooks(&["service", "stop", dir]);
     eprintln!("codex e2e took {:?}", started.elapsed());
 }

@@ -123,6 +123,37 @@ pub fn fail(command: &str, bridge: Bridge, gate: Option<&str>, why: &str) -> Exi
     ExitCode::from(code)
 }
 
+/// The command hook's start, whatever decides its input: failures answer
+/// as `bridge`'s first gate until the input is read, a panic fails closed,
+/// stdin is read within `MAX_INPUT_BYTES` by `deadline` (past it, the gate
+/// fails closed here), and from then on failures answer as the gate the
+/// input serves (named by `event`, else by the input, even a broken one).
+/// Returns the input as read and that gate. `deadline_ms` is
+/// `--deadline-ms`, for messages.
+pub fn take_input(
+    bridge: Bridge,
+    event: Option<&str>,
+    deadline: Instant,
+    deadline_ms: u64,
+    command: &str,
+) -> (std::io::Result<String>, Option<&'static str>) {
+    set_failure(bridge, bridge.gates().first().copied());
+    fail_on_panic(command);
+    let read = crate::input::read_input(crate::input::MAX_INPUT_BYTES, deadline);
+    if read
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::TimedOut)
+    {
+        let said = past_deadline(command, deadline_ms);
+        eprintln!("{said}");
+        exit_failing(&said);
+    }
+    // Cheap and safe: a gate's input names it even if it is broken.
+    let gate = bridge.gate_served(event, Some(read.as_deref().unwrap_or_default()));
+    set_failure(bridge, gate);
+    (read, gate)
+}
+
 /// Prints a decided `answer` (or nothing: the agent's silence) and exits 0,
 /// unless a failure is being answered, which ends the process.
 pub fn answered(answer: Option<&serde_json::Value>) -> ExitCode {

@@ -13,11 +13,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use hookrt::front::bridge::Bridge;
 
-use crate::answering::{
-    answered, exit_failing, fail, fail_at_deadline, fail_on_panic, past_deadline, set_failure,
-};
+use crate::answering::{answered, fail, fail_at_deadline, take_input};
 use crate::forward::{Target, forward};
-use crate::input::{MAX_INPUT_BYTES, read_input};
 use crate::place::{Identity, Place};
 
 /// `hookrt-hook`'s arguments: `hookrt hook --service`'s, and the global
@@ -85,20 +82,13 @@ pub fn run(args: &Args) -> ExitCode {
     }
     let deadline = Instant::now() + Duration::from_millis(args.deadline_ms);
     let command = format!("hookrt-hook --agent {}", bridge.name());
-    // Until the input is read, fail as the agent's first gate would.
-    set_failure(bridge, bridge.gates().first().copied());
-    fail_on_panic(&command);
-    let read = read_input(MAX_INPUT_BYTES, deadline);
-    if read
-        .as_ref()
-        .is_err_and(|e| e.kind() == std::io::ErrorKind::TimedOut)
-    {
-        let said = past_deadline(&command, args.deadline_ms);
-        eprintln!("{said}");
-        exit_failing(&said);
-    }
-    let gate = bridge.gate_served(args.event.as_deref(), read.as_deref().ok());
-    set_failure(bridge, gate);
+    let (read, gate) = take_input(
+        bridge,
+        args.event.as_deref(),
+        deadline,
+        args.deadline_ms,
+        &command,
+    );
     fail_at_deadline(&command, args.deadline_ms, deadline);
     let input = match read {
         Ok(input) => input,

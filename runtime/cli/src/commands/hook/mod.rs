@@ -27,11 +27,9 @@ use std::time::{Duration, Instant};
 use hookrt::BuildOptions;
 
 use hookrt_client::answering::{
-    answered, exit_failing, fail, fail_at_deadline, fail_on_panic, may_answer, past_deadline,
-    set_failure,
+    answered, fail, fail_at_deadline, may_answer, set_failure, take_input,
 };
 use hookrt_client::forward;
-use hookrt_client::input::{MAX_INPUT_BYTES, read_input};
 use hookrt_client::place::Place;
 
 use crate::loading::Loading;
@@ -146,22 +144,13 @@ pub(crate) fn hook(args: &HookArgs, loading: Loading) -> ExitCode {
     let started = Instant::now();
     let deadline = started + Duration::from_millis(args.deadline_ms);
     let command = format!("hookrt hook --agent {}", bridge.name());
-    // Until the input is read, fail as the agent's first gate would.
-    set_failure(bridge, bridge.gates().first().copied());
-    fail_on_panic(&command);
-    let read = read_input(MAX_INPUT_BYTES, deadline);
-    if read
-        .as_ref()
-        .is_err_and(|e| e.kind() == std::io::ErrorKind::TimedOut)
-    {
-        let said = past_deadline(&command, args.deadline_ms);
-        eprintln!("{said}");
-        exit_failing(&said);
-    }
-    // Cheap and safe: a gate's input names it even if it is broken.
-    let input = read.as_deref().unwrap_or_default();
-    let gate = bridge.gate_served(args.event.as_deref(), Some(input));
-    set_failure(bridge, gate);
+    let (read, gate) = take_input(
+        bridge,
+        args.event.as_deref(),
+        deadline,
+        args.deadline_ms,
+        &command,
+    );
     if let (Some(path), Ok(input)) = (&args.record, &read) {
         record(args, path, bridge, input);
     }

@@ -436,14 +436,14 @@ fn a_service_whose_binary_is_replaced_retires_and_the_next_event_starts_the_new_
     fs::copy(crate::common::hookrt_bin(), &bin).unwrap();
     let like = home.hookrt(&[]);
     let envs = like.get_envs().filter_map(|(k, v)| Some((k, v?)));
-    let mut service = Command::new(&bin)
-        .args(["service", "run", agent()])
-        .envs(envs)
-        .current_dir(home.root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut service = spawn_copied(
+        Command::new(&bin)
+            .args(["service", "run", agent()])
+            .envs(envs)
+            .current_dir(home.root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     home.wait_listening();
     assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
     let next = home.root().join("hookrt.next");
@@ -457,6 +457,21 @@ fn a_service_whose_binary_is_replaced_retires_and_the_next_event_starts_the_new_
     }
     assert!(!home.path("socket").exists());
     assert_eq!(decision(&home.gate("rm -rf build/", &[])), "deny");
+}
+
+/// Spawns a binary the test has just copied: another test thread's fork
+/// may hold the copy's write descriptor for an instant (ETXTBSY), so the
+/// spawn is tried again.
+fn spawn_copied(command: &mut Command) -> std::process::Child {
+    for _ in 0..200 {
+        match command.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            spawned => return spawned.unwrap(),
+        }
+    }
+    panic!("the copied binary stayed busy for 2 s");
 }
 
 /// `hookrt-hook`, the thin client, built beside `hookrt`.
@@ -488,7 +503,13 @@ fn the_thin_client_reaches_the_same_service_and_answers_the_same() {
     thin.args(["--agent", "claude-code", agent()])
         .envs(like.get_envs().filter_map(|(k, v)| Some((k, v?))))
         .current_dir(home.root());
-    let out = with_stdin(thin, &pre_tool_use("npm test", home.root()));
+    thin.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = spawn_copied(&mut thin);
+    let input = pre_tool_use("npm test", home.root());
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("starts the service with the `hookrt` beside it"),

@@ -84,6 +84,13 @@ fn killed(kills: usize, seed: u64) -> String {
             } else {
                 let out = home.gate_input(&input, &["--deadline-ms", "20000"]);
                 match out.status.code() {
+                    // The service's refusal in Claude Code's words (a deny
+                    // saying hookrt could not decide: a service stopping
+                    // or out of room) fails closed too; it decided nothing.
+                    Some(0) if text(&out.stdout).contains("hookrt could not decide this") => {
+                        assert!(text(&out.stdout).contains("\"deny\""), "call {i}");
+                        closed += 1;
+                    }
                     Some(0) => {
                         let said = text(&out.stdout);
                         assert_eq!(said.contains("\"deny\""), dangerous, "call {i}: {said}");

@@ -101,13 +101,20 @@ fi
 say "$archive matches SHA256SUMS"
 
 tar -xzf "$work/$archive" -C "$work"
-binary="$work/hookrt-$VERSION-$target/hookrt"
-[ -f "$binary" ] || fail "$archive holds no hookrt-$VERSION-$target/hookrt"
+# hookrt, and hookrt-hook, the thin client the agents' hook entries run
+# (docs/service.md): each written beside its place and renamed over it, so a
+# running resident service sees its binary replaced and retires.
 mkdir -p "$INSTALL_DIR"
-cp "$binary" "$INSTALL_DIR/hookrt.tmp.$$"
-chmod 755 "$INSTALL_DIR/hookrt.tmp.$$"
-mv -f "$INSTALL_DIR/hookrt.tmp.$$" "$INSTALL_DIR/hookrt"
-say "installed $INSTALL_DIR/hookrt ($VERSION)"
+for name in hookrt-hook hookrt; do
+    binary="$work/hookrt-$VERSION-$target/$name"
+    [ -f "$binary" ] || fail "$archive holds no hookrt-$VERSION-$target/$name"
+done
+for name in hookrt-hook hookrt; do
+    cp "$work/hookrt-$VERSION-$target/$name" "$INSTALL_DIR/$name.tmp.$$"
+    chmod 755 "$INSTALL_DIR/$name.tmp.$$"
+    mv -f "$INSTALL_DIR/$name.tmp.$$" "$INSTALL_DIR/$name"
+done
+say "installed $INSTALL_DIR/hookrt and $INSTALL_DIR/hookrt-hook ($VERSION)"
 case ":$PATH:" in
     *":$INSTALL_DIR:"*) ;;
     *) say "$INSTALL_DIR is not on your PATH: add it (export PATH=\"$INSTALL_DIR:\$PATH\")" ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the npm packages of a release (scripts/dist): `hookrt-OS-CPU`
-for each platform built, holding its binary (`os` and `cpu` set, so npm
+for each platform built, holding its binaries, hookrt and hookrt-hook (`os` and `cpu` set, so npm
 installs it only there), and `hookrt`, the launcher with every platform
 package as an optional dependency (the esbuild/biome pattern: no install
 script, which `npm ci --ignore-scripts` would not run anyway). Each is
@@ -47,12 +47,18 @@ for target, binary in binaries.items():
     node_os, node_cpu = NODE[target]
     plat = stage / f"hookrt-{node_os}-{node_cpu}"
     (plat / "bin").mkdir(parents=True)
-    shutil.copy2(binary, plat / "bin" / "hookrt")
-    os.chmod(plat / "bin" / "hookrt", 0o755)
+    # hookrt, and beside it hookrt-hook, the thin client the agents' hook
+    # entries run (`hookrt install` writes the one beside the hookrt it runs).
+    for name in ("hookrt", "hookrt-hook"):
+        source = binary.with_name(name)
+        if not source.is_file():
+            sys.exit(f"pack.py: no {name} beside {binary}")
+        shutil.copy2(source, plat / "bin" / name)
+        os.chmod(plat / "bin" / name, 0o755)
     (plat / "package.json").write_text(json.dumps({
         "name": plat.name, **common,
         "description": f"The hookrt binary for {node_os} {node_cpu} (installed by the hookrt package)",
-        "os": [node_os], "cpu": [node_cpu], "files": ["bin/hookrt"],
+        "os": [node_os], "cpu": [node_cpu], "files": ["bin/hookrt", "bin/hookrt-hook"],
     }, indent=2) + "\n")
     packages.append(plat)
 

@@ -155,6 +155,10 @@ pub(crate) fn hookrt_command() -> Command {
         "HOOKRT_STATE_DIR",
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-state"),
     );
+    // A command hook decides in its own process, as these tests of it
+    // expect: the resident service, the default, is what tests/cli/service.rs
+    // and the agents' sessions through it ask for (they remove this).
+    c.env("HOOKRT_NO_SERVICE", "1");
     c
 }
 

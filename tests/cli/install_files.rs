@@ -35,7 +35,11 @@ fn opencodes_plugin_is_written_whole_and_a_strangers_file_is_refused() {
     let plugin = dir.path().join(".opencode/plugins/hookrt.ts");
     let out = install_in(dir.path(), &["install", "--agent", "opencode", a]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("the plugin runs hookrt hook --agent opencode"));
+    assert!(
+        text(&out.stdout).contains("the plugin runs hookrt-hook --agent opencode"),
+        "{}",
+        text(&out.stdout)
+    );
     let written = fs::read_to_string(&plugin).unwrap();
     let s = settings(&written);
     // allow_all votes on `actions.requested`: OpenCode's tool gate.
@@ -50,7 +54,9 @@ fn opencodes_plugin_is_written_whole_and_a_strangers_file_is_refused() {
         .iter()
         .map(|w| w.as_str().unwrap())
         .collect();
-    assert_eq!(command[1..5], ["hook", "--agent", "opencode", a]);
+    // The thin client beside hookrt, through the resident service.
+    assert!(command[0].ends_with("/hookrt-hook"), "{command:?}");
+    assert_eq!(command[1..4], ["--agent", "opencode", a]);
     assert_eq!((&s["url"], &s["timeoutMs"]), (&Value::Null, &15_000.into()));
     assert_eq!(mode(&plugin), 0o600);
     let again = install_in(dir.path(), &["install", "--agent", "opencode", a]);
@@ -88,7 +94,7 @@ fn opencodes_plugin_is_written_whole_and_a_strangers_file_is_refused() {
     let out = prompt(user);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let kilo = fs::read_to_string(config.join("kilo/plugins/hookrt.ts")).unwrap();
-    assert_eq!(settings(&kilo)["command"][3], "kilo");
+    assert_eq!(settings(&kilo)["command"][2], "kilo");
     assert_eq!(kilo.lines().next(), written.lines().next());
 }
 

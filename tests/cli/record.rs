@@ -223,8 +223,9 @@ fn install_puts_the_recording_in_every_command_hook() {
         ["--record", absolute.to_str().unwrap()],
         "{args:?}"
     );
-    // Over HTTP, the events Claude Code runs only as commands are recorded
-    // by their command; the rest by `hookrt serve --record`.
+    // Over HTTP, the events Claude Code runs only as commands forward to
+    // the same `hookrt serve`, which records them with the rest
+    // (`hookrt serve --record`): no command records twice.
     let out = run(&[
         "install",
         "--agent",
@@ -242,7 +243,11 @@ fn install_puts_the_recording_in_every_command_hook() {
     let written: Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
     let start = &written["hooks"]["SessionStart"][0]["hooks"][0];
     assert_eq!(start["type"], "command", "{start}");
-    assert!(start["args"].to_string().contains("--record"), "{start}");
+    let args = start["args"].to_string();
+    assert!(
+        args.contains("\"--http\",\"http://127.0.0.1:1\"") && !args.contains("--record"),
+        "{start}"
+    );
     let pre = &written["hooks"]["PreToolUse"][0]["hooks"][0];
     assert_eq!(pre["type"], "http", "{pre}");
 }

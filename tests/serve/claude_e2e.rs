@@ -359,8 +359,10 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
     check(&by_http, "http");
     replayed(agent.path(), &by_http_rec, "http");
 
-    // Through the resident service (`install --service`): the first event
-    // starts it, and the journal it keeps holds the session's trail.
+    // Through the resident service, as `install` writes it by default (the
+    // thin client `hookrt-hook`; this file's other sessions set
+    // HOOKRT_NO_SERVICE): the first event starts it, and the journal it
+    // keeps holds the session's trail.
     let user = tempfile::tempdir().unwrap();
     let run = user.path().join("run");
     std::fs::create_dir(&run).unwrap();
@@ -369,8 +371,9 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
     let env = [
         ("XDG_RUNTIME_DIR", run.to_str().unwrap()),
         ("HOOKRT_STATE_DIR", state.to_str().unwrap()),
+        ("HOOKRT_NO_SERVICE", "0"),
     ];
-    let by_service = session(&[dir, "--service"], &env);
+    let by_service = session(&[dir], &env);
     check(&by_service, "service");
     // The service of the session's project, reached as its hooks reached it.
     service_kept_the_deny(
@@ -382,15 +385,20 @@ fn the_real_claude_code_is_gated_by_hookrt_over_both_transports() {
                 .unwrap()
         },
         dir,
+        "policy",
     );
 }
 
 /// The resident service a session's hooks went through (`as_hooks` runs
 /// `hookrt ARGS` as they ran: their project, their user's folders): it
-/// runs, its journal verifies and shows the policy's deny of the delete in
-/// `audit coverage` (exit 1 names calls every hook abstained on); then it
-/// is stopped.
-pub(crate) fn service_kept_the_deny(as_hooks: impl Fn(&[&str]) -> std::process::Output, dir: &str) {
+/// runs, its journal verifies and shows the deny of the delete by hook
+/// `by` in `audit coverage` (exit 1 names calls every hook abstained on);
+/// then it is stopped.
+pub(crate) fn service_kept_the_deny(
+    as_hooks: impl Fn(&[&str]) -> std::process::Output,
+    dir: &str,
+    by: &str,
+) {
     let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
     let status = as_hooks(&["service", "status", dir]);
     assert!(status.status.success(), "the session's service runs");
@@ -419,7 +427,7 @@ pub(crate) fn service_kept_the_deny(as_hooks: impl Fn(&[&str]) -> std::process::
         .unwrap()
         .iter()
         .flat_map(|s| s["calls"].as_array().unwrap().iter())
-        .any(|c| c["verdict"] == "deny" && c["decided_by"] == "policy");
+        .any(|c| c["verdict"] == "deny" && c["decided_by"] == by);
     assert!(denied, "the journal holds the denied delete: {coverage}");
     as_hooks(&["service", "stop", dir]);
 }

@@ -122,7 +122,8 @@ pub(crate) enum Hooked<'a> {
     /// A plugin installed from a local marketplace: `codex plugin
     /// marketplace add ROOT`, then `codex plugin add ID`.
     Plugin { marketplace: &'a Path, id: &'a str },
-    /// `hookrt hook --agent codex --service FOLDER`: the resident service.
+    /// `hookrt-hook --agent codex FOLDER`, the thin client: the resident
+    /// service (the other sessions set `HOOKRT_NO_SERVICE`).
     Service(&'a Path),
 }
 
@@ -171,6 +172,11 @@ pub(crate) fn session(hooked: &Hooked) -> Session {
     )
     .unwrap();
     let env = hookrt(&[]);
+    let no_service = if matches!(hooked, Hooked::Service(_)) {
+        "0"
+    } else {
+        "1"
+    };
     let codex = || {
         let mut c = Command::new(codex_bin());
         c.current_dir(work.path())
@@ -182,12 +188,13 @@ pub(crate) fn session(hooked: &Hooked) -> Session {
             .env("OPENAI_API_KEY", "dummy")
             .env("XDG_RUNTIME_DIR", &run)
             .env("HOOKRT_STATE_DIR", home.path().join("state"))
+            .env("HOOKRT_NO_SERVICE", no_service)
             .stdin(Stdio::null());
         c
     };
     match hooked {
-        Hooked::Settings(agent) => write_hooks(&codex_home, agent, ""),
-        Hooked::Service(agent) => write_hooks(&codex_home, agent, " --service"),
+        Hooked::Settings(agent) => write_hooks(&codex_home, agent, false),
+        Hooked::Service(agent) => write_hooks(&codex_home, agent, true),
         Hooked::Plugin { marketplace, id } => {
             let root = marketplace.to_str().unwrap();
             for args in [
@@ -233,15 +240,17 @@ pub(crate) fn session(hooked: &Hooked) -> Session {
     }
 }
 
-/// `$CODEX_HOME/hooks.json` with `hookrt hook --agent codex agent` as the
-/// hook of every event of [`EVENTS`].
-fn write_hooks(codex_home: &Path, agent: &Path, flags: &str) {
+/// `$CODEX_HOME/hooks.json` with `hookrt hook --agent codex agent` (or,
+/// `thin`, `hookrt-hook --agent codex agent`) as the hook of every event
+/// of [`EVENTS`].
+fn write_hooks(codex_home: &Path, agent: &Path, thin: bool) {
+    let hookrt = crate::common::hookrt_bin();
+    let program = match thin {
+        true => quoted(&hookrt.with_file_name("hookrt-hook")),
+        false => format!("{} hook", quoted(&hookrt)),
+    };
     // Codex runs the command with `$SHELL -lc`.
-    let command = format!(
-        "{} hook --agent codex{flags} {}",
-        quoted(&crate::common::hookrt_bin()),
-        quoted(agent)
-    );
+    let command = format!("{program} --agent codex {}", quoted(agent));
     let entry = |matcher: Option<&str>| {
         let mut group = json!({"hooks": [{"type": "command", "command": command, "timeout": 30}]});
         if let Some(m) = matcher {
@@ -387,6 +396,7 @@ fn the_real_codex_is_gated_by_hookrt() {
     crate::claude_e2e::service_kept_the_deny(
         |args| served.hookrt_as_its_hooks(args),
         agent.path().to_str().unwrap(),
+        "policy",
     );
     eprintln!("codex e2e took {:?}", started.elapsed());
 }

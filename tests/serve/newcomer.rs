@@ -183,9 +183,20 @@ fn a_newcomer_installs_from_the_release_and_the_real_claude_code_is_gated_with_n
     );
     let ready = started.elapsed();
     let cache = home.join(".cache/hookrt");
+    // As a newcomer's: the entries `install` wrote run the thin client
+    // installed beside hookrt, through the resident service (the other
+    // tests' sessions set HOOKRT_NO_SERVICE).
+    assert!(home.join(".local/bin/hookrt-hook").is_file());
+    let state = home.join(".local/state/hookrt");
+    let run = scratch.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let env = [
+        ("XDG_RUNTIME_DIR", run.to_str().unwrap()),
         ("PATH", path.to_str().unwrap()),
         ("HOOKRT_CACHE_DIR", cache.to_str().unwrap()),
+        ("HOOKRT_NO_SERVICE", "0"),
+        ("HOOKRT_STATE_DIR", state.to_str().unwrap()),
     ];
     let s = run_claude(
         "show the config, then clean up",
@@ -205,6 +216,19 @@ fn a_newcomer_installs_from_the_release_and_the_real_claude_code_is_gated_with_n
     assert!(
         told.contains("secrets: the output of `Bash` holds what looks like an aws-access-key"),
         "the context reached the model: {told}"
+    );
+    // The service the session's hooks started kept its journal, which verifies.
+    crate::claude_e2e::service_kept_the_deny(
+        |args| {
+            Command::new(&hookrt)
+                .args(args)
+                .envs(env)
+                .current_dir(s.project.path())
+                .output()
+                .unwrap()
+        },
+        agent.to_str().unwrap(),
+        "safe-shell",
     );
     eprintln!(
         "newcomer: installed in {:.1} s, init and install done at {:.1} s, the Claude Code session (its first gated call inside it) ended at {:.1} s",

@@ -20,7 +20,7 @@ fn claude_hook(c: &mut Criterion) {
     let input = std::fs::read(repo().join("tests/fixtures/claude/PreToolUse.json")).unwrap();
     let once = || {
         let mut child = Command::new(bin)
-            .args(["claude-hook", agent.path().to_str().unwrap()])
+            .args(["claude-hook", "--no-service", agent.path().to_str().unwrap()])
             .env("HOOKRT_CACHE_DIR", &cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -73,6 +73,24 @@ fn claude_hook(c: &mut Criterion) {
         b.iter(|| through("true", &[]))
     });
     through(bin, &["service", "stop", dir]);
+    // The example agent's eight hooks (one TypeScript, one Python), built
+    // into the same cache: its process per event beside the thin client.
+    let example = repo().join("example-hooks/agent");
+    let example = example.to_str().unwrap();
+    let built = Command::new(bin)
+        .args(["build", example])
+        .env("HOOKRT_CACHE_DIR", &cache)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    through(thin, &["--agent", "claude-code", example]);
+    c.bench_function("claude_hook/example_agent/process_per_event", |b| {
+        b.iter(|| through(bin, &["hook", "--agent", "claude-code", "--no-service", example]))
+    });
+    c.bench_function("claude_hook/example_agent/hookrt-hook", |b| {
+        b.iter(|| through(thin, &["--agent", "claude-code", example]))
+    });
+    through(bin, &["service", "stop", example]);
 }
 
 criterion_group! {

@@ -297,7 +297,7 @@ impl Place {
 
 /// The `hookrt` that runs the service: this process's binary, or the
 /// `hookrt` beside it when this is the thin client (`hookrt-hook`).
-fn hookrt_exe() -> Result<PathBuf, String> {
+pub fn hookrt_exe() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot tell which hookrt runs: {e}"))?;
     if exe.file_stem().is_some_and(|n| n == "hookrt") {
         return Ok(exe);

@@ -57,9 +57,73 @@ pub struct Args {
     pub cache_dir: Option<PathBuf>,
 }
 
+/// The environment variable that makes every command hook decide in its
+/// own process (`hookrt hook --no-service`): set, and not `0`, `false`,
+/// `no`, `off`, `f` or `n`.
+pub const NO_SERVICE_ENV: &str = "HOOKRT_NO_SERVICE";
+
 /// Runs `hookrt-hook` with the process's arguments.
 pub fn main() -> ExitCode {
-    run(&Args::parse())
+    let args = Args::parse();
+    if no_service() {
+        return without_service(&args);
+    }
+    run(&args)
+}
+
+/// Whether `$HOOKRT_NO_SERVICE` asks for the process per event (clap's
+/// reading of a flag's variable).
+fn no_service() -> bool {
+    std::env::var(NO_SERVICE_ENV).is_ok_and(|v| {
+        !["", "0", "false", "no", "off", "f", "n"].contains(&v.trim().to_ascii_lowercase().as_str())
+    })
+}
+
+/// `$HOOKRT_NO_SERVICE` set: this process becomes `hookrt hook
+/// --no-service` with the same arguments (the `hookrt` beside it), which
+/// decides the event itself; stdin is still unread. Failing that, the
+/// gate fails closed.
+fn without_service(args: &Args) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(match crate::place::hookrt_exe() {
+        Ok(exe) => exe,
+        Err(e) => return fail_unread(args, &e),
+    });
+    command.args(["hook", "--no-service", "--agent", &args.agent]);
+    for (flag, value) in [
+        ("--event", args.event.as_ref().map(Into::into)),
+        ("--name", args.name.as_ref().map(Into::into)),
+        ("--deadline-ms", Some(args.deadline_ms.to_string().into())),
+        ("--project-dir", args.project_dir.clone().map(PathBuf::into_os_string)),
+        ("--lock", args.lock.clone().map(PathBuf::into_os_string)),
+        ("--cache-dir", args.cache_dir.clone().map(PathBuf::into_os_string)),
+    ] {
+        if let Some(value) = value {
+            command.arg(flag).arg::<std::ffi::OsString>(value);
+        }
+    }
+    if args.require_lock {
+        command.arg("--require-lock");
+    }
+    if args.prebuilt {
+        command.arg("--prebuilt");
+    }
+    command.arg(&args.dir);
+    let e = command.exec();
+    fail_unread(args, &format!("cannot run `hookrt hook --no-service` ({NO_SERVICE_ENV} is set): {e}"))
+}
+
+/// Fails as the agent's first gate does, the input unread: whatever it
+/// was, a gate's refusal.
+fn fail_unread(args: &Args, why: &str) -> ExitCode {
+    let command = format!("hookrt-hook --agent {}", args.agent);
+    match Bridge::named(&args.agent) {
+        Some(bridge) => fail(&command, bridge, bridge.gates().first().copied(), why),
+        None => {
+            eprintln!("{command}: {why}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Forwards the input on stdin to the service and answers, by the deadline.

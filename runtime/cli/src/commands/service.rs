@@ -1,7 +1,7 @@
 //! `hookrt service run|status|stop|logs DIR`: the resident service of an
-//! agent folder for this user (docs/service.md, ADR 0012). `hookrt hook
-//! --service` starts it on demand; `run` is what it starts (or a person, in
-//! the foreground): `hookrt serve` on a private Unix socket, the journal
+//! agent folder for this user (docs/service.md, ADR 0012). A command hook
+//! (`hookrt-hook`, `hookrt hook`) starts it on demand; `run` is what it
+//! starts (or a person, in the foreground): `hookrt serve` on a private Unix socket, the journal
 //! and its trail in the user's state folder, exiting after an idle time.
 //! Its place (socket, journal, log) is `hookrt_client::place`'s.
 
@@ -18,16 +18,17 @@ use hookrt_serve::{ServeOptions, Tokens};
 use crate::loading::Loading;
 use hookrt_client::place::{self, Place};
 
-/// How often the service looks whether its binary was replaced.
-const REPLACED_EVERY: Duration = Duration::from_millis(500);
+/// How often the service looks whether it should retire: its binary
+/// replaced, its socket or its folder gone.
+const RETIRE_CHECK_EVERY: Duration = Duration::from_millis(500);
 
 /// How long the service waits for the start lock when run by hand.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(clap::Subcommand)]
 pub(crate) enum ServiceCommand {
-    /// Run the service of DIR in the foreground (what `hookrt hook
-    /// --service` starts in the background).
+    /// Run the service of DIR in the foreground (what a command hook
+    /// starts in the background).
     Run(RunArgs),
     /// Say whether the service of DIR runs, where it listens and keeps its
     /// journal (exit 1 when it does not run).
@@ -162,11 +163,15 @@ impl RunArgs {
             .build()
             .context("cannot start the async runtime")?;
         let pid = &place.pid;
+        let listening = std::sync::Arc::new(std::sync::OnceLock::new());
         let stats = tokio.block_on(hookrt_serve::serve(
             rt,
             options,
-            until_replaced(),
+            until_retired(place.clone(), listening.clone()),
             |bound| {
+                if let Some(socket) = file_identity(&place.socket) {
+                    let _ = listening.set(socket);
+                }
                 // The pid `hookrt service stop` signals; written once the
                 // socket is there.
                 if let Err(e) = std::fs::write(pid, std::process::id().to_string()) {
@@ -190,30 +195,48 @@ impl RunArgs {
     }
 }
 
-/// Resolves at ctrl-c or SIGTERM, or once the binary this service runs is
-/// replaced at its path (an upgrade): the service retires, and the next
-/// event starts the new binary's.
-async fn until_replaced() {
+/// A file's device and inode: which file is at a path.
+fn file_identity(path: &std::path::Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// Resolves at ctrl-c or SIGTERM, or once the service should retire: the
+/// binary it runs replaced at its path (an upgrade: the next event starts
+/// the new binary's), its socket removed or replaced (no client reaches it
+/// any more: its run folder was cleaned, or another service took the
+/// place), or its agent folder gone. `listening` is the socket's identity,
+/// set once it listens.
+async fn until_retired(place: Place, listening: std::sync::Arc<std::sync::OnceLock<(u64, u64)>>) {
+    // `current_exe` is the binary's own path (links resolved).
     let exe = std::env::current_exe().ok();
-    let identity =
-        |path: &std::path::Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-    let started = exe.as_deref().and_then(identity);
-    let replaced = async {
-        let (Some(exe), Some(started)) = (exe.as_deref(), started) else {
-            return std::future::pending().await;
-        };
+    let exe_identity = exe.as_deref().and_then(file_identity);
+    let retire = async {
         loop {
-            tokio::time::sleep(REPLACED_EVERY).await;
-            if identity(exe) != Some(started) {
+            tokio::time::sleep(RETIRE_CHECK_EVERY).await;
+            if let (Some(exe), Some(was)) = (exe.as_deref(), exe_identity)
+                && file_identity(exe) != Some(was)
+            {
                 tracing::info!(target: "hookrt", "{} was replaced: stopping, so the next event starts the new one", exe.display());
+                return;
+            }
+            if let Some(socket) = listening.get()
+                && file_identity(&place.socket) != Some(*socket)
+            {
+                tracing::info!(target: "hookrt", "the socket {} was removed or replaced: stopping (no client reaches this service)", place.socket.display());
+                return;
+            }
+            if !place.dir.is_dir() {
+                tracing::info!(target: "hookrt", "the agent folder {} is gone: stopping", place.dir.display());
                 return;
             }
         }
     };
     tokio::select! {
         () = hookrt_serve::shutdown_signal() => {}
-        () = replaced => {}
+        () = retire => {}
     }
 }
 

@@ -46,6 +46,9 @@ use supervisor::{Ended, Side};
 /// memory is no answer.
 const MAX_PARSED_BYTES: usize = 64 << 20;
 
+/// The environment variable that makes `--no-service` the default.
+pub(crate) const NO_SERVICE_ENV: &str = hookrt_client::thin::NO_SERVICE_ENV;
+
 /// `hookrt claude-hook`'s arguments (its `--agent` is the agent name hooks see).
 #[derive(clap::Args)]
 pub(crate) struct ClaudeArgs {
@@ -62,10 +65,15 @@ pub(crate) struct ClaudeArgs {
     /// recording (`hookrt test --agent claude-code --events FILE` replays it).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// Decide through the folder's resident service (started on demand,
-    /// its journal and trail kept; docs/service.md).
+    /// Decide through the folder's resident service (the default; it
+    /// overrides `$HOOKRT_NO_SERVICE`; docs/service.md).
     #[arg(long)]
     pub service: bool,
+    /// Decide in this process, not through the resident service: no
+    /// journal, so no trail (docs/service.md, "What each form costs");
+    /// `HOOKRT_NO_SERVICE=1` sets it; `--service` overrides both.
+    #[arg(long, env = NO_SERVICE_ENV, value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_service: bool,
 }
 
 /// `hookrt hook`'s arguments.
@@ -97,14 +105,34 @@ pub(crate) struct HookArgs {
     /// Decide through the folder's resident service for this user, started
     /// on demand: its hooks stay warm, and its journal keeps the trail,
     /// receipts and coverage (`hookrt service status DIR`; docs/service.md).
+    /// The default; it overrides `$HOOKRT_NO_SERVICE`.
     #[arg(long)]
     pub service: bool,
+    /// Decide in this process, loading the hooks for this event alone:
+    /// no journal, so no trail, receipts or coverage (docs/service.md,
+    /// "What each form costs"). `HOOKRT_NO_SERVICE=1` makes it the default
+    /// of every command hook (CI, a container whose processes must not
+    /// outlive the agent's); `--service` and `--http` override both.
+    #[arg(long, env = NO_SERVICE_ENV, value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_service: bool,
     /// Append each input, as the agent sent it and masked by the folder's
     /// redaction patterns, to this recording before deciding it (`hookrt
     /// test --agent AGENT --events FILE` replays it). A recording that
     /// cannot be written is said on stderr and changes no answer.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+}
+
+impl HookArgs {
+    /// Whether the input goes to the folder's resident service: unless
+    /// `--http` names a server, `--no-service` (or `$HOOKRT_NO_SERVICE`)
+    /// asks for the process per event, or the agent's frames come signed
+    /// by their source (the service's route takes them signed only).
+    fn via_service(&self, bridge: Bridge) -> bool {
+        self.http.is_none()
+            && (self.service || !self.no_service)
+            && bridge.protocol().signature.is_none()
+    }
 }
 
 impl From<&ClaudeArgs> for HookArgs {
@@ -118,6 +146,7 @@ impl From<&ClaudeArgs> for HookArgs {
             deadline_ms: a.deadline_ms,
             http: None,
             service: a.service,
+            no_service: a.no_service,
             record: a.record.clone(),
         }
     }
@@ -156,7 +185,7 @@ pub(crate) fn hook(args: &HookArgs, loading: Loading) -> ExitCode {
     }
     // The decision runs in a child: however it ends, this process answers.
     // A forward runs no hook here: no child.
-    let forwards = args.http.is_some() || args.service;
+    let forwards = args.http.is_some() || args.via_service(bridge);
     match (!forwards).then(|| supervisor::fork(deadline)) {
         None | Some(Ok(Side::Child)) => {}
         Some(Ok(Side::Parent(Ended::Answered(answer, code)))) => {
@@ -236,7 +265,7 @@ fn decide_input(
     let place;
     let target = match &args.http {
         Some(url) => Some(forward::Target::Http(url)),
-        None if args.service => {
+        None if args.via_service(bridge) => {
             place = match Place::of(&args.dir, &loading.identity()) {
                 Ok(p) => p,
                 Err(e) => return fail(&e),

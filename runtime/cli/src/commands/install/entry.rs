@@ -70,14 +70,19 @@ impl Agent {
     }
 }
 
-/// How the agent reaches hookrt: the hookrt binary and the agent folder
-/// (a process per event), or `hookrt serve` at a base URL.
+/// How the agent reaches hookrt: a command hook per event on the agent
+/// folder (the thin client `hookrt-hook` or `hookrt hook`, both through
+/// the folder's resident service; or, with `--no-service`, a process that
+/// decides itself), or `hookrt serve` at a base URL.
 pub(super) struct Transport {
     pub(super) hookrt: String,
+    /// The thin client beside `hookrt`, when there is one: the command
+    /// hooks run it, lighter to start (docs/service.md).
+    pub(super) thin: Option<String>,
     pub(super) dir: String,
     pub(super) http: Option<String>,
-    /// `--service`: each command hook through the resident service.
-    pub(super) service: bool,
+    /// `--no-service`: each command hook decides in its own process.
+    pub(super) no_service: bool,
     pub(super) lock: Pinned,
     /// The command hooks' `--record FILE`.
     pub(super) record: Option<String>,
@@ -109,11 +114,25 @@ fn quoted(text: &str) -> String {
 }
 
 impl Transport {
+    /// The thin client, where the command hooks run it: through the
+    /// service, with nothing only `hookrt hook` does (`--http`,
+    /// `--record`).
+    fn thin(&self) -> Option<&str> {
+        self.thin
+            .as_deref()
+            .filter(|_| self.http.is_none() && !self.no_service && self.record.is_none())
+    }
+
     pub(super) fn describe(&self, agent: &Agent) -> String {
         let command = format!(
-            "hookrt hook --agent {}{} {}{}",
+            "{} --agent {}{} {}{}",
+            if self.thin().is_some() {
+                "hookrt-hook"
+            } else {
+                "hookrt hook"
+            },
             agent.bridge.name(),
-            if self.service { " --service" } else { "" },
+            if self.no_service { " --no-service" } else { "" },
             self.dir,
             self.lock
                 .args()
@@ -145,13 +164,18 @@ impl Transport {
         }
     }
 
+    /// The program of the command hooks: the thin client, else `hookrt`.
+    fn program(&self) -> &str {
+        self.thin().unwrap_or(&self.hookrt)
+    }
+
     /// The arguments of the command hook of `event`.
     fn args(&self, agent: &Agent, event: &str) -> Vec<String> {
-        let mut args = vec![
-            "hook".to_owned(),
-            "--agent".to_owned(),
-            agent.bridge.name().to_owned(),
-        ];
+        let mut args = Vec::new();
+        if self.thin().is_none() {
+            args.push("hook".to_owned());
+        }
+        args.extend(["--agent".to_owned(), agent.bridge.name().to_owned()]);
         if agent.bridge.protocol().event_field.is_none() {
             args.extend(["--event".to_owned(), event.to_owned()]);
         }
@@ -160,14 +184,18 @@ impl Transport {
             "--deadline-ms".to_owned(),
             COMMAND_DEADLINE_MS.to_string(),
         ]);
-        if let Some(url) = self.http.as_ref().filter(|_| !agent.install.http_hooks) {
+        // An agent whose hooks can be `http` runs a command only for the
+        // events that cannot (`Install::command_only`): those forward too,
+        // and `hookrt serve --record` records them with the rest.
+        let forwarded_by_http_hooks = self.http.is_some() && agent.install.http_hooks;
+        if let Some(url) = &self.http {
             args.extend(["--http".to_owned(), url.clone()]);
         }
-        if self.service {
-            args.push("--service".to_owned());
+        if self.no_service {
+            args.push("--no-service".to_owned());
         }
         args.extend(self.lock.args());
-        if let Some(file) = &self.record {
+        if let Some(file) = self.record.as_ref().filter(|_| !forwarded_by_http_hooks) {
             args.extend(["--record".to_owned(), file.clone()]);
         }
         args
@@ -177,14 +205,14 @@ impl Transport {
     /// (a plugin runs it for every event).
     pub(super) fn argv(&self, agent: &Agent) -> Vec<String> {
         debug_assert!(agent.bridge.protocol().event_field.is_some());
-        std::iter::once(self.hookrt.clone())
+        std::iter::once(self.program().to_owned())
             .chain(self.args(agent, ""))
             .collect()
     }
 
     /// The command hook of `event` as a shell command line.
     pub(super) fn command_line(&self, agent: &Agent, event: &str) -> String {
-        std::iter::once(self.hookrt.as_str())
+        std::iter::once(self.program())
             .chain(self.args(agent, event).iter().map(String::as_str))
             .map(quoted)
             .collect::<Vec<_>>()
@@ -227,7 +255,7 @@ impl Transport {
             }
             match install.command {
                 CommandForm::Args => {
-                    hook.insert("command".into(), json!(self.hookrt));
+                    hook.insert("command".into(), json!(self.program()));
                     hook.insert("args".into(), json!(self.args(agent, event)));
                 }
                 CommandForm::Line(key) => {
@@ -245,19 +273,22 @@ impl Transport {
     }
 }
 
-/// Whether `hook` is one of hookrt's: a command running `hook --agent` or
-/// `claude-hook` (under the key any agent's entries name their command
-/// line with, or `agent`'s), or an `http` hook on one of hookrt's agent
-/// routes.
+/// Whether `hook` is one of hookrt's: a command running `hook --agent`,
+/// `claude-hook` or the thin client `hookrt-hook --agent` (under the key
+/// any agent's entries name their command line with, or `agent`'s), or an
+/// `http` hook on one of hookrt's agent routes.
 pub(super) fn is_ours(hook: &Value, agent: &Agent) -> bool {
     let args: Vec<&str> = hook["args"]
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let thin = hook["command"]
+        .as_str()
+        .is_some_and(|c| std::path::Path::new(c).file_name().is_some_and(|n| n == "hookrt-hook"));
     let args = match args.first() {
         Some(&"claude-hook") => true,
         Some(&"hook") => args.contains(&"--agent"),
-        _ => false,
+        _ => thin && args.contains(&"--agent"),
     };
     let agents = || Bridge::ALL.into_iter().chain([agent.bridge]);
     let line = agents()
@@ -268,7 +299,8 @@ pub(super) fn is_ours(hook: &Value, agent: &Agent) -> bool {
         .any(|k| {
             hook[k].as_str().is_some_and(|c| {
                 c.contains(" claude-hook ")
-                    || (c.contains(" hook --agent ") && c.contains("--deadline-ms"))
+                    || ((c.contains(" hook --agent ") || c.contains("hookrt-hook --agent "))
+                        && c.contains("--deadline-ms"))
             })
         });
     let http = hook["url"].as_str().is_some_and(|u| {

@@ -67,11 +67,16 @@ pub(crate) struct Where {
     /// Code and Copilot CLI, whose hooks can be `http`).
     #[arg(long, value_name = "URL")]
     pub http: Option<String>,
-    /// Run each command hook through the folder's resident service
-    /// (`hookrt hook --service`: one warm hookrt per user and project,
-    /// started on demand, keeping a journal with its trail; docs/service.md).
-    #[arg(long, conflicts_with = "http")]
+    /// Each command hook through the folder's resident service (the
+    /// default: one warm hookrt per user and project, started on demand,
+    /// keeping a journal with its trail; the entries run the thin client
+    /// `hookrt-hook` beside this hookrt; docs/service.md).
+    #[arg(long, conflicts_with_all = ["http", "no_service"])]
     pub service: bool,
+    /// Each command hook decides in its own process (`hookrt hook
+    /// --no-service`): no journal, so no trail, receipts or coverage.
+    #[arg(long, conflicts_with = "http")]
+    pub no_service: bool,
     /// Write the project's file in the working folder (the default).
     #[arg(long, conflicts_with_all = ["user", "settings"])]
     pub project: bool,
@@ -127,17 +132,19 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     let cwd = std::env::current_dir().context("cannot tell the working folder")?;
     let target = target(&agent, place, &cwd)?;
     let pinned = Pinned::of(&loading.lock, &dir, &cwd, place.http.is_some())?;
+    let hookrt = std::env::current_exe().context("cannot tell where this hookrt binary is")?;
+    let thin = hookrt.with_file_name("hookrt-hook");
     let transport = Transport {
-        hookrt: std::env::current_exe()
-            .context("cannot tell where this hookrt binary is")?
-            .to_string_lossy()
-            .into_owned(),
+        hookrt: hookrt.to_string_lossy().into_owned(),
+        thin: thin
+            .is_file()
+            .then(|| thin.to_string_lossy().into_owned()),
         dir: dir.to_string_lossy().into_owned(),
         http: place
             .http
             .as_ref()
             .map(|u| u.trim_end_matches('/').to_owned()),
-        service: place.service,
+        no_service: place.no_service,
         lock: pinned.clone(),
         record: place
             .record
@@ -302,9 +309,10 @@ mod tests {
     fn command() -> Transport {
         Transport {
             hookrt: "/usr/bin/hookrt".into(),
+            thin: None,
             dir: "/agent".into(),
             http: None,
-            service: false,
+            no_service: false,
             lock: Pinned::default(),
             record: None,
         }
@@ -339,7 +347,6 @@ mod tests {
         let once = s.clone();
         let http = Transport {
             http: Some("http://127.0.0.1:7700".into()),
-            service: false,
             ..command()
         };
         merge(&mut s, &claude, &http).unwrap();
@@ -478,7 +485,6 @@ mod tests {
         );
         let http = Transport {
             http: Some("http://127.0.0.1:7700".into()),
-            service: false,
             ..command()
         };
         merge(&mut s, &fable, &http).unwrap();

@@ -106,9 +106,12 @@ pub(crate) fn package(
     let agent = Agent::of(bridge)?.only(only);
     let transport = Transport {
         hookrt: hookrt.to_owned(),
+        // The plugin runs the `hookrt` the user has: `hookrt hook`, which
+        // reaches the resident service.
+        thin: None,
         dir: format!("${{{}}}/{FOLDER}", format.root),
         http: None,
-        service: false,
+        no_service: false,
         lock: Pinned::required(),
         record: None,
     };

@@ -1,10 +1,13 @@
 //! The acker: the thread that commits the dispatcher's acks and
-//! resolutions, one batch at a time, while the next batch is delivered.
+//! resolutions, one batch at a time, while the next batch is delivered,
+//! and only then tells whoever waits for a resolution: an answer given is
+//! one the journal holds (a service killed after it cannot have told an
+//! agent what a rerun at its restart might decide otherwise).
 
 use std::sync::{Arc, Mutex, mpsc};
 
 use crate::service::journal::{Ack, Journal};
-use crate::service::work::lock;
+use crate::service::work::{Decided, lock};
 
 /// The thread that commits each batch's acks (and resolutions), so the
 /// dispatcher delivers the next batch while the last one's commit waits for
@@ -18,7 +21,7 @@ pub(crate) struct Acker {
 }
 
 enum AckMsg {
-    Commit(Vec<Ack>, Vec<(i64, String)>),
+    Commit(Vec<Ack>, Vec<Decided>),
     Sync(mpsc::Sender<()>),
 }
 
@@ -31,16 +34,23 @@ impl Acker {
             .spawn(move || {
                 for msg in rx {
                     match msg {
-                        AckMsg::Commit(acks, resolutions) => {
+                        AckMsg::Commit(acks, decided) => {
+                            let kept: Vec<(i64, String)> =
+                                decided.iter().filter_map(|d| d.kept.clone()).collect();
                             if let Some(j) = lock(&journal).as_mut()
-                                && let Err(e) = j.ack(&acks, &resolutions)
+                                && let Err(e) = j.ack(&acks, &kept)
                             {
                                 // Unacked deliveries run again after a restart:
-                                // at-least-once holds.
+                                // at-least-once holds. The waiters still
+                                // get what was decided (a gate's answer is
+                                // safer told than dropped), and the error
+                                // says the journal may lack it.
                                 tracing::error!(
-                                    "journal ack failed (deliveries will repeat after restart): {e}"
+                                    "journal ack failed (deliveries will repeat after restart; {} answer(s) told may be missing from the journal): {e}",
+                                    decided.len()
                                 );
                             }
+                            decided.into_iter().for_each(Decided::tell);
                         }
                         AckMsg::Sync(reply) => {
                             let _ = reply.send(());
@@ -61,12 +71,12 @@ impl Acker {
     }
 
     /// Queues a batch's acks (waits while the batch before it is queued).
-    pub(crate) fn commit(&self, acks: Vec<Ack>, resolutions: Vec<(i64, String)>) {
-        if acks.is_empty() && resolutions.is_empty() {
+    pub(crate) fn commit(&self, acks: Vec<Ack>, decided: Vec<Decided>) {
+        if acks.is_empty() && decided.is_empty() {
             return;
         }
         if let Some(tx) = &self.tx {
-            let _ = tx.send(AckMsg::Commit(acks, resolutions));
+            let _ = tx.send(AckMsg::Commit(acks, decided));
         }
     }
 

@@ -28,7 +28,7 @@ use crate::runtime::Runtime;
 use crate::sandbox::wit::CheckedEvent;
 use crate::service::journal::Journal;
 use crate::service::report::{Observation, Observer, Stats};
-use crate::service::work::{ResolutionTx, Work, lock};
+use crate::service::work::{Decided, ResolutionTx, Work, lock};
 
 /// Deliveries a thread takes from a lane at a time: enough to keep the
 /// lock out of the way, few enough to share a short run between threads.
@@ -65,15 +65,17 @@ impl Context {
         }
     }
 
-    /// Tells what `w` decided: the observer, and whoever waits (`resolve`).
-    /// Returns it as the journal keeps it (seq, JSON) when `persisted`.
+    /// Tells the observer what `w` decided. With a journal (`persisted`),
+    /// returns it as the journal keeps it and whoever waits (`resolve`), to
+    /// be told once the batch's acks and resolutions are committed; without
+    /// one, tells the waiter now.
     pub(crate) fn resolved(
         &self,
         w: &Work,
         resolution: Option<Resolution>,
         resolve: Option<ResolutionTx>,
         persisted: bool,
-    ) -> Option<(i64, String)> {
+    ) -> Option<Decided> {
         let mut kept = None;
         if let Some(r) = &resolution {
             if persisted {
@@ -85,10 +87,15 @@ impl Context {
                 resolution: r,
             });
         }
-        if let Some(tx) = resolve {
-            let _ = tx.send(resolution);
+        let decided = Decided {
+            kept,
+            tell: resolve.map(|tx| (tx, resolution)),
+        };
+        if !persisted {
+            decided.tell();
+            return None;
         }
-        kept
+        (decided.kept.is_some() || decided.tell.is_some()).then_some(decided)
     }
 
     /// The hook's measured cost per delivery ([`LoadedHook::cost_us`]).
@@ -157,8 +164,8 @@ struct Board {
     waiting: usize,
     /// Counts of every finished attempt.
     stats: Stats,
-    /// What finished decision and edit events decided (journal seq, JSON).
-    resolutions: Vec<(i64, String)>,
+    /// What finished decision and edit events decided, and who waits.
+    resolutions: Vec<Decided>,
 }
 
 /// What a job leaves for the dispatcher to ack.
@@ -167,8 +174,8 @@ pub(crate) struct Results {
     pub(crate) done: Vec<Vec<Done>>,
     /// Counts of every attempt.
     pub(crate) stats: Stats,
-    /// Resolutions to commit with the acks (journal seq, JSON).
-    pub(crate) resolutions: Vec<(i64, String)>,
+    /// Resolutions to commit with the acks, and whom to tell after.
+    pub(crate) resolutions: Vec<Decided>,
 }
 
 impl Job {

@@ -17,7 +17,7 @@ use crate::sandbox::outcome::Outcome;
 use crate::service::journal::{Ack, Inserted, PendingDelivery};
 use crate::service::lanes::Context;
 use crate::service::report::{Observation, Stats};
-use crate::service::work::{ResolutionTx, Seen, Sighting, Work, lock};
+use crate::service::work::{Decided, ResolutionTx, Seen, Sighting, Work, lock};
 
 /// What the dispatcher keeps across a batch of work.
 #[derive(Default)]
@@ -26,9 +26,9 @@ pub(crate) struct Books {
     pub(crate) stats: Stats,
     /// Acks to commit with the batch.
     pub(crate) acks: Vec<Ack>,
-    /// What finished decision and edit events decided (journal seq, JSON),
-    /// committed with the acks.
-    pub(crate) resolutions: Vec<(i64, String)>,
+    /// What finished decision and edit events decided, committed with the
+    /// acks; whoever waits is told after that commit.
+    pub(crate) resolutions: Vec<Decided>,
     /// Without a journal: cascade ids already emitted.
     pub(crate) cascaded: Seen,
 }

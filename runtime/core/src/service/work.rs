@@ -84,6 +84,24 @@ pub enum ReloadError {
 
 pub(crate) type ReceiptTx = oneshot::Sender<Result<Receipt, EmitError>>;
 pub(crate) type ResolutionTx = oneshot::Sender<Option<Resolution>>;
+
+/// What a finished decision or edit event leaves for the batch's commit:
+/// its resolution as the journal keeps it (seq, JSON), and whoever waits
+/// for it, told only once that commit is done, so no answer is given that
+/// the journal could lose ([`crate::service::acker`]).
+pub(crate) struct Decided {
+    pub(crate) kept: Option<(i64, String)>,
+    pub(crate) tell: Option<(ResolutionTx, Option<Resolution>)>,
+}
+
+impl Decided {
+    /// Tells whoever waits (the journal has it, or could not take it).
+    pub(crate) fn tell(self) {
+        if let Some((tx, resolution)) = self.tell {
+            let _ = tx.send(resolution);
+        }
+    }
+}
 pub(crate) type ResolvingRx = (
     oneshot::Receiver<Result<Receipt, EmitError>>,
     oneshot::Receiver<Option<Resolution>>,

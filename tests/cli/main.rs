@@ -71,6 +71,7 @@ mod refusals;
 mod sdk_grants;
 mod secret;
 mod service;
+mod service_entries;
 mod service_kills;
 mod supervisor;
 mod templates;

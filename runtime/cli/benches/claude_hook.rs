@@ -20,7 +20,11 @@ fn claude_hook(c: &mut Criterion) {
     let input = std::fs::read(repo().join("tests/fixtures/claude/PreToolUse.json")).unwrap();
     let once = || {
         let mut child = Command::new(bin)
-            .args(["claude-hook", "--no-service", agent.path().to_str().unwrap()])
+            .args([
+                "claude-hook",
+                "--no-service",
+                agent.path().to_str().unwrap(),
+            ])
             .env("HOOKRT_CACHE_DIR", &cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -82,10 +86,19 @@ fn claude_hook(c: &mut Criterion) {
         .env("HOOKRT_CACHE_DIR", &cache)
         .output()
         .unwrap();
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     through(thin, &["--agent", "claude-code", example]);
     c.bench_function("claude_hook/example_agent/process_per_event", |b| {
-        b.iter(|| through(bin, &["hook", "--agent", "claude-code", "--no-service", example]))
+        b.iter(|| {
+            through(
+                bin,
+                &["hook", "--agent", "claude-code", "--no-service", example],
+            )
+        })
     });
     c.bench_function("claude_hook/example_agent/hookrt-hook", |b| {
         b.iter(|| through(thin, &["--agent", "claude-code", example]))

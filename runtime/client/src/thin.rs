@@ -94,9 +94,15 @@ fn without_service(args: &Args) -> ExitCode {
         ("--event", args.event.as_ref().map(Into::into)),
         ("--name", args.name.as_ref().map(Into::into)),
         ("--deadline-ms", Some(args.deadline_ms.to_string().into())),
-        ("--project-dir", args.project_dir.clone().map(PathBuf::into_os_string)),
+        (
+            "--project-dir",
+            args.project_dir.clone().map(PathBuf::into_os_string),
+        ),
         ("--lock", args.lock.clone().map(PathBuf::into_os_string)),
-        ("--cache-dir", args.cache_dir.clone().map(PathBuf::into_os_string)),
+        (
+            "--cache-dir",
+            args.cache_dir.clone().map(PathBuf::into_os_string),
+        ),
     ] {
         if let Some(value) = value {
             command.arg(flag).arg::<std::ffi::OsString>(value);
@@ -110,7 +116,10 @@ fn without_service(args: &Args) -> ExitCode {
     }
     command.arg(&args.dir);
     let e = command.exec();
-    fail_unread(args, &format!("cannot run `hookrt hook --no-service` ({NO_SERVICE_ENV} is set): {e}"))
+    fail_unread(
+        args,
+        &format!("cannot run `hookrt hook --no-service` ({NO_SERVICE_ENV} is set): {e}"),
+    )
 }
 
 /// Fails as the agent's first gate does, the input unread: whatever it

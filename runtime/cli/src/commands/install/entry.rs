@@ -282,9 +282,11 @@ pub(super) fn is_ours(hook: &Value, agent: &Agent) -> bool {
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let thin = hook["command"]
-        .as_str()
-        .is_some_and(|c| std::path::Path::new(c).file_name().is_some_and(|n| n == "hookrt-hook"));
+    let thin = hook["command"].as_str().is_some_and(|c| {
+        std::path::Path::new(c)
+            .file_name()
+            .is_some_and(|n| n == "hookrt-hook")
+    });
     let args = match args.first() {
         Some(&"claude-hook") => true,
         Some(&"hook") => args.contains(&"--agent"),

@@ -136,9 +136,7 @@ fn install_for(bridge: Bridge, place: &Where, loading: &Loading) -> Result<ExitC
     let thin = hookrt.with_file_name("hookrt-hook");
     let transport = Transport {
         hookrt: hookrt.to_string_lossy().into_owned(),
-        thin: thin
-            .is_file()
-            .then(|| thin.to_string_lossy().into_owned()),
+        thin: thin.is_file().then(|| thin.to_string_lossy().into_owned()),
         dir: dir.to_string_lossy().into_owned(),
         http: place
             .http

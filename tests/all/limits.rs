@@ -171,6 +171,17 @@ fn an_infinite_loop_in_an_epoch_only_hook_ends_timeout_at_its_deadline() {
     // The instance that timed out is gone: the next delivery is stopped the same way.
     let again = rt.dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
     assert_eq!(again.outcome, Outcome::Timeout);
+    // Idle past every window a delivery (and the load's start, 5 s) opened,
+    // the epoch ticker sleeps (sandbox/ticker.rs); the next delivery wakes
+    // it, and is stopped at its deadline all the same.
+    std::thread::sleep(std::time::Duration::from_millis(5_200));
+    let idle = rt.dispatch(&transcript()[0]).unwrap().deliveries.remove(0);
+    assert_eq!(idle.outcome, Outcome::Timeout);
+    assert!(
+        idle.duration_us < 2_000_000,
+        "stopped late: {} us",
+        idle.duration_us
+    );
 }
 
 #[test]

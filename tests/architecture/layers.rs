@@ -30,6 +30,7 @@ pub(crate) const RUNTIME: &[&str] = &[
     "sandbox::limits",
     "sandbox::redaction",
     "sandbox::capture",
+    "sandbox::ticker",
     "sandbox::grant::setting",
     "sandbox::grant::table",
     "sandbox::grant::exec::table",

@@ -3,15 +3,15 @@
 //! Everything that narrows Wasmtime to what hookrt uses lives here (like
 //! `spin-core`): fuel and epoch interruption on, the WASI p2 imports linked with
 //! nothing granted, the host imports of the `define-hook` world, and the epoch
-//! ticker that turns wall-clock deadlines into interrupts. Hooks that opt into
+//! ticker that turns wall-clock deadlines into interrupts (`ticker.rs`, armed
+//! by [`begin_delivery`]). Hooks that opt into
 //! epoch-only metering (`metering = "epoch"`) run on a second engine, built
 //! only when one does, that compiles no fuel counting into them: fuel is an
 //! engine-wide setting compiled into the code, not a per-store switch.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
@@ -28,10 +28,7 @@ use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::state::StateAccess;
 use crate::sandbox::wit::{v0_1_0, v0_2_0, v0_3_0, v0_4_0};
 
-/// How often the epoch advances. A deadline is noticed within one tick of
-/// passing, so this bounds how far past its budget a hook can run. 1 ms costs
-/// one wake-up per millisecond on one thread.
-pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
+use crate::sandbox::ticker::Ticker;
 
 /// Why the sandbox could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +66,7 @@ pub struct Sandbox {
     /// Replay mode: stores created from now on see a fixed clock and fixed
     /// randomness (see [`Sandbox::pin`]).
     pinned: AtomicBool,
-    _ticker: Ticker,
+    ticker: Ticker,
 }
 
 /// The host interfaces a sandbox links besides the baseline and hookrt's
@@ -352,7 +349,7 @@ impl Sandbox {
             allocator,
             cancel: Arc::new(AtomicBool::new(false)),
             pinned: AtomicBool::new(false),
-            _ticker: ticker,
+            ticker,
         })
     }
 
@@ -447,7 +444,14 @@ impl Sandbox {
         metrics: MetricsAccess,
         http: HttpPolicy,
     ) -> Store<StoreData> {
-        let mut data = StoreData::new(limits, self.cancel.clone(), state, metrics, http);
+        let mut data = StoreData::new(
+            limits,
+            self.cancel.clone(),
+            self.ticker.window(),
+            state,
+            metrics,
+            http,
+        );
         if self.pinned() {
             data.pin();
         }
@@ -515,7 +519,10 @@ pub(crate) fn begin_delivery_at(store: &mut Store<StoreData>, limits: &Limits, n
         let _ = store.set_fuel(limits.fuel);
     }
     let state = store.data_mut();
-    state.arm(now + limits.deadline());
+    let deadline = now + limits.deadline();
+    // The ticker ticks until then, whatever it did before.
+    state.ticks.cover(deadline);
+    state.arm(deadline);
     state.limiter.exceeded = false;
     store.set_epoch_deadline(1);
 }
@@ -525,46 +532,5 @@ pub(crate) fn fuel_used(store: &Store<StoreData>, limits: &Limits) -> u64 {
     match limits.metering {
         Metering::Fuel => limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
         Metering::Epoch => 0,
-    }
-}
-
-/// Advances the engines' epochs every [`EPOCH_TICK`] until dropped.
-struct Ticker {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Ticker {
-    fn start(engines: Vec<Engine>) -> std::io::Result<Ticker> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("hookrt-epoch".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    // Parked, not asleep: dropping the ticker wakes it at once
-                    // instead of waiting out the tick (up to 1 ms on every
-                    // runtime's drop: a reload, the end of `claude-hook`). An
-                    // early wake only ticks early: deadlines read the clock.
-                    std::thread::park_timeout(EPOCH_TICK);
-                    for engine in &engines {
-                        engine.increment_epoch();
-                    }
-                }
-            })?;
-        Ok(Ticker {
-            stop,
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Ticker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.thread().unpark();
-            let _ = t.join();
-        }
     }
 }

@@ -21,6 +21,7 @@ use crate::sandbox::http::HttpPolicy;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::metrics::MetricsAccess;
 use crate::sandbox::state::StateAccess;
+use crate::sandbox::ticker::TickWindow;
 
 /// What the pinned wall clock reads: 2026-01-01T00:00:00Z.
 pub(crate) const PINNED_WALL_CLOCK_SECS: u64 = 1_767_225_600;
@@ -63,6 +64,8 @@ pub(crate) struct StoreData {
     /// runtime is shutting down (the delivery is left unacked, not failed).
     pub cancelled: bool,
     cancel: Arc<AtomicBool>,
+    /// The ticker's window, widened as each delivery is armed.
+    pub(crate) ticks: Arc<TickWindow>,
     pub(crate) state: StateAccess,
     pub(crate) metrics: MetricsAccess,
     http_ctx: wasmtime_wasi_http::WasiHttpCtx,
@@ -77,10 +80,12 @@ pub(crate) struct StoreData {
 
 impl StoreData {
     /// A fresh state for a store with `limits`; `cancel` interrupts it from
-    /// outside; `state` is the hook's own key-value store.
+    /// outside, `ticks` is the sandbox's ticker's window; `state` is the
+    /// hook's own key-value store.
     pub(crate) fn new(
         limits: &Limits,
         cancel: Arc<AtomicBool>,
+        ticks: Arc<TickWindow>,
         state: StateAccess,
         metrics: MetricsAccess,
         http: HttpPolicy,
@@ -102,6 +107,7 @@ impl StoreData {
             timed_out: false,
             cancelled: false,
             cancel,
+            ticks,
             state,
             metrics,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),

@@ -17,6 +17,7 @@ pub(crate) mod metrics;
 pub(crate) mod outcome;
 pub(crate) mod redaction;
 pub(crate) mod state;
+pub(crate) mod ticker;
 pub(crate) mod wit;
 
 // What an embedder or an auditor may read or tune of the sandbox.

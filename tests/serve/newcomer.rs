@@ -228,7 +228,7 @@ fn a_newcomer_installs_from_the_release_and_the_real_claude_code_is_gated_with_n
                 .unwrap()
         },
         agent.to_str().unwrap(),
-        "safe-shell",
+        "packs/safe-shell",
     );
     eprintln!(
         "newcomer: installed in {:.1} s, init and install done at {:.1} s, the Claude Code session (its first gated call inside it) ended at {:.1} s",

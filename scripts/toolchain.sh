@@ -19,3 +19,12 @@ export HOOKRT_PY_TOOLCHAIN
 # The `notify` tests start a private D-Bus session bus: Debian's
 # dbus-daemon, pinned (scripts/dbus installs it when missing).
 scripts/dbus
+# hookrt-hook, the thin client an agent starts per event, linked statically
+# (glibc static-pie) into target/release/hookrt-hook: it starts about 0.3 ms
+# sooner than the dynamically linked one `cargo build` makes, which the next
+# `cargo build` links back. scripts/bench service measures both; the releases
+# ship the dynamic one (ADR 0012: a static glibc is LGPL object code to
+# offer for relinking).
+static_thin_client() {
+    cargo rustc --release -p hookrt-cli --bin hookrt-hook "$@" -- -C target-feature=+crt-static
+}

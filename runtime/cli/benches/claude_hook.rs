@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod support;
-use support::{built_three_hooks, repo};
+use support::{build, built_three_hooks, repo};
 
 fn claude_hook(c: &mut Criterion) {
     let (agent, cache) = built_three_hooks();
@@ -80,17 +80,8 @@ fn claude_hook(c: &mut Criterion) {
     // The example agent's eight hooks (one TypeScript, one Python), built
     // into the same cache: its process per event beside the thin client.
     let example = repo().join("example-hooks/agent");
+    build(&example, &cache);
     let example = example.to_str().unwrap();
-    let built = Command::new(bin)
-        .args(["build", example])
-        .env("HOOKRT_CACHE_DIR", &cache)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
     through(thin, &["--agent", "claude-code", example]);
     c.bench_function("claude_hook/example_agent/process_per_event", |b| {
         b.iter(|| {

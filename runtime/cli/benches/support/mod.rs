@@ -51,9 +51,15 @@ pub(crate) fn built_three_hooks() -> (tempfile::TempDir, PathBuf) {
     let agent = tempfile::tempdir().unwrap();
     three_hooks(agent.path());
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hookrt-cache");
+    build(agent.path(), &cache);
+    (agent, cache)
+}
+
+/// `hookrt build DIR` into the build cache `cache`, which must succeed.
+pub(crate) fn build(dir: &Path, cache: &Path) {
     let built = std::process::Command::new(env!("CARGO_BIN_EXE_hookrt"))
-        .args(["build", agent.path().to_str().unwrap()])
-        .env("HOOKRT_CACHE_DIR", &cache)
+        .args(["build", dir.to_str().unwrap()])
+        .env("HOOKRT_CACHE_DIR", cache)
         .output()
         .unwrap();
     assert!(
@@ -61,5 +67,4 @@ pub(crate) fn built_three_hooks() -> (tempfile::TempDir, PathBuf) {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    (agent, cache)
 }

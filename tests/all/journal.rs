@@ -464,3 +464,70 @@ fn a_running_service_prunes_finished_events_past_its_retention() {
     );
     assert_eq!(journal.status().unwrap().pending, 0);
 }
+
+/// A hook whose first attempt at `session.started` fails, whose second
+/// spins until shutdown interrupts it, and whose later ones succeed.
+const SECOND_SPINS: &str = r#"
+use hookrt_sdk::prelude::*;
+#[derive(Default)]
+pub struct SecondSpins;
+impl SecondSpins {
+    fn any(&mut self, event: &Event, _cx: &Context) -> HookResult {
+        if event.kind() != "session.started" {
+            return Ok(());
+        }
+        match event.attempt() {
+            1 => Err(HookError::new("the first attempt fails".to_string())),
+            2 => loop {
+                std::hint::spin_loop();
+            },
+            _ => Ok(()),
+        }
+    }
+}
+hookrt_sdk::define_hook!(SecondSpins { "*" => any });
+"#;
+
+#[test]
+fn an_attempt_begun_before_a_shutdown_is_counted_and_the_next_start_runs_the_one_after() {
+    // Epoch-only metering and a long deadline: only shutdown stops the spin.
+    let agent = TempAgent::new().file("hooks/second_spins.rs", SECOND_SPINS).config(
+        "[hooks.second_spins]\nmax_attempts = 5\nbackoff_ms = 1\nmetering = \"epoch\"\ndeadline_ms = 60_000\n",
+    );
+    let db = agent.path().join("journal.db");
+    let (service, seen) = start(agent.path(), Some(&db));
+    service.submit(transcript()[0].clone()).wait().unwrap();
+    let begun = std::time::Instant::now();
+    while seen.lock().unwrap().is_empty() {
+        assert!(
+            begun.elapsed() < Duration::from_secs(60),
+            "no first attempt"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The retry (1 ms later) spins now; shutdown interrupts it, unacked.
+    std::thread::sleep(Duration::from_millis(300));
+    service.shutdown_blocking(Duration::from_millis(500));
+    let attempts: Vec<u32> = Journal::open(&db)
+        .unwrap()
+        .pending()
+        .unwrap()
+        .iter()
+        .map(|(_, _, d)| d.attempts)
+        .collect();
+    assert_eq!(
+        attempts,
+        [2],
+        "the second attempt, begun, is in the journal"
+    );
+    // The next start goes on with the third: no hook is told an attempt twice.
+    let (service, seen) = start(agent.path(), Some(&db));
+    run_all(service, &[]);
+    let ran: Vec<(u32, Outcome)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| (d.attempt, d.outcome))
+        .collect();
+    assert_eq!(ran, [(3, Outcome::Ok)]);
+}

@@ -179,6 +179,37 @@ mod tests {
     }
 
     #[test]
+    fn each_refused_interface_says_why_and_a_terminal_is_the_only_other_cli_import() {
+        let why = |import: &str| match classify(import, Profile::Standard) {
+            Need::Never(why) => why,
+            other => panic!("{import} is not refused: {other:?}"),
+        };
+        assert_eq!(why("wasi:sockets/tcp@0.2.9"), "hookrt grants no sockets");
+        assert_eq!(
+            why("wasi:filesystem/types@0.2.9"),
+            "hookrt grants no filesystem access"
+        );
+        assert_eq!(
+            why("wasi:http/incoming-handler@0.2.9"),
+            "hookrt does not serve HTTP to hooks"
+        );
+        assert_eq!(
+            why("wasi:keyvalue/store@0.2.0"),
+            "hookrt does not provide this interface"
+        );
+        // `wasi:cli` is linked for the interfaces named, terminals among them
+        // (as none); any other is refused like an unknown interface.
+        assert!(matches!(
+            classify("wasi:cli/terminal-stdout@0.2.9", Profile::Standard),
+            Need::Baseline(_)
+        ));
+        assert_eq!(
+            why("wasi:cli/run@0.2.9"),
+            "hookrt does not provide this interface"
+        );
+    }
+
+    #[test]
     fn only_a_python_hook_may_import_the_inert_filesystem_and_sockets() {
         let grants: BTreeSet<String> = ["log".to_string()].into();
         let imports: Vec<String> = [

@@ -55,31 +55,28 @@ pub struct Args {
     /// The build cache (`hookrt --cache-dir`).
     #[arg(long, env = "HOOKRT_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Decide in a process of its own (`hookrt hook --no-service`, the
+    /// `hookrt` beside this one), as `$HOOKRT_NO_SERVICE` asks too, read as
+    /// `hookrt hook` reads it.
+    #[arg(long, env = NO_SERVICE_ENV, value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_service: bool,
 }
 
 /// The environment variable that makes every command hook decide in its
-/// own process (`hookrt hook --no-service`): set, and not `0`, `false`,
-/// `no`, `off`, `f` or `n`.
+/// own process (`hookrt hook --no-service`): set, and not one of clap's
+/// false values (`0`, `false`, `no`, `off`, `f`, `n`).
 pub const NO_SERVICE_ENV: &str = "HOOKRT_NO_SERVICE";
 
 /// Runs `hookrt-hook` with the process's arguments.
 pub fn main() -> ExitCode {
     let args = Args::parse();
-    if no_service() {
+    if args.no_service {
         return without_service(&args);
     }
     run(&args)
 }
 
-/// Whether `$HOOKRT_NO_SERVICE` asks for the process per event (clap's
-/// reading of a flag's variable).
-fn no_service() -> bool {
-    std::env::var(NO_SERVICE_ENV).is_ok_and(|v| {
-        !["", "0", "false", "no", "off", "f", "n"].contains(&v.trim().to_ascii_lowercase().as_str())
-    })
-}
-
-/// `$HOOKRT_NO_SERVICE` set: this process becomes `hookrt hook
+/// `--no-service` (or `$HOOKRT_NO_SERVICE`): this process becomes `hookrt hook
 /// --no-service` with the same arguments (the `hookrt` beside it), which
 /// decides the event itself; stdin is still unread. Failing that, the
 /// gate fails closed.
@@ -118,7 +115,7 @@ fn without_service(args: &Args) -> ExitCode {
     let e = command.exec();
     fail_unread(
         args,
-        &format!("cannot run `hookrt hook --no-service` ({NO_SERVICE_ENV} is set): {e}"),
+        &format!("cannot run `hookrt hook --no-service` (--no-service, or ${NO_SERVICE_ENV}): {e}"),
     )
 }
 
